@@ -1,0 +1,3 @@
+def add():
+    out = 1 + 1
+    return out

@@ -1,0 +1,225 @@
+/*
+ * minitriton.h -- the one public header of libminitriton.
+ *
+ * minitriton JIT-compiles kernels written in a Python subset (docs/language.md)
+ * to native code through LLVM and runs them on the host program's buffers.
+ *
+ *     mt_context *ctx = mt_context_create(NULL);
+ *     mt_diag diag;
+ *     mt_kernel *k = mt_jit_compile(ctx, source, NULL, &diag);
+ *     if (!k) { fputs(diag.text, stderr); ... }
+ *     mt_tensor *out = NULL;
+ *     mt_status st = mt_kernel_run(k, args, nargs, &out, 1);
+ *
+ * Every handle is opaque. Every function that can fail returns a status (or
+ * NULL) and, where a mt_diag is passed, a GCC-style diagnostic. The library
+ * never prints, exits or aborts.
+ *
+ * Threads: a context may be shared by several threads that compile and run at
+ * once; a kernel may be run from several threads at once; a tensor must not be
+ * written by one thread while another uses it (docs/api.md).
+ */
+#ifndef MINITRITON_H
+#define MINITRITON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(MT_BUILDING_LIBRARY)
+#define MT_API __attribute__((visibility("default")))
+#else
+#define MT_API
+#endif
+
+#define MT_VERSION_MAJOR 0
+#define MT_VERSION_MINOR 1
+#define MT_VERSION_PATCH 0
+#define MT_VERSION_STRING "0.1.0"
+
+/* Largest tensor rank the library accepts. */
+#define MT_MAX_RANK 8
+
+/* ---- status codes --------------------------------------------------------
+ * X(NAME, text). MT_OK is 0; everything else is an error. User errors (bad
+ * source, bad arguments) are separate from MT_ERR_INTERNAL (a bug in
+ * minitriton: please report it with the diagnostic). */
+#define MT_STATUS_LIST(X)                                            \
+    X(MT_OK, "ok")                                                   \
+    X(MT_ERR_SYNTAX, "syntax error")                                 \
+    X(MT_ERR_NAME, "name error")                                     \
+    X(MT_ERR_TYPE, "type error")                                     \
+    X(MT_ERR_SHAPE, "shape error")                                   \
+    X(MT_ERR_UNSUPPORTED, "unsupported construct")                   \
+    X(MT_ERR_INVALID_ARG, "invalid argument")                        \
+    X(MT_ERR_RUNTIME, "runtime error")                               \
+    X(MT_ERR_NOMEM, "out of memory")                                 \
+    X(MT_ERR_LIMIT, "limit exceeded")                                \
+    X(MT_ERR_IO, "i/o error")                                        \
+    X(MT_ERR_UNAVAILABLE, "not available")                           \
+    X(MT_ERR_INTERNAL, "internal compiler error")
+
+typedef enum mt_status {
+#define MT_X_(name, text) name,
+    MT_STATUS_LIST(MT_X_)
+#undef MT_X_
+    MT_STATUS_COUNT_
+} mt_status;
+
+/* ---- element types -------------------------------------------------------
+ * X(NAME, "python name", size in bytes). */
+#define MT_DTYPE_LIST(X)          \
+    X(MT_BOOL, "bool", 1)         \
+    X(MT_INT8, "int8", 1)         \
+    X(MT_UINT8, "uint8", 1)       \
+    X(MT_INT32, "int32", 4)       \
+    X(MT_INT64, "int64", 8)       \
+    X(MT_FLOAT16, "float16", 2)   \
+    X(MT_FLOAT32, "float32", 4)   \
+    X(MT_FLOAT64, "float64", 8)
+
+typedef enum mt_dtype {
+#define MT_X_(name, text, size) name,
+    MT_DTYPE_LIST(MT_X_)
+#undef MT_X_
+    MT_DTYPE_COUNT_
+} mt_dtype;
+
+/* ---- stages that mt_kernel_dump can show ---------------------------------
+ * X(NAME, "mtc --emit name"). */
+#define MT_STAGE_LIST(X)                 \
+    X(MT_STAGE_AST, "ast")               \
+    X(MT_STAGE_GRAPH, "graph")           \
+    X(MT_STAGE_GRAPH_OPT, "graph-opt")   \
+    X(MT_STAGE_TIR, "tir")               \
+    X(MT_STAGE_TIR_SCHED, "tir-sched")   \
+    X(MT_STAGE_LLVM, "llvm")             \
+    X(MT_STAGE_ASM, "asm")               \
+    X(MT_STAGE_CUDA, "cuda")
+
+typedef enum mt_stage {
+#define MT_X_(name, text) name,
+    MT_STAGE_LIST(MT_X_)
+#undef MT_X_
+    MT_STAGE_COUNT_
+} mt_stage;
+
+typedef enum mt_target { MT_TARGET_CPU = 0, MT_TARGET_CUDA = 1 } mt_target;
+
+/* ---- diagnostics ---------------------------------------------------------
+ * Filled by every call that takes one. On success status is MT_OK and the
+ * strings are empty. `text` is the rendered diagnostic, GCC style:
+ *
+ *     kernel.py:3:12: error: unknown name 'c'
+ *         out = a + c
+ *                   ^
+ *
+ * line and col are 1-based; 0 when the error has no place in the source. */
+typedef struct mt_diag {
+    mt_status status;
+    int line;
+    int col;
+    char message[512]; /* the message alone: "unknown name 'c'" */
+    char text[2048];   /* file:line:col: error: message, source line, caret */
+} mt_diag;
+
+/* ---- opaque handles ------------------------------------------------------ */
+typedef struct mt_context mt_context;
+typedef struct mt_kernel mt_kernel;
+typedef struct mt_tensor mt_tensor;
+
+/* ---- context ------------------------------------------------------------- */
+typedef struct mt_context_options {
+    int num_threads; /* threads for parallel loops; 0 = all cores */
+} mt_context_options;
+
+/* opts may be NULL (defaults). Returns NULL only when out of memory or when
+ * LLVM cannot target this machine (see diag when given). */
+MT_API mt_context *mt_context_create(const mt_context_options *opts);
+MT_API void mt_context_destroy(mt_context *ctx);
+
+/* ---- compilation --------------------------------------------------------- */
+typedef struct mt_compile_options {
+    const char *filename;  /* shown in diagnostics; default "<source>" */
+    const char *entry;     /* entry function; default: the last graph function */
+    mt_target target;      /* default MT_TARGET_CPU */
+    int opt_level;         /* LLVM optimization level 0..3; default 3 */
+    int unroll_threshold;  /* graph-level for-loops up to this count unroll; default 16 */
+    const char *dump_after;/* comma-separated pass names to record (mt_kernel_pass_dump) */
+} mt_compile_options;
+
+/* Fills opts with the defaults. */
+MT_API void mt_compile_options_init(mt_compile_options *opts);
+
+/* Compiles `source` (NUL-terminated). opts may be NULL. On failure returns
+ * NULL and fills diag (if non-NULL). The kernel holds a reference on ctx. */
+MT_API mt_kernel *mt_jit_compile(mt_context *ctx, const char *source,
+                                 const mt_compile_options *opts, mt_diag *diag);
+
+/* Runs the kernel. args[i] is the i-th parameter (a scalar parameter is a
+ * rank-0 tensor). results has nresults slots, one per returned value: a slot
+ * holding NULL receives a new tensor (release it with mt_tensor_release); a
+ * slot holding a tensor is written in place (it must have the result's dtype
+ * and shape, and must not alias an argument). diag may be NULL. */
+MT_API mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs,
+                               mt_tensor **results, int nresults, mt_diag *diag);
+
+/* The text of one stage, owned by the kernel (valid until it is released).
+ * NULL when that stage does not exist for this kernel; then
+ * mt_kernel_dump_unavailable() says why. */
+MT_API const char *mt_kernel_dump(mt_kernel *k, mt_stage stage);
+MT_API const char *mt_kernel_dump_unavailable(mt_kernel *k, mt_stage stage);
+
+/* The IR text recorded after pass `pass` (named in opts->dump_after), or NULL. */
+MT_API const char *mt_kernel_pass_dump(const mt_kernel *k, const char *pass);
+
+/* Introspection of parameters and results. A dim of -1 is symbolic: its name
+ * is given by mt_kernel_param_dim_name. Index out of range gives -1 / NULL. */
+MT_API int mt_kernel_num_params(const mt_kernel *k);
+MT_API int mt_kernel_num_results(const mt_kernel *k);
+MT_API const char *mt_kernel_param_name(const mt_kernel *k, int i);
+MT_API mt_dtype mt_kernel_param_dtype(const mt_kernel *k, int i);
+MT_API int mt_kernel_param_ndim(const mt_kernel *k, int i);
+MT_API int64_t mt_kernel_param_dim(const mt_kernel *k, int i, int axis);
+MT_API const char *mt_kernel_param_dim_name(const mt_kernel *k, int i, int axis);
+MT_API mt_dtype mt_kernel_result_dtype(const mt_kernel *k, int i);
+MT_API int mt_kernel_result_ndim(const mt_kernel *k, int i);
+MT_API int64_t mt_kernel_result_dim(const mt_kernel *k, int i, int axis);
+MT_API const char *mt_kernel_name(const mt_kernel *k);
+
+MT_API void mt_kernel_retain(mt_kernel *k);
+MT_API void mt_kernel_release(mt_kernel *k);
+
+/* ---- tensors -------------------------------------------------------------
+ * A tensor is an n-d array: dtype, shape, strides (in elements) and data.
+ * Created tensors own 64-byte aligned, zero-filled, C-contiguous memory;
+ * wrapped tensors borrow the host's memory (the host keeps it alive). Both are
+ * reference counted: release drops one reference. */
+MT_API mt_tensor *mt_tensor_create(mt_dtype dtype, int ndim, const int64_t *shape);
+MT_API mt_tensor *mt_tensor_wrap(void *data, mt_dtype dtype, int ndim,
+                                 const int64_t *shape, const int64_t *strides);
+MT_API void mt_tensor_retain(mt_tensor *t);
+MT_API void mt_tensor_release(mt_tensor *t);
+MT_API void *mt_tensor_data(const mt_tensor *t);
+MT_API mt_dtype mt_tensor_dtype(const mt_tensor *t);
+MT_API int mt_tensor_ndim(const mt_tensor *t);
+MT_API const int64_t *mt_tensor_shape(const mt_tensor *t);
+MT_API const int64_t *mt_tensor_strides(const mt_tensor *t);
+MT_API int64_t mt_tensor_numel(const mt_tensor *t);
+
+/* ---- names and versions -------------------------------------------------- */
+MT_API const char *mt_status_str(mt_status st);
+MT_API const char *mt_dtype_str(mt_dtype dt);     /* "float32", ... */
+MT_API size_t mt_dtype_size(mt_dtype dt);          /* bytes per element */
+MT_API int mt_dtype_from_str(const char *name, mt_dtype *out); /* 0 ok, -1 unknown */
+MT_API const char *mt_stage_str(mt_stage st);     /* "graph-opt", ... */
+MT_API int mt_stage_from_str(const char *name, mt_stage *out);
+MT_API const char *mt_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MINITRITON_H */

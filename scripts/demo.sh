@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Builds minitriton and runs the demo: compiles the examples/ kernels through
+# the library and prints every stage of the fusion example and the results.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMT_BUILD_TESTS=OFF >/dev/null
+cmake --build build -j"$(nproc)" --target example_demo mtc >/dev/null
+./build/example_demo examples

@@ -1,0 +1,54 @@
+/*
+ * codegen.h -- lowered loop functions to machine code, through LLVM.
+ *
+ * mt_jit is the process-wide part (one per context): an ORC LLJIT for the
+ * host CPU, its target machine (host CPU name and features), and a mutex.
+ * mt_codegen_cpu turns a set of lowered loop functions (tir.h, lowered form:
+ * no blocks, flat 1-D buffers) into one LLVM module, optimizes it (O0..O3
+ * through the new pass manager), keeps its textual IR, adds it to the JIT in
+ * a JITDylib of its own, and returns the function addresses. Releasing the
+ * module removes its code from the JIT.
+ *
+ * The generated functions follow the calling convention in tir.h:
+ *   void name(T0 *noalias p0, ..., int64_t sym0, ...)
+ * with every buffer pointer `noalias`, and are exported under a name that is
+ * unique in the process (the module prefix + the function's name).
+ */
+#ifndef MT_CODEGEN_CODEGEN_H
+#define MT_CODEGEN_CODEGEN_H
+
+#include <stddef.h>
+
+#include "support/arena.h"
+#include "tir/tir.h"
+
+typedef struct mt_jit mt_jit;
+typedef struct mt_jit_module mt_jit_module;
+
+/* Creates the JIT for the host. On failure returns NULL and writes a message
+ * into err[0..errlen). Thread-safe; initializes LLVM once per process. */
+mt_jit *mt_jit_create(char *err, size_t errlen);
+void mt_jit_destroy(mt_jit *jit);
+const char *mt_jit_cpu_name(const mt_jit *jit);     /* e.g. "znver5" */
+const char *mt_jit_cpu_features(const mt_jit *jit); /* "+avx512f,..." */
+
+typedef struct mt_codegen_out {
+    mt_jit_module *module; /* release with mt_jit_module_release */
+    void **fn_addrs;       /* arena array: address of funcs[i] */
+    const char *llvm_ir;   /* optimized textual IR (arena) */
+    double ms_irgen, ms_opt, ms_jit; /* phase times */
+} mt_codegen_out;
+
+/* Compiles funcs[0..n) into one module. Errors (a node codegen does not
+ * handle, LLVM verifier failure) are reported with mt_ice/mt_fail after all
+ * LLVM objects are disposed. */
+void mt_codegen_cpu(mt_jit *jit, mt_arena *a, mt_tfunc *const *funcs, int n, int opt_level,
+                    mt_codegen_out *out);
+void mt_jit_module_release(mt_jit_module *m); /* NULL is a no-op */
+
+/* Assembly for a module's optimized IR text (for dumps; computed on demand).
+ * Returns arena text, or NULL and a message in err. */
+const char *mt_jit_emit_asm(mt_jit *jit, mt_arena *a, const char *llvm_ir, char *err,
+                            size_t errlen);
+
+#endif

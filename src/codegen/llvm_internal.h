@@ -1,0 +1,79 @@
+/*
+ * llvm_internal.h -- what the LLVM IR generator (llvm.c, llvm_expr.c) and the
+ * JIT driver (jit.c) share. Private to src/codegen.
+ *
+ * llvm.c owns the module, the functions and the statements; llvm_expr.c owns
+ * expressions, conversions between dtypes and memory accesses. Both work on
+ * one mt_cg, the state of generating one function of one module.
+ *
+ * Values in registers use the "compute type" of a dtype; memory uses the
+ * "memory type" (they differ for bool: i1 vs i8, and float16: float vs half).
+ * See docs/codegen.md for the mapping.
+ *
+ * Errors are raised with mt_ice (diag.h); mt_llvm_build_module holds an error
+ * frame that disposes the builder and the module before passing them on.
+ */
+#ifndef MT_CODEGEN_LLVM_INTERNAL_H
+#define MT_CODEGEN_LLVM_INTERNAL_H
+
+#include <llvm-c/Core.h>
+
+#include "support/arena.h"
+#include "tir/tir.h"
+
+/* A pointer-keyed map (variables and buffers to LLVM values). Open
+ * addressing; unbinding stores NULL and keeps the key so chains stay intact. */
+typedef struct mt_cg_slot {
+    const void *key; /* mt_tvar* or mt_tbuffer*; NULL = empty */
+    LLVMValueRef val; /* NULL = not bound (out of scope) */
+} mt_cg_slot;
+
+typedef struct mt_cg_map {
+    mt_cg_slot *slots; /* cap entries (arena) */
+    int cap;           /* power of two, or 0 before the first put */
+    int used;          /* keys stored */
+} mt_cg_map;
+
+void mt_cg_map_put(mt_arena *a, mt_cg_map *m, const void *key, LLVMValueRef val);
+LLVMValueRef mt_cg_map_get(const mt_cg_map *m, const void *key);
+
+/* State of generating one function. */
+typedef struct mt_cg {
+    mt_arena *arena;        /* scratch for names and maps */
+    LLVMContextRef ctx;     /* the module's context */
+    LLVMModuleRef mod;      /* the module being filled */
+    LLVMBuilderRef b;       /* instruction builder, at the end of the current block */
+    LLVMValueRef fn;        /* function being generated */
+    LLVMBasicBlockRef entry;/* entry block: static allocas, then a branch to the body */
+    const mt_tfunc *f;      /* its loop function */
+    mt_cg_map vars;         /* mt_tvar* -> value in its compute type */
+    mt_cg_map bufs;         /* mt_tbuffer* -> base pointer */
+    int in_index;           /* > 0 while generating a buffer index (int64 math gets nsw) */
+    LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_half, t_f32, t_f64, t_ptr;
+} mt_cg;
+
+/* ---- llvm_expr.c ---- */
+LLVMTypeRef mt_cg_type(mt_cg *g, mt_dtype t);     /* compute type (scalar) */
+LLVMTypeRef mt_cg_mem_type(mt_cg *g, mt_dtype t); /* memory type (scalar) */
+LLVMTypeRef mt_cg_vec_type(LLVMTypeRef elem, int lanes); /* elem when lanes == 1 */
+int mt_cg_lanes(LLVMValueRef v);
+LLVMValueRef mt_cg_splat(mt_cg *g, LLVMValueRef v, int lanes);
+LLVMValueRef mt_cg_expr(mt_cg *g, const mt_texpr *e);
+/* v (compute type of `from`) converted to `to`. */
+LLVMValueRef mt_cg_cast(mt_cg *g, LLVMValueRef v, mt_dtype from, mt_dtype to);
+/* buf[idx] = v, where v is in the compute type of vdtype; nidx is 0 or 1. */
+void mt_cg_store(mt_cg *g, const mt_tbuffer *buf, mt_texpr *const *idx, int nidx,
+                 LLVMValueRef v, mt_dtype vdtype);
+/* Declaration of llvm.<name> overloaded on types[0..n). */
+LLVMValueRef mt_cg_intrinsic(mt_cg *g, const char *name, LLVMTypeRef *types, int n,
+                             LLVMTypeRef *fnty);
+
+/* ---- llvm.c ---- */
+/* Builds, in ctx, a verified module holding one function per funcs[i], named
+ * prefix + funcs[i]->name, for the given triple and data layout. On error
+ * everything created is disposed and the error raised (mt_ice). */
+LLVMModuleRef mt_llvm_build_module(mt_arena *a, LLVMContextRef ctx, const char *mod_name,
+                                   const char *prefix, const char *triple,
+                                   const char *data_layout, mt_tfunc *const *funcs, int n);
+
+#endif

@@ -1,0 +1,20 @@
+/*
+ * builder.h -- the AST visitor that builds the graph IR.
+ */
+#ifndef MT_GRAPH_BUILDER_H
+#define MT_GRAPH_BUILDER_H
+
+#include "frontend/ast.h"
+#include "graph/graph.h"
+
+typedef struct mt_build_options {
+    const char *entry;    /* entry function name; NULL = the last graph function */
+    int unroll_threshold; /* graph-level for-loops up to this count unroll */
+} mt_build_options;
+
+/* Builds the entry graph function (and what it calls) of an AST_MODULE.
+ * Names, types and shapes are checked here; errors go through mt_fail with
+ * the place of the offending expression. */
+mt_gmodule *mt_build_graph(mt_arena *a, const mt_ast *module, const mt_build_options *opts);
+
+#endif

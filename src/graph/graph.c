@@ -1,0 +1,173 @@
+/*
+ * graph.c -- constructors and type helpers of the graph IR (see graph.h).
+ */
+#include "graph/graph.h"
+
+#include <string.h>
+
+#include "support/strbuf.h"
+
+mt_gmodule *mt_gmodule_new(mt_arena *a) { return MT_NEW(a, mt_gmodule); }
+
+#define GROW(a, arr, n, T)                                              \
+    do {                                                                \
+        T *grown_ = MT_NEW_ARRAY((a), T, (n) + 1);                      \
+        if (n) memcpy(grown_, (arr), sizeof(T) * (size_t)(n));          \
+        (arr) = grown_;                                                 \
+    } while (0)
+
+void mt_gmodule_add_func(mt_arena *a, mt_gmodule *m, mt_gfunc *f) {
+    GROW(a, m->funcs, m->nfuncs, mt_gfunc *);
+    m->funcs[m->nfuncs++] = f;
+}
+
+static bool tfunc_name_taken(const mt_gmodule *m, const char *name) {
+    for (int i = 0; i < m->ntfuncs; i++)
+        if (strcmp(m->tfuncs[i]->name, name) == 0) return true;
+    return false;
+}
+
+void mt_gmodule_add_tfunc(mt_arena *a, mt_gmodule *m, mt_tfunc *f) {
+    if (tfunc_name_taken(m, f->name)) {
+        const char *base = f->name;
+        for (int k = 1;; k++) {
+            const char *n = mt_arena_printf(a, "%s_%d", base, k);
+            if (!tfunc_name_taken(m, n)) {
+                f->name = n;
+                break;
+            }
+        }
+    }
+    GROW(a, m->tfuncs, m->ntfuncs, mt_tfunc *);
+    m->tfuncs[m->ntfuncs++] = f;
+}
+
+mt_gfunc *mt_gfunc_new(mt_arena *a, const char *name, mt_loc loc) {
+    mt_gfunc *f = MT_NEW(a, mt_gfunc);
+    f->name = mt_arena_strdup(a, name);
+    f->loc = loc;
+    return f;
+}
+
+mt_gvar *mt_gvar_new(mt_arena *a, const char *name, const mt_gtype *type, mt_loc loc) {
+    static _Thread_local int counter;
+    mt_gvar *v = MT_NEW(a, mt_gvar);
+    v->name = mt_arena_strdup(a, name);
+    v->type = *type;
+    v->loc = loc;
+    v->id = ++counter;
+    return v;
+}
+
+mt_gvar *mt_gvar_const_int(mt_arena *a, mt_dtype dtype, int64_t v, bool weak, mt_loc loc) {
+    mt_gtype t = mt_gtype_scalar(dtype);
+    mt_gvar *c = mt_gvar_new(a, "const", &t, loc);
+    c->is_const = true;
+    c->weak = weak;
+    c->iconst = v;
+    c->fconst = (double)v;
+    return c;
+}
+
+mt_gvar *mt_gvar_const_float(mt_arena *a, mt_dtype dtype, double v, bool weak, mt_loc loc) {
+    mt_gtype t = mt_gtype_scalar(dtype);
+    mt_gvar *c = mt_gvar_new(a, "const", &t, loc);
+    c->is_const = true;
+    c->weak = weak;
+    c->fconst = v;
+    c->iconst = (int64_t)v;
+    return c;
+}
+
+mt_gblock *mt_gblock_new(mt_arena *a, bool dataflow) {
+    mt_gblock *b = MT_NEW(a, mt_gblock);
+    b->dataflow = dataflow;
+    return b;
+}
+
+void mt_gblock_add(mt_arena *a, mt_gblock *b, mt_gbinding *bd) {
+    GROW(a, b->bindings, b->nbindings, mt_gbinding *);
+    b->bindings[b->nbindings++] = bd;
+}
+
+static mt_gvar **copy_vars(mt_arena *a, mt_gvar *const *vs, int n) {
+    mt_gvar **r = MT_NEW_ARRAY(a, mt_gvar *, n > 0 ? n : 1);
+    for (int i = 0; i < n; i++) r[i] = vs[i];
+    return r;
+}
+
+mt_gbinding *mt_gbinding_op(mt_arena *a, mt_gvar *out, const mt_op_def *op,
+                            mt_gvar *const *args, int nargs, mt_loc loc) {
+    mt_gbinding *b = MT_NEW(a, mt_gbinding);
+    b->outs = copy_vars(a, &out, 1);
+    b->nouts = 1;
+    b->kind = MT_CALL_OP;
+    b->op = op;
+    b->args = copy_vars(a, args, nargs);
+    b->nargs = nargs;
+    b->loc = loc;
+    b->group = -1;
+    return b;
+}
+
+mt_gbinding *mt_gbinding_tir(mt_arena *a, mt_gvar *const *outs, int nouts, mt_tfunc *callee,
+                             mt_gvar *const *args, int nargs, mt_loc loc) {
+    mt_gbinding *b = MT_NEW(a, mt_gbinding);
+    b->outs = copy_vars(a, outs, nouts);
+    b->nouts = nouts;
+    b->kind = MT_CALL_TIR;
+    b->callee = callee;
+    b->args = copy_vars(a, args, nargs);
+    b->nargs = nargs;
+    b->loc = loc;
+    b->group = -1;
+    return b;
+}
+
+mt_gtype mt_gtype_scalar(mt_dtype dtype) {
+    mt_gtype t;
+    memset(&t, 0, sizeof t);
+    t.dtype = dtype;
+    return t;
+}
+
+bool mt_dim_equal(mt_dim x, mt_dim y) {
+    if (x.sym || y.sym) return x.sym && y.sym && strcmp(x.sym, y.sym) == 0;
+    return x.value == y.value;
+}
+
+bool mt_gtype_equal(const mt_gtype *x, const mt_gtype *y) {
+    if (x->dtype != y->dtype || x->ndim != y->ndim) return false;
+    for (int i = 0; i < x->ndim; i++)
+        if (!mt_dim_equal(x->dims[i], y->dims[i])) return false;
+    return true;
+}
+
+static void put_shape(mt_sb *sb, const mt_gtype *t, bool quote_syms) {
+    mt_sb_putc(sb, '(');
+    for (int i = 0; i < t->ndim; i++) {
+        if (i) mt_sb_puts(sb, ", ");
+        if (t->dims[i].sym)
+            mt_sb_printf(sb, quote_syms ? "\"%s\"" : "%s", t->dims[i].sym);
+        else
+            mt_sb_printf(sb, "%lld", (long long)t->dims[i].value);
+    }
+    if (t->ndim == 1) mt_sb_putc(sb, ',');
+    mt_sb_putc(sb, ')');
+}
+
+const char *mt_gtype_str(mt_arena *a, const mt_gtype *t) {
+    mt_sb sb;
+    mt_sb_init(&sb, a);
+    mt_sb_puts(&sb, "R.Tensor(");
+    put_shape(&sb, t, true);
+    mt_sb_printf(&sb, ", dtype=\"%s\")", mt_dtype_str(t->dtype));
+    return mt_sb_str(&sb);
+}
+
+const char *mt_shape_str(mt_arena *a, const mt_gtype *t) {
+    mt_sb sb;
+    mt_sb_init(&sb, a);
+    put_shape(&sb, t, false);
+    return mt_sb_str(&sb);
+}

@@ -1,0 +1,180 @@
+/*
+ * graph.h -- the graph IR (Relax-like).
+ *
+ * A graph function takes tensors and returns tensors. Its body is a list of
+ * blocks; a dataflow block is a list of bindings `var = call`, each binding a
+ * fresh SSA variable (rebinding a name in the source makes out, out_1, ...).
+ * A call is one of:
+ *
+ *   - an op of the registry (graph/ops.def), e.g. `R.add(a, b)`;
+ *   - `R.call_tir(cls.f, (args), out_sinfo=...)`: a loop function of the
+ *     module (tir.h) called in destination-passing style; after legalization
+ *     every binding is one of these. A call_tir may have several outputs.
+ *
+ * Arguments are variables or scalar constants (`R.const(2, "int32")`): a
+ * constant is a rank-0 "weak" value that takes its dtype from the other
+ * operand; legalization inlines it into the loop function as an immediate.
+ *
+ * Types: a tensor type is a dtype and a shape whose dims are constants or
+ * named symbols (`"n"`); the same symbol means the same size everywhere in
+ * the function and is bound by the arguments at run time.
+ *
+ * The printer (graph/printer.c) writes TVMScript-style text:
+ *
+ *   @R.function
+ *   def add(a: R.Tensor((2, 3), dtype="float32"), b: R.Tensor((2, 3), dtype="float32")):
+ *       with R.dataflow():
+ *           out = R.add(a, b)
+ *           out_1 = R.add(out, a)
+ *           R.output(out_1)
+ *       return out_1
+ */
+#ifndef MT_GRAPH_GRAPH_H
+#define MT_GRAPH_GRAPH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "minitriton.h"
+#include "support/arena.h"
+#include "support/diag.h"
+#include "tir/tir.h"
+
+/* One dimension: a constant size, or a named symbol when sym != NULL. */
+typedef struct mt_dim {
+    int64_t value;   /* the size; -1 when symbolic */
+    const char *sym; /* the symbol's name, or NULL */
+} mt_dim;
+
+/* The type of a tensor value. */
+typedef struct mt_gtype {
+    mt_dtype dtype;
+    int ndim;
+    mt_dim dims[MT_MAX_RANK];
+} mt_gtype;
+
+/* A value: parameter, bound variable or constant. */
+typedef struct mt_gvar {
+    const char *name;  /* SSA name as printed: out, out_1, ... */
+    mt_gtype type;
+    mt_loc loc;        /* where it was defined in the source */
+    bool is_const;     /* a scalar constant (rank 0): */
+    bool weak;         /*   a literal without a dtype of its own */
+    double fconst;     /*   value when the dtype is a float */
+    int64_t iconst;    /*   value otherwise */
+    int id;            /* creation order in the function */
+} mt_gvar;
+
+/* Op patterns, ordered by how freely an op fuses (TVM's OpPatternKind). */
+#define MT_PATTERN_LIST(X)                                                   \
+    X(MT_PAT_ELEMWISE, "elemwise")   /* out[i] = f(in[i]) */                 \
+    X(MT_PAT_BROADCAST, "broadcast") /* elemwise with broadcast inputs */    \
+    X(MT_PAT_INJECTIVE, "injective") /* each out elem from one input elem */ \
+    X(MT_PAT_REDUCTION, "reduction")                                         \
+    X(MT_PAT_OUT_EWISE_FUSABLE, "out_ewise_fusable") /* matmul: takes an     \
+                                                        elemwise epilogue */ \
+    X(MT_PAT_OPAQUE, "opaque")
+
+typedef enum mt_op_pattern {
+#define MT_X_(k, s) k,
+    MT_PATTERN_LIST(MT_X_)
+#undef MT_X_
+    MT_PAT_COUNT_
+} mt_op_pattern;
+const char *mt_pattern_str(mt_op_pattern p);
+
+/* Op ids from the registry table. */
+typedef enum mt_op_id {
+#define MT_OP(id, name, arity, pattern, infer, compute) MT_OP_##id,
+#include "graph/ops.def"
+#undef MT_OP
+    MT_OP_COUNT_
+} mt_op_id;
+
+/* A registry entry (graph/ops.c). */
+typedef struct mt_op_def {
+    mt_op_id id;
+    const char *name;      /* as printed after "R.": add, exp, ... */
+    int arity;
+    mt_op_pattern pattern;
+} mt_op_def;
+
+const mt_op_def *mt_op_get(mt_op_id id);
+const mt_op_def *mt_op_lookup(const char *name); /* NULL when unknown */
+
+/* The result type of op applied to args (graph/ops.c): checks arity, dtypes
+ * and broadcasting and reports user errors at loc. Weak constants among args
+ * are replaced (in args) by constants of the dtype they take on. */
+mt_gtype mt_op_infer(mt_arena *a, const mt_op_def *op, mt_gvar **args, int nargs, mt_loc loc);
+
+typedef enum mt_call_kind { MT_CALL_OP, MT_CALL_TIR } mt_call_kind;
+
+/* `outs = call(args)`. */
+typedef struct mt_gbinding {
+    mt_gvar **outs;      /* usually one */
+    int nouts;
+    mt_call_kind kind;
+    const mt_op_def *op; /* MT_CALL_OP; kept on the call_tir that legalizes it */
+    mt_tfunc *callee;    /* MT_CALL_TIR */
+    mt_gvar **args;
+    int nargs;
+    mt_loc loc;          /* the source expression that made it */
+    int group;           /* fuse_ops: fusion group id; -1 before / alone */
+} mt_gbinding;
+
+typedef struct mt_gblock {
+    bool dataflow;       /* pure bindings only, inside `with R.dataflow()` */
+    mt_gbinding **bindings;
+    int nbindings;
+} mt_gblock;
+
+typedef struct mt_gfunc {
+    const char *name;
+    mt_gvar **params;
+    int nparams;
+    mt_gblock **blocks;
+    int nblocks;
+    mt_gvar **outputs;   /* returned values, in order */
+    int noutputs;
+    mt_loc loc;
+} mt_gfunc;
+
+/* The whole program: graph functions and the loop functions they call. */
+typedef struct mt_gmodule {
+    mt_gfunc **funcs;
+    int nfuncs;
+    mt_tfunc **tfuncs;
+    int ntfuncs;
+} mt_gmodule;
+
+/* ---- construction (graph/graph.c) ---------------------------------------- */
+mt_gmodule *mt_gmodule_new(mt_arena *a);
+void mt_gmodule_add_func(mt_arena *a, mt_gmodule *m, mt_gfunc *f);
+/* Adds a loop function; renames it (name_1, ...) if the name is taken. */
+void mt_gmodule_add_tfunc(mt_arena *a, mt_gmodule *m, mt_tfunc *f);
+mt_gfunc *mt_gfunc_new(mt_arena *a, const char *name, mt_loc loc);
+mt_gvar *mt_gvar_new(mt_arena *a, const char *name, const mt_gtype *type, mt_loc loc);
+mt_gvar *mt_gvar_const_int(mt_arena *a, mt_dtype dtype, int64_t v, bool weak, mt_loc loc);
+mt_gvar *mt_gvar_const_float(mt_arena *a, mt_dtype dtype, double v, bool weak, mt_loc loc);
+mt_gblock *mt_gblock_new(mt_arena *a, bool dataflow);
+void mt_gblock_add(mt_arena *a, mt_gblock *b, mt_gbinding *bd);
+mt_gbinding *mt_gbinding_op(mt_arena *a, mt_gvar *out, const mt_op_def *op,
+                            mt_gvar *const *args, int nargs, mt_loc loc);
+mt_gbinding *mt_gbinding_tir(mt_arena *a, mt_gvar *const *outs, int nouts, mt_tfunc *callee,
+                             mt_gvar *const *args, int nargs, mt_loc loc);
+
+/* ---- types ---------------------------------------------------------------- */
+mt_gtype mt_gtype_scalar(mt_dtype dtype);
+bool mt_gtype_equal(const mt_gtype *x, const mt_gtype *y);
+bool mt_dim_equal(mt_dim x, mt_dim y);
+/* "R.Tensor((2, "n"), dtype="float32")" */
+const char *mt_gtype_str(mt_arena *a, const mt_gtype *t);
+/* "(2, n)" for messages */
+const char *mt_shape_str(mt_arena *a, const mt_gtype *t);
+
+/* ---- printing (graph/printer.c) ------------------------------------------ */
+const char *mt_gfunc_print(mt_arena *a, const mt_gfunc *f);
+/* Every graph function, then (with_tir) every loop function. */
+const char *mt_gmodule_print(mt_arena *a, const mt_gmodule *m, bool with_tir);
+
+#endif

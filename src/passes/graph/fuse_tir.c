@@ -1,0 +1,264 @@
+/*
+ * fuse_tir.c -- one loop function per fusion group.
+ *
+ * For a group (fuse_ops.c) with members m1..mk in order, the new function
+ * fused_<op1>_<op2>_... takes the group's external inputs (values used by a
+ * member but made outside the group, in order of first use) and writes its
+ * outputs (member values used after the group or returned). Its body is the
+ * members' bodies in order, with each member's buffers renamed to the group's:
+ * an external input or output becomes a parameter, an intermediate becomes a
+ * function-level alloc. Symbolic dims are matched by name.
+ *
+ *   out = add(a, b); out_1 = add(out, a)
+ *     ==>  out_1 = R.call_tir(cls.fused_add_add, (a, b), ...)
+ *
+ * The intermediates are then inlined by the TIR pass inline_producers, which
+ * turns this sequence of loop nests into one.
+ *
+ * The fused call takes the place of the group's root (its last binding): by
+ * fuse_ops' rule, no binding outside the group between the members uses a
+ * member's value.
+ */
+#include <string.h>
+
+#include "passes/graph/graph_passes.h"
+#include "support/common.h"
+
+typedef struct bufmap {
+    mt_tbuffer *from[256];
+    mt_tbuffer *to[256];
+    int n;
+} bufmap;
+
+static mt_tbuffer *map_buf(const bufmap *bm, mt_tbuffer *b) {
+    for (int i = 0; i < bm->n; i++)
+        if (bm->from[i] == b) return bm->to[i];
+    return b;
+}
+
+static mt_texpr *remap_expr(mt_tmutator *m, mt_texpr *e) {
+    mt_texpr *r = mt_tmutate_expr_children(m, e);
+    if (r->kind == TE_LOAD) {
+        mt_tbuffer *nb = map_buf(m->ctx, r->buf);
+        if (nb != r->buf) {
+            r = mt_te_copy(m->arena, r);
+            r->buf = nb;
+        }
+    }
+    return r;
+}
+
+static mt_tregion *remap_regions(mt_arena *a, const bufmap *bm, const mt_tregion *rs, int n) {
+    mt_tregion *out = MT_NEW_ARRAY(a, mt_tregion, n > 0 ? n : 1);
+    for (int i = 0; i < n; i++) {
+        out[i] = rs[i];
+        out[i].buf = map_buf(bm, rs[i].buf);
+    }
+    return out;
+}
+
+static mt_tstmt *remap_stmt(mt_tmutator *m, mt_tstmt *s) {
+    mt_tstmt *r = mt_tmutate_stmt_children(m, s);
+    if (r->kind == TS_STORE) {
+        mt_tbuffer *nb = map_buf(m->ctx, r->buf);
+        if (nb != r->buf) {
+            r = mt_ts_copy(m->arena, r);
+            r->buf = nb;
+        }
+    } else if (r->kind == TS_BLOCK) {
+        r = mt_ts_copy(m->arena, r);
+        r->reads = remap_regions(m->arena, m->ctx, r->reads, r->nreads);
+        r->writes = remap_regions(m->arena, m->ctx, r->writes, r->nwrites);
+    }
+    return r;
+}
+
+typedef struct fuser {
+    mt_arena *a;
+    mt_tfunc *f;
+    const char *sym_names[64];
+    mt_tvar *syms[64];
+    int nsym;
+} fuser;
+
+static mt_tvar *sym_var(fuser *fz, const char *name) {
+    for (int i = 0; i < fz->nsym; i++)
+        if (strcmp(fz->sym_names[i], name) == 0) return fz->syms[i];
+    if (fz->nsym == MT_ARRAY_LEN(fz->syms)) mt_ice("too many symbolic dims in one fusion group");
+    mt_tvar *v = mt_tvar_new(fz->a, name, MT_INT64);
+    fz->sym_names[fz->nsym] = name;
+    fz->syms[fz->nsym++] = v;
+    return v;
+}
+
+static mt_tbuffer *group_buffer(fuser *fz, const mt_gvar *v) {
+    mt_texpr *shape[MT_MAX_RANK];
+    for (int d = 0; d < v->type.ndim; d++) {
+        mt_dim dim = v->type.dims[d];
+        shape[d] = dim.sym ? mt_te_var(fz->a, sym_var(fz, dim.sym)) : mt_te_i64(fz->a, dim.value);
+    }
+    return mt_tbuffer_new(fz->a, v->name, v->type.dtype, v->type.ndim, shape);
+}
+
+static bool produced_by(mt_gbinding *const *members, int n, const mt_gvar *v) {
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < members[i]->nouts; k++)
+            if (members[i]->outs[k] == v) return true;
+    return false;
+}
+
+static bool in_list(mt_gvar *const *vs, int n, const mt_gvar *v) {
+    for (int i = 0; i < n; i++)
+        if (vs[i] == v) return true;
+    return false;
+}
+
+/* Is v used by a binding outside the group, or returned? */
+static bool used_outside(const mt_gfunc *f, const mt_gblock *blk, int group, const mt_gvar *v) {
+    for (int i = 0; i < f->noutputs; i++)
+        if (f->outputs[i] == v) return true;
+    for (int bi = 0; bi < f->nblocks; bi++)
+        for (int i = 0; i < f->blocks[bi]->nbindings; i++) {
+            const mt_gbinding *b = f->blocks[bi]->bindings[i];
+            if (f->blocks[bi] == blk && b->group == group) continue;
+            for (int k = 0; k < b->nargs; k++)
+                if (b->args[k] == v) return true;
+        }
+    return false;
+}
+
+/* Builds the fused loop function and the binding that calls it. */
+static mt_gbinding *fuse_group(mt_arena *a, mt_gmodule *m, const mt_gfunc *gf,
+                               const mt_gblock *blk, int group, mt_gbinding *const *members,
+                               int n) {
+    MT_VEC(mt_gvar *) inputs = {0};
+    MT_VEC(mt_gvar *) outputs = {0};
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < members[i]->nargs; k++) {
+            mt_gvar *v = members[i]->args[k];
+            if (!produced_by(members, n, v) && !in_list(inputs.data, inputs.len, v))
+                MT_VEC_PUSH(a, &inputs, v);
+        }
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < members[i]->nouts; k++)
+            if (used_outside(gf, blk, group, members[i]->outs[k]))
+                MT_VEC_PUSH(a, &outputs, members[i]->outs[k]);
+
+    const char *name = "fused";
+    for (int i = 0; i < n; i++)
+        name = mt_arena_printf(a, "%s_%s", name, members[i]->op ? members[i]->op->name
+                                                                  : members[i]->callee->name);
+    fuser fz;
+    memset(&fz, 0, sizeof fz);
+    fz.a = a;
+    fz.f = mt_tfunc_new(a, name);
+
+    /* one group buffer per value: parameters first, then intermediates */
+    MT_VEC(mt_gvar *) vals = {0};
+    MT_VEC(mt_tbuffer *) bufs = {0};
+    for (int i = 0; i < inputs.len; i++) {
+        mt_tbuffer *b = group_buffer(&fz, inputs.data[i]);
+        mt_tfunc_add_param(a, fz.f, b, NULL);
+        MT_VEC_PUSH(a, &vals, inputs.data[i]);
+        MT_VEC_PUSH(a, &bufs, b);
+    }
+    for (int i = 0; i < outputs.len; i++) {
+        mt_tbuffer *b = group_buffer(&fz, outputs.data[i]);
+        mt_tfunc_add_param(a, fz.f, b, NULL);
+        MT_VEC_PUSH(a, &vals, outputs.data[i]);
+        MT_VEC_PUSH(a, &bufs, b);
+    }
+    fz.f->num_outputs = outputs.len;
+    MT_VEC(mt_tbuffer *) allocs = {0};
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < members[i]->nouts; k++) {
+            mt_gvar *v = members[i]->outs[k];
+            if (in_list(outputs.data, outputs.len, v)) continue;
+            mt_tbuffer *b = group_buffer(&fz, v);
+            MT_VEC_PUSH(a, &allocs, b);
+            MT_VEC_PUSH(a, &vals, v);
+            MT_VEC_PUSH(a, &bufs, b);
+        }
+    fz.f->allocs = allocs.data;
+    fz.f->nallocs = allocs.len;
+
+    /* the members' bodies, renamed */
+    mt_tstmt **body = MT_NEW_ARRAY(a, mt_tstmt *, n);
+    for (int i = 0; i < n; i++) {
+        const mt_gbinding *mb = members[i];
+        const mt_tfunc *cf = mb->callee;
+        bufmap *bm = MT_NEW(a, bufmap);
+        int pi = 0;
+        for (int p = 0; p < cf->nparams; p++) {
+            if (!cf->params[p].buf) mt_ice("fusing a loop function with scalar params");
+            const mt_gvar *v = p < mb->nargs ? mb->args[p] : mb->outs[p - mb->nargs];
+            for (int j = 0; j < vals.len; j++)
+                if (vals.data[j] == v) {
+                    if (bm->n == MT_ARRAY_LEN(bm->from)) mt_ice("too many buffers in a fusion group");
+                    bm->from[bm->n] = cf->params[p].buf;
+                    bm->to[bm->n++] = bufs.data[j];
+                    pi++;
+                    break;
+                }
+        }
+        MT_ASSERT(pi == cf->nparams);
+        mt_tmutator mut = {a, remap_expr, remap_stmt, bm};
+        mt_tstmt *s = mt_tmutate_stmt(&mut, cf->body);
+        mt_tvar *from[64];
+        mt_texpr *to[64];
+        MT_ASSERT(cf->nsym <= 64);
+        for (int k = 0; k < cf->nsym; k++) {
+            from[k] = cf->sym_vars[k];
+            to[k] = mt_te_var(a, sym_var(&fz, cf->sym_vars[k]->name));
+        }
+        body[i] = cf->nsym ? mt_tsubst_stmt(a, s, from, to, cf->nsym) : s;
+    }
+    fz.f->body = mt_ts_seq(a, body, n);
+    fz.f->sym_vars = MT_NEW_ARRAY(a, mt_tvar *, fz.nsym > 0 ? fz.nsym : 1);
+    for (int k = 0; k < fz.nsym; k++) fz.f->sym_vars[k] = fz.syms[k];
+    fz.f->nsym = fz.nsym;
+
+    /* the group's pattern is its loosest member's */
+    mt_op_pattern pat = MT_PAT_ELEMWISE;
+    for (int i = 0; i < n; i++) {
+        mt_op_pattern p = mt_tfunc_pattern(members[i]->callee);
+        if (p > pat) pat = p;
+    }
+    mt_tfunc_set_attr(a, fz.f, "op_pattern", mt_pattern_str(pat));
+    mt_gmodule_add_tfunc(a, m, fz.f);
+    mt_gbinding *nb = mt_gbinding_tir(a, outputs.data, outputs.len, fz.f, inputs.data,
+                                      inputs.len, members[n - 1]->loc);
+    return nb;
+}
+
+mt_gmodule *mt_graph_fuse_tir(mt_arena *a, mt_gmodule *m) {
+    for (int fi = 0; fi < m->nfuncs; fi++) {
+        mt_gfunc *f = m->funcs[fi];
+        for (int bi = 0; bi < f->nblocks; bi++) {
+            mt_gblock *blk = f->blocks[bi];
+            int n = blk->nbindings;
+            mt_gbinding **out = MT_NEW_ARRAY(a, mt_gbinding *, n > 0 ? n : 1);
+            int nout = 0;
+            for (int i = 0; i < n; i++) {
+                mt_gbinding *b = blk->bindings[i];
+                if (b->group < 0) {
+                    out[nout++] = b;
+                    continue;
+                }
+                /* the root is the group's last member: emit the group there */
+                bool last = true;
+                for (int j = i + 1; j < n; j++)
+                    if (blk->bindings[j]->group == b->group) last = false;
+                if (!last) continue;
+                mt_gbinding **members = MT_NEW_ARRAY(a, mt_gbinding *, n);
+                int k = 0;
+                for (int j = 0; j <= i; j++)
+                    if (blk->bindings[j]->group == b->group) members[k++] = blk->bindings[j];
+                out[nout++] = fuse_group(a, m, f, blk, b->group, members, k);
+            }
+            blk->bindings = out;
+            blk->nbindings = nout;
+        }
+    }
+    return m;
+}

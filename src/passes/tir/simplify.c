@@ -1,0 +1,465 @@
+/*
+ * simplify.c -- constant folding, algebraic identities and dead statements.
+ *
+ * Expressions are rewritten bottom-up by a mutator: children first, then the
+ * node itself by `rewrite`, which only ever looks one or two levels down
+ * (children are already simple). Only scalar nodes (lanes == 1) are touched.
+ *
+ * Folding is exact in the node's dtype, the way the generated code computes:
+ *  - integers wrap around in their width (int8, uint8, int32, int64): the
+ *    arithmetic is done on uint64_t and truncated, so INT32_MAX + 1 folds to
+ *    INT32_MIN. TE_DIV truncates, TE_FLOORDIV / TE_FLOORMOD follow Python
+ *    (-7 // 2 == -4, -7 % 2 == 1). Division or modulo by zero is never folded:
+ *    it is left for run time to do whatever the target does.
+ *  - float32 results are rounded to float after computing in double; float64
+ *    is computed as is; float16 is never folded (the host has no exact half
+ *    arithmetic). Float // and % use CPython's float_divmod. T.min/T.max are
+ *    not folded on NaN or on two zeros (the sign of a zero result depends on
+ *    the target instruction).
+ *  - casts of constants: int to int wraps, to bool is != 0, int to float
+ *    rounds once; float to int truncates when the result fits the dtype (else
+ *    it is left alone, as C would make it undefined).
+ *
+ * Identities: x+0, 0+x, x-0, x*1, 1*x, int x*0 -> 0, int x/1, x//1 -> x, int
+ * x%1 -> 0, not not x, - -x, select(True, a, b) -> a, select(c, a, a) -> a,
+ * `True and x` -> x and the like, and integer reassociation
+ * (x + c1) + c2 -> x + (c1 + c2) (also with -), written `x - c` when the
+ * constant is negative. For floats only the IEEE-exact ones apply: x*1.0,
+ * 1.0*x, x/1.0, x-0.0 and x+(-0.0); x+0.0 is kept (it turns -0.0 into 0.0).
+ *
+ * Statements (handled top-down so that dead parts are never simplified):
+ *  - a loop whose extent folds to <= 0, or whose body is a no-op, is removed;
+ *  - an if with a constant condition is replaced by its live branch; an empty
+ *    else is dropped and an empty then turns into `if not c: else`;
+ *  - a let is substituted into its body and dropped when its value is a
+ *    constant or a variable, when its variable is never used, or when it is
+ *    used once and its value loads nothing (substituting a load could move it
+ *    past a store to the same buffer);
+ *  - sequences are flattened (nested sequences spliced in) and no-op
+ *    statements dropped: empty sequences and T.evaluate of a constant. An
+ *    empty sequence is the canonical no-op; a sequence of one statement is
+ *    that statement.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "passes/tir/tir_passes.h"
+#include "support/common.h"
+
+/* ---- constants ----------------------------------------------------------- */
+
+static bool int_const(const mt_texpr *e, int64_t *v) {
+    return e->kind == TE_INT && e->lanes == 1 && (*v = e->ival, true);
+}
+
+static bool float_const(const mt_texpr *e, double *v) {
+    return e->kind == TE_FLOAT && e->lanes == 1 &&
+           (e->dtype == MT_FLOAT32 || e->dtype == MT_FLOAT64) && (*v = e->fval, true);
+}
+
+/* v truncated to the width of dt, read back in dt's signedness. */
+static int64_t wrap(mt_dtype dt, uint64_t v) {
+    switch (dt) {
+    case MT_BOOL: return v != 0;
+    case MT_INT8: return (int8_t)(uint8_t)v;
+    case MT_UINT8: return (uint8_t)v;
+    case MT_INT32: return (int32_t)(uint32_t)v;
+    default: return (int64_t)v;
+    }
+}
+
+static mt_texpr *int_imm(mt_arena *a, mt_dtype dt, uint64_t v) {
+    return mt_te_int(a, dt, wrap(dt, v));
+}
+
+static double round_to(mt_dtype dt, double v) { return dt == MT_FLOAT32 ? (double)(float)v : v; }
+
+/* x op y on integers of dtype dt; false when it must not be folded. */
+static bool fold_int(mt_texpr_kind k, mt_dtype dt, int64_t x, int64_t y, int64_t *out) {
+    uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
+    switch (k) {
+    case TE_ADD: *out = wrap(dt, ux + uy); return true;
+    case TE_SUB: *out = wrap(dt, ux - uy); return true;
+    case TE_MUL: *out = wrap(dt, ux * uy); return true;
+    case TE_DIV:
+        if (y == 0) return false;
+        *out = y == -1 ? wrap(dt, 0 - ux) : wrap(dt, (uint64_t)(x / y));
+        return true;
+    case TE_FLOORDIV: {
+        if (y == 0) return false;
+        if (y == -1) {
+            *out = wrap(dt, 0 - ux);
+            return true;
+        }
+        int64_t q = x / y;
+        if (x % y != 0 && ((x < 0) != (y < 0))) q--;
+        *out = wrap(dt, (uint64_t)q);
+        return true;
+    }
+    case TE_FLOORMOD: {
+        if (y == 0) return false;
+        if (y == -1) {
+            *out = 0;
+            return true;
+        }
+        int64_t r = x % y;
+        if (r != 0 && ((r < 0) != (y < 0))) r += y;
+        *out = wrap(dt, (uint64_t)r);
+        return true;
+    }
+    case TE_MIN: *out = x < y ? x : y; return true;
+    case TE_MAX: *out = x > y ? x : y; return true;
+    case TE_EQ: *out = x == y; return true;
+    case TE_NE: *out = x != y; return true;
+    case TE_LT: *out = x < y; return true;
+    case TE_LE: *out = x <= y; return true;
+    case TE_GT: *out = x > y; return true;
+    case TE_GE: *out = x >= y; return true;
+    case TE_AND: *out = x && y; return true;
+    case TE_OR: *out = x || y; return true;
+    default: return false;
+    }
+}
+
+/* CPython's float_divmod. */
+static void py_divmod(double vx, double wx, double *floordiv, double *mod) {
+    double m = fmod(vx, wx);
+    double div = (vx - m) / wx;
+    if (m != 0.0) {
+        if ((wx < 0) != (m < 0)) {
+            m += wx;
+            div -= 1.0;
+        }
+    } else {
+        m = copysign(0.0, wx);
+    }
+    double fd;
+    if (div != 0.0) {
+        fd = floor(div);
+        if (div - fd > 0.5) fd += 1.0;
+    } else {
+        fd = copysign(0.0, vx / wx);
+    }
+    *floordiv = fd;
+    *mod = m;
+}
+
+/* Folds x op y on floats: 0 = not folded, 1 = float in *f, 2 = bool in *b. */
+static int fold_float(mt_texpr_kind k, mt_dtype dt, double x, double y, double *f, int64_t *b) {
+    double q, r;
+    switch (k) {
+    case TE_ADD: *f = round_to(dt, x + y); return 1;
+    case TE_SUB: *f = round_to(dt, x - y); return 1;
+    case TE_MUL: *f = round_to(dt, x * y); return 1;
+    case TE_DIV:
+        if (y == 0.0) return 0;
+        *f = round_to(dt, x / y);
+        return 1;
+    case TE_FLOORDIV: case TE_FLOORMOD:
+        if (y == 0.0 || !isfinite(x) || !isfinite(y)) return 0;
+        py_divmod(x, y, &q, &r);
+        *f = round_to(dt, k == TE_FLOORDIV ? q : r);
+        return 1;
+    case TE_MIN: case TE_MAX:
+        if (isnan(x) || isnan(y) || (x == 0.0 && y == 0.0)) return 0;
+        *f = (k == TE_MIN) == (x < y) ? x : y;
+        return 1;
+    case TE_EQ: *b = x == y; return 2;
+    case TE_NE: *b = x != y; return 2;
+    case TE_LT: *b = x < y; return 2;
+    case TE_LE: *b = x <= y; return 2;
+    case TE_GT: *b = x > y; return 2;
+    case TE_GE: *b = x >= y; return 2;
+    default: return 0;
+    }
+}
+
+/* Cast of a constant, or NULL when it is not folded. */
+static mt_texpr *fold_cast(mt_arena *a, mt_dtype to, const mt_texpr *x) {
+    int64_t i;
+    double f;
+    if (to == MT_FLOAT16) return NULL;
+    if (int_const(x, &i)) {
+        if (to == MT_BOOL) return mt_te_int(a, to, i != 0);
+        if (mt_dtype_is_int(to)) return int_imm(a, to, (uint64_t)i);
+        if (to == MT_FLOAT32) return mt_te_float(a, to, (double)(float)i);
+        return mt_te_float(a, to, (double)i);
+    }
+    if (float_const(x, &f)) {
+        if (to == MT_BOOL) return mt_te_int(a, to, f != 0.0);
+        if (mt_dtype_is_float(to)) return mt_te_float(a, to, round_to(to, f));
+        if (isnan(f)) return NULL;
+        double t = trunc(f);
+        double lo, hi; /* t must be in [lo, hi) */
+        switch (to) {
+        case MT_INT8: lo = -128.0, hi = 128.0; break;
+        case MT_UINT8: lo = 0.0, hi = 256.0; break;
+        case MT_INT32: lo = -2147483648.0, hi = 2147483648.0; break;
+        default: lo = -0x1p63, hi = 0x1p63; break;
+        }
+        if (!(t >= lo && t < hi)) return NULL;
+        return mt_te_int(a, to, (int64_t)t);
+    }
+    return NULL;
+}
+
+/* ---- expression rewriting ------------------------------------------------ */
+
+static mt_texpr *rewrite(mt_arena *a, mt_texpr *e);
+
+static bool is_bits(double v, double want) { return memcmp(&v, &want, sizeof v) == 0; }
+
+/* p + c in dtype dt, as `p - (-c)` when c is negative, `p` when c is 0. */
+static mt_texpr *add_const(mt_arena *a, mt_texpr *p, int64_t c) {
+    mt_dtype dt = p->dtype;
+    c = wrap(dt, (uint64_t)c);
+    if (c == 0) return p;
+    int64_t neg = wrap(dt, 0 - (uint64_t)c);
+    if (c < 0 && neg > 0) return mt_te_bin(a, TE_SUB, p, mt_te_int(a, dt, neg));
+    return mt_te_bin(a, TE_ADD, p, mt_te_int(a, dt, c));
+}
+
+static mt_texpr *rewrite_bin(mt_arena *a, mt_texpr *e) {
+    mt_texpr *x = e->a, *y = e->b;
+    mt_dtype dt = x->dtype;
+    int64_t xi = 0, yi = 0, r;
+    double xf, yf, f;
+    bool xc = int_const(x, &xi), yc = int_const(y, &yi);
+    if (x->lanes != 1 || y->lanes != 1) return e;
+    if (xc && yc) return fold_int(e->kind, dt, xi, yi, &r) ? mt_te_int(a, e->dtype, r) : e;
+    if (float_const(x, &xf) && float_const(y, &yf)) {
+        switch (fold_float(e->kind, dt, xf, yf, &f, &r)) {
+        case 1: return mt_te_float(a, dt, f);
+        case 2: return mt_te_int(a, MT_BOOL, r);
+        default: return e;
+        }
+    }
+    if (dt == MT_BOOL) {
+        if (e->kind == TE_AND) {
+            if (xc) return xi ? y : x;
+            if (yc) return yi ? x : y;
+        } else if (e->kind == TE_OR) {
+            if (xc) return xi ? x : y;
+            if (yc) return yi ? y : x;
+        }
+        return e;
+    }
+    if (mt_dtype_is_int(dt)) {
+        int64_t c1;
+        switch (e->kind) {
+        case TE_ADD:
+            if (yc && yi == 0) return x;
+            if (xc && xi == 0) return y;
+            if (yc && (x->kind == TE_ADD || x->kind == TE_SUB) && int_const(x->b, &c1))
+                return add_const(a, x->a,
+                                 x->kind == TE_ADD ? (int64_t)((uint64_t)c1 + (uint64_t)yi)
+                                                   : (int64_t)((uint64_t)yi - (uint64_t)c1));
+            return e;
+        case TE_SUB:
+            if (yc && yi == 0) return x;
+            if (yc && (x->kind == TE_ADD || x->kind == TE_SUB) && int_const(x->b, &c1))
+                return add_const(a, x->a,
+                                 x->kind == TE_ADD ? (int64_t)((uint64_t)c1 - (uint64_t)yi)
+                                                   : (int64_t)(0 - (uint64_t)c1 - (uint64_t)yi));
+            return e;
+        case TE_MUL:
+            if (yc && yi == 1) return x;
+            if (xc && xi == 1) return y;
+            if ((yc && yi == 0) || (xc && xi == 0)) return mt_te_int(a, dt, 0);
+            return e;
+        case TE_DIV: case TE_FLOORDIV:
+            if (yc && yi == 1) return x;
+            return e;
+        case TE_FLOORMOD:
+            if (yc && yi == 1) return mt_te_int(a, dt, 0);
+            return e;
+        default: return e;
+        }
+    }
+    if (dt == MT_FLOAT32 || dt == MT_FLOAT64 || dt == MT_FLOAT16) {
+        bool xk = x->kind == TE_FLOAT, yk = y->kind == TE_FLOAT;
+        switch (e->kind) {
+        case TE_MUL:
+            if (yk && y->fval == 1.0) return x;
+            if (xk && x->fval == 1.0) return y;
+            return e;
+        case TE_DIV:
+            if (yk && y->fval == 1.0) return x;
+            return e;
+        case TE_SUB:
+            if (yk && is_bits(y->fval, 0.0)) return x;
+            return e;
+        case TE_ADD:
+            if (yk && is_bits(y->fval, -0.0)) return x;
+            if (xk && is_bits(x->fval, -0.0)) return y;
+            return e;
+        default: return e;
+        }
+    }
+    return e;
+}
+
+static mt_texpr *rewrite(mt_arena *a, mt_texpr *e) {
+    int64_t i;
+    double f;
+    if (e->lanes != 1) return e;
+    switch (e->kind) {
+    case TE_ADD: case TE_SUB: case TE_MUL: case TE_DIV: case TE_FLOORDIV: case TE_FLOORMOD:
+    case TE_MIN: case TE_MAX: case TE_EQ: case TE_NE: case TE_LT: case TE_LE: case TE_GT:
+    case TE_GE: case TE_AND: case TE_OR:
+        return rewrite_bin(a, e);
+    case TE_NOT:
+        if (int_const(e->a, &i)) return mt_te_int(a, MT_BOOL, !i);
+        if (e->a->kind == TE_NOT) return e->a->a;
+        return e;
+    case TE_NEG:
+        if (int_const(e->a, &i) && e->dtype != MT_BOOL)
+            return int_imm(a, e->dtype, 0 - (uint64_t)i);
+        if (float_const(e->a, &f)) return mt_te_float(a, e->dtype, -f);
+        if (e->a->kind == TE_NEG) return e->a->a;
+        return e;
+    case TE_SELECT:
+        if (int_const(e->cond, &i)) return i ? e->a : e->b;
+        if (mt_texpr_equal(e->a, e->b)) return e->a;
+        return e;
+    case TE_CAST: {
+        mt_texpr *c = fold_cast(a, e->dtype, e->a);
+        return c ? c : e;
+    }
+    default: return e;
+    }
+}
+
+static mt_texpr *simp_expr(mt_tmutator *m, mt_texpr *e) {
+    return rewrite(m->arena, mt_tmutate_expr_children(m, e));
+}
+
+/* ---- statements ---------------------------------------------------------- */
+
+static bool is_noop(const mt_tstmt *s) {
+    return !s || (s->kind == TS_SEQ && s->nstmts == 0) ||
+           (s->kind == TS_EVAL && (s->value->kind == TE_INT || s->value->kind == TE_FLOAT));
+}
+
+static mt_tstmt *noop(mt_arena *a) { return mt_ts_seq(a, NULL, 0); }
+
+typedef struct use_count {
+    const mt_tvar *var;
+    int uses;
+    bool loads;
+} use_count;
+
+static void count_hook(mt_tvisitor *v, const mt_texpr *e) {
+    use_count *u = v->ctx;
+    if (e->kind == TE_VAR && e->var == u->var) u->uses++;
+    if (e->kind == TE_LOAD) u->loads = true;
+    mt_tvisit_expr_children(v, e);
+}
+
+static int count_uses(const mt_tstmt *s, const mt_tvar *var) {
+    use_count u = {var, 0, false};
+    mt_tvisitor v = {count_hook, NULL, &u};
+    mt_tvisit_stmt(&v, s);
+    return u.uses;
+}
+
+static bool has_load(const mt_texpr *e) {
+    use_count u = {NULL, 0, false};
+    mt_tvisitor v = {count_hook, NULL, &u};
+    mt_tvisit_expr(&v, e);
+    return u.loads;
+}
+
+static mt_tstmt *simp_let(mt_tmutator *m, mt_tstmt *s) {
+    mt_texpr *val = mt_tmutate_expr(m, s->value);
+    bool trivial = val->kind == TE_INT || val->kind == TE_FLOAT || val->kind == TE_VAR;
+    int uses = trivial ? 0 : count_uses(s->body, s->var);
+    if (trivial || (uses == 1 && !has_load(val)))
+        return mt_tmutate_stmt(m, mt_tsubst_stmt(m->arena, s->body, &s->var, &val, 1));
+    if (uses == 0) return mt_tmutate_stmt(m, s->body);
+    mt_tstmt *body = mt_tmutate_stmt(m, s->body);
+    if (is_noop(body)) return body;
+    if (val == s->value && body == s->body) return s;
+    return mt_ts_let(m->arena, s->var, val, body);
+}
+
+static mt_tstmt *simp_seq(mt_tmutator *m, mt_tstmt *s) {
+    MT_VEC(mt_tstmt *) out = {0};
+    bool changed = false;
+    for (int i = 0; i < s->nstmts; i++) {
+        mt_tstmt *c = mt_tmutate_stmt(m, s->stmts[i]);
+        if (c != s->stmts[i]) changed = true;
+        if (c && c->kind == TS_SEQ) {
+            changed = true;
+            for (int j = 0; j < c->nstmts; j++) MT_VEC_PUSH(m->arena, &out, c->stmts[j]);
+        } else if (is_noop(c)) {
+            changed = true;
+        } else {
+            MT_VEC_PUSH(m->arena, &out, c);
+        }
+    }
+    if (!changed) return s;
+    if (out.len == 0) return noop(m->arena);
+    return mt_ts_seq(m->arena, out.data, out.len);
+}
+
+static mt_tstmt *simp_stmt(mt_tmutator *m, mt_tstmt *s) {
+    mt_arena *a = m->arena;
+    int64_t c;
+    switch (s->kind) {
+    case TS_FOR: {
+        mt_texpr *ext = mt_tmutate_expr(m, s->extent);
+        if (mt_te_is_const_int(ext, &c) && c <= 0) return noop(a);
+        mt_texpr *mn = mt_tmutate_expr(m, s->min);
+        mt_tstmt *body = mt_tmutate_stmt(m, s->body);
+        if (is_noop(body)) return noop(a);
+        if (ext == s->extent && mn == s->min && body == s->body) return s;
+        mt_tstmt *r = mt_ts_copy(a, s);
+        r->min = mn;
+        r->extent = ext;
+        r->body = body;
+        return r;
+    }
+    case TS_IF: {
+        mt_texpr *cond = mt_tmutate_expr(m, s->cond);
+        if (mt_te_is_const_int(cond, &c)) {
+            if (c) return mt_tmutate_stmt(m, s->then_s);
+            return s->else_s ? mt_tmutate_stmt(m, s->else_s) : noop(a);
+        }
+        mt_tstmt *then_s = mt_tmutate_stmt(m, s->then_s);
+        mt_tstmt *else_s = mt_tmutate_stmt(m, s->else_s);
+        if (else_s && is_noop(else_s)) else_s = NULL;
+        if (is_noop(then_s)) {
+            if (!else_s) return noop(a);
+            return mt_ts_if(a, rewrite(a, mt_te_unary(a, TE_NOT, cond)), else_s, NULL);
+        }
+        if (cond == s->cond && then_s == s->then_s && else_s == s->else_s) return s;
+        return mt_ts_if(a, cond, then_s, else_s);
+    }
+    case TS_LET: return simp_let(m, s);
+    case TS_SEQ: return simp_seq(m, s);
+    case TS_ALLOC: {
+        mt_tstmt *body = mt_tmutate_stmt(m, s->body);
+        if (is_noop(body)) return noop(a);
+        return body == s->body ? s : mt_ts_alloc(a, s->buf, body);
+    }
+    case TS_EVAL: {
+        if (is_noop(s)) return s;
+        mt_texpr *val = mt_tmutate_expr(m, s->value);
+        if (val->kind == TE_INT || val->kind == TE_FLOAT) return noop(a);
+        return val == s->value ? s : mt_ts_eval(a, val);
+    }
+    default: return mt_tmutate_stmt_children(m, s);
+    }
+}
+
+mt_tfunc *mt_tir_simplify(mt_arena *a, mt_tfunc *f) {
+    if (!f->body) return f;
+    mt_tmutator m = {a, simp_expr, simp_stmt, NULL};
+    mt_tstmt *body = mt_tmutate_stmt(&m, f->body);
+    if (body == f->body) return f;
+    mt_tfunc *g = MT_NEW(a, mt_tfunc);
+    *g = *f;
+    g->body = body;
+    return g;
+}

@@ -1,0 +1,75 @@
+/*
+ * tir_passes.h -- every pass over loop functions (mt_tfunc), one signature.
+ *
+ *     mt_tfunc *mt_tir_<name>(mt_arena *a, mt_tfunc *f);
+ *
+ * A pass never modifies f or any node reachable from it (nodes are
+ * immutable): it returns f itself when it changed nothing, otherwise a new
+ * function sharing every untouched subtree with f. New nodes come from the
+ * arena `a`. A pass that finds an input outside what it assumes reports it
+ * with mt_ice (these are compiler-internal invariants, not user errors).
+ *
+ * The pipeline finds passes by name in mt_tir_passes_by_name (the names are
+ * what MT_DUMP / dump_after use). docs/tir.md describes each in more detail.
+ */
+#ifndef MT_PASSES_TIR_TIR_PASSES_H
+#define MT_PASSES_TIR_TIR_PASSES_H
+
+#include "tir/tir.h"
+
+/* inline_producers -- assumes block form; the body is a sequence of
+ * statements, typically loop nests each holding one block, and the
+ * intermediates are in f->allocs. Guarantees: every block that fully writes
+ * an intermediate with a pure spatial store (B[v0..vk] = expr, no init or
+ * predicate, loops covering exactly its domain, sole writer of B) is
+ * substituted into every later load of B and removed with its loop nest and
+ * B's allocation; consumers' T.reads name the producer's inputs instead of B.
+ * Everything else is left as it was. */
+mt_tfunc *mt_tir_inline_producers(mt_arena *a, mt_tfunc *f);
+
+/* lower_blocks -- assumes block form (blocks may nest). Guarantees: no
+ * TS_BLOCK remains; iter vars are replaced by their bound values; a T.where
+ * predicate becomes a TS_IF around the body (and the init); an init runs under
+ * `if r0 == 0 and ...` (the reduce iter values at their first iteration)
+ * before the body; block alloc_buffers become TS_ALLOC around the block's
+ * statements, and f->allocs TS_ALLOC around the whole body (f->nallocs = 0).
+ * Buffers keep their shapes (see flatten_buffers). */
+mt_tfunc *mt_tir_lower_blocks(mt_arena *a, mt_tfunc *f);
+
+/* flatten_buffers -- assumes lowered form (no TS_BLOCK; mt_ice otherwise).
+ * Guarantees: every buffer (params, f->allocs, TS_ALLOC) is one-dimensional
+ * with extent prod(shape) (an expression when dims are symbolic; rank 0
+ * becomes (1,)), every load and store has one row-major linear index of dtype
+ * int64, and each old buffer maps to one new buffer of the same name, dtype
+ * and scope. Buffers that are already 1-D are kept as they are. */
+mt_tfunc *mt_tir_flatten_buffers(mt_arena *a, mt_tfunc *f);
+
+/* simplify -- assumes either form. Guarantees: scalar constant subexpressions
+ * are folded in their dtype (integers wrap, floordiv/floormod follow Python,
+ * division by zero and float16 are left alone), algebraic identities
+ * (x*1, x+0, x-0, int x*0, int x//1, x%1, not not x, (x+c1)+c2) are applied,
+ * ifs with constant conditions keep only the live branch, trivially
+ * substitutable lets are inlined, empty or zero-trip loops are removed and
+ * sequences are flat with no no-op statements. An empty sequence is the no-op. */
+mt_tfunc *mt_tir_simplify(mt_arena *a, mt_tfunc *f);
+
+/* remove_unit_loops -- assumes either form. Guarantees: no loop with a
+ * constant extent of 1 remains except thread-bound ones; its variable is
+ * replaced by the loop's min in the body. Leaves `0 + x`-like leftovers to
+ * simplify. */
+mt_tfunc *mt_tir_remove_unit_loops(mt_arena *a, mt_tfunc *f);
+
+/* ---- the table the pipeline uses ----------------------------------------- */
+
+typedef struct {
+    const char *name;                          /* as in MT_DUMP=name */
+    mt_tfunc *(*run)(mt_arena *, mt_tfunc *);  /* the pass */
+} mt_tir_pass;
+
+extern const mt_tir_pass mt_tir_passes_by_name[];
+extern const int mt_tir_num_passes;
+
+/* The pass called `name`, or NULL. */
+const mt_tir_pass *mt_tir_pass_find(const char *name);
+
+#endif

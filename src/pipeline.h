@@ -1,0 +1,36 @@
+/*
+ * pipeline.h -- the compiler, source to lowered loop functions, as one list
+ * of passes (pipeline.c). Code generation and the executor plan are the API
+ * layer's (api.c); this stops where the target-independent work does.
+ */
+#ifndef MT_PIPELINE_H
+#define MT_PIPELINE_H
+
+#include "graph/graph.h"
+#include "minitriton.h"
+#include "support/arena.h"
+
+typedef struct mt_pass_dump {
+    const char *pass;
+    const char *text;
+} mt_pass_dump;
+
+typedef struct mt_compiled {
+    const char *dumps[MT_STAGE_COUNT_]; /* text of each stage (NULL: none) */
+    mt_gmodule *module;       /* the optimized graph module */
+    mt_gfunc *entry;          /* its entry function */
+    mt_tfunc **lowered;       /* lowered[i] is module->tfuncs[i], lowered */
+    int nlowered;
+    mt_pass_dump *pass_dumps; /* recorded after the passes named in dump_after */
+    int npass_dumps;
+    double ms_frontend, ms_graph, ms_tir; /* phase times */
+} mt_compiled;
+
+/* Runs every pass up to codegen. Errors go through mt_fail. */
+void mt_pipeline_run(mt_arena *a, const char *src, size_t len, const mt_compile_options *opts,
+                     mt_compiled *out);
+
+/* Pass names in pipeline order, NULL-terminated (for docs and --help). */
+extern const char *const mt_pipeline_pass_names[];
+
+#endif

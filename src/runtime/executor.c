@@ -1,0 +1,279 @@
+/*
+ * executor.c -- checks the arguments, binds symbolic dims, allocates, calls
+ * the kernels (see executor.h).
+ *
+ * Every argument is validated before anything runs: count, NULL tensors,
+ * dtype, rank, each dim (constant, or symbolic: the first parameter that has
+ * the symbol binds it, the others must agree), C-contiguity, and for a result
+ * slot the caller filled: dtype, shape, and that it does not overlap an
+ * argument's memory. Nothing is written until all checks pass.
+ *
+ * Intermediates are allocated per run and released at its end (issue #4
+ * replaces this with the context's pool and static memory planning).
+ */
+#include "runtime/executor.h"
+
+#include <ffi.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/tensor.h"
+
+enum { MAX_SYMS = 64, MAX_CALL_ARGS = 256 };
+
+static ffi_type *dtype_ffi(mt_dtype dt) {
+    switch (dt) {
+    case MT_BOOL: case MT_UINT8: return &ffi_type_uint8;
+    case MT_INT8: return &ffi_type_sint8;
+    case MT_INT32: return &ffi_type_sint32;
+    case MT_INT64: return &ffi_type_sint64;
+    case MT_FLOAT16: return &ffi_type_uint16;
+    case MT_FLOAT32: return &ffi_type_float;
+    case MT_FLOAT64: return &ffi_type_double;
+    default: return &ffi_type_pointer;
+    }
+}
+
+int mt_plan_prepare(mt_plan *p, void *(*alloc)(void *ctx, size_t n), void *ctx) {
+    for (int c = 0; c < p->ncalls; c++) {
+        mt_plan_call *call = &p->calls[c];
+        int n = call->nargs + call->nsyms;
+        ffi_type **types = alloc(ctx, sizeof(ffi_type *) * (size_t)(n > 0 ? n : 1));
+        for (int i = 0; i < call->nargs; i++) types[i] = &ffi_type_pointer;
+        for (int i = 0; i < call->nsyms; i++) types[call->nargs + i] = &ffi_type_sint64;
+        ffi_cif *cif = alloc(ctx, sizeof(ffi_cif));
+        if (ffi_prep_cif(cif, FFI_DEFAULT_ABI, (unsigned)n, &ffi_type_void, types) != FFI_OK)
+            return -1;
+        call->cif = cif;
+        call->arg_types = (void **)types;
+    }
+    (void)dtype_ffi; /* scalar params by value arrive with issue #3 */
+    return 0;
+}
+
+static mt_status fail(mt_run_error *err, mt_status st, int param, int result, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static mt_status fail(mt_run_error *err, mt_status st, int param, int result, const char *fmt, ...) {
+    if (err) {
+        err->param = param;
+        err->result = result;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+static void shape_text(char *buf, size_t cap, int ndim, const int64_t *shape) {
+    size_t n = (size_t)snprintf(buf, cap, "(");
+    for (int i = 0; i < ndim && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? ", " : "", (long long)shape[i]);
+    if (n < cap) n += (size_t)snprintf(buf + n, cap - n, ndim == 1 ? ",)" : ")");
+}
+
+/* The concrete shape of value v once symbols are bound. */
+static void value_shape(const mt_plan_value *v, const int64_t *symval, int64_t *shape) {
+    for (int d = 0; d < v->ndim; d++)
+        shape[d] = v->dims[d].sym >= 0 ? symval[v->dims[d].sym] : v->dims[d].value;
+}
+
+static bool ranges_overlap(const mt_tensor *x, const mt_tensor *y) {
+    size_t nx, ny;
+    if (!x->data || !y->data) return false;
+    if (!mt_shape_nbytes(x->dtype, x->ndim, x->shape, &nx) ||
+        !mt_shape_nbytes(y->dtype, y->ndim, y->shape, &ny) || nx == 0 || ny == 0)
+        return false;
+    const char *a = x->data, *b = y->data;
+    return a < b + ny && b < a + nx;
+}
+
+static mt_status check_param(const mt_plan *p, int i, const mt_tensor *t, int64_t *symval,
+                             int *symsrc, mt_run_error *err) {
+    const mt_plan_value *v = &p->values[i];
+    if (!t) return fail(err, MT_ERR_INVALID_ARG, i, -1, "argument '%s' is NULL", v->name);
+    if (t->dtype != v->dtype)
+        return fail(err, MT_ERR_INVALID_ARG, i, -1, "argument '%s' has dtype %s, expected %s",
+                    v->name, mt_dtype_str(t->dtype), mt_dtype_str(v->dtype));
+    if (t->ndim != v->ndim)
+        return fail(err, MT_ERR_INVALID_ARG, i, -1, "argument '%s' has rank %d, expected %d",
+                    v->name, t->ndim, v->ndim);
+    for (int d = 0; d < v->ndim; d++) {
+        int s = v->dims[d].sym;
+        if (s < 0) {
+            if (t->shape[d] != v->dims[d].value) {
+                char got[256];
+                shape_text(got, sizeof got, t->ndim, t->shape);
+                return fail(err, MT_ERR_INVALID_ARG, i, -1,
+                            "argument '%s' has shape %s: dim %d is %lld, expected %lld", v->name,
+                            got, d, (long long)t->shape[d], (long long)v->dims[d].value);
+            }
+        } else if (symsrc[s] < 0) {
+            symval[s] = t->shape[d];
+            symsrc[s] = i;
+        } else if (symval[s] != t->shape[d]) {
+            return fail(err, MT_ERR_INVALID_ARG, i, -1,
+                        "symbolic dim '%s' is %lld in argument '%s' but %lld in argument '%s'",
+                        p->sym_names[s], (long long)t->shape[d], v->name, (long long)symval[s],
+                        p->values[symsrc[s]].name);
+        }
+    }
+    if (!mt_tensor_is_contiguous(t))
+        return fail(err, MT_ERR_INVALID_ARG, i, -1,
+                    "argument '%s' is not C-contiguous; strided tensors are not supported yet",
+                    v->name);
+    size_t nbytes;
+    if (!mt_shape_nbytes(t->dtype, t->ndim, t->shape, &nbytes))
+        return fail(err, MT_ERR_INVALID_ARG, i, -1, "argument '%s' is too large", v->name);
+    if (nbytes > 0 && !t->data)
+        return fail(err, MT_ERR_INVALID_ARG, i, -1, "argument '%s' has no data", v->name);
+    return MT_OK;
+}
+
+mt_status mt_plan_run(const mt_plan *p, mt_tensor *const *args, int nargs, mt_tensor **results,
+                      int nresults, mt_run_error *err) {
+    if (err) {
+        err->param = err->result = -1;
+        err->msg[0] = 0;
+    }
+    if (nargs != p->nparams)
+        return fail(err, MT_ERR_INVALID_ARG, -1, -1, "the kernel takes %d argument%s, got %d",
+                    p->nparams, p->nparams == 1 ? "" : "s", nargs);
+    if (nresults != p->nresults)
+        return fail(err, MT_ERR_INVALID_ARG, -1, -1, "the kernel returns %d result%s, got %d slot%s",
+                    p->nresults, p->nresults == 1 ? "" : "s", nresults, nresults == 1 ? "" : "s");
+    if (nargs > 0 && !args) return fail(err, MT_ERR_INVALID_ARG, -1, -1, "args is NULL");
+    if (nresults > 0 && !results) return fail(err, MT_ERR_INVALID_ARG, -1, -1, "results is NULL");
+    if (p->nsyms > MAX_SYMS) return fail(err, MT_ERR_INTERNAL, -1, -1, "too many symbolic dims");
+
+    int64_t symval[MAX_SYMS];
+    int symsrc[MAX_SYMS];
+    for (int s = 0; s < p->nsyms; s++) symsrc[s] = -1;
+    for (int i = 0; i < p->nparams; i++) {
+        mt_status st = check_param(p, i, args[i], symval, symsrc, err);
+        if (st != MT_OK) return st;
+    }
+
+    mt_tensor **vals = calloc((size_t)p->nvalues, sizeof *vals);
+    bool *owned = calloc((size_t)p->nvalues, sizeof *owned); /* created by this run */
+    mt_tensor **copies = calloc((size_t)(nresults > 0 ? nresults : 1), sizeof *copies);
+    if (!vals || !owned || !copies) {
+        free(vals);
+        free(owned);
+        free(copies);
+        return fail(err, MT_ERR_NOMEM, -1, -1, "out of memory");
+    }
+    mt_status st = MT_OK;
+    for (int i = 0; i < p->nparams; i++) vals[i] = args[i];
+
+    /* results: caller-provided slots, checked; the rest allocated */
+    for (int r = 0; r < nresults && st == MT_OK; r++) {
+        const mt_plan_value *v = &p->values[p->results[r]];
+        int64_t shape[MT_MAX_RANK];
+        value_shape(v, symval, shape);
+        mt_tensor *t = results[r];
+        bool is_copy = v->kind == MT_VAL_PARAM || vals[p->results[r]] != NULL;
+        if (t) {
+            bool same = t->dtype == v->dtype && t->ndim == v->ndim;
+            for (int d = 0; same && d < v->ndim; d++) same = t->shape[d] == shape[d];
+            if (!same) {
+                char want[256], got[256];
+                shape_text(want, sizeof want, v->ndim, shape);
+                shape_text(got, sizeof got, t->ndim, t->shape);
+                st = fail(err, MT_ERR_INVALID_ARG, -1, r,
+                          "result %d is %s %s, expected %s %s", r, mt_dtype_str(t->dtype), got,
+                          mt_dtype_str(v->dtype), want);
+                break;
+            }
+            if (!mt_tensor_is_contiguous(t) || (!t->data && mt_tensor_numel(t) > 0)) {
+                st = fail(err, MT_ERR_INVALID_ARG, -1, r, "result %d is not a contiguous tensor with data", r);
+                break;
+            }
+            for (int i = 0; i < nargs; i++)
+                if (ranges_overlap(t, args[i])) {
+                    st = fail(err, MT_ERR_INVALID_ARG, i, r,
+                              "result %d overlaps the memory of argument '%s'", r, p->values[i].name);
+                    break;
+                }
+            for (int q = 0; q < r && st == MT_OK; q++)
+                if (results[q] && ranges_overlap(t, results[q]))
+                    st = fail(err, MT_ERR_INVALID_ARG, -1, r, "results %d and %d overlap", q, r);
+            if (st != MT_OK) break;
+            mt_tensor_retain(t);
+        } else {
+            t = mt_tensor_create(v->dtype, v->ndim, shape);
+            if (!t) {
+                st = fail(err, MT_ERR_NOMEM, -1, r, "cannot allocate result %d", r);
+                break;
+            }
+        }
+        if (is_copy)
+            copies[r] = t; /* filled after the calls */
+        else {
+            vals[p->results[r]] = t;
+            owned[p->results[r]] = true;
+        }
+    }
+
+    /* intermediates */
+    for (int i = p->nparams; i < p->nvalues && st == MT_OK; i++) {
+        if (vals[i]) continue;
+        int64_t shape[MT_MAX_RANK];
+        value_shape(&p->values[i], symval, shape);
+        vals[i] = mt_tensor_create(p->values[i].dtype, p->values[i].ndim, shape);
+        owned[i] = true;
+        if (!vals[i]) st = fail(err, MT_ERR_NOMEM, -1, -1, "cannot allocate '%s'", p->values[i].name);
+    }
+
+    for (int c = 0; c < p->ncalls && st == MT_OK; c++) {
+        const mt_plan_call *call = &p->calls[c];
+        void *ptrs[MAX_CALL_ARGS];
+        int64_t syms[MAX_SYMS];
+        void *avalues[MAX_CALL_ARGS + MAX_SYMS];
+        if (call->nargs > MAX_CALL_ARGS || call->nsyms > MAX_SYMS) {
+            st = fail(err, MT_ERR_INTERNAL, -1, -1, "kernel '%s' has too many arguments", call->name);
+            break;
+        }
+        for (int i = 0; i < call->nargs; i++) {
+            ptrs[i] = vals[call->args[i]]->data;
+            avalues[i] = &ptrs[i];
+        }
+        for (int i = 0; i < call->nsyms; i++) {
+            syms[i] = symval[call->syms[i]];
+            avalues[call->nargs + i] = &syms[i];
+        }
+        ffi_call((ffi_cif *)call->cif, FFI_FN(call->fn), NULL, avalues);
+    }
+
+    for (int r = 0; r < nresults && st == MT_OK; r++)
+        if (copies[r]) {
+            const mt_tensor *src = vals[p->results[r]];
+            size_t nbytes = 0;
+            mt_shape_nbytes(src->dtype, src->ndim, src->shape, &nbytes);
+            if (nbytes) memcpy(copies[r]->data, src->data, nbytes);
+        }
+
+    /* Hand new results to the caller: their reference moves from the run to
+     * the caller. Everything else the run holds is released below. */
+    if (st == MT_OK)
+        for (int r = 0; r < nresults; r++) {
+            if (results[r]) continue;
+            if (copies[r]) {
+                results[r] = copies[r];
+                copies[r] = NULL;
+            } else {
+                results[r] = vals[p->results[r]];
+                owned[p->results[r]] = false;
+            }
+        }
+    for (int r = 0; r < nresults; r++)
+        if (copies[r]) mt_tensor_release(copies[r]);
+    for (int i = 0; i < p->nvalues; i++)
+        if (owned[i] && vals[i]) mt_tensor_release(vals[i]);
+    free(vals);
+    free(owned);
+    free(copies);
+    return st;
+}

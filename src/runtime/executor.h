@@ -1,0 +1,76 @@
+/*
+ * executor.h -- runs a compiled graph function.
+ *
+ * The compiler lowers a graph function to a plan: a table of values (the
+ * parameters, the intermediates, the results) and a list of kernel calls,
+ * each naming the values it reads and writes and the symbolic dims it needs.
+ * The executor knows nothing of the IRs: it checks the arguments against the
+ * parameter types, binds symbolic dims, allocates what the call does not
+ * provide, and calls each kernel through libffi with its natural C signature
+ * (tir.h: buffer pointers, then int64 symbolic dims).
+ */
+#ifndef MT_RUNTIME_EXECUTOR_H
+#define MT_RUNTIME_EXECUTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "minitriton.h"
+
+/* A dim of a value's shape: value >= 0, or the symbol with index sym. */
+typedef struct mt_plan_dim {
+    int64_t value;
+    int sym; /* -1 when constant */
+} mt_plan_dim;
+
+typedef enum mt_value_kind { MT_VAL_PARAM, MT_VAL_TEMP } mt_value_kind;
+
+typedef struct mt_plan_value {
+    mt_value_kind kind;
+    int param;           /* MT_VAL_PARAM: its index */
+    mt_dtype dtype;
+    int ndim;
+    mt_plan_dim dims[MT_MAX_RANK];
+    const char *name;    /* for messages */
+} mt_plan_value;
+
+typedef struct mt_plan_call {
+    void *fn;            /* the kernel's address */
+    const char *name;    /* for messages */
+    int nargs;
+    int *args;           /* value ids: inputs then outputs */
+    int nsyms;
+    int *syms;           /* symbol ids passed after the buffers */
+    void *cif;           /* prepared ffi_cif (owned by the plan) */
+    void **arg_types;    /* ffi_type* per argument */
+} mt_plan_call;
+
+typedef struct mt_plan {
+    int nvalues;
+    mt_plan_value *values;
+    int nparams;         /* values 0..nparams-1 are the params, in order */
+    int nresults;
+    int *results;        /* value id per result */
+    int nsyms;
+    const char **sym_names;
+    int ncalls;
+    mt_plan_call *calls;
+} mt_plan;
+
+/* Prepares the ffi call interfaces of every call. Memory for them comes from
+ * the same allocator as the plan's arrays (the caller's arena): alloc(ctx, n)
+ * returns zeroed memory. Returns 0, or -1 if libffi refuses a signature. */
+int mt_plan_prepare(mt_plan *p, void *(*alloc)(void *ctx, size_t n), void *ctx);
+
+/* Errors of a run: which parameter or result was wrong (-1 when none). */
+typedef struct mt_run_error {
+    int param;
+    int result;
+    char msg[512];
+} mt_run_error;
+
+/* Runs the plan (see mt_kernel_run for the contract of args/results). */
+mt_status mt_plan_run(const mt_plan *p, mt_tensor *const *args, int nargs, mt_tensor **results,
+                      int nresults, mt_run_error *err);
+
+#endif

@@ -1,0 +1,160 @@
+/*
+ * tensor.c -- the tensor object of the public API (minitriton.h, "tensors").
+ *
+ * A tensor is a header (struct mt_tensor, tensor.h) and a data pointer. Two
+ * kinds exist:
+ *
+ *   - created tensors (mt_tensor_create) own their data: one aligned_alloc of
+ *     numel * element size bytes, rounded up to a multiple of 64 so that the
+ *     allocation is 64-byte aligned and whole cache lines (vector loads at the
+ *     tail of a row never touch another allocation). The memory is zeroed and
+ *     the strides are C-contiguous. A tensor with a zero-sized dim still gets
+ *     a 64-byte block, so data is never NULL for a created tensor.
+ *   - wrapped tensors (mt_tensor_wrap) borrow the host's memory; strides are
+ *     taken as given (in elements, may be zero or negative) or, when NULL,
+ *     made C-contiguous. The host keeps the memory alive.
+ *
+ * Every size is validated once, at creation: dims are >= 0 and
+ * numel * element size fits both int64_t and size_t. Later code (kernels, the
+ * executor, the .npy writer) may therefore multiply shapes without checks.
+ *
+ * Reference counting is atomic (a tensor may be retained and released from
+ * several threads); the release that drops the count to zero frees the header
+ * and, for created tensors, the data. The accessors accept NULL and return a
+ * neutral value (NULL, -1, MT_DTYPE_COUNT_) so that a host that forgot to
+ * check a failed create does not crash inside the library.
+ */
+#include "runtime/tensor.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Bytes per element, from the one dtype list (kept local so that this file
+ * links with nothing but libc). */
+static size_t elem_size(mt_dtype dt) {
+    static const size_t sizes[] = {
+#define MT_X_(name, text, size) [name] = size,
+        MT_DTYPE_LIST(MT_X_)
+#undef MT_X_
+    };
+    if ((unsigned)dt >= (unsigned)MT_DTYPE_COUNT_) return 0;
+    return sizes[dt];
+}
+
+bool mt_shape_nbytes(mt_dtype dtype, int ndim, const int64_t *shape, size_t *out) {
+    size_t es = elem_size(dtype);
+    if (es == 0 || ndim < 0 || ndim > MT_MAX_RANK || (ndim > 0 && !shape)) return false;
+    int64_t n = (int64_t)es;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0) return false;
+        if (__builtin_mul_overflow(n, shape[i], &n)) return false;
+    }
+    /* numel * size may fit int64_t and still not size_t on 32-bit hosts. */
+    if ((uint64_t)n > (uint64_t)SIZE_MAX) return false;
+    if (out) *out = (size_t)n;
+    return true;
+}
+
+/* C-contiguous strides (in elements) for a shape already validated. */
+static void contiguous_strides(int ndim, const int64_t *shape, int64_t *strides) {
+    int64_t s = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        strides[i] = s;
+        /* A zero dim makes every stride irrelevant; keep them finite. */
+        s *= shape[i] > 0 ? shape[i] : 1;
+    }
+}
+
+/* A header with dtype, shape and refcount set; strides and data left to the caller. */
+static mt_tensor *new_header(mt_dtype dtype, int ndim, const int64_t *shape, size_t nbytes) {
+    mt_tensor *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    atomic_init(&t->refs, 1);
+    t->dtype = dtype;
+    t->ndim = ndim;
+    for (int i = 0; i < ndim; i++) t->shape[i] = shape[i];
+    t->nbytes = nbytes;
+    return t;
+}
+
+MT_API mt_tensor *mt_tensor_create(mt_dtype dtype, int ndim, const int64_t *shape) {
+    size_t nbytes;
+    if (!mt_shape_nbytes(dtype, ndim, shape, &nbytes)) return NULL;
+    /* Round up to whole 64-byte lines; at least one line. */
+    if (nbytes > SIZE_MAX - 63) return NULL;
+    size_t alloc = (nbytes + 63) & ~(size_t)63;
+    if (alloc == 0) alloc = 64;
+    mt_tensor *t = new_header(dtype, ndim, shape, nbytes);
+    if (!t) return NULL;
+    t->data = aligned_alloc(64, alloc);
+    if (!t->data) {
+        free(t);
+        return NULL;
+    }
+    memset(t->data, 0, alloc);
+    t->owns_data = true;
+    contiguous_strides(ndim, shape, t->strides);
+    return t;
+}
+
+MT_API mt_tensor *mt_tensor_wrap(void *data, mt_dtype dtype, int ndim, const int64_t *shape,
+                                 const int64_t *strides) {
+    size_t nbytes;
+    if (!mt_shape_nbytes(dtype, ndim, shape, &nbytes)) return NULL;
+    /* Borrowed memory must exist unless there is nothing to point at. */
+    if (!data && nbytes != 0) return NULL;
+    mt_tensor *t = new_header(dtype, ndim, shape, nbytes);
+    if (!t) return NULL;
+    t->data = data;
+    t->owns_data = false;
+    if (strides) {
+        for (int i = 0; i < ndim; i++) t->strides[i] = strides[i];
+    } else {
+        contiguous_strides(ndim, shape, t->strides);
+    }
+    return t;
+}
+
+MT_API void mt_tensor_retain(mt_tensor *t) {
+    if (t) atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+}
+
+MT_API void mt_tensor_release(mt_tensor *t) {
+    if (!t) return;
+    /* acq_rel: the freeing thread sees every write made before other releases. */
+    if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1) return;
+    if (t->owns_data) free(t->data);
+    free(t);
+}
+
+MT_API void *mt_tensor_data(const mt_tensor *t) { return t ? t->data : NULL; }
+
+MT_API mt_dtype mt_tensor_dtype(const mt_tensor *t) { return t ? t->dtype : MT_DTYPE_COUNT_; }
+
+MT_API int mt_tensor_ndim(const mt_tensor *t) { return t ? t->ndim : -1; }
+
+MT_API const int64_t *mt_tensor_shape(const mt_tensor *t) { return t ? t->shape : NULL; }
+
+MT_API const int64_t *mt_tensor_strides(const mt_tensor *t) { return t ? t->strides : NULL; }
+
+MT_API int64_t mt_tensor_numel(const mt_tensor *t) {
+    if (!t) return -1;
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) n *= t->shape[i]; /* validated at creation */
+    return n;
+}
+
+bool mt_tensor_is_contiguous(const mt_tensor *t) {
+    if (!t) return false;
+    /* An empty tensor has no element to misplace; a length-1 axis is never
+     * stepped along, so its stride does not matter (NumPy's rule). */
+    for (int i = 0; i < t->ndim; i++)
+        if (t->shape[i] == 0) return true;
+    int64_t expect = 1;
+    for (int i = t->ndim - 1; i >= 0; i--) {
+        if (t->shape[i] == 1) continue;
+        if (t->strides[i] != expect) return false;
+        expect *= t->shape[i];
+    }
+    return true;
+}

@@ -1,0 +1,30 @@
+/*
+ * common.h -- small shared helpers: dtype facts, checked integer arithmetic.
+ */
+#ifndef MT_SUPPORT_COMMON_H
+#define MT_SUPPORT_COMMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "minitriton.h"
+
+#define MT_ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static inline bool mt_dtype_is_float(mt_dtype t) {
+    return t == MT_FLOAT16 || t == MT_FLOAT32 || t == MT_FLOAT64;
+}
+static inline bool mt_dtype_is_int(mt_dtype t) {
+    return t == MT_INT8 || t == MT_UINT8 || t == MT_INT32 || t == MT_INT64;
+}
+static inline bool mt_dtype_is_signed(mt_dtype t) {
+    return t == MT_INT8 || t == MT_INT32 || t == MT_INT64 || mt_dtype_is_float(t);
+}
+static inline int mt_dtype_bits(mt_dtype t) { return (int)mt_dtype_size(t) * 8; }
+
+/* a * b, false on int64 overflow. */
+static inline bool mt_mul_ok(int64_t a, int64_t b, int64_t *out) {
+    return !__builtin_mul_overflow(a, b, out);
+}
+
+#endif

@@ -1,0 +1,326 @@
+/*
+ * tir.h -- the loop-level IR (TensorIR-like).
+ *
+ * A loop function (mt_tfunc) takes buffers and computes into some of them with
+ * loops, blocks and stores. It is what `@T.prim_func` source means, and what
+ * the printer (tir/printer.c) prints, in that same syntax.
+ *
+ * Two forms share these nodes:
+ *
+ *  - Block form (after legalization and fusion, before lowering). Work is in
+ *    blocks: a TS_BLOCK has iteration variables, each spatial ('S') or reduce
+ *    ('R') with a domain [0, extent), bound to expressions of the enclosing
+ *    loop variables (its iter_values), an optional init statement run before
+ *    the first reduce iteration, the regions it reads and writes, and its body.
+ *    Buffers are n-dimensional and indexed with one expression per dim.
+ *
+ *        for i, j in T.grid(2, 3):
+ *            with T.block("add"):
+ *                vi, vj = T.axis.remap("SS", [i, j])
+ *                out[vi, vj] = a[vi, vj] + b[vi, vj]
+ *
+ *  - Lowered form (after passes/tir/lower_blocks.c and flatten_buffers.c): no
+ *    blocks; every buffer is one-dimensional (flat, row-major) and accessed
+ *    with one index. This is what codegen accepts.
+ *
+ * Loops are `min, extent` (exclusive end), as in Halide and TVM.
+ *
+ * Nodes are immutable once built and shared freely; a pass that changes
+ * something builds new nodes (the mutator returns the same pointer when
+ * nothing changed). Identity of variables and buffers is by pointer.
+ *
+ * Calling convention of a compiled loop function (codegen and executor rely on
+ * it):  void name(p0, p1, ..., s0, s1, ...)  where p_i are the params in
+ * order -- a buffer param is a pointer to its element type, a scalar param is
+ * passed by value in its dtype -- and s_j are the function's sym_vars (the
+ * symbolic dims used in buffer shapes) as int64_t, in order.
+ */
+#ifndef MT_TIR_TIR_H
+#define MT_TIR_TIR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "minitriton.h"
+#include "support/arena.h"
+#include "support/diag.h"
+
+typedef struct mt_texpr mt_texpr;
+typedef struct mt_tstmt mt_tstmt;
+typedef struct mt_tvar mt_tvar;
+typedef struct mt_tbuffer mt_tbuffer;
+typedef struct mt_tfunc mt_tfunc;
+
+/* ---- variables ----------------------------------------------------------- */
+
+/* A scalar variable: loop variable, block iteration variable, let-bound
+ * value, symbolic dim or scalar parameter. */
+struct mt_tvar {
+    const char *name; /* as printed; unique names are the printer's concern */
+    mt_dtype dtype;   /* loop and index variables are MT_INT64 */
+    int id;           /* creation order, for stable printing and hashing */
+};
+
+/* ---- buffers ------------------------------------------------------------- */
+
+typedef enum mt_scope { MT_SCOPE_GLOBAL, MT_SCOPE_SHARED, MT_SCOPE_LOCAL } mt_scope;
+
+/* An n-dimensional array in memory. Compact row-major: element (i0..in-1)
+ * lives at offset sum(i_k * prod(shape[k+1..])). */
+struct mt_tbuffer {
+    const char *name;
+    mt_dtype dtype;
+    int ndim;          /* 0 for a scalar buffer: accessed as b[()] */
+    mt_texpr **shape;  /* ndim extents, MT_INT64 exprs (imm, or sym var) */
+    mt_scope scope;
+    int id;
+};
+
+/* ---- expressions --------------------------------------------------------- */
+
+/* X(kind, printed operator or name). Binary kinds use a, b; unary use a. */
+#define MT_TEXPR_LIST(X)                                                    \
+    X(TE_INT, "int")          /* ival: integer or bool immediate */         \
+    X(TE_FLOAT, "float")      /* fval: floating immediate */                \
+    X(TE_VAR, "var")          /* var */                                     \
+    X(TE_LOAD, "load")        /* buf[idx0, ..., idx(n-1)] */                \
+    X(TE_ADD, "+") X(TE_SUB, "-") X(TE_MUL, "*")                            \
+    X(TE_DIV, "/")            /* float division; integer: truncating */     \
+    X(TE_FLOORDIV, "//")      /* Python floor division */                   \
+    X(TE_FLOORMOD, "%")       /* Python modulo (sign of divisor) */         \
+    X(TE_MIN, "T.min") X(TE_MAX, "T.max")                                   \
+    X(TE_EQ, "==") X(TE_NE, "!=") X(TE_LT, "<") X(TE_LE, "<=")              \
+    X(TE_GT, ">") X(TE_GE, ">=")   /* compare: result dtype MT_BOOL */      \
+    X(TE_AND, "and") X(TE_OR, "or") /* on bool */                           \
+    X(TE_NOT, "not")          /* a: bool */                                 \
+    X(TE_NEG, "-")            /* a: arithmetic negation */                  \
+    X(TE_SELECT, "T.Select")  /* cond ? a : b, both evaluated */            \
+    X(TE_CAST, "T.Cast")      /* a converted to dtype */                    \
+    X(TE_CALL, "call")        /* intrin(args...) */                         \
+    X(TE_RAMP, "T.Ramp")      /* vector [a, a+b, ..., a+(lanes-1)b] */      \
+    X(TE_BROADCAST, "T.Broadcast") /* vector of lanes copies of a */
+
+typedef enum mt_texpr_kind {
+#define MT_X_(k, s) k,
+    MT_TEXPR_LIST(MT_X_)
+#undef MT_X_
+    TE_COUNT_
+} mt_texpr_kind;
+
+/* Math intrinsics: X(kind, name as in T.<name>, arity). Float operands. */
+#define MT_INTRIN_LIST(X)                                                     \
+    X(IN_EXP, "exp", 1) X(IN_LOG, "log", 1) X(IN_SQRT, "sqrt", 1)             \
+    X(IN_RSQRT, "rsqrt", 1) X(IN_SIN, "sin", 1) X(IN_COS, "cos", 1)           \
+    X(IN_TANH, "tanh", 1) X(IN_SIGMOID, "sigmoid", 1) X(IN_ERF, "erf", 1)     \
+    X(IN_ABS, "abs", 1) X(IN_FLOOR, "floor", 1) X(IN_CEIL, "ceil", 1)         \
+    X(IN_ROUND, "round", 1) X(IN_POW, "pow", 2) X(IN_FMA, "fma", 3)
+
+typedef enum mt_intrin {
+#define MT_X_(k, s, n) k,
+    MT_INTRIN_LIST(MT_X_)
+#undef MT_X_
+    IN_COUNT_
+} mt_intrin;
+
+struct mt_texpr {
+    mt_texpr_kind kind;
+    mt_dtype dtype;    /* element type of the result */
+    int lanes;         /* 1 = scalar; > 1 a vector (after vectorize) */
+    int64_t ival;      /* TE_INT */
+    double fval;       /* TE_FLOAT */
+    mt_tvar *var;      /* TE_VAR */
+    mt_texpr *a, *b;   /* operands; TE_RAMP: base a, stride b */
+    mt_texpr *cond;    /* TE_SELECT */
+    mt_tbuffer *buf;   /* TE_LOAD */
+    mt_texpr **args;   /* TE_LOAD: indices (nargs = buf->ndim); TE_CALL: args */
+    int nargs;
+    mt_intrin intrin;  /* TE_CALL */
+};
+
+/* ---- statements ---------------------------------------------------------- */
+
+typedef enum mt_for_kind {
+    MT_FOR_SERIAL, MT_FOR_PARALLEL, MT_FOR_VECTORIZED, MT_FOR_UNROLLED, MT_FOR_THREAD
+} mt_for_kind;
+
+typedef enum mt_iter_kind { MT_ITER_SPATIAL, MT_ITER_REDUCE } mt_iter_kind;
+
+/* A block iteration variable: var ranges over [0, extent). */
+typedef struct mt_titer {
+    mt_tvar *var;
+    mt_texpr *extent;
+    mt_iter_kind kind;
+} mt_titer;
+
+/* A rectangular buffer region: dim k covers [min[k], min[k] + extent[k]). */
+typedef struct mt_tregion {
+    mt_tbuffer *buf;
+    mt_texpr **min;
+    mt_texpr **extent;
+} mt_tregion;
+
+#define MT_TSTMT_LIST(X)                                                     \
+    X(TS_FOR)     /* for var in range(min, min + extent): body */            \
+    X(TS_BLOCK)   /* with T.block(name): iter vars, init, body */            \
+    X(TS_STORE)   /* buf[idx...] = value */                                  \
+    X(TS_SEQ)     /* stmts in order */                                       \
+    X(TS_IF)      /* if cond: then_s else: else_s (may be NULL) */           \
+    X(TS_LET)     /* var = value; body (scalar, immutable) */                \
+    X(TS_ALLOC)   /* buffer allocated for the extent of body */              \
+    X(TS_EVAL)    /* evaluate value for its effect */
+
+typedef enum mt_tstmt_kind {
+#define MT_X_(k) k,
+    MT_TSTMT_LIST(MT_X_)
+#undef MT_X_
+    TS_COUNT_
+} mt_tstmt_kind;
+
+struct mt_tstmt {
+    mt_tstmt_kind kind;
+    /* TS_FOR */
+    mt_tvar *var;            /* also TS_LET */
+    mt_texpr *min, *extent;
+    mt_for_kind for_kind;
+    const char *thread_tag;  /* MT_FOR_THREAD: "threadIdx.x", ... */
+    mt_tstmt *body;          /* FOR, BLOCK, LET, ALLOC */
+    /* TS_STORE */
+    mt_tbuffer *buf;         /* also TS_ALLOC */
+    mt_texpr **idx;
+    int nidx;
+    mt_texpr *value;         /* STORE, LET, EVAL */
+    /* TS_SEQ */
+    mt_tstmt **stmts;
+    int nstmts;
+    /* TS_IF */
+    mt_texpr *cond;
+    mt_tstmt *then_s, *else_s;
+    /* TS_BLOCK */
+    const char *name;
+    mt_titer *iters;         /* niters iteration variables ... */
+    mt_texpr **iter_values;  /* ... and the value each is bound to */
+    int niters;
+    mt_texpr *predicate;     /* T.where(...) or NULL */
+    mt_tregion *reads, *writes;
+    int nreads, nwrites;
+    mt_tstmt *init;          /* with T.init(): or NULL */
+    mt_tbuffer **allocs;     /* T.alloc_buffer inside the block */
+    int nallocs;
+};
+
+/* ---- functions ----------------------------------------------------------- */
+
+typedef struct mt_tparam {
+    mt_tbuffer *buf; /* a buffer param, or */
+    mt_tvar *var;    /* a scalar param (exactly one of the two is set) */
+} mt_tparam;
+
+typedef struct mt_tattr {
+    const char *key, *value; /* T.func_attr({"key": "value"}) */
+} mt_tattr;
+
+struct mt_tfunc {
+    const char *name;
+    mt_tparam *params;
+    int nparams;
+    int num_outputs;      /* the last num_outputs buffer params are written */
+    mt_tvar **sym_vars;   /* symbolic dims used in param shapes (int64) */
+    int nsym;
+    mt_tstmt *body;
+    mt_tattr *attrs;
+    int nattrs;
+    mt_tbuffer **allocs;  /* function-level T.alloc_buffer (block form) */
+    int nallocs;
+};
+
+/* ---- construction (tir/tir.c) --------------------------------------------
+ * All take the arena first and never return NULL. */
+mt_tvar *mt_tvar_new(mt_arena *a, const char *name, mt_dtype dtype);
+mt_tbuffer *mt_tbuffer_new(mt_arena *a, const char *name, mt_dtype dtype, int ndim,
+                           mt_texpr *const *shape);
+mt_tbuffer *mt_tbuffer_new_const(mt_arena *a, const char *name, mt_dtype dtype, int ndim,
+                                 const int64_t *shape);
+
+mt_texpr *mt_te_int(mt_arena *a, mt_dtype dtype, int64_t v);
+mt_texpr *mt_te_i64(mt_arena *a, int64_t v); /* MT_INT64 immediate */
+mt_texpr *mt_te_float(mt_arena *a, mt_dtype dtype, double v);
+mt_texpr *mt_te_var(mt_arena *a, mt_tvar *v);
+mt_texpr *mt_te_load(mt_arena *a, mt_tbuffer *buf, mt_texpr *const *idx, int nidx);
+/* Binary node; dtype is a's (bool for comparisons); operands must agree. */
+mt_texpr *mt_te_bin(mt_arena *a, mt_texpr_kind kind, mt_texpr *x, mt_texpr *y);
+mt_texpr *mt_te_unary(mt_arena *a, mt_texpr_kind kind, mt_texpr *x); /* TE_NOT, TE_NEG */
+mt_texpr *mt_te_select(mt_arena *a, mt_texpr *cond, mt_texpr *x, mt_texpr *y);
+mt_texpr *mt_te_cast(mt_arena *a, mt_dtype dtype, mt_texpr *x); /* x itself if same dtype */
+mt_texpr *mt_te_call(mt_arena *a, mt_intrin fn, mt_texpr *const *args, int nargs);
+mt_texpr *mt_te_ramp(mt_arena *a, mt_texpr *base, mt_texpr *stride, int lanes);
+mt_texpr *mt_te_broadcast(mt_arena *a, mt_texpr *x, int lanes);
+mt_texpr *mt_te_copy(mt_arena *a, const mt_texpr *e); /* shallow copy, to modify */
+
+mt_tstmt *mt_ts_for(mt_arena *a, mt_tvar *var, mt_texpr *min, mt_texpr *extent,
+                    mt_for_kind kind, mt_tstmt *body);
+mt_tstmt *mt_ts_store(mt_arena *a, mt_tbuffer *buf, mt_texpr *const *idx, int nidx,
+                      mt_texpr *value);
+mt_tstmt *mt_ts_seq(mt_arena *a, mt_tstmt *const *stmts, int n); /* n == 1: that stmt */
+mt_tstmt *mt_ts_if(mt_arena *a, mt_texpr *cond, mt_tstmt *then_s, mt_tstmt *else_s);
+mt_tstmt *mt_ts_let(mt_arena *a, mt_tvar *var, mt_texpr *value, mt_tstmt *body);
+mt_tstmt *mt_ts_alloc(mt_arena *a, mt_tbuffer *buf, mt_tstmt *body);
+mt_tstmt *mt_ts_eval(mt_arena *a, mt_texpr *value);
+mt_tstmt *mt_ts_block(mt_arena *a, const char *name); /* fill the block fields after */
+mt_tstmt *mt_ts_copy(mt_arena *a, const mt_tstmt *s);  /* shallow copy, to modify */
+
+mt_tfunc *mt_tfunc_new(mt_arena *a, const char *name);
+void mt_tfunc_add_param(mt_arena *a, mt_tfunc *f, mt_tbuffer *buf, mt_tvar *var);
+
+/* Facts. */
+bool mt_te_is_const_int(const mt_texpr *e, int64_t *value); /* TE_INT? */
+const char *mt_texpr_kind_str(mt_texpr_kind k);
+const char *mt_intrin_name(mt_intrin fn);
+int mt_intrin_arity(mt_intrin fn);
+int mt_intrin_from_name(const char *name, mt_intrin *out); /* 0 ok, -1 unknown */
+
+/* ---- printing (tir/printer.c) --------------------------------------------
+ * In the @T.prim_func syntax of the language (docs/language.md §2). */
+const char *mt_tfunc_print(mt_arena *a, const mt_tfunc *f);
+const char *mt_tstmt_print(mt_arena *a, const mt_tstmt *s);
+const char *mt_texpr_print(mt_arena *a, const mt_texpr *e);
+
+/* ---- traversal (tir/visitor.c) -------------------------------------------
+ * A visitor calls `expr`/`stmt` hooks for every node; a hook that wants the
+ * default walk into children calls mt_tvisit_*_children. Hooks left NULL mean
+ * "walk the children". The mutator is the same with results: a hook returns
+ * the replacement; the default rebuilds a node only when a child changed and
+ * otherwise returns the very same pointer. */
+typedef struct mt_tvisitor mt_tvisitor;
+struct mt_tvisitor {
+    void (*expr)(mt_tvisitor *v, const mt_texpr *e);
+    void (*stmt)(mt_tvisitor *v, const mt_tstmt *s);
+    void *ctx;
+};
+void mt_tvisit_expr(mt_tvisitor *v, const mt_texpr *e);
+void mt_tvisit_stmt(mt_tvisitor *v, const mt_tstmt *s);
+void mt_tvisit_expr_children(mt_tvisitor *v, const mt_texpr *e);
+void mt_tvisit_stmt_children(mt_tvisitor *v, const mt_tstmt *s);
+
+typedef struct mt_tmutator mt_tmutator;
+struct mt_tmutator {
+    mt_arena *arena;
+    mt_texpr *(*expr)(mt_tmutator *m, mt_texpr *e);
+    mt_tstmt *(*stmt)(mt_tmutator *m, mt_tstmt *s);
+    void *ctx;
+};
+mt_texpr *mt_tmutate_expr(mt_tmutator *m, mt_texpr *e);
+mt_tstmt *mt_tmutate_stmt(mt_tmutator *m, mt_tstmt *s);
+mt_texpr *mt_tmutate_expr_children(mt_tmutator *m, mt_texpr *e);
+mt_tstmt *mt_tmutate_stmt_children(mt_tmutator *m, mt_tstmt *s);
+
+/* Replace variables: every TE_VAR of vars[i] becomes values[i]. */
+mt_texpr *mt_tsubst_expr(mt_arena *a, mt_texpr *e, mt_tvar *const *vars,
+                         mt_texpr *const *values, int n);
+mt_tstmt *mt_tsubst_stmt(mt_arena *a, mt_tstmt *s, mt_tvar *const *vars,
+                         mt_texpr *const *values, int n);
+
+/* Structural equality of expressions (same kinds, dtypes, values, same
+ * variable and buffer pointers). */
+bool mt_texpr_equal(const mt_texpr *x, const mt_texpr *y);
+
+#endif

@@ -1,0 +1,279 @@
+/*
+ * test_api.c -- the public API's contract: misuse gives a status and a
+ * message (never a crash), introspection, dumps, names, tensors.
+ */
+#include <stdlib.h>
+
+#include "test_util.h"
+
+static const char *ADD =
+    "def add(a: Tensor((2, 3), \"float32\"), b: Tensor((2, 3), \"float32\")):\n"
+    "    out = a + b\n"
+    "    out = out + a\n"
+    "    return out\n";
+
+static mt_tensor *ones(mt_dtype dt, int ndim, const int64_t *shape) {
+    mt_tensor *t = mt_tensor_create(dt, ndim, shape);
+    assert_non_null(t);
+    if (dt == MT_FLOAT32)
+        for (int64_t i = 0; i < mt_tensor_numel(t); i++) ((float *)mt_tensor_data(t))[i] = 1;
+    return t;
+}
+
+static void test_null_arguments(void **s) {
+    mt_diag d;
+    assert_null(mt_jit_compile(NULL, ADD, NULL, &d));
+    assert_int_equal(d.status, MT_ERR_INVALID_ARG);
+    assert_non_null(strstr(d.message, "context is NULL"));
+    assert_null(mt_jit_compile(test_ctx, NULL, NULL, &d));
+    assert_int_equal(d.status, MT_ERR_INVALID_ARG);
+    assert_null(mt_jit_compile(test_ctx, "def f(:", NULL, NULL)); /* diag may be NULL */
+    assert_int_equal(mt_kernel_run(NULL, NULL, 0, NULL, 0, &d), MT_ERR_INVALID_ARG);
+    mt_kernel_release(NULL);
+    mt_kernel_retain(NULL);
+    mt_context_destroy(NULL);
+    mt_tensor_release(NULL);
+    assert_null(mt_kernel_dump(NULL, MT_STAGE_AST));
+    assert_int_equal(mt_kernel_num_params(NULL), -1);
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.opt_level = 7;
+    assert_null(mt_jit_compile(test_ctx, ADD, &o, &d));
+    assert_int_equal(d.status, MT_ERR_INVALID_ARG);
+}
+
+static void test_the_issue_example(void **s) {
+    mt_kernel *k = compile_ok(ADD);
+    int64_t shape[2] = {2, 3};
+    mt_tensor *args[2] = {ones(MT_FLOAT32, 2, shape), ones(MT_FLOAT32, 2, shape)};
+    mt_tensor *out = NULL;
+    assert_int_equal(mt_kernel_run(k, args, 2, &out, 1, NULL), MT_OK);
+    for (int i = 0; i < 6; i++) assert_true(((float *)mt_tensor_data(out))[i] == 3.0f);
+    /* graph-opt: exactly one call_tir, to the fused function */
+    const char *g = mt_kernel_dump(k, MT_STAGE_GRAPH_OPT);
+    assert_non_null(g);
+    const char *first = strstr(g, "R.call_tir(cls.fused_add_add, (a, b)");
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "R.call_tir"));
+    /* tir: one loop nest computing a + b + a */
+    const char *t = mt_kernel_dump(k, MT_STAGE_TIR);
+    assert_non_null(t);
+    assert_non_null(strstr(t, "a[v0, v1] + b[v0, v1] + a[v0, v1]"));
+    const char *grid = strstr(t, "T.grid(");
+    assert_non_null(grid);
+    assert_null(strstr(grid + 1, "T.grid("));
+    mt_tensor_release(out);
+    mt_tensor_release(args[0]);
+    mt_tensor_release(args[1]);
+    mt_kernel_release(k);
+}
+
+static void test_dumps(void **s) {
+    mt_kernel *k = compile_ok(ADD);
+    for (int st = 0; st < MT_STAGE_COUNT_; st++) {
+        const char *text = mt_kernel_dump(k, (mt_stage)st);
+        if (st == MT_STAGE_CUDA) {
+            assert_null(text);
+            assert_non_null(strstr(mt_kernel_dump_unavailable(k, (mt_stage)st), "CUDA"));
+        } else {
+            assert_non_null(text);
+            assert_true(strlen(text) > 10);
+            assert_null(mt_kernel_dump_unavailable(k, (mt_stage)st));
+        }
+    }
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_LLVM), "noalias"));
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_ASM), "fused_add_add"));
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_AST), "FunctionDef"));
+    assert_null(mt_kernel_dump(k, (mt_stage)99));
+    mt_kernel_release(k);
+}
+
+static void test_pass_dumps(void **s) {
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.dump_after = "legalize,fuse_ops,simplify";
+    mt_kernel *k = compile_ok_opts(ADD, &o);
+    const char *leg = mt_kernel_pass_dump(k, "legalize");
+    assert_non_null(leg);
+    assert_non_null(strstr(leg, "R.call_tir(cls.add, (a, b)"));
+    assert_non_null(strstr(leg, "R.call_tir(cls.add_1, (out, a)"));
+    assert_non_null(mt_kernel_pass_dump(k, "fuse_ops"));
+    assert_non_null(mt_kernel_pass_dump(k, "simplify"));
+    assert_null(mt_kernel_pass_dump(k, "fuse_tir"));
+    assert_null(mt_kernel_pass_dump(k, "nonsense"));
+    mt_kernel_release(k);
+}
+
+static void test_introspection(void **s) {
+    mt_kernel *k = compile_ok(
+        "def f(x: Tensor((\"n\", 4), \"float64\"), y: Tensor((4,), \"float64\")):\n"
+        "    return x * y, y\n");
+    assert_string_equal(mt_kernel_name(k), "f");
+    assert_int_equal(mt_kernel_num_params(k), 2);
+    assert_int_equal(mt_kernel_num_results(k), 2);
+    assert_string_equal(mt_kernel_param_name(k, 0), "x");
+    assert_string_equal(mt_kernel_param_name(k, 1), "y");
+    assert_int_equal(mt_kernel_param_dtype(k, 0), MT_FLOAT64);
+    assert_int_equal(mt_kernel_param_ndim(k, 0), 2);
+    assert_int_equal(mt_kernel_param_dim(k, 0, 0), -1);
+    assert_string_equal(mt_kernel_param_dim_name(k, 0, 0), "n");
+    assert_int_equal(mt_kernel_param_dim(k, 0, 1), 4);
+    assert_null(mt_kernel_param_dim_name(k, 0, 1));
+    assert_int_equal(mt_kernel_param_dim(k, 0, 2), -1);
+    assert_null(mt_kernel_param_name(k, 2));
+    assert_null(mt_kernel_param_name(k, -1));
+    assert_int_equal(mt_kernel_result_ndim(k, 0), 2);
+    assert_int_equal(mt_kernel_result_dim(k, 0, 1), 4);
+    assert_int_equal(mt_kernel_result_dtype(k, 1), MT_FLOAT64);
+    assert_int_equal(mt_kernel_result_ndim(k, 5), -1);
+    mt_kernel_retain(k);
+    mt_kernel_release(k);
+    mt_kernel_release(k);
+}
+
+/* Each wrong call: status, message, and for a parameter the place of its
+ * declaration in the rendered diagnostic. */
+static void expect_run_error(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tensor **res,
+                             int nres, const char *msg, int line, int col) {
+    mt_diag d;
+    assert_int_equal(mt_kernel_run(k, args, nargs, res, nres, &d), MT_ERR_INVALID_ARG);
+    if (strcmp(d.message, msg) != 0) fail_msg("message:\n  got  %s\n  want %s", d.message, msg);
+    assert_int_equal(d.line, line);
+    assert_int_equal(d.col, col);
+}
+
+static void test_run_errors(void **s) {
+    mt_kernel *k = compile_ok(
+        "def f(a: Tensor((\"n\", 3), \"float32\"),\n      b: Tensor((\"n\", 3), \"float32\")):\n"
+        "    return a + b\n");
+    int64_t s23[2] = {2, 3}, s24[2] = {2, 4}, s33[2] = {3, 3}, s6[1] = {6};
+    mt_tensor *a = ones(MT_FLOAT32, 2, s23), *b = ones(MT_FLOAT32, 2, s23);
+    mt_tensor *bi = ones(MT_INT32, 2, s23), *b24 = ones(MT_FLOAT32, 2, s24);
+    mt_tensor *b33 = ones(MT_FLOAT32, 2, s33), *b6 = ones(MT_FLOAT32, 1, s6);
+    mt_tensor *out = NULL;
+
+    mt_tensor *two[2] = {a, b};
+    expect_run_error(k, two, 1, &out, 1, "the kernel takes 2 arguments, got 1", 0, 0);
+    expect_run_error(k, two, 2, &out, 2, "the kernel returns 1 result, got 2 slots", 0, 0);
+    mt_tensor *withnull[2] = {a, NULL};
+    expect_run_error(k, withnull, 2, &out, 1, "argument 'b' is NULL", 2, 7);
+    mt_tensor *wrongdt[2] = {a, bi};
+    expect_run_error(k, wrongdt, 2, &out, 1, "argument 'b' has dtype int32, expected float32", 2, 7);
+    mt_tensor *wrongrank[2] = {b6, b};
+    expect_run_error(k, wrongrank, 2, &out, 1, "argument 'a' has rank 1, expected 2", 1, 7);
+    mt_tensor *wrongdim[2] = {a, b24};
+    expect_run_error(k, wrongdim, 2, &out, 1,
+                     "argument 'b' has shape (2, 4): dim 1 is 4, expected 3", 2, 7);
+    mt_tensor *wrongsym[2] = {a, b33};
+    expect_run_error(k, wrongsym, 2, &out, 1,
+                     "symbolic dim 'n' is 3 in argument 'b' but 2 in argument 'a'", 2, 7);
+    assert_null(out); /* failures leave the slots alone */
+
+    /* result slots: wrong shape, aliasing an argument */
+    mt_tensor *bad = ones(MT_FLOAT32, 2, s33);
+    expect_run_error(k, two, 2, &bad, 1, "result 0 is float32 (3, 3), expected float32 (2, 3)", 0, 0);
+    mt_tensor *alias = a;
+    mt_diag d;
+    assert_int_equal(mt_kernel_run(k, two, 2, &alias, 1, &d), MT_ERR_INVALID_ARG);
+    assert_string_equal(d.message, "result 0 overlaps the memory of argument 'a'");
+
+    /* non-contiguous arguments are refused */
+    float buf[12] = {0};
+    int64_t strides[2] = {1, 2};
+    mt_tensor *tr = mt_tensor_wrap(buf, MT_FLOAT32, 2, s23, strides);
+    mt_tensor *strided[2] = {tr, b};
+    expect_run_error(k, strided, 2, &out, 1,
+                     "argument 'a' is not C-contiguous; strided tensors are not supported yet", 1, 7);
+
+    /* the rendered text shows the declaration */
+    assert_int_equal(mt_kernel_run(k, wrongdt, 2, &out, 1, &d), MT_ERR_INVALID_ARG);
+    assert_non_null(strstr(d.text, "error: argument 'b' has dtype int32, expected float32\n"));
+    assert_non_null(strstr(d.text, "      b: Tensor((\"n\", 3), \"float32\")):\n      ^\n"));
+
+    /* and a good run after all that */
+    assert_int_equal(mt_kernel_run(k, two, 2, &out, 1, &d), MT_OK);
+    assert_true(((float *)mt_tensor_data(out))[5] == 2.0f);
+
+    mt_tensor *all[] = {a, b, bi, b24, b33, b6, bad, tr, out};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) mt_tensor_release(all[i]);
+    mt_kernel_release(k);
+}
+
+/* A compile error: status, place, message, rendered text with a caret. */
+static void test_compile_error_diag(void **s) {
+    mt_diag d = compile_err(
+        "def f(a: Tensor((2, 3), \"float32\")):\n    out = a + c\n    return out\n");
+    assert_int_equal(d.status, MT_ERR_NAME);
+    assert_int_equal(d.line, 2);
+    assert_int_equal(d.col, 15);
+    assert_string_equal(d.message, "unknown name 'c'");
+    assert_string_equal(d.text, "k.py:2:15: error: unknown name 'c'\n    out = a + c\n              ^\n");
+}
+
+static void test_kernel_outlives_context_handle(void **s) {
+    mt_context *ctx = mt_context_create(NULL);
+    assert_non_null(ctx);
+    mt_diag d;
+    mt_kernel *k = mt_jit_compile(ctx, ADD, NULL, &d);
+    assert_non_null(k);
+    mt_context_destroy(ctx); /* the kernel keeps the context alive */
+    int64_t shape[2] = {2, 3};
+    mt_tensor *args[2] = {ones(MT_FLOAT32, 2, shape), ones(MT_FLOAT32, 2, shape)};
+    mt_tensor *out = NULL;
+    assert_int_equal(mt_kernel_run(k, args, 2, &out, 1, NULL), MT_OK);
+    assert_true(((float *)mt_tensor_data(out))[0] == 3.0f);
+    mt_tensor_release(out);
+    mt_tensor_release(args[0]);
+    mt_tensor_release(args[1]);
+    mt_kernel_release(k);
+}
+
+static void test_names(void **s) {
+    for (int i = 0; i < MT_STATUS_COUNT_; i++) {
+        assert_non_null(mt_status_str((mt_status)i));
+        assert_true(strlen(mt_status_str((mt_status)i)) > 1);
+    }
+    assert_string_equal(mt_status_str(MT_OK), "ok");
+    assert_string_equal(mt_status_str((mt_status)1000), "unknown status");
+    mt_dtype dt;
+    for (int i = 0; i < MT_DTYPE_COUNT_; i++) {
+        assert_int_equal(mt_dtype_from_str(mt_dtype_str((mt_dtype)i), &dt), 0);
+        assert_int_equal(dt, i);
+    }
+    assert_int_equal(mt_dtype_size(MT_FLOAT16), 2);
+    assert_int_equal(mt_dtype_size(MT_INT64), 8);
+    assert_int_equal(mt_dtype_from_str("float33", &dt), -1);
+    mt_stage st;
+    assert_int_equal(mt_stage_from_str("graph-opt", &st), 0);
+    assert_int_equal(st, MT_STAGE_GRAPH_OPT);
+    assert_int_equal(mt_stage_from_str("tir-sched", &st), 0);
+    assert_int_equal(st, MT_STAGE_TIR_SCHED);
+    assert_int_equal(mt_stage_from_str("nope", &st), -1);
+    assert_string_equal(mt_version(), MT_VERSION_STRING);
+}
+
+static void test_cuda_target_unavailable(void **s) {
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.target = MT_TARGET_CUDA;
+    mt_diag d;
+    assert_null(mt_jit_compile(test_ctx, ADD, &o, &d));
+    assert_int_equal(d.status, MT_ERR_UNAVAILABLE);
+    assert_non_null(strstr(d.message, "cuda"));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_null_arguments),
+        cmocka_unit_test(test_the_issue_example),
+        cmocka_unit_test(test_dumps),
+        cmocka_unit_test(test_pass_dumps),
+        cmocka_unit_test(test_introspection),
+        cmocka_unit_test(test_run_errors),
+        cmocka_unit_test(test_compile_error_diag),
+        cmocka_unit_test(test_kernel_outlives_context_handle),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_cuda_target_unavailable),
+    };
+    return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
+}

@@ -1,0 +1,1250 @@
+/*
+ * mtc.c -- the minitriton command-line driver (docs/mtc.md is its manual).
+ *
+ *     mtc [options] FILE.py
+ *
+ * compiles FILE.py with mt_jit_compile, prints the stages asked for with
+ * --emit, and with --run (or any option that implies it) runs the kernel on
+ * tensors read from .npy files or filled with seeded random data, then prints
+ * the results the way NumPy's print() does, writes them to .npy files, or
+ * times the kernel.
+ *
+ * The program is a straight line: parse options (every usage error is found
+ * before anything is compiled), read the source, compile, dump, build the
+ * arguments, run, report. Exit statuses: 0 ok, 1 compile error (including an
+ * unavailable --emit stage), 2 usage error (bad option, unreadable source,
+ * a parameter with no data, a symbolic dim with no size), 3 runtime error
+ * (a bad .npy file, a dtype/shape mismatch, a failing run, an output that
+ * cannot be written).
+ *
+ * Printing follows numpy.array2string with its defaults (precision 8,
+ * floatmode 'maxprec', linewidth 75, threshold 1000, edgeitems 3), so that
+ * `mtc --run` output can be compared with `print(np.array(...))` by eye or by
+ * diff. Floats: the values shown decide between positional and scientific
+ * notation (scientific when the largest magnitude is >= 1e8, the smallest
+ * nonzero one < 1e-4, or their ratio > 1000); each value is the shortest
+ * decimal string that reads back to the same value of its own type (float16,
+ * float32 or float64), cut to 8 fractional digits; then all are padded to a
+ * common width. A 0-d result prints like NumPy's str of a scalar ("2.0",
+ * "2", "True"). Arrays above 1000 elements show 3 items at each edge of every
+ * axis with "..." between.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "minitriton.h"
+#include "npy.h"
+
+enum { EXIT_OK = 0, EXIT_COMPILE = 1, EXIT_USAGE = 2, EXIT_RUNTIME = 3 };
+
+static const char USAGE[] =
+    "usage: mtc [options] FILE.py\n"
+    "\n"
+    "Compile a minitriton kernel; print its stages; run it on .npy or random data.\n"
+    "\n"
+    "  --entry NAME            entry function (default: the last graph function)\n"
+    "  --target cpu|cuda       code generation target (default: cpu)\n"
+    "  --emit STAGE[,STAGE...] print stages: ast graph graph-opt tir tir-sched\n"
+    "                          llvm asm cuda\n"
+    "  --run                   run the kernel and print its results\n"
+    "  --input NAME=FILE.npy   data for parameter NAME (a scalar takes a 0-d array)\n"
+    "  --random                fill parameters without --input with random data\n"
+    "  --seed N                seed for --random (default 0)\n"
+    "  --dim NAME=N            size of symbolic dim NAME for --random\n"
+    "  --output FILE.npy       write the (single) result to FILE.npy\n"
+    "  --output-dir DIR        write results to DIR/out0.npy, DIR/out1.npy, ...\n"
+    "  --bench N               time N runs after one warm-up; print median/min/max\n"
+    "  -h, --help              print this help\n"
+    "  --version               print the minitriton version\n"
+    "\n"
+    "--input, --random, --output, --output-dir and --bench imply --run.\n"
+    "Options take their value as '--opt value' or '--opt=value'.\n"
+    "FILE.py may be '-' to read the source from standard input.\n"
+    "\n"
+    "exit status: 0 ok, 1 compile error, 2 usage error, 3 runtime error\n";
+
+/* ---- small utilities ---------------------------------------------------- */
+
+/* A growable string. */
+typedef struct sbuf {
+    char *p;    /* NUL-terminated text (NULL until the first append) */
+    size_t len; /* bytes used, not counting the NUL */
+    size_t cap; /* bytes allocated */
+} sbuf;
+
+static void sb_grow(sbuf *s, size_t extra) {
+    if (s->len + extra + 1 <= s->cap) return;
+    size_t cap = s->cap ? s->cap : 64;
+    while (cap < s->len + extra + 1) cap *= 2;
+    char *p = realloc(s->p, cap);
+    if (!p) {
+        fputs("mtc: out of memory\n", stderr);
+        exit(EXIT_RUNTIME);
+    }
+    s->p = p;
+    s->cap = cap;
+}
+
+static void sb_putn(sbuf *s, const char *t, size_t n) {
+    sb_grow(s, n);
+    memcpy(s->p + s->len, t, n);
+    s->len += n;
+    s->p[s->len] = 0;
+}
+
+static void sb_puts(sbuf *s, const char *t) { sb_putn(s, t, strlen(t)); }
+
+static void sb_spaces(sbuf *s, int n) {
+    for (int i = 0; i < n; i++) sb_putn(s, " ", 1);
+}
+
+static void sb_free(sbuf *s) {
+    free(s->p);
+    s->p = NULL;
+    s->len = s->cap = 0;
+}
+
+static const char *sb_str(const sbuf *s) { return s->p ? s->p : ""; }
+
+static void *xcalloc(size_t n, size_t size) {
+    void *p = calloc(n ? n : 1, size);
+    if (!p) {
+        fputs("mtc: out of memory\n", stderr);
+        exit(EXIT_RUNTIME);
+    }
+    return p;
+}
+
+static size_t dtype_size(mt_dtype dt) {
+    static const size_t sizes[] = {
+#define MT_X_(name, text, size) [name] = size,
+        MT_DTYPE_LIST(MT_X_)
+#undef MT_X_
+    };
+    return (unsigned)dt < (unsigned)MT_DTYPE_COUNT_ ? sizes[dt] : 0;
+}
+
+static const char *dtype_name(mt_dtype dt) {
+    static const char *const names[] = {
+#define MT_X_(name, text, size) [name] = text,
+        MT_DTYPE_LIST(MT_X_)
+#undef MT_X_
+    };
+    return (unsigned)dt < (unsigned)MT_DTYPE_COUNT_ ? names[dt] : "?";
+}
+
+/* Parses a whole decimal integer in [lo, hi]. */
+static bool parse_int(const char *s, long long lo, long long hi, long long *out) {
+    if (!s || !*s) return false;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end || v < lo || v > hi) return false;
+    *out = v;
+    return true;
+}
+
+/* ---- float16 ------------------------------------------------------------- */
+
+static double half_to_double(uint16_t h) {
+    int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+    double v;
+    if (exp == 0) v = ldexp(mant, -24);
+    else if (exp == 31) v = mant ? NAN : INFINITY;
+    else v = ldexp(mant | 0x400, exp - 25);
+    return sign ? -v : v;
+}
+
+/* Round to nearest even, overflow to infinity. */
+static uint16_t double_to_half(double d) {
+    uint64_t b;
+    memcpy(&b, &d, sizeof b);
+    uint16_t sign = (uint16_t)((b >> 48) & 0x8000);
+    int exp = (int)((b >> 52) & 0x7ff);
+    uint64_t mant = b & ((UINT64_C(1) << 52) - 1);
+    if (exp == 0x7ff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+    if (exp == 0) return sign; /* double subnormals are far below half's range */
+    int e = exp - 1023, he, shift;
+    uint64_t m = mant | (UINT64_C(1) << 52);
+    if (e >= -14) {
+        he = e + 15;
+        shift = 42;
+    } else {
+        he = 0;
+        shift = 42 + (-14 - e);
+    }
+    if (he >= 31) return sign | 0x7c00;
+    if (shift >= 54) return sign;
+    uint64_t q = m >> shift, rem = m & ((UINT64_C(1) << shift) - 1), half = UINT64_C(1) << (shift - 1);
+    if (rem > half || (rem == half && (q & 1))) q++;
+    if (he == 0) return sign | (uint16_t)q; /* q == 0x400 is the smallest normal */
+    if (q >= 0x800) {
+        q >>= 1;
+        he++;
+        if (he >= 31) return sign | 0x7c00;
+    }
+    return sign | (uint16_t)(he << 10) | (uint16_t)(q & 0x3ff);
+}
+
+/* ---- NumPy-style printing ----------------------------------------------- */
+
+/* One element as double (floats), int64 (ints and bools) or uint8. */
+static const char *elem_ptr(const mt_tensor *t, const int64_t *idx) {
+    const int64_t *st = mt_tensor_strides(t);
+    int64_t off = 0;
+    for (int i = 0; i < mt_tensor_ndim(t); i++) off += idx[i] * st[i];
+    return (const char *)mt_tensor_data(t) + off * (int64_t)dtype_size(mt_tensor_dtype(t));
+}
+
+static double load_float(mt_dtype dt, const char *p) {
+    if (dt == MT_FLOAT16) {
+        uint16_t h;
+        memcpy(&h, p, 2);
+        return half_to_double(h);
+    }
+    if (dt == MT_FLOAT32) {
+        float f;
+        memcpy(&f, p, 4);
+        return f;
+    }
+    double d;
+    memcpy(&d, p, 8);
+    return d;
+}
+
+static int64_t load_int(mt_dtype dt, const char *p) {
+    switch (dt) {
+    case MT_BOOL: return *(const uint8_t *)p != 0;
+    case MT_INT8: return *(const int8_t *)p;
+    case MT_UINT8: return *(const uint8_t *)p;
+    case MT_INT32: {
+        int32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    default: {
+        int64_t v;
+        memcpy(&v, p, 8);
+        return v;
+    }
+    }
+}
+
+static bool is_float(mt_dtype dt) {
+    return dt == MT_FLOAT16 || dt == MT_FLOAT32 || dt == MT_FLOAT64;
+}
+
+/* Does the decimal text s read back as x in type dt? */
+static bool reads_back(const char *s, double x, mt_dtype dt) {
+    if (dt == MT_FLOAT32) return (double)strtof(s, NULL) == x;
+    double v = strtod(s, NULL);
+    if (dt == MT_FLOAT16) return half_to_double(double_to_half(v)) == x;
+    return v == x;
+}
+
+/* Digits and exponent of a "%.*e" string: "1.2345e-05" gives "12345", -5. */
+static void split_e(const char *buf, char *digits, int *exp10) {
+    size_t n = 0;
+    const char *p = buf;
+    for (; *p && *p != 'e'; p++)
+        if (*p >= '0' && *p <= '9') digits[n++] = *p;
+    while (n > 1 && digits[n - 1] == '0') n--;
+    digits[n] = 0;
+    *exp10 = *p == 'e' ? atoi(p + 1) : 0;
+}
+
+/* The shortest digits d0 d1 ... with x = d0.d1... * 10^exp10 that read back
+ * as x in type dt. x is finite and >= 0. digits holds >= 32 bytes. */
+static void shortest(double x, mt_dtype dt, char *digits, int *exp10) {
+    if (x == 0) {
+        strcpy(digits, "0");
+        *exp10 = 0;
+        return;
+    }
+    char buf[64];
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, sizeof buf, "%.*e", p - 1, x);
+        if (reads_back(buf, x, dt)) break;
+    }
+    split_e(buf, digits, exp10);
+}
+
+/* Positional text of |x| split at the point: "12", "5" for 12.5. At most
+ * maxfrac fractional digits (-1: no limit); trailing zeros trimmed. */
+static void positional(double x, mt_dtype dt, int maxfrac, char *ip, char *fp) {
+    char d[32];
+    int e;
+    shortest(fabs(x), dt, d, &e);
+    int n = (int)strlen(d);
+    int nfrac = n - 1 - e;
+    if (maxfrac >= 0 && nfrac > maxfrac) {
+        char buf[400];
+        snprintf(buf, sizeof buf, "%.*f", maxfrac, fabs(x));
+        char *dot = strchr(buf, '.');
+        *dot = 0;
+        strcpy(ip, buf);
+        strcpy(fp, dot + 1);
+    } else if (e >= 0) {
+        int k = 0;
+        for (int i = 0; i <= e; i++) ip[k++] = i < n ? d[i] : '0';
+        ip[k] = 0;
+        strcpy(fp, e + 1 < n ? d + e + 1 : "");
+    } else {
+        strcpy(ip, "0");
+        int k = 0;
+        for (int i = 0; i < -e - 1; i++) fp[k++] = '0';
+        strcpy(fp + k, d);
+    }
+    size_t fl = strlen(fp);
+    while (fl > 0 && fp[fl - 1] == '0') fp[--fl] = 0;
+}
+
+/* Scientific text of |x|: mantissa digits (first, rest) and exponent, with at
+ * most maxfrac digits after the first (-1: no limit). */
+static void scientific(double x, mt_dtype dt, int maxfrac, char *digits, int *exp10) {
+    shortest(fabs(x), dt, digits, exp10);
+    if (maxfrac >= 0 && (int)strlen(digits) - 1 > maxfrac) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%.*e", maxfrac, fabs(x));
+        split_e(buf, digits, exp10);
+    }
+}
+
+/* How every element of one array is formatted (numpy's FloatingFormat,
+ * IntegerFormat, BoolFormat). */
+typedef struct fmt {
+    mt_dtype dtype;  /* element type */
+    bool exp_format; /* floats: scientific notation */
+    int pad_left;    /* floats: width of the integer part; ints: whole width */
+    int pad_right;   /* floats: width of the fractional part (positional) */
+    int precision;   /* floats, scientific: mantissa fractional digits */
+    int exp_size;    /* floats, scientific: exponent digits */
+} fmt;
+
+/* The elements shown (the edges of each axis when summarizing), in order. */
+typedef struct shown {
+    const mt_tensor *t; /* the array */
+    bool summarize;     /* more than 1000 elements */
+    int64_t idx[MT_MAX_RANK];
+    const char **elems; /* pointers to the shown elements */
+    size_t n, cap;      /* count, allocated */
+} shown;
+
+enum { EDGE = 3, THRESHOLD = 1000, LINEWIDTH = 75 };
+
+static void collect(shown *s, int axis) {
+    const mt_tensor *t = s->t;
+    if (axis == mt_tensor_ndim(t)) {
+        if (s->n == s->cap) {
+            s->cap = s->cap ? 2 * s->cap : 64;
+            s->elems = realloc(s->elems, s->cap * sizeof *s->elems);
+            if (!s->elems) exit(EXIT_RUNTIME);
+        }
+        s->elems[s->n++] = elem_ptr(t, s->idx);
+        return;
+    }
+    int64_t len = mt_tensor_shape(t)[axis];
+    bool summ = s->summarize && 2 * EDGE < len;
+    for (int64_t i = 0; i < len; i++) {
+        if (summ && i == EDGE) i = len - EDGE;
+        s->idx[axis] = i;
+        collect(s, axis + 1);
+    }
+}
+
+static void float_fill(fmt *f, shown *s) {
+    mt_dtype dt = f->dtype;
+    double maxv = 0, minv = INFINITY;
+    bool any_finite = false, any_nonfinite = false, neg_inf = false;
+    for (size_t i = 0; i < s->n; i++) {
+        double v = load_float(dt, s->elems[i]);
+        if (!isfinite(v)) {
+            any_nonfinite = true;
+            if (isinf(v) && v < 0) neg_inf = true;
+            continue;
+        }
+        any_finite = true;
+        double a = fabs(v);
+        if (a == 0) continue;
+        if (a > maxv) maxv = a;
+        if (a < minv) minv = a;
+    }
+    if (maxv > 0 && (maxv >= 1e8 || minv < 1e-4 || maxv / minv > 1000.)) f->exp_format = true;
+    f->pad_left = f->pad_right = 0;
+    f->precision = 0;
+    f->exp_size = -1;
+    if (any_finite) {
+        for (size_t i = 0; i < s->n; i++) {
+            double v = load_float(dt, s->elems[i]);
+            if (!isfinite(v)) continue;
+            int neg = signbit(v) ? 1 : 0;
+            if (f->exp_format) {
+                char d[32];
+                int e;
+                scientific(v, dt, 8, d, &e);
+                int fl = (int)strlen(d) - 1;
+                char es[16];
+                int el = snprintf(es, sizeof es, "%d", e < 0 ? -e : e);
+                if (el < 2) el = 2;
+                if (fl > f->precision) f->precision = fl;
+                if (el > f->exp_size) f->exp_size = el;
+                if (1 + neg > f->pad_left) f->pad_left = 1 + neg;
+            } else {
+                char ip[400], fp[400];
+                positional(v, dt, 8, ip, fp);
+                int il = (int)strlen(ip) + neg, fl = (int)strlen(fp);
+                if (il > f->pad_left) f->pad_left = il;
+                if (fl > f->pad_right) f->pad_right = fl;
+            }
+        }
+        if (f->exp_format) f->pad_right = f->exp_size + 2 + f->precision;
+    }
+    if (any_nonfinite) {
+        int offset = f->pad_right + 1;
+        if (3 - offset > f->pad_left) f->pad_left = 3 - offset;
+        if (3 + neg_inf - offset > f->pad_left) f->pad_left = 3 + neg_inf - offset;
+    }
+}
+
+static void fmt_fill(fmt *f, shown *s) {
+    memset(f, 0, sizeof *f);
+    f->dtype = mt_tensor_dtype(s->t);
+    if (is_float(f->dtype)) {
+        float_fill(f, s);
+    } else if (f->dtype != MT_BOOL) {
+        for (size_t i = 0; i < s->n; i++) {
+            char b[32];
+            int l = snprintf(b, sizeof b, "%lld", (long long)load_int(f->dtype, s->elems[i]));
+            if (l > f->pad_left) f->pad_left = l;
+        }
+    }
+}
+
+static void format_elem(const fmt *f, const char *p, sbuf *out) {
+    mt_dtype dt = f->dtype;
+    char b[512];
+    if (dt == MT_BOOL) {
+        sb_puts(out, *p ? " True" : "False");
+        return;
+    }
+    if (!is_float(dt)) {
+        snprintf(b, sizeof b, "%*lld", f->pad_left, (long long)load_int(dt, p));
+        sb_puts(out, b);
+        return;
+    }
+    double v = load_float(dt, p);
+    if (!isfinite(v)) {
+        const char *r = isnan(v) ? "nan" : v < 0 ? "-inf" : "inf";
+        sb_spaces(out, f->pad_left + f->pad_right + 1 - (int)strlen(r));
+        sb_puts(out, r);
+        return;
+    }
+    const char *sign = signbit(v) ? "-" : "";
+    if (f->exp_format) {
+        char d[32];
+        int e;
+        scientific(v, dt, 8, d, &e);
+        /* A value with fewer digits than the widest is continued with the
+         * digits of its exact binary value (Dragon4 with min_digits), not
+         * with zeros. */
+        if ((int)strlen(d) - 1 < f->precision) {
+            char buf[64];
+            snprintf(buf, sizeof buf, "%.*e", f->precision, fabs(v));
+            split_e(buf, d, &e);
+        }
+        sb_spaces(out, f->pad_left - 1 - (int)strlen(sign));
+        sb_puts(out, sign);
+        sb_putn(out, d, 1);
+        sb_puts(out, ".");
+        sb_puts(out, d + 1);
+        for (int i = (int)strlen(d) - 1; i < f->precision; i++) sb_puts(out, "0");
+        snprintf(b, sizeof b, "e%c%0*d", e < 0 ? '-' : '+', f->exp_size, e < 0 ? -e : e);
+        sb_puts(out, b);
+    } else {
+        char ip[400], fp[400];
+        positional(v, dt, 8, ip, fp);
+        sb_spaces(out, f->pad_left - (int)strlen(ip) - (int)strlen(sign));
+        sb_puts(out, sign);
+        sb_puts(out, ip);
+        sb_puts(out, ".");
+        sb_puts(out, fp);
+        sb_spaces(out, f->pad_right - (int)strlen(fp));
+    }
+}
+
+/* numpy's _extendLine: append word to line, wrapping first if it would not fit. */
+static void extend_line(sbuf *s, sbuf *line, const char *word, int width, int hang) {
+    bool wrap = (int)(line->len + strlen(word)) > width && (int)line->len > hang;
+    if (wrap) {
+        size_t n = line->len;
+        while (n > 0 && line->p[n - 1] == ' ') n--;
+        sb_putn(s, line->p, n);
+        sb_puts(s, "\n");
+        line->len = 0;
+        if (line->p) line->p[0] = 0;
+        sb_spaces(line, hang);
+    }
+    sb_puts(line, word);
+}
+
+typedef struct printer {
+    const mt_tensor *t; /* the array */
+    fmt f;              /* element format */
+    bool summarize;     /* more than THRESHOLD elements */
+    int64_t idx[MT_MAX_RANK];
+} printer;
+
+/* numpy's _formatArray recurser: the text of the sub-array at idx[0..axis),
+ * lines after the first indented by `hang` spaces, at most `width` wide. */
+static void recurse(printer *pr, int axis, int hang, int width, sbuf *out) {
+    const mt_tensor *t = pr->t;
+    int nd = mt_tensor_ndim(t);
+    int64_t len = mt_tensor_shape(t)[axis];
+    bool summ = pr->summarize && 2 * EDGE < len;
+    int64_t lead = summ ? EDGE : 0, trail = summ ? EDGE : len;
+    sbuf s = {0};
+    if (nd - axis == 1) {
+        int ew = width - 1; /* room for ']' */
+        sbuf line = {0}, word = {0};
+        sb_spaces(&line, hang);
+        for (int64_t k = 0; k < lead + trail; k++) {
+            bool last = k == lead + trail - 1;
+            pr->idx[axis] = k < lead ? k : len - (lead + trail - k);
+            word.len = 0;
+            format_elem(&pr->f, elem_ptr(t, pr->idx), &word);
+            extend_line(&s, &line, sb_str(&word), ew, hang);
+            if (!last) sb_puts(&line, " ");
+            if (summ && k == lead - 1) {
+                extend_line(&s, &line, "...", ew, hang);
+                sb_puts(&line, " ");
+            }
+        }
+        sb_puts(&s, sb_str(&line));
+        sb_free(&line);
+        sb_free(&word);
+    } else {
+        int nl = nd - axis - 1; /* newlines between rows */
+        for (int64_t k = 0; k < lead + trail; k++) {
+            bool last = k == lead + trail - 1;
+            pr->idx[axis] = k < lead ? k : len - (lead + trail - k);
+            sb_spaces(&s, hang);
+            recurse(pr, axis + 1, hang + 1, width - 1, &s);
+            if (!last)
+                for (int i = 0; i < nl; i++) sb_puts(&s, "\n");
+            if (summ && k == lead - 1) {
+                sb_spaces(&s, hang);
+                sb_puts(&s, "...");
+                for (int i = 0; i < nl; i++) sb_puts(&s, "\n");
+            }
+        }
+    }
+    sb_puts(out, "[");
+    sb_puts(out, sb_str(&s) + (s.len >= (size_t)hang ? (size_t)hang : s.len));
+    sb_puts(out, "]");
+    sb_free(&s);
+}
+
+/* NumPy's (2.x) str() of a scalar: positional (one zero kept after the
+ * point) from 1e-4 up to 1e3 for float16, 1e6 for float32, 1e16 for float64;
+ * else scientific without trailing zeros. */
+static void format_scalar(const mt_tensor *t, sbuf *out) {
+    mt_dtype dt = mt_tensor_dtype(t);
+    const char *p = mt_tensor_data(t);
+    char b[512];
+    if (dt == MT_BOOL) {
+        sb_puts(out, *p ? "True" : "False");
+        return;
+    }
+    if (!is_float(dt)) {
+        snprintf(b, sizeof b, "%lld", (long long)load_int(dt, p));
+        sb_puts(out, b);
+        return;
+    }
+    double v = load_float(dt, p), a = fabs(v);
+    if (isnan(v)) {
+        sb_puts(out, "nan");
+    } else if (isinf(v)) {
+        sb_puts(out, v < 0 ? "-inf" : "inf");
+    } else if (a == 0 || (a < (dt == MT_FLOAT16 ? 1e3 : dt == MT_FLOAT32 ? 1e6 : 1e16) &&
+                          a >= 1e-4)) {
+        char ip[400], fp[400];
+        positional(v, dt, -1, ip, fp);
+        sb_puts(out, signbit(v) ? "-" : "");
+        sb_puts(out, ip);
+        sb_puts(out, ".");
+        sb_puts(out, *fp ? fp : "0");
+    } else {
+        char d[32];
+        int e;
+        scientific(v, dt, -1, d, &e);
+        snprintf(b, sizeof b, "%s%c%s%se%c%02d", signbit(v) ? "-" : "", d[0], d[1] ? "." : "",
+                 d + 1, e < 0 ? '-' : '+', e < 0 ? -e : e);
+        sb_puts(out, b);
+    }
+}
+
+/* The text print(np.array(...)) would give for t, without the newline. */
+static void format_array(const mt_tensor *t, sbuf *out) {
+    if (mt_tensor_ndim(t) == 0) {
+        format_scalar(t, out);
+        return;
+    }
+    int64_t numel = mt_tensor_numel(t);
+    if (numel == 0) {
+        sb_puts(out, "[]");
+        return;
+    }
+    shown s = {.t = t, .summarize = numel > THRESHOLD};
+    collect(&s, 0);
+    printer pr = {.t = t, .summarize = s.summarize};
+    fmt_fill(&pr.f, &s);
+    free(s.elems);
+    recurse(&pr, 0, 1, LINEWIDTH, out);
+}
+
+/* ---- options --------------------------------------------------------------- */
+
+typedef struct name_value {
+    char *name;  /* parameter or dim name */
+    char *value; /* file path (--input) */
+    int64_t n;   /* size (--dim) */
+    bool used;   /* matched a parameter or dim of the kernel */
+} name_value;
+
+typedef struct options {
+    const char *file;            /* FILE.py, "-" for stdin */
+    const char *entry;           /* --entry or NULL */
+    mt_target target;            /* --target */
+    mt_stage emit[MT_STAGE_COUNT_];
+    int nemit;                   /* stages in emit, in the order given */
+    bool run;                    /* --run or implied */
+    bool random;                 /* --random */
+    uint64_t seed;               /* --seed */
+    name_value *inputs;          /* --input NAME=FILE */
+    int ninputs;
+    name_value *dims;            /* --dim NAME=N */
+    int ndims;
+    const char *output;          /* --output FILE */
+    const char *output_dir;      /* --output-dir DIR */
+    int bench;                   /* --bench N; 0 when absent */
+} options;
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("mtc: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs("\n\n", stderr);
+    va_end(ap);
+    fputs(USAGE, stderr);
+    return EXIT_USAGE;
+}
+
+/* NAME=VALUE split in place; false when either side is empty. */
+static bool split_eq(char *arg, char **name, char **value) {
+    char *eq = strchr(arg, '=');
+    if (!eq || eq == arg || !eq[1]) return false;
+    *eq = 0;
+    *name = arg;
+    *value = eq + 1;
+    return true;
+}
+
+static name_value *add_nv(name_value **arr, int *n) {
+    *arr = realloc(*arr, (size_t)(*n + 1) * sizeof **arr);
+    if (!*arr) exit(EXIT_RUNTIME);
+    name_value *nv = &(*arr)[(*n)++];
+    memset(nv, 0, sizeof *nv);
+    return nv;
+}
+
+static name_value *find_nv(name_value *arr, int n, const char *name) {
+    for (int i = 0; i < n; i++)
+        if (!strcmp(arr[i].name, name)) return &arr[i];
+    return NULL;
+}
+
+/* parse_options results besides "go on" (-1) and exit statuses (>= 0). */
+enum { OPT_HELP = -2, OPT_VERSION = -3 };
+
+/* Parses argv into o. Returns -1 to go on, OPT_HELP, OPT_VERSION, or an exit
+ * status after printing why. */
+static int parse_options(int argc, char **argv, options *o) {
+    static const struct {
+        const char *name; /* without the leading "--" */
+        bool arg;         /* takes a value */
+    } table[] = {
+        {"entry", true},  {"target", true}, {"emit", true},       {"run", false},
+        {"input", true},  {"random", false}, {"seed", true},      {"dim", true},
+        {"output", true}, {"output-dir", true}, {"bench", true},  {"help", false},
+        {"version", false},
+    };
+    bool only_files = false;
+    for (int i = 1; i < argc; i++) {
+        char *a = argv[i];
+        if (only_files || a[0] != '-' || !strcmp(a, "-")) {
+            if (o->file) return usage_error("more than one source file ('%s', '%s')", o->file, a);
+            o->file = a;
+            continue;
+        }
+        if (!strcmp(a, "--")) {
+            only_files = true;
+            continue;
+        }
+        if (!strcmp(a, "-h")) return OPT_HELP;
+        if (a[1] != '-') return usage_error("unknown option '%s'", a);
+        char *name = a + 2, *val = NULL, *eq = strchr(name, '=');
+        size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+        int k = -1;
+        for (int j = 0; j < (int)(sizeof table / sizeof table[0]); j++)
+            if (strlen(table[j].name) == nlen && !strncmp(table[j].name, name, nlen)) k = j;
+        if (k < 0) return usage_error("unknown option '--%.*s'", (int)nlen, name);
+        const char *opt = table[k].name;
+        if (table[k].arg) {
+            if (eq) val = eq + 1;
+            else if (i + 1 < argc) val = argv[++i];
+            else return usage_error("option '--%s' needs a value", opt);
+        } else if (eq) {
+            return usage_error("option '--%s' takes no value", opt);
+        }
+        if (!strcmp(opt, "help")) return OPT_HELP;
+        if (!strcmp(opt, "version")) return OPT_VERSION;
+        if (!strcmp(opt, "run")) {
+            o->run = true;
+        } else if (!strcmp(opt, "random")) {
+            o->random = o->run = true;
+        } else if (!strcmp(opt, "entry")) {
+            if (!*val) return usage_error("--entry needs a function name");
+            o->entry = val;
+        } else if (!strcmp(opt, "target")) {
+            if (!strcmp(val, "cpu")) o->target = MT_TARGET_CPU;
+            else if (!strcmp(val, "cuda")) o->target = MT_TARGET_CUDA;
+            else return usage_error("unknown target '%s' (cpu or cuda)", val);
+        } else if (!strcmp(opt, "emit")) {
+            char *list = strdup(val), *save = NULL;
+            for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                mt_stage st;
+                if (mt_stage_from_str(tok, &st) != 0) {
+                    int rc = usage_error("unknown stage '%s' (ast graph graph-opt tir tir-sched "
+                                         "llvm asm cuda)", tok);
+                    free(list);
+                    return rc;
+                }
+                bool dup = false;
+                for (int j = 0; j < o->nemit; j++) dup |= o->emit[j] == st;
+                if (!dup) o->emit[o->nemit++] = st;
+            }
+            free(list);
+            if (o->nemit == 0) return usage_error("--emit needs at least one stage");
+        } else if (!strcmp(opt, "input")) {
+            char *n, *v;
+            if (!split_eq(val, &n, &v)) return usage_error("--input wants NAME=FILE.npy, not '%s'", val);
+            if (find_nv(o->inputs, o->ninputs, n)) return usage_error("--input %s given twice", n);
+            name_value *nv = add_nv(&o->inputs, &o->ninputs);
+            nv->name = n;
+            nv->value = v;
+            o->run = true;
+        } else if (!strcmp(opt, "dim")) {
+            char *n, *v;
+            long long x;
+            if (!split_eq(val, &n, &v) || !parse_int(v, 0, INT64_MAX, &x))
+                return usage_error("--dim wants NAME=N with N >= 0, not '%s'", val);
+            if (find_nv(o->dims, o->ndims, n)) return usage_error("--dim %s given twice", n);
+            name_value *nv = add_nv(&o->dims, &o->ndims);
+            nv->name = n;
+            nv->n = x;
+        } else if (!strcmp(opt, "seed")) {
+            char *end;
+            errno = 0;
+            unsigned long long x = strtoull(val, &end, 10);
+            if (!*val || *end || errno || val[0] == '-')
+                return usage_error("--seed wants a non-negative integer, not '%s'", val);
+            o->seed = x;
+        } else if (!strcmp(opt, "output")) {
+            o->output = val;
+            o->run = true;
+        } else if (!strcmp(opt, "output-dir")) {
+            o->output_dir = val;
+            o->run = true;
+        } else if (!strcmp(opt, "bench")) {
+            long long x;
+            if (!parse_int(val, 1, 1000000000, &x))
+                return usage_error("--bench wants a positive number of runs, not '%s'", val);
+            o->bench = (int)x;
+            o->run = true;
+        }
+    }
+    if (!o->file) return usage_error("no source file given");
+    if (o->output && o->output_dir) return usage_error("--output and --output-dir exclude each other");
+    return -1;
+}
+
+/* ---- source ---------------------------------------------------------------- */
+
+/* The whole file (or stdin) as a NUL-terminated string; NULL with errno. */
+static char *read_source(const char *path, size_t *len) {
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!f) return NULL;
+    sbuf s = {0};
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sb_putn(&s, buf, n);
+    int bad = ferror(f);
+    if (f != stdin) fclose(f);
+    if (bad) {
+        sb_free(&s);
+        errno = EIO;
+        return NULL;
+    }
+    sb_grow(&s, 0);
+    s.p[s.len] = 0;
+    *len = s.len;
+    return s.p;
+}
+
+/* ---- arguments ------------------------------------------------------------- */
+
+/* A deterministic 64-bit generator (splitmix64). */
+static uint64_t next_random(uint64_t *state) {
+    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+/* Floats uniform in [-1, 1), ints in [-10, 10] (uint8 in [0, 10]), bools 0/1. */
+static void fill_random(mt_tensor *t, uint64_t *state) {
+    mt_dtype dt = mt_tensor_dtype(t);
+    int64_t n = mt_tensor_numel(t);
+    char *p = mt_tensor_data(t);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t r = next_random(state);
+        switch (dt) {
+        case MT_FLOAT64: ((double *)p)[i] = (double)(r >> 11) * 0x1p-52 - 1.0; break;
+        case MT_FLOAT32: ((float *)p)[i] = (float)(r >> 40) * 0x1p-23f - 1.0f; break;
+        case MT_FLOAT16:
+            ((uint16_t *)p)[i] = double_to_half((double)(r >> 53) * 0x1p-10 - 1.0);
+            break;
+        case MT_INT64: ((int64_t *)p)[i] = (int64_t)(r % 21) - 10; break;
+        case MT_INT32: ((int32_t *)p)[i] = (int32_t)(r % 21) - 10; break;
+        case MT_INT8: ((int8_t *)p)[i] = (int8_t)((int)(r % 21) - 10); break;
+        case MT_UINT8: ((uint8_t *)p)[i] = (uint8_t)(r % 11); break;
+        default: ((uint8_t *)p)[i] = (uint8_t)(r >> 63); break;
+        }
+    }
+}
+
+/* "float32 (n, 784)" for parameter i, symbolic dims by name. */
+static void param_sig(const mt_kernel *k, int i, char *buf, size_t cap) {
+    size_t n = (size_t)snprintf(buf, cap, "%s (", dtype_name(mt_kernel_param_dtype(k, i)));
+    int nd = mt_kernel_param_ndim(k, i);
+    for (int a = 0; a < nd && n < cap; a++) {
+        int64_t d = mt_kernel_param_dim(k, i, a);
+        const char *dn = mt_kernel_param_dim_name(k, i, a);
+        if (d < 0) n += (size_t)snprintf(buf + n, cap - n, "%s%s", a ? ", " : "", dn ? dn : "?");
+        else n += (size_t)snprintf(buf + n, cap - n, "%s%lld", a ? ", " : "", (long long)d);
+    }
+    if (n < cap) snprintf(buf + n, cap - n, nd == 1 ? ",)" : ")");
+}
+
+static void tensor_sig(const mt_tensor *t, char *buf, size_t cap) {
+    size_t n = (size_t)snprintf(buf, cap, "%s (", dtype_name(mt_tensor_dtype(t)));
+    int nd = mt_tensor_ndim(t);
+    for (int a = 0; a < nd && n < cap; a++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%lld", a ? ", " : "",
+                              (long long)mt_tensor_shape(t)[a]);
+    if (n < cap) snprintf(buf + n, cap - n, nd == 1 ? ",)" : ")");
+}
+
+/* A symbolic dim's size: from --dim, or bound by an earlier --input. */
+typedef struct binding {
+    const char *name;  /* dim name */
+    int64_t value;     /* its size */
+    const char *from;  /* "--dim" or the parameter that bound it */
+} binding;
+
+typedef struct bindings {
+    binding b[64 * MT_MAX_RANK];
+    int n;
+} bindings;
+
+static binding *find_binding(bindings *bs, const char *name) {
+    for (int i = 0; i < bs->n; i++)
+        if (!strcmp(bs->b[i].name, name)) return &bs->b[i];
+    return NULL;
+}
+
+/* Builds args[0..nparams) from --input and --random. Returns -1 on success or
+ * an exit status (message printed). */
+static int build_args(const mt_kernel *k, options *o, mt_tensor **args) {
+    int np = mt_kernel_num_params(k);
+    bindings *bs = xcalloc(1, sizeof *bs);
+    int rc = -1;
+    for (int d = 0; d < o->ndims; d++) {
+        bs->b[bs->n++] = (binding){o->dims[d].name, o->dims[d].n, "--dim"};
+    }
+    /* Every --input and --dim must name something of the kernel. */
+    for (int j = 0; j < o->ninputs; j++) {
+        for (int i = 0; i < np; i++)
+            if (!strcmp(mt_kernel_param_name(k, i), o->inputs[j].name)) o->inputs[j].used = true;
+        if (!o->inputs[j].used) {
+            sbuf names = {0};
+            for (int i = 0; i < np; i++) {
+                sb_puts(&names, i ? ", " : "");
+                sb_puts(&names, mt_kernel_param_name(k, i));
+            }
+            fprintf(stderr, "mtc: --input %s: kernel '%s' has no parameter '%s' (it has: %s)\n",
+                    o->inputs[j].name, mt_kernel_name(k), o->inputs[j].name,
+                    np ? sb_str(&names) : "none");
+            sb_free(&names);
+            rc = EXIT_USAGE;
+            goto out;
+        }
+    }
+    for (int d = 0; d < o->ndims; d++) {
+        for (int i = 0; i < np; i++)
+            for (int a = 0; a < mt_kernel_param_ndim(k, i); a++) {
+                const char *dn = mt_kernel_param_dim_name(k, i, a);
+                if (mt_kernel_param_dim(k, i, a) < 0 && dn && !strcmp(dn, o->dims[d].name))
+                    o->dims[d].used = true;
+            }
+        if (!o->dims[d].used) {
+            fprintf(stderr, "mtc: --dim %s: no parameter of kernel '%s' has a dim named '%s'\n",
+                    o->dims[d].name, mt_kernel_name(k), o->dims[d].name);
+            rc = EXIT_USAGE;
+            goto out;
+        }
+    }
+    /* Pass 1: inputs from files, checked against the parameter's type. */
+    for (int i = 0; i < np; i++) {
+        const char *pname = mt_kernel_param_name(k, i);
+        name_value *in = find_nv(o->inputs, o->ninputs, pname);
+        if (!in) continue;
+        char err[1024];
+        mt_tensor *t = mt_npy_load(in->value, err, sizeof err);
+        if (!t) {
+            fprintf(stderr, "mtc: parameter '%s': %s\n", pname, err);
+            rc = EXIT_RUNTIME;
+            goto out;
+        }
+        args[i] = t;
+        char want[512], got[512];
+        param_sig(k, i, want, sizeof want);
+        tensor_sig(t, got, sizeof got);
+        int nd = mt_kernel_param_ndim(k, i);
+        bool ok = mt_tensor_dtype(t) == mt_kernel_param_dtype(k, i) && mt_tensor_ndim(t) == nd;
+        for (int a = 0; ok && a < nd; a++) {
+            int64_t d = mt_kernel_param_dim(k, i, a), have = mt_tensor_shape(t)[a];
+            if (d >= 0) {
+                ok = d == have;
+                continue;
+            }
+            const char *dn = mt_kernel_param_dim_name(k, i, a);
+            binding *b = dn ? find_binding(bs, dn) : NULL;
+            if (b && b->value != have) {
+                fprintf(stderr,
+                        "mtc: parameter '%s': dim %d ('%s') is %lld in %s, but '%s' is %lld "
+                        "(from %s)\n",
+                        pname, a, dn, (long long)have, in->value, dn, (long long)b->value,
+                        b->from);
+                rc = EXIT_RUNTIME;
+                goto out;
+            }
+            if (!b && dn && bs->n < (int)(sizeof bs->b / sizeof bs->b[0]))
+                bs->b[bs->n++] = (binding){dn, have, pname};
+        }
+        if (!ok) {
+            fprintf(stderr, "mtc: parameter '%s': expected %s, got %s from %s\n", pname, want, got,
+                    in->value);
+            rc = EXIT_RUNTIME;
+            goto out;
+        }
+    }
+    /* Pass 2: the rest, random or missing. */
+    uint64_t state = o->seed;
+    for (int i = 0; i < np; i++) {
+        if (args[i]) continue;
+        const char *pname = mt_kernel_param_name(k, i);
+        char want[512];
+        param_sig(k, i, want, sizeof want);
+        if (!o->random) {
+            fprintf(stderr,
+                    "mtc: parameter '%s' (%s) has no data: give --input %s=FILE.npy or "
+                    "--random\n",
+                    pname, want, pname);
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        int nd = mt_kernel_param_ndim(k, i);
+        int64_t shape[MT_MAX_RANK];
+        for (int a = 0; a < nd; a++) {
+            shape[a] = mt_kernel_param_dim(k, i, a);
+            if (shape[a] >= 0) continue;
+            const char *dn = mt_kernel_param_dim_name(k, i, a);
+            binding *b = dn ? find_binding(bs, dn) : NULL;
+            if (!b) {
+                fprintf(stderr,
+                        "mtc: parameter '%s' (%s): symbolic dim '%s' has no size: give --dim "
+                        "%s=N\n",
+                        pname, want, dn ? dn : "?", dn ? dn : "NAME");
+                rc = EXIT_USAGE;
+                goto out;
+            }
+            shape[a] = b->value;
+        }
+        args[i] = mt_tensor_create(mt_kernel_param_dtype(k, i), nd, shape);
+        if (!args[i]) {
+            fprintf(stderr, "mtc: parameter '%s': cannot allocate %s\n", pname, want);
+            rc = EXIT_RUNTIME;
+            goto out;
+        }
+        fill_random(args[i], &state);
+    }
+out:
+    free(bs);
+    return rc;
+}
+
+/* ---- outputs --------------------------------------------------------------- */
+
+/* mkdir -p; 0 or -1 with errno. */
+static int make_dirs(const char *path) {
+    char *p = strdup(path);
+    if (!p) return -1;
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/') continue;
+        *s = 0;
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            free(p);
+            return -1;
+        }
+        *s = '/';
+    }
+    int rc = mkdir(p, 0777) != 0 && errno != EEXIST ? -1 : 0;
+    struct stat st;
+    if (rc == 0 && (stat(p, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        errno = ENOTDIR;
+        rc = -1;
+    }
+    free(p);
+    return rc;
+}
+
+static int write_outputs(const options *o, mt_tensor **res, int nres) {
+    char err[1024];
+    if (o->output) {
+        if (mt_npy_save(o->output, res[0], err, sizeof err) < 0) {
+            fprintf(stderr, "mtc: %s\n", err);
+            return EXIT_RUNTIME;
+        }
+        return EXIT_OK;
+    }
+    if (make_dirs(o->output_dir) < 0) {
+        fprintf(stderr, "mtc: cannot create directory %s: %s\n", o->output_dir, strerror(errno));
+        return EXIT_RUNTIME;
+    }
+    for (int r = 0; r < nres; r++) {
+        size_t plen = strlen(o->output_dir) + 32;
+        char *path = xcalloc(plen, 1);
+        snprintf(path, plen, "%s/out%d.npy", o->output_dir, r);
+        int bad = mt_npy_save(path, res[r], err, sizeof err) < 0;
+        free(path);
+        if (bad) {
+            fprintf(stderr, "mtc: %s\n", err);
+            return EXIT_RUNTIME;
+        }
+    }
+    return EXIT_OK;
+}
+
+static void print_results(mt_tensor **res, int nres) {
+    sbuf out = {0};
+    for (int r = 0; r < nres; r++) {
+        if (nres > 1) {
+            char h[32];
+            snprintf(h, sizeof h, "result %d:\n", r);
+            sb_puts(&out, h);
+        }
+        format_array(res[r], &out);
+        sb_puts(&out, "\n");
+    }
+    fwrite(sb_str(&out), 1, out.len, stdout);
+    sb_free(&out);
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int report_run_error(mt_status st, const mt_diag *d) {
+    if (d->text[0]) {
+        fputs(d->text, stderr);
+        if (d->text[strlen(d->text) - 1] != '\n') fputc('\n', stderr);
+    } else {
+        fprintf(stderr, "mtc: run failed: %s%s%s\n", mt_status_str(st), d->message[0] ? ": " : "",
+                d->message);
+    }
+    return EXIT_RUNTIME;
+}
+
+/* Runs (and benches) the kernel, then prints or writes the results. */
+static int run_kernel(mt_kernel *k, options *o) {
+    int np = mt_kernel_num_params(k), nres = mt_kernel_num_results(k);
+    if (o->output && nres != 1) {
+        fprintf(stderr, "mtc: --output writes one result, but kernel '%s' returns %d (use "
+                        "--output-dir)\n", mt_kernel_name(k), nres);
+        return EXIT_USAGE;
+    }
+    mt_tensor **args = xcalloc((size_t)np, sizeof *args);
+    mt_tensor **res = xcalloc((size_t)nres, sizeof *res);
+    double *times = NULL;
+    int rc = build_args(k, o, args);
+    if (rc >= 0) goto out;
+    rc = EXIT_OK;
+    mt_diag d;
+    memset(&d, 0, sizeof d);
+    mt_status st = mt_kernel_run(k, args, np, res, nres, &d);
+    if (st != MT_OK) {
+        rc = report_run_error(st, &d);
+        goto out;
+    }
+    if (o->bench) {
+        /* The run above was the warm-up; the timed runs write the same result
+         * tensors in place, so allocation is not timed. */
+        times = xcalloc((size_t)o->bench, sizeof *times);
+        for (int b = 0; b < o->bench; b++) {
+            double t0 = now_ms();
+            st = mt_kernel_run(k, args, np, res, nres, &d);
+            times[b] = now_ms() - t0;
+            if (st != MT_OK) {
+                rc = report_run_error(st, &d);
+                goto out;
+            }
+        }
+        qsort(times, (size_t)o->bench, sizeof *times, cmp_double);
+        int n = o->bench;
+        double med = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+        printf("median %.3f ms (min %.3f, max %.3f) over %d runs\n", med, times[0], times[n - 1],
+               n);
+    }
+    if (o->output || o->output_dir) rc = write_outputs(o, res, nres);
+    else if (!o->bench) print_results(res, nres);
+out:
+    for (int i = 0; i < np; i++) mt_tensor_release(args[i]);
+    for (int i = 0; i < nres; i++) mt_tensor_release(res[i]);
+    free(args);
+    free(res);
+    free(times);
+    return rc;
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+/* Prints the --emit stages; EXIT_COMPILE when one was unavailable. */
+static int emit_stages(mt_kernel *k, const options *o) {
+    int rc = EXIT_OK;
+    for (int i = 0; i < o->nemit; i++) {
+        mt_stage st = o->emit[i];
+        const char *text = mt_kernel_dump(k, st);
+        if (!text) {
+            const char *why = mt_kernel_dump_unavailable(k, st);
+            fflush(stdout);
+            fprintf(stderr, "mtc: stage '%s' is not available: %s\n", mt_stage_str(st),
+                    why && *why ? why : "no reason given");
+            rc = EXIT_COMPILE;
+            continue;
+        }
+        if (o->nemit > 1) printf(";; ---- %s ----\n", mt_stage_str(st));
+        fputs(text, stdout);
+        size_t n = strlen(text);
+        if (n > 0 && text[n - 1] != '\n') fputc('\n', stdout);
+    }
+    fflush(stdout);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    options o;
+    memset(&o, 0, sizeof o);
+    int rc = parse_options(argc, argv, &o);
+    if (rc == OPT_HELP) {
+        fputs(USAGE, stdout);
+        rc = EXIT_OK;
+        goto done;
+    }
+    if (rc == OPT_VERSION) {
+        printf("mtc (minitriton) %s\n", mt_version());
+        rc = EXIT_OK;
+        goto done;
+    }
+    if (rc != -1) goto done;
+
+    size_t srclen = 0;
+    char *src = read_source(o.file, &srclen);
+    if (!src) {
+        fprintf(stderr, "mtc: cannot read %s: %s\n", o.file, strerror(errno));
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    const char *fname = strcmp(o.file, "-") ? o.file : "<stdin>";
+    if (strlen(src) != srclen) {
+        fprintf(stderr, "%s: error: the source contains a NUL byte\n", fname);
+        free(src);
+        rc = EXIT_COMPILE;
+        goto done;
+    }
+
+    mt_context *ctx = mt_context_create(NULL);
+    if (!ctx) {
+        fprintf(stderr, "mtc: cannot create a minitriton context (out of memory, or LLVM "
+                        "cannot target this machine)\n");
+        free(src);
+        rc = EXIT_RUNTIME;
+        goto done;
+    }
+    mt_compile_options co;
+    mt_compile_options_init(&co);
+    co.filename = fname;
+    co.entry = o.entry;
+    co.target = o.target;
+    mt_diag diag;
+    memset(&diag, 0, sizeof diag);
+    mt_kernel *k = mt_jit_compile(ctx, src, &co, &diag);
+    if (!k) {
+        if (diag.text[0]) {
+            fputs(diag.text, stderr);
+            if (diag.text[strlen(diag.text) - 1] != '\n') fputc('\n', stderr);
+        } else {
+            fprintf(stderr, "%s: error: %s\n", fname,
+                    diag.message[0] ? diag.message : mt_status_str(diag.status));
+        }
+        rc = EXIT_COMPILE;
+    } else {
+        rc = emit_stages(k, &o);
+        if (rc == EXIT_OK && o.run) rc = run_kernel(k, &o);
+        mt_kernel_release(k);
+    }
+    mt_context_destroy(ctx);
+    free(src);
+done:
+    free(o.inputs);
+    free(o.dims);
+    fflush(stdout);
+    return rc;
+}
