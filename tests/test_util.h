@@ -32,17 +32,17 @@ static int test_teardown_ctx(void **state) {
 }
 
 /* Compiles or fails the test with the diagnostic. */
-static mt_kernel *compile_ok_opts(const char *src, const mt_compile_options *opts) {
+__attribute__((unused)) static mt_kernel *compile_ok_opts(const char *src, const mt_compile_options *opts) {
     mt_diag d;
     mt_kernel *k = mt_jit_compile(test_ctx, src, opts, &d);
     if (!k) fail_msg("compile failed:\n%s\nsource:\n%s", d.text, src);
     return k;
 }
 
-static mt_kernel *compile_ok(const char *src) { return compile_ok_opts(src, NULL); }
+__attribute__((unused)) static mt_kernel *compile_ok(const char *src) { return compile_ok_opts(src, NULL); }
 
 /* Compiles expecting failure; returns the diagnostic. */
-static mt_diag compile_err(const char *src) {
+__attribute__((unused)) static mt_diag compile_err(const char *src) {
     mt_diag d;
     mt_compile_options o;
     mt_compile_options_init(&o);

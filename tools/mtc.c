@@ -20,8 +20,9 @@
  * Printing follows numpy.array2string with its defaults (precision 8,
  * floatmode 'maxprec', linewidth 75, threshold 1000, edgeitems 3), so that
  * `mtc --run` output can be compared with `print(np.array(...))` by eye or by
- * diff. Floats: the values shown decide between positional and scientific
- * notation (scientific when the largest magnitude is >= 1e8, the smallest
+ * diff (we follow NumPy 2.3 and later). Floats: the values shown decide
+ * between positional and scientific notation (scientific when the largest
+ * magnitude is >= 1e8 (1e6 for float32, 1e3 for float16), the smallest
  * nonzero one < 1e-4, or their ratio > 1000); each value is the shortest
  * decimal string that reads back to the same value of its own type (float16,
  * float32 or float64), cut to 8 fractional digits; then all are padded to a
@@ -377,7 +378,28 @@ static void float_fill(fmt *f, shown *s) {
         if (a > maxv) maxv = a;
         if (a < minv) minv = a;
     }
-    if (maxv > 0 && (maxv >= 1e8 || minv < 1e-4 || maxv / minv > 1000.)) f->exp_format = true;
+    if (maxv > 0) {
+        /* NumPy compares in the array's own type (NEP 50: the Python floats
+         * are weak), and since 2.3 caps positional notation at 10^precision
+         * of the type (3 digits for float16, 6 for float32, 8 at most). */
+        bool small, spread, big;
+        if (dt == MT_FLOAT64) {
+            big = maxv >= 1e8;
+            small = minv < 1e-4;
+            spread = maxv / minv > 1000.;
+        } else {
+            float mx = (float)maxv, mn = (float)minv, ratio = mx / mn;
+            big = mx >= (dt == MT_FLOAT16 ? 1e3f : 1e6f);
+            if (dt == MT_FLOAT16) {
+                small = minv < half_to_double(double_to_half(1e-4));
+                spread = half_to_double(double_to_half(ratio)) > 1000.;
+            } else {
+                small = mn < 1e-4f;
+                spread = ratio > 1000.f;
+            }
+        }
+        f->exp_format = big || small || spread;
+    }
     f->pad_left = f->pad_right = 0;
     f->precision = 0;
     f->exp_size = -1;
@@ -553,8 +575,8 @@ static void recurse(printer *pr, int axis, int hang, int width, sbuf *out) {
 }
 
 /* NumPy's (2.x) str() of a scalar: positional (one zero kept after the
- * point) from 1e-4 up to 1e3 for float16, 1e6 for float32, 1e16 for float64;
- * else scientific without trailing zeros. */
+ * point) from 1e-4 (compared exactly) up to 1e3 for float16, 1e6 for float32,
+ * 1e16 for float64; else scientific without trailing zeros. */
 static void format_scalar(const mt_tensor *t, sbuf *out) {
     mt_dtype dt = mt_tensor_dtype(t);
     const char *p = mt_tensor_data(t);

@@ -612,8 +612,13 @@ static void test_loop_nest(void **state) {
     mt_tstmt *nest2 = loop_k(u, I(3), MT_FOR_UNROLLED,
                              loop(v, V(m), st(o2, idx2, bin(TE_MUL, ld(bias, V(v)),
                                                              mt_te_cast(A, MT_FLOAT32, V(u))))));
-    mt_codegen_out r = compile1(func("nest", seq(2, outer, nest2),
-                                     (mt_tbuffer *[]){a, bias, o, o2, NULL}, (mt_tvar *[]){n, m}, 2));
+    mt_tfunc *f = func("nest", seq(2, outer, nest2), (mt_tbuffer *[]){a, bias, o, o2, NULL},
+                       (mt_tvar *[]){n, m}, 2);
+    mt_codegen_out r0 = compile_n(&f, 1, 0); /* the loop hints, before passes consume them */
+    assert_non_null(strstr(r0.llvm_ir, "!\"llvm.loop.vectorize.enable\", i1 true}"));
+    assert_non_null(strstr(r0.llvm_ir, "!{!\"llvm.loop.unroll.full\"}"));
+    mt_jit_module_release(r0.module);
+    mt_codegen_out r = compile1(f);
     for (int rep = 0; rep < 2; rep++) {
         int64_t N = rep ? 5 : 3, M = rep ? 13 : 67;
         float *av = xmalloc(sizeof(float) * N * M), *bv = xmalloc(sizeof(float) * M);

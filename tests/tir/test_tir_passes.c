@@ -1,3 +1,440 @@
+/*
+ * test_tir_passes.c -- before/after golden text for inline_producers,
+ * lower_blocks, flatten_buffers and remove_unit_loops.
+ */
 #include "tir/tir_test.h"
 #include "passes/tir/tir_passes.h"
-int main(void) { return 0; }
+
+static mt_tfunc *func3(const char *name, mt_tbuffer *p0, mt_tbuffer *p1, mt_tbuffer *p2) {
+    mt_tfunc *f = mt_tfunc_new(A, name);
+    mt_tfunc_add_param(A, f, p0, NULL);
+    if (p1) mt_tfunc_add_param(A, f, p1, NULL);
+    if (p2) mt_tfunc_add_param(A, f, p2, NULL);
+    f->num_outputs = 1;
+    return f;
+}
+
+static void add_alloc(mt_tfunc *f, mt_tbuffer *b) {
+    mt_tbuffer **na = MT_NEW_ARRAY(A, mt_tbuffer *, f->nallocs + 1);
+    if (f->nallocs) memcpy(na, f->allocs, sizeof(mt_tbuffer *) * (size_t)f->nallocs);
+    na[f->nallocs++] = b;
+    f->allocs = na;
+}
+
+/* t = a + b; out = t + a, as fusion leaves it. */
+static mt_tfunc *fused_add_add(void) {
+    mt_tbuffer *a = buf2("a", 2, 3), *b = buf2("b", 2, 3), *out = buf2("out", 2, 3);
+    mt_tbuffer *t = buf2("t", 2, 3);
+    mt_tfunc *f = func3("fused_add_add", a, b, out);
+    add_alloc(f, t);
+    nest n1, n2;
+    nest_init(&n1, "SS", I(2), I(3));
+    n1.reads[n1.nreads++] = point(a, n1.v[0], n1.v[1]);
+    n1.reads[n1.nreads++] = point(b, n1.v[0], n1.v[1]);
+    n1.writes[n1.nwrites++] = point(t, n1.v[0], n1.v[1]);
+    mt_tstmt *s1 = nest_build(
+        &n1, "add", st(t, add(ld(a, n1.v[0], n1.v[1]), ld(b, n1.v[0], n1.v[1])), n1.v[0], n1.v[1]));
+    nest_init(&n2, "SS", I(2), I(3));
+    n2.reads[n2.nreads++] = point(t, n2.v[0], n2.v[1]);
+    n2.reads[n2.nreads++] = point(a, n2.v[0], n2.v[1]);
+    n2.writes[n2.nwrites++] = point(out, n2.v[0], n2.v[1]);
+    mt_tstmt *s2 = nest_build(
+        &n2, "add_1", st(out, add(ld(t, n2.v[0], n2.v[1]), ld(a, n2.v[0], n2.v[1])), n2.v[0], n2.v[1]));
+    f->body = seq2(s1, s2);
+    return f;
+}
+
+static const char *FUSED_BEFORE =
+    "@T.prim_func\n"
+    "def fused_add_add(a: T.Buffer((2, 3), \"float32\"), b: T.Buffer((2, 3), \"float32\"), out: T.Buffer((2, 3), \"float32\")):\n"
+    "    t = T.alloc_buffer((2, 3), \"float32\")\n"
+    "    for i0, i1 in T.grid(2, 3):\n"
+    "        with T.block(\"add\"):\n"
+    "            v0, v1 = T.axis.remap(\"SS\", [i0, i1])\n"
+    "            T.reads(a[v0, v1], b[v0, v1])\n"
+    "            T.writes(t[v0, v1])\n"
+    "            t[v0, v1] = a[v0, v1] + b[v0, v1]\n"
+    "    for i0_1, i1_1 in T.grid(2, 3):\n"
+    "        with T.block(\"add_1\"):\n"
+    "            v0_1, v1_1 = T.axis.remap(\"SS\", [i0_1, i1_1])\n"
+    "            T.reads(t[v0_1, v1_1], a[v0_1, v1_1])\n"
+    "            T.writes(out[v0_1, v1_1])\n"
+    "            out[v0_1, v1_1] = t[v0_1, v1_1] + a[v0_1, v1_1]\n";
+
+static const char *FUSED_INLINED =
+    "@T.prim_func\n"
+    "def fused_add_add(a: T.Buffer((2, 3), \"float32\"), b: T.Buffer((2, 3), \"float32\"), out: T.Buffer((2, 3), \"float32\")):\n"
+    "    for i0, i1 in T.grid(2, 3):\n"
+    "        with T.block(\"add_1\"):\n"
+    "            v0, v1 = T.axis.remap(\"SS\", [i0, i1])\n"
+    "            T.reads(a[v0, v1], b[v0, v1])\n"
+    "            T.writes(out[v0, v1])\n"
+    "            out[v0, v1] = a[v0, v1] + b[v0, v1] + a[v0, v1]\n";
+
+static void test_inline_fused_add_add(void **state) {
+    TIR_GUARD();
+    mt_tfunc *f = fused_add_add();
+    ASSERT_TEXT(mt_tfunc_print(A, f), FUSED_BEFORE);
+    mt_tfunc *g = mt_tir_inline_producers(A, f);
+    ASSERT_TEXT(mt_tfunc_print(A, g), FUSED_INLINED);
+    assert_int_equal(g->nallocs, 0);
+    ASSERT_TEXT(mt_tfunc_print(A, f), FUSED_BEFORE); /* the input is untouched */
+    assert_ptr_equal(mt_tir_inline_producers(A, g), g); /* nothing left to do */
+    TIR_GUARD_END();
+}
+
+/* t1 = a * 2; t2 = exp(t1^T); out = t2 + t1: a chain, a transposed access,
+ * and two uses of one producer. */
+static void test_inline_chain_transposed(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *a = buf2("a", 3, 3), *out = buf2("out", 3, 3);
+    mt_tbuffer *t1 = buf2("t1", 3, 3), *t2 = buf2("t2", 3, 3);
+    mt_tfunc *f = func3("chain", a, out, NULL);
+    add_alloc(f, t1);
+    add_alloc(f, t2);
+    nest n1, n2, n3;
+    nest_init(&n1, "SS", I(3), I(3));
+    n1.reads[n1.nreads++] = point(a, n1.v[0], n1.v[1]);
+    n1.writes[n1.nwrites++] = point(t1, n1.v[0], n1.v[1]);
+    mt_tstmt *s1 = nest_build(&n1, "mul", st(t1, mul(ld(a, n1.v[0], n1.v[1]), F(2)), n1.v[0], n1.v[1]));
+    nest_init(&n2, "SS", I(3), I(3));
+    n2.reads[n2.nreads++] = point(t1, n2.v[1], n2.v[0]);
+    n2.writes[n2.nwrites++] = point(t2, n2.v[0], n2.v[1]);
+    mt_texpr *ex = mt_te_call(A, IN_EXP, (mt_texpr *[]){ld(t1, n2.v[1], n2.v[0])}, 1);
+    mt_tstmt *s2 = nest_build(&n2, "exp", st(t2, ex, n2.v[0], n2.v[1]));
+    nest_init(&n3, "SS", I(3), I(3));
+    n3.reads[n3.nreads++] = point(t2, n3.v[0], n3.v[1]);
+    n3.reads[n3.nreads++] = point(t1, n3.v[0], n3.v[1]);
+    n3.writes[n3.nwrites++] = point(out, n3.v[0], n3.v[1]);
+    mt_tstmt *s3 = nest_build(
+        &n3, "add", st(out, add(ld(t2, n3.v[0], n3.v[1]), ld(t1, n3.v[0], n3.v[1])), n3.v[0], n3.v[1]));
+    mt_tstmt *parts[3] = {s1, s2, s3};
+    f->body = mt_ts_seq(A, parts, 3);
+    ASSERT_TEXT(mt_tfunc_print(A, mt_tir_inline_producers(A, f)),
+                "@T.prim_func\n"
+                "def chain(a: T.Buffer((3, 3), \"float32\"), out: T.Buffer((3, 3), \"float32\")):\n"
+                "    for i0, i1 in T.grid(3, 3):\n"
+                "        with T.block(\"add\"):\n"
+                "            v0, v1 = T.axis.remap(\"SS\", [i0, i1])\n"
+                "            T.reads(a[v1, v0], a[v0, v1])\n"
+                "            T.writes(out[v0, v1])\n"
+                "            out[v0, v1] = T.exp(a[v1, v0] * 2.0) + a[v0, v1] * 2.0\n");
+    TIR_GUARD_END();
+}
+
+/* s = sum(a, axis=1) is a reduction: it stays, and so does its buffer; the
+ * elementwise producer e = exp(a) feeding it is inlined into it. */
+static void test_inline_keeps_reduction(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *a = buf2("a", 4, 8), *out = buf2("out", 4, 8);
+    mt_tbuffer *e = buf2("e", 4, 8), *s = buf1("s", 4);
+    mt_tfunc *f = func3("softmax_like", a, out, NULL);
+    add_alloc(f, e);
+    add_alloc(f, s);
+    nest n1, n2, n3;
+    nest_init(&n1, "SS", I(4), I(8));
+    n1.reads[n1.nreads++] = point(a, n1.v[0], n1.v[1]);
+    n1.writes[n1.nwrites++] = point(e, n1.v[0], n1.v[1]);
+    mt_texpr *ex = mt_te_call(A, IN_EXP, (mt_texpr *[]){ld(a, n1.v[0], n1.v[1])}, 1);
+    mt_tstmt *s1 = nest_build(&n1, "exp", st(e, ex, n1.v[0], n1.v[1]));
+    nest_init(&n2, "SR", I(4), I(8));
+    mt_texpr *mins[2] = {n2.v[0], I(0)}, *exts[2] = {I(1), I(8)};
+    n2.reads[n2.nreads++] = region(e, mins, exts);
+    n2.writes[n2.nwrites++] = point(s, n2.v[0]);
+    n2.init = st(s, F(0), n2.v[0]);
+    mt_tstmt *s2 = nest_build(&n2, "sum", st(s, add(ld(s, n2.v[0]), ld(e, n2.v[0], n2.v[1])), n2.v[0]));
+    nest_init(&n3, "SS", I(4), I(8));
+    n3.reads[n3.nreads++] = point(e, n3.v[0], n3.v[1]);
+    n3.reads[n3.nreads++] = point(s, n3.v[0]);
+    n3.writes[n3.nwrites++] = point(out, n3.v[0], n3.v[1]);
+    mt_tstmt *s3 = nest_build(
+        &n3, "div",
+        st(out, bin(TE_DIV, ld(e, n3.v[0], n3.v[1]), ld(s, n3.v[0])), n3.v[0], n3.v[1]));
+    mt_tstmt *parts[3] = {s1, s2, s3};
+    f->body = mt_ts_seq(A, parts, 3);
+    ASSERT_TEXT(mt_tfunc_print(A, mt_tir_inline_producers(A, f)),
+                "@T.prim_func\n"
+                "def softmax_like(a: T.Buffer((4, 8), \"float32\"), out: T.Buffer((4, 8), \"float32\")):\n"
+                "    s = T.alloc_buffer((4,), \"float32\")\n"
+                "    for i0, i1 in T.grid(4, 8):\n"
+                "        with T.block(\"sum\"):\n"
+                "            v0, v1 = T.axis.remap(\"SR\", [i0, i1])\n"
+                "            T.reads(a[v0, 0:8])\n"
+                "            T.writes(s[v0])\n"
+                "            with T.init():\n"
+                "                s[v0] = 0.0\n"
+                "            s[v0] = s[v0] + T.exp(a[v0, v1])\n"
+                "    for i0_1, i1_1 in T.grid(4, 8):\n"
+                "        with T.block(\"div\"):\n"
+                "            v0_1, v1_1 = T.axis.remap(\"SS\", [i0_1, i1_1])\n"
+                "            T.reads(a[v0_1, v1_1], s[v0_1])\n"
+                "            T.writes(out[v0_1, v1_1])\n"
+                "            out[v0_1, v1_1] = T.exp(a[v0_1, v1_1]) / s[v0_1]\n");
+    TIR_GUARD_END();
+}
+
+/* Not inlined: a producer whose buffer is written twice, and one whose input
+ * is overwritten before the consumer runs. */
+static void test_inline_refuses(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *a = buf1("a", 4), *out = buf1("out", 4), *t = buf1("t", 4);
+    mt_tfunc *f = func3("twice", a, out, NULL);
+    add_alloc(f, t);
+    nest n1, n2, n3;
+    nest_init(&n1, "S", I(4));
+    mt_tstmt *s1 = nest_build(&n1, "p", st(t, ld(a, n1.v[0]), n1.v[0]));
+    nest_init(&n2, "S", I(4));
+    mt_tstmt *s2 = nest_build(&n2, "q", st(t, add(ld(t, n2.v[0]), F(1)), n2.v[0]));
+    nest_init(&n3, "S", I(4));
+    mt_tstmt *s3 = nest_build(&n3, "r", st(out, ld(t, n3.v[0]), n3.v[0]));
+    mt_tstmt *parts[3] = {s1, s2, s3};
+    f->body = mt_ts_seq(A, parts, 3);
+    assert_ptr_equal(mt_tir_inline_producers(A, f), f);
+
+    mt_tfunc *g = func3("clobber", a, out, NULL);
+    add_alloc(g, t);
+    nest m1, m2, m3;
+    nest_init(&m1, "S", I(4));
+    mt_tstmt *c1 = nest_build(&m1, "p", st(t, ld(a, m1.v[0]), m1.v[0]));
+    nest_init(&m2, "S", I(4));
+    mt_tstmt *c2 = nest_build(&m2, "w", st(a, F(0), m2.v[0]));
+    nest_init(&m3, "S", I(4));
+    mt_tstmt *c3 = nest_build(&m3, "r", st(out, ld(t, m3.v[0]), m3.v[0]));
+    mt_tstmt *parts2[3] = {c1, c2, c3};
+    g->body = mt_ts_seq(A, parts2, 3);
+    assert_ptr_equal(mt_tir_inline_producers(A, g), g);
+
+    /* A producer covering only part of its buffer. */
+    mt_tfunc *h = func3("partial", a, out, NULL);
+    add_alloc(h, t);
+    nest k1, k2;
+    nest_init(&k1, "S", I(2));
+    mt_tstmt *p1 = nest_build(&k1, "p", st(t, ld(a, k1.v[0]), k1.v[0]));
+    nest_init(&k2, "S", I(4));
+    mt_tstmt *p2 = nest_build(&k2, "r", st(out, ld(t, k2.v[0]), k2.v[0]));
+    h->body = seq2(p1, p2);
+    assert_ptr_equal(mt_tir_inline_producers(A, h), h);
+    TIR_GUARD_END();
+}
+
+static void test_lower_elementwise(void **state) {
+    TIR_GUARD();
+    mt_tfunc *f = mt_tir_inline_producers(A, fused_add_add());
+    mt_tfunc *g = mt_tir_lower_blocks(A, f);
+    ASSERT_TEXT(mt_tfunc_print(A, g),
+                "@T.prim_func\n"
+                "def fused_add_add(a: T.Buffer((2, 3), \"float32\"), b: T.Buffer((2, 3), \"float32\"), out: T.Buffer((2, 3), \"float32\")):\n"
+                "    for i0, i1 in T.grid(2, 3):\n"
+                "        out[i0, i1] = a[i0, i1] + b[i0, i1] + a[i0, i1]\n");
+    assert_ptr_equal(mt_tir_lower_blocks(A, g), g);
+    TIR_GUARD_END();
+}
+
+static mt_tfunc *sum_rows(void) {
+    mt_tbuffer *a = buf2("a", 4, 8), *out = buf1("out", 4);
+    mt_tfunc *f = func3("sum_rows", a, out, NULL);
+    nest n;
+    nest_init(&n, "SR", I(4), I(8));
+    mt_texpr *mins[2] = {n.v[0], I(0)}, *exts[2] = {I(1), I(8)};
+    n.reads[n.nreads++] = region(a, mins, exts);
+    n.writes[n.nwrites++] = point(out, n.v[0]);
+    n.init = st(out, F(0), n.v[0]);
+    f->body = nest_build(&n, "sum", st(out, add(ld(out, n.v[0]), ld(a, n.v[0], n.v[1])), n.v[0]));
+    return f;
+}
+
+static void test_lower_reduction(void **state) {
+    TIR_GUARD();
+    mt_tfunc *f = sum_rows();
+    ASSERT_TEXT(mt_tfunc_print(A, mt_tir_lower_blocks(A, f)),
+                "@T.prim_func\n"
+                "def sum_rows(a: T.Buffer((4, 8), \"float32\"), out: T.Buffer((4,), \"float32\")):\n"
+                "    for i0, i1 in T.grid(4, 8):\n"
+                "        if i1 == 0:\n"
+                "            out[i0] = 0.0\n"
+                "        out[i0] = out[i0] + a[i0, i1]\n");
+    TIR_GUARD_END();
+}
+
+/* Split loops bound through expressions, two reduce vars, a predicate, a
+ * block allocation and a function-level allocation. */
+static void test_lower_general(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *a = mt_tbuffer_new_const(A, "a", MT_FLOAT32, 3, (int64_t[]){5, 4, 4});
+    mt_tbuffer *out = buf1("out", 5), *acc = buf1("acc", 1), *g = buf1("g", 5);
+    acc->scope = MT_SCOPE_LOCAL;
+    mt_tfunc *f = func3("sum2", a, out, NULL);
+    add_alloc(f, g);
+    mt_tvar *io = ivar("io"), *ii = ivar("ii"), *j = ivar("j"), *k = ivar("k");
+    mt_tvar *vi = ivar("vi"), *vj = ivar("vj"), *vk = ivar("vk");
+    mt_texpr *iv = add(mul(V(io), I(2)), V(ii));
+    mt_tstmt *b = mt_ts_block(A, "sum2");
+    b->niters = 3;
+    b->iters = MT_NEW_ARRAY(A, mt_titer, 3);
+    b->iters[0] = (mt_titer){vi, I(5), MT_ITER_SPATIAL};
+    b->iters[1] = (mt_titer){vj, I(4), MT_ITER_REDUCE};
+    b->iters[2] = (mt_titer){vk, I(4), MT_ITER_REDUCE};
+    b->iter_values = MT_NEW_ARRAY(A, mt_texpr *, 3);
+    b->iter_values[0] = iv;
+    b->iter_values[1] = V(j);
+    b->iter_values[2] = V(k);
+    b->predicate = bin(TE_LT, iv, I(5));
+    b->allocs = MT_NEW_ARRAY(A, mt_tbuffer *, 1);
+    b->allocs[0] = acc;
+    b->nallocs = 1;
+    b->init = st(out, F(0), V(vi));
+    mt_tstmt *body[2] = {st(acc, ld(a, V(vi), V(vj), V(vk)), I(0)),
+                         st(out, add(ld(out, V(vi)), ld(acc, I(0))), V(vi))};
+    b->body = mt_ts_seq(A, body, 2);
+    mt_tstmt *s = mt_ts_for(A, k, I(0), I(4), MT_FOR_SERIAL, b);
+    s = mt_ts_for(A, j, I(0), I(4), MT_FOR_SERIAL, s);
+    s = mt_ts_for(A, ii, I(0), I(2), MT_FOR_SERIAL, s);
+    f->body = mt_ts_for(A, io, I(0), I(3), MT_FOR_PARALLEL, s);
+    ASSERT_TEXT(mt_tfunc_print(A, mt_tir_lower_blocks(A, f)),
+                "@T.prim_func\n"
+                "def sum2(a: T.Buffer((5, 4, 4), \"float32\"), out: T.Buffer((5,), \"float32\")):\n"
+                "    g = T.alloc_buffer((5,), \"float32\")\n"
+                "    for io in T.parallel(3):\n"
+                "        for ii, j, k in T.grid(2, 4, 4):\n"
+                "            acc = T.alloc_buffer((1,), \"float32\", scope=\"local\")\n"
+                "            if io * 2 + ii < 5:\n"
+                "                if j == 0 and k == 0:\n"
+                "                    out[io * 2 + ii] = 0.0\n"
+                "                acc[0] = a[io * 2 + ii, j, k]\n"
+                "                out[io * 2 + ii] = out[io * 2 + ii] + acc[0]\n");
+    TIR_GUARD_END();
+}
+
+/* ---- flatten_buffers ----------------------------------------------------- */
+
+static void test_flatten_2d_3d(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *a = mt_tbuffer_new_const(A, "a", MT_FLOAT32, 3, (int64_t[]){2, 3, 4});
+    mt_tbuffer *o = buf2("o", 2, 12), *v = buf1("v", 24);
+    mt_tbuffer *tmp = mt_tbuffer_new_const(A, "tmp", MT_FLOAT32, 2, (int64_t[]){3, 4});
+    mt_tfunc *f = func3("flat", a, v, o);
+    mt_tvar *i = ivar("i"), *j = ivar("j"), *k = ivar("k");
+    mt_tstmt *s = st(tmp, ld(a, V(i), V(j), V(k)), V(j), V(k));
+    s = seq2(s, st(o, add(ld(tmp, V(j), V(k)), ld(v, add(mul(V(i), I(12)), V(k)))), V(i),
+                   add(mul(V(j), I(4)), V(k))));
+    s = mt_ts_for(A, k, I(0), I(4), MT_FOR_SERIAL, s);
+    s = mt_ts_for(A, j, I(0), I(3), MT_FOR_SERIAL, s);
+    s = mt_ts_for(A, i, I(0), I(2), MT_FOR_SERIAL, mt_ts_alloc(A, tmp, s));
+    f->body = s;
+    mt_tfunc *g = mt_tir_flatten_buffers(A, f);
+    ASSERT_TEXT(mt_tfunc_print(A, g),
+                "@T.prim_func\n"
+                "def flat(a: T.Buffer((24,), \"float32\"), v: T.Buffer((24,), \"float32\"), o: T.Buffer((24,), \"float32\")):\n"
+                "    for i in range(2):\n"
+                "        tmp = T.alloc_buffer((12,), \"float32\")\n"
+                "        for j, k in T.grid(3, 4):\n"
+                "            tmp[j * 4 + k] = a[i * 12 + j * 4 + k]\n"
+                "            o[i * 12 + (j * 4 + k)] = tmp[j * 4 + k] + v[i * 12 + k]\n");
+    assert_ptr_equal(g->params[1].buf, v);      /* already 1-d: kept */
+    assert_ptr_not_equal(g->params[0].buf, a);
+    const mt_tstmt *alloc = g->body->body;
+    assert_int_equal(alloc->kind, TS_ALLOC);
+    assert_ptr_equal(alloc->buf, alloc->body->body->body->stmts[0]->buf);
+    assert_ptr_equal(mt_tir_flatten_buffers(A, g), g);
+    TIR_GUARD_END();
+}
+
+static void test_flatten_symbolic_rank0(void **state) {
+    TIR_GUARD();
+    mt_tvar *nv = ivar("n");
+    mt_texpr *xs[2] = {V(nv), I(784)}, *ys[3] = {I(2), I(3), V(nv)};
+    mt_tbuffer *x = mt_tbuffer_new(A, "x", MT_FLOAT32, 2, xs);
+    mt_tbuffer *y = mt_tbuffer_new(A, "y", MT_FLOAT32, 3, ys);
+    mt_tbuffer *s = mt_tbuffer_new(A, "s", MT_FLOAT32, 0, NULL);
+    mt_tfunc *f = func3("sym", x, y, s);
+    f->sym_vars = &nv;
+    f->nsym = 1;
+    mt_tvar *i = ivar("i"), *j = ivar("j");
+    mt_tstmt *b = seq2(mt_ts_store(A, s, NULL, 0, add(ld(s), ld(x, V(i), V(j)))),
+                       st(y, ld(s), I(1), I(2), V(i)));
+    b = mt_ts_for(A, j, I(0), I(784), MT_FOR_SERIAL, b);
+    f->body = mt_ts_for(A, i, I(0), V(nv), MT_FOR_SERIAL, b);
+    ASSERT_TEXT(mt_tfunc_print(A, mt_tir_flatten_buffers(A, f)),
+                "@T.prim_func\n"
+                "def sym(x: T.Buffer((n * 784,), \"float32\"), y: T.Buffer((6 * n,), \"float32\"), s: T.Buffer((1,), \"float32\")):\n"
+                "    for i, j in T.grid(n, 784):\n"
+                "        s[0] = s[0] + x[i * 784 + j]\n"
+                "        y[3 * n + 2 * n + i] = s[0]\n");
+    TIR_GUARD_END();
+}
+
+static void test_flatten_rejects_blocks(void **state) {
+    mt_errframe fr;
+    if (MT_TRY(&fr)) {
+        mt_tir_flatten_buffers(A, sum_rows());
+        mt_err_pop(&fr);
+        fail_msg("flatten_buffers accepted a block");
+    } else {
+        mt_err_pop(&fr);
+        assert_int_equal(fr.status, MT_ERR_INTERNAL);
+        assert_non_null(strstr(fr.msg, "lower_blocks"));
+    }
+}
+
+/* ---- remove_unit_loops --------------------------------------------------- */
+
+static void test_remove_unit_loops(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *o = buf2("o", 4, 1);
+    mt_tfunc *f = func3("unit", o, NULL, NULL);
+    mt_tvar *i = ivar("i"), *j = ivar("j"), *k = ivar("k"), *t = ivar("tx");
+    mt_tstmt *s = st(o, F(1), add(V(i), V(k)), V(j));
+    s = mt_ts_for(A, k, I(3), I(1), MT_FOR_VECTORIZED, s);
+    s = mt_ts_for(A, j, I(0), I(1), MT_FOR_SERIAL, s);
+    s = mt_ts_for(A, i, I(0), I(1), MT_FOR_SERIAL, s);
+    s = mt_ts_for(A, t, I(0), I(1), MT_FOR_THREAD, s);
+    s->thread_tag = "threadIdx.x";
+    f->body = s;
+    mt_tfunc *g = mt_tir_remove_unit_loops(A, f);
+    ASSERT_TEXT(mt_tfunc_print(A, g),
+                "@T.prim_func\n"
+                "def unit(o: T.Buffer((4, 1), \"float32\")):\n"
+                "    for tx in T.thread_binding(1, thread=\"threadIdx.x\"):\n"
+                "        o[0 + 3, 0] = 1.0\n");
+    ASSERT_TEXT(mt_tfunc_print(A, mt_tir_simplify(A, g)),
+                "@T.prim_func\n"
+                "def unit(o: T.Buffer((4, 1), \"float32\")):\n"
+                "    for tx in T.thread_binding(1, thread=\"threadIdx.x\"):\n"
+                "        o[3, 0] = 1.0\n");
+    assert_ptr_equal(mt_tir_remove_unit_loops(A, g), g);
+    TIR_GUARD_END();
+}
+
+/* ---- the passes in pipeline order ---------------------------------------- */
+
+static void test_pipeline_by_name(void **state) {
+    TIR_GUARD();
+    static const char *order[] = {"inline_producers", "lower_blocks", "flatten_buffers",
+                                  "simplify", "remove_unit_loops", "simplify"};
+    mt_tfunc *f = fused_add_add();
+    for (int i = 0; i < (int)(sizeof order / sizeof order[0]); i++) {
+        const mt_tir_pass *p = mt_tir_pass_find(order[i]);
+        assert_non_null(p);
+        f = p->run(A, f);
+    }
+    ASSERT_TEXT(mt_tfunc_print(A, f),
+                "@T.prim_func\n"
+                "def fused_add_add(a: T.Buffer((6,), \"float32\"), b: T.Buffer((6,), \"float32\"), out: T.Buffer((6,), \"float32\")):\n"
+                "    for i0, i1 in T.grid(2, 3):\n"
+                "        out[i0 * 3 + i1] = a[i0 * 3 + i1] + b[i0 * 3 + i1] + a[i0 * 3 + i1]\n");
+    assert_null(mt_tir_pass_find("no_such_pass"));
+    assert_int_equal(mt_tir_num_passes, 5);
+    TIR_GUARD_END();
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        TIR_TEST(test_inline_fused_add_add),  TIR_TEST(test_inline_chain_transposed),
+        TIR_TEST(test_inline_keeps_reduction), TIR_TEST(test_inline_refuses),
+        TIR_TEST(test_lower_elementwise),     TIR_TEST(test_lower_reduction),
+        TIR_TEST(test_lower_general),         TIR_TEST(test_flatten_2d_3d),
+        TIR_TEST(test_flatten_symbolic_rank0), TIR_TEST(test_flatten_rejects_blocks),
+        TIR_TEST(test_remove_unit_loops),     TIR_TEST(test_pipeline_by_name),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
