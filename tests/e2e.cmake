@@ -2,3 +2,4 @@
 mt_test(test_numerics SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_numerics.c LIBRARY)
 mt_test(test_api SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_api.c LIBRARY)
 mt_test(test_errors SOURCES ${PROJECT_SOURCE_DIR}/tests/errors/test_errors.c LIBRARY)
+mt_test(test_golden SOURCES ${PROJECT_SOURCE_DIR}/tests/golden/test_golden.c LIBRARY)

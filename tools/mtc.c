@@ -1162,7 +1162,7 @@ static int run_kernel(mt_kernel *k, options *o) {
         qsort(times, (size_t)o->bench, sizeof *times, cmp_double);
         int n = o->bench;
         double med = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
-        printf("median %.3f ms (min %.3f, max %.3f) over %d runs\n", med, times[0], times[n - 1],
+        printf("median %.4f ms (min %.4f, max %.4f) over %d runs\n", med, times[0], times[n - 1],
                n);
     }
     if (o->output || o->output_dir) rc = write_outputs(o, res, nres);

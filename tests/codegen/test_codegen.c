@@ -23,6 +23,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +103,7 @@ static mt_codegen_out compile_n(mt_tfunc **fs, int n, int opt) {
         mt_err_pop(&f);
         fail_msg("%s", f.msg);
     }
+    /* DUMPIR=<text> prints the IR of every module that contains <text>. */
     if (getenv("DUMPIR") && strstr(out.llvm_ir, getenv("DUMPIR"))) fputs(out.llvm_ir, stderr);
     assert_non_null(out.module);
     for (int i = 0; i < n; i++) assert_non_null(out.fn_addrs[i]);
@@ -851,6 +853,55 @@ static void test_errors(void **state) {
     mt_jit_module_release(r.module);
 }
 
+/* Two threads compile, run and release kernels at the same time (each with
+ * its own arena and error frame): the JIT's mutex keeps them apart. */
+static void *compile_worker(void *arg) {
+    volatile intptr_t ok = 1; /* set inside MT_TRY */
+    for (int rep = 0; rep < 6 && ok; rep++) {
+        mt_arena *a = mt_arena_create();
+        mt_tvar *n = mt_tvar_new(a, "n", MT_INT64), *i = mt_tvar_new(a, "i", MT_INT64);
+        mt_texpr *nv = mt_te_var(a, n), *iv = mt_te_var(a, i);
+        mt_tbuffer *x = mt_tbuffer_new(a, "x", MT_FLOAT32, 1, &nv);
+        mt_tbuffer *o = mt_tbuffer_new(a, "o", MT_FLOAT32, 1, &nv);
+        mt_texpr *e = mt_te_bin(a, TE_ADD, mt_te_load(a, x, &iv, 1),
+                                mt_te_float(a, MT_FLOAT32, (double)(intptr_t)arg + rep));
+        mt_tfunc *f = mt_tfunc_new(a, "worker");
+        mt_tfunc_add_param(a, f, x, NULL);
+        mt_tfunc_add_param(a, f, o, NULL);
+        f->sym_vars = MT_NEW_ARRAY(a, mt_tvar *, 1);
+        f->sym_vars[0] = n;
+        f->nsym = 1;
+        f->body = mt_ts_for(a, i, mt_te_i64(a, 0), nv, MT_FOR_SERIAL, mt_ts_store(a, o, &iv, 1, e));
+        mt_codegen_out out;
+        mt_errframe fr;
+        if (MT_TRY(&fr)) {
+            mt_codegen_cpu(jit, a, &f, 1, 3, &out);
+            mt_err_pop(&fr);
+            float xs[5] = {1, 2, 3, 4, 5}, os[5];
+            ((void (*)(float *, float *, int64_t))out.fn_addrs[0])(xs, os, 5);
+            for (int k = 0; k < 5; k++)
+                if (os[k] != xs[k] + (float)((intptr_t)arg + rep)) ok = 0;
+            mt_jit_module_release(out.module);
+        } else {
+            mt_err_pop(&fr);
+            ok = 0;
+        }
+        mt_arena_destroy(a);
+    }
+    return (void *)ok;
+}
+
+static void test_threads(void **state) {
+    pthread_t t[2];
+    for (intptr_t k = 0; k < 2; k++)
+        assert_int_equal(pthread_create(&t[k], NULL, compile_worker, (void *)(k * 100)), 0);
+    for (int k = 0; k < 2; k++) {
+        void *ok;
+        pthread_join(t[k], &ok);
+        assert_true(ok == (void *)1);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_latency, setup, teardown),
@@ -872,6 +923,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_ir_and_asm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_host_cpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
