@@ -184,7 +184,8 @@ static uint16_t double_to_half(double d) {
     }
     if (he >= 31) return sign | 0x7c00;
     if (shift >= 54) return sign;
-    uint64_t q = m >> shift, rem = m & ((UINT64_C(1) << shift) - 1), half = UINT64_C(1) << (shift - 1);
+    uint64_t q = m >> shift, rem = m & ((UINT64_C(1) << shift) - 1);
+    uint64_t half = UINT64_C(1) << (shift - 1);
     if (rem > half || (rem == half && (q & 1))) q++;
     if (he == 0) return sign | (uint16_t)q; /* q == 0x400 is the smallest normal */
     if (q >= 0x800) {
@@ -769,7 +770,8 @@ static int parse_options(int argc, char **argv, options *o) {
             if (o->nemit == 0) return usage_error("--emit needs at least one stage");
         } else if (!strcmp(opt, "input")) {
             char *n, *v;
-            if (!split_eq(val, &n, &v)) return usage_error("--input wants NAME=FILE.npy, not '%s'", val);
+            if (!split_eq(val, &n, &v))
+                return usage_error("--input wants NAME=FILE.npy, not '%s'", val);
             if (find_nv(o->inputs, o->ninputs, n)) return usage_error("--input %s given twice", n);
             name_value *nv = add_nv(&o->inputs, &o->ninputs);
             nv->name = n;
@@ -806,7 +808,8 @@ static int parse_options(int argc, char **argv, options *o) {
         }
     }
     if (!o->file) return usage_error("no source file given");
-    if (o->output && o->output_dir) return usage_error("--output and --output-dir exclude each other");
+    if (o->output && o->output_dir)
+        return usage_error("--output and --output-dir exclude each other");
     return -1;
 }
 

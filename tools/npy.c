@@ -613,7 +613,7 @@ void *mt_npy_encode(const mt_tensor *t, size_t *len, char *err, size_t errlen) {
 
 typedef struct filebuf {
     FILE *f;        /* destination */
-    char buf[65536];/* pending bytes of small runs */
+    char buf[65536]; /* pending bytes of small runs */
     size_t len;     /* bytes pending */
 } filebuf;
 
@@ -663,6 +663,7 @@ int mt_npy_save(const char *path, const mt_tensor *t, char *err, size_t errlen) 
         rc = -1;
         saved = errno;
     }
-    if (rc < 0) seterr(err, errlen, "%s: write failed: %s", path, nomem ? "out of memory" : strerror(saved));
+    if (rc < 0)
+        seterr(err, errlen, "%s: write failed: %s", path, nomem ? "out of memory" : strerror(saved));
     return rc;
 }

@@ -119,9 +119,10 @@ static _Noreturn void unsupported(const mt_token *t, const char *what) {
     mt_fail(MT_ERR_UNSUPPORTED, t->loc, "%s not supported in minitriton kernels", what);
 }
 
-static void enter(parser *p) {
+/* One level deeper, for the construct that starts at `loc`. */
+static void enter(parser *p, mt_loc loc) {
     if (++p->depth > p->max_depth)
-        mt_fail(MT_ERR_LIMIT, peek(p)->loc, "nesting too deep (more than %d levels)", p->max_depth);
+        mt_fail(MT_ERR_LIMIT, loc, "nesting too deep (more than %d levels)", p->max_depth);
 }
 
 static void leave(parser *p) { p->depth--; }
@@ -171,7 +172,7 @@ static mt_ast *strings(parser *p) {
 /* paren: '(' ')' | '(' star_or_test ')' | '(' star_or_test (',' star_or_test)* [','] ')' */
 static mt_ast *paren(parser *p) {
     mt_token *open = next(p);
-    enter(p);
+    enter(p, open->loc);
     if (accept(p, TK_RPAREN)) {
         leave(p);
         return new_node(p, AST_TUPLE, open->loc);
@@ -194,7 +195,7 @@ static mt_ast *paren(parser *p) {
 /* list: '[' [star_or_test (',' star_or_test)* [',']] ']' */
 static mt_ast *list(parser *p) {
     mt_token *open = next(p);
-    enter(p);
+    enter(p, open->loc);
     mt_ast *l = new_node(p, AST_LIST, open->loc);
     while (!at(p, TK_RBRACKET)) {
         push(p, &l->items, star_or_test(p));
@@ -209,7 +210,7 @@ static mt_ast *list(parser *p) {
 /* dict: '{' [test ':' test (',' test ':' test)* [',']] '}' */
 static mt_ast *dict(parser *p) {
     mt_token *open = next(p);
-    enter(p);
+    enter(p, open->loc);
     mt_ast *d = new_node(p, AST_DICT, open->loc);
     while (!at(p, TK_RBRACE)) {
         if (at(p, TK_DSTAR)) unsupported(peek(p), "dict unpacking ('**') is");
@@ -285,7 +286,7 @@ static mt_ast *atom(parser *p) {
  * argument:  test | NAME '=' test | '*' test */
 static void arguments(parser *p, mt_ast *call) {
     mt_token *open = next(p);
-    enter(p);
+    enter(p, open->loc);
     while (!at(p, TK_RPAREN)) {
         mt_token *start = peek(p);
         if (at(p, TK_DSTAR)) unsupported(start, "'**' arguments are");
@@ -340,7 +341,7 @@ static mt_ast *subscript(parser *p) {
  * TUPLE placed at the first one. */
 static mt_ast *subscripts(parser *p, mt_ast *obj) {
     mt_token *open = next(p);
-    enter(p);
+    enter(p, open->loc);
     mt_ast *n = new_node(p, AST_SUBSCRIPT, open->loc);
     n->lhs = obj;
     mt_token *first = peek(p);
@@ -393,7 +394,7 @@ static mt_ast *power(parser *p) {
     mt_ast *e = primary(p);
     if (!at(p, TK_DSTAR)) return e;
     mt_token *op = next(p);
-    enter(p);
+    enter(p, op->loc);
     mt_ast *b = new_node(p, AST_BINOP, op->loc);
     b->op = TK_DSTAR;
     b->lhs = e;
@@ -407,7 +408,7 @@ static mt_ast *factor(parser *p) {
     mt_token *t = peek(p);
     if (t->kind != TK_PLUS && t->kind != TK_MINUS && t->kind != TK_TILDE) return power(p);
     next(p);
-    enter(p);
+    enter(p, t->loc);
     mt_ast *u = new_node(p, AST_UNARY, t->loc);
     u->op = t->kind;
     u->lhs = factor(p);
@@ -499,7 +500,7 @@ done:
 static mt_ast *not_test(parser *p) {
     if (!at(p, TK_NOT)) return comparison(p);
     mt_token *t = next(p);
-    enter(p);
+    enter(p, t->loc);
     mt_ast *u = new_node(p, AST_UNARY, t->loc);
     u->op = TK_NOT;
     u->lhs = not_test(p);
@@ -531,8 +532,8 @@ static mt_ast *test(parser *p) {
     mt_ast *n = new_node(p, AST_IFEXP, start->loc);
     n->lhs = e;
     n->cond = bool_chain(p, TK_OR);
-    expect(p, TK_ELSE, "expected 'else' after 'if' expression");
-    enter(p);
+    mt_token *els = expect(p, TK_ELSE, "expected 'else' after 'if' expression");
+    enter(p, els->loc);
     n->rhs = test(p);
     leave(p);
     return n;
@@ -729,8 +730,7 @@ static void suite(parser *p, mt_ast_list *out, const char *after) {
     }
     if (!at(p, TK_INDENT))
         mt_fail(MT_ERR_SYNTAX, peek(p)->loc, "expected an indented block after '%s'", after);
-    next(p);
-    enter(p);
+    enter(p, next(p)->loc);
     while (!at(p, TK_DEDENT) && !at(p, TK_EOF)) stmt(p, out);
     accept(p, TK_DEDENT);
     leave(p);

@@ -14,7 +14,7 @@
  * What the language has but this builder does not lower yet is reported as
  * MT_ERR_UNSUPPORTED at the construct, never silently dropped.
  */
-#include "graph/builder.h"
+#include "graph/builder_internal.h"
 
 #include <string.h>
 
@@ -30,21 +30,6 @@ static const char *const planned_functions[] = {
     "ones", "full", "zeros_like", "ones_like", "full_like", "device", "range",
 };
 
-typedef struct symbol {
-    const char *name;
-    mt_gvar *value;
-} symbol;
-
-typedef struct builder {
-    mt_arena *arena;
-    const mt_ast *module;
-    mt_gfunc *func;
-    mt_gblock *block;
-    MT_VEC(symbol) syms;       /* source name -> current value */
-    MT_VEC(const char *) used; /* SSA names handed out */
-    int temp_count;
-} builder;
-
 /* ---- names ---------------------------------------------------------------- */
 
 static bool name_used(builder *b, const char *n) {
@@ -54,14 +39,14 @@ static bool name_used(builder *b, const char *n) {
 }
 
 /* A fresh SSA name: `base`, else base_1, base_2, ... */
-static const char *fresh_name(builder *b, const char *base) {
+const char *mt_b_fresh_name(builder *b, const char *base) {
     const char *n = base;
     for (int k = 1; name_used(b, n); k++) n = mt_arena_printf(b->arena, "%s_%d", base, k);
     MT_VEC_PUSH(b->arena, &b->used, n);
     return n;
 }
 
-static const char *temp_name(builder *b) {
+const char *mt_b_temp_name(builder *b) {
     for (;;) {
         const char *n = b->temp_count ? mt_arena_printf(b->arena, "lv%d", b->temp_count)
                                       : mt_arena_strdup(b->arena, "lv");
@@ -73,24 +58,24 @@ static const char *temp_name(builder *b) {
     }
 }
 
-static mt_gvar *lookup(builder *b, const char *name) {
+mt_gvar *mt_b_lookup(builder *b, const char *name) {
     for (int i = b->syms.len - 1; i >= 0; i--)
         if (strcmp(b->syms.data[i].name, name) == 0) return b->syms.data[i].value;
     return NULL;
 }
 
-static void bind_name(builder *b, const char *name, mt_gvar *v) {
-    symbol s = {name, v};
+void mt_b_bind(builder *b, const char *name, mt_gvar *v) {
+    mt_symbol s = {name, v};
     MT_VEC_PUSH(b->arena, &b->syms, s);
 }
 
-static bool is_planned_function(const char *name) {
+bool mt_b_is_planned_function(const char *name) {
     for (int i = 0; i < MT_ARRAY_LEN(planned_functions); i++)
         if (strcmp(planned_functions[i], name) == 0) return true;
     return false;
 }
 
-static const mt_ast *find_def(const builder *b, const char *name) {
+const mt_ast *mt_b_find_def(const builder *b, const char *name) {
     for (int i = 0; i < b->module->body.len; i++) {
         const mt_ast *s = b->module->body.data[i];
         if (s->kind == AST_FUNCDEF && strcmp(s->name, name) == 0) return s;
@@ -112,7 +97,7 @@ static bool is_tensor_ctor(const mt_ast *callee) {
            callee->lhs->kind == AST_NAME && strcmp(callee->lhs->name, "R") == 0;
 }
 
-static mt_dtype parse_dtype_name(const char *s, mt_loc loc) {
+mt_dtype mt_b_dtype_name(const char *s, mt_loc loc) {
     mt_dtype dt;
     if (strcmp(s, "float") == 0) return MT_FLOAT32;
     if (strcmp(s, "int") == 0) return MT_INT64;
@@ -165,7 +150,7 @@ static mt_gtype parse_annotation(builder *b, const mt_ast *param) {
     if (!ann)
         mt_fail(MT_ERR_TYPE, param->loc, "parameter '%s' needs a type annotation", param->name);
     if (ann->kind == AST_NAME) {
-        t.dtype = parse_dtype_name(ann->name, ann->loc);
+        t.dtype = mt_b_dtype_name(ann->name, ann->loc);
         return t;
     }
     if (ann->kind != AST_CALL || !is_tensor_ctor(ann->lhs))
@@ -192,134 +177,13 @@ static mt_gtype parse_annotation(builder *b, const mt_ast *param) {
     if (!dtype) mt_fail(MT_ERR_TYPE, ann->loc, "Tensor() needs a dtype, e.g. dtype=\"float32\"");
     if (dtype->kind != AST_STR)
         mt_fail(MT_ERR_TYPE, dtype->loc, "dtype must be a string such as \"float32\"");
-    t.dtype = parse_dtype_name(dtype->str, dtype->loc);
+    t.dtype = mt_b_dtype_name(dtype->str, dtype->loc);
     if (strcmp(dtype->str, "float") == 0 || strcmp(dtype->str, "int") == 0)
         mt_fail(MT_ERR_TYPE, dtype->loc, "unknown dtype '%s' (write \"%s\")", dtype->str,
                 strcmp(dtype->str, "float") == 0 ? "float32" : "int64");
     parse_shape(b, shape, &t);
     return t;
 }
-
-/* ---- expressions ---------------------------------------------------------- */
-
-static mt_gvar *build_expr(builder *b, const mt_ast *e);
-
-/* Emits `name = op(args)`; name NULL makes a temporary. */
-static mt_gvar *emit_op(builder *b, mt_op_id id, mt_gvar **args, int nargs, mt_loc loc,
-                        const char *name) {
-    const mt_op_def *op = mt_op_get(id);
-    mt_gtype t = mt_op_infer(b->arena, op, args, nargs, loc);
-    mt_gvar *out = mt_gvar_new(b->arena, name ? fresh_name(b, name) : temp_name(b), &t, loc);
-    mt_gblock_add(b->arena, b->block, mt_gbinding_op(b->arena, out, op, args, nargs, loc));
-    return out;
-}
-
-static const char *op_spelling(mt_tok_kind k) { return mt_tok_kind_str(k); }
-
-static mt_gvar *build_binop(builder *b, const mt_ast *e, const char *name) {
-    mt_op_id id;
-    switch (e->op) {
-    case TK_PLUS: id = MT_OP_ADD; break;
-    case TK_MINUS: id = MT_OP_SUBTRACT; break;
-    case TK_STAR: id = MT_OP_MULTIPLY; break;
-    case TK_SLASH: id = MT_OP_DIVIDE; break;
-    case TK_DSLASH: case TK_PERCENT: case TK_DSTAR: case TK_AT:
-        mt_fail(MT_ERR_UNSUPPORTED, e->loc, "operator '%s' is not supported yet", op_spelling(e->op));
-    default:
-        mt_fail(MT_ERR_UNSUPPORTED, e->loc, "operator '%s' is not supported on tensors",
-                op_spelling(e->op));
-    }
-    mt_gvar *args[2] = {build_expr(b, e->lhs), build_expr(b, e->rhs)};
-    return emit_op(b, id, args, 2, e->loc, name);
-}
-
-static mt_gvar *build_unary(builder *b, const mt_ast *e, const char *name) {
-    if (e->op == TK_PLUS) return build_expr(b, e->lhs);
-    if (e->op != TK_MINUS)
-        mt_fail(MT_ERR_UNSUPPORTED, e->loc, "operator '%s' is not supported yet", op_spelling(e->op));
-    mt_gvar *x = build_expr(b, e->lhs);
-    if (x->is_const) { /* fold -literal: keeps it a constant (and weak) */
-        if (mt_dtype_is_float(x->type.dtype))
-            return mt_gvar_const_float(b->arena, x->type.dtype, -x->fconst, x->weak, e->loc);
-        return mt_gvar_const_int(b->arena, x->type.dtype, -x->iconst, x->weak, e->loc);
-    }
-    return emit_op(b, MT_OP_NEGATIVE, &x, 1, e->loc, name);
-}
-
-static mt_gvar *build_call(builder *b, const mt_ast *e, const char *name) {
-    const mt_ast *callee = e->lhs;
-    if (callee->kind != AST_NAME)
-        mt_fail(MT_ERR_UNSUPPORTED, callee->loc, "only calls of library functions by name are supported yet");
-    const char *fname = callee->name;
-    const mt_op_def *op = mt_op_lookup(fname);
-    if (!op || op->id == MT_OP_ADD || op->id == MT_OP_SUBTRACT || op->id == MT_OP_MULTIPLY ||
-        op->id == MT_OP_DIVIDE || op->id == MT_OP_NEGATIVE) {
-        const mt_ast *def = find_def(b, fname);
-        if (def)
-            mt_fail(MT_ERR_UNSUPPORTED, callee->loc, "calling function '%s' is not supported yet", fname);
-        if (is_planned_function(fname) || op)
-            mt_fail(MT_ERR_UNSUPPORTED, callee->loc, "library function '%s' is not supported yet", fname);
-        mt_fail(MT_ERR_NAME, callee->loc, "unknown function '%s'", fname);
-    }
-    if (e->kw.len)
-        mt_fail(MT_ERR_TYPE, e->kw.data[0]->loc, "'%s' got an unexpected keyword argument '%s'",
-                fname, e->kw.data[0]->name);
-    if (e->items.len != op->arity)
-        mt_fail(MT_ERR_TYPE, e->loc, "'%s' takes %d argument%s, got %d", fname, op->arity,
-                op->arity == 1 ? "" : "s", e->items.len);
-    mt_gvar *args[4];
-    for (int i = 0; i < e->items.len; i++) {
-        if (e->items.data[i]->kind == AST_STARRED)
-            mt_fail(MT_ERR_UNSUPPORTED, e->items.data[i]->loc, "'*' arguments are not supported");
-        args[i] = build_expr(b, e->items.data[i]);
-    }
-    return emit_op(b, op->id, args, op->arity, e->loc, name);
-}
-
-/* Builds e; when it makes a new binding, names it `name` (NULL: temporary). */
-static mt_gvar *build_named(builder *b, const mt_ast *e, const char *name) {
-    switch (e->kind) {
-    case AST_NAME: {
-        mt_gvar *v = lookup(b, e->name);
-        if (v) return v;
-        if (mt_op_lookup(e->name) || is_planned_function(e->name))
-            mt_fail(MT_ERR_TYPE, e->loc, "'%s' is a function; call it with arguments", e->name);
-        mt_fail(MT_ERR_NAME, e->loc, "unknown name '%s'", e->name);
-    }
-    case AST_INT:
-        return mt_gvar_const_int(b->arena, MT_INT32, e->ival, true, e->loc);
-    case AST_FLOAT:
-        return mt_gvar_const_float(b->arena, MT_FLOAT32, e->fval, true, e->loc);
-    case AST_BOOL:
-        mt_fail(MT_ERR_UNSUPPORTED, e->loc, "bool literals are not supported in tensor expressions yet");
-    case AST_STR:
-        mt_fail(MT_ERR_TYPE, e->loc, "a string is not a tensor value");
-    case AST_NONE:
-        mt_fail(MT_ERR_TYPE, e->loc, "None is not a tensor value");
-    case AST_BINOP:
-        return build_binop(b, e, name);
-    case AST_UNARY:
-        return build_unary(b, e, name);
-    case AST_CALL:
-        return build_call(b, e, name);
-    case AST_TUPLE:
-        mt_fail(MT_ERR_UNSUPPORTED, e->loc, "tuple values are only allowed in 'return' and tuple assignment");
-    case AST_COMPARE:
-        mt_fail(MT_ERR_UNSUPPORTED, e->loc, "comparisons are not supported yet");
-    case AST_BOOLOP:
-        mt_fail(MT_ERR_UNSUPPORTED, e->loc, "'%s' is not supported yet", op_spelling(e->op));
-    case AST_IFEXP:
-        mt_fail(MT_ERR_UNSUPPORTED, e->loc, "conditional expressions are not supported yet");
-    case AST_ATTR:
-        mt_fail(MT_ERR_UNSUPPORTED, e->loc, "attribute '.%s' is not supported yet", e->name);
-    case AST_SUBSCRIPT:
-        mt_fail(MT_ERR_UNSUPPORTED, e->loc, "indexing and slicing are not supported yet");
-    default:
-        mt_fail(MT_ERR_UNSUPPORTED, e->loc, "this expression is not supported in kernels");
-    }
-}
-
-static mt_gvar *build_expr(builder *b, const mt_ast *e) { return build_named(b, e, NULL); }
 
 /* ---- statements ----------------------------------------------------------- */
 
@@ -338,8 +202,8 @@ static const char *stmt_keyword(mt_ast_kind k) {
 }
 
 static void assign_name(builder *b, const mt_ast *target, const mt_ast *value) {
-    mt_gvar *v = build_named(b, value, target->name);
-    bind_name(b, target->name, v);
+    mt_gvar *v = mt_b_expr_named(b, value, target->name);
+    mt_b_bind(b, target->name, v);
 }
 
 static void build_assign(builder *b, const mt_ast *s) {
@@ -349,7 +213,7 @@ static void build_assign(builder *b, const mt_ast *s) {
             if (t == 0) {
                 assign_name(b, target, s->rhs);
             } else { /* a = b = expr: later targets share the value */
-                bind_name(b, target->name, lookup(b, s->items.data[0]->name));
+                mt_b_bind(b, target->name, mt_b_lookup(b, s->items.data[0]->name));
             }
         } else if (target->kind == AST_TUPLE || target->kind == AST_LIST) {
             if (s->rhs->kind != AST_TUPLE)
@@ -365,10 +229,10 @@ static void build_assign(builder *b, const mt_ast *s) {
                 const mt_ast *ti = target->items.data[i];
                 if (ti->kind != AST_NAME)
                     mt_fail(MT_ERR_SYNTAX, ti->loc, "only names can be assigned to");
-                vals[i] = build_named(b, s->rhs->items.data[i], ti->name);
+                vals[i] = mt_b_expr_named(b, s->rhs->items.data[i], ti->name);
             }
             for (int i = 0; i < target->items.len; i++)
-                bind_name(b, target->items.data[i]->name, vals[i]);
+                mt_b_bind(b, target->items.data[i]->name, vals[i]);
         } else if (target->kind == AST_SUBSCRIPT || target->kind == AST_ATTR) {
             mt_fail(MT_ERR_UNSUPPORTED, target->loc,
                     "tensors are immutable values in graph functions; assign to a name instead");
@@ -382,7 +246,7 @@ static void build_augassign(builder *b, const mt_ast *s) {
     if (s->lhs->kind != AST_NAME)
         mt_fail(MT_ERR_UNSUPPORTED, s->lhs->loc,
                 "tensors are immutable values in graph functions; assign to a name instead");
-    mt_gvar *old = lookup(b, s->lhs->name);
+    mt_gvar *old = mt_b_lookup(b, s->lhs->name);
     if (!old) mt_fail(MT_ERR_NAME, s->lhs->loc, "unknown name '%s'", s->lhs->name);
     mt_op_id id;
     switch (s->op) {
@@ -391,10 +255,10 @@ static void build_augassign(builder *b, const mt_ast *s) {
     case TK_STAREQ: id = MT_OP_MULTIPLY; break;
     case TK_SLASHEQ: id = MT_OP_DIVIDE; break;
     default:
-        mt_fail(MT_ERR_UNSUPPORTED, s->loc, "operator '%s' is not supported yet", op_spelling(s->op));
+        mt_fail(MT_ERR_UNSUPPORTED, s->loc, "operator '%s' is not supported yet", mt_tok_kind_str(s->op));
     }
-    mt_gvar *args[2] = {old, build_expr(b, s->rhs)};
-    bind_name(b, s->lhs->name, emit_op(b, id, args, 2, s->loc, s->lhs->name));
+    mt_gvar *args[2] = {old, mt_b_expr(b, s->rhs)};
+    mt_b_bind(b, s->lhs->name, mt_b_emit(b, id, args, 2, NULL, s->loc, s->lhs->name));
 }
 
 static void build_return(builder *b, const mt_ast *s) {
@@ -410,7 +274,7 @@ static void build_return(builder *b, const mt_ast *s) {
     f->outputs = MT_NEW_ARRAY(b->arena, mt_gvar *, n);
     f->noutputs = n;
     for (int i = 0; i < n; i++) {
-        mt_gvar *v = build_expr(b, items[i]);
+        mt_gvar *v = mt_b_expr(b, items[i]);
         if (v->is_const)
             mt_fail(MT_ERR_UNSUPPORTED, items[i]->loc,
                     "returning a constant is not supported yet; compute it from a parameter");
@@ -465,11 +329,11 @@ static mt_gfunc *build_function(builder *b, const mt_ast *def) {
     for (int i = 0; i < def->items.len; i++) {
         const mt_ast *p = def->items.data[i];
         if (p->rhs) mt_fail(MT_ERR_UNSUPPORTED, p->rhs->loc, "default parameter values are not supported");
-        if (lookup(b, p->name)) mt_fail(MT_ERR_NAME, p->loc, "duplicate parameter '%s'", p->name);
+        if (mt_b_lookup(b, p->name)) mt_fail(MT_ERR_NAME, p->loc, "duplicate parameter '%s'", p->name);
         mt_gtype t = parse_annotation(b, p);
-        mt_gvar *v = mt_gvar_new(b->arena, fresh_name(b, p->name), &t, p->loc);
+        mt_gvar *v = mt_gvar_new(b->arena, mt_b_fresh_name(b, p->name), &t, p->loc);
         f->params[f->nparams++] = v;
-        bind_name(b, p->name, v);
+        mt_b_bind(b, p->name, v);
     }
     b->block = mt_gblock_new(b->arena, true);
     f->blocks = MT_NEW_ARRAY(b->arena, mt_gblock *, 1);
@@ -486,6 +350,7 @@ mt_gmodule *mt_build_graph(mt_arena *a, const mt_ast *module, const mt_build_opt
     memset(&b, 0, sizeof b);
     b.arena = a;
     b.module = module;
+    b.opts = opts;
     const mt_ast *entry = NULL;
     for (int i = 0; i < module->body.len; i++) {
         const mt_ast *s = module->body.data[i];

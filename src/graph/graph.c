@@ -97,7 +97,8 @@ static mt_gvar **copy_vars(mt_arena *a, mt_gvar *const *vs, int n) {
 }
 
 mt_gbinding *mt_gbinding_op(mt_arena *a, mt_gvar *out, const mt_op_def *op,
-                            mt_gvar *const *args, int nargs, mt_loc loc) {
+                            mt_gvar *const *args, int nargs, const mt_gattrs *attrs,
+                            mt_loc loc) {
     mt_gbinding *b = MT_NEW(a, mt_gbinding);
     b->outs = copy_vars(a, &out, 1);
     b->nouts = 1;
@@ -105,6 +106,7 @@ mt_gbinding *mt_gbinding_op(mt_arena *a, mt_gvar *out, const mt_op_def *op,
     b->op = op;
     b->args = copy_vars(a, args, nargs);
     b->nargs = nargs;
+    b->attrs = attrs;
     b->loc = loc;
     b->group = -1;
     return b;

@@ -85,27 +85,63 @@ const char *mt_pattern_str(mt_op_pattern p);
 
 /* Op ids from the registry table. */
 typedef enum mt_op_id {
-#define MT_OP(id, name, arity, pattern, infer, compute) MT_OP_##id,
+#define MT_EWISE(id, name, sig, pattern, infer, compute) MT_OP_##id,
+#define MT_OP(id, name, sig, pattern, infer, legalize) MT_OP_##id,
 #include "graph/ops.def"
 #undef MT_OP
+#undef MT_EWISE
     MT_OP_COUNT_
 } mt_op_id;
+
+/* Attributes of an op call: the non-tensor arguments, one field per kind of
+ * parameter in a signature (graph/ops.def). Fields an op does not take stay
+ * zero. */
+typedef struct mt_gattrs {
+    bool has_axes;                 /* axis=... given (false: None, all axes) */
+    int naxes;
+    int64_t axes[MT_MAX_RANK];     /* axis / axes, as written (may be negative) */
+    bool keepdims;
+    int nshape;                    /* shape=... (reshape, broadcast_to, zeros) */
+    mt_dim shape[MT_MAX_RANK];     /*   a dim; value -1 with no sym: "infer" */
+    bool has_dtype;
+    mt_dtype dtype;                /* dtype=... (astype, zeros, full) */
+    double value;                  /* fill value (full), eps (layer_norm) */
+    bool has_value;
+    const char *str;               /* approximate=... (gelu) */
+    int nslice;                    /* x[...]: one entry per input dim */
+    int64_t begin[MT_MAX_RANK], end[MT_MAX_RANK], step[MT_MAX_RANK];
+    bool squeeze[MT_MAX_RANK];     /*   an integer index drops the dim */
+} mt_gattrs;
 
 /* A registry entry (graph/ops.c). */
 typedef struct mt_op_def {
     mt_op_id id;
     const char *name;      /* as printed after "R.": add, exp, ... */
-    int arity;
+    const char *signature; /* Python-visible parameters, or NULL when the op is
+                              reachable only through an operator (ops.def) */
     mt_op_pattern pattern;
+    bool elementwise;      /* legalized by the generic elementwise legalizer */
 } mt_op_def;
 
 const mt_op_def *mt_op_get(mt_op_id id);
 const mt_op_def *mt_op_lookup(const char *name); /* NULL when unknown */
 
-/* The result type of op applied to args (graph/ops.c): checks arity, dtypes
- * and broadcasting and reports user errors at loc. Weak constants among args
- * are replaced (in args) by constants of the dtype they take on. */
-mt_gtype mt_op_infer(mt_arena *a, const mt_op_def *op, mt_gvar **args, int nargs, mt_loc loc);
+/* What a shape/dtype rule sees. args may be rewritten (weak constants are
+ * settled to the dtype they take on). */
+typedef struct mt_infer_ctx {
+    mt_arena *arena;
+    const mt_op_def *op;
+    mt_gvar **args;
+    int nargs;
+    const mt_gattrs *attrs; /* never NULL */
+    mt_loc loc;             /* where errors point */
+} mt_infer_ctx;
+typedef mt_gtype (*mt_infer_fn)(mt_infer_ctx *c);
+
+/* The result type of op applied to args (graph/ops.c): checks arity, dtypes,
+ * shapes and attributes, and reports user errors at loc. attrs may be NULL. */
+mt_gtype mt_op_infer(mt_arena *a, const mt_op_def *op, mt_gvar **args, int nargs,
+                     const mt_gattrs *attrs, mt_loc loc);
 
 typedef enum mt_call_kind { MT_CALL_OP, MT_CALL_TIR } mt_call_kind;
 
@@ -118,6 +154,7 @@ typedef struct mt_gbinding {
     mt_tfunc *callee;    /* MT_CALL_TIR */
     mt_gvar **args;
     int nargs;
+    const mt_gattrs *attrs; /* MT_CALL_OP: non-tensor arguments, or NULL */
     mt_loc loc;          /* the source expression that made it */
     int group;           /* fuse_ops: fusion group id; -1 before / alone */
 } mt_gbinding;
@@ -159,7 +196,8 @@ mt_gvar *mt_gvar_const_float(mt_arena *a, mt_dtype dtype, double v, bool weak, m
 mt_gblock *mt_gblock_new(mt_arena *a, bool dataflow);
 void mt_gblock_add(mt_arena *a, mt_gblock *b, mt_gbinding *bd);
 mt_gbinding *mt_gbinding_op(mt_arena *a, mt_gvar *out, const mt_op_def *op,
-                            mt_gvar *const *args, int nargs, mt_loc loc);
+                            mt_gvar *const *args, int nargs, const mt_gattrs *attrs,
+                            mt_loc loc);
 mt_gbinding *mt_gbinding_tir(mt_arena *a, mt_gvar *const *outs, int nouts, mt_tfunc *callee,
                              mt_gvar *const *args, int nargs, mt_loc loc);
 

@@ -1,31 +1,30 @@
 /*
- * ops.c -- the op registry (rows from graph/ops.def) and the shape/dtype rules.
+ * ops.c -- the op registry (rows from graph/ops.def), the shared helpers of
+ * the shape/dtype rules, and the rules of the elementwise ops.
  *
  * Broadcasting follows NumPy: shapes are aligned at their last dim; two dims
  * agree when equal or when one is 1; the result takes the larger. A symbolic
  * dim agrees with itself and with 1, nothing else (its size is unknown until
  * the kernel runs).
  *
- * Dtypes: the two tensor operands of a binary op must have the same dtype
- * (no implicit promotion; the user writes astype). A weak literal takes the
- * tensor operand's dtype: `x * 2` keeps x's dtype; a float literal with an
- * integer tensor is an error. Two literals: int with int is int32, anything
- * with a float is float32.
+ * Dtypes: the tensor operands of an op must have the same dtype (no implicit
+ * promotion; the user writes astype). A weak literal takes the tensor
+ * operand's dtype: `x * 2` keeps x's dtype; a float literal with an integer
+ * tensor is an error. Two literals: int with int is int32, anything with a
+ * float is float32.
  */
 #include <string.h>
 
-#include "graph/graph.h"
+#include "graph/infer.h"
 #include "support/common.h"
-
-enum infer_rule { BINARY_ARITH, UNARY_SAME, UNARY_FLOAT, TRUE_DIV };
 
 static const struct {
     mt_op_def def;
-    enum infer_rule rule;
+    mt_infer_fn infer;
 } table[] = {
-#define MT_OP(id, name, arity, pattern, infer, compute) {{MT_OP_##id, name, arity, pattern}, infer},
+#define MT_EWISE(id, name, sig, pattern, infer, compute) {{MT_OP_##id, name, sig, pattern, true}, infer},
+#define MT_OP(id, name, sig, pattern, infer, legalize) {{MT_OP_##id, name, sig, pattern, false}, infer},
 #include "graph/ops.def"
-#undef MT_OP
 };
 
 const mt_op_def *mt_op_get(mt_op_id id) {
@@ -48,27 +47,57 @@ const char *mt_pattern_str(mt_op_pattern p) {
     return (unsigned)p < MT_PAT_COUNT_ ? names[p] : "?";
 }
 
-static const char *describe(mt_arena *a, const mt_gvar *v) {
-    if (v->is_const) return v->weak ? "a literal" : mt_arena_printf(a, "a %s constant", mt_dtype_str(v->type.dtype));
+mt_gtype mt_op_infer(mt_arena *a, const mt_op_def *op, mt_gvar **args, int nargs,
+                     const mt_gattrs *attrs, mt_loc loc) {
+    static const mt_gattrs none;
+    mt_infer_ctx c = {a, op, args, nargs, attrs ? attrs : &none, loc};
+    return table[op->id].infer(&c);
+}
+
+/* ---- shared helpers --------------------------------------------------------- */
+
+const char *mt_describe_value(mt_arena *a, const mt_gvar *v) {
+    if (v->is_const)
+        return v->weak ? "a literal" : mt_arena_printf(a, "a %s constant", mt_dtype_str(v->type.dtype));
     return mt_arena_printf(a, "'%s'", v->name);
 }
 
-/* A weak constant re-made with dtype `dt`. */
-static mt_gvar *settle_const(mt_arena *a, const mt_op_def *op, mt_gvar *c, mt_dtype dt,
-                             const mt_gvar *other, mt_loc loc) {
-    if (!c->is_const || !c->weak) return c;
-    bool lit_float = mt_dtype_is_float(c->type.dtype);
+mt_gvar *mt_settle_const(mt_infer_ctx *c, mt_gvar *v, mt_dtype dt, const mt_gvar *other) {
+    if (!v->is_const || !v->weak) return v;
+    bool lit_float = mt_dtype_is_float(v->type.dtype);
     if (lit_float && !mt_dtype_is_float(dt))
-        mt_fail(MT_ERR_TYPE, c->loc.line ? c->loc : loc,
+        mt_fail(MT_ERR_TYPE, v->loc.line ? v->loc : c->loc,
                 "float literal used with %s tensor %s in '%s'; convert with astype first",
-                mt_dtype_str(dt), describe(a, other), op->name);
-    if (lit_float) return mt_gvar_const_float(a, dt, c->fconst, false, c->loc);
-    if (mt_dtype_is_float(dt)) return mt_gvar_const_float(a, dt, (double)c->iconst, false, c->loc);
-    return mt_gvar_const_int(a, dt, c->iconst, false, c->loc);
+                mt_dtype_str(dt), mt_describe_value(c->arena, other), c->op->name);
+    if (dt == MT_BOOL) return mt_gvar_const_int(c->arena, dt, v->iconst != 0, false, v->loc);
+    if (lit_float) return mt_gvar_const_float(c->arena, dt, v->fconst, false, v->loc);
+    if (mt_dtype_is_float(dt)) return mt_gvar_const_float(c->arena, dt, (double)v->iconst, false, v->loc);
+    return mt_gvar_const_int(c->arena, dt, v->iconst, false, v->loc);
 }
 
-static mt_gtype broadcast(mt_arena *a, const mt_op_def *op, const mt_gvar *x, const mt_gvar *y,
-                          mt_loc loc) {
+mt_dtype mt_unify_dtypes(mt_infer_ctx *c, int i, int j) {
+    mt_gvar *x = c->args[i], *y = c->args[j];
+    bool wx = x->is_const && x->weak, wy = y->is_const && y->weak;
+    mt_dtype dt;
+    if (wx && wy)
+        dt = mt_dtype_is_float(x->type.dtype) || mt_dtype_is_float(y->type.dtype) ? MT_FLOAT32 : MT_INT32;
+    else if (wx)
+        dt = y->type.dtype;
+    else if (wy)
+        dt = x->type.dtype;
+    else if (x->type.dtype != y->type.dtype)
+        mt_fail(MT_ERR_TYPE, c->loc,
+                "operands of '%s' have different dtypes: %s is %s but %s is %s; convert one with astype",
+                c->op->name, mt_describe_value(c->arena, x), mt_dtype_str(x->type.dtype),
+                mt_describe_value(c->arena, y), mt_dtype_str(y->type.dtype));
+    else
+        dt = x->type.dtype;
+    c->args[i] = mt_settle_const(c, x, dt, y);
+    c->args[j] = mt_settle_const(c, y, dt, x);
+    return dt;
+}
+
+mt_gtype mt_broadcast_types(mt_infer_ctx *c, const mt_gvar *x, const mt_gvar *y) {
     const mt_gtype *tx = &x->type, *ty = &y->type;
     mt_gtype r = mt_gtype_scalar(tx->dtype);
     r.ndim = tx->ndim > ty->ndim ? tx->ndim : ty->ndim;
@@ -81,55 +110,69 @@ static mt_gtype broadcast(mt_arena *a, const mt_op_def *op, const mt_gvar *x, co
         } else if (!dx.sym && dx.value == 1) {
             r.dims[i] = dy;
         } else {
-            mt_fail(MT_ERR_SHAPE, loc,
+            mt_fail(MT_ERR_SHAPE, c->loc,
                     "cannot broadcast shapes %s and %s in '%s' (operands %s and %s)",
-                    mt_shape_str(a, tx), mt_shape_str(a, ty), op->name, describe(a, x),
-                    describe(a, y));
+                    mt_shape_str(c->arena, tx), mt_shape_str(c->arena, ty), c->op->name,
+                    mt_describe_value(c->arena, x), mt_describe_value(c->arena, y));
         }
     }
     return r;
 }
 
-mt_gtype mt_op_infer(mt_arena *a, const mt_op_def *op, mt_gvar **args, int nargs, mt_loc loc) {
-    if (nargs != op->arity)
-        mt_fail(MT_ERR_TYPE, loc, "'%s' takes %d argument%s, got %d", op->name, op->arity,
-                op->arity == 1 ? "" : "s", nargs);
-    enum infer_rule rule = table[op->id].rule;
-    if (rule == UNARY_SAME || rule == UNARY_FLOAT) {
-        mt_gvar *x = args[0];
-        if (x->is_const && x->weak) /* a literal alone: int32 or float32 */
-            args[0] = x = settle_const(a, op, x, x->type.dtype, x, loc);
-        if (rule == UNARY_FLOAT && !mt_dtype_is_float(x->type.dtype))
-            mt_fail(MT_ERR_TYPE, loc, "'%s' needs a float tensor, but %s is %s; convert with astype",
-                    op->name, describe(a, x), mt_dtype_str(x->type.dtype));
-        if (x->type.dtype == MT_BOOL && op->id != MT_OP_RELU)
-            mt_fail(MT_ERR_TYPE, loc, "'%s' is not defined on bool tensors", op->name);
-        return x->type;
-    }
+int mt_norm_axis(mt_infer_ctx *c, int64_t axis, int ndim) {
+    if (axis < -ndim || axis >= (ndim > 0 ? ndim : 1) || (ndim == 0 && axis != 0 && axis != -1))
+        mt_fail(MT_ERR_SHAPE, c->loc, "axis %lld is out of range for a tensor of rank %d in '%s'",
+                (long long)axis, ndim, c->op->name);
+    return (int)(axis < 0 ? axis + ndim : axis);
+}
 
-    /* binary */
-    mt_gvar *x = args[0], *y = args[1];
-    bool wx = x->is_const && x->weak, wy = y->is_const && y->weak;
-    mt_dtype dt;
-    if (wx && wy)
-        dt = mt_dtype_is_float(x->type.dtype) || mt_dtype_is_float(y->type.dtype) ? MT_FLOAT32 : MT_INT32;
-    else if (wx)
-        dt = y->type.dtype;
-    else if (wy)
-        dt = x->type.dtype;
-    else if (x->type.dtype != y->type.dtype)
-        mt_fail(MT_ERR_TYPE, loc,
-                "operands of '%s' have different dtypes: %s is %s but %s is %s; convert one with astype",
-                op->name, describe(a, x), mt_dtype_str(x->type.dtype), describe(a, y),
-                mt_dtype_str(y->type.dtype));
-    else
-        dt = x->type.dtype;
+void mt_check_arity(mt_infer_ctx *c, int n) {
+    if (c->nargs != n)
+        mt_fail(MT_ERR_TYPE, c->loc, "'%s' takes %d tensor argument%s, got %d", c->op->name, n,
+                n == 1 ? "" : "s", c->nargs);
+}
+
+/* ---- elementwise rules ------------------------------------------------------ */
+
+static mt_gvar *settle_alone(mt_infer_ctx *c) {
+    mt_gvar *x = c->args[0];
+    if (x->is_const && x->weak) /* a literal alone: int32 or float32 */
+        c->args[0] = x = mt_settle_const(c, x, x->type.dtype, x);
+    return x;
+}
+
+mt_gtype infer_unary_float(mt_infer_ctx *c) {
+    mt_check_arity(c, 1);
+    mt_gvar *x = settle_alone(c);
+    if (!mt_dtype_is_float(x->type.dtype))
+        mt_fail(MT_ERR_TYPE, c->loc, "'%s' needs a float tensor, but %s is %s; convert with astype",
+                c->op->name, mt_describe_value(c->arena, x), mt_dtype_str(x->type.dtype));
+    return x->type;
+}
+
+mt_gtype infer_unary_signed(mt_infer_ctx *c) {
+    mt_check_arity(c, 1);
+    mt_gvar *x = settle_alone(c);
+    if (x->type.dtype == MT_BOOL)
+        mt_fail(MT_ERR_TYPE, c->loc, "'%s' is not defined on bool tensors; convert with astype",
+                c->op->name);
+    return x->type;
+}
+
+mt_gtype infer_binary_arith(mt_infer_ctx *c) {
+    mt_check_arity(c, 2);
+    mt_dtype dt = mt_unify_dtypes(c, 0, 1);
     if (dt == MT_BOOL)
-        mt_fail(MT_ERR_TYPE, loc, "'%s' is not defined on bool tensors; convert with astype", op->name);
-    args[0] = x = settle_const(a, op, x, dt, y, loc);
-    args[1] = y = settle_const(a, op, y, dt, x, loc);
-    mt_gtype r = broadcast(a, op, x, y, loc);
+        mt_fail(MT_ERR_TYPE, c->loc, "'%s' is not defined on bool tensors; convert with astype",
+                c->op->name);
+    mt_gtype r = mt_broadcast_types(c, c->args[0], c->args[1]);
     r.dtype = dt;
-    if (rule == TRUE_DIV && !mt_dtype_is_float(dt)) r.dtype = MT_FLOAT32;
+    return r;
+}
+
+/* True division: integers divide to float32 (as in PyTorch). */
+mt_gtype infer_true_divide(mt_infer_ctx *c) {
+    mt_gtype r = infer_binary_arith(c);
+    if (!mt_dtype_is_float(r.dtype)) r.dtype = MT_FLOAT32;
     return r;
 }

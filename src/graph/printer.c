@@ -34,6 +34,38 @@ static void put_value(mt_sb *sb, const mt_gvar *v) {
         mt_sb_puts(sb, v->name);
 }
 
+static void put_ints(mt_sb *sb, const char *key, const int64_t *v, int n) {
+    mt_sb_printf(sb, ", %s=[", key);
+    for (int i = 0; i < n; i++) mt_sb_printf(sb, "%s%lld", i ? ", " : "", (long long)v[i]);
+    mt_sb_putc(sb, ']');
+}
+
+/* The attributes that are set, as keywords: axis=[1], keepdims=True, ... */
+static void put_attrs(mt_sb *sb, const mt_gattrs *at) {
+    if (!at) return;
+    if (at->has_axes) put_ints(sb, "axis", at->axes, at->naxes);
+    if (at->keepdims) mt_sb_puts(sb, ", keepdims=True");
+    if (at->nshape) {
+        mt_sb_puts(sb, ", shape=(");
+        for (int i = 0; i < at->nshape; i++) {
+            if (i) mt_sb_puts(sb, ", ");
+            if (at->shape[i].sym)
+                mt_sb_printf(sb, "\"%s\"", at->shape[i].sym);
+            else
+                mt_sb_printf(sb, "%lld", (long long)at->shape[i].value);
+        }
+        mt_sb_puts(sb, at->nshape == 1 ? ",)" : ")");
+    }
+    if (at->has_dtype) mt_sb_printf(sb, ", dtype=\"%s\"", mt_dtype_str(at->dtype));
+    if (at->has_value) mt_sb_printf(sb, ", value=%.9g", at->value);
+    if (at->str) mt_sb_printf(sb, ", mode=\"%s\"", at->str);
+    if (at->nslice) {
+        put_ints(sb, "begin", at->begin, at->nslice);
+        put_ints(sb, "end", at->end, at->nslice);
+        put_ints(sb, "strides", at->step, at->nslice);
+    }
+}
+
 static void put_binding(mt_sb *sb, mt_arena *a, const mt_gbinding *b, int indent) {
     mt_sb_indent(sb, indent);
     for (int i = 0; i < b->nouts; i++) mt_sb_printf(sb, "%s%s", i ? ", " : "", b->outs[i]->name);
@@ -44,6 +76,7 @@ static void put_binding(mt_sb *sb, mt_arena *a, const mt_gbinding *b, int indent
             if (i) mt_sb_puts(sb, ", ");
             put_value(sb, b->args[i]);
         }
+        put_attrs(sb, b->attrs);
         mt_sb_puts(sb, ")\n");
         return;
     }

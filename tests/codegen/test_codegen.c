@@ -33,17 +33,6 @@
 #include "codegen/codegen.h"
 #include "support/common.h"
 
-/* mt_dtype_str / mt_dtype_size live in src/api.c (layer mt_api), which this
- * test does not link; weak stand-ins yield to the real ones when present. */
-__attribute__((weak)) const char *mt_dtype_str(mt_dtype dt) {
-    static const char *names[] = {"bool", "int8", "uint8", "int32", "int64",
-                                  "float16", "float32", "float64"};
-    return (unsigned)dt < MT_DTYPE_COUNT_ ? names[dt] : "unknown";
-}
-__attribute__((weak)) size_t mt_dtype_size(mt_dtype dt) {
-    static const size_t sizes[] = {1, 1, 1, 4, 8, 2, 4, 8};
-    return (unsigned)dt < MT_DTYPE_COUNT_ ? sizes[dt] : 0;
-}
 
 static mt_jit *jit;
 static mt_arena *A;

@@ -1,3 +1,251 @@
+/*
+ * test_tir_simplify.c -- one case per simplify rule, before/after text.
+ */
 #include "tir/tir_test.h"
 #include "passes/tir/tir_passes.h"
-int main(void) { return 0; }
+
+static mt_tbuffer *OUT;
+
+/* The simplified form of e, printed (e is stored into OUT[0] by a function
+ * that simplify runs on). */
+static const char *simp(mt_texpr *e) {
+    if (!OUT) OUT = buf1("o", 4);
+    mt_tfunc *f = mt_tfunc_new(A, "f");
+    mt_tfunc_add_param(A, f, OUT, NULL);
+    f->body = st(OUT, e, I(0));
+    mt_tfunc *g = mt_tir_simplify(A, f);
+    assert_int_equal(g->body->kind, TS_STORE);
+    return mt_texpr_print(A, g->body->value);
+}
+
+static const char *simp_stmt(mt_tstmt *s) {
+    mt_tfunc *f = mt_tfunc_new(A, "f");
+    f->body = s;
+    return mt_tstmt_print(A, mt_tir_simplify(A, f)->body);
+}
+
+static mt_texpr *i32(int64_t v) { return mt_te_int(A, MT_INT32, v); }
+static mt_texpr *f64(double v) { return mt_te_float(A, MT_FLOAT64, v); }
+static mt_texpr *T_(void) { return mt_te_int(A, MT_BOOL, 1); }
+static mt_texpr *F_(void) { return mt_te_int(A, MT_BOOL, 0); }
+
+static void test_fold_int(void **state) {
+    TIR_GUARD();
+    OUT = NULL;
+    ASSERT_TEXT(simp(add(I(2), mul(I(3), I(4)))), "14");
+    ASSERT_TEXT(simp(sub(I(2), I(5))), "-3");
+    ASSERT_TEXT(simp(bin(TE_MIN, I(2), I(-5))), "-5");
+    ASSERT_TEXT(simp(bin(TE_MAX, I(2), I(-5))), "2");
+    /* Wraparound in the dtype's width. */
+    ASSERT_TEXT(simp(add(i32(2147483647), i32(1))), "T.int32(-2147483648)");
+    ASSERT_TEXT(simp(mul(i32(65536), i32(65536))), "T.int32(0)");
+    ASSERT_TEXT(simp(sub(i32(-2147483648), i32(1))), "T.int32(2147483647)");
+    ASSERT_TEXT(simp(add(mt_te_int(A, MT_INT8, 127), mt_te_int(A, MT_INT8, 1))), "T.int8(-128)");
+    ASSERT_TEXT(simp(add(mt_te_int(A, MT_UINT8, 250), mt_te_int(A, MT_UINT8, 10))), "T.uint8(4)");
+    ASSERT_TEXT(simp(sub(mt_te_int(A, MT_UINT8, 0), mt_te_int(A, MT_UINT8, 1))), "T.uint8(255)");
+    ASSERT_TEXT(simp(add(I(INT64_MAX), I(1))), "-9223372036854775808");
+    ASSERT_TEXT(simp(mt_te_unary(A, TE_NEG, i32(-2147483648))), "T.int32(-2147483648)");
+    /* Python floor division and modulo; C truncation for TE_DIV. */
+    ASSERT_TEXT(simp(bin(TE_FLOORDIV, I(-7), I(2))), "-4");
+    ASSERT_TEXT(simp(bin(TE_FLOORMOD, I(-7), I(2))), "1");
+    ASSERT_TEXT(simp(bin(TE_FLOORDIV, I(7), I(-2))), "-4");
+    ASSERT_TEXT(simp(bin(TE_FLOORMOD, I(7), I(-2))), "-1");
+    ASSERT_TEXT(simp(bin(TE_FLOORDIV, I(-8), I(2))), "-4");
+    ASSERT_TEXT(simp(bin(TE_FLOORMOD, I(-8), I(2))), "0");
+    ASSERT_TEXT(simp(bin(TE_FLOORDIV, I(7), I(2))), "3");
+    ASSERT_TEXT(simp(bin(TE_DIV, I(-7), I(2))), "-3");
+    ASSERT_TEXT(simp(bin(TE_FLOORMOD, i32(-7), i32(3))), "T.int32(2)");
+    ASSERT_TEXT(simp(bin(TE_FLOORDIV, I(INT64_MIN), I(-1))), "-9223372036854775808");
+    ASSERT_TEXT(simp(bin(TE_FLOORMOD, I(INT64_MIN), I(-1))), "0");
+    ASSERT_TEXT(simp(bin(TE_DIV, i32(-2147483648), i32(-1))), "T.int32(-2147483648)");
+    /* Division by zero is left for run time. */
+    ASSERT_TEXT(simp(bin(TE_FLOORDIV, I(7), I(0))), "7 // 0");
+    ASSERT_TEXT(simp(bin(TE_FLOORMOD, I(7), I(0))), "7 % 0");
+    ASSERT_TEXT(simp(bin(TE_DIV, I(7), I(0))), "T.truncdiv(7, 0)");
+    ASSERT_TEXT(simp(bin(TE_FLOORDIV, I(7), sub(I(2), I(2)))), "7 // 0");
+    TIR_GUARD_END();
+}
+
+static void test_fold_float(void **state) {
+    TIR_GUARD();
+    OUT = NULL;
+    ASSERT_TEXT(simp(add(F(1.5), F(2.25))), "3.75");
+    ASSERT_TEXT(simp(add(F(0.1), F(0.2))), "0.300000012"); /* rounded to float32 */
+    ASSERT_TEXT(simp(add(f64(0.1), f64(0.2))), "T.float64(0.30000000000000004)");
+    ASSERT_TEXT(simp(bin(TE_DIV, F(1), F(4))), "0.25");
+    ASSERT_TEXT(simp(bin(TE_DIV, F(1), F(0))), "1.0 / 0.0");
+    ASSERT_TEXT(simp(bin(TE_FLOORDIV, F(-7), F(2))), "-4.0");
+    ASSERT_TEXT(simp(bin(TE_FLOORMOD, F(-7), F(2))), "1.0");
+    ASSERT_TEXT(simp(bin(TE_FLOORMOD, F(7), F(-2))), "-1.0");
+    ASSERT_TEXT(simp(bin(TE_MAX, F(1), F(-2))), "1.0");
+    ASSERT_TEXT(simp(bin(TE_MIN, F(0), F(-0.0))), "T.min(0.0, -0.0)");
+    ASSERT_TEXT(simp(mt_te_unary(A, TE_NEG, F(2))), "-2.0");
+    mt_texpr *h = mt_te_float(A, MT_FLOAT16, 1);
+    ASSERT_TEXT(simp(add(h, mt_te_float(A, MT_FLOAT16, 2))), "T.float16(1.0) + T.float16(2.0)");
+    TIR_GUARD_END();
+}
+
+static void test_fold_compare_logic_select(void **state) {
+    TIR_GUARD();
+    OUT = NULL;
+    mt_tvar *x = ivar("x");
+    mt_texpr *c = bin(TE_LT, V(x), I(4));
+    ASSERT_TEXT(simp(bin(TE_LT, I(3), I(4))), "True");
+    ASSERT_TEXT(simp(bin(TE_GE, I(3), I(4))), "False");
+    ASSERT_TEXT(simp(bin(TE_EQ, F(2), F(2))), "True");
+    ASSERT_TEXT(simp(bin(TE_NE, F(NAN), F(NAN))), "True");
+    ASSERT_TEXT(simp(bin(TE_AND, T_(), c)), "x < 4");
+    ASSERT_TEXT(simp(bin(TE_AND, c, F_())), "False");
+    ASSERT_TEXT(simp(bin(TE_OR, F_(), c)), "x < 4");
+    ASSERT_TEXT(simp(bin(TE_OR, c, T_())), "True");
+    ASSERT_TEXT(simp(mt_te_unary(A, TE_NOT, T_())), "False");
+    ASSERT_TEXT(simp(mt_te_unary(A, TE_NOT, mt_te_unary(A, TE_NOT, c))), "x < 4");
+    ASSERT_TEXT(simp(mt_te_select(A, T_(), V(x), I(0))), "x");
+    ASSERT_TEXT(simp(mt_te_select(A, bin(TE_GT, I(1), I(2)), V(x), I(0))), "0");
+    ASSERT_TEXT(simp(mt_te_select(A, c, V(x), V(x))), "x");
+    ASSERT_TEXT(simp(mt_te_select(A, c, V(x), I(0))), "T.Select(x < 4, x, 0)");
+    TIR_GUARD_END();
+}
+
+static void test_fold_cast(void **state) {
+    TIR_GUARD();
+    OUT = NULL;
+    ASSERT_TEXT(simp(mt_te_cast(A, MT_INT32, I(3000000000LL))), "T.int32(-1294967296)");
+    ASSERT_TEXT(simp(mt_te_cast(A, MT_UINT8, I(-1))), "T.uint8(255)");
+    ASSERT_TEXT(simp(mt_te_cast(A, MT_FLOAT32, I(3))), "3.0");
+    ASSERT_TEXT(simp(mt_te_cast(A, MT_FLOAT32, I(16777217))), "16777216.0");
+    ASSERT_TEXT(simp(mt_te_cast(A, MT_INT32, F(2.7))), "T.int32(2)");
+    ASSERT_TEXT(simp(mt_te_cast(A, MT_INT32, F(-2.7))), "T.int32(-2)");
+    ASSERT_TEXT(simp(mt_te_cast(A, MT_INT32, F(1e20))), "T.Cast(\"int32\", 1e+20)");
+    ASSERT_TEXT(simp(mt_te_cast(A, MT_UINT8, F(-1))), "T.Cast(\"uint8\", -1.0)");
+    ASSERT_TEXT(simp(mt_te_cast(A, MT_FLOAT32, f64(0.1))), "0.100000001");
+    ASSERT_TEXT(simp(mt_te_cast(A, MT_BOOL, F(0.5))), "True");
+    ASSERT_TEXT(simp(mt_te_cast(A, MT_INT64, T_())), "1");
+    ASSERT_TEXT(simp(mt_te_cast(A, MT_FLOAT16, F(1))), "T.Cast(\"float16\", 1.0)");
+    TIR_GUARD_END();
+}
+
+static void test_identities(void **state) {
+    TIR_GUARD();
+    OUT = NULL;
+    mt_tvar *x = ivar("x");
+    mt_tvar *y = mt_tvar_new(A, "y", MT_FLOAT32);
+    ASSERT_TEXT(simp(mul(V(x), I(1))), "x");
+    ASSERT_TEXT(simp(mul(I(1), V(x))), "x");
+    ASSERT_TEXT(simp(add(V(x), I(0))), "x");
+    ASSERT_TEXT(simp(add(I(0), V(x))), "x");
+    ASSERT_TEXT(simp(sub(V(x), I(0))), "x");
+    ASSERT_TEXT(simp(mul(V(x), I(0))), "0");
+    ASSERT_TEXT(simp(mul(I(0), V(x))), "0");
+    ASSERT_TEXT(simp(bin(TE_FLOORDIV, V(x), I(1))), "x");
+    ASSERT_TEXT(simp(bin(TE_DIV, V(x), I(1))), "x");
+    ASSERT_TEXT(simp(bin(TE_FLOORMOD, V(x), I(1))), "0");
+    ASSERT_TEXT(simp(mt_te_unary(A, TE_NEG, mt_te_unary(A, TE_NEG, V(x)))), "x");
+    /* Index arithmetic left over by flattening a unit loop. */
+    ASSERT_TEXT(simp(add(mul(I(0), I(3)), V(x))), "x");
+    /* Floats: only the IEEE-exact identities. */
+    ASSERT_TEXT(simp(mul(V(y), F(1))), "y");
+    ASSERT_TEXT(simp(mul(F(1), V(y))), "y");
+    ASSERT_TEXT(simp(bin(TE_DIV, V(y), F(1))), "y");
+    ASSERT_TEXT(simp(sub(V(y), F(0))), "y");
+    ASSERT_TEXT(simp(add(V(y), F(-0.0))), "y");
+    ASSERT_TEXT(simp(add(V(y), F(0))), "y + 0.0");
+    ASSERT_TEXT(simp(mul(V(y), F(0))), "y * 0.0");
+    TIR_GUARD_END();
+}
+
+static void test_reassociate(void **state) {
+    TIR_GUARD();
+    OUT = NULL;
+    mt_tvar *x = ivar("x");
+    ASSERT_TEXT(simp(add(add(V(x), I(3)), I(4))), "x + 7");
+    ASSERT_TEXT(simp(sub(add(V(x), I(3)), I(5))), "x - 2");
+    ASSERT_TEXT(simp(add(sub(V(x), I(3)), I(3))), "x");
+    ASSERT_TEXT(simp(sub(sub(V(x), I(3)), I(4))), "x - 7");
+    ASSERT_TEXT(simp(add(add(add(V(x), I(1)), I(1)), I(1))), "x + 3");
+    mt_tvar *z = mt_tvar_new(A, "z", MT_INT32);
+    ASSERT_TEXT(simp(add(add(V(z), i32(2147483647)), i32(1))), "z + T.int32(-2147483648)");
+    ASSERT_TEXT(simp(add(add(V(z), i32(-5)), i32(2))), "z - T.int32(3)");
+    TIR_GUARD_END();
+}
+
+static void test_statements(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *o = buf1("o", 4), *a = buf1("a", 4);
+    mt_tvar *i = ivar("i"), *x = ivar("x"), *y = mt_tvar_new(A, "y", MT_FLOAT32);
+    mt_tstmt *w = st(o, F(1), V(i));
+    mt_tstmt *w2 = st(o, F(2), V(i));
+    /* ifs with constant conditions */
+    ASSERT_TEXT(simp_stmt(mt_ts_if(A, bin(TE_LT, I(1), I(2)), w, w2)), "o[i] = 1.0\n");
+    ASSERT_TEXT(simp_stmt(mt_ts_if(A, bin(TE_GT, I(1), I(2)), w, w2)), "o[i] = 2.0\n");
+    ASSERT_TEXT(simp_stmt(mt_ts_if(A, bin(TE_GT, I(1), I(2)), w, NULL)), "T.evaluate(0)\n");
+    mt_tstmt *empty = mt_ts_seq(A, NULL, 0);
+    ASSERT_TEXT(simp_stmt(mt_ts_if(A, bin(TE_LT, V(i), I(2)), empty, w2)),
+                "if not i < 2:\n    o[i] = 2.0\n");
+    ASSERT_TEXT(simp_stmt(mt_ts_if(A, bin(TE_LT, V(i), I(2)), w, mt_ts_eval(A, I(0)))),
+                "if i < 2:\n    o[i] = 1.0\n");
+    /* lets: constant, variable, used once, unused, used twice, with a load */
+    ASSERT_TEXT(simp_stmt(mt_ts_let(A, x, I(2), st(o, F(1), mul(V(x), add(V(i), I(0)))))),
+                "o[2 * i] = 1.0\n");
+    ASSERT_TEXT(simp_stmt(mt_ts_let(A, x, V(i), st(o, F(1), add(V(x), V(x))))), "o[i + i] = 1.0\n");
+    ASSERT_TEXT(simp_stmt(mt_ts_let(A, x, mul(V(i), I(4)), st(o, F(1), add(V(x), I(1))))),
+                "o[i * 4 + 1] = 1.0\n");
+    ASSERT_TEXT(simp_stmt(mt_ts_let(A, x, mul(V(i), I(4)), w)), "o[i] = 1.0\n");
+    ASSERT_TEXT(simp_stmt(mt_ts_let(A, x, mul(V(i), I(4)), st(o, F(1), add(V(x), V(x))))),
+                "x = i * 4\no[x + x] = 1.0\n");
+    mt_tstmt *uses_y = seq2(st(a, F(0), I(0)), st(o, V(y), V(i)));
+    ASSERT_TEXT(simp_stmt(mt_ts_let(A, y, ld(a, I(0)), uses_y)),
+                "y = a[0]\na[0] = 0.0\no[i] = y\n");
+    /* loops: zero trips, empty body, non-constant extent kept */
+    ASSERT_TEXT(simp_stmt(mt_ts_for(A, i, I(0), sub(I(2), I(2)), MT_FOR_SERIAL, w)), "T.evaluate(0)\n");
+    ASSERT_TEXT(simp_stmt(mt_ts_for(A, i, I(0), I(4), MT_FOR_SERIAL, seq2(empty, mt_ts_eval(A, F(0))))),
+                "T.evaluate(0)\n");
+    ASSERT_TEXT(simp_stmt(mt_ts_for(A, i, I(0), add(V(x), I(0)), MT_FOR_SERIAL, w)),
+                "for i in range(x):\n    o[i] = 1.0\n");
+    /* sequences: flattened, no-ops dropped */
+    mt_tstmt *inner[3] = {w, mt_ts_eval(A, I(0)), seq2(w2, empty)};
+    mt_tstmt *outer[3] = {mt_ts_seq(A, inner, 3), empty, mt_ts_eval(A, V(x))};
+    mt_tstmt *flat = mt_tir_simplify(A, &(mt_tfunc){.name = "f", .body = mt_ts_seq(A, outer, 3)})->body;
+    assert_int_equal(flat->kind, TS_SEQ);
+    assert_int_equal(flat->nstmts, 3);
+    ASSERT_TEXT(mt_tstmt_print(A, flat), "o[i] = 1.0\no[i] = 2.0\nT.evaluate(x)\n");
+    ASSERT_TEXT(simp_stmt(seq2(empty, w)), "o[i] = 1.0\n");
+    ASSERT_TEXT(simp_stmt(seq2(empty, mt_ts_alloc(A, a, empty))), "T.evaluate(0)\n");
+    TIR_GUARD_END();
+}
+
+/* An already simple function comes back as the same pointer. */
+static void test_unchanged_is_same(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *o = buf2("o", 4, 4);
+    nest n;
+    nest_init(&n, "SS", I(4), I(4));
+    n.writes[n.nwrites++] = point(o, n.v[0], n.v[1]);
+    mt_tfunc *f = mt_tfunc_new(A, "f");
+    mt_tfunc_add_param(A, f, o, NULL);
+    f->body = nest_build(&n, "b", st(o, mt_te_cast(A, MT_FLOAT32, add(n.v[0], n.v[1])), n.v[0], n.v[1]));
+    assert_ptr_equal(mt_tir_simplify(A, f), f);
+    /* Blocks are simplified inside too. */
+    n.nwrites = 0;
+    f->body = nest_build(&n, "b", st(o, F(1), add(n.v[0], I(0)), n.v[1]));
+    ASSERT_TEXT(mt_tfunc_print(A, mt_tir_simplify(A, f)),
+                "@T.prim_func\n"
+                "def f(o: T.Buffer((4, 4), \"float32\")):\n"
+                "    for i0, i1 in T.grid(4, 4):\n"
+                "        with T.block(\"b\"):\n"
+                "            v0, v1 = T.axis.remap(\"SS\", [i0, i1])\n"
+                "            T.reads()\n"
+                "            T.writes()\n"
+                "            o[v0, v1] = 1.0\n");
+    TIR_GUARD_END();
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        TIR_TEST(test_fold_int),      TIR_TEST(test_fold_float),
+        TIR_TEST(test_fold_compare_logic_select), TIR_TEST(test_fold_cast),
+        TIR_TEST(test_identities),    TIR_TEST(test_reassociate),
+        TIR_TEST(test_statements),    TIR_TEST(test_unchanged_is_same),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -20,25 +20,6 @@
 #include "support/diag.h"
 #include "tir/tir.h"
 
-/* The dtype names live in a layer these tests do not link; a weak copy keeps
- * the tests independent of where the real one ends up. */
-__attribute__((weak)) const char *mt_dtype_str(mt_dtype dt) {
-    static const char *names[] = {
-#define MT_X_(name, text, size) text,
-        MT_DTYPE_LIST(MT_X_)
-#undef MT_X_
-    };
-    return (unsigned)dt < MT_DTYPE_COUNT_ ? names[dt] : "?";
-}
-__attribute__((weak)) size_t mt_dtype_size(mt_dtype dt) {
-    static const size_t sizes[] = {
-#define MT_X_(name, text, size) size,
-        MT_DTYPE_LIST(MT_X_)
-#undef MT_X_
-    };
-    return (unsigned)dt < MT_DTYPE_COUNT_ ? sizes[dt] : 0;
-}
-
 static mt_arena *A;
 
 static int tir_setup(void **state) {
@@ -164,7 +145,7 @@ static inline void nest_init(nest *n, const char *kinds, ...) {
     va_list ap;
     va_start(ap, kinds);
     for (int k = 0; k < n->n; k++) {
-        char nm[8];
+        char nm[16];
         n->ext[k] = va_arg(ap, mt_texpr *);
         snprintf(nm, sizeof nm, "i%d", k);
         n->loop[k] = ivar(nm);

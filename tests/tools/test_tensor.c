@@ -19,7 +19,8 @@
  * it as libc does, not stop the program. */
 const char *__asan_default_options(void);
 __attribute__((visibility("default"), used)) const char *__asan_default_options(void) {
-    return "allocator_may_return_null=1"; }
+    return "allocator_may_return_null=1";
+}
 #endif
 
 static const mt_dtype ALL[] = {MT_BOOL,    MT_INT8,    MT_UINT8,   MT_INT32,

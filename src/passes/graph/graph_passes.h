@@ -46,17 +46,40 @@ void mt_tfunc_set_attr(mt_arena *a, mt_tfunc *f, const char *key, const char *va
 const char *mt_tfunc_get_attr(const mt_tfunc *f, const char *key);
 
 /* Compute functions of elementwise ops (legalize_elemwise.c), named in the
- * last column of graph/ops.def: the scalar result from scalar operands. */
-typedef mt_texpr *(*mt_compute_fn)(mt_arena *a, mt_texpr *const *args, mt_dtype out_dtype);
-#define MT_OP(id, name, arity, pattern, infer, compute) \
-    mt_texpr *compute(mt_arena *a, mt_texpr *const *args, mt_dtype out_dtype);
+ * last column of MT_EWISE rows in graph/ops.def: the scalar result from
+ * scalar operands (already of the op's operand dtype). */
+typedef mt_texpr *(*mt_compute_fn)(mt_arena *a, mt_texpr *const *args, const mt_gattrs *attrs,
+                                   mt_dtype out_dtype);
+/* Legalizers of the other ops (legalize_*.c), named in MT_OP rows: the
+ * block-form loop function computing binding b (params: its tensor args in
+ * order, then its outputs). */
+typedef mt_tfunc *(*mt_legalize_fn)(mt_arena *a, const mt_gbinding *b);
+#define MT_EWISE(id, name, sig, pattern, infer, compute) \
+    mt_texpr *compute(mt_arena *a, mt_texpr *const *args, const mt_gattrs *attrs, mt_dtype out_dtype);
+#define MT_OP(id, name, sig, pattern, infer, legalize) \
+    mt_tfunc *legalize(mt_arena *a, const mt_gbinding *b);
 #include "graph/ops.def"
-#undef MT_OP
 
-/* A block-form loop function computing `op` elementwise (with NumPy
- * broadcasting) from inputs of the given types into one output. Constant
- * inputs (is_const) become immediates, not buffers. */
-mt_tfunc *mt_legalize_elemwise(mt_arena *a, const mt_op_def *op, mt_gvar *const *args,
-                               int nargs, const mt_gvar *out);
+/* A block-form loop function computing b's op elementwise (with NumPy
+ * broadcasting) from its inputs into one output. Constant inputs (is_const)
+ * become immediates, not buffers. */
+mt_tfunc *mt_legalize_elemwise(mt_arena *a, const mt_gbinding *b, mt_compute_fn compute);
+
+/* Helpers for legalizers (legalize_elemwise.c): a loop function named after
+ * the op with one buffer param per tensor argument of b, then the outputs;
+ * symbolic dims become the function's sym_vars. */
+typedef struct mt_legalize_ctx {
+    mt_arena *arena;
+    mt_tfunc *f;
+    mt_tbuffer *in[16];   /* buffer of tensor arg k (NULL for a constant) */
+    mt_tbuffer *out[4];   /* buffer of output k */
+    const char *sym_names[MT_MAX_RANK * 16];
+    mt_tvar *syms[MT_MAX_RANK * 16];
+    int nsym;
+} mt_legalize_ctx;
+void mt_legalize_begin(mt_legalize_ctx *c, mt_arena *a, const mt_gbinding *b);
+mt_texpr *mt_legalize_dim(mt_legalize_ctx *c, mt_dim d);
+mt_texpr *mt_legalize_const(mt_arena *a, const mt_gvar *v); /* immediate of a constant */
+mt_tregion mt_point_region(mt_arena *a, mt_tbuffer *buf, mt_texpr *const *idx);
 
 #endif

@@ -4,19 +4,24 @@
  * `y = R.add(x, R.const(2))` becomes
  * `y = R.call_tir(cls.add, (x,), out_sinfo=R.Tensor(...))` and the module
  * gains the block-form loop function `add`. Constant arguments are not passed:
- * the loop function has them as immediates. Each op kind has its legalizer;
- * elementwise and broadcast ops share one (legalize_elemwise.c).
+ * the loop function has them as immediates. The legalizer of each op is named
+ * in graph/ops.def: elementwise ops share one (legalize_elemwise.c), the
+ * others have their own.
  */
 #include "passes/graph/graph_passes.h"
 
+static const struct {
+    mt_compute_fn compute;
+    mt_legalize_fn legalize;
+} legalizers[] = {
+#define MT_EWISE(id, name, sig, pattern, infer, compute) {compute, NULL},
+#define MT_OP(id, name, sig, pattern, infer, legalize) {NULL, legalize},
+#include "graph/ops.def"
+};
+
 static mt_tfunc *legalize_op(mt_arena *a, const mt_gbinding *b) {
-    switch (b->op->pattern) {
-    case MT_PAT_ELEMWISE:
-    case MT_PAT_BROADCAST:
-        return mt_legalize_elemwise(a, b->op, b->args, b->nargs, b->outs[0]);
-    default:
-        mt_ice("no legalizer for op '%s'", b->op->name);
-    }
+    if (legalizers[b->op->id].compute) return mt_legalize_elemwise(a, b, legalizers[b->op->id].compute);
+    return legalizers[b->op->id].legalize(a, b);
 }
 
 mt_gmodule *mt_graph_legalize(mt_arena *a, mt_gmodule *m) {
@@ -29,12 +34,13 @@ mt_gmodule *mt_graph_legalize(mt_arena *a, mt_gmodule *m) {
                 if (b->kind != MT_CALL_OP) continue;
                 mt_tfunc *tf = legalize_op(a, b);
                 mt_gmodule_add_tfunc(a, m, tf);
-                mt_gvar *targs[8];
+                mt_gvar **targs = MT_NEW_ARRAY(a, mt_gvar *, b->nargs > 0 ? b->nargs : 1);
                 int n = 0;
                 for (int k = 0; k < b->nargs; k++)
                     if (!b->args[k]->is_const) targs[n++] = b->args[k];
                 mt_gbinding *nb = mt_gbinding_tir(a, b->outs, b->nouts, tf, targs, n, b->loc);
                 nb->op = b->op;
+                nb->attrs = b->attrs;
                 blk->bindings[i] = nb;
             }
         }
