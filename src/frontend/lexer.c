@@ -123,8 +123,7 @@ static _Noreturn void invalid_char(lexer *L, size_t pos) {
     mt_loc loc = loc_at(L, pos);
     int c = byte_at(L, pos);
     if (c > 0x20 && c < 0x7f) mt_fail(MT_ERR_SYNTAX, loc, "invalid character '%c'", c);
-    int n = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-    if (c >= 0xf5) n = 0;
+    int n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
     if (n && pos + (size_t)n <= L->len) {
         unsigned cp = (unsigned)c & (0x7fu >> n);
         bool ok = true;

@@ -285,8 +285,7 @@ static mt_ast *atom(parser *p) {
 /* arguments: '(' [argument (',' argument)* [',']] ')'
  * argument:  test | NAME '=' test | '*' test */
 static void arguments(parser *p, mt_ast *call) {
-    mt_token *open = next(p);
-    enter(p, open->loc);
+    mt_token *open = next(p); /* primary() counted the level */
     while (!at(p, TK_RPAREN)) {
         mt_token *start = peek(p);
         if (at(p, TK_DSTAR)) unsupported(start, "'**' arguments are");
@@ -317,7 +316,6 @@ static void arguments(parser *p, mt_ast *call) {
         if (!accept(p, TK_COMMA)) break;
     }
     expect_closer(p, TK_RPAREN, open, "',' or ')'");
-    leave(p);
 }
 
 /* subscript: test | [test] ':' [test] [':' [test]] */
@@ -340,8 +338,7 @@ static mt_ast *subscript(parser *p) {
  * One subscript is the index itself; several (or one with a comma) make a
  * TUPLE placed at the first one. */
 static mt_ast *subscripts(parser *p, mt_ast *obj) {
-    mt_token *open = next(p);
-    enter(p, open->loc);
+    mt_token *open = next(p); /* primary() counted the level */
     mt_ast *n = new_node(p, AST_SUBSCRIPT, open->loc);
     n->lhs = obj;
     mt_token *first = peek(p);
@@ -353,7 +350,6 @@ static mt_ast *subscripts(parser *p, mt_ast *obj) {
         idx = t;
     }
     expect_closer(p, TK_RBRACKET, open, "',' or ']'");
-    leave(p);
     n->rhs = idx;
     return n;
 }
@@ -363,8 +359,10 @@ static mt_ast *subscripts(parser *p, mt_ast *obj) {
 static mt_ast *primary(parser *p) {
     if (at(p, TK_AWAIT)) unsupported(peek(p), "'await' expressions are");
     mt_ast *e = atom(p);
-    for (;;) {
+    for (int links = 0;; links++) {
         mt_token *t = peek(p);
+        if (t->kind == TK_LPAREN || t->kind == TK_LBRACKET || t->kind == TK_DOT)
+            enter(p, t->loc); /* each trailer nests what came before */
         if (t->kind == TK_LPAREN) {
             mt_ast *c = new_node(p, AST_CALL, t->loc);
             c->lhs = e;
@@ -380,6 +378,7 @@ static mt_ast *primary(parser *p) {
             a->name = next(p)->str;
             e = a;
         } else {
+            p->depth -= links;
             return e;
         }
     }
@@ -436,11 +435,15 @@ static int binary_prec(mt_tok_kind k) {
  *   term: factor (('*'|'/'|'//'|'%'|'@') factor)* */
 static mt_ast *binary(parser *p, int min_prec) {
     mt_ast *lhs = factor(p);
-    for (;;) {
+    for (int links = 0;; links++) {
         mt_token *op = peek(p);
         int prec = binary_prec(op->kind);
-        if (prec == 0 || prec < min_prec) return lhs;
+        if (prec == 0 || prec < min_prec) {
+            p->depth -= links;
+            return lhs;
+        }
         next(p);
+        enter(p, op->loc); /* the chain so far becomes a child: one level deeper */
         mt_ast *b = new_node(p, AST_BINOP, op->loc);
         b->op = op->kind;
         b->lhs = lhs;
@@ -747,8 +750,11 @@ static mt_ast *if_stmt(parser *p) {
     colon(p, "expected ':' after 'if' condition");
     suite(p, &n->body, "if");
     mt_ast *last = n;
-    while (at(p, TK_ELIF)) {
-        mt_ast *e = new_node(p, AST_IF, next(p)->loc);
+    int links = 0;
+    for (; at(p, TK_ELIF); links++) {
+        mt_token *kw = next(p);
+        enter(p, kw->loc); /* each elif nests in the orelse of the one before */
+        mt_ast *e = new_node(p, AST_IF, kw->loc);
         e->cond = test(p);
         colon(p, "expected ':' after 'elif' condition");
         suite(p, &e->body, "elif");
@@ -759,6 +765,7 @@ static mt_ast *if_stmt(parser *p) {
         colon(p, "expected ':' after 'else'");
         suite(p, &last->orelse, "else");
     }
+    p->depth -= links;
     return n;
 }
 
@@ -793,19 +800,48 @@ static mt_ast *for_stmt(parser *p) {
     return n;
 }
 
-/* with_stmt: 'with' with_item (',' with_item)* ':' suite
- * with_item: test ['as' expr] */
+/* Whether the '(' at the current token is closed by a ')' right before a
+ * ':', as in `with (a as b, c):` (brackets are balanced: the lexer checked). */
+static bool parenthesized_items(parser *p) {
+    if (!at(p, TK_LPAREN) || peek2(p)->kind == TK_RPAREN) return false;
+    int level = 0;
+    for (int i = p->pos; i < p->ntok; i++) {
+        mt_tok_kind k = p->tok[i].kind;
+        if (k == TK_LPAREN || k == TK_LBRACKET || k == TK_LBRACE) level++;
+        if ((k == TK_RPAREN || k == TK_RBRACKET || k == TK_RBRACE) && --level == 0)
+            return i + 1 < p->ntok && p->tok[i + 1].kind == TK_COLON;
+    }
+    return false;
+}
+
+/* with_item: test ['as' expr] */
+static mt_ast *with_item(parser *p) {
+    mt_ast *w = new_node(p, AST_WITHITEM, peek(p)->loc);
+    w->lhs = test(p);
+    if (accept(p, TK_AS)) {
+        w->rhs = expr(p);
+        check_target(p, w->rhs);
+    }
+    return w;
+}
+
+/* with_stmt: 'with' '(' with_item (',' with_item)* [','] ')' ':' suite
+ *          | 'with' with_item (',' with_item)* ':' suite
+ * The first form (Python 3.9+) is taken when the parenthesis closes right
+ * before the ':'; `with (a, b) as c:` is the second, with a tuple. */
 static mt_ast *with_stmt(parser *p) {
     mt_ast *n = new_node(p, AST_WITH, next(p)->loc);
-    do {
-        mt_ast *w = new_node(p, AST_WITHITEM, peek(p)->loc);
-        w->lhs = test(p);
-        if (accept(p, TK_AS)) {
-            w->rhs = expr(p);
-            check_target(p, w->rhs);
-        }
-        push(p, &n->items, w);
-    } while (accept(p, TK_COMMA));
+    if (parenthesized_items(p)) {
+        mt_token *open = next(p);
+        enter(p, open->loc);
+        do push(p, &n->items, with_item(p));
+        while (accept(p, TK_COMMA) && !at(p, TK_RPAREN));
+        expect_closer(p, TK_RPAREN, open, "',' or ')'");
+        leave(p);
+    } else {
+        do push(p, &n->items, with_item(p));
+        while (accept(p, TK_COMMA));
+    }
     colon(p, "expected ':' after 'with' items");
     suite(p, &n->body, "with");
     return n;

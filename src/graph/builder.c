@@ -6,13 +6,17 @@
  * after its target (out, out_1, out_2, ...), and every sub-expression that
  * makes a value gets a temporary (lv, lv1, ...), as TVM's printer names them.
  *
+ * Calls of other graph functions of the source are inlined: the callee's
+ * statements are built in a frame of their own, with its parameters bound to
+ * the arguments (checked against its annotations, symbolic dims matched), and
+ * its return values become the call's value.
+ *
  * Literals become weak scalar constants (graph.h); the op's type rule settles
  * their dtype against the other operand. Each expression node is checked when
  * it is built (names, arity, dtypes, broadcasting), so a diagnostic points at
- * the exact operator or call that is wrong.
- *
- * What the language has but this builder does not lower yet is reported as
- * MT_ERR_UNSUPPORTED at the construct, never silently dropped.
+ * the exact operator or call that is wrong. What the language has but this
+ * builder does not lower is reported as MT_ERR_UNSUPPORTED at the construct,
+ * never silently dropped.
  */
 #include "graph/builder_internal.h"
 
@@ -23,12 +27,14 @@
 /* Source names the builder knows as library functions it does not lower yet
  * (DSL.md §1), so that they are "not supported yet" rather than unknown. */
 static const char *const planned_functions[] = {
-    "log", "rsqrt", "sin", "cos", "gelu", "abs", "neg", "floor", "ceil", "round", "sign",
+    "log", "rsqrt", "sin", "cos", "gelu", "abs", "floor", "ceil", "round", "sign",
     "erf", "maximum", "minimum", "power", "where", "sum", "mean", "max", "min", "prod",
-    "argmax", "argmin", "matmul", "linear", "softmax", "log_softmax", "layer_norm",
+    "argmax", "argmin", "matmul", "softmax", "log_softmax", "layer_norm",
     "reshape", "transpose", "expand_dims", "squeeze", "broadcast_to", "concat", "zeros",
-    "ones", "full", "zeros_like", "ones_like", "full_like", "device", "range",
+    "ones", "full", "device", "range",
 };
+
+enum { MAX_INLINE_DEPTH = 32, MAX_VALUES = 64 };
 
 /* ---- names ---------------------------------------------------------------- */
 
@@ -58,14 +64,26 @@ const char *mt_b_temp_name(builder *b) {
     }
 }
 
-mt_gvar *mt_b_lookup(builder *b, const char *name) {
-    for (int i = b->syms.len - 1; i >= 0; i--)
-        if (strcmp(b->syms.data[i].name, name) == 0) return b->syms.data[i].value;
+mt_gvar *mt_b_use(builder *b, const char *name, mt_loc loc) {
+    int base = b->frame ? b->frame->syms_base : 0;
+    for (int i = b->syms.len - 1; i >= base; i--) {
+        const mt_symbol *s = &b->syms.data[i];
+        if (strcmp(s->name, name) != 0) continue;
+        if (!s->value)
+            mt_fail(MT_ERR_NAME, loc, "name '%s' is not bound on every path to here (bound at %d:%d)",
+                    name, s->where.line, s->where.col);
+        return s->value;
+    }
     return NULL;
 }
 
 void mt_b_bind(builder *b, const char *name, mt_gvar *v) {
-    mt_symbol s = {name, v};
+    mt_symbol s = {name, v, v ? v->loc : MT_NOLOC};
+    MT_VEC_PUSH(b->arena, &b->syms, s);
+}
+
+void mt_b_bind_partial(builder *b, const char *name, mt_loc where) {
+    mt_symbol s = {name, NULL, where};
     MT_VEC_PUSH(b->arena, &b->syms, s);
 }
 
@@ -81,6 +99,12 @@ const mt_ast *mt_b_find_def(const builder *b, const char *name) {
         if (s->kind == AST_FUNCDEF && strcmp(s->name, name) == 0) return s;
     }
     return NULL;
+}
+
+mt_op_id mt_b_op(const char *name) {
+    const mt_op_def *op = mt_op_lookup(name);
+    if (!op) mt_ice("op '%s' is missing from the registry", name);
+    return op->id;
 }
 
 /* ---- parameter annotations ------------------------------------------------ */
@@ -109,7 +133,7 @@ mt_dtype mt_b_dtype_name(const char *s, mt_loc loc) {
     return dt;
 }
 
-static void parse_shape(builder *b, const mt_ast *shape, mt_gtype *t) {
+static void parse_shape(const mt_ast *shape, mt_gtype *t) {
     if (shape->kind != AST_TUPLE && shape->kind != AST_LIST)
         mt_fail(MT_ERR_TYPE, shape->loc, "a tensor shape must be a tuple such as (2, 3) or (\"n\", 784)");
     if (shape->items.len > MT_MAX_RANK)
@@ -144,7 +168,7 @@ static void parse_shape(builder *b, const mt_ast *shape, mt_gtype *t) {
 
 /* Tensor(shape=..., dtype=...), Tensor((...), "dtype"), or a scalar dtype
  * name (a rank-0 tensor). */
-static mt_gtype parse_annotation(builder *b, const mt_ast *param) {
+static mt_gtype parse_annotation(const mt_ast *param) {
     const mt_ast *ann = param->lhs;
     mt_gtype t = mt_gtype_scalar(MT_FLOAT32);
     if (!ann)
@@ -181,7 +205,7 @@ static mt_gtype parse_annotation(builder *b, const mt_ast *param) {
     if (strcmp(dtype->str, "float") == 0 || strcmp(dtype->str, "int") == 0)
         mt_fail(MT_ERR_TYPE, dtype->loc, "unknown dtype '%s' (write \"%s\")", dtype->str,
                 strcmp(dtype->str, "float") == 0 ? "float32" : "int64");
-    parse_shape(b, shape, &t);
+    parse_shape(shape, &t);
     return t;
 }
 
@@ -189,108 +213,107 @@ static mt_gtype parse_annotation(builder *b, const mt_ast *param) {
 
 static const char *stmt_keyword(mt_ast_kind k) {
     switch (k) {
-    case AST_IF: return "if";
-    case AST_FOR: return "for";
-    case AST_WHILE: return "while";
-    case AST_WITH: return "with";
-    case AST_ASSERT: return "assert";
     case AST_BREAK: return "break";
     case AST_CONTINUE: return "continue";
-    case AST_FUNCDEF: return "def";
     default: return "this statement";
     }
 }
 
-static void assign_name(builder *b, const mt_ast *target, const mt_ast *value) {
-    mt_gvar *v = mt_b_expr_named(b, value, target->name);
-    mt_b_bind(b, target->name, v);
+static void check_target(const mt_ast *t) {
+    if (t->kind == AST_NAME) return;
+    if (t->kind == AST_SUBSCRIPT || t->kind == AST_ATTR)
+        mt_fail(MT_ERR_UNSUPPORTED, t->loc,
+                "tensors are immutable values in graph functions; assign to a name instead");
+    mt_fail(MT_ERR_SYNTAX, t->loc, "cannot assign to this expression");
+}
+
+/* targets = value, for one target (a name or a tuple of names). */
+static void assign_target(builder *b, const mt_ast *target, const mt_ast *value) {
+    if (target->kind == AST_TUPLE || target->kind == AST_LIST) {
+        int n = target->items.len;
+        if (n > MAX_VALUES) mt_fail(MT_ERR_LIMIT, target->loc, "too many names in one assignment");
+        const char *names[MAX_VALUES];
+        for (int i = 0; i < n; i++) {
+            check_target(target->items.data[i]);
+            names[i] = target->items.data[i]->name;
+        }
+        mt_gvar *vals[MAX_VALUES];
+        int got = mt_b_values(b, value, vals, MAX_VALUES, names);
+        if (got != n)
+            mt_fail(MT_ERR_TYPE, target->loc, "cannot unpack %d value%s into %d names", got,
+                    got == 1 ? "" : "s", n);
+        for (int i = 0; i < n; i++) mt_b_bind(b, names[i], vals[i]);
+        return;
+    }
+    check_target(target);
+    mt_b_bind(b, target->name, mt_b_expr_named(b, value, target->name));
 }
 
 static void build_assign(builder *b, const mt_ast *s) {
-    for (int t = 0; t < s->items.len; t++) {
-        const mt_ast *target = s->items.data[t];
-        if (target->kind == AST_NAME) {
-            if (t == 0) {
-                assign_name(b, target, s->rhs);
-            } else { /* a = b = expr: later targets share the value */
-                mt_b_bind(b, target->name, mt_b_lookup(b, s->items.data[0]->name));
-            }
-        } else if (target->kind == AST_TUPLE || target->kind == AST_LIST) {
-            if (s->rhs->kind != AST_TUPLE)
-                mt_fail(MT_ERR_UNSUPPORTED, target->loc,
-                        "unpacking the result of an expression is not supported yet");
-            if (s->rhs->items.len != target->items.len)
-                mt_fail(MT_ERR_TYPE, target->loc, "cannot unpack %d values into %d names",
-                        s->rhs->items.len, target->items.len);
-            mt_gvar *vals[64];
-            if (target->items.len > 64)
-                mt_fail(MT_ERR_LIMIT, target->loc, "too many names in one assignment");
-            for (int i = 0; i < target->items.len; i++) {
-                const mt_ast *ti = target->items.data[i];
-                if (ti->kind != AST_NAME)
-                    mt_fail(MT_ERR_SYNTAX, ti->loc, "only names can be assigned to");
-                vals[i] = mt_b_expr_named(b, s->rhs->items.data[i], ti->name);
-            }
-            for (int i = 0; i < target->items.len; i++)
-                mt_b_bind(b, target->items.data[i]->name, vals[i]);
-        } else if (target->kind == AST_SUBSCRIPT || target->kind == AST_ATTR) {
-            mt_fail(MT_ERR_UNSUPPORTED, target->loc,
-                    "tensors are immutable values in graph functions; assign to a name instead");
-        } else {
-            mt_fail(MT_ERR_SYNTAX, target->loc, "cannot assign to this expression");
-        }
+    /* a = b = expr: the value is built once, every target binds it */
+    assign_target(b, s->items.data[0], s->rhs);
+    for (int t = 1; t < s->items.len; t++) {
+        const mt_ast *first = s->items.data[0], *target = s->items.data[t];
+        if (first->kind != AST_NAME || target->kind != AST_NAME)
+            mt_fail(MT_ERR_UNSUPPORTED, target->loc, "chained assignment works with names only");
+        mt_b_bind(b, target->name, mt_b_use(b, first->name, first->loc));
     }
 }
 
 static void build_augassign(builder *b, const mt_ast *s) {
-    if (s->lhs->kind != AST_NAME)
-        mt_fail(MT_ERR_UNSUPPORTED, s->lhs->loc,
-                "tensors are immutable values in graph functions; assign to a name instead");
-    mt_gvar *old = mt_b_lookup(b, s->lhs->name);
+    check_target(s->lhs);
+    mt_gvar *old = mt_b_use(b, s->lhs->name, s->lhs->loc);
     if (!old) mt_fail(MT_ERR_NAME, s->lhs->loc, "unknown name '%s'", s->lhs->name);
-    mt_op_id id;
+    const char *op;
     switch (s->op) {
-    case TK_PLUSEQ: id = MT_OP_ADD; break;
-    case TK_MINUSEQ: id = MT_OP_SUBTRACT; break;
-    case TK_STAREQ: id = MT_OP_MULTIPLY; break;
-    case TK_SLASHEQ: id = MT_OP_DIVIDE; break;
+    case TK_PLUSEQ: op = "add"; break;
+    case TK_MINUSEQ: op = "subtract"; break;
+    case TK_STAREQ: op = "multiply"; break;
+    case TK_SLASHEQ: op = "divide"; break;
+    case TK_DSLASHEQ: op = "floor_divide"; break;
+    case TK_PERCENTEQ: op = "floor_mod"; break;
+    case TK_DSTAREQ: op = "power"; break;
+    case TK_ATEQ: op = "matmul"; break;
     default:
-        mt_fail(MT_ERR_UNSUPPORTED, s->loc, "operator '%s' is not supported yet", mt_tok_kind_str(s->op));
+        mt_fail(MT_ERR_UNSUPPORTED, s->loc, "operator '%s' is not supported on tensors",
+                mt_tok_kind_str(s->op));
     }
+    if (!mt_op_lookup(op))
+        mt_fail(MT_ERR_UNSUPPORTED, s->loc, "operator '%s' is not supported yet", mt_tok_kind_str(s->op));
     mt_gvar *args[2] = {old, mt_b_expr(b, s->rhs)};
-    mt_b_bind(b, s->lhs->name, mt_b_emit(b, id, args, 2, NULL, s->loc, s->lhs->name));
+    mt_b_bind(b, s->lhs->name, mt_b_emit(b, mt_b_op(op), args, 2, NULL, s->loc, s->lhs->name));
 }
 
 static void build_return(builder *b, const mt_ast *s) {
+    if (b->flow_depth > 0)
+        mt_fail(MT_ERR_UNSUPPORTED, s->loc,
+                "'return' inside 'if' or 'for' is not supported; assign to a name and return it at the end");
     if (!s->lhs) mt_fail(MT_ERR_TYPE, s->loc, "a kernel must return a value");
-    const mt_ast *const *items = (const mt_ast *const *)&s->lhs;
-    int n = 1;
-    if (s->lhs->kind == AST_TUPLE) {
-        items = (const mt_ast *const *)s->lhs->items.data;
-        n = s->lhs->items.len;
-        if (n == 0) mt_fail(MT_ERR_TYPE, s->lhs->loc, "a kernel must return at least one value");
-    }
-    mt_gfunc *f = b->func;
-    f->outputs = MT_NEW_ARRAY(b->arena, mt_gvar *, n);
-    f->noutputs = n;
+    mt_gvar *vals[MAX_VALUES];
+    int n = mt_b_values(b, s->lhs, vals, MAX_VALUES, NULL);
+    if (n == 0) mt_fail(MT_ERR_TYPE, s->lhs->loc, "a kernel must return at least one value");
+    b->frame->returns = MT_NEW_ARRAY(b->arena, mt_gvar *, n);
+    b->frame->return_names = MT_NEW_ARRAY(b->arena, const char *, n);
+    b->frame->nreturns = n;
     for (int i = 0; i < n; i++) {
-        mt_gvar *v = mt_b_expr(b, items[i]);
-        if (v->is_const)
-            mt_fail(MT_ERR_UNSUPPORTED, items[i]->loc,
-                    "returning a constant is not supported yet; compute it from a parameter");
-        f->outputs[i] = v;
+        b->frame->returns[i] = vals[i];
+        const mt_ast *item = s->lhs->kind == AST_TUPLE ? s->lhs->items.data[i] : s->lhs;
+        if (item->kind == AST_NAME) b->frame->return_names[i] = item->name;
     }
 }
 
-static void build_body(builder *b, const mt_ast_list *body) {
+void mt_b_stmts(builder *b, const mt_ast_list *body) {
     for (int i = 0; i < body->len; i++) {
         const mt_ast *s = body->data[i];
-        if (b->func->outputs)
-            mt_fail(MT_ERR_SYNTAX, s->loc, "code after 'return' is not allowed");
+        if (b->frame->returns) mt_fail(MT_ERR_SYNTAX, s->loc, "code after 'return' is not allowed");
         switch (s->kind) {
         case AST_ASSIGN: build_assign(b, s); break;
         case AST_AUGASSIGN: build_augassign(b, s); break;
         case AST_RETURN: build_return(b, s); break;
+        case AST_IF: mt_b_if(b, s); break;
+        case AST_FOR: mt_b_for(b, s); break;
+        case AST_ASSERT: mt_b_assert(b, s); break;
+        case AST_WITH: mt_b_with(b, s); break;
         case AST_PASS: break;
         case AST_EXPR_STMT:
             if (s->lhs->kind == AST_STR) break; /* a stray string: a comment */
@@ -303,7 +326,7 @@ static void build_body(builder *b, const mt_ast_list *body) {
         case AST_FUNCDEF:
             mt_fail(MT_ERR_UNSUPPORTED, s->loc, "nested function definitions are not supported");
         default:
-            mt_fail(MT_ERR_UNSUPPORTED, s->loc, "'%s' statements are not supported yet",
+            mt_fail(MT_ERR_UNSUPPORTED, s->loc, "'%s' is not supported in minitriton kernels",
                     stmt_keyword(s->kind));
         }
     }
@@ -319,29 +342,133 @@ static bool is_prim_func(const mt_ast *def) {
     return false;
 }
 
+static void check_decorators(const mt_ast *def) {
+    if (def->kw.len)
+        mt_fail(MT_ERR_UNSUPPORTED, def->kw.data[0]->loc, "unknown decorator on a graph function");
+}
+
+/* Runs def's body in a new frame whose names start empty. */
+static void build_frame(builder *b, mt_frame *fr, const mt_ast *def) {
+    fr->def = def;
+    fr->caller = b->frame;
+    b->frame = fr;
+    int saved_flow = b->flow_depth;
+    b->flow_depth = 0;
+    mt_b_stmts(b, &def->body);
+    b->flow_depth = saved_flow;
+    if (!fr->returns) mt_fail(MT_ERR_TYPE, def->loc, "function '%s' does not return a value", def->name);
+    b->frame = fr->caller;
+}
+
+/* Matches an argument's type against a callee's parameter annotation; the
+ * callee's symbolic dims bind to the caller's dims by name (map). */
+static void match_param(builder *b, const mt_ast *call, const mt_ast *param, const mt_gtype *want,
+                        const mt_gvar *arg, const char **sym_from, mt_dim *sym_to, int *nsym) {
+    const mt_gtype *got = &arg->type;
+    const char *fn = call->lhs->name;
+    if (arg->is_const && arg->weak && want->ndim == 0) return; /* a literal for a scalar param */
+    if (got->dtype != want->dtype || got->ndim != want->ndim)
+        mt_fail(MT_ERR_TYPE, call->loc, "argument '%s' of '%s' must be %s, got %s %s", param->name,
+                fn, mt_gtype_str(b->arena, want), mt_dtype_str(got->dtype), mt_shape_str(b->arena, got));
+    for (int d = 0; d < want->ndim; d++) {
+        mt_dim w = want->dims[d], g = got->dims[d];
+        if (!w.sym) {
+            if (!mt_dim_equal(w, g))
+                mt_fail(MT_ERR_SHAPE, call->loc, "argument '%s' of '%s' has shape %s, expected %s",
+                        param->name, fn, mt_shape_str(b->arena, got), mt_shape_str(b->arena, want));
+            continue;
+        }
+        int k = 0;
+        while (k < *nsym && strcmp(sym_from[k], w.sym) != 0) k++;
+        if (k == *nsym) {
+            sym_from[k] = w.sym;
+            sym_to[k] = g;
+            (*nsym)++;
+        } else if (!mt_dim_equal(sym_to[k], g)) {
+            mt_fail(MT_ERR_SHAPE, call->loc, "symbolic dim '%s' of '%s' is bound to two different sizes",
+                    w.sym, fn);
+        }
+    }
+}
+
+int mt_b_inline_call(builder *b, const mt_ast *call, const mt_ast *def, mt_gvar **out, int max) {
+    if (is_prim_func(def))
+        mt_fail(MT_ERR_UNSUPPORTED, call->loc, "calling loop functions (@T.prim_func) is not supported yet");
+    check_decorators(def);
+    if (b->inline_depth >= MAX_INLINE_DEPTH)
+        mt_fail(MT_ERR_LIMIT, call->loc, "calls nest more than %d deep (recursion is not supported)",
+                MAX_INLINE_DEPTH);
+    int np = def->items.len;
+    if (call->kw.len)
+        mt_fail(MT_ERR_UNSUPPORTED, call->kw.data[0]->loc, "keyword arguments to graph functions are not supported yet");
+    if (call->items.len != np)
+        mt_fail(MT_ERR_TYPE, call->loc, "'%s' takes %d argument%s, got %d", def->name, np,
+                np == 1 ? "" : "s", call->items.len);
+    mt_gvar **args = MT_NEW_ARRAY(b->arena, mt_gvar *, np > 0 ? np : 1);
+    const char *sym_from[MT_MAX_RANK * 16];
+    mt_dim sym_to[MT_MAX_RANK * 16];
+    int nsym = 0;
+    for (int i = 0; i < np; i++) {
+        const mt_ast *p = def->items.data[i];
+        args[i] = mt_b_expr(b, call->items.data[i]);
+        if (p->rhs) mt_fail(MT_ERR_UNSUPPORTED, p->rhs->loc, "default parameter values are not supported");
+        mt_gtype want = parse_annotation(p);
+        if (nsym + want.ndim > MT_ARRAY_LEN(sym_from)) mt_fail(MT_ERR_LIMIT, call->loc, "too many symbolic dims");
+        match_param(b, call, p, &want, args[i], sym_from, sym_to, &nsym);
+    }
+    mt_frame fr;
+    memset(&fr, 0, sizeof fr);
+    fr.syms_base = b->syms.len;
+    for (int i = 0; i < np; i++) mt_b_bind(b, def->items.data[i]->name, args[i]);
+    b->inline_depth++;
+    build_frame(b, &fr, def);
+    b->inline_depth--;
+    b->syms.len = fr.syms_base; /* the callee's names go out of scope */
+    if (fr.nreturns > max) mt_fail(MT_ERR_LIMIT, call->loc, "too many return values");
+    for (int i = 0; i < fr.nreturns; i++) out[i] = fr.returns[i];
+    return fr.nreturns;
+}
+
+static mt_gvar *materialize(builder *b, mt_gvar *v, const char *name, mt_loc loc) {
+    /* a constant result becomes a rank-0 tensor made by a kernel */
+    const mt_op_def *full = mt_op_lookup("full");
+    if (!full)
+        mt_fail(MT_ERR_UNSUPPORTED, loc, "returning a constant is not supported yet; compute it from a parameter");
+    mt_gattrs *at = MT_NEW(b->arena, mt_gattrs);
+    at->has_value = true;
+    at->value = mt_dtype_is_float(v->type.dtype) ? v->fconst : (double)v->iconst;
+    at->has_dtype = true;
+    at->dtype = v->type.dtype;
+    return mt_b_emit(b, full->id, NULL, 0, at, loc, name);
+}
+
 static mt_gfunc *build_function(builder *b, const mt_ast *def) {
-    for (int i = 0; i < def->kw.len; i++)
-        if (!is_prim_func(def))
-            mt_fail(MT_ERR_UNSUPPORTED, def->kw.data[i]->loc, "unknown decorator on a graph function");
+    check_decorators(def);
     mt_gfunc *f = mt_gfunc_new(b->arena, def->name, def->loc);
     b->func = f;
+    b->body = &f->body;
+    b->block = NULL;
     f->params = MT_NEW_ARRAY(b->arena, mt_gvar *, def->items.len ? def->items.len : 1);
     for (int i = 0; i < def->items.len; i++) {
         const mt_ast *p = def->items.data[i];
         if (p->rhs) mt_fail(MT_ERR_UNSUPPORTED, p->rhs->loc, "default parameter values are not supported");
-        if (mt_b_lookup(b, p->name)) mt_fail(MT_ERR_NAME, p->loc, "duplicate parameter '%s'", p->name);
-        mt_gtype t = parse_annotation(b, p);
+        for (int j = 0; j < i; j++)
+            if (strcmp(def->items.data[j]->name, p->name) == 0)
+                mt_fail(MT_ERR_NAME, p->loc, "duplicate parameter '%s'", p->name);
+        mt_gtype t = parse_annotation(p);
         mt_gvar *v = mt_gvar_new(b->arena, mt_b_fresh_name(b, p->name), &t, p->loc);
         f->params[f->nparams++] = v;
         mt_b_bind(b, p->name, v);
     }
-    b->block = mt_gblock_new(b->arena, true);
-    f->blocks = MT_NEW_ARRAY(b->arena, mt_gblock *, 1);
-    f->blocks[0] = b->block;
-    f->nblocks = 1;
-    build_body(b, &def->body);
-    if (!f->outputs)
-        mt_fail(MT_ERR_TYPE, def->loc, "function '%s' does not return a value", def->name);
+    mt_frame fr;
+    memset(&fr, 0, sizeof fr);
+    build_frame(b, &fr, def);
+    f->outputs = MT_NEW_ARRAY(b->arena, mt_gvar *, fr.nreturns);
+    f->noutputs = fr.nreturns;
+    for (int i = 0; i < fr.nreturns; i++)
+        f->outputs[i] = fr.returns[i]->is_const
+                            ? materialize(b, fr.returns[i], fr.return_names[i], def->loc)
+                            : fr.returns[i];
     return f;
 }
 

@@ -170,7 +170,12 @@ static void set_axes(const char *fname, const param *p, const mt_ast *e, mt_gatt
 }
 
 static void set_shape(builder *b, const char *fname, const param *p, const mt_ast *e, mt_gattrs *at) {
-    int64_t v;
+    mt_gtype whole;
+    if (mt_b_shape_of(b, e, &whole)) { /* shape=x.shape */
+        at->nshape = whole.ndim;
+        for (int i = 0; i < whole.ndim; i++) at->shape[i] = whole.dims[i];
+        return;
+    }
     const mt_ast *const *items = (const mt_ast *const *)&e;
     int n = 1;
     if (e->kind == AST_TUPLE || e->kind == AST_LIST) {
@@ -181,17 +186,12 @@ static void set_shape(builder *b, const char *fname, const param *p, const mt_as
         mt_fail(MT_ERR_LIMIT, e->loc, "tensor rank %d exceeds the limit of %d dimensions", n, MT_MAX_RANK);
     at->nshape = n;
     for (int i = 0; i < n; i++) {
-        if (const_int(items[i], &v)) {
-            if (v < -1) mt_fail(MT_ERR_SHAPE, items[i]->loc, "dimension must be non-negative");
-            at->shape[i].value = v;
-        } else if (items[i]->kind == AST_STR) {
-            at->shape[i].value = -1;
-            at->shape[i].sym = items[i]->str;
-        } else {
-            mt_fail(MT_ERR_TYPE, items[i]->loc, "'%s' of '%s' must be a tuple of integers", p->name, fname);
-        }
+        mt_dim d = mt_b_dim(b, items[i]);
+        if (!d.sym && d.value < -1) mt_fail(MT_ERR_SHAPE, items[i]->loc, "dimension must be non-negative");
+        at->shape[i] = d;
     }
-    (void)b;
+    (void)fname;
+    (void)p;
 }
 
 mt_gvar *mt_b_library_call(builder *b, const mt_ast *call, const char *fname, const char *name) {

@@ -1,48 +1,93 @@
 /*
- * builder_internal.h -- what the files of the AST -> graph builder share
- * (builder.c: functions and statements; builder_expr.c: expressions;
- * builder_call.c: calls bound by op signatures).
+ * builder_internal.h -- what the files of the AST -> graph builder share:
+ *
+ *   builder.c       functions (the entry, and inlined calls), parameters,
+ *                   simple statements, names
+ *   builder_flow.c  if / for / assert / with
+ *   builder_expr.c  expressions, operators, attributes, subscripts
+ *   builder_call.c  calls of library functions, bound by op signatures
  */
 #ifndef MT_GRAPH_BUILDER_INTERNAL_H
 #define MT_GRAPH_BUILDER_INTERNAL_H
 
 #include "graph/builder.h"
 
+/* A source name in scope. value NULL: bound on some paths only (at `where`),
+ * so a use is an error. */
 typedef struct mt_symbol {
     const char *name;
     mt_gvar *value;
+    mt_loc where;
 } mt_symbol;
+
+/* A function being built: the entry, or a graph function being inlined. */
+typedef struct mt_frame {
+    const mt_ast *def;
+    mt_gvar **returns;   /* what its `return` gave (NULL before) */
+    const char **return_names; /* the source names returned, or NULL each */
+    int nreturns;
+    int syms_base;       /* its names start here in the symbol table */
+    struct mt_frame *caller;
+} mt_frame;
 
 typedef struct builder {
     mt_arena *arena;
     const mt_ast *module;
     const mt_build_options *opts;
-    mt_gfunc *func;
-    mt_gblock *block;          /* where bindings go */
-    MT_VEC(mt_symbol) syms;    /* source name -> current value */
+    mt_gfunc *func;            /* the entry function being built */
+    mt_frame *frame;           /* the innermost function being built */
+    int inline_depth;
+    mt_gbody *body;            /* where blocks go (the function, a branch, a loop) */
+    mt_gblock *block;          /* its open BINDINGS block, or NULL */
+    MT_VEC(mt_symbol) syms;    /* source name -> current value; later shadows earlier */
     MT_VEC(const char *) used; /* SSA names handed out */
     int temp_count;
+    int flow_depth;            /* if/for nesting, for the return rule */
 } builder;
 
-/* names (builder.c) */
+/* ---- names (builder.c) ---------------------------------------------------- */
 const char *mt_b_fresh_name(builder *b, const char *base);
 const char *mt_b_temp_name(builder *b);
-mt_gvar *mt_b_lookup(builder *b, const char *name);
+/* The value of name at loc: NULL when unknown; an error when the name is
+ * bound on some paths only. */
+mt_gvar *mt_b_use(builder *b, const char *name, mt_loc loc);
 void mt_b_bind(builder *b, const char *name, mt_gvar *v);
+void mt_b_bind_partial(builder *b, const char *name, mt_loc where);
 const mt_ast *mt_b_find_def(const builder *b, const char *name);
 bool mt_b_is_planned_function(const char *name);
 mt_dtype mt_b_dtype_name(const char *s, mt_loc loc);
+mt_op_id mt_b_op(const char *name); /* a registry op by name (ICE when missing) */
 
-/* expressions (builder_expr.c) */
+/* ---- statements (builder.c, builder_flow.c) ------------------------------- */
+void mt_b_stmts(builder *b, const mt_ast_list *body);
+void mt_b_if(builder *b, const mt_ast *s);
+void mt_b_for(builder *b, const mt_ast *s);
+void mt_b_assert(builder *b, const mt_ast *s);
+void mt_b_with(builder *b, const mt_ast *s);
+/* Calls a graph function of the source, inlined: its return values. */
+int mt_b_inline_call(builder *b, const mt_ast *call, const mt_ast *def, mt_gvar **out, int max);
+
+/* ---- expressions (builder_expr.c) ----------------------------------------- */
 mt_gvar *mt_b_expr(builder *b, const mt_ast *e);
 /* Builds e; a binding it makes is named `name` (NULL: a temporary). */
 mt_gvar *mt_b_expr_named(builder *b, const mt_ast *e, const char *name);
-/* Emits `name = op(args, attrs)` after checking it with the op's rule. */
+/* Builds e that may give several values (a tuple, a call of a graph function
+ * returning a tuple): their number, at most max. */
+int mt_b_values(builder *b, const mt_ast *e, mt_gvar **out, int max, const char *const *names);
+/* Emits `name = op(args, attrs)` after checking it with the op's rule; folds
+ * it to a constant when every argument is one. */
 mt_gvar *mt_b_emit(builder *b, mt_op_id id, mt_gvar **args, int nargs, const mt_gattrs *attrs,
                    mt_loc loc, const char *name);
+/* A scalar condition: a rank-0 bool value (constant or computed). */
+mt_gvar *mt_b_cond(builder *b, const mt_ast *e, const char *what);
+/* A dimension given in source: an int literal, a string, x.shape[i], or an
+ * expression folding to an int. */
+mt_dim mt_b_dim(builder *b, const mt_ast *e);
+/* The dims of x.shape written in source as `x.shape` (true), or false. */
+bool mt_b_shape_of(builder *b, const mt_ast *e, mt_gtype *out);
 
-/* calls (builder_call.c): a call of a library function by name, or NULL when
- * `fname` is not one. */
+/* ---- calls (builder_call.c) ----------------------------------------------- */
+/* A call of a library function by name, or NULL when `fname` is not one. */
 mt_gvar *mt_b_library_call(builder *b, const mt_ast *call, const char *fname, const char *name);
 
 #endif

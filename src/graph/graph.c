@@ -79,10 +79,75 @@ mt_gvar *mt_gvar_const_float(mt_arena *a, mt_dtype dtype, double v, bool weak, m
     return c;
 }
 
-mt_gblock *mt_gblock_new(mt_arena *a, bool dataflow) {
+mt_gblock *mt_gblock_new(mt_arena *a, mt_gblock_kind kind, mt_loc loc) {
     mt_gblock *b = MT_NEW(a, mt_gblock);
-    b->dataflow = dataflow;
+    b->kind = kind;
+    b->dataflow = kind == MT_GBLOCK_BINDINGS;
+    b->loc = loc;
     return b;
+}
+
+void mt_gbody_add(mt_arena *a, mt_gbody *body, mt_gblock *blk) {
+    GROW(a, body->blocks, body->nblocks, mt_gblock *);
+    body->blocks[body->nblocks++] = blk;
+}
+
+static void foreach_in(mt_gbody *body, void (*fn)(mt_gblock *, void *), void *ctx) {
+    for (int i = 0; i < body->nblocks; i++) {
+        mt_gblock *b = body->blocks[i];
+        switch (b->kind) {
+        case MT_GBLOCK_BINDINGS: fn(b, ctx); break;
+        case MT_GBLOCK_IF:
+            foreach_in(&b->then_body, fn, ctx);
+            foreach_in(&b->else_body, fn, ctx);
+            break;
+        case MT_GBLOCK_LOOP: foreach_in(&b->body, fn, ctx); break;
+        case MT_GBLOCK_ASSERT: break;
+        }
+    }
+}
+
+static bool in_vars(mt_gvar *const *vs, int n, const mt_gvar *v) {
+    for (int i = 0; i < n; i++)
+        if (vs[i] == v) return true;
+    return false;
+}
+
+static bool body_uses(const mt_gbody *body, const mt_gblock *skip, const mt_gvar *v) {
+    for (int i = 0; i < body->nblocks; i++) {
+        const mt_gblock *b = body->blocks[i];
+        switch (b->kind) {
+        case MT_GBLOCK_BINDINGS:
+            if (b == skip) break;
+            for (int j = 0; j < b->nbindings; j++)
+                if (in_vars(b->bindings[j]->args, b->bindings[j]->nargs, v)) return true;
+            break;
+        case MT_GBLOCK_IF:
+            if (b->cond == v || in_vars(b->then_vals, b->nmerged, v) ||
+                in_vars(b->else_vals, b->nmerged, v) || body_uses(&b->then_body, skip, v) ||
+                body_uses(&b->else_body, skip, v))
+                return true;
+            break;
+        case MT_GBLOCK_LOOP:
+            if (b->start == v || b->stop == v || b->step == v ||
+                in_vars(b->carried_init, b->ncarried, v) || in_vars(b->carried_next, b->ncarried, v) ||
+                body_uses(&b->body, skip, v))
+                return true;
+            break;
+        case MT_GBLOCK_ASSERT:
+            if (b->cond == v) return true;
+            break;
+        }
+    }
+    return false;
+}
+
+bool mt_gfunc_uses(const mt_gfunc *f, const mt_gblock *skip, const mt_gvar *v) {
+    return in_vars(f->outputs, f->noutputs, v) || body_uses(&f->body, skip, v);
+}
+
+void mt_gfunc_foreach_bindings(mt_gfunc *f, void (*fn)(mt_gblock *blk, void *ctx), void *ctx) {
+    foreach_in(&f->body, fn, ctx);
 }
 
 void mt_gblock_add(mt_arena *a, mt_gblock *b, mt_gbinding *bd) {

@@ -93,6 +93,9 @@ typedef enum mt_op_id {
     MT_OP_COUNT_
 } mt_op_id;
 
+/* An omitted slice bound (x[:3], x[2:]): Python's None. */
+#define MT_SLICE_OMITTED INT64_MIN
+
 /* Attributes of an op call: the non-tensor arguments, one field per kind of
  * parameter in a signature (graph/ops.def). Fields an op does not take stay
  * zero. */
@@ -108,9 +111,11 @@ typedef struct mt_gattrs {
     double value;                  /* fill value (full), eps (layer_norm) */
     bool has_value;
     const char *str;               /* approximate=... (gelu) */
-    int nslice;                    /* x[...]: one entry per input dim */
-    int64_t begin[MT_MAX_RANK], end[MT_MAX_RANK], step[MT_MAX_RANK];
-    bool squeeze[MT_MAX_RANK];     /*   an integer index drops the dim */
+    int nslice;                    /* x[...]: one entry per input dim, as written */
+    int64_t begin[MT_MAX_RANK];    /*   start; MT_SLICE_OMITTED when left out */
+    int64_t end[MT_MAX_RANK];      /*   stop;  MT_SLICE_OMITTED when left out */
+    int64_t step[MT_MAX_RANK];     /*   step (non-zero; 1 when left out) */
+    bool squeeze[MT_MAX_RANK];     /*   x[i]: begin = i, step 1, dim dropped */
 } mt_gattrs;
 
 /* A registry entry (graph/ops.c). */
@@ -159,18 +164,56 @@ typedef struct mt_gbinding {
     int group;           /* fuse_ops: fusion group id; -1 before / alone */
 } mt_gbinding;
 
-typedef struct mt_gblock {
-    bool dataflow;       /* pure bindings only, inside `with R.dataflow()` */
-    mt_gbinding **bindings;
+/* A block of a function body. Bodies are trees of blocks:
+ *
+ *   MT_GBLOCK_BINDINGS  bindings in order; `dataflow` when all are pure op or
+ *                       call_tir bindings (printed inside R.dataflow())
+ *   MT_GBLOCK_IF        `if cond: then_body else: else_body` on a rank-0 bool
+ *                       value; each branch ends by copying its values of the
+ *                       names bound after the if into `merged` (phis)
+ *   MT_GBLOCK_LOOP      `for ivar in range(start, stop, step)`: ivar is a
+ *                       rank-0 int64 value; carried[k] holds a loop-carried
+ *                       name: set to carried_init[k] before the loop and to
+ *                       carried_next[k] at the end of each iteration
+ *   MT_GBLOCK_ASSERT    fails the run with `message` unless cond is true
+ *
+ * Runtime control flow exists only when a condition or a trip count is not
+ * known at compile time: the builder folds the rest. */
+typedef enum mt_gblock_kind {
+    MT_GBLOCK_BINDINGS, MT_GBLOCK_IF, MT_GBLOCK_LOOP, MT_GBLOCK_ASSERT
+} mt_gblock_kind;
+
+typedef struct mt_gblock mt_gblock;
+
+typedef struct mt_gbody {
+    mt_gblock **blocks;
+    int nblocks;
+} mt_gbody;
+
+struct mt_gblock {
+    mt_gblock_kind kind;
+    bool dataflow;           /* BINDINGS: pure bindings only */
+    mt_gbinding **bindings;  /* BINDINGS */
     int nbindings;
-} mt_gblock;
+    mt_gvar *cond;           /* IF, ASSERT: rank-0 bool */
+    mt_gbody then_body, else_body; /* IF */
+    mt_gvar **merged;        /* IF: values defined by the if */
+    mt_gvar **then_vals, **else_vals; /* IF: what each branch gives merged[k] */
+    int nmerged;
+    mt_gvar *ivar;           /* LOOP: the loop variable (rank-0 int64) */
+    mt_gvar *start, *stop, *step; /* LOOP: rank-0 int64 values or constants */
+    mt_gbody body;           /* LOOP */
+    mt_gvar **carried, **carried_init, **carried_next; /* LOOP */
+    int ncarried;
+    const char *message;     /* ASSERT */
+    mt_loc loc;              /* the statement (if/for/assert) */
+};
 
 typedef struct mt_gfunc {
     const char *name;
     mt_gvar **params;
     int nparams;
-    mt_gblock **blocks;
-    int nblocks;
+    mt_gbody body;       /* the blocks of the function, in order */
     mt_gvar **outputs;   /* returned values, in order */
     int noutputs;
     mt_loc loc;
@@ -193,13 +236,27 @@ mt_gfunc *mt_gfunc_new(mt_arena *a, const char *name, mt_loc loc);
 mt_gvar *mt_gvar_new(mt_arena *a, const char *name, const mt_gtype *type, mt_loc loc);
 mt_gvar *mt_gvar_const_int(mt_arena *a, mt_dtype dtype, int64_t v, bool weak, mt_loc loc);
 mt_gvar *mt_gvar_const_float(mt_arena *a, mt_dtype dtype, double v, bool weak, mt_loc loc);
-mt_gblock *mt_gblock_new(mt_arena *a, bool dataflow);
+mt_gblock *mt_gblock_new(mt_arena *a, mt_gblock_kind kind, mt_loc loc);
 void mt_gblock_add(mt_arena *a, mt_gblock *b, mt_gbinding *bd);
+void mt_gbody_add(mt_arena *a, mt_gbody *body, mt_gblock *blk);
+
+/* Is v used anywhere in f (args, conditions, branch values, loop bounds and
+ * carried values, outputs) outside the BINDINGS block `skip` (may be NULL)? */
+bool mt_gfunc_uses(const mt_gfunc *f, const mt_gblock *skip, const mt_gvar *v);
+
+/* Calls fn on every BINDINGS block of f, depth first, in program order. */
+void mt_gfunc_foreach_bindings(mt_gfunc *f, void (*fn)(mt_gblock *blk, void *ctx), void *ctx);
 mt_gbinding *mt_gbinding_op(mt_arena *a, mt_gvar *out, const mt_op_def *op,
                             mt_gvar *const *args, int nargs, const mt_gattrs *attrs,
                             mt_loc loc);
 mt_gbinding *mt_gbinding_tir(mt_arena *a, mt_gvar *const *outs, int nouts, mt_tfunc *callee,
                              mt_gvar *const *args, int nargs, mt_loc loc);
+
+/* Evaluates op on scalar constant args at compile time (graph/fold.c): true
+ * and *result (a constant of type out) when op is foldable and every arg is
+ * a constant. */
+bool mt_fold_scalar(mt_arena *a, const mt_op_def *op, mt_gvar *const *args, int nargs,
+                    const mt_gtype *out, mt_loc loc, mt_gvar **result);
 
 /* ---- types ---------------------------------------------------------------- */
 mt_gtype mt_gtype_scalar(mt_dtype dtype);

@@ -176,3 +176,11 @@ mt_gtype infer_true_divide(mt_infer_ctx *c) {
     if (!mt_dtype_is_float(r.dtype)) r.dtype = MT_FLOAT32;
     return r;
 }
+
+/* shape_dim(x, axis): the size of dim axis of x, as a rank-0 int64. */
+mt_gtype infer_shape_dim(mt_infer_ctx *c) {
+    mt_check_arity(c, 1);
+    if (!c->attrs->has_axes || c->attrs->naxes != 1) mt_ice("shape_dim needs one axis");
+    mt_norm_axis(c, c->attrs->axes[0], c->args[0]->type.ndim);
+    return mt_gtype_scalar(MT_INT64);
+}

@@ -34,19 +34,32 @@ static void put_value(mt_sb *sb, const mt_gvar *v) {
         mt_sb_puts(sb, v->name);
 }
 
-static void put_ints(mt_sb *sb, const char *key, const int64_t *v, int n) {
-    mt_sb_printf(sb, ", %s=[", key);
-    for (int i = 0; i < n; i++) mt_sb_printf(sb, "%s%lld", i ? ", " : "", (long long)v[i]);
+static void put_sep(mt_sb *sb, bool *first) {
+    if (!*first) mt_sb_puts(sb, ", ");
+    *first = false;
+}
+
+static void put_ints(mt_sb *sb, bool *first, const char *key, const int64_t *v, int n) {
+    put_sep(sb, first);
+    mt_sb_printf(sb, "%s=[", key);
+    for (int i = 0; i < n; i++) {
+        if (i) mt_sb_puts(sb, ", ");
+        if (v[i] == MT_SLICE_OMITTED)
+            mt_sb_puts(sb, "None");
+        else
+            mt_sb_printf(sb, "%lld", (long long)v[i]);
+    }
     mt_sb_putc(sb, ']');
 }
 
 /* The attributes that are set, as keywords: axis=[1], keepdims=True, ... */
-static void put_attrs(mt_sb *sb, const mt_gattrs *at) {
+static void put_attrs(mt_sb *sb, const mt_gattrs *at, bool first) {
     if (!at) return;
-    if (at->has_axes) put_ints(sb, "axis", at->axes, at->naxes);
-    if (at->keepdims) mt_sb_puts(sb, ", keepdims=True");
+    if (at->has_axes) put_ints(sb, &first, "axis", at->axes, at->naxes);
+    if (at->keepdims) put_sep(sb, &first), mt_sb_puts(sb, "keepdims=True");
     if (at->nshape) {
-        mt_sb_puts(sb, ", shape=(");
+        put_sep(sb, &first);
+        mt_sb_puts(sb, "shape=(");
         for (int i = 0; i < at->nshape; i++) {
             if (i) mt_sb_puts(sb, ", ");
             if (at->shape[i].sym)
@@ -56,13 +69,13 @@ static void put_attrs(mt_sb *sb, const mt_gattrs *at) {
         }
         mt_sb_puts(sb, at->nshape == 1 ? ",)" : ")");
     }
-    if (at->has_dtype) mt_sb_printf(sb, ", dtype=\"%s\"", mt_dtype_str(at->dtype));
-    if (at->has_value) mt_sb_printf(sb, ", value=%.9g", at->value);
-    if (at->str) mt_sb_printf(sb, ", mode=\"%s\"", at->str);
+    if (at->has_dtype) put_sep(sb, &first), mt_sb_printf(sb, "dtype=\"%s\"", mt_dtype_str(at->dtype));
+    if (at->has_value) put_sep(sb, &first), mt_sb_printf(sb, "value=%.9g", at->value);
+    if (at->str) put_sep(sb, &first), mt_sb_printf(sb, "mode=\"%s\"", at->str);
     if (at->nslice) {
-        put_ints(sb, "begin", at->begin, at->nslice);
-        put_ints(sb, "end", at->end, at->nslice);
-        put_ints(sb, "strides", at->step, at->nslice);
+        put_ints(sb, &first, "begin", at->begin, at->nslice);
+        put_ints(sb, &first, "end", at->end, at->nslice);
+        put_ints(sb, &first, "strides", at->step, at->nslice);
     }
 }
 
@@ -76,7 +89,7 @@ static void put_binding(mt_sb *sb, mt_arena *a, const mt_gbinding *b, int indent
             if (i) mt_sb_puts(sb, ", ");
             put_value(sb, b->args[i]);
         }
-        put_attrs(sb, b->attrs);
+        put_attrs(sb, b->attrs, b->nargs == 0);
         mt_sb_puts(sb, ")\n");
         return;
     }
@@ -96,6 +109,90 @@ static void put_binding(mt_sb *sb, mt_arena *a, const mt_gbinding *b, int indent
     mt_sb_puts(sb, ")\n");
 }
 
+static void put_body(mt_sb *sb, mt_arena *a, const mt_gfunc *f, const mt_gbody *body, int indent);
+
+static void put_bindings(mt_sb *sb, mt_arena *a, const mt_gfunc *f, const mt_gblock *blk,
+                         int indent) {
+    if (blk->nbindings == 0) return;
+    if (!blk->dataflow) {
+        for (int i = 0; i < blk->nbindings; i++) put_binding(sb, a, blk->bindings[i], indent);
+        return;
+    }
+    mt_sb_indent(sb, indent);
+    mt_sb_puts(sb, "with R.dataflow():\n");
+    for (int i = 0; i < blk->nbindings; i++) put_binding(sb, a, blk->bindings[i], indent + 4);
+    /* R.output names the block's values used after it */
+    mt_sb_indent(sb, indent + 4);
+    mt_sb_puts(sb, "R.output(");
+    int n = 0;
+    for (int i = 0; i < blk->nbindings; i++)
+        for (int k = 0; k < blk->bindings[i]->nouts; k++) {
+            const mt_gvar *v = blk->bindings[i]->outs[k];
+            if (mt_gfunc_uses(f, blk, v)) mt_sb_printf(sb, "%s%s", n++ ? ", " : "", v->name);
+        }
+    mt_sb_puts(sb, ")\n");
+}
+
+static void put_copies(mt_sb *sb, mt_gvar *const *dst, mt_gvar *const *src, int n, int indent) {
+    for (int k = 0; k < n; k++) {
+        mt_sb_indent(sb, indent);
+        mt_sb_printf(sb, "%s = ", dst[k]->name);
+        put_value(sb, src[k]);
+        mt_sb_putc(sb, '\n');
+    }
+}
+
+static void put_block(mt_sb *sb, mt_arena *a, const mt_gfunc *f, const mt_gblock *b, int indent) {
+    switch (b->kind) {
+    case MT_GBLOCK_BINDINGS:
+        put_bindings(sb, a, f, b, indent);
+        break;
+    case MT_GBLOCK_IF:
+        mt_sb_indent(sb, indent);
+        mt_sb_printf(sb, "if %s:\n", b->cond->name);
+        put_body(sb, a, f, &b->then_body, indent + 4);
+        put_copies(sb, b->merged, b->then_vals, b->nmerged, indent + 4);
+        if (b->then_body.nblocks == 0 && b->nmerged == 0) {
+            mt_sb_indent(sb, indent + 4);
+            mt_sb_puts(sb, "pass\n");
+        }
+        mt_sb_indent(sb, indent);
+        mt_sb_puts(sb, "else:\n");
+        put_body(sb, a, f, &b->else_body, indent + 4);
+        put_copies(sb, b->merged, b->else_vals, b->nmerged, indent + 4);
+        if (b->else_body.nblocks == 0 && b->nmerged == 0) {
+            mt_sb_indent(sb, indent + 4);
+            mt_sb_puts(sb, "pass\n");
+        }
+        break;
+    case MT_GBLOCK_LOOP:
+        put_copies(sb, b->carried, b->carried_init, b->ncarried, indent);
+        mt_sb_indent(sb, indent);
+        mt_sb_printf(sb, "for %s in R.range(", b->ivar->name);
+        put_value(sb, b->start);
+        mt_sb_puts(sb, ", ");
+        put_value(sb, b->stop);
+        mt_sb_puts(sb, ", ");
+        put_value(sb, b->step);
+        mt_sb_puts(sb, "):\n");
+        put_body(sb, a, f, &b->body, indent + 4);
+        put_copies(sb, b->carried, b->carried_next, b->ncarried, indent + 4);
+        if (b->body.nblocks == 0 && b->ncarried == 0) {
+            mt_sb_indent(sb, indent + 4);
+            mt_sb_puts(sb, "pass\n");
+        }
+        break;
+    case MT_GBLOCK_ASSERT:
+        mt_sb_indent(sb, indent);
+        mt_sb_printf(sb, "R.assert_op(%s, \"%s\")\n", b->cond->name, b->message ? b->message : "");
+        break;
+    }
+}
+
+static void put_body(mt_sb *sb, mt_arena *a, const mt_gfunc *f, const mt_gbody *body, int indent) {
+    for (int i = 0; i < body->nblocks; i++) put_block(sb, a, f, body->blocks[i], indent);
+}
+
 static void put_func(mt_sb *sb, mt_arena *a, const mt_gfunc *f) {
     mt_sb_printf(sb, "@R.function\ndef %s(", f->name);
     for (int i = 0; i < f->nparams; i++) {
@@ -103,33 +200,7 @@ static void put_func(mt_sb *sb, mt_arena *a, const mt_gfunc *f) {
         mt_sb_printf(sb, "%s: %s", f->params[i]->name, mt_gtype_str(a, &f->params[i]->type));
     }
     mt_sb_puts(sb, "):\n");
-    for (int bi = 0; bi < f->nblocks; bi++) {
-        const mt_gblock *blk = f->blocks[bi];
-        if (blk->nbindings == 0) continue;
-        int indent = 4;
-        if (blk->dataflow) {
-            mt_sb_puts(sb, "    with R.dataflow():\n");
-            indent = 8;
-        }
-        for (int i = 0; i < blk->nbindings; i++) put_binding(sb, a, blk->bindings[i], indent);
-        if (blk->dataflow) {
-            /* R.output names the block's values used after it: the returns. */
-            mt_sb_puts(sb, "        R.output(");
-            int n = 0;
-            for (int o = 0; o < f->noutputs; o++) {
-                const mt_gvar *v = f->outputs[o];
-                bool here = false;
-                for (int i = 0; i < blk->nbindings && !here; i++)
-                    for (int k = 0; k < blk->bindings[i]->nouts; k++)
-                        if (blk->bindings[i]->outs[k] == v) here = true;
-                bool dup = false;
-                for (int p = 0; p < o; p++)
-                    if (f->outputs[p] == v) dup = true;
-                if (here && !dup) mt_sb_printf(sb, "%s%s", n++ ? ", " : "", v->name);
-            }
-            mt_sb_puts(sb, ")\n");
-        }
-    }
+    put_body(sb, a, f, &f->body, 4);
     mt_sb_puts(sb, "    return ");
     if (f->noutputs != 1) mt_sb_putc(sb, '(');
     for (int i = 0; i < f->noutputs; i++) {

@@ -8,8 +8,11 @@
  * slot the caller filled: dtype, shape, and that it does not overlap an
  * argument's memory. Nothing is written until all checks pass.
  *
- * Intermediates are allocated per run and released at its end (issue #4
- * replaces this with the context's pool and static memory planning).
+ * Then the program runs: kernel calls through libffi, copies, jumps on
+ * rank-0 bools, integer loop tests and steps, assertions. Constants are
+ * materialized as rank-0 tensors. Intermediates are allocated per run (once,
+ * even when a loop computes them many times) and released at its end (issue
+ * #4 replaces this with the context's pool and static memory planning).
  */
 #include "runtime/executor.h"
 
@@ -132,10 +135,116 @@ static mt_status check_param(const mt_plan *p, int i, const mt_tensor *t, int64_
     return MT_OK;
 }
 
+/* A rank-0 tensor holding constant v. */
+static void set_scalar(mt_tensor *t, const mt_plan_value *v) {
+    void *d = t->data;
+    switch (v->dtype) {
+    case MT_BOOL: *(uint8_t *)d = v->iconst != 0; break;
+    case MT_INT8: *(int8_t *)d = (int8_t)v->iconst; break;
+    case MT_UINT8: *(uint8_t *)d = (uint8_t)v->iconst; break;
+    case MT_INT32: *(int32_t *)d = (int32_t)v->iconst; break;
+    case MT_INT64: *(int64_t *)d = v->iconst; break;
+    case MT_FLOAT32: *(float *)d = (float)v->fconst; break;
+    case MT_FLOAT64: *(double *)d = v->fconst; break;
+    default: break; /* float16 constants never reach the plan (rank-0 scalars are cast) */
+    }
+}
+
+/* The integer in a rank-0 tensor (bool and any integer dtype). */
+static int64_t get_int(const mt_tensor *t) {
+    const void *d = t->data;
+    switch (t->dtype) {
+    case MT_BOOL: case MT_UINT8: return *(const uint8_t *)d;
+    case MT_INT8: return *(const int8_t *)d;
+    case MT_INT32: return *(const int32_t *)d;
+    case MT_INT64: return *(const int64_t *)d;
+    case MT_FLOAT32: return (int64_t)*(const float *)d;
+    case MT_FLOAT64: return (int64_t)*(const double *)d;
+    default: return 0;
+    }
+}
+
+static void put_int(mt_tensor *t, int64_t v) {
+    switch (t->dtype) {
+    case MT_INT8: *(int8_t *)t->data = (int8_t)v; break;
+    case MT_UINT8: *(uint8_t *)t->data = (uint8_t)v; break;
+    case MT_INT32: *(int32_t *)t->data = (int32_t)v; break;
+    default: *(int64_t *)t->data = v; break;
+    }
+}
+
+static mt_status call_kernel(const mt_plan_call *call, mt_tensor **vals, const int64_t *symval,
+                             mt_run_error *err) {
+    void *ptrs[MAX_CALL_ARGS];
+    int64_t syms[MAX_SYMS];
+    void *avalues[MAX_CALL_ARGS + MAX_SYMS];
+    if (call->nargs > MAX_CALL_ARGS || call->nsyms > MAX_SYMS)
+        return fail(err, MT_ERR_INTERNAL, -1, -1, "kernel '%s' has too many arguments", call->name);
+    for (int i = 0; i < call->nargs; i++) {
+        ptrs[i] = vals[call->args[i]]->data;
+        avalues[i] = &ptrs[i];
+    }
+    for (int i = 0; i < call->nsyms; i++) {
+        syms[i] = symval[call->syms[i]];
+        avalues[call->nargs + i] = &syms[i];
+    }
+    ffi_call((ffi_cif *)call->cif, FFI_FN(call->fn), NULL, avalues);
+    return MT_OK;
+}
+
+static mt_status run_program(const mt_plan *p, mt_tensor **vals, const int64_t *symval,
+                             mt_run_error *err) {
+    int pc = 0;
+    while (pc < p->ninstrs) {
+        const mt_instr *in = &p->instrs[pc++];
+        switch (in->kind) {
+        case MT_I_CALL: {
+            mt_status st = call_kernel(&p->calls[in->a], vals, symval, err);
+            if (st != MT_OK) return st;
+            break;
+        }
+        case MT_I_COPY: {
+            size_t n = 0;
+            const mt_tensor *src = vals[in->b];
+            mt_shape_nbytes(src->dtype, src->ndim, src->shape, &n);
+            if (n && vals[in->a]->data != src->data) memmove(vals[in->a]->data, src->data, n);
+            break;
+        }
+        case MT_I_JUMP: pc = in->target; break;
+        case MT_I_JUMP_IF_NOT:
+            if (!get_int(vals[in->a])) pc = in->target;
+            break;
+        case MT_I_LOOP_TEST: {
+            int64_t i = get_int(vals[in->a]), stop = get_int(vals[in->b]), step = get_int(vals[in->c]);
+            if (step == 0) {
+                if (err) err->line = in->line, err->col = in->col;
+                return fail(err, MT_ERR_RUNTIME, -1, -1, "range() step must not be zero");
+            }
+            if (!(step > 0 ? i < stop : i > stop)) pc = in->target;
+            break;
+        }
+        case MT_I_LOOP_STEP:
+            put_int(vals[in->a], get_int(vals[in->a]) + get_int(vals[in->c]));
+            break;
+        case MT_I_ASSERT:
+            if (!get_int(vals[in->a])) {
+                mt_status st = fail(err, MT_ERR_RUNTIME, -1, -1, "assertion failed%s%s",
+                                    in->message && in->message[0] ? ": " : "",
+                                    in->message ? in->message : "");
+                if (err) err->line = in->line, err->col = in->col;
+                return st;
+            }
+            break;
+        }
+    }
+    return MT_OK;
+}
+
 mt_status mt_plan_run(const mt_plan *p, mt_tensor *const *args, int nargs, mt_tensor **results,
                       int nresults, mt_run_error *err) {
     if (err) {
         err->param = err->result = -1;
+        err->line = err->col = 0;
         err->msg[0] = 0;
     }
     if (nargs != p->nparams)
@@ -174,7 +283,7 @@ mt_status mt_plan_run(const mt_plan *p, mt_tensor *const *args, int nargs, mt_te
         int64_t shape[MT_MAX_RANK];
         value_shape(v, symval, shape);
         mt_tensor *t = results[r];
-        bool is_copy = v->kind == MT_VAL_PARAM || vals[p->results[r]] != NULL;
+        bool is_copy = v->kind != MT_VAL_TEMP || vals[p->results[r]] != NULL;
         if (t) {
             bool same = t->dtype == v->dtype && t->ndim == v->ndim;
             for (int d = 0; same && d < v->ndim; d++) same = t->shape[d] == shape[d];
@@ -217,36 +326,22 @@ mt_status mt_plan_run(const mt_plan *p, mt_tensor *const *args, int nargs, mt_te
         }
     }
 
-    /* intermediates */
+    /* intermediates and constants */
     for (int i = p->nparams; i < p->nvalues && st == MT_OK; i++) {
         if (vals[i]) continue;
+        const mt_plan_value *v = &p->values[i];
         int64_t shape[MT_MAX_RANK];
-        value_shape(&p->values[i], symval, shape);
-        vals[i] = mt_tensor_create(p->values[i].dtype, p->values[i].ndim, shape);
+        value_shape(v, symval, shape);
+        vals[i] = mt_tensor_create(v->dtype, v->ndim, shape);
         owned[i] = true;
-        if (!vals[i]) st = fail(err, MT_ERR_NOMEM, -1, -1, "cannot allocate '%s'", p->values[i].name);
-    }
-
-    for (int c = 0; c < p->ncalls && st == MT_OK; c++) {
-        const mt_plan_call *call = &p->calls[c];
-        void *ptrs[MAX_CALL_ARGS];
-        int64_t syms[MAX_SYMS];
-        void *avalues[MAX_CALL_ARGS + MAX_SYMS];
-        if (call->nargs > MAX_CALL_ARGS || call->nsyms > MAX_SYMS) {
-            st = fail(err, MT_ERR_INTERNAL, -1, -1, "kernel '%s' has too many arguments", call->name);
+        if (!vals[i]) {
+            st = fail(err, MT_ERR_NOMEM, -1, -1, "cannot allocate '%s'", v->name);
             break;
         }
-        for (int i = 0; i < call->nargs; i++) {
-            ptrs[i] = vals[call->args[i]]->data;
-            avalues[i] = &ptrs[i];
-        }
-        for (int i = 0; i < call->nsyms; i++) {
-            syms[i] = symval[call->syms[i]];
-            avalues[call->nargs + i] = &syms[i];
-        }
-        ffi_call((ffi_cif *)call->cif, FFI_FN(call->fn), NULL, avalues);
+        if (v->kind == MT_VAL_CONST) set_scalar(vals[i], v);
     }
 
+    if (st == MT_OK) st = run_program(p, vals, symval, err);
     for (int r = 0; r < nresults && st == MT_OK; r++)
         if (copies[r]) {
             const mt_tensor *src = vals[p->results[r]];

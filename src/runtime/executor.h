@@ -2,12 +2,14 @@
  * executor.h -- runs a compiled graph function.
  *
  * The compiler lowers a graph function to a plan: a table of values (the
- * parameters, the intermediates, the results) and a list of kernel calls,
- * each naming the values it reads and writes and the symbolic dims it needs.
- * The executor knows nothing of the IRs: it checks the arguments against the
- * parameter types, binds symbolic dims, allocates what the call does not
- * provide, and calls each kernel through libffi with its natural C signature
- * (tir.h: buffer pointers, then int64 symbolic dims).
+ * parameters, constants, intermediates) and a short program of instructions:
+ * kernel calls (each naming the values it reads and writes and the symbolic
+ * dims it needs), copies, jumps on rank-0 bool values, loop tests and steps
+ * on rank-0 integer values, and run-time assertions. The executor knows
+ * nothing of the IRs: it checks the arguments against the parameter types,
+ * binds symbolic dims, allocates what the caller does not provide, and runs
+ * the program, calling each kernel through libffi with its natural C
+ * signature (tir.h: buffer pointers, then int64 symbolic dims).
  */
 #ifndef MT_RUNTIME_EXECUTOR_H
 #define MT_RUNTIME_EXECUTOR_H
@@ -23,7 +25,7 @@ typedef struct mt_plan_dim {
     int sym; /* -1 when constant */
 } mt_plan_dim;
 
-typedef enum mt_value_kind { MT_VAL_PARAM, MT_VAL_TEMP } mt_value_kind;
+typedef enum mt_value_kind { MT_VAL_PARAM, MT_VAL_TEMP, MT_VAL_CONST } mt_value_kind;
 
 typedef struct mt_plan_value {
     mt_value_kind kind;
@@ -32,6 +34,8 @@ typedef struct mt_plan_value {
     int ndim;
     mt_plan_dim dims[MT_MAX_RANK];
     const char *name;    /* for messages */
+    double fconst;       /* MT_VAL_CONST (rank 0): the value, by dtype */
+    int64_t iconst;
 } mt_plan_value;
 
 typedef struct mt_plan_call {
@@ -45,6 +49,25 @@ typedef struct mt_plan_call {
     void **arg_types;    /* ffi_type* per argument */
 } mt_plan_call;
 
+/* One instruction of the plan's program. */
+typedef enum mt_instr_kind {
+    MT_I_CALL,        /* calls[a] */
+    MT_I_COPY,        /* value a <- value b (same dtype and shape) */
+    MT_I_JUMP,        /* go to target */
+    MT_I_JUMP_IF_NOT, /* unless rank-0 value a is true, go to target */
+    MT_I_LOOP_TEST,   /* unless a < b (c > 0) or a > b (c < 0), go to target */
+    MT_I_LOOP_STEP,   /* a += c (rank-0 integers) */
+    MT_I_ASSERT,      /* unless value a is true, fail with message at line:col */
+} mt_instr_kind;
+
+typedef struct mt_instr {
+    mt_instr_kind kind;
+    int a, b, c;         /* value ids (MT_I_CALL: a is the call index) */
+    int target;          /* jump target: an instruction index */
+    const char *message; /* MT_I_ASSERT */
+    int line, col;       /* MT_I_ASSERT: the assert statement */
+} mt_instr;
+
 typedef struct mt_plan {
     int nvalues;
     mt_plan_value *values;
@@ -55,6 +78,8 @@ typedef struct mt_plan {
     const char **sym_names;
     int ncalls;
     mt_plan_call *calls;
+    int ninstrs;
+    mt_instr *instrs;    /* the program: runs from 0 to ninstrs */
 } mt_plan;
 
 /* Prepares the ffi call interfaces of every call. Memory for them comes from
@@ -66,6 +91,7 @@ int mt_plan_prepare(mt_plan *p, void *(*alloc)(void *ctx, size_t n), void *ctx);
 typedef struct mt_run_error {
     int param;
     int result;
+    int line, col;       /* a failed assertion's place, 0 otherwise */
     char msg[512];
 } mt_run_error;
 

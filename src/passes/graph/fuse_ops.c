@@ -32,9 +32,10 @@ static bool uses(const mt_gbinding *b, const mt_gvar *v) {
     return false;
 }
 
-static void fuse_block(mt_arena *a, mt_gblock *blk) {
+static void fuse_block(mt_gblock *blk, void *ctx) {
+    mt_arena *a = ctx;
     int n = blk->nbindings;
-    if (n == 0) return;
+    if (n == 0 || !blk->dataflow) return;
     int *group = MT_NEW_ARRAY(a, int, n); /* index of the group's root */
     int *size = MT_NEW_ARRAY(a, int, n);
     for (int i = 0; i < n; i++) {
@@ -69,8 +70,6 @@ static void fuse_block(mt_arena *a, mt_gblock *blk) {
 }
 
 mt_gmodule *mt_graph_fuse_ops(mt_arena *a, mt_gmodule *m) {
-    for (int fi = 0; fi < m->nfuncs; fi++)
-        for (int bi = 0; bi < m->funcs[fi]->nblocks; bi++)
-            if (m->funcs[fi]->blocks[bi]->dataflow) fuse_block(a, m->funcs[fi]->blocks[bi]);
+    for (int fi = 0; fi < m->nfuncs; fi++) mt_gfunc_foreach_bindings(m->funcs[fi], fuse_block, a);
     return m;
 }

@@ -113,18 +113,16 @@ static bool in_list(mt_gvar *const *vs, int n, const mt_gvar *v) {
     return false;
 }
 
-/* Is v used by a binding outside the group, or returned? */
+/* Is v used outside the group: by another binding of its block, or anywhere
+ * else in the function (other blocks, conditions, returns)? */
 static bool used_outside(const mt_gfunc *f, const mt_gblock *blk, int group, const mt_gvar *v) {
-    for (int i = 0; i < f->noutputs; i++)
-        if (f->outputs[i] == v) return true;
-    for (int bi = 0; bi < f->nblocks; bi++)
-        for (int i = 0; i < f->blocks[bi]->nbindings; i++) {
-            const mt_gbinding *b = f->blocks[bi]->bindings[i];
-            if (f->blocks[bi] == blk && b->group == group) continue;
-            for (int k = 0; k < b->nargs; k++)
-                if (b->args[k] == v) return true;
-        }
-    return false;
+    for (int i = 0; i < blk->nbindings; i++) {
+        const mt_gbinding *b = blk->bindings[i];
+        if (b->group == group) continue;
+        for (int k = 0; k < b->nargs; k++)
+            if (b->args[k] == v) return true;
+    }
+    return mt_gfunc_uses(f, blk, v);
 }
 
 /* Builds the fused loop function and the binding that calls it. */
@@ -231,34 +229,43 @@ static mt_gbinding *fuse_group(mt_arena *a, mt_gmodule *m, const mt_gfunc *gf,
     return nb;
 }
 
+typedef struct walk {
+    mt_arena *arena;
+    mt_gmodule *module;
+    const mt_gfunc *func;
+} walk;
+
+static void fuse_block(mt_gblock *blk, void *ctx) {
+    walk *w = ctx;
+    mt_arena *a = w->arena;
+    int n = blk->nbindings;
+    mt_gbinding **out = MT_NEW_ARRAY(a, mt_gbinding *, n > 0 ? n : 1);
+    int nout = 0;
+    for (int i = 0; i < n; i++) {
+        mt_gbinding *b = blk->bindings[i];
+        if (b->group < 0) {
+            out[nout++] = b;
+            continue;
+        }
+        /* the root is the group's last member: emit the group there */
+        bool last = true;
+        for (int j = i + 1; j < n; j++)
+            if (blk->bindings[j]->group == b->group) last = false;
+        if (!last) continue;
+        mt_gbinding **members = MT_NEW_ARRAY(a, mt_gbinding *, n);
+        int k = 0;
+        for (int j = 0; j <= i; j++)
+            if (blk->bindings[j]->group == b->group) members[k++] = blk->bindings[j];
+        out[nout++] = fuse_group(a, w->module, w->func, blk, b->group, members, k);
+    }
+    blk->bindings = out;
+    blk->nbindings = nout;
+}
+
 mt_gmodule *mt_graph_fuse_tir(mt_arena *a, mt_gmodule *m) {
     for (int fi = 0; fi < m->nfuncs; fi++) {
-        mt_gfunc *f = m->funcs[fi];
-        for (int bi = 0; bi < f->nblocks; bi++) {
-            mt_gblock *blk = f->blocks[bi];
-            int n = blk->nbindings;
-            mt_gbinding **out = MT_NEW_ARRAY(a, mt_gbinding *, n > 0 ? n : 1);
-            int nout = 0;
-            for (int i = 0; i < n; i++) {
-                mt_gbinding *b = blk->bindings[i];
-                if (b->group < 0) {
-                    out[nout++] = b;
-                    continue;
-                }
-                /* the root is the group's last member: emit the group there */
-                bool last = true;
-                for (int j = i + 1; j < n; j++)
-                    if (blk->bindings[j]->group == b->group) last = false;
-                if (!last) continue;
-                mt_gbinding **members = MT_NEW_ARRAY(a, mt_gbinding *, n);
-                int k = 0;
-                for (int j = 0; j <= i; j++)
-                    if (blk->bindings[j]->group == b->group) members[k++] = blk->bindings[j];
-                out[nout++] = fuse_group(a, m, f, blk, b->group, members, k);
-            }
-            blk->bindings = out;
-            blk->nbindings = nout;
-        }
+        walk w = {a, m, m->funcs[fi]};
+        mt_gfunc_foreach_bindings(m->funcs[fi], fuse_block, &w);
     }
     return m;
 }

@@ -24,26 +24,32 @@ static mt_tfunc *legalize_op(mt_arena *a, const mt_gbinding *b) {
     return legalizers[b->op->id].legalize(a, b);
 }
 
-mt_gmodule *mt_graph_legalize(mt_arena *a, mt_gmodule *m) {
-    for (int fi = 0; fi < m->nfuncs; fi++) {
-        mt_gfunc *f = m->funcs[fi];
-        for (int bi = 0; bi < f->nblocks; bi++) {
-            mt_gblock *blk = f->blocks[bi];
-            for (int i = 0; i < blk->nbindings; i++) {
-                mt_gbinding *b = blk->bindings[i];
-                if (b->kind != MT_CALL_OP) continue;
-                mt_tfunc *tf = legalize_op(a, b);
-                mt_gmodule_add_tfunc(a, m, tf);
-                mt_gvar **targs = MT_NEW_ARRAY(a, mt_gvar *, b->nargs > 0 ? b->nargs : 1);
-                int n = 0;
-                for (int k = 0; k < b->nargs; k++)
-                    if (!b->args[k]->is_const) targs[n++] = b->args[k];
-                mt_gbinding *nb = mt_gbinding_tir(a, b->outs, b->nouts, tf, targs, n, b->loc);
-                nb->op = b->op;
-                nb->attrs = b->attrs;
-                blk->bindings[i] = nb;
-            }
-        }
+typedef struct walk {
+    mt_arena *arena;
+    mt_gmodule *module;
+} walk;
+
+static void legalize_block(mt_gblock *blk, void *ctx) {
+    walk *w = ctx;
+    mt_arena *a = w->arena;
+    for (int i = 0; i < blk->nbindings; i++) {
+        mt_gbinding *b = blk->bindings[i];
+        if (b->kind != MT_CALL_OP) continue;
+        mt_tfunc *tf = legalize_op(a, b);
+        mt_gmodule_add_tfunc(a, w->module, tf);
+        mt_gvar **targs = MT_NEW_ARRAY(a, mt_gvar *, b->nargs > 0 ? b->nargs : 1);
+        int n = 0;
+        for (int k = 0; k < b->nargs; k++)
+            if (!b->args[k]->is_const) targs[n++] = b->args[k];
+        mt_gbinding *nb = mt_gbinding_tir(a, b->outs, b->nouts, tf, targs, n, b->loc);
+        nb->op = b->op;
+        nb->attrs = b->attrs;
+        blk->bindings[i] = nb;
     }
+}
+
+mt_gmodule *mt_graph_legalize(mt_arena *a, mt_gmodule *m) {
+    walk w = {a, m};
+    for (int fi = 0; fi < m->nfuncs; fi++) mt_gfunc_foreach_bindings(m->funcs[fi], legalize_block, &w);
     return m;
 }

@@ -1,22 +1,24 @@
 /*
- * to_dataflow.c -- pure bindings go into dataflow blocks.
+ * to_dataflow.c -- mark the blocks of pure bindings as dataflow blocks.
  *
- * Every binding the language makes today is a pure op call, so each block of
- * bindings is a dataflow block. When control flow arrives (if/for in graph
- * functions), this pass splits blocks at the impure or control statements and
- * keeps those outside the dataflow blocks, as TVM's ToDataflow does.
+ * The builder already cuts a function body into blocks at control flow
+ * (if, for, assert), so every BINDINGS block holds only op or call_tir
+ * bindings, which are pure: each is a dataflow block (printed inside
+ * R.dataflow(), and fused as a unit by fuse_ops). Control flow stays outside,
+ * as TVM's ToDataflow keeps it.
  */
 #include "passes/graph/graph_passes.h"
 
+static void mark(mt_gblock *blk, void *ctx) {
+    (void)ctx;
+    bool pure = true;
+    for (int i = 0; i < blk->nbindings; i++)
+        if (blk->bindings[i]->kind != MT_CALL_OP && blk->bindings[i]->kind != MT_CALL_TIR) pure = false;
+    blk->dataflow = pure;
+}
+
 mt_gmodule *mt_graph_to_dataflow(mt_arena *a, mt_gmodule *m) {
-    for (int fi = 0; fi < m->nfuncs; fi++)
-        for (int bi = 0; bi < m->funcs[fi]->nblocks; bi++) {
-            mt_gblock *blk = m->funcs[fi]->blocks[bi];
-            bool pure = true;
-            for (int i = 0; i < blk->nbindings; i++)
-                if (blk->bindings[i]->kind != MT_CALL_OP && blk->bindings[i]->kind != MT_CALL_TIR)
-                    pure = false;
-            blk->dataflow = pure;
-        }
+    (void)a;
+    for (int fi = 0; fi < m->nfuncs; fi++) mt_gfunc_foreach_bindings(m->funcs[fi], mark, NULL);
     return m;
 }
