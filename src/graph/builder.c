@@ -82,6 +82,11 @@ void mt_b_bind(builder *b, const char *name, mt_gvar *v) {
     MT_VEC_PUSH(b->arena, &b->syms, s);
 }
 
+void mt_b_bind_at(builder *b, const char *name, mt_gvar *v, mt_loc where) {
+    mt_symbol s = {name, v, where};
+    MT_VEC_PUSH(b->arena, &b->syms, s);
+}
+
 void mt_b_bind_partial(builder *b, const char *name, mt_loc where) {
     mt_symbol s = {name, NULL, where};
     MT_VEC_PUSH(b->arena, &b->syms, s);
@@ -242,11 +247,11 @@ static void assign_target(builder *b, const mt_ast *target, const mt_ast *value)
         if (got != n)
             mt_fail(MT_ERR_TYPE, target->loc, "cannot unpack %d value%s into %d names", got,
                     got == 1 ? "" : "s", n);
-        for (int i = 0; i < n; i++) mt_b_bind(b, names[i], vals[i]);
+        for (int i = 0; i < n; i++) mt_b_bind_at(b, names[i], vals[i], target->items.data[i]->loc);
         return;
     }
     check_target(target);
-    mt_b_bind(b, target->name, mt_b_expr_named(b, value, target->name));
+    mt_b_bind_at(b, target->name, mt_b_expr_named(b, value, target->name), target->loc);
 }
 
 static void build_assign(builder *b, const mt_ast *s) {
@@ -256,7 +261,7 @@ static void build_assign(builder *b, const mt_ast *s) {
         const mt_ast *first = s->items.data[0], *target = s->items.data[t];
         if (first->kind != AST_NAME || target->kind != AST_NAME)
             mt_fail(MT_ERR_UNSUPPORTED, target->loc, "chained assignment works with names only");
-        mt_b_bind(b, target->name, mt_b_use(b, first->name, first->loc));
+        mt_b_bind_at(b, target->name, mt_b_use(b, first->name, first->loc), target->loc);
     }
 }
 
@@ -281,7 +286,7 @@ static void build_augassign(builder *b, const mt_ast *s) {
     if (!mt_op_lookup(op))
         mt_fail(MT_ERR_UNSUPPORTED, s->loc, "operator '%s' is not supported yet", mt_tok_kind_str(s->op));
     mt_gvar *args[2] = {old, mt_b_expr(b, s->rhs)};
-    mt_b_bind(b, s->lhs->name, mt_b_emit(b, mt_b_op(op), args, 2, NULL, s->loc, s->lhs->name));
+    mt_b_bind_at(b, s->lhs->name, mt_b_emit(b, mt_b_op(op), args, 2, NULL, s->loc, s->lhs->name), s->lhs->loc);
 }
 
 static void build_return(builder *b, const mt_ast *s) {

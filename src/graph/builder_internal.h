@@ -52,6 +52,7 @@ const char *mt_b_temp_name(builder *b);
  * bound on some paths only. */
 mt_gvar *mt_b_use(builder *b, const char *name, mt_loc loc);
 void mt_b_bind(builder *b, const char *name, mt_gvar *v);
+void mt_b_bind_at(builder *b, const char *name, mt_gvar *v, mt_loc where); /* where: the target */
 void mt_b_bind_partial(builder *b, const char *name, mt_loc where);
 const mt_ast *mt_b_find_def(const builder *b, const char *name);
 bool mt_b_is_planned_function(const char *name);
