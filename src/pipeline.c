@@ -3,7 +3,8 @@
  *
  *   parse                        source -> AST                (stage "ast")
  *   build                        AST -> graph IR              (stage "graph")
- *   to_dataflow, legalize, annotate_pattern, fuse_ops, fuse_tir, dead_code
+ *   fold_constant, cse, dead_code, to_dataflow, legalize, annotate_pattern,
+ *   fuse_ops, fuse_tir, dead_code
  *                                                             (stage "graph-opt")
  *   per loop function:
  *     inline_producers                                        (stage "tir")
@@ -30,6 +31,9 @@ static const struct {
     const char *name;
     mt_graph_pass_fn run;
 } graph_passes[] = {
+    {"fold_constant", mt_graph_fold_constant},
+    {"cse", mt_graph_cse},
+    {"dead_code", mt_graph_dead_code},
     {"to_dataflow", mt_graph_to_dataflow},
     {"legalize", mt_graph_legalize},
     {"annotate_pattern", mt_graph_annotate_pattern},
@@ -52,7 +56,7 @@ static const struct {
 };
 
 const char *const mt_pipeline_pass_names[] = {
-    "parse", "build", "to_dataflow", "legalize", "annotate_pattern", "fuse_ops", "fuse_tir",
+    "parse", "build", "fold_constant", "cse", "to_dataflow", "legalize", "annotate_pattern", "fuse_ops", "fuse_tir",
     "dead_code", "inline_producers", "schedule", "lower_blocks", "flatten_buffers", "simplify",
     "remove_unit_loops", NULL,
 };

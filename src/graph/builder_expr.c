@@ -53,9 +53,15 @@ mt_gvar *mt_b_emit(builder *b, mt_op_id id, mt_gvar **args, int nargs, const mt_
                    mt_loc loc, const char *name) {
     const mt_op_def *op = mt_op_get(id);
     if (nargs > 1) settle_weak_values(b, args, nargs, loc);
+    bool all_weak = nargs > 0;
+    for (int i = 0; i < nargs; i++) all_weak &= args[i]->is_const && args[i]->weak;
     mt_gtype t = mt_op_infer(b->arena, op, args, nargs, attrs, loc);
     mt_gvar *folded;
-    if (mt_fold_scalar(b->arena, op, args, nargs, &t, loc, &folded)) return folded;
+    if (mt_fold_scalar(b->arena, op, args, nargs, &t, loc, &folded)) {
+        /* literals in, a literal out: 2 * 3 stays weak */
+        if (all_weak && folded->type.dtype != MT_BOOL) folded->weak = true;
+        return folded;
+    }
     mt_gvar *out = mt_gvar_new(b->arena, name ? mt_b_fresh_name(b, name) : mt_b_temp_name(b), &t, loc);
     if (!b->block) {
         b->block = mt_gblock_new(b->arena, MT_GBLOCK_BINDINGS, loc);

@@ -238,3 +238,56 @@ const char *mt_shape_str(mt_arena *a, const mt_gtype *t) {
     put_shape(&sb, t, false);
     return mt_sb_str(&sb);
 }
+
+/* ---- rewriting ---------------------------------------------------------------- */
+
+static void replace_in(mt_gvar **vs, int n, const mt_gvar *old, mt_gvar *new_) {
+    for (int i = 0; i < n; i++)
+        if (vs[i] == old) vs[i] = new_;
+}
+
+static void replace_body(mt_gbody *body, const mt_gvar *old, mt_gvar *new_) {
+    for (int i = 0; i < body->nblocks; i++) {
+        mt_gblock *b = body->blocks[i];
+        for (int j = 0; j < b->nbindings; j++) replace_in(b->bindings[j]->args, b->bindings[j]->nargs, old, new_);
+        if (b->cond == old) b->cond = new_;
+        replace_in(b->then_vals, b->nmerged, old, new_);
+        replace_in(b->else_vals, b->nmerged, old, new_);
+        if (b->start == old) b->start = new_;
+        if (b->stop == old) b->stop = new_;
+        if (b->step == old) b->step = new_;
+        replace_in(b->carried_init, b->ncarried, old, new_);
+        replace_in(b->carried_next, b->ncarried, old, new_);
+        replace_body(&b->then_body, old, new_);
+        replace_body(&b->else_body, old, new_);
+        replace_body(&b->body, old, new_);
+    }
+}
+
+void mt_gfunc_replace_uses(mt_gfunc *f, const mt_gvar *old, mt_gvar *new_) {
+    replace_body(&f->body, old, new_);
+    replace_in(f->outputs, f->noutputs, old, new_);
+}
+
+static bool str_eq(const char *x, const char *y) { return x == y || (x && y && strcmp(x, y) == 0); }
+
+bool mt_gattrs_equal(const mt_gattrs *x, const mt_gattrs *y) {
+    static const mt_gattrs none;
+    if (!x) x = &none;
+    if (!y) y = &none;
+    if (x->has_axes != y->has_axes || x->naxes != y->naxes || x->keepdims != y->keepdims ||
+        x->nshape != y->nshape || x->has_dtype != y->has_dtype || x->has_value != y->has_value ||
+        x->nslice != y->nslice || !str_eq(x->str, y->str))
+        return false;
+    if (x->has_dtype && x->dtype != y->dtype) return false;
+    if (x->has_value && !(x->value == y->value || (x->value != x->value && y->value != y->value))) return false;
+    for (int i = 0; i < x->naxes; i++)
+        if (x->axes[i] != y->axes[i]) return false;
+    for (int i = 0; i < x->nshape; i++)
+        if (x->shape[i].value != y->shape[i].value || !str_eq(x->shape[i].sym, y->shape[i].sym)) return false;
+    for (int i = 0; i < x->nslice; i++)
+        if (x->begin[i] != y->begin[i] || x->end[i] != y->end[i] || x->step[i] != y->step[i] ||
+            x->squeeze[i] != y->squeeze[i])
+            return false;
+    return true;
+}

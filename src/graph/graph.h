@@ -244,6 +244,11 @@ void mt_gbody_add(mt_arena *a, mt_gbody *body, mt_gblock *blk);
  * carried values, outputs) outside the BINDINGS block `skip` (may be NULL)? */
 bool mt_gfunc_uses(const mt_gfunc *f, const mt_gblock *skip, const mt_gvar *v);
 
+/* Every use of old in f (args, conditions, branch and loop values, outputs)
+ * becomes new_. */
+void mt_gfunc_replace_uses(mt_gfunc *f, const mt_gvar *old, mt_gvar *new_);
+bool mt_gattrs_equal(const mt_gattrs *x, const mt_gattrs *y); /* NULL = no attrs */
+
 /* Calls fn on every BINDINGS block of f, depth first, in program order. */
 void mt_gfunc_foreach_bindings(mt_gfunc *f, void (*fn)(mt_gblock *blk, void *ctx), void *ctx);
 mt_gbinding *mt_gbinding_op(mt_arena *a, mt_gvar *out, const mt_op_def *op,

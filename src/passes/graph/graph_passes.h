@@ -7,6 +7,12 @@
  * rebuild the binding lists, which are cheap) and reports user errors through
  * mt_fail. The pipeline (src/pipeline.c) runs them in this order.
  *
+ *   fold_constant     assumes: op bindings. guarantees: no op binding whose
+ *                     arguments are all constants feeds anything (its uses
+ *                     read the folded constant), except returned ones.
+ *   cse               assumes: op bindings. guarantees: in each dataflow
+ *                     block, no two bindings apply the same op to the same
+ *                     arguments and attributes (later uses read the first).
  *   to_dataflow       assumes: built graph. guarantees: every run of pure
  *                     op bindings sits in a dataflow block.
  *   legalize          assumes: op bindings. guarantees: every binding is a
@@ -33,6 +39,8 @@
 
 typedef mt_gmodule *(*mt_graph_pass_fn)(mt_arena *a, mt_gmodule *m);
 
+mt_gmodule *mt_graph_fold_constant(mt_arena *a, mt_gmodule *m);
+mt_gmodule *mt_graph_cse(mt_arena *a, mt_gmodule *m);
 mt_gmodule *mt_graph_to_dataflow(mt_arena *a, mt_gmodule *m);
 mt_gmodule *mt_graph_legalize(mt_arena *a, mt_gmodule *m);
 mt_gmodule *mt_graph_annotate_pattern(mt_arena *a, mt_gmodule *m);
