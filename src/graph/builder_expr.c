@@ -219,9 +219,12 @@ mt_dim mt_b_dim(builder *b, const mt_ast *e) {
     mt_dim d = {-1, NULL};
     mt_gvar *x;
     int axis;
-    if (e->kind == AST_STR) {
+    if (e->kind == AST_STR) { /* a symbolic dim: it must be some parameter's size */
         d.sym = e->str;
-        return d;
+        for (int p = 0; p < b->func->nparams; p++)
+            for (int k = 0; k < b->func->params[p]->type.ndim; k++)
+                if (mt_dim_equal(b->func->params[p]->type.dims[k], d)) return d;
+        mt_fail(MT_ERR_SHAPE, e->loc, "symbolic dim \"%s\" is not the size of any parameter", e->str);
     }
     if (shape_index(b, e, &x, &axis)) return x->type.dims[axis];
     mt_gvar *v = mt_b_expr(b, e);
