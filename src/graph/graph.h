@@ -96,6 +96,11 @@ typedef enum mt_op_id {
 /* An omitted slice bound (x[:3], x[2:]): Python's None. */
 #define MT_SLICE_OMITTED INT64_MIN
 
+/* Python's slice.indices(len) for (begin, end, step), MT_SLICE_OMITTED for a
+ * missing bound: the first index and the number of elements (graph/infer_shape.c). */
+void mt_slice_indices(int64_t len, int64_t begin, int64_t end, int64_t step, int64_t *start,
+                      int64_t *count);
+
 /* Attributes of an op call: the non-tensor arguments, one field per kind of
  * parameter in a signature (graph/ops.def). Fields an op does not take stay
  * zero. */

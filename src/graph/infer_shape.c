@@ -259,7 +259,7 @@ mt_gtype infer_broadcast_to(mt_infer_ctx *c) {
         r.dims[i] = at->shape[i];
     }
     if (t->ndim > r.ndim)
-        mt_fail(MT_ERR_SHAPE, c->loc, "cannot broadcast %s of shape %s to shape %s: it has more dimensions",
+        mt_fail(MT_ERR_SHAPE, c->loc, "cannot broadcast %s of shape %s to shape %s, which has fewer dimensions",
                 mt_describe_value(a, x), mt_shape_str(a, t), attr_shape_str(a, at));
     for (int d = 0; d < t->ndim; d++) {
         int od = r.ndim - t->ndim + d;
@@ -279,6 +279,10 @@ mt_gtype infer_broadcast_to(mt_infer_ctx *c) {
 mt_gtype infer_concat(mt_infer_ctx *c) {
     mt_arena *a = c->arena;
     if (c->nargs == 0) mt_fail(MT_ERR_TYPE, c->loc, "'concat' needs at least one tensor");
+    for (int k = 0; k < c->nargs; k++)
+        if (c->args[k]->is_const)
+            mt_fail(MT_ERR_TYPE, c->loc, "'concat' joins tensors, but argument %d is %s", k + 1,
+                    mt_describe_value(a, c->args[k]));
     const mt_gvar *x0 = c->args[0];
     const mt_gtype *t0 = &x0->type;
     if (t0->ndim == 0)

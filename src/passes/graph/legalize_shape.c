@@ -53,12 +53,6 @@
 #include "passes/graph/graph_passes.h"
 #include "support/common.h"
 
-/* Python's slice.indices(len) for (begin, end, step), MT_SLICE_OMITTED for a
- * missing bound: the first index and the number of elements. Defined with the
- * shape rule in graph/infer_shape.c. */
-void mt_slice_indices(int64_t len, int64_t begin, int64_t end, int64_t step, int64_t *start,
-                      int64_t *count);
-
 /* ---- folded index arithmetic (int64) ----------------------------------------- */
 
 static mt_texpr *imm(mt_arena *a, int64_t v) { return mt_te_i64(a, v); }
@@ -251,7 +245,7 @@ mt_tfunc *legalize_strided_slice(mt_arena *a, const mt_gbinding *b) {
         int64_t step = at->step[d] == MT_SLICE_OMITTED ? 1 : at->step[d], start, count;
         mt_slice_indices(dim.value, at->begin[d], at->end[d], step, &start, &count);
         mt_texpr *v = n.v[od++];
-        idx[d] = step > 0 ? ix_add(a, imm(a, start), ix_mul(a, v, imm(a, step)))
+        idx[d] = step > 0 ? ix_add(a, ix_mul(a, v, imm(a, step)), imm(a, start))
                           : ix_sub(a, imm(a, start), ix_mul(a, v, imm(a, -step)));
     }
     return gather(&n, idx);
