@@ -3,3 +3,4 @@ mt_test(test_numerics SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_numerics.c LI
 mt_test(test_api SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_api.c LIBRARY)
 mt_test(test_errors SOURCES ${PROJECT_SOURCE_DIR}/tests/errors/test_errors.c LIBRARY)
 mt_test(test_golden SOURCES ${PROJECT_SOURCE_DIR}/tests/golden/test_golden.c LIBRARY)
+mt_test(test_language SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_language.c LIBRARY)
