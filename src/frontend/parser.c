@@ -19,13 +19,17 @@
  * unary minus on its left but looser than one on its right (-2**-1 is
  * -(2**(-1))).
  *
- * Recursion depth. Every place where the grammar can nest without bound
- * (opening brackets, call and subscript trailers, unary operators, the right
- * side of `**`, the else branch of a conditional expression, indented
- * blocks) goes through enter()/leave(), which count levels against
- * mt_parse_limits.max_depth. A hostile input therefore fails with
- * MT_ERR_LIMIT instead of overflowing the C stack. There is no need to undo
- * the count on error: mt_fail longjmps out of the whole parse.
+ * Depth. Every place where the grammar can nest without bound (opening
+ * brackets, unary operators, the right side of `**`, the else branch of a
+ * conditional expression, indented blocks) goes through enter()/leave(),
+ * which count levels against mt_parse_limits.max_depth. So do the links of
+ * left-deep chains that the parser builds in a loop -- `a + b + c`, trailers
+ * `x.a[0](1)`, `elif` -- because each link nests the tree one level deeper
+ * even though the parser does not recurse: the limit bounds the height of
+ * the AST, which keeps every recursive walk of it (the printer, the builder)
+ * inside the C stack too. A hostile input fails with MT_ERR_LIMIT instead of
+ * overflowing the stack. There is no need to undo the count on error:
+ * mt_fail longjmps out of the whole parse.
  *
  * Constructs of Python that the language lacks. Statements that start with a
  * keyword (import, from, class, global, nonlocal, del, try, raise, yield,

@@ -296,7 +296,7 @@ static mt_gvar *subscript(builder *b, const mt_ast *e, const char *name) {
             int64_t step = it->cond ? slice_bound(b, it->cond) : 1;
             if (step == 0) mt_fail(MT_ERR_SHAPE, it->cond->loc, "slice step must not be zero");
             at->step[d] = step;
-        } else if (it->kind == AST_NONE || (it->kind == AST_NAME && strcmp(it->name, "Ellipsis") == 0)) {
+        } else if (it->kind == AST_NONE || it->kind == AST_ELLIPSIS) {
             mt_fail(MT_ERR_UNSUPPORTED, it->loc, "None and ... in indices are not supported yet");
         } else {
             mt_gvar *v = mt_b_expr(b, it);

@@ -261,6 +261,22 @@ static void test_statements(void **state) {
                                            "      Name c @1:14\n"
                                            "      Name d @1:17\n"
                                            "    Pass @1:20\n");
+    /* parenthesized with items (Python 3.9+) versus a parenthesized expression */
+    check_ast("with (a as b, c,):\n    pass\nwith (a, b) as c: pass\n", "Module\n"
+              "  With @1:1\n"
+              "    WithItem @1:7\n"
+              "      Name a @1:7\n"
+              "      Name b @1:12\n"
+              "    WithItem @1:15\n"
+              "      Name c @1:15\n"
+              "    Pass @2:5\n"
+              "  With @3:1\n"
+              "    WithItem @3:6\n"
+              "      Tuple @3:6\n"
+              "        Name a @3:7\n"
+              "        Name b @3:10\n"
+              "      Name c @3:16\n"
+              "    Pass @3:19\n");
     check_ast("def f():\n    \"\"\"Only a docstring.\"\"\"\n", "Module\n"
                                                               "  FunctionDef f @1:1\n"
                                                               "    doc \"Only a docstring.\"\n");
@@ -437,9 +453,25 @@ static void test_depth_guard(void **state) {
     check_error_lim(nested("not ", "", 201), NULL, MT_ERR_LIMIT, 1, 805, msg);
     check_error_lim(nested("1 ** ", "", 201), NULL, MT_ERR_LIMIT, 1, 1007, msg);
     check_error_lim(nested("1 if 1 else ", "", 201), NULL, MT_ERR_LIMIT, 1, 2412, msg);
+    /* left-deep chains nest in the tree without recursing in the parser: they
+     * count too, so that recursive consumers of the AST are safe */
+    parse_print(nested("a + ", "", 200), strlen(nested("a + ", "", 200)), NULL);
+    check_error_lim(nested("a + ", "", 201), NULL, MT_ERR_LIMIT, 1, 807, msg);
+    check_error_lim(nested("a * b + ", "", 201), NULL, MT_ERR_LIMIT, 1, 1599, msg);
+    char *attrs = mt_arena_alloc(arena, 1024), *w;
+    w = attrs + sprintf(attrs, "x = a");
+    for (int i = 0; i < 201; i++) w += sprintf(w, ".b");
+    check_error_lim(attrs, NULL, MT_ERR_LIMIT, 1, 406, msg);
+    check_error_lim(nested("", "[0]", 201), NULL, MT_ERR_LIMIT, 1, 606, msg);
+    check_error_lim(nested("", "()", 201), NULL, MT_ERR_LIMIT, 1, 406, msg);
+    char *elifs = mt_arena_alloc(arena, 8192);
+    w = elifs + sprintf(elifs, "if a: pass\n");
+    for (int i = 0; i < 201; i++) w += sprintf(w, "elif a: pass\n");
+    check_error_lim(elifs, NULL, MT_ERR_LIMIT, 202, 1, msg);
     /* far beyond the limit: an error, not a stack overflow */
     check_error_lim(nested("(", ")", 100000), NULL, MT_ERR_LIMIT, 1, 205, msg);
     check_error_lim(nested("-", "", 100000), NULL, MT_ERR_LIMIT, 1, 205, msg);
+    check_error_lim(nested("a + ", "", 100000), NULL, MT_ERR_LIMIT, 1, 807, msg);
 
     /* a custom limit, and statement nesting */
     mt_parse_limits lim = {0};
@@ -447,7 +479,8 @@ static void test_depth_guard(void **state) {
     lim.lex.max_indent_depth = 1000;
     check_error_lim(nested("(", ")", 11), &lim, MT_ERR_LIMIT, 1, 15,
                     "nesting too deep (more than 10 levels)");
-    char *src = mt_arena_alloc(arena, 4096), *w = src;
+    char *src = mt_arena_alloc(arena, 4096);
+    w = src;
     for (int i = 0; i < 12; i++) w += sprintf(w, "%*sif x:\n", i, "");
     sprintf(w, "%*spass\n", 12, "");
     check_error_lim(src, &lim, MT_ERR_LIMIT, 12, 12, "nesting too deep (more than 10 levels)");
