@@ -135,8 +135,7 @@ mt_gtype infer_matmul(mt_infer_ctx *c) {
     for (int k = 0; k < 2; k++) {
         const mt_gvar *v = c->args[k];
         if (v->type.ndim == 0)
-            mt_fail(MT_ERR_SHAPE, c->loc,
-                    "operand %s of 'matmul' has rank 0; matmul needs at least one dimension on each side",
+            mt_fail(MT_ERR_SHAPE, c->loc, "'matmul' needs operands of rank 1 or more, but %s has rank 0",
                     mt_describe_value(c->arena, v));
     }
     reject_bool(c, x);

@@ -177,6 +177,9 @@ static mt_gbinding *fuse_group(mt_arena *a, mt_gmodule *m, const mt_gfunc *gf,
             MT_VEC_PUSH(a, &vals, v);
             MT_VEC_PUSH(a, &bufs, b);
         }
+    /* members' own scratch buffers (accumulators and the like) come along */
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < members[i]->callee->nallocs; k++) MT_VEC_PUSH(a, &allocs, members[i]->callee->allocs[k]);
     fz.f->allocs = allocs.data;
     fz.f->nallocs = allocs.len;
 

@@ -211,8 +211,8 @@ static mt_texpr *count(mt_arena *a, mt_texpr *const *ext, int n) {
     return k == 1 ? sym : mt_te_bin(a, TE_MUL, sym, mt_te_i64(a, k));
 }
 
-/* `for ...: with T.block(name): buf[w] = value(w)` over all of buf, one
- * spatial variable per dim. value == NULL stores fill. */
+/* `for ...: with T.block(name): buf[w] = fill` over all of buf, one
+ * spatial variable per dim. */
 static mt_tstmt *fill_nest(mt_arena *a, const char *name, mt_tbuffer *buf, mt_texpr *fill) {
     nest ns;
     nest_init(&ns, a);
@@ -295,37 +295,36 @@ static mt_tfunc *legalize_reduction(mt_arena *a, const mt_gbinding *b, rkind kin
     }
 
     mt_tstmt *stmts[3];
-    int ns_ = 0;
+    int n = 0;
     bool always;
     mt_texpr *empty = empty_cond(a, rext, nr, &always);
     if (always || empty) {
-        mt_tstmt *fill;
-        if (arg) {
-            fill = fill_nest(a, mt_arena_printf(a, "%s_empty", op), out, mt_te_i64(a, 0));
-        } else {
-            fill = fill_nest(a, mt_arena_printf(a, "%s_empty", op), acc, identity(a, kind, adt));
-        }
-        stmts[ns_++] = always ? fill : mt_ts_if(a, empty, fill, NULL);
+        const char *name = mt_arena_printf(a, "%s_empty", op);
+        mt_tstmt *fill = arg ? fill_nest(a, name, out, mt_te_i64(a, 0))
+                             : fill_nest(a, name, acc, identity(a, kind, adt));
+        stmts[n++] = always ? fill : mt_ts_if(a, empty, fill, NULL);
     }
-    if (!always) stmts[ns_++] = nest_build(&ns, op, init, body);
+    if (!always) stmts[n++] = nest_build(&ns, op, init, body);
 
-    /* epilogue: out = cast(acc) or acc / count */
-    if (acc != out || kind == R_MEAN) {
-        if (!arg) {
-            nest ep;
-            nest_init(&ep, a);
-            mt_texpr *w[MT_MAX_RANK];
-            for (int d = 0; d < out->ndim; d++) w[d] = nest_axis(&ep, out->shape[d], MT_ITER_SPATIAL);
-            mt_texpr *val = mt_te_load(a, acc, w, out->ndim);
-            if (kind == R_MEAN)
-                val = mt_te_bin(a, TE_DIV, val, mt_te_cast(a, adt, count(a, rext, nr)));
-            nest_read(&ep, acc, w);
-            nest_write(&ep, out, w);
-            stmts[ns_++] = nest_build(&ep, mt_arena_printf(a, "%s_out", op), NULL,
-                                      mt_ts_store(a, out, w, out->ndim, mt_te_cast(a, odt, val)));
+    /* epilogue: out = cast(acc), or acc / count (none for a mean over nothing) */
+    int64_t cnt;
+    bool cnt_const = mt_te_is_const_int(count(a, rext, nr), &cnt);
+    if (!arg && (acc != out || (kind == R_MEAN && !(cnt_const && cnt == 1)))) {
+        nest ep;
+        nest_init(&ep, a);
+        mt_texpr *w[MT_MAX_RANK];
+        for (int d = 0; d < out->ndim; d++) w[d] = nest_axis(&ep, out->shape[d], MT_ITER_SPATIAL);
+        mt_texpr *val = mt_te_load(a, acc, w, out->ndim);
+        if (kind == R_MEAN) {
+            mt_texpr *div = cnt_const ? mt_te_float(a, adt, (double)cnt) : mt_te_cast(a, adt, count(a, rext, nr));
+            val = mt_te_bin(a, TE_DIV, val, div);
         }
+        nest_read(&ep, acc, w);
+        nest_write(&ep, out, w);
+        stmts[n++] = nest_build(&ep, mt_arena_printf(a, "%s_out", op), NULL,
+                                mt_ts_store(a, out, w, out->ndim, mt_te_cast(a, odt, val)));
     }
-    c.f->body = mt_ts_seq(a, stmts, ns_);
+    c.f->body = mt_ts_seq(a, stmts, n);
     return c.f;
 }
 

@@ -1,0 +1,3 @@
+# Reductions, matmul, softmax, log_softmax, layer_norm: numerics through the
+# public API against C references (tests/ops/test_ops_nn.c).
+mt_test(test_ops_nn SOURCES ${PROJECT_SOURCE_DIR}/tests/ops/test_ops_nn.c LIBRARY)
