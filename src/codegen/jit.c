@@ -307,8 +307,15 @@ static int add_and_link(mt_jit *jit, cg_job *j, const char *prefix, mt_tfunc *co
         rc = -1;
     }
     for (int i = 0; i < n && rc == 0; i++) {
-        char name[512];
-        snprintf(name, sizeof name, "%s%s", prefix, funcs[i]->name);
+        /* malloc, not the arena: an arena failure would longjmp with the lock held */
+        size_t nlen = strlen(prefix) + strlen(funcs[i]->name) + 1;
+        char *name = malloc(nlen);
+        if (!name) {
+            snprintf(msg, len, "out of memory");
+            rc = -1;
+            break;
+        }
+        snprintf(name, nlen, "%s%s", prefix, funcs[i]->name);
         LLVMOrcExecutorAddress addr = 0;
         e = LLVMOrcLLJITLookup(jit->lljit, &addr, name);
         if (e) {
@@ -321,6 +328,7 @@ static int add_and_link(mt_jit *jit, cg_job *j, const char *prefix, mt_tfunc *co
             }
             rc = -1;
         }
+        free(name);
         addrs[i] = (void *)(uintptr_t)addr;
     }
     pthread_mutex_unlock(&jit->mu);

@@ -72,8 +72,9 @@ bool mt_fold_scalar(mt_arena *a, const mt_op_def *op, mt_gvar *const *args, int 
     else if (named(op, "floor_divide")) f = floor(x / y), r = floordiv(i, j);
     else if (named(op, "floor_mod")) f = x - floor(x / y) * y, r = floormod(i, j);
     else if (named(op, "negative")) f = -x, r = (int64_t)(0 - (uint64_t)i);
-    else if (named(op, "maximum")) f = fmax(x, y), r = i > j ? i : j;
-    else if (named(op, "minimum")) f = fmin(x, y), r = i < j ? i : j;
+    /* NaN propagates and ties keep the first operand, as the kernels do */
+    else if (named(op, "maximum")) f = (x >= y || isnan(x)) ? x : y, r = i >= j ? i : j;
+    else if (named(op, "minimum")) f = (x <= y || isnan(x)) ? x : y, r = i <= j ? i : j;
     else if (named(op, "equal")) r = cmp == 0;
     else if (named(op, "not_equal")) r = cmp != 0;
     else if (named(op, "less")) r = cmp == -1;

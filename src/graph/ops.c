@@ -58,7 +58,9 @@ mt_gtype mt_op_infer(mt_arena *a, const mt_op_def *op, mt_gvar **args, int nargs
 
 const char *mt_describe_value(mt_arena *a, const mt_gvar *v) {
     if (v->is_const)
-        return v->weak ? "a literal" : mt_arena_printf(a, "a %s constant", mt_dtype_str(v->type.dtype));
+        return v->weak ? "a literal"
+                       : mt_arena_printf(a, "%s %s constant", mt_dtype_is_int(v->type.dtype) ? "an" : "a",
+                                         mt_dtype_str(v->type.dtype));
     return mt_arena_printf(a, "'%s'", v->name);
 }
 

@@ -67,11 +67,14 @@ void mt_diag_clear(mt_diag *d) {
     d->text[0] = 0;
 }
 
-/* Copies line `line` (1-based) of src into out, tabs kept; returns its length. */
+/* Copies line `line` (1-based) of src into out, tabs kept; returns its length.
+ * Lines end as the lexer ends them: "\n", "\r\n" or a lone "\r". */
 static size_t source_line(const char *src, int line, char *out, size_t cap) {
     const char *p = src;
-    for (int l = 1; l < line && *p; p++)
-        if (*p == '\n') l++;
+    for (int l = 1; l < line && *p; p++) {
+        if (*p == '\r' && p[1] == '\n') p++;
+        if (*p == '\n' || *p == '\r') l++;
+    }
     size_t n = 0;
     while (p[n] && p[n] != '\n' && p[n] != '\r' && n + 1 < cap) {
         out[n] = p[n];

@@ -357,6 +357,33 @@ static void test_chains(void **st) {
     mt_kernel_release(k);
 }
 
+/* A fused chain of ops that read their operand several times (maximum reads
+ * it more than once): inlining must not grow the code geometrically. */
+static void test_long_chain_compiles(void **st) {
+    char src[8192];
+    size_t n = (size_t)snprintf(src, sizeof src, "def f(x: Tensor((33,), \"float32\")):\n    y = x\n");
+    for (int i = 0; i < 40; i++)
+        n += (size_t)snprintf(src + n, sizeof src - n, "    y = maximum(y * 0.5, y - 1.0)\n");
+    snprintf(src + n, sizeof src - n, "    return y\n");
+    mt_kernel *k = compile_ok(src);
+    shape s = {1, {33}};
+    mt_tensor *x = random_tensor(MT_FLOAT32, &s, 0);
+    mt_tensor *out = NULL;
+    assert_int_equal(mt_kernel_run(k, &x, 1, &out, 1, NULL), MT_OK);
+    for (int64_t i = 0; i < 33; i++) {
+        float y = (float)get(x, i);
+        for (int r = 0; r < 40; r++) {
+            float a = y * 0.5f, b = y - 1.0f;
+            y = a >= b ? a : b;
+        }
+        assert_true((float)get(out, i) == y);
+    }
+    assert_true(strlen(mt_kernel_dump(k, MT_STAGE_TIR)) < 200000);
+    mt_tensor_release(out);
+    mt_tensor_release(x);
+    mt_kernel_release(k);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_add_f32),     cmocka_unit_test(test_sub_f32),
@@ -369,7 +396,7 @@ int main(void) {
         cmocka_unit_test(test_sqrt),        cmocka_unit_test(test_fused_add_add),
         cmocka_unit_test(test_broadcast),   cmocka_unit_test(test_literals),
         cmocka_unit_test(test_symbolic),    cmocka_unit_test(test_results),
-        cmocka_unit_test(test_chains),
+        cmocka_unit_test(test_chains),      cmocka_unit_test(test_long_chain_compiles),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }

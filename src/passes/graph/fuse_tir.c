@@ -142,10 +142,17 @@ static mt_gbinding *fuse_group(mt_arena *a, mt_gmodule *m, const mt_gfunc *gf,
             if (used_outside(gf, blk, group, members[i]->outs[k]))
                 MT_VEC_PUSH(a, &outputs, members[i]->outs[k]);
 
+    /* fused_<op1>_<op2>_...; a long group keeps its first ops' names and says
+     * how many more there are (symbol names stay short and readable) */
     const char *name = "fused";
-    for (int i = 0; i < n; i++)
-        name = mt_arena_printf(a, "%s_%s", name, members[i]->op ? members[i]->op->name
-                                                                  : members[i]->callee->name);
+    for (int i = 0; i < n; i++) {
+        const char *op = members[i]->op ? members[i]->op->name : members[i]->callee->name;
+        if (strlen(name) + strlen(op) > 56) {
+            name = mt_arena_printf(a, "%s_and_%d_more", name, n - i);
+            break;
+        }
+        name = mt_arena_printf(a, "%s_%s", name, op);
+    }
     fuser fz;
     memset(&fz, 0, sizeof fz);
     fz.a = a;

@@ -122,16 +122,17 @@ COMPUTE(compute_power) {
     return mt_te_select(a, pole, zero, p);
 }
 
+/* y if (x < y or y is NaN) else x: NaN in either gives NaN, ties give x */
 COMPUTE(compute_maximum) {
     if (!mt_dtype_is_float(x[0]->dtype)) return bin(a, TE_MAX, x[0], x[1]);
-    mt_texpr *m = mt_te_select(a, bin(a, TE_LT, x[0], x[1]), x[1], x[0]);
-    return mt_te_select(a, bin(a, TE_NE, x[1], x[1]), x[1], m);
+    mt_texpr *take_y = bin(a, TE_OR, bin(a, TE_LT, x[0], x[1]), bin(a, TE_NE, x[1], x[1]));
+    return mt_te_select(a, take_y, x[1], x[0]);
 }
 
 COMPUTE(compute_minimum) {
     if (!mt_dtype_is_float(x[0]->dtype)) return bin(a, TE_MIN, x[0], x[1]);
-    mt_texpr *m = mt_te_select(a, bin(a, TE_LT, x[1], x[0]), x[1], x[0]);
-    return mt_te_select(a, bin(a, TE_NE, x[1], x[1]), x[1], m);
+    mt_texpr *take_y = bin(a, TE_OR, bin(a, TE_LT, x[1], x[0]), bin(a, TE_NE, x[1], x[1]));
+    return mt_te_select(a, take_y, x[1], x[0]);
 }
 
 /* ---- comparisons and logic ---------------------------------------------------- */

@@ -233,6 +233,29 @@ static bool is_alloc(const mt_tfunc *f, const mt_tbuffer *b) {
     return false;
 }
 
+/* Inlining copies a producer's expression into every load of its buffer, so
+ * an op that reads an operand several times (maximum, sign, ...) makes chains
+ * grow geometrically. A producer whose expression is already this large is
+ * kept in its buffer instead: code size stays linear in the chain length. */
+enum { MAX_INLINE_NODES = 256 };
+
+typedef struct sizer {
+    mt_tvisitor v;
+    int nodes;
+} sizer;
+
+static void count_node(mt_tvisitor *v, const mt_texpr *e) {
+    sizer *s = (sizer *)v;
+    if (++s->nodes > MAX_INLINE_NODES) return; /* big enough: stop walking */
+    mt_tvisit_expr_children(v, e);
+}
+
+static bool too_big(const mt_texpr *e) {
+    sizer s = {{count_node, NULL, NULL}, 0};
+    mt_tvisit_expr(&s.v, e);
+    return s.nodes > MAX_INLINE_NODES;
+}
+
 /* Whether stmt (the i-th of n, already rewritten) is a producer; fills p. */
 static bool as_producer(mt_arena *a, const mt_tfunc *f, mt_tstmt *stmt, int i, int n,
                         const access *acc, producer *p) {
@@ -267,6 +290,7 @@ static bool as_producer(mt_arena *a, const mt_tfunc *f, mt_tstmt *stmt, int i, i
     }
     for (int k = 0; k < s->nwrites; k++)
         if (s->writes[k].buf != b) return false;
+    if (too_big(st->value)) return false;
     access own = collect(a, NULL, st->value);
     if (set_has(&own.reads, b)) return false;
     for (int j = 0; j < n; j++) {
