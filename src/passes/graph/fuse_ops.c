@@ -2,29 +2,34 @@
  * fuse_ops.c -- group bindings that will become one kernel.
  *
  * The bindings of a dataflow block form a DAG. We walk it from the last
- * binding to the first; a binding P joins the group of its consumers when
+ * binding to the first; a binding P (one output) joins the group G of its
+ * consumers when every consumer of P is in that one group -- P then has no
+ * use outside G: the post-dominator condition of TVM's FuseOps -- and the
+ * patterns allow it:
  *
- *   - P is elementwise, broadcast or injective, with one output;
- *   - every consumer of P is in one and the same group G (P then post-
- *     dominates nothing outside G: this is the post-dominator condition of
- *     TVM's FuseOps, restricted to what our patterns can fuse today);
- *   - G's root (its last binding) is elementwise, broadcast or injective;
- *   - G has fewer than MAX_GROUP members.
+ *   - P elementwise/broadcast/injective joins a group whose root (its last
+ *     binding) is elementwise/broadcast/injective, or a reduction: producers
+ *     fuse into the reduction that consumes them (sum(x * x) reads x once);
+ *   - P a reduction or out-elementwise-fusable op (matmul) joins a group whose
+ *     root is elementwise/broadcast/injective and that holds no other such
+ *     op: the reduction's or matmul's elementwise consumers run in the same
+ *     kernel (matmul + bias + relu; x - mean(x)), the reduced value staying
+ *     in a small local buffer;
+ *   - opaque ops are barriers; a group has at most MAX_GROUP members.
  *
  * P may also be a function output: the fused kernel then writes it as a
  * second output. Because each group is closed under "all consumers inside",
  * its root is its last binding and every other member's value is used only
  * inside the group or returned; fuse_tir relies on that to put the fused
- * call at the root's place.
- *
- * Issue #4 extends the conditions: a reduction's elementwise producers and
- * consumers, and matmul with its epilogue.
+ * call at the root's place. The TIR pass inline_producers then inlines the
+ * elementwise members into their consumers, reductions included.
  */
 #include "passes/graph/graph_passes.h"
 
 enum { MAX_GROUP = 64 };
 
-static bool fusable(mt_op_pattern p) { return p <= MT_PAT_INJECTIVE; }
+static bool light(mt_op_pattern p) { return p <= MT_PAT_INJECTIVE; }
+static bool heavy(mt_op_pattern p) { return p == MT_PAT_REDUCTION || p == MT_PAT_OUT_EWISE_FUSABLE; }
 
 static bool uses(const mt_gbinding *b, const mt_gvar *v) {
     for (int k = 0; k < b->nargs; k++)
@@ -38,14 +43,18 @@ static void fuse_block(mt_gblock *blk, void *ctx) {
     if (n == 0 || !blk->dataflow) return;
     int *group = MT_NEW_ARRAY(a, int, n); /* index of the group's root */
     int *size = MT_NEW_ARRAY(a, int, n);
+    bool *has_heavy = MT_NEW_ARRAY(a, bool, n); /* by root: holds a reduction/matmul */
     for (int i = 0; i < n; i++) {
         group[i] = i;
         size[i] = 1;
+        const mt_gbinding *b = blk->bindings[i];
+        has_heavy[i] = b->kind == MT_CALL_TIR && heavy(mt_tfunc_pattern(b->callee));
     }
     for (int i = n - 1; i >= 0; i--) {
         const mt_gbinding *p = blk->bindings[i];
-        if (p->kind != MT_CALL_TIR || p->nouts != 1 || !fusable(mt_tfunc_pattern(p->callee)))
-            continue;
+        if (p->kind != MT_CALL_TIR || p->nouts != 1) continue;
+        mt_op_pattern pp = mt_tfunc_pattern(p->callee);
+        if (!light(pp) && !heavy(pp)) continue;
         int g = -1;
         bool ok = true;
         for (int j = i + 1; j < n && ok; j++) {
@@ -55,12 +64,15 @@ static void fuse_block(mt_gblock *blk, void *ctx) {
             else if (group[j] != g)
                 ok = false;
         }
-        if (!ok || g < 0) continue;
+        if (!ok || g < 0 || size[g] >= MAX_GROUP) continue;
         const mt_gbinding *root = blk->bindings[g];
-        if (root->kind != MT_CALL_TIR || !fusable(mt_tfunc_pattern(root->callee))) continue;
-        if (size[g] >= MAX_GROUP) continue;
+        if (root->kind != MT_CALL_TIR) continue;
+        mt_op_pattern rp = mt_tfunc_pattern(root->callee);
+        bool join = light(pp) ? (light(rp) || rp == MT_PAT_REDUCTION) : (light(rp) && !has_heavy[g]);
+        if (!join) continue;
         group[i] = g;
         size[g]++;
+        if (heavy(pp)) has_heavy[g] = true;
     }
     /* number the groups with more than one member in order of their roots */
     int *id = MT_NEW_ARRAY(a, int, n);

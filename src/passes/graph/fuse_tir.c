@@ -184,11 +184,6 @@ static mt_gbinding *fuse_group(mt_arena *a, mt_gmodule *m, const mt_gfunc *gf,
             MT_VEC_PUSH(a, &vals, v);
             MT_VEC_PUSH(a, &bufs, b);
         }
-    /* members' own scratch buffers (accumulators and the like) come along */
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < members[i]->callee->nallocs; k++) MT_VEC_PUSH(a, &allocs, members[i]->callee->allocs[k]);
-    fz.f->allocs = allocs.data;
-    fz.f->nallocs = allocs.len;
 
     /* the members' bodies, renamed */
     mt_tstmt **body = MT_NEW_ARRAY(a, mt_tstmt *, n);
@@ -210,8 +205,6 @@ static mt_gbinding *fuse_group(mt_arena *a, mt_gmodule *m, const mt_gfunc *gf,
                 }
         }
         MT_ASSERT(pi == cf->nparams);
-        mt_tmutator mut = {a, remap_expr, remap_stmt, bm};
-        mt_tstmt *s = mt_tmutate_stmt(&mut, cf->body);
         mt_tvar *from[64];
         mt_texpr *to[64];
         MT_ASSERT(cf->nsym <= 64);
@@ -219,8 +212,26 @@ static mt_gbinding *fuse_group(mt_arena *a, mt_gmodule *m, const mt_gfunc *gf,
             from[k] = cf->sym_vars[k];
             to[k] = mt_te_var(a, sym_var(&fz, cf->sym_vars[k]->name));
         }
+        /* the member's own scratch buffers (accumulators, row statistics)
+         * come along, their shapes in the group's symbolic dims */
+        for (int k = 0; k < cf->nallocs; k++) {
+            const mt_tbuffer *ob = cf->allocs[k];
+            mt_texpr *shape[MT_MAX_RANK];
+            for (int d = 0; d < ob->ndim; d++)
+                shape[d] = cf->nsym ? mt_tsubst_expr(a, ob->shape[d], from, to, cf->nsym) : ob->shape[d];
+            mt_tbuffer *nb = mt_tbuffer_new(a, ob->name, ob->dtype, ob->ndim, shape);
+            nb->scope = ob->scope;
+            if (bm->n == MT_ARRAY_LEN(bm->from)) mt_ice("too many buffers in a fusion group");
+            bm->from[bm->n] = cf->allocs[k];
+            bm->to[bm->n++] = nb;
+            MT_VEC_PUSH(a, &allocs, nb);
+        }
+        mt_tmutator mut = {a, remap_expr, remap_stmt, bm};
+        mt_tstmt *s = mt_tmutate_stmt(&mut, cf->body);
         body[i] = cf->nsym ? mt_tsubst_stmt(a, s, from, to, cf->nsym) : s;
     }
+    fz.f->allocs = allocs.data;
+    fz.f->nallocs = allocs.len;
     fz.f->body = mt_ts_seq(a, body, n);
     fz.f->sym_vars = MT_NEW_ARRAY(a, mt_tvar *, fz.nsym > 0 ? fz.nsym : 1);
     for (int k = 0; k < fz.nsym; k++) fz.f->sym_vars[k] = fz.syms[k];
