@@ -89,5 +89,33 @@ void mt_legalize_begin(mt_legalize_ctx *c, mt_arena *a, const mt_gbinding *b);
 mt_texpr *mt_legalize_dim(mt_legalize_ctx *c, mt_dim d);
 mt_texpr *mt_legalize_const(mt_arena *a, const mt_gvar *v); /* immediate of a constant */
 mt_tregion mt_point_region(mt_arena *a, mt_tbuffer *buf, mt_texpr *const *idx);
+/* A function-level scratch buffer of the loop function being built. */
+mt_tbuffer *mt_legalize_alloc(mt_legalize_ctx *c, const char *name, mt_dtype dt,
+                              mt_texpr *const *shape, int ndim);
+
+/* A loop nest around one block, built axis by axis (legalize_elemwise.c):
+ *
+ *     mt_nest ns; mt_nest_init(&ns, a);
+ *     mt_texpr *i = mt_nest_axis(&ns, n, MT_ITER_SPATIAL);  // loop i0, block var v0
+ *     mt_texpr *k = mt_nest_axis(&ns, m, MT_ITER_REDUCE);
+ *     mt_texpr *x = mt_nest_load(&ns, buf, idx);            // a load, recorded in T.reads
+ *     mt_nest_write(&ns, out, oidx);
+ *     mt_tstmt *s = mt_nest_build(&ns, "sum", init, body);  // the loops around the block
+ */
+enum { MT_NEST_MAX_LOOPS = MT_MAX_RANK + 4, MT_NEST_MAX_REGIONS = 16 };
+typedef struct mt_nest {
+    mt_arena *a;
+    int n;                                  /* loops, outermost first */
+    mt_tvar *loop[MT_NEST_MAX_LOOPS];
+    mt_titer iter[MT_NEST_MAX_LOOPS];       /* the block variable bound to loop[k] */
+    mt_tregion reads[MT_NEST_MAX_REGIONS], writes[MT_NEST_MAX_REGIONS];
+    int nreads, nwrites;
+} mt_nest;
+void mt_nest_init(mt_nest *ns, mt_arena *a);
+mt_texpr *mt_nest_axis(mt_nest *ns, mt_texpr *extent, mt_iter_kind kind); /* its block var */
+void mt_nest_read(mt_nest *ns, mt_tbuffer *buf, mt_texpr *const *idx);  /* buf NULL: nothing */
+mt_texpr *mt_nest_load(mt_nest *ns, mt_tbuffer *buf, mt_texpr *const *idx);
+void mt_nest_write(mt_nest *ns, mt_tbuffer *buf, mt_texpr *const *idx);
+mt_tstmt *mt_nest_build(mt_nest *ns, const char *name, mt_tstmt *init, mt_tstmt *body);
 
 #endif

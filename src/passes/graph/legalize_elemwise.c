@@ -105,6 +105,84 @@ mt_tregion mt_point_region(mt_arena *a, mt_tbuffer *buf, mt_texpr *const *idx) {
     return r;
 }
 
+mt_tbuffer *mt_legalize_alloc(mt_legalize_ctx *c, const char *name, mt_dtype dt,
+                              mt_texpr *const *shape, int ndim) {
+    mt_tfunc *f = c->f;
+    mt_tbuffer *b = mt_tbuffer_new(c->arena, name, dt, ndim, shape);
+    mt_tbuffer **na = MT_NEW_ARRAY(c->arena, mt_tbuffer *, f->nallocs + 1);
+    if (f->nallocs) memcpy(na, f->allocs, sizeof(mt_tbuffer *) * (size_t)f->nallocs);
+    na[f->nallocs++] = b;
+    f->allocs = na;
+    return b;
+}
+
+/* ---- the nest builder ------------------------------------------------------------ */
+
+void mt_nest_init(mt_nest *ns, mt_arena *a) {
+    memset(ns, 0, sizeof *ns);
+    ns->a = a;
+}
+
+mt_texpr *mt_nest_axis(mt_nest *ns, mt_texpr *extent, mt_iter_kind kind) {
+    if (ns->n == MT_NEST_MAX_LOOPS) mt_ice("too many loops in one nest");
+    int k = ns->n++;
+    ns->loop[k] = mt_tvar_new(ns->a, mt_arena_printf(ns->a, "i%d", k), MT_INT64);
+    ns->iter[k].var = mt_tvar_new(ns->a, mt_arena_printf(ns->a, "v%d", k), MT_INT64);
+    ns->iter[k].extent = extent;
+    ns->iter[k].kind = kind;
+    return mt_te_var(ns->a, ns->iter[k].var);
+}
+
+static bool same_point(const mt_tregion *r, const mt_tbuffer *buf, mt_texpr *const *idx) {
+    if (r->buf != buf) return false;
+    for (int d = 0; d < buf->ndim; d++)
+        if (!mt_texpr_equal(r->min[d], idx[d])) return false;
+    return true;
+}
+
+void mt_nest_read(mt_nest *ns, mt_tbuffer *buf, mt_texpr *const *idx) {
+    if (!buf) return; /* a constant operand */
+    for (int i = 0; i < ns->nreads; i++)
+        if (same_point(&ns->reads[i], buf, idx)) return;
+    if (ns->nreads == MT_NEST_MAX_REGIONS) mt_ice("too many read regions");
+    ns->reads[ns->nreads++] = mt_point_region(ns->a, buf, idx);
+}
+
+mt_texpr *mt_nest_load(mt_nest *ns, mt_tbuffer *buf, mt_texpr *const *idx) {
+    mt_nest_read(ns, buf, idx);
+    return mt_te_load(ns->a, buf, idx, buf->ndim);
+}
+
+void mt_nest_write(mt_nest *ns, mt_tbuffer *buf, mt_texpr *const *idx) {
+    if (ns->nwrites == MT_NEST_MAX_REGIONS) mt_ice("too many write regions");
+    ns->writes[ns->nwrites++] = mt_point_region(ns->a, buf, idx);
+}
+
+mt_tstmt *mt_nest_build(mt_nest *ns, const char *name, mt_tstmt *init, mt_tstmt *body) {
+    mt_arena *a = ns->a;
+    mt_tstmt *blk = mt_ts_block(a, name);
+    int n = ns->n;
+    blk->niters = n;
+    blk->iters = MT_NEW_ARRAY(a, mt_titer, n > 0 ? n : 1);
+    blk->iter_values = MT_NEW_ARRAY(a, mt_texpr *, n > 0 ? n : 1);
+    for (int k = 0; k < n; k++) {
+        blk->iters[k] = ns->iter[k];
+        blk->iter_values[k] = mt_te_var(a, ns->loop[k]);
+    }
+    blk->reads = MT_NEW_ARRAY(a, mt_tregion, ns->nreads > 0 ? ns->nreads : 1);
+    memcpy(blk->reads, ns->reads, sizeof(mt_tregion) * (size_t)ns->nreads);
+    blk->nreads = ns->nreads;
+    blk->writes = MT_NEW_ARRAY(a, mt_tregion, ns->nwrites > 0 ? ns->nwrites : 1);
+    memcpy(blk->writes, ns->writes, sizeof(mt_tregion) * (size_t)ns->nwrites);
+    blk->nwrites = ns->nwrites;
+    blk->init = init;
+    blk->body = body;
+    mt_tstmt *s = blk;
+    for (int k = n - 1; k >= 0; k--)
+        s = mt_ts_for(a, ns->loop[k], mt_te_i64(a, 0), ns->iter[k].extent, MT_FOR_SERIAL, s);
+    return s;
+}
+
 /* ---- the elementwise loop function -------------------------------------------- */
 
 mt_tfunc *mt_legalize_elemwise(mt_arena *a, const mt_gbinding *b, mt_compute_fn compute) {
@@ -113,26 +191,12 @@ mt_tfunc *mt_legalize_elemwise(mt_arena *a, const mt_gbinding *b, mt_compute_fn 
     const mt_gvar *out = b->outs[0];
     mt_tbuffer *out_buf = c.out[0];
     int r = out->type.ndim;
-
-    /* loops i_d and block iteration variables v_d over the output's dims */
-    mt_tvar *loops[MT_MAX_RANK];
+    mt_nest ns;
+    mt_nest_init(&ns, a);
     mt_texpr *vidx[MT_MAX_RANK];
-    mt_tstmt *block = mt_ts_block(a, b->op->name);
-    block->niters = r;
-    block->iters = MT_NEW_ARRAY(a, mt_titer, r > 0 ? r : 1);
-    block->iter_values = MT_NEW_ARRAY(a, mt_texpr *, r > 0 ? r : 1);
-    for (int d = 0; d < r; d++) {
-        loops[d] = mt_tvar_new(a, mt_arena_printf(a, "i%d", d), MT_INT64);
-        mt_tvar *v = mt_tvar_new(a, mt_arena_printf(a, "v%d", d), MT_INT64);
-        block->iters[d].var = v;
-        block->iters[d].extent = out_buf->shape[d];
-        block->iters[d].kind = MT_ITER_SPATIAL;
-        block->iter_values[d] = mt_te_var(a, loops[d]);
-        vidx[d] = mt_te_var(a, v);
-    }
+    for (int d = 0; d < r; d++) vidx[d] = mt_nest_axis(&ns, out_buf->shape[d], MT_ITER_SPATIAL);
 
     mt_texpr *operands[16];
-    block->reads = MT_NEW_ARRAY(a, mt_tregion, b->nargs > 0 ? b->nargs : 1);
     for (int k = 0; k < b->nargs; k++) {
         if (!c.in[k]) {
             operands[k] = mt_legalize_const(a, b->args[k]);
@@ -146,20 +210,12 @@ mt_tfunc *mt_legalize_elemwise(mt_arena *a, const mt_gbinding *b, mt_compute_fn 
             bool bcast = !dd.sym && dd.value == 1 && !(!odim.sym && odim.value == 1);
             idx[d] = bcast ? mt_te_i64(a, 0) : vidx[od];
         }
-        operands[k] = mt_te_load(a, c.in[k], idx, t->ndim);
-        block->reads[block->nreads++] = mt_point_region(a, c.in[k], idx);
+        operands[k] = mt_nest_load(&ns, c.in[k], idx);
     }
     static const mt_gattrs none;
     mt_texpr *value = compute(a, operands, b->attrs ? b->attrs : &none, out->type.dtype);
     value = mt_te_cast(a, out->type.dtype, value);
-    block->body = mt_ts_store(a, out_buf, vidx, r, value);
-    block->writes = MT_NEW(a, mt_tregion);
-    block->writes[0] = mt_point_region(a, out_buf, vidx);
-    block->nwrites = 1;
-
-    mt_tstmt *s = block;
-    for (int d = r - 1; d >= 0; d--)
-        s = mt_ts_for(a, loops[d], mt_te_i64(a, 0), out_buf->shape[d], MT_FOR_SERIAL, s);
-    c.f->body = s;
+    mt_nest_write(&ns, out_buf, vidx);
+    c.f->body = mt_nest_build(&ns, b->op->name, NULL, mt_ts_store(a, out_buf, vidx, r, value));
     return c.f;
 }

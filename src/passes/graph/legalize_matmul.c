@@ -35,57 +35,21 @@
 #include "passes/graph/graph_passes.h"
 #include "support/common.h"
 
-enum { MAX_LOOPS = MT_MAX_RANK + 3 };
-
-/* One loop nest around one block (batch.., i, k, j). */
-typedef struct nest {
-    mt_arena *a;
-    int n;
-    mt_tvar *loop[MAX_LOOPS];
-    mt_titer iter[MAX_LOOPS];
-} nest;
-
-static mt_texpr *axis(nest *ns, mt_texpr *extent, mt_iter_kind kind) {
-    int k = ns->n++;
-    ns->loop[k] = mt_tvar_new(ns->a, mt_arena_printf(ns->a, "i%d", k), MT_INT64);
-    ns->iter[k].var = mt_tvar_new(ns->a, mt_arena_printf(ns->a, "v%d", k), MT_INT64);
-    ns->iter[k].extent = extent;
-    ns->iter[k].kind = kind;
-    return mt_te_var(ns->a, ns->iter[k].var);
-}
-
-static mt_tstmt *build(nest *ns, const char *name, mt_tregion *reads, int nreads, mt_tregion *writes,
+/* The nest around a block with the given regions, init and body. */
+static mt_tstmt *build(mt_nest *ns, const char *name, mt_tregion *reads, int nreads, mt_tregion *writes,
                        int nwrites, mt_tstmt *init, mt_tstmt *body) {
-    mt_arena *a = ns->a;
-    mt_tstmt *blk = mt_ts_block(a, name);
-    int n = ns->n;
-    blk->niters = n;
-    blk->iters = MT_NEW_ARRAY(a, mt_titer, n > 0 ? n : 1);
-    blk->iter_values = MT_NEW_ARRAY(a, mt_texpr *, n > 0 ? n : 1);
-    for (int k = 0; k < n; k++) {
-        blk->iters[k] = ns->iter[k];
-        blk->iter_values[k] = mt_te_var(a, ns->loop[k]);
-    }
-    blk->reads = MT_NEW_ARRAY(a, mt_tregion, nreads > 0 ? nreads : 1);
-    if (nreads) memcpy(blk->reads, reads, sizeof(mt_tregion) * (size_t)nreads);
-    blk->nreads = nreads;
-    blk->writes = MT_NEW_ARRAY(a, mt_tregion, nwrites);
-    memcpy(blk->writes, writes, sizeof(mt_tregion) * (size_t)nwrites);
-    blk->nwrites = nwrites;
-    blk->init = init;
-    blk->body = body;
-    mt_tstmt *s = blk;
-    for (int k = n - 1; k >= 0; k--)
-        s = mt_ts_for(a, ns->loop[k], mt_te_i64(a, 0), ns->iter[k].extent, MT_FOR_SERIAL, s);
-    return s;
+    for (int i = 0; i < nreads; i++) ns->reads[ns->nreads++] = reads[i];
+    for (int i = 0; i < nwrites; i++) ns->writes[ns->nwrites++] = writes[i];
+    return mt_nest_build(ns, name, init, body);
 }
 
 /* A spatial nest over all of buf storing value(w) (src == NULL: the constant
  * fill) or cast(src[w]). */
 static mt_tstmt *whole(mt_arena *a, const char *name, mt_tbuffer *buf, mt_texpr *fill, mt_tbuffer *src) {
-    nest ns = {a, 0, {0}, {{0}}};
+    mt_nest ns;
+    mt_nest_init(&ns, a);
     mt_texpr *w[MT_MAX_RANK];
-    for (int d = 0; d < buf->ndim; d++) w[d] = axis(&ns, buf->shape[d], MT_ITER_SPATIAL);
+    for (int d = 0; d < buf->ndim; d++) w[d] = mt_nest_axis(&ns, buf->shape[d], MT_ITER_SPATIAL);
     mt_tregion rd = src ? mt_point_region(a, src, w) : (mt_tregion){0};
     mt_tregion wr = mt_point_region(a, buf, w);
     mt_texpr *val = src ? mt_te_cast(a, buf->dtype, mt_te_load(a, src, w, buf->ndim)) : fill;
@@ -104,21 +68,19 @@ mt_tfunc *legalize_matmul(mt_arena *a, const mt_gbinding *b) {
 
     mt_tbuffer *acc = out;
     if (adt != odt) {
-        acc = mt_tbuffer_new(a, "acc", adt, ro, out->shape);
-        c.f->allocs = MT_NEW(a, mt_tbuffer *);
-        c.f->allocs[0] = acc;
-        c.f->nallocs = 1;
+        acc = mt_legalize_alloc(&c, "acc", adt, out->shape, ro);
     }
 
-    nest ns = {a, 0, {0}, {{0}}};
+    mt_nest ns;
+    mt_nest_init(&ns, a);
     mt_texpr *oidx[MT_MAX_RANK + 2], *aidx[MT_MAX_RANK], *bidx[MT_MAX_RANK];
     int no = 0;
     mt_texpr *bv[MT_MAX_RANK];
-    for (int d = 0; d < nb; d++) oidx[no++] = bv[d] = axis(&ns, out->shape[d], MT_ITER_SPATIAL);
-    mt_texpr *i = has_i ? axis(&ns, A->shape[ra - 2], MT_ITER_SPATIAL) : NULL;
+    for (int d = 0; d < nb; d++) oidx[no++] = bv[d] = mt_nest_axis(&ns, out->shape[d], MT_ITER_SPATIAL);
+    mt_texpr *i = has_i ? mt_nest_axis(&ns, A->shape[ra - 2], MT_ITER_SPATIAL) : NULL;
     mt_texpr *kext = A->shape[ra - 1];
-    mt_texpr *k = axis(&ns, kext, MT_ITER_REDUCE);
-    mt_texpr *j = has_j ? axis(&ns, B->shape[rb - 1], MT_ITER_SPATIAL) : NULL;
+    mt_texpr *k = mt_nest_axis(&ns, kext, MT_ITER_REDUCE);
+    mt_texpr *j = has_j ? mt_nest_axis(&ns, B->shape[rb - 1], MT_ITER_SPATIAL) : NULL;
     if (i) oidx[no++] = i;
     if (j) oidx[no++] = j;
 

@@ -42,80 +42,22 @@
 #include "passes/graph/graph_passes.h"
 #include "support/common.h"
 
-enum { MAX_LOOPS = MT_MAX_RANK, MAX_REGIONS = 6 };
-
-/* One loop nest over x's dims (or a prefix of them) around one block. */
-typedef struct nest {
-    mt_arena *a;
-    int n;
-    mt_tvar *loop[MAX_LOOPS];
-    mt_titer iter[MAX_LOOPS];
-    mt_texpr *v[MAX_LOOPS];
-    mt_tregion reads[MAX_REGIONS];
-    int nreads;
-} nest;
-
-/* Loops over the first n of the extents; dims with red[d] are reduce vars. */
-static void nest_init(nest *ns, mt_arena *a, mt_texpr *const *ext, int n, const bool *red) {
-    memset(ns, 0, sizeof *ns);
-    ns->a = a;
-    ns->n = n;
-    for (int k = 0; k < n; k++) {
-        ns->loop[k] = mt_tvar_new(a, mt_arena_printf(a, "i%d", k), MT_INT64);
-        ns->iter[k].var = mt_tvar_new(a, mt_arena_printf(a, "v%d", k), MT_INT64);
-        ns->iter[k].extent = ext[k];
-        ns->iter[k].kind = red && red[k] ? MT_ITER_REDUCE : MT_ITER_SPATIAL;
-        ns->v[k] = mt_te_var(a, ns->iter[k].var);
-    }
-}
-
-/* buf[idx], recorded as read (once per buffer). */
-static mt_texpr *rd(nest *ns, mt_tbuffer *buf, mt_texpr *const *idx) {
-    bool seen = false;
-    for (int i = 0; i < ns->nreads; i++) seen |= ns->reads[i].buf == buf;
-    if (!seen) {
-        if (ns->nreads == MAX_REGIONS) mt_ice("too many read regions");
-        ns->reads[ns->nreads++] = mt_point_region(ns->a, buf, idx);
-    }
-    return mt_te_load(ns->a, buf, idx, buf->ndim);
+/* A nest over the first n of the extents (dims with red[d] are reduce
+ * variables); v receives the block variables. */
+static void nest_over(mt_nest *ns, mt_arena *a, mt_texpr *const *ext, int n, const bool *red,
+                      mt_texpr **v) {
+    mt_nest_init(ns, a);
+    for (int k = 0; k < n; k++)
+        v[k] = mt_nest_axis(ns, ext[k], red && red[k] ? MT_ITER_REDUCE : MT_ITER_SPATIAL);
 }
 
 /* The nest around a block storing value to buf[idx] (with init when given). */
-static mt_tstmt *build(nest *ns, const char *name, mt_tbuffer *buf, mt_texpr *const *idx,
+static mt_tstmt *build(mt_nest *ns, const char *name, mt_tbuffer *buf, mt_texpr *const *idx,
                        mt_texpr *init, mt_texpr *value) {
     mt_arena *a = ns->a;
-    mt_tstmt *blk = mt_ts_block(a, name);
-    int n = ns->n;
-    blk->niters = n;
-    blk->iters = MT_NEW_ARRAY(a, mt_titer, n > 0 ? n : 1);
-    blk->iter_values = MT_NEW_ARRAY(a, mt_texpr *, n > 0 ? n : 1);
-    for (int k = 0; k < n; k++) {
-        blk->iters[k] = ns->iter[k];
-        blk->iter_values[k] = mt_te_var(a, ns->loop[k]);
-    }
-    blk->reads = MT_NEW_ARRAY(a, mt_tregion, ns->nreads > 0 ? ns->nreads : 1);
-    memcpy(blk->reads, ns->reads, sizeof(mt_tregion) * (size_t)ns->nreads);
-    blk->nreads = ns->nreads;
-    blk->writes = MT_NEW(a, mt_tregion);
-    blk->writes[0] = mt_point_region(a, buf, idx);
-    blk->nwrites = 1;
-    blk->init = init ? mt_ts_store(a, buf, idx, buf->ndim, init) : NULL;
-    blk->body = mt_ts_store(a, buf, idx, buf->ndim, value);
-    mt_tstmt *s = blk;
-    for (int k = n - 1; k >= 0; k--)
-        s = mt_ts_for(a, ns->loop[k], mt_te_i64(a, 0), ns->iter[k].extent, MT_FOR_SERIAL, s);
-    return s;
-}
-
-static mt_tbuffer *alloc(mt_legalize_ctx *c, const char *name, mt_dtype dt, mt_texpr *const *shape,
-                         int ndim) {
-    mt_tfunc *f = c->f;
-    mt_tbuffer *b = mt_tbuffer_new(c->arena, name, dt, ndim, shape);
-    mt_tbuffer **na = MT_NEW_ARRAY(c->arena, mt_tbuffer *, f->nallocs + 1);
-    if (f->nallocs) memcpy(na, f->allocs, sizeof(mt_tbuffer *) * (size_t)f->nallocs);
-    na[f->nallocs++] = b;
-    f->allocs = na;
-    return b;
+    mt_nest_write(ns, buf, idx);
+    return mt_nest_build(ns, name, init ? mt_ts_store(a, buf, idx, buf->ndim, init) : NULL,
+                         mt_ts_store(a, buf, idx, buf->ndim, value));
 }
 
 static mt_texpr *call1(mt_arena *a, mt_intrin fn, mt_texpr *x) { return mt_te_call(a, fn, &x, 1); }
@@ -137,39 +79,40 @@ static mt_tfunc *legalize_softmax_like(mt_arena *a, const mt_gbinding *b, bool l
     int nr = 0;
     for (int d = 0; d < nd; d++)
         if (d != ax) rshape[nr++] = x->shape[d];
-    mt_tbuffer *m = alloc(&c, "m", dt, rshape, nr);
-    mt_tbuffer *s = alloc(&c, "s", adt, rshape, nr);
+    mt_tbuffer *m = mt_legalize_alloc(&c, "m", dt, rshape, nr);
+    mt_tbuffer *s = mt_legalize_alloc(&c, "s", adt, rshape, nr);
     bool red[MT_MAX_RANK] = {0};
     red[ax] = true;
 
     mt_tstmt *stmts[3];
-    nest ns;
+    mt_nest ns;
+    mt_texpr *v[MT_MAX_RANK];
     mt_texpr *ridx[MT_MAX_RANK];
 
-    nest_init(&ns, a, x->shape, nd, red);
+    nest_over(&ns, a, x->shape, nd, red, v);
     for (int d = 0, k = 0; d < nd; d++)
-        if (d != ax) ridx[k++] = ns.v[d];
-    mt_texpr *xv = rd(&ns, x, ns.v);
+        if (d != ax) ridx[k++] = v[d];
+    mt_texpr *xv = mt_nest_load(&ns, x, v);
     stmts[0] = build(&ns, mt_arena_printf(a, "%s_max", op), m, ridx, mt_te_float(a, dt, -INFINITY),
                      mt_te_bin(a, TE_MAX, mt_te_load(a, m, ridx, nr), xv));
 
-    nest_init(&ns, a, x->shape, nd, red);
+    nest_over(&ns, a, x->shape, nd, red, v);
     for (int d = 0, k = 0; d < nd; d++)
-        if (d != ax) ridx[k++] = ns.v[d];
-    xv = mt_te_cast(a, adt, rd(&ns, x, ns.v));
-    mt_texpr *sh = mt_te_bin(a, TE_SUB, xv, mt_te_cast(a, adt, rd(&ns, m, ridx)));
+        if (d != ax) ridx[k++] = v[d];
+    xv = mt_te_cast(a, adt, mt_nest_load(&ns, x, v));
+    mt_texpr *sh = mt_te_bin(a, TE_SUB, xv, mt_te_cast(a, adt, mt_nest_load(&ns, m, ridx)));
     stmts[1] = build(&ns, mt_arena_printf(a, "%s_sum", op), s, ridx, mt_te_float(a, adt, 0.0),
                      mt_te_bin(a, TE_ADD, mt_te_load(a, s, ridx, nr), call1(a, IN_EXP, sh)));
 
-    nest_init(&ns, a, x->shape, nd, NULL);
+    nest_over(&ns, a, x->shape, nd, NULL, v);
     for (int d = 0, k = 0; d < nd; d++)
-        if (d != ax) ridx[k++] = ns.v[d];
-    xv = mt_te_cast(a, adt, rd(&ns, x, ns.v));
-    sh = mt_te_bin(a, TE_SUB, xv, mt_te_cast(a, adt, rd(&ns, m, ridx)));
-    mt_texpr *sv = rd(&ns, s, ridx);
+        if (d != ax) ridx[k++] = v[d];
+    xv = mt_te_cast(a, adt, mt_nest_load(&ns, x, v));
+    sh = mt_te_bin(a, TE_SUB, xv, mt_te_cast(a, adt, mt_nest_load(&ns, m, ridx)));
+    mt_texpr *sv = mt_nest_load(&ns, s, ridx);
     mt_texpr *val = log ? mt_te_bin(a, TE_SUB, sh, call1(a, IN_LOG, sv))
                         : mt_te_bin(a, TE_DIV, call1(a, IN_EXP, sh), sv);
-    stmts[2] = build(&ns, mt_arena_printf(a, "%s_norm", op), out, ns.v, NULL, mt_te_cast(a, dt, val));
+    stmts[2] = build(&ns, mt_arena_printf(a, "%s_norm", op), out, v, NULL, mt_te_cast(a, dt, val));
 
     c.f->body = mt_ts_seq(a, stmts, 3);
     return c.f;
@@ -188,17 +131,17 @@ mt_tfunc *legalize_layer_norm(mt_arena *a, const mt_gbinding *b) {
     mt_dtype dt = x->dtype, adt = dt == MT_FLOAT64 ? MT_FLOAT64 : MT_FLOAT32;
     double eps = b->attrs && b->attrs->has_value ? b->attrs->value : 1e-5;
 
-    mt_tbuffer *s = alloc(&c, "mean", adt, x->shape, no);
-    mt_tbuffer *q = alloc(&c, "rstd", adt, x->shape, no);
+    mt_tbuffer *s = mt_legalize_alloc(&c, "mean", adt, x->shape, no);
+    mt_tbuffer *q = mt_legalize_alloc(&c, "rstd", adt, x->shape, no);
     bool red[MT_MAX_RANK] = {0};
     for (int d = no; d < nd; d++) red[d] = true;
 
     /* n: the number of normalized elements, as adt */
-    int64_t kc = 1, v;
+    int64_t kc = 1, dimv;
     mt_texpr *nsym = NULL;
     for (int d = no; d < nd; d++) {
-        if (mt_te_is_const_int(x->shape[d], &v))
-            kc *= v;
+        if (mt_te_is_const_int(x->shape[d], &dimv))
+            kc *= dimv;
         else
             nsym = nsym ? mt_te_bin(a, TE_MUL, nsym, x->shape[d]) : x->shape[d];
     }
@@ -207,35 +150,36 @@ mt_tfunc *legalize_layer_norm(mt_arena *a, const mt_gbinding *b) {
     mt_texpr *zero = mt_te_float(a, adt, 0.0);
 
     mt_tstmt *stmts[5];
-    nest ns;
+    mt_nest ns;
+    mt_texpr *v[MT_MAX_RANK];
 
-    nest_init(&ns, a, x->shape, nd, red);
-    mt_texpr *xv = mt_te_cast(a, adt, rd(&ns, x, ns.v));
-    stmts[0] = build(&ns, "layer_norm_sum", s, ns.v, zero,
-                     mt_te_bin(a, TE_ADD, mt_te_load(a, s, ns.v, no), xv));
+    nest_over(&ns, a, x->shape, nd, red, v);
+    mt_texpr *xv = mt_te_cast(a, adt, mt_nest_load(&ns, x, v));
+    stmts[0] = build(&ns, "layer_norm_sum", s, v, zero,
+                     mt_te_bin(a, TE_ADD, mt_te_load(a, s, v, no), xv));
 
-    nest_init(&ns, a, x->shape, no, NULL);
-    stmts[1] = build(&ns, "layer_norm_mean", s, ns.v, NULL, mt_te_bin(a, TE_DIV, rd(&ns, s, ns.v), n));
+    nest_over(&ns, a, x->shape, no, NULL, v);
+    stmts[1] = build(&ns, "layer_norm_mean", s, v, NULL, mt_te_bin(a, TE_DIV, mt_nest_load(&ns, s, v), n));
 
-    nest_init(&ns, a, x->shape, nd, red);
-    xv = mt_te_cast(a, adt, rd(&ns, x, ns.v));
-    mt_texpr *dv = mt_te_bin(a, TE_SUB, xv, rd(&ns, s, ns.v));
-    stmts[2] = build(&ns, "layer_norm_var", q, ns.v, zero,
-                     mt_te_bin(a, TE_ADD, mt_te_load(a, q, ns.v, no), mt_te_bin(a, TE_MUL, dv, dv)));
+    nest_over(&ns, a, x->shape, nd, red, v);
+    xv = mt_te_cast(a, adt, mt_nest_load(&ns, x, v));
+    mt_texpr *dv = mt_te_bin(a, TE_SUB, xv, mt_nest_load(&ns, s, v));
+    stmts[2] = build(&ns, "layer_norm_var", q, v, zero,
+                     mt_te_bin(a, TE_ADD, mt_te_load(a, q, v, no), mt_te_bin(a, TE_MUL, dv, dv)));
 
-    nest_init(&ns, a, x->shape, no, NULL);
-    mt_texpr *var = mt_te_bin(a, TE_DIV, rd(&ns, q, ns.v), n);
+    nest_over(&ns, a, x->shape, no, NULL, v);
+    mt_texpr *var = mt_te_bin(a, TE_DIV, mt_nest_load(&ns, q, v), n);
     mt_texpr *sd = call1(a, IN_SQRT, mt_te_bin(a, TE_ADD, var, mt_te_float(a, adt, eps)));
-    stmts[3] = build(&ns, "layer_norm_rstd", q, ns.v, NULL, mt_te_bin(a, TE_DIV, mt_te_float(a, adt, 1.0), sd));
+    stmts[3] = build(&ns, "layer_norm_rstd", q, v, NULL, mt_te_bin(a, TE_DIV, mt_te_float(a, adt, 1.0), sd));
 
-    nest_init(&ns, a, x->shape, nd, NULL);
-    xv = mt_te_cast(a, adt, rd(&ns, x, ns.v));
-    mt_texpr *mv = rd(&ns, s, ns.v), *rv = rd(&ns, q, ns.v);
+    nest_over(&ns, a, x->shape, nd, NULL, v);
+    xv = mt_te_cast(a, adt, mt_nest_load(&ns, x, v));
+    mt_texpr *mv = mt_nest_load(&ns, s, v), *rv = mt_nest_load(&ns, q, v);
     mt_texpr *norm = mt_te_bin(a, TE_MUL, mt_te_bin(a, TE_SUB, xv, mv), rv);
-    mt_texpr *gv = mt_te_cast(a, adt, rd(&ns, g, ns.v + no));
-    mt_texpr *bv = mt_te_cast(a, adt, rd(&ns, be, ns.v + no));
+    mt_texpr *gv = mt_te_cast(a, adt, mt_nest_load(&ns, g, v + no));
+    mt_texpr *bv = mt_te_cast(a, adt, mt_nest_load(&ns, be, v + no));
     mt_texpr *val = mt_te_bin(a, TE_ADD, mt_te_bin(a, TE_MUL, norm, gv), bv);
-    stmts[4] = build(&ns, "layer_norm_out", out, ns.v, NULL, mt_te_cast(a, dt, val));
+    stmts[4] = build(&ns, "layer_norm_out", out, v, NULL, mt_te_cast(a, dt, val));
 
     c.f->body = mt_ts_seq(a, stmts, 5);
     return c.f;

@@ -54,70 +54,6 @@
 
 typedef enum rkind { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_ARGMAX, R_ARGMIN } rkind;
 
-/* ---- a loop nest around one block --------------------------------------------- */
-
-enum { MAX_LOOPS = MT_MAX_RANK + 2, MAX_REGIONS = 8 };
-
-typedef struct nest {
-    mt_arena *a;
-    int n;                       /* loops, outermost first */
-    mt_tvar *loop[MAX_LOOPS];
-    mt_titer iter[MAX_LOOPS];    /* the block variable bound to loop[k] */
-    mt_tregion reads[MAX_REGIONS], writes[MAX_REGIONS];
-    int nreads, nwrites;
-} nest;
-
-static void nest_init(nest *ns, mt_arena *a) {
-    memset(ns, 0, sizeof *ns);
-    ns->a = a;
-}
-
-/* A loop over [0, extent) and its block variable; returns the variable. */
-static mt_texpr *nest_axis(nest *ns, mt_texpr *extent, mt_iter_kind kind) {
-    if (ns->n == MAX_LOOPS) mt_ice("too many loops in a reduction");
-    int k = ns->n++;
-    ns->loop[k] = mt_tvar_new(ns->a, mt_arena_printf(ns->a, "i%d", k), MT_INT64);
-    ns->iter[k].var = mt_tvar_new(ns->a, mt_arena_printf(ns->a, "v%d", k), MT_INT64);
-    ns->iter[k].extent = extent;
-    ns->iter[k].kind = kind;
-    return mt_te_var(ns->a, ns->iter[k].var);
-}
-
-static void nest_read(nest *ns, mt_tbuffer *buf, mt_texpr *const *idx) {
-    if (!buf) return; /* a constant operand */
-    if (ns->nreads == MAX_REGIONS) mt_ice("too many read regions");
-    ns->reads[ns->nreads++] = mt_point_region(ns->a, buf, idx);
-}
-
-static void nest_write(nest *ns, mt_tbuffer *buf, mt_texpr *const *idx) {
-    if (ns->nwrites == MAX_REGIONS) mt_ice("too many write regions");
-    ns->writes[ns->nwrites++] = mt_point_region(ns->a, buf, idx);
-}
-
-static mt_tstmt *nest_build(nest *ns, const char *name, mt_tstmt *init, mt_tstmt *body) {
-    mt_arena *a = ns->a;
-    mt_tstmt *blk = mt_ts_block(a, name);
-    int n = ns->n;
-    blk->niters = n;
-    blk->iters = MT_NEW_ARRAY(a, mt_titer, n > 0 ? n : 1);
-    blk->iter_values = MT_NEW_ARRAY(a, mt_texpr *, n > 0 ? n : 1);
-    for (int k = 0; k < n; k++) {
-        blk->iters[k] = ns->iter[k];
-        blk->iter_values[k] = mt_te_var(a, ns->loop[k]);
-    }
-    blk->reads = MT_NEW_ARRAY(a, mt_tregion, ns->nreads > 0 ? ns->nreads : 1);
-    memcpy(blk->reads, ns->reads, sizeof(mt_tregion) * (size_t)ns->nreads);
-    blk->nreads = ns->nreads;
-    blk->writes = MT_NEW_ARRAY(a, mt_tregion, ns->nwrites > 0 ? ns->nwrites : 1);
-    memcpy(blk->writes, ns->writes, sizeof(mt_tregion) * (size_t)ns->nwrites);
-    blk->nwrites = ns->nwrites;
-    blk->init = init;
-    blk->body = body;
-    mt_tstmt *s = blk;
-    for (int k = n - 1; k >= 0; k--)
-        s = mt_ts_for(a, ns->loop[k], mt_te_i64(a, 0), ns->iter[k].extent, MT_FOR_SERIAL, s);
-    return s;
-}
 
 /* ---- values ----------------------------------------------------------------- */
 
@@ -214,12 +150,12 @@ static mt_texpr *count(mt_arena *a, mt_texpr *const *ext, int n) {
 /* `for ...: with T.block(name): buf[w] = fill` over all of buf, one
  * spatial variable per dim. */
 static mt_tstmt *fill_nest(mt_arena *a, const char *name, mt_tbuffer *buf, mt_texpr *fill) {
-    nest ns;
-    nest_init(&ns, a);
+    mt_nest ns;
+    mt_nest_init(&ns, a);
     mt_texpr *w[MT_MAX_RANK];
-    for (int d = 0; d < buf->ndim; d++) w[d] = nest_axis(&ns, buf->shape[d], MT_ITER_SPATIAL);
-    nest_write(&ns, buf, w);
-    return nest_build(&ns, name, NULL, mt_ts_store(a, buf, w, buf->ndim, fill));
+    for (int d = 0; d < buf->ndim; d++) w[d] = mt_nest_axis(&ns, buf->shape[d], MT_ITER_SPATIAL);
+    mt_nest_write(&ns, buf, w);
+    return mt_nest_build(&ns, name, NULL, mt_ts_store(a, buf, w, buf->ndim, fill));
 }
 
 /* ---- the legalizer ------------------------------------------------------------- */
@@ -253,14 +189,14 @@ static mt_tfunc *legalize_reduction(mt_arena *a, const mt_gbinding *b, rkind kin
     }
 
     /* the reduce nest over x's dims, in x's order */
-    nest ns;
-    nest_init(&ns, a);
+    mt_nest ns;
+    mt_nest_init(&ns, a);
     mt_texpr *v[MT_MAX_RANK], *oidx[MT_MAX_RANK], *rext[MT_MAX_RANK];
     int no = 0, nr = 0;
     mt_texpr *flat = NULL; /* argmax/argmin: row-major index over the reduced dims */
     for (int d = 0; d < nd; d++) {
         mt_texpr *ext = xb->shape[d];
-        v[d] = nest_axis(&ns, ext, reduced[d] ? MT_ITER_REDUCE : MT_ITER_SPATIAL);
+        v[d] = mt_nest_axis(&ns, ext, reduced[d] ? MT_ITER_REDUCE : MT_ITER_SPATIAL);
         if (!reduced[d]) {
             oidx[no++] = v[d];
             continue;
@@ -270,7 +206,7 @@ static mt_tfunc *legalize_reduction(mt_arena *a, const mt_gbinding *b, rkind kin
         flat = flat ? mt_te_bin(a, TE_ADD, mt_te_bin(a, TE_MUL, flat, ext), v[d]) : v[d];
     }
     mt_texpr *xv = xb ? mt_te_load(a, xb, v, nd) : mt_legalize_const(a, x);
-    nest_read(&ns, xb, v);
+    mt_nest_read(&ns, xb, v);
 
     mt_tstmt *init, *body;
     mt_texpr *accv = mt_te_load(a, acc, oidx, no);
@@ -286,12 +222,12 @@ static mt_tfunc *legalize_reduction(mt_arena *a, const mt_gbinding *b, rkind kin
         mt_tstmt *in[2] = {mt_ts_store(a, acc, oidx, no, identity(a, kind, xdt)),
                            mt_ts_store(a, out, oidx, no, mt_te_i64(a, 0))};
         init = mt_ts_seq(a, in, 2);
-        nest_write(&ns, acc, oidx);
-        nest_write(&ns, out, oidx);
+        mt_nest_write(&ns, acc, oidx);
+        mt_nest_write(&ns, out, oidx);
     } else {
         init = mt_ts_store(a, acc, oidx, no, identity(a, kind, adt));
         body = mt_ts_store(a, acc, oidx, no, fold(a, kind, accv, mt_te_cast(a, adt, xv)));
-        nest_write(&ns, acc, oidx);
+        mt_nest_write(&ns, acc, oidx);
     }
 
     mt_tstmt *stmts[3];
@@ -304,24 +240,24 @@ static mt_tfunc *legalize_reduction(mt_arena *a, const mt_gbinding *b, rkind kin
                              : fill_nest(a, name, acc, identity(a, kind, adt));
         stmts[n++] = always ? fill : mt_ts_if(a, empty, fill, NULL);
     }
-    if (!always) stmts[n++] = nest_build(&ns, op, init, body);
+    if (!always) stmts[n++] = mt_nest_build(&ns, op, init, body);
 
     /* epilogue: out = cast(acc), or acc / count (none for a mean over nothing) */
     int64_t cnt;
     bool cnt_const = mt_te_is_const_int(count(a, rext, nr), &cnt);
     if (!arg && (acc != out || (kind == R_MEAN && !(cnt_const && cnt == 1)))) {
-        nest ep;
-        nest_init(&ep, a);
+        mt_nest ep;
+        mt_nest_init(&ep, a);
         mt_texpr *w[MT_MAX_RANK];
-        for (int d = 0; d < out->ndim; d++) w[d] = nest_axis(&ep, out->shape[d], MT_ITER_SPATIAL);
+        for (int d = 0; d < out->ndim; d++) w[d] = mt_nest_axis(&ep, out->shape[d], MT_ITER_SPATIAL);
         mt_texpr *val = mt_te_load(a, acc, w, out->ndim);
         if (kind == R_MEAN) {
             mt_texpr *div = cnt_const ? mt_te_float(a, adt, (double)cnt) : mt_te_cast(a, adt, count(a, rext, nr));
             val = mt_te_bin(a, TE_DIV, val, div);
         }
-        nest_read(&ep, acc, w);
-        nest_write(&ep, out, w);
-        stmts[n++] = nest_build(&ep, mt_arena_printf(a, "%s_out", op), NULL,
+        mt_nest_read(&ep, acc, w);
+        mt_nest_write(&ep, out, w);
+        stmts[n++] = mt_nest_build(&ep, mt_arena_printf(a, "%s_out", op), NULL,
                                 mt_ts_store(a, out, w, out->ndim, mt_te_cast(a, odt, val)));
     }
     c.f->body = mt_ts_seq(a, stmts, n);
