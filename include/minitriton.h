@@ -134,6 +134,9 @@ typedef struct mt_tensor mt_tensor;
 /* ---- context ------------------------------------------------------------- */
 typedef struct mt_context_options {
     int num_threads; /* threads for parallel loops; 0 = all cores */
+    int cache_entries; /* compiled kernels kept for reuse: compiling a source
+                        * with options already compiled in this context returns
+                        * the same kernel (a new reference); 0 = 256, < 0 = none */
 } mt_context_options;
 
 /* opts may be NULL (defaults). Returns NULL only when out of memory or when
@@ -149,13 +152,16 @@ typedef struct mt_compile_options {
     int opt_level;         /* LLVM optimization level 0..3; default 3 */
     int unroll_threshold;  /* graph-level for-loops up to this count unroll; default 16 */
     const char *dump_after;/* comma-separated pass names to record (mt_kernel_pass_dump) */
+    /* Every field is part of the compile cache's key (src/cache.c). */
 } mt_compile_options;
 
 /* Fills opts with the defaults. */
 MT_API void mt_compile_options_init(mt_compile_options *opts);
 
 /* Compiles `source` (NUL-terminated). opts may be NULL. On failure returns
- * NULL and fills diag (if non-NULL). The kernel holds a reference on ctx. */
+ * NULL and fills diag (if non-NULL). The kernel holds a reference on ctx.
+ * A source and options this context has compiled before give the kernel
+ * made then, from the context's cache (see cache_entries). */
 MT_API mt_kernel *mt_jit_compile(mt_context *ctx, const char *source,
                                  const mt_compile_options *opts, mt_diag *diag);
 
@@ -192,6 +198,33 @@ MT_API const char *mt_kernel_name(const mt_kernel *k);
 
 MT_API void mt_kernel_retain(mt_kernel *k);
 MT_API void mt_kernel_release(mt_kernel *k);
+
+/* ---- compile latency and the compile cache --------------------------------
+ * Wall-clock milliseconds of each phase of the compilation that made k. A
+ * kernel handed out by the cache reports the compilation that made it. */
+typedef struct mt_compile_times {
+    double frontend_ms; /* parse, build the graph IR */
+    double graph_ms;    /* graph passes and fusion */
+    double tir_ms;      /* TIR passes: inline_producers, schedule, lowering */
+    double irgen_ms;    /* TIR -> LLVM IR */
+    double opt_ms;      /* LLVM optimization at opt_level */
+    double jit_ms;      /* machine code generation and linking (ORC JIT) */
+    double total_ms;    /* the whole compilation: the above and the rest (plan) */
+} mt_compile_times;
+
+/* Fills *out. MT_ERR_INVALID_ARG when k or out is NULL. */
+MT_API mt_status mt_kernel_compile_times(const mt_kernel *k, mt_compile_times *out);
+
+typedef struct mt_cache_stats {
+    int64_t hits;      /* mt_jit_compile calls answered from the cache */
+    int64_t misses;    /* calls that compiled (successfully or not) */
+    int64_t evictions; /* kernels dropped to make room (least recently used) */
+    int entries;       /* kernels held now */
+    int capacity;      /* most kernels held; 0 when the cache is off */
+} mt_cache_stats;
+
+/* Counters of ctx's compile cache. MT_ERR_INVALID_ARG when ctx or out is NULL. */
+MT_API mt_status mt_context_cache_stats(mt_context *ctx, mt_cache_stats *out);
 
 /* ---- tensors -------------------------------------------------------------
  * A tensor is an n-d array: dtype, shape, strides (in elements) and data.

@@ -12,11 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "cache.h"
 #include "codegen/codegen.h"
 #include "minitriton.h"
 #include "pipeline.h"
 #include "runtime/executor.h"
+#include "runtime/pool.h"
 #include "runtime/tensor.h"
 #include "support/arena.h"
 #include "support/diag.h"
@@ -25,6 +28,8 @@ struct mt_context {
     atomic_int refs;      /* the host's, plus one per live kernel */
     mt_jit *jit;
     int num_threads;
+    mt_cache *cache;      /* compiled kernels; closed when the host destroys ctx */
+    mt_pool *pool;        /* run buffers (runtime/pool.h); closed when ctx is freed */
 };
 
 struct mt_kernel {
@@ -43,6 +48,7 @@ struct mt_kernel {
     mt_plan plan;
     mt_gvar **params;         /* parameter names, types, places */
     mt_gvar **results;
+    mt_compile_times times;
 };
 
 /* ---- context --------------------------------------------------------------- */
@@ -52,7 +58,12 @@ mt_context *mt_context_create(const mt_context_options *opts) {
     if (!ctx) return NULL;
     char err[256];
     ctx->jit = mt_jit_create(err, sizeof err);
-    if (!ctx->jit) {
+    int entries = opts && opts->cache_entries ? opts->cache_entries : MT_CACHE_DEFAULT_ENTRIES;
+    ctx->cache = ctx->jit ? mt_cache_create(entries) : NULL;
+    ctx->pool = ctx->cache ? mt_pool_create(0) : NULL;
+    if (!ctx->pool) {
+        if (ctx->cache) mt_cache_destroy(ctx->cache);
+        if (ctx->jit) mt_jit_destroy(ctx->jit);
         free(ctx);
         return NULL;
     }
@@ -63,13 +74,20 @@ mt_context *mt_context_create(const mt_context_options *opts) {
 
 static void context_unref(mt_context *ctx) {
     if (atomic_fetch_sub(&ctx->refs, 1) == 1) {
+        mt_cache_destroy(ctx->cache);
         mt_jit_destroy(ctx->jit);
+        mt_pool_close(ctx->pool);
         free(ctx);
     }
 }
 
+/* The cache's entries hold kernels, which hold the context: closing the
+ * cache here breaks that cycle, so the context is freed with the last kernel
+ * the host still holds. */
 void mt_context_destroy(mt_context *ctx) {
-    if (ctx) context_unref(ctx);
+    if (!ctx) return;
+    mt_cache_close(ctx->cache);
+    context_unref(ctx);
 }
 
 void mt_compile_options_init(mt_compile_options *opts) {
@@ -291,6 +309,16 @@ static void kernel_free(mt_kernel *k) {
     free(k);
 }
 
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
+                                   const mt_compile_options *opts, const char *file,
+                                   mt_diag *diag);
+
 mt_kernel *mt_jit_compile(mt_context *ctx, const char *source, const mt_compile_options *opts,
                           mt_diag *diag) {
     mt_diag_clear(diag);
@@ -308,7 +336,29 @@ mt_kernel *mt_jit_compile(mt_context *ctx, const char *source, const mt_compile_
                     "mt_jit_compile: opt_level must be 0..3");
         return NULL;
     }
-    mt_kernel *k = calloc(1, sizeof *k);
+    if (opts->target != MT_TARGET_CPU && opts->target != MT_TARGET_CUDA) {
+        mt_diag_set(diag, MT_ERR_INVALID_ARG, file, NULL, MT_NOLOC,
+                    "mt_jit_compile: target must be MT_TARGET_CPU or MT_TARGET_CUDA");
+        return NULL;
+    }
+    /* Without memory for a key the compilation simply bypasses the cache. */
+    mt_cache_key key;
+    bool keyed = mt_cache_key_init(&key, source, opts) == 0;
+    mt_kernel *k = keyed ? mt_cache_lookup(ctx->cache, &key) : NULL;
+    if (!k) {
+        double t0 = now_ms();
+        k = compile_uncached(ctx, source, opts, file, diag);
+        if (k) k->times.total_ms = now_ms() - t0;
+        if (k && keyed) k = mt_cache_insert(ctx->cache, &key, k);
+    }
+    mt_cache_key_free(&key);
+    return k;
+}
+
+static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
+                                   const mt_compile_options *opts, const char *file,
+                                   mt_diag *diag) {
+    mt_kernel *volatile k = calloc(1, sizeof *k); /* read after a longjmp */
     mt_arena *a = mt_arena_create();
     if (!k || !a) {
         free(k);
@@ -338,6 +388,8 @@ mt_kernel *mt_jit_compile(mt_context *ctx, const char *source, const mt_compile_
         k->name = c.entry->name;
         k->params = c.entry->params;
         k->results = c.entry->outputs;
+        k->times = (mt_compile_times){c.ms_frontend, c.ms_graph, c.ms_tir, cg.ms_irgen,
+                                      cg.ms_opt, cg.ms_jit, 0};
         build_plan(a, k, &c, cg.fn_addrs);
         mt_err_pop(&fr);
     } else {
@@ -365,7 +417,8 @@ mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tens
         return MT_ERR_INVALID_ARG;
     }
     mt_run_error err;
-    mt_status st = mt_plan_run(&k->plan, args, nargs, results, nresults, &err);
+    mt_run_env env = {k->ctx->pool, k->ctx->num_threads};
+    mt_status st = mt_plan_run(&k->plan, &env, args, nargs, results, nresults, &err);
     if (st != MT_OK) {
         mt_loc loc = MT_NOLOC;
         if (err.param >= 0 && err.param < k->plan.nparams) loc = k->params[err.param]->loc;
@@ -460,6 +513,18 @@ int64_t mt_kernel_result_dim(const mt_kernel *k, int i, int axis) {
     const mt_gvar *v = result_at(k, i);
     if (!v || axis < 0 || axis >= v->type.ndim) return -1;
     return v->type.dims[axis].sym ? -1 : v->type.dims[axis].value;
+}
+
+mt_status mt_kernel_compile_times(const mt_kernel *k, mt_compile_times *out) {
+    if (!k || !out) return MT_ERR_INVALID_ARG;
+    *out = k->times;
+    return MT_OK;
+}
+
+mt_status mt_context_cache_stats(mt_context *ctx, mt_cache_stats *out) {
+    if (!ctx || !out) return MT_ERR_INVALID_ARG;
+    mt_cache_get_stats(ctx->cache, out);
+    return MT_OK;
 }
 
 void mt_kernel_retain(mt_kernel *k) {

@@ -47,6 +47,7 @@ static const struct {
     const char *name;
     mt_tfunc *(*run)(mt_arena *, mt_tfunc *);
 } tir_passes[] = {
+    {"schedule_matmul", mt_schedule_matmul_pass},
     {"schedule", mt_schedule_default_cpu},
     {"lower_blocks", mt_tir_lower_blocks},
     {"flatten_buffers", mt_tir_flatten_buffers},
@@ -57,7 +58,7 @@ static const struct {
 
 const char *const mt_pipeline_pass_names[] = {
     "parse", "build", "fold_constant", "cse", "to_dataflow", "legalize", "annotate_pattern", "fuse_ops", "fuse_tir",
-    "dead_code", "inline_producers", "schedule", "lower_blocks", "flatten_buffers", "simplify",
+    "dead_code", "inline_producers", "schedule_matmul", "schedule", "lower_blocks", "flatten_buffers", "simplify",
     "remove_unit_loops", NULL,
 };
 

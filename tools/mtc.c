@@ -3,8 +3,8 @@
  *
  *     mtc [options] FILE.py
  *
- * compiles FILE.py with mt_jit_compile, prints the stages asked for with
- * --emit, and with --run (or any option that implies it) runs the kernel on
+ * compiles FILE.py with mt_jit_compile (--time-passes prints how long each
+ * phase took), prints the stages asked for with --emit, and with --run (or any option that implies it) runs the kernel on
  * tensors read from .npy files or filled with seeded random data, then prints
  * the results the way NumPy's print() does, writes them to .npy files, or
  * times the kernel.
@@ -63,6 +63,7 @@ static const char USAGE[] =
     "  --output FILE.npy       write the (single) result to FILE.npy\n"
     "  --output-dir DIR        write results to DIR/out0.npy, DIR/out1.npy, ...\n"
     "  --bench N               time N runs after one warm-up; print median/min/max\n"
+    "  --time-passes           print the compile time of each phase on stderr\n"
     "  -h, --help              print this help\n"
     "  --version               print the minitriton version\n"
     "\n"
@@ -658,6 +659,7 @@ typedef struct options {
     const char *output;          /* --output FILE */
     const char *output_dir;      /* --output-dir DIR */
     int bench;                   /* --bench N; 0 when absent */
+    bool time_passes;            /* --time-passes */
 } options;
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -709,7 +711,7 @@ static int parse_options(int argc, char **argv, options *o) {
         {"entry", true},  {"target", true}, {"emit", true},       {"run", false},
         {"input", true},  {"random", false}, {"seed", true},      {"dim", true},
         {"output", true}, {"output-dir", true}, {"bench", true},  {"help", false},
-        {"version", false},
+        {"version", false}, {"time-passes", false},
     };
     bool only_files = false;
     for (int i = 1; i < argc; i++) {
@@ -743,6 +745,8 @@ static int parse_options(int argc, char **argv, options *o) {
         if (!strcmp(opt, "version")) return OPT_VERSION;
         if (!strcmp(opt, "run")) {
             o->run = true;
+        } else if (!strcmp(opt, "time-passes")) {
+            o->time_passes = true;
         } else if (!strcmp(opt, "random")) {
             o->random = o->run = true;
         } else if (!strcmp(opt, "entry")) {
@@ -1181,6 +1185,38 @@ out:
 
 /* ---- main ------------------------------------------------------------------ */
 
+/* --time-passes: the phases of the compilation, then the whole, on stderr. */
+static void print_compile_times(const mt_kernel *k, double ms_context, double ms_compile) {
+    mt_compile_times t;
+    if (mt_kernel_compile_times(k, &t) != MT_OK) return;
+    const struct {
+        const char *name;
+        double ms;
+    } rows[] = {
+        {"frontend (parse, build graph)", t.frontend_ms},
+        {"graph passes (fusion)", t.graph_ms},
+        {"TIR passes (schedule, lower)", t.tir_ms},
+        {"LLVM IR generation", t.irgen_ms},
+        {"LLVM optimization", t.opt_ms},
+        {"JIT code generation", t.jit_ms},
+    };
+    double sum = 0;
+    fflush(stdout);
+    fprintf(stderr, "mtc: compile time of '%s'\n", mt_kernel_name(k));
+    fprintf(stderr, "  %-32s %10s %6s\n", "phase", "ms", "%");
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        fprintf(stderr, "  %-32s %10.3f %5.1f%%\n", rows[i].name, rows[i].ms,
+                t.total_ms > 0 ? 100 * rows[i].ms / t.total_ms : 0.0);
+        sum += rows[i].ms;
+    }
+    double other = t.total_ms > sum ? t.total_ms - sum : 0;
+    fprintf(stderr, "  %-32s %10.3f %5.1f%%\n", "other (executor plan)", other,
+            t.total_ms > 0 ? 100 * other / t.total_ms : 0.0);
+    fprintf(stderr, "  %-32s %10.3f\n", "compile total", t.total_ms);
+    fprintf(stderr, "  %-32s %10.3f\n", "context creation (LLVM setup)", ms_context);
+    fprintf(stderr, "  %-32s %10.3f\n", "mt_jit_compile call (wall)", ms_compile);
+}
+
 /* Prints the --emit stages; EXIT_COMPILE when one was unavailable. */
 static int emit_stages(mt_kernel *k, const options *o) {
     int rc = EXIT_OK;
@@ -1235,7 +1271,9 @@ int main(int argc, char **argv) {
         goto done;
     }
 
+    double t_ctx = now_ms();
     mt_context *ctx = mt_context_create(NULL);
+    t_ctx = now_ms() - t_ctx;
     if (!ctx) {
         fprintf(stderr, "mtc: cannot create a minitriton context (out of memory, or LLVM "
                         "cannot target this machine)\n");
@@ -1250,7 +1288,10 @@ int main(int argc, char **argv) {
     co.target = o.target;
     mt_diag diag;
     memset(&diag, 0, sizeof diag);
+    double t_compile = now_ms();
     mt_kernel *k = mt_jit_compile(ctx, src, &co, &diag);
+    t_compile = now_ms() - t_compile;
+    if (k && o.time_passes) print_compile_times(k, t_ctx, t_compile);
     if (!k) {
         if (diag.text[0]) {
             fputs(diag.text, stderr);

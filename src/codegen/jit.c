@@ -15,7 +15,8 @@
  * Symbols. The main JITDylib gets absolute definitions for every runtime
  * function generated code may call (libm: expf, tanhf, erff, ...; malloc,
  * free; memset/memcpy/memmove, which loop idiom recognition introduces; the
- * half-precision conversions of libgcc), taken as addresses in this process,
+ * half-precision conversions of libgcc; mt_parallel_for, runtime/parallel.h,
+ * which parallel loops call), taken as addresses in this process,
  * so they resolve even when the host links statically or libm was dropped by
  * --as-needed. A process-symbol generator (dlsym) covers anything else.
  *
@@ -57,6 +58,7 @@
 
 #include "codegen/codegen.h"
 #include "codegen/llvm_internal.h"
+#include "runtime/parallel.h"
 
 struct mt_jit {
     LLVMOrcLLJITRef lljit;   /* the JIT; code goes into its main JITDylib */
@@ -91,7 +93,7 @@ static const struct {
     S_(roundevenf), S_(roundeven), S_(roundf), S_(round), S_(truncf), S_(trunc),
     S_(fmaxf), S_(fmax), S_(fminf), S_(fmin), S_(fmodf), S_(fmod), S_(ldexpf), S_(ldexp),
     S_(malloc), S_(free), S_(memset), S_(memcpy), S_(memmove),
-    S_(__extendhfsf2), S_(__truncsfhf2), S_(__truncdfhf2),
+    S_(__extendhfsf2), S_(__truncsfhf2), S_(__truncdfhf2), S_(mt_parallel_for),
 #undef S_
 };
 

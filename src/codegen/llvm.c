@@ -26,10 +26,21 @@
  *
  *    A loop variable of another integer dtype is the truncated iv. Vectorized
  *    loops carry llvm.loop.vectorize.enable, unrolled ones
- *    llvm.loop.unroll.full (constant extent) or .enable. Parallel loops run
- *    serially for now (TODO(#4): call the runtime parallel-for,
- *    mt_parallel_for in src/runtime, with the body outlined into a closure).
- *    Thread-bound loops are a GPU construct and an internal error here.
+ *    llvm.loop.unroll.full (constant extent) or .enable. Thread-bound loops
+ *    are a GPU construct and an internal error here.
+ *  - A parallel loop (the outermost one; parallel loops nested in it are
+ *    serial) is outlined (gen_parallel). A visitor collects what its body
+ *    uses that is bound outside it: buffers (with the variables of their
+ *    shapes, which size allocations) and variables (sym vars, scalar params,
+ *    enclosing loop and let variables). The loop itself goes into a new
+ *    internal function run(begin, end, captures...) whose buffer parameters
+ *    are noalias again, so the vectorizer sees the same facts as in the
+ *    kernel; a trampoline body(begin, end, closure) loads the captures from
+ *    a struct the kernel fills in an alloca of its entry block, and the
+ *    kernel calls mt_parallel_for(extent, body, &closure) (runtime/parallel.h,
+ *    resolved by address in jit.c). Handing the buffers to the runtime is a
+ *    capture, so a kernel with a parallel loop drops nocapture from its
+ *    buffer parameters.
  *  - TS_IF branches to then/else blocks that meet in a merge block.
  *  - TS_LET binds the value to its variable for the extent of the body.
  *  - TS_ALLOC gives the buffer a stack slot (an alloca in the entry block,
@@ -87,25 +98,10 @@ static void loop_hint(mt_cg *g, LLVMValueRef br, const char *hint, bool with_val
     LLVMSetMetadata(br, kind, LLVMMetadataAsValue(g->ctx, id));
 }
 
-static void gen_for(mt_cg *g, const mt_tstmt *s) {
-    if (s->for_kind == MT_FOR_THREAD)
-        mt_ice("codegen: loop over '%s' is bound to %s: not a CPU loop", s->var->name,
-               s->thread_tag ? s->thread_tag : "a thread");
-    if (!mt_dtype_is_int(s->var->dtype))
-        mt_ice("codegen: loop variable '%s' of dtype %s", s->var->name,
-               mt_dtype_str(s->var->dtype));
+/* The loop over [min, end) with s->var bound to the induction variable. */
+static void gen_loop(mt_cg *g, const mt_tstmt *s, LLVMValueRef min, LLVMValueRef end,
+                     bool const_ext) {
     LLVMBuilderRef b = g->b;
-    int64_t ext_c;
-    bool const_ext = mt_te_is_const_int(s->extent, &ext_c);
-    LLVMValueRef min = gen_i64(g, s->min);
-    if (const_ext && ext_c <= 0) return;
-    if (const_ext && ext_c == 1) {
-        bind_var(g, s->var, mt_cg_cast(g, min, MT_INT64, s->var->dtype));
-        gen_stmt(g, s->body);
-        bind_var(g, s->var, NULL);
-        return;
-    }
-    LLVMValueRef end = LLVMBuildNSWAdd(b, min, gen_i64(g, s->extent), "end");
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
     LLVMBasicBlockRef body = new_block(g, "loop"), exit = new_block(g, "loop.end");
     LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, min, end, ""), body, exit);
@@ -113,8 +109,6 @@ static void gen_for(mt_cg *g, const mt_tstmt *s) {
     LLVMPositionBuilderAtEnd(b, body);
     LLVMValueRef iv = LLVMBuildPhi(b, g->t_i64, s->var->name);
     bind_var(g, s->var, mt_cg_cast(g, iv, MT_INT64, s->var->dtype));
-    /* TODO(#4): MT_FOR_PARALLEL should outline the body and call the runtime
-     * parallel-for (mt_parallel_for); until then it runs serially. */
     gen_stmt(g, s->body);
     bind_var(g, s->var, NULL);
 
@@ -130,6 +124,187 @@ static void gen_for(mt_cg *g, const mt_tstmt *s) {
     LLVMBasicBlockRef inc_b[2] = {pre, latch};
     LLVMAddIncoming(iv, inc_v, inc_b, 2);
     LLVMPositionBuilderAtEnd(b, exit);
+}
+
+/* ---- parallel loops -------------------------------------------------------- */
+
+/* What a parallel loop's body refers to that is bound outside it. */
+typedef struct captures {
+    mt_cg *g;
+    mt_cg_map seen;          /* every var and buffer met (value: any non-NULL) */
+    MT_VEC(const void *) keys; /* captured vars and buffers, in order of first use */
+    MT_VEC(bool) is_buf;
+    MT_VEC(LLVMValueRef) vals; /* their values in the enclosing function */
+} captures;
+
+static void capture(captures *c, const void *key, bool is_buf) {
+    if (mt_cg_map_get(&c->seen, key)) return;
+    mt_cg_map_put(c->g->arena, &c->seen, key, c->g->fn);
+    LLVMValueRef v = mt_cg_map_get(is_buf ? &c->g->bufs : &c->g->vars, key);
+    if (!v) return; /* defined inside the body */
+    MT_VEC_PUSH(c->g->arena, &c->keys, key);
+    MT_VEC_PUSH(c->g->arena, &c->is_buf, is_buf);
+    MT_VEC_PUSH(c->g->arena, &c->vals, v);
+}
+
+static void capture_buf(mt_tvisitor *v, const mt_tbuffer *buf) {
+    captures *c = v->ctx;
+    if (mt_cg_map_get(&c->seen, buf)) return;
+    capture(c, buf, true);
+    for (int d = 0; d < buf->ndim; d++) mt_tvisit_expr(v, buf->shape[d]); /* allocation sizes */
+}
+
+static void capture_expr(mt_tvisitor *v, const mt_texpr *e) {
+    if (e->kind == TE_VAR) capture(v->ctx, e->var, false);
+    if (e->kind == TE_LOAD) capture_buf(v, e->buf);
+    mt_tvisit_expr_children(v, e);
+}
+
+static void capture_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    if (s->kind == TS_STORE || s->kind == TS_ALLOC) capture_buf(v, s->buf);
+    mt_tvisit_stmt_children(v, s);
+}
+
+static LLVMTypeRef buf_align_type(mt_cg *g, const mt_tbuffer *buf) {
+    return mt_cg_mem_type(g, buf->dtype);
+}
+
+static void param_attr(mt_cg *g, LLVMValueRef fn, unsigned idx, const char *name, uint64_t v);
+
+/* for var in T.parallel(min, min + extent): body  becomes
+ *
+ *     closure = {min, captures...}            (an alloca of the kernel)
+ *     mt_parallel_for(extent, body_fn, &closure)
+ *
+ * with body_fn(begin, end, closure) loading the captures and calling
+ * run(min + begin, min + end, captures...), which holds the loop itself. In
+ * run, buffer pointers are parameters again, so they keep noalias (they are
+ * the kernel's buffers, or its allocations, all distinct); once O3 inlines run
+ * into body_fn the attributes become alias scopes. */
+static void gen_parallel(mt_cg *g, const mt_tstmt *s, LLVMValueRef min, LLVMValueRef n) {
+    LLVMBuilderRef b = g->b;
+    captures c;
+    memset(&c, 0, sizeof c);
+    c.g = g;
+    mt_tvisitor v = {capture_expr, capture_stmt, &c};
+    mt_tvisit_stmt(&v, s->body);
+    int nc = c.keys.len;
+
+    /* run(i64 begin, i64 end, captures...) */
+    LLVMTypeRef *pt = MT_NEW_ARRAY(g->arena, LLVMTypeRef, nc + 2);
+    LLVMTypeRef *ft = MT_NEW_ARRAY(g->arena, LLVMTypeRef, nc + 1);
+    pt[0] = pt[1] = ft[0] = g->t_i64;
+    for (int i = 0; i < nc; i++) pt[i + 2] = ft[i + 1] = LLVMTypeOf(c.vals.data[i]);
+    LLVMTypeRef run_ty = LLVMFunctionType(g->t_void, pt, (unsigned)nc + 2, 0);
+    size_t nlen;
+    const char *caller = LLVMGetValueName2(g->fn, &nlen);
+    int id = g->nparallel++;
+    LLVMValueRef run = LLVMAddFunction(
+        g->mod, mt_arena_printf(g->arena, "%.*s.par%d", (int)nlen, caller, id), run_ty);
+    LLVMSetLinkage(run, LLVMInternalLinkage);
+    param_attr(g, run, (unsigned)LLVMAttributeFunctionIndex, "nounwind", 0);
+    for (int i = 0; i < nc; i++)
+        if (c.is_buf.data[i]) {
+            unsigned ai = (unsigned)i + 3;
+            param_attr(g, run, ai, "noalias", 0);
+            param_attr(g, run, ai, "nocapture", 0);
+            unsigned al = (unsigned)LLVMABIAlignmentOfType(LLVMGetModuleDataLayout(g->mod),
+                                                          buf_align_type(g, c.keys.data[i]));
+            if (al > 1) param_attr(g, run, ai, "align", al);
+        }
+
+    /* body_fn(i64 begin, i64 end, ptr closure) */
+    LLVMTypeRef clo_ty = LLVMStructTypeInContext(g->ctx, ft, (unsigned)nc + 1, 0);
+    LLVMTypeRef body_pt[3] = {g->t_i64, g->t_i64, g->t_ptr};
+    LLVMTypeRef body_ty = LLVMFunctionType(g->t_void, body_pt, 3, 0);
+    LLVMValueRef body_fn = LLVMAddFunction(
+        g->mod, mt_arena_printf(g->arena, "%.*s.par%d.body", (int)nlen, caller, id), body_ty);
+    LLVMSetLinkage(body_fn, LLVMInternalLinkage);
+    param_attr(g, body_fn, (unsigned)LLVMAttributeFunctionIndex, "nounwind", 0);
+
+    /* the caller: fill the closure, call the runtime */
+    LLVMBasicBlockRef cur = LLVMGetInsertBlock(b);
+    LLVMPositionBuilderAtEnd(b, g->entry);
+    LLVMValueRef clo = LLVMBuildAlloca(b, clo_ty, "closure");
+    LLVMPositionBuilderAtEnd(b, cur);
+    LLVMBuildStore(b, min, LLVMBuildStructGEP2(b, clo_ty, clo, 0, ""));
+    for (int i = 0; i < nc; i++)
+        LLVMBuildStore(b, c.vals.data[i], LLVMBuildStructGEP2(b, clo_ty, clo, (unsigned)i + 1, ""));
+    LLVMTypeRef pf_pt[3] = {g->t_i64, g->t_ptr, g->t_ptr};
+    LLVMTypeRef pf_ty = LLVMFunctionType(g->t_void, pf_pt, 3, 0);
+    LLVMValueRef pf = LLVMGetNamedFunction(g->mod, "mt_parallel_for");
+    if (!pf) {
+        pf = LLVMAddFunction(g->mod, "mt_parallel_for", pf_ty);
+        param_attr(g, pf, (unsigned)LLVMAttributeFunctionIndex, "nounwind", 0);
+    }
+    LLVMValueRef args[3] = {n, body_fn, clo};
+    LLVMBuildCall2(b, pf_ty, pf, args, 3, "");
+
+    /* body_fn: load the closure, call run */
+    LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(g->ctx, body_fn, "entry");
+    LLVMPositionBuilderAtEnd(b, bb);
+    LLVMValueRef *ra = MT_NEW_ARRAY(g->arena, LLVMValueRef, nc + 2);
+    LLVMValueRef cp = LLVMGetParam(body_fn, 2);
+    LLVMValueRef m0 = LLVMBuildLoad2(b, g->t_i64, LLVMBuildStructGEP2(b, clo_ty, cp, 0, ""), "min");
+    ra[0] = LLVMBuildNSWAdd(b, m0, LLVMGetParam(body_fn, 0), "begin");
+    ra[1] = LLVMBuildNSWAdd(b, m0, LLVMGetParam(body_fn, 1), "end");
+    for (int i = 0; i < nc; i++)
+        ra[i + 2] = LLVMBuildLoad2(b, ft[i + 1],
+                                   LLVMBuildStructGEP2(b, clo_ty, cp, (unsigned)i + 1, ""), "");
+    LLVMBuildCall2(b, run_ty, run, ra, (unsigned)nc + 2, "");
+    LLVMBuildRetVoid(b);
+
+    /* run: the loop, with a fresh scope holding only the captures */
+    mt_cg saved = *g;
+    g->fn = run;
+    g->vars.slots = NULL, g->vars.cap = g->vars.used = 0;
+    g->bufs.slots = NULL, g->bufs.cap = g->bufs.used = 0;
+    g->entry = new_block(g, "entry");
+    LLVMBasicBlockRef rb = new_block(g, "body");
+    LLVMSetValueName2(LLVMGetParam(run, 0), "begin", 5);
+    LLVMSetValueName2(LLVMGetParam(run, 1), "end", 3);
+    for (int i = 0; i < nc; i++) {
+        LLVMValueRef p = LLVMGetParam(run, (unsigned)i + 2);
+        const char *pn = c.is_buf.data[i] ? ((const mt_tbuffer *)c.keys.data[i])->name
+                                          : ((const mt_tvar *)c.keys.data[i])->name;
+        LLVMSetValueName2(p, pn, strlen(pn));
+        mt_cg_map_put(g->arena, c.is_buf.data[i] ? &g->bufs : &g->vars, c.keys.data[i], p);
+    }
+    g->in_parallel++;
+    LLVMPositionBuilderAtEnd(b, rb);
+    gen_loop(g, s, LLVMGetParam(run, 0), LLVMGetParam(run, 1), false);
+    LLVMBuildRetVoid(b);
+    LLVMPositionBuilderAtEnd(b, g->entry);
+    LLVMBuildBr(b, rb);
+    saved.nparallel = g->nparallel;
+    *g = saved;
+    LLVMPositionBuilderAtEnd(b, cur);
+}
+
+static void gen_for(mt_cg *g, const mt_tstmt *s) {
+    if (s->for_kind == MT_FOR_THREAD)
+        mt_ice("codegen: loop over '%s' is bound to %s: not a CPU loop", s->var->name,
+               s->thread_tag ? s->thread_tag : "a thread");
+    if (!mt_dtype_is_int(s->var->dtype))
+        mt_ice("codegen: loop variable '%s' of dtype %s", s->var->name,
+               mt_dtype_str(s->var->dtype));
+    int64_t ext_c;
+    bool const_ext = mt_te_is_const_int(s->extent, &ext_c);
+    LLVMValueRef min = gen_i64(g, s->min);
+    if (const_ext && ext_c <= 0) return;
+    if (const_ext && ext_c == 1) {
+        bind_var(g, s->var, mt_cg_cast(g, min, MT_INT64, s->var->dtype));
+        gen_stmt(g, s->body);
+        bind_var(g, s->var, NULL);
+        return;
+    }
+    LLVMValueRef ext = gen_i64(g, s->extent);
+    /* only the outermost parallel loop runs in parallel; nested ones are serial */
+    if (s->for_kind == MT_FOR_PARALLEL && g->in_parallel == 0) {
+        gen_parallel(g, s, min, ext);
+        return;
+    }
+    gen_loop(g, s, min, LLVMBuildNSWAdd(g->b, min, ext, "end"), const_ext);
 }
 
 static void gen_if(mt_cg *g, const mt_tstmt *s) {
@@ -257,6 +432,7 @@ static void gen_func(mt_cg *g, const mt_tfunc *f, const char *prefix) {
     g->f = f;
     g->vars.used = g->vars.cap = 0;
     g->bufs.used = g->bufs.cap = 0;
+    g->in_parallel = g->nparallel = 0;
     param_attr(g, fn, (unsigned)LLVMAttributeFunctionIndex, "nounwind", 0);
 
     g->entry = new_block(g, "entry");
@@ -293,6 +469,13 @@ static void gen_func(mt_cg *g, const mt_tfunc *f, const char *prefix) {
     if (f->body) gen_stmt(g, f->body);
     for (int i = f->nallocs - 1; i >= 0; i--) alloc_end(g, f->allocs[i], heap[i]);
     LLVMBuildRetVoid(g->b);
+    /* A parallel loop hands the buffer pointers to mt_parallel_for in its
+     * closure: that is a capture, so the promise is withdrawn. */
+    if (g->nparallel > 0) {
+        unsigned k = LLVMGetEnumAttributeKindForName("nocapture", 9);
+        for (int i = 0; i < f->nparams; i++)
+            if (f->params[i].buf) LLVMRemoveEnumAttributeAtIndex(fn, (unsigned)i + 1, k);
+    }
     LLVMPositionBuilderAtEnd(g->b, g->entry);
     LLVMBuildBr(g->b, body);
 }

@@ -41,6 +41,10 @@
  *    unordered (true on NaN), as in C and Python.
  *  - float -> int casts saturate (llvm.fpto[su]i.sat; NaN -> 0); float -> bool
  *    is x != 0 (NaN -> true); int -> bool is x != 0.
+ *  - float32 (and float16) exp, log, tanh, sigmoid and erf are expanded inline
+ *    by llvm_math.c into call-free IR the loop vectorizer widens (each within
+ *    one ulp); float64 calls libm. sqrt, floor, fma... are LLVM intrinsics
+ *    with vector instructions; sin, cos and pow call libm once per lane.
  */
 #include <string.h>
 
@@ -514,6 +518,16 @@ static LLVMValueRef gen_call(mt_cg *g, const mt_texpr *e) {
         }
     }
     LLVMValueRef x = args[0], one = const_like(g, x, 1);
+    if (elem_type(x) == g->t_f32) { /* float32 and float16: inline, vectorizable */
+        switch (e->intrin) {
+        case IN_EXP: return mt_cg_math_exp(g, x);
+        case IN_LOG: return mt_cg_math_log(g, x);
+        case IN_TANH: return mt_cg_math_tanh(g, x);
+        case IN_SIGMOID: return mt_cg_math_sigmoid(g, x);
+        case IN_ERF: return mt_cg_math_erf(g, x);
+        default: break;
+        }
+    }
     switch (e->intrin) {
     case IN_EXP: return call_intrin(g, "llvm.exp", args, 1);
     case IN_LOG: return call_intrin(g, "llvm.log", args, 1);

@@ -4,7 +4,8 @@
  *
  * llvm.c owns the module, the functions and the statements; llvm_expr.c owns
  * expressions, conversions between dtypes and memory accesses. Both work on
- * one mt_cg, the state of generating one function of one module.
+ * one mt_cg, the state of generating one function of one module. llvm_math.c
+ * expands float32 exp, log, tanh, sigmoid and erf into inline IR for them.
  *
  * Values in registers use the "compute type" of a dtype; memory uses the
  * "memory type" (they differ for bool: i1 vs i8, and float16: float vs half).
@@ -37,7 +38,10 @@ typedef struct mt_cg_map {
 void mt_cg_map_put(mt_arena *a, mt_cg_map *m, const void *key, LLVMValueRef val);
 LLVMValueRef mt_cg_map_get(const mt_cg_map *m, const void *key);
 
-/* State of generating one function. */
+/* State of generating one function. llvm.c's parallel loops generate an
+ * outlined function with a copy of this state (fn, entry and the two maps
+ * replaced) and restore it afterwards: per-function fields added here must
+ * be reset there too (gen_parallel). */
 typedef struct mt_cg {
     mt_arena *arena;        /* scratch for names and maps */
     LLVMContextRef ctx;     /* the module's context */
@@ -49,6 +53,8 @@ typedef struct mt_cg {
     mt_cg_map vars;         /* mt_tvar* -> value in its compute type */
     mt_cg_map bufs;         /* mt_tbuffer* -> base pointer */
     int in_index;           /* > 0 while generating a buffer index (int64 math gets nsw) */
+    int in_parallel;        /* > 0 inside an outlined parallel loop (nested ones run serially) */
+    int nparallel;          /* parallel loops outlined from the current kernel function */
     LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_half, t_f32, t_f64, t_ptr;
 } mt_cg;
 
@@ -67,6 +73,15 @@ void mt_cg_store(mt_cg *g, const mt_tbuffer *buf, mt_texpr *const *idx, int nidx
 /* Declaration of llvm.<name> overloaded on types[0..n). */
 LLVMValueRef mt_cg_intrinsic(mt_cg *g, const char *name, LLVMTypeRef *types, int n,
                              LLVMTypeRef *fnty);
+
+/* ---- llvm_math.c ---- */
+/* Inline, vectorizable float32 implementations (x: float or a vector of
+ * float); accuracy in docs/codegen.md. */
+LLVMValueRef mt_cg_math_exp(mt_cg *g, LLVMValueRef x);
+LLVMValueRef mt_cg_math_log(mt_cg *g, LLVMValueRef x);
+LLVMValueRef mt_cg_math_tanh(mt_cg *g, LLVMValueRef x);
+LLVMValueRef mt_cg_math_sigmoid(mt_cg *g, LLVMValueRef x);
+LLVMValueRef mt_cg_math_erf(mt_cg *g, LLVMValueRef x);
 
 /* ---- llvm.c ---- */
 /* Builds, in ctx, a verified module holding one function per funcs[i], named

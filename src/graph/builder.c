@@ -38,18 +38,9 @@ enum { MAX_INLINE_DEPTH = 32, MAX_VALUES = 64 };
 
 /* ---- names ---------------------------------------------------------------- */
 
-static bool name_used(builder *b, const char *n) {
-    for (int i = 0; i < b->used.len; i++)
-        if (strcmp(b->used.data[i], n) == 0) return true;
-    return false;
-}
-
-/* A fresh SSA name: `base`, else base_1, base_2, ... */
+/* A fresh SSA name: `base`, else base_1, base_2, ... (the first one free). */
 const char *mt_b_fresh_name(builder *b, const char *base) {
-    const char *n = base;
-    for (int k = 1; name_used(b, n); k++) n = mt_arena_printf(b->arena, "%s_%d", base, k);
-    MT_VEC_PUSH(b->arena, &b->used, n);
-    return n;
+    return mt_nameset_fresh(b->arena, &b->used, base);
 }
 
 const char *mt_b_temp_name(builder *b) {
@@ -57,8 +48,8 @@ const char *mt_b_temp_name(builder *b) {
         const char *n = b->temp_count ? mt_arena_printf(b->arena, "lv%d", b->temp_count)
                                       : mt_arena_strdup(b->arena, "lv");
         b->temp_count++;
-        if (!name_used(b, n)) {
-            MT_VEC_PUSH(b->arena, &b->used, n);
+        if (!mt_nameset_has(&b->used, n)) {
+            mt_nameset_add(b->arena, &b->used, n);
             return n;
         }
     }
@@ -173,7 +164,7 @@ static void parse_shape(const mt_ast *shape, mt_gtype *t) {
 
 /* Tensor(shape=..., dtype=...), Tensor((...), "dtype"), or a scalar dtype
  * name (a rank-0 tensor). */
-static mt_gtype parse_annotation(const mt_ast *param) {
+static mt_gtype parse_annotation(mt_arena *a, const mt_ast *param) {
     const mt_ast *ann = param->lhs;
     mt_gtype t = mt_gtype_scalar(MT_FLOAT32);
     if (!ann)
@@ -211,6 +202,7 @@ static mt_gtype parse_annotation(const mt_ast *param) {
         mt_fail(MT_ERR_TYPE, dtype->loc, "unknown dtype '%s' (write \"%s\")", dtype->str,
                 strcmp(dtype->str, "float") == 0 ? "float32" : "int64");
     parse_shape(shape, &t);
+    mt_gtype_check_size(a, &t, shape->loc);
     return t;
 }
 
@@ -236,7 +228,7 @@ static void check_target(const mt_ast *t) {
 static void assign_target(builder *b, const mt_ast *target, const mt_ast *value) {
     if (target->kind == AST_TUPLE || target->kind == AST_LIST) {
         int n = target->items.len;
-        if (n > MAX_VALUES) mt_fail(MT_ERR_LIMIT, target->loc, "too many names in one assignment");
+        if (n > MAX_VALUES) mt_fail(MT_ERR_LIMIT, target->loc, "too many names in one assignment (more than %d)", MAX_VALUES);
         const char *names[MAX_VALUES];
         for (int i = 0; i < n; i++) {
             check_target(target->items.data[i]);
@@ -417,7 +409,7 @@ int mt_b_inline_call(builder *b, const mt_ast *call, const mt_ast *def, mt_gvar 
         const mt_ast *p = def->items.data[i];
         args[i] = mt_b_expr(b, call->items.data[i]);
         if (p->rhs) mt_fail(MT_ERR_UNSUPPORTED, p->rhs->loc, "default parameter values are not supported");
-        mt_gtype want = parse_annotation(p);
+        mt_gtype want = parse_annotation(b->arena, p);
         if (nsym + want.ndim > MT_ARRAY_LEN(sym_from)) mt_fail(MT_ERR_LIMIT, call->loc, "too many symbolic dims");
         match_param(b, call, p, &want, args[i], sym_from, sym_to, &nsym);
     }
@@ -460,7 +452,7 @@ static mt_gfunc *build_function(builder *b, const mt_ast *def) {
         for (int j = 0; j < i; j++)
             if (strcmp(def->items.data[j]->name, p->name) == 0)
                 mt_fail(MT_ERR_NAME, p->loc, "duplicate parameter '%s'", p->name);
-        mt_gtype t = parse_annotation(p);
+        mt_gtype t = parse_annotation(b->arena, p);
         mt_gvar *v = mt_gvar_new(b->arena, mt_b_fresh_name(b, p->name), &t, p->loc);
         f->params[f->nparams++] = v;
         mt_b_bind(b, p->name, v);

@@ -56,12 +56,16 @@ mt_gvar *mt_b_emit(builder *b, mt_op_id id, mt_gvar **args, int nargs, const mt_
     bool all_weak = nargs > 0;
     for (int i = 0; i < nargs; i++) all_weak &= args[i]->is_const && args[i]->weak;
     mt_gtype t = mt_op_infer(b->arena, op, args, nargs, attrs, loc);
+    mt_gtype_check_size(b->arena, &t, loc);
     mt_gvar *folded;
     if (mt_fold_scalar(b->arena, op, args, nargs, &t, loc, &folded)) {
         /* literals in, a literal out: 2 * 3 stays weak */
         if (all_weak && folded->type.dtype != MT_BOOL) folded->weak = true;
         return folded;
     }
+    if (++b->nbindings > MT_MAX_BINDINGS)
+        mt_fail(MT_ERR_LIMIT, loc, "kernel too large: more than %d operations after unrolling",
+                MT_MAX_BINDINGS);
     mt_gvar *out = mt_gvar_new(b->arena, name ? mt_b_fresh_name(b, name) : mt_b_temp_name(b), &t, loc);
     if (!b->block) {
         b->block = mt_gblock_new(b->arena, MT_GBLOCK_BINDINGS, loc);
@@ -426,6 +430,8 @@ static mt_gvar *call(builder *b, const mt_ast *e, const char *name) {
         mt_fail(MT_ERR_TYPE, e->loc, "range() is only allowed in 'for i in range(...)'");
     if (mt_b_is_planned_function(fname))
         mt_fail(MT_ERR_UNSUPPORTED, callee->loc, "library function '%s' is not supported yet", fname);
+    if (mt_b_use(b, fname, callee->loc))
+        mt_fail(MT_ERR_TYPE, callee->loc, "'%s' is a value, not a function; it cannot be called", fname);
     mt_fail(MT_ERR_NAME, callee->loc, "unknown function '%s'", fname);
 }
 
@@ -464,6 +470,12 @@ mt_gvar *mt_b_expr_named(builder *b, const mt_ast *e, const char *name) {
         mt_fail(MT_ERR_TYPE, e->loc, "a tuple is not a tensor value; unpack it or return it");
     case AST_LIST:
         mt_fail(MT_ERR_TYPE, e->loc, "a list is not a tensor value");
+    case AST_DICT:
+        mt_fail(MT_ERR_UNSUPPORTED, e->loc, "dict literals are not supported in minitriton kernels");
+    case AST_STARRED:
+        mt_fail(MT_ERR_UNSUPPORTED, e->loc, "'*' unpacking is not supported in minitriton kernels");
+    case AST_ELLIPSIS:
+        mt_fail(MT_ERR_TYPE, e->loc, "'...' is only allowed inside a subscript, such as x[..., 0]");
     default:
         break;
     }

@@ -91,7 +91,7 @@ static void check_same_type(builder *b, const char *name, const mt_gvar *x, cons
 static mt_gvar *settled(builder *b, mt_gvar *v, mt_dtype dt) {
     if (!v->is_const) return v;
     if (mt_dtype_is_float(dt)) return mt_gvar_const_float(b->arena, dt, mt_dtype_is_float(v->type.dtype) ? v->fconst : (double)v->iconst, false, v->loc);
-    return mt_gvar_const_int(b->arena, dt, mt_dtype_is_float(v->type.dtype) ? (int64_t)v->fconst : v->iconst, false, v->loc);
+    return mt_gvar_const_int(b->arena, dt, mt_dtype_is_float(v->type.dtype) ? mt_f64_to_i64(v->fconst) : v->iconst, false, v->loc);
 }
 
 /* ---- if -------------------------------------------------------------------- */
@@ -218,11 +218,32 @@ static mt_gvar *int64_value(builder *b, mt_gvar *v, mt_loc loc) {
     return mt_b_emit(b, mt_b_op("astype"), &v, 1, at, loc, NULL);
 }
 
-static void unrolled(builder *b, const mt_ast *s, int64_t start, int64_t stop, int64_t step) {
+/* Keeps one entry per name in syms[base..): at the place where the name first
+ * appears there, with its latest value. Lookups (from the end), collect()
+ * and value_before() see the same names, values and order as before, but an
+ * unrolled loop no longer grows the table by its body's bindings on every
+ * trip (which made every lookup of an outer name linear in the trips). */
+static void compact_syms(builder *b, int base) {
+    int n = base;
+    for (int i = base; i < b->syms.len; i++) {
+        int k = base;
+        while (k < n && strcmp(b->syms.data[k].name, b->syms.data[i].name) != 0) k++;
+        b->syms.data[k] = b->syms.data[i];
+        if (k == n) n++;
+    }
+    b->syms.len = n;
+}
+
+/* The body `trips` times, the variable start, start + step, ... (every one of
+ * them between start and stop, so none overflows). */
+static void unrolled(builder *b, const mt_ast *s, int64_t start, int64_t step, int64_t trips) {
     b->flow_depth++;
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+    int base = b->syms.len;
+    for (int64_t k = 0; k < trips; k++) {
+        int64_t i = (int64_t)((uint64_t)start + (uint64_t)k * (uint64_t)step);
         mt_b_bind(b, s->lhs->name, mt_gvar_const_int(b->arena, MT_INT64, i, true, s->lhs->loc));
         mt_b_stmts(b, &s->body);
+        compact_syms(b, base);
     }
     b->flow_depth--;
 }
@@ -249,9 +270,13 @@ void mt_b_for(builder *b, const mt_ast *s) {
     int threshold = b->opts && b->opts->unroll_threshold >= 0 ? b->opts->unroll_threshold : 16;
     if (start->is_const && stop->is_const && step->is_const) {
         int64_t lo = start->iconst, hi = stop->iconst, st = step->iconst;
-        int64_t trips = st > 0 ? (hi > lo ? (hi - lo + st - 1) / st : 0) : (lo > hi ? (lo - hi - st - 1) / -st : 0);
-        if (trips <= threshold) {
-            unrolled(b, s, lo, hi, st);
+        /* in uint64_t: range(-2**63, 2**63 - 1) must not overflow */
+        uint64_t span = st > 0 ? (hi > lo ? (uint64_t)hi - (uint64_t)lo : 0)
+                               : (lo > hi ? (uint64_t)lo - (uint64_t)hi : 0);
+        uint64_t ustep = st > 0 ? (uint64_t)st : 0 - (uint64_t)st;
+        uint64_t trips = span ? (span - 1) / ustep + 1 : 0;
+        if (trips <= (uint64_t)threshold) {
+            unrolled(b, s, lo, st, (int64_t)trips);
             return;
         }
     }

@@ -11,6 +11,7 @@
 #define MT_GRAPH_BUILDER_INTERNAL_H
 
 #include "graph/builder.h"
+#include "support/nameset.h"
 
 /* A source name in scope. value NULL: bound on some paths only (at `where`),
  * so a use is an error. */
@@ -40,10 +41,18 @@ typedef struct builder {
     mt_gbody *body;            /* where blocks go (the function, a branch, a loop) */
     mt_gblock *block;          /* its open BINDINGS block, or NULL */
     MT_VEC(mt_symbol) syms;    /* source name -> current value; later shadows earlier */
-    MT_VEC(const char *) used; /* SSA names handed out */
+    mt_nameset used;           /* SSA names handed out */
     int temp_count;
     int flow_depth;            /* if/for nesting, for the return rule */
+    int nbindings;             /* op bindings emitted so far (MT_MAX_BINDINGS) */
 } builder;
+
+/* The most op bindings one compilation may build. Unrolled loops multiply
+ * (four nested `for _ in range(16)` make 65,536 copies of their body), and
+ * every later stage is at least linear in the bindings, so the builder stops
+ * there with MT_ERR_LIMIT rather than letting a small source grow without
+ * bound. */
+enum { MT_MAX_BINDINGS = 10000 };
 
 /* ---- names (builder.c) ---------------------------------------------------- */
 const char *mt_b_fresh_name(builder *b, const char *base);

@@ -5,15 +5,23 @@
 
 #include <string.h>
 
+#include "support/common.h"
 #include "support/strbuf.h"
 
 mt_gmodule *mt_gmodule_new(mt_arena *a) { return MT_NEW(a, mt_gmodule); }
 
+/* Appends grow the arrays geometrically: an array of n entries made by GROW
+ * has room for the next power of two >= n, and is reallocated (to twice that)
+ * only when n is a power of two, so that building n bindings costs O(n) and
+ * not O(n^2) copies. Code that shrinks these arrays in place keeps that true;
+ * an array replaced by one of exactly n entries must not be grown again. */
 #define GROW(a, arr, n, T)                                              \
     do {                                                                \
-        T *grown_ = MT_NEW_ARRAY((a), T, (n) + 1);                      \
-        if (n) memcpy(grown_, (arr), sizeof(T) * (size_t)(n));          \
-        (arr) = grown_;                                                 \
+        if ((n) == 0 || ((n) & ((n) - 1)) == 0) {                       \
+            T *grown_ = MT_NEW_ARRAY((a), T, (n) ? 2 * (size_t)(n) : 1); \
+            if (n) memcpy(grown_, (arr), sizeof(T) * (size_t)(n));      \
+            (arr) = grown_;                                             \
+        }                                                               \
     } while (0)
 
 void mt_gmodule_add_func(mt_arena *a, mt_gmodule *m, mt_gfunc *f) {
@@ -21,25 +29,17 @@ void mt_gmodule_add_func(mt_arena *a, mt_gmodule *m, mt_gfunc *f) {
     m->funcs[m->nfuncs++] = f;
 }
 
-static bool tfunc_name_taken(const mt_gmodule *m, const char *name) {
-    for (int i = 0; i < m->ntfuncs; i++)
-        if (strcmp(m->tfuncs[i]->name, name) == 0) return true;
-    return false;
-}
-
+/* The name set follows tfuncs; a pass that removed some (dead_code compacts
+ * the array in place) leaves a different count, and the set is rebuilt. */
 void mt_gmodule_add_tfunc(mt_arena *a, mt_gmodule *m, mt_tfunc *f) {
-    if (tfunc_name_taken(m, f->name)) {
-        const char *base = f->name;
-        for (int k = 1;; k++) {
-            const char *n = mt_arena_printf(a, "%s_%d", base, k);
-            if (!tfunc_name_taken(m, n)) {
-                f->name = n;
-                break;
-            }
-        }
+    if (m->tfunc_names_for != m->ntfuncs) {
+        memset(&m->tfunc_names, 0, sizeof m->tfunc_names);
+        for (int i = 0; i < m->ntfuncs; i++) mt_nameset_add(a, &m->tfunc_names, m->tfuncs[i]->name);
     }
+    f->name = mt_nameset_fresh(a, &m->tfunc_names, f->name);
     GROW(a, m->tfuncs, m->ntfuncs, mt_tfunc *);
     m->tfuncs[m->ntfuncs++] = f;
+    m->tfunc_names_for = m->ntfuncs;
 }
 
 mt_gfunc *mt_gfunc_new(mt_arena *a, const char *name, mt_loc loc) {
@@ -75,7 +75,7 @@ mt_gvar *mt_gvar_const_float(mt_arena *a, mt_dtype dtype, double v, bool weak, m
     c->is_const = true;
     c->weak = weak;
     c->fconst = v;
-    c->iconst = (int64_t)v;
+    c->iconst = mt_f64_to_i64(v);
     return c;
 }
 
@@ -237,6 +237,19 @@ const char *mt_shape_str(mt_arena *a, const mt_gtype *t) {
     mt_sb_init(&sb, a);
     put_shape(&sb, t, false);
     return mt_sb_str(&sb);
+}
+
+void mt_gtype_check_size(mt_arena *a, const mt_gtype *t, mt_loc loc) {
+    /* Zero dims are skipped: an empty (0, 2**40, 2**40) still has strides
+     * that are products of the other dims. */
+    int64_t bytes = (int64_t)mt_dtype_size(t->dtype);
+    bool ok = true;
+    for (int d = 0; d < t->ndim && ok; d++)
+        if (!t->dims[d].sym && t->dims[d].value > 0)
+            ok = !__builtin_mul_overflow(bytes, t->dims[d].value, &bytes);
+    if (!ok || bytes > MT_MAX_TENSOR_BYTES)
+        mt_fail(MT_ERR_LIMIT, loc, "a tensor of shape %s and dtype %s is too large (more than 2**48 bytes)",
+                mt_shape_str(a, t), mt_dtype_str(t->dtype));
 }
 
 /* ---- rewriting ---------------------------------------------------------------- */

@@ -38,6 +38,7 @@
 #include "minitriton.h"
 #include "support/arena.h"
 #include "support/diag.h"
+#include "support/nameset.h"
 #include "tir/tir.h"
 
 /* One dimension: a constant size, or a named symbol when sym != NULL. */
@@ -230,6 +231,8 @@ typedef struct mt_gmodule {
     int nfuncs;
     mt_tfunc **tfuncs;
     int ntfuncs;
+    mt_nameset tfunc_names;   /* names of tfuncs[0..ntfuncs), kept by add_tfunc */
+    int tfunc_names_for;      /* ntfuncs when tfunc_names was last in step */
 } mt_gmodule;
 
 /* ---- construction (graph/graph.c) ---------------------------------------- */
@@ -276,6 +279,15 @@ bool mt_dim_equal(mt_dim x, mt_dim y);
 const char *mt_gtype_str(mt_arena *a, const mt_gtype *t);
 /* "(2, n)" for messages */
 const char *mt_shape_str(mt_arena *a, const mt_gtype *t);
+
+/* The largest tensor the compiler accepts: 2**48 bytes, the address space
+ * of an x86-64 or AArch64 process. Within it, every element count, byte size
+ * and index expression the later stages form (offsets, tile bounds) stays far
+ * from int64 overflow. */
+#define MT_MAX_TENSOR_BYTES ((int64_t)1 << 48)
+/* Fails with MT_ERR_LIMIT at loc when the non-zero constant dims of t
+ * (symbolic dims count as 1) make a tensor larger than MT_MAX_TENSOR_BYTES. */
+void mt_gtype_check_size(mt_arena *a, const mt_gtype *t, mt_loc loc);
 
 /* ---- printing (graph/printer.c) ------------------------------------------ */
 const char *mt_gfunc_print(mt_arena *a, const mt_gfunc *f);

@@ -10,9 +10,14 @@
  *
  * Then the program runs: kernel calls through libffi, copies, jumps on
  * rank-0 bools, integer loop tests and steps, assertions. Constants are
- * materialized as rank-0 tensors. Intermediates are allocated per run (once,
- * even when a loop computes them many times) and released at its end (issue
- * #4 replaces this with the context's pool and static memory planning).
+ * materialized as rank-0 tensors. Intermediates, constants and results the
+ * caller did not provide are allocated per run (once, even when a loop
+ * computes them many times) from the context's pool (runtime/pool.h), and
+ * intermediates go back to it at the end of the run; a result goes back when
+ * the caller releases it. Pooled memory is not zeroed: every value is
+ * written (by a kernel, a copy or set_scalar) before it is read. The run sets
+ * the calling thread's parallel-for thread count to the context's for its
+ * duration (runtime/parallel.h) and restores it afterwards.
  */
 #include "runtime/executor.h"
 
@@ -22,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/parallel.h"
+#include "runtime/pool.h"
 #include "runtime/tensor.h"
 
 enum { MAX_SYMS = 64, MAX_CALL_ARGS = 256 };
@@ -223,9 +230,13 @@ static mt_status run_program(const mt_plan *p, mt_tensor **vals, const int64_t *
             if (!(step > 0 ? i < stop : i > stop)) pc = in->target;
             break;
         }
-        case MT_I_LOOP_STEP:
-            put_int(vals[in->a], get_int(vals[in->a]) + get_int(vals[in->c]));
+        case MT_I_LOOP_STEP: {
+            /* past INT64_MAX (or MIN) the next test fails: saturate, never wrap */
+            int64_t i = get_int(vals[in->a]), step = get_int(vals[in->c]), next;
+            if (__builtin_add_overflow(i, step, &next)) next = step > 0 ? INT64_MAX : INT64_MIN;
+            put_int(vals[in->a], next);
             break;
+        }
         case MT_I_ASSERT:
             if (!get_int(vals[in->a])) {
                 mt_status st = fail(err, MT_ERR_RUNTIME, -1, -1, "assertion failed%s%s",
@@ -240,8 +251,14 @@ static mt_status run_program(const mt_plan *p, mt_tensor **vals, const int64_t *
     return MT_OK;
 }
 
-mt_status mt_plan_run(const mt_plan *p, mt_tensor *const *args, int nargs, mt_tensor **results,
-                      int nresults, mt_run_error *err) {
+/* A new tensor for the run: from the pool when there is one. */
+static mt_tensor *new_tensor(const mt_run_env *env, const mt_plan_value *v, const int64_t *shape) {
+    if (env && env->pool) return mt_pool_tensor(env->pool, v->dtype, v->ndim, shape);
+    return mt_tensor_create(v->dtype, v->ndim, shape);
+}
+
+mt_status mt_plan_run(const mt_plan *p, const mt_run_env *env, mt_tensor *const *args, int nargs,
+                      mt_tensor **results, int nresults, mt_run_error *err) {
     if (err) {
         err->param = err->result = -1;
         err->line = err->col = 0;
@@ -312,7 +329,7 @@ mt_status mt_plan_run(const mt_plan *p, mt_tensor *const *args, int nargs, mt_te
             if (st != MT_OK) break;
             mt_tensor_retain(t);
         } else {
-            t = mt_tensor_create(v->dtype, v->ndim, shape);
+            t = new_tensor(env, v, shape);
             if (!t) {
                 st = fail(err, MT_ERR_NOMEM, -1, r, "cannot allocate result %d", r);
                 break;
@@ -332,7 +349,7 @@ mt_status mt_plan_run(const mt_plan *p, mt_tensor *const *args, int nargs, mt_te
         const mt_plan_value *v = &p->values[i];
         int64_t shape[MT_MAX_RANK];
         value_shape(v, symval, shape);
-        vals[i] = mt_tensor_create(v->dtype, v->ndim, shape);
+        vals[i] = new_tensor(env, v, shape);
         owned[i] = true;
         if (!vals[i]) {
             st = fail(err, MT_ERR_NOMEM, -1, -1, "cannot allocate '%s'", v->name);
@@ -341,7 +358,11 @@ mt_status mt_plan_run(const mt_plan *p, mt_tensor *const *args, int nargs, mt_te
         if (v->kind == MT_VAL_CONST) set_scalar(vals[i], v);
     }
 
-    if (st == MT_OK) st = run_program(p, vals, symval, err);
+    if (st == MT_OK) {
+        int prev = mt_parallel_set_num_threads(env ? env->num_threads : 0);
+        st = run_program(p, vals, symval, err);
+        mt_parallel_set_num_threads(prev);
+    }
     for (int r = 0; r < nresults && st == MT_OK; r++)
         if (copies[r]) {
             const mt_tensor *src = vals[p->results[r]];

@@ -95,8 +95,15 @@ typedef struct mt_run_error {
     char msg[512];
 } mt_run_error;
 
-/* Runs the plan (see mt_kernel_run for the contract of args/results). */
-mt_status mt_plan_run(const mt_plan *p, mt_tensor *const *args, int nargs, mt_tensor **results,
-                      int nresults, mt_run_error *err);
+/* What a run takes from its context. */
+typedef struct mt_run_env {
+    struct mt_pool *pool; /* intermediates and new results come from it (NULL: the heap) */
+    int num_threads;      /* threads for the kernels' parallel loops (0 = default) */
+} mt_run_env;
+
+/* Runs the plan (see mt_kernel_run for the contract of args/results). env
+ * may be NULL (heap allocations, default thread count). */
+mt_status mt_plan_run(const mt_plan *p, const mt_run_env *env, mt_tensor *const *args, int nargs,
+                      mt_tensor **results, int nresults, mt_run_error *err);
 
 #endif

@@ -18,6 +18,11 @@
  * numel * element size fits both int64_t and size_t. Later code (kernels, the
  * executor, the .npy writer) may therefore multiply shapes without checks.
  *
+ * A third kind is made by the executor: tensors whose data comes from the
+ * context's memory pool (runtime/pool.c). They own their data too, but the
+ * last release hands it back through the tensor's give_back hook instead of
+ * free(); this file only calls the hook, so it still links with libc alone.
+ *
  * Reference counting is atomic (a tensor may be retained and released from
  * several threads); the release that drops the count to zero frees the header
  * and, for created tensors, the data. The accessors accept NULL and return a
@@ -97,6 +102,22 @@ MT_API mt_tensor *mt_tensor_create(mt_dtype dtype, int ndim, const int64_t *shap
     return t;
 }
 
+mt_tensor *mt_tensor_adopt(void *data, mt_dtype dtype, int ndim, const int64_t *shape,
+                           void (*give_back)(void *owner, void *data, size_t capacity),
+                           void *owner, size_t capacity) {
+    size_t nbytes;
+    if (!data || !mt_shape_nbytes(dtype, ndim, shape, &nbytes) || capacity < nbytes) return NULL;
+    mt_tensor *t = new_header(dtype, ndim, shape, nbytes);
+    if (!t) return NULL;
+    t->data = data;
+    t->owns_data = true;
+    t->give_back = give_back;
+    t->owner = owner;
+    t->capacity = capacity;
+    contiguous_strides(ndim, shape, t->strides);
+    return t;
+}
+
 MT_API mt_tensor *mt_tensor_wrap(void *data, mt_dtype dtype, int ndim, const int64_t *shape,
                                  const int64_t *strides) {
     size_t nbytes;
@@ -123,7 +144,10 @@ MT_API void mt_tensor_release(mt_tensor *t) {
     if (!t) return;
     /* acq_rel: the freeing thread sees every write made before other releases. */
     if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1) return;
-    if (t->owns_data) free(t->data);
+    if (t->give_back)
+        t->give_back(t->owner, t->data, t->capacity);
+    else if (t->owns_data)
+        free(t->data);
     free(t);
 }
 

@@ -20,7 +20,20 @@ struct mt_tensor {
     bool owns_data;               /* data was allocated by the library */
     size_t nbytes;                /* numel * element size (an owned allocation is
                                      rounded up to a multiple of 64) */
+    /* Owned data that is not plain heap memory (runtime/pool.c): the last
+     * release calls give_back(owner, data, capacity) instead of free. */
+    void (*give_back)(void *owner, void *data, size_t capacity);
+    void *owner;
+    size_t capacity;
 };
+
+/* A C-contiguous tensor over memory the caller allocated (at least
+ * numel * element size bytes): the last release calls
+ * give_back(owner, data, capacity). NULL when the shape is invalid or memory
+ * runs out; the data is then still the caller's. */
+mt_tensor *mt_tensor_adopt(void *data, mt_dtype dtype, int ndim, const int64_t *shape,
+                           void (*give_back)(void *owner, void *data, size_t capacity),
+                           void *owner, size_t capacity);
 
 /* True when strides are C-contiguous (row-major, compact) for the shape. */
 bool mt_tensor_is_contiguous(const mt_tensor *t);

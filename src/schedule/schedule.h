@@ -13,4 +13,13 @@
 /* The default CPU schedule. Returns f itself when no rule applies. */
 mt_tfunc *mt_schedule_default_cpu(mt_arena *a, mt_tfunc *f);
 
+/* The matmul rule (rule_matmul.c): a float32/float64 matmul nest, optionally
+ * batched and followed by elementwise epilogue nests, becomes a register-tiled
+ * micro-kernel with B packing and K/N cache blocking, already in lowered form.
+ * Returns f itself (and *applied = 0) when the function is not such a nest. */
+mt_tfunc *mt_schedule_matmul_cpu(mt_arena *a, mt_tfunc *f, int *applied);
+
+/* The same as a pipeline pass ("schedule_matmul", before "schedule"). */
+mt_tfunc *mt_schedule_matmul_pass(mt_arena *a, mt_tfunc *f);
+
 #endif

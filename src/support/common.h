@@ -22,6 +22,16 @@ static inline bool mt_dtype_is_signed(mt_dtype t) {
 }
 static inline int mt_dtype_bits(mt_dtype t) { return (int)mt_dtype_size(t) * 8; }
 
+/* v truncated toward zero into int64_t, saturating at INT64_MIN/MAX, NaN as
+ * 0: a plain cast of a double outside the range is undefined behaviour, and a
+ * literal such as 1e308 reaches the compiler's constant folding. */
+static inline int64_t mt_f64_to_i64(double v) {
+    if (v != v) return 0;
+    if (v >= 0x1p63) return INT64_MAX;
+    if (v < -0x1p63) return INT64_MIN;
+    return (int64_t)v;
+}
+
 /* a * b, false on int64 overflow. */
 static inline bool mt_mul_ok(int64_t a, int64_t b, int64_t *out) {
     return !__builtin_mul_overflow(a, b, out);

@@ -24,7 +24,9 @@
  * x%1 -> 0, not not x, - -x, select(True, a, b) -> a, select(c, a, a) -> a,
  * `True and x` -> x and the like, and integer reassociation
  * (x + c1) + c2 -> x + (c1 + c2) (also with -), written `x - c` when the
- * constant is negative. For floats only the IEEE-exact ones apply: x*1.0,
+ * constant is negative, and, in int64 sums, (x // c) * c + x % c -> x for a
+ * constant c != 0, also nested (see merge_divmod: what fused loops leave in
+ * flattened indices). For floats only the IEEE-exact ones apply: x*1.0,
  * 1.0*x, x/1.0, x-0.0 and x+(-0.0); x+0.0 is kept (it turns -0.0 into 0.0).
  *
  * Statements (handled top-down so that dead parts are never simplified):
@@ -219,6 +221,113 @@ static mt_texpr *add_const(mt_arena *a, mt_texpr *p, int64_t c) {
     return mt_te_bin(a, TE_ADD, p, mt_te_int(a, dt, c));
 }
 
+/* ---- (x // c) * c + x % c -> x ------------------------------------------
+ * An int64 sum is read as terms coef * atom (through +, -, unary - and
+ * multiplication by constants); a pair of terms k*c * (x // c) and k * (x % c)
+ * with the same x and constant c != 0 is k * x (floor division and modulo
+ * make x == c * (x // c) + x % c exact, also in wrapping arithmetic), and x
+ * is read as terms again, so nested pairs from fusing several loops
+ * ((y // 4) // 3 * 12 + (y // 4) % 3 * 4 + y % 4) collapse to y. The sum is
+ * rebuilt only when a pair merged. */
+
+enum { MAX_TERMS = 32 };
+
+typedef struct term {
+    uint64_t coef;  /* wrapping */
+    mt_texpr *atom; /* NULL: the constant term */
+} term;
+
+typedef struct terms {
+    term t[MAX_TERMS];
+    int n;
+    bool full; /* too many terms: give up */
+} terms;
+
+static void add_term(terms *ts, uint64_t coef, mt_texpr *atom) {
+    for (int i = 0; i < ts->n; i++)
+        if (atom ? ts->t[i].atom && mt_texpr_equal(ts->t[i].atom, atom) : !ts->t[i].atom) {
+            ts->t[i].coef += coef;
+            return;
+        }
+    if (ts->n == MAX_TERMS) {
+        ts->full = true;
+        return;
+    }
+    ts->t[ts->n].coef = coef;
+    ts->t[ts->n++].atom = atom;
+}
+
+static void expand(terms *ts, mt_texpr *e, uint64_t k) {
+    int64_t c;
+    switch (e->kind) {
+    case TE_INT: add_term(ts, k * (uint64_t)e->ival, NULL); return;
+    case TE_ADD: expand(ts, e->a, k), expand(ts, e->b, k); return;
+    case TE_SUB: expand(ts, e->a, k), expand(ts, e->b, 0 - k); return;
+    case TE_NEG: expand(ts, e->a, 0 - k); return;
+    case TE_MUL:
+        if (int_const(e->b, &c)) {
+            expand(ts, e->a, k * (uint64_t)c);
+            return;
+        }
+        if (int_const(e->a, &c)) {
+            expand(ts, e->b, k * (uint64_t)c);
+            return;
+        }
+        break;
+    default: break;
+    }
+    add_term(ts, k, e);
+}
+
+/* One merge; false when there is none. */
+static bool merge_pair(terms *ts) {
+    int64_t c, c2;
+    for (int i = 0; i < ts->n; i++) {
+        mt_texpr *d = ts->t[i].atom;
+        if (!d || d->kind != TE_FLOORDIV || !int_const(d->b, &c) || c == 0 || ts->t[i].coef == 0)
+            continue;
+        for (int j = 0; j < ts->n; j++) {
+            mt_texpr *m = ts->t[j].atom;
+            if (!m || m->kind != TE_FLOORMOD || !int_const(m->b, &c2) || c2 != c ||
+                ts->t[i].coef != ts->t[j].coef * (uint64_t)c || !mt_texpr_equal(m->a, d->a))
+                continue;
+            uint64_t k = ts->t[j].coef;
+            ts->t[i].coef = ts->t[j].coef = 0;
+            expand(ts, d->a, k);
+            return true;
+        }
+    }
+    return false;
+}
+
+static mt_texpr *merge_divmod(mt_arena *a, mt_texpr *e) {
+    if (e->dtype != MT_INT64) return e;
+    terms ts;
+    ts.n = 0;
+    ts.full = false;
+    expand(&ts, e, 1);
+    bool merged = false;
+    while (!ts.full && merge_pair(&ts)) merged = true;
+    if (!merged || ts.full) return e;
+    mt_texpr *acc = NULL;
+    uint64_t cst = 0;
+    for (int i = 0; i < ts.n; i++) {
+        term *t = &ts.t[i];
+        if (!t->atom) {
+            cst += t->coef;
+            continue;
+        }
+        if (t->coef == 0) continue;
+        bool neg = (int64_t)t->coef < 0 && t->coef != (uint64_t)INT64_MIN;
+        uint64_t mag = neg ? 0 - t->coef : t->coef;
+        mt_texpr *p = mag == 1 ? t->atom : mt_te_bin(a, TE_MUL, t->atom, mt_te_int(a, MT_INT64, (int64_t)mag));
+        if (!acc) acc = neg ? mt_te_unary(a, TE_NEG, p) : p;
+        else acc = mt_te_bin(a, neg ? TE_SUB : TE_ADD, acc, p);
+    }
+    if (!acc) return mt_te_int(a, MT_INT64, (int64_t)cst);
+    return add_const(a, acc, (int64_t)cst);
+}
+
 static mt_texpr *rewrite_bin(mt_arena *a, mt_texpr *e) {
     mt_texpr *x = e->a, *y = e->b;
     mt_dtype dt = x->dtype;
@@ -254,14 +363,14 @@ static mt_texpr *rewrite_bin(mt_arena *a, mt_texpr *e) {
                 return add_const(a, x->a,
                                  x->kind == TE_ADD ? (int64_t)((uint64_t)c1 + (uint64_t)yi)
                                                    : (int64_t)((uint64_t)yi - (uint64_t)c1));
-            return e;
+            return merge_divmod(a, e);
         case TE_SUB:
             if (yc && yi == 0) return x;
             if (yc && (x->kind == TE_ADD || x->kind == TE_SUB) && int_const(x->b, &c1))
                 return add_const(a, x->a,
                                  x->kind == TE_ADD ? (int64_t)((uint64_t)c1 - (uint64_t)yi)
                                                    : (int64_t)(0 - (uint64_t)c1 - (uint64_t)yi));
-            return e;
+            return merge_divmod(a, e);
         case TE_MUL:
             if (yc && yi == 1) return x;
             if (xc && xi == 1) return y;

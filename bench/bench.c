@@ -1,0 +1,882 @@
+/*
+ * bench.c -- minitriton's CPU benchmark (run it with scripts/bench.sh).
+ *
+ * One run measures the machine's references and minitriton against them, in
+ * the same process, because the machine is shared and noisy: absolute
+ * figures move by 10 % and more between runs, ratios measured together move
+ * much less (/work/shared/MACHINE.md).
+ *
+ *   1. Memory bandwidth: a STREAM-like add c = a + b over three 64 MiB
+ *      arrays, on 1 and 2 threads (pthreads), best of several passes. Bytes
+ *      are counted as STREAM counts them: every array once (reads and the
+ *      write; not the write-allocate read of c).
+ *   2. OpenBLAS sgemm at N = 1024 and 2048 on 1 and 2 threads, and the MLP
+ *      784-128-10 at batch 4096 done the NumPy way (two sgemm calls, bias and
+ *      relu in C). OpenBLAS is loaded with dlopen, so building this program
+ *      does not need it; without it those rows say why they are missing.
+ *   3. minitriton on the kernels of the performance issue, each in a context
+ *      with num_threads = 1 and one with num_threads = 2: the time of
+ *      mt_kernel_run (median of the repetitions after a warm-up), its rate,
+ *      the reference (for memory-bound kernels the floor: the bytes that
+ *      must move divided by the bandwidth; for matmul OpenBLAS), the ratio,
+ *      and the goal. A row alternates its reference and the kernel, run by
+ *      run, and compares their medians, so that both see the same load on
+ *      the machine; pauses between runs let spinning worker threads
+ *      (libgomp's; OpenBLAS's are told to sleep at once) go to sleep before
+ *      the next measurement. Each result is spot-checked
+ *      against a scalar reference in double: a kernel that computes the wrong
+ *      thing is marked WRONG, whatever its speed.
+ *   4. Compile latency per kernel: the first compile in the process (the
+ *      first one also pays for LLVM's one-time work), a warm compile (the
+ *      same source again in a context with the cache off; median of 3, with
+ *      its phases from mt_kernel_compile_times), and a cached compile (the
+ *      same source and options again in the same context; median of many).
+ *
+ * Inputs live in three 64 MiB buffers filled once (huge pages where the
+ * kernel gives them: a fresh 64 MiB buffer costs 165 ms of page faults with
+ * 4 KiB pages) and every kernel wraps views of them; results are written
+ * into caller-provided tensors, so no allocation is timed. The whole run
+ * takes one to three minutes (more when the machine is busy); each
+ * measurement stops after a time budget.
+ *
+ * Output: Markdown tables on stdout (docs/performance.md quotes them),
+ * progress on stderr. `mt_bench NAME` runs only the kernels whose name
+ * contains NAME (the references are still measured).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "minitriton.h"
+
+/* ---- time and statistics ---------------------------------------------------- */
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median of v[0..n) (sorts v). */
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void die(const char *what) {
+    fprintf(stderr, "mt_bench: %s\n", what);
+    exit(1);
+}
+
+/* ---- buffers ------------------------------------------------------------------ */
+
+#define BIG_N ((int64_t)16 * 1024 * 1024) /* floats in each big buffer: 64 MiB */
+
+static float *big_alloc(void) {
+    size_t bytes = (size_t)BIG_N * sizeof(float);
+    float *p = aligned_alloc(2u << 20, bytes);
+    if (!p) die("out of memory");
+    madvise(p, bytes, MADV_HUGEPAGE);
+    return p;
+}
+
+static uint64_t rng_state = 0x2545f4914f6cdd1dull;
+
+/* Uniform in [-1, 1). */
+static float frand(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (float)(rng_state >> 40) * 0x1p-23f - 1.0f;
+}
+
+static float *small_alloc(int64_t n, float scale) {
+    float *p = aligned_alloc(64, (size_t)((n * 4 + 63) / 64 * 64));
+    if (!p) die("out of memory");
+    for (int64_t i = 0; i < n; i++) p[i] = frand() * scale;
+    return p;
+}
+
+static float *A, *B, *C; /* the three big buffers */
+
+/* ---- memory bandwidth (STREAM add) ------------------------------------------- */
+
+enum { STREAM_PASSES = 12 };
+
+/* One pass of c = a + b on `threads` threads (the caller's and threads - 1
+ * new ones; creating a thread costs microseconds, a pass milliseconds). */
+typedef struct stream_part {
+    int64_t lo, hi;
+} stream_part;
+
+static void *stream_part_run(void *p) {
+    stream_part *sp = p;
+    float *restrict c = C;
+    const float *restrict a = A, *restrict b = B;
+    for (int64_t i = sp->lo; i < sp->hi; i++) c[i] = a[i] + b[i];
+    return NULL;
+}
+
+static void stream_once(void *p) {
+    int threads = *(int *)p;
+    pthread_t th[8];
+    stream_part parts[8];
+    for (int i = 0; i < threads; i++) {
+        parts[i] = (stream_part){BIG_N * i / threads, BIG_N * (i + 1) / threads};
+        if (i > 0 && pthread_create(&th[i], NULL, stream_part_run, &parts[i]) != 0)
+            die("pthread_create failed");
+    }
+    stream_part_run(&parts[0]);
+    for (int i = 1; i < threads; i++) pthread_join(th[i], NULL);
+}
+
+/* Best-of bandwidth in GB/s of c = a + b on `threads` threads (the first
+ * pass is a warm-up). */
+static double stream_add(int threads) {
+    double best = 1e30;
+    for (int r = 0; r < STREAM_PASSES; r++) {
+        double t0 = now_s();
+        stream_once(&threads);
+        double t = now_s() - t0;
+        if (r > 0 && t < best) best = t;
+    }
+    return 3.0 * (double)BIG_N * sizeof(float) / best / 1e9;
+}
+
+/* ---- OpenBLAS ------------------------------------------------------------------ */
+
+enum { CBLAS_ROW_MAJOR = 101, CBLAS_NO_TRANS = 111, CBLAS_TRANS = 112 };
+typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *, int, const float *,
+                         int, float, float *, int);
+
+static struct {
+    void *lib;
+    sgemm_fn sgemm;
+    void (*set_threads)(int);
+    char *(*config)(void);
+    char *(*corename)(void);
+    char why[512]; /* why it is missing */
+} blas;
+
+static void blas_load(void) {
+    const char *names[] = {"libopenblas.so.0", "libopenblas.so", "libopenblasp.so.0"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !blas.lib; i++)
+        blas.lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!blas.lib) {
+        snprintf(blas.why, sizeof blas.why,
+                 "OpenBLAS not found (%s); install libopenblas-dev (scripts/bench.sh does)",
+                 dlerror());
+        return;
+    }
+    blas.sgemm = (sgemm_fn)dlsym(blas.lib, "cblas_sgemm");
+    blas.set_threads = (void (*)(int))dlsym(blas.lib, "openblas_set_num_threads");
+    blas.config = (char *(*)(void))dlsym(blas.lib, "openblas_get_config");
+    blas.corename = (char *(*)(void))dlsym(blas.lib, "openblas_get_corename");
+    if (!blas.sgemm || !blas.set_threads) {
+        snprintf(blas.why, sizeof blas.why, "libopenblas lacks cblas_sgemm or openblas_set_num_threads");
+        dlclose(blas.lib);
+        blas.lib = NULL;
+    }
+}
+
+/* ---- timing a piece of work ------------------------------------------------------- */
+
+typedef void (*work_fn)(void *);
+
+/* Median seconds of fn(arg) after `warm` warm-up calls: at least min_reps
+ * repetitions, then until budget_s has passed or max_reps are done. */
+static double time_work(work_fn fn, void *arg, int warm, int min_reps, int max_reps,
+                        double budget_s) {
+    for (int i = 0; i < warm; i++) fn(arg);
+    double *t = malloc(sizeof *t * (size_t)max_reps);
+    if (!t) die("out of memory");
+    int n = 0;
+    double start = now_s();
+    while (n < max_reps && (n < min_reps || now_s() - start < budget_s)) {
+        double t0 = now_s();
+        fn(arg);
+        t[n++] = now_s() - t0;
+    }
+    double m = median(t, n);
+    free(t);
+    return m;
+}
+
+typedef struct sgemm_arg {
+    int n;
+} sgemm_arg;
+
+static void run_sgemm(void *p) {
+    int n = ((sgemm_arg *)p)->n;
+    blas.sgemm(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_NO_TRANS, n, n, n, 1.0f, A, n, B, n, 0.0f,
+               C, n);
+}
+
+/* ---- the MLP's weights and the NumPy-style reference ------------------------------ */
+
+enum { MLP_IN = 784, MLP_HID = 128, MLP_OUT = 10, MLP_BATCH = 4096 };
+static float *W0, *B0, *W1, *B1, *H, *BIAS; /* BIAS: matmul+bias+relu's (2048,) */
+static float X1[MLP_IN], OUT1[MLP_OUT];     /* batch 1 */
+
+static void run_blas_mlp(void *p) {
+    (void)p;
+    blas.sgemm(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_TRANS, MLP_BATCH, MLP_HID, MLP_IN, 1.0f, A,
+               MLP_IN, W0, MLP_IN, 0.0f, H, MLP_HID);
+    for (int r = 0; r < MLP_BATCH; r++)
+        for (int j = 0; j < MLP_HID; j++) {
+            float v = H[r * MLP_HID + j] + B0[j];
+            H[r * MLP_HID + j] = v > 0 ? v : 0;
+        }
+    blas.sgemm(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_TRANS, MLP_BATCH, MLP_OUT, MLP_HID, 1.0f, H,
+               MLP_HID, W1, MLP_HID, 0.0f, C, MLP_OUT);
+    for (int r = 0; r < MLP_BATCH; r++)
+        for (int j = 0; j < MLP_OUT; j++) C[r * MLP_OUT + j] += B1[j];
+}
+
+/* ---- the minitriton kernels --------------------------------------------------------- */
+
+typedef enum kind {
+    K_ADD,   /* add chain: goal >= 90 % of bandwidth */
+    K_EXP,   /* exp chain: goal >= 75 % of bandwidth */
+    K_SMAX,  /* softmax: goal <= 2x the floor */
+    K_LNORM, /* layer_norm: goal <= 2x the floor */
+    K_MM,    /* matmul: goal >= 90 % of OpenBLAS at the same N and threads */
+    K_MMBR,  /* matmul + bias + relu: >= 90 % of OpenBLAS sgemm alone */
+    K_MLP,   /* MLP batch 4096: < 3.9 ms (NumPy + SkylakeX BLAS, 2 threads) */
+    K_MLP1,  /* MLP batch 1 per call: <= 3 us */
+} kind;
+
+typedef struct kspec {
+    const char *name;
+    kind kind;
+    const char *src;
+    int n; /* matmul size */
+} kspec;
+
+#define F32(shape) "Tensor(" shape ", \"float32\")"
+
+static const kspec KERNELS[] = {
+    {"add chain 16M (a + b + a)", K_ADD,
+     "def add_chain(a: " F32("(16777216,)") ", b: " F32("(16777216,)") "):\n"
+     "    out = a + b\n"
+     "    out = out + a\n"
+     "    return out\n", 0},
+    {"exp chain 16M (exp(a) * b + 1)", K_EXP,
+     "def exp_chain(a: " F32("(16777216,)") ", b: " F32("(16777216,)") "):\n"
+     "    return exp(a) * b + 1.0\n", 0},
+    {"softmax 4096x4096", K_SMAX,
+     "def row_softmax(x: " F32("(4096, 4096)") "):\n"
+     "    return softmax(x, axis=-1)\n", 0},
+    {"layer_norm 4096x4096", K_LNORM,
+     "def lnorm(x: " F32("(4096, 4096)") ", g: " F32("(4096,)") ", b: " F32("(4096,)") "):\n"
+     "    return layer_norm(x, g, b)\n", 0},
+    {"matmul 1024^3", K_MM,
+     "def mm1024(a: " F32("(1024, 1024)") ", b: " F32("(1024, 1024)") "):\n"
+     "    return a @ b\n", 1024},
+    {"matmul 2048^3", K_MM,
+     "def mm2048(a: " F32("(2048, 2048)") ", b: " F32("(2048, 2048)") "):\n"
+     "    return a @ b\n", 2048},
+    {"matmul 2048^3 + bias + relu", K_MMBR,
+     "def mm_bias_relu(a: " F32("(2048, 2048)") ", b: " F32("(2048, 2048)")
+     ", bias: " F32("(2048,)") "):\n"
+     "    return relu(a @ b + bias)\n", 2048},
+    {"MLP 784-128-10, batch 4096", K_MLP,
+     "def mlp(x: " F32("(4096, 784)") ", w0: " F32("(128, 784)") ", b0: " F32("(128,)")
+     ", w1: " F32("(10, 128)") ", b1: " F32("(10,)") "):\n"
+     "    return relu(x @ w0.T + b0) @ w1.T + b1\n", 0},
+    {"MLP 784-128-10, batch 1", K_MLP1,
+     "def mlp1(x: " F32("(1, 784)") ", w0: " F32("(128, 784)") ", b0: " F32("(128,)")
+     ", w1: " F32("(10, 128)") ", b1: " F32("(10,)") "):\n"
+     "    return relu(x @ w0.T + b0) @ w1.T + b1\n", 0},
+};
+enum { NKERNELS = sizeof KERNELS / sizeof KERNELS[0] };
+
+static mt_tensor *wrap(float *p, int ndim, int64_t d0, int64_t d1) {
+    int64_t shape[2] = {d0, d1};
+    mt_tensor *t = mt_tensor_wrap(p, MT_FLOAT32, ndim, shape, NULL);
+    if (!t) die("mt_tensor_wrap failed");
+    return t;
+}
+
+/* The arguments and the result of one kernel, as views of the buffers. */
+typedef struct kargs {
+    mt_tensor *args[5];
+    int nargs;
+    mt_tensor *out;
+    mt_kernel *k;
+} kargs;
+
+static void make_args(const kspec *s, kargs *ka) {
+    memset(ka, 0, sizeof *ka);
+    switch (s->kind) {
+    case K_ADD:
+    case K_EXP:
+        ka->args[0] = wrap(A, 1, BIG_N, 0);
+        ka->args[1] = wrap(B, 1, BIG_N, 0);
+        ka->nargs = 2;
+        ka->out = wrap(C, 1, BIG_N, 0);
+        break;
+    case K_SMAX:
+        ka->args[0] = wrap(A, 2, 4096, 4096);
+        ka->nargs = 1;
+        ka->out = wrap(C, 2, 4096, 4096);
+        break;
+    case K_LNORM:
+        ka->args[0] = wrap(A, 2, 4096, 4096);
+        ka->args[1] = wrap(B, 1, 4096, 0);        /* gamma: the first row of B */
+        ka->args[2] = wrap(B + 4096, 1, 4096, 0); /* beta: the second */
+        ka->nargs = 3;
+        ka->out = wrap(C, 2, 4096, 4096);
+        break;
+    case K_MM:
+    case K_MMBR:
+        ka->args[0] = wrap(A, 2, s->n, s->n);
+        ka->args[1] = wrap(B, 2, s->n, s->n);
+        ka->nargs = 2;
+        if (s->kind == K_MMBR) ka->args[ka->nargs++] = wrap(BIAS, 1, s->n, 0);
+        ka->out = wrap(C, 2, s->n, s->n);
+        break;
+    case K_MLP:
+    case K_MLP1: {
+        int64_t batch = s->kind == K_MLP ? MLP_BATCH : 1;
+        ka->args[0] = wrap(s->kind == K_MLP ? A : X1, 2, batch, MLP_IN);
+        ka->args[1] = wrap(W0, 2, MLP_HID, MLP_IN);
+        ka->args[2] = wrap(B0, 1, MLP_HID, 0);
+        ka->args[3] = wrap(W1, 2, MLP_OUT, MLP_HID);
+        ka->args[4] = wrap(B1, 1, MLP_OUT, 0);
+        ka->nargs = 5;
+        ka->out = wrap(s->kind == K_MLP ? C : OUT1, 2, batch, MLP_OUT);
+        break;
+    }
+    }
+}
+
+static void free_args(kargs *ka) {
+    for (int i = 0; i < ka->nargs; i++) mt_tensor_release(ka->args[i]);
+    mt_tensor_release(ka->out);
+}
+
+static void run_kernel(void *p) {
+    kargs *ka = p;
+    mt_diag d;
+    if (mt_kernel_run(ka->k, ka->args, ka->nargs, &ka->out, 1, &d) != MT_OK) {
+        fprintf(stderr, "mt_bench: run of %s failed:\n%s\n", mt_kernel_name(ka->k), d.text);
+        exit(1);
+    }
+}
+
+/* ---- spot checks against scalar references in double ---------------------------- */
+
+static bool close_to(double got, double want, double tol) {
+    return fabs(got - want) <= tol && !isnan(got);
+}
+
+static bool check_softmax_row(int64_t r) {
+    const float *x = A + r * 4096, *y = C + r * 4096;
+    double mx = -INFINITY, sum = 0;
+    for (int j = 0; j < 4096; j++) mx = fmax(mx, x[j]);
+    for (int j = 0; j < 4096; j++) sum += exp(x[j] - mx);
+    for (int j = 0; j < 4096; j++) {
+        double want = exp(x[j] - mx) / sum;
+        if (!close_to(y[j], want, 1e-4 * want + 1e-9)) return false;
+    }
+    return true;
+}
+
+static bool check_lnorm_row(int64_t r) {
+    const float *x = A + r * 4096, *y = C + r * 4096, *g = B, *b = B + 4096;
+    double mean = 0, var = 0;
+    for (int j = 0; j < 4096; j++) mean += x[j];
+    mean /= 4096;
+    for (int j = 0; j < 4096; j++) var += (x[j] - mean) * (x[j] - mean);
+    var /= 4096;
+    double inv = 1 / sqrt(var + 1e-5);
+    for (int j = 0; j < 4096; j++)
+        if (!close_to(y[j], (x[j] - mean) * inv * g[j] + b[j], 1e-4)) return false;
+    return true;
+}
+
+static bool check_mm_at(int n, int64_t i, int64_t j, bool bias_relu) {
+    double acc = 0, mag = 0;
+    for (int64_t k = 0; k < n; k++) {
+        acc += (double)A[i * n + k] * B[k * n + j];
+        mag += fabs((double)A[i * n + k] * B[k * n + j]);
+    }
+    if (bias_relu) acc = fmax(acc + BIAS[j], 0);
+    return close_to(C[i * n + j], acc, 1e-5 * mag + 1e-5);
+}
+
+static bool check_mlp_row(const float *x, const float *out) {
+    double h[MLP_HID];
+    for (int j = 0; j < MLP_HID; j++) {
+        double acc = B0[j];
+        for (int k = 0; k < MLP_IN; k++) acc += (double)x[k] * W0[j * MLP_IN + k];
+        h[j] = acc > 0 ? acc : 0;
+    }
+    for (int j = 0; j < MLP_OUT; j++) {
+        double acc = B1[j];
+        for (int k = 0; k < MLP_HID; k++) acc += h[k] * W1[j * MLP_HID + k];
+        if (!close_to(out[j], acc, 1e-4 * fmax(1, fabs(acc)))) return false;
+    }
+    return true;
+}
+
+/* Did the last run compute the right thing? (A sample of the result.) */
+static bool check_result(const kspec *s) {
+    switch (s->kind) {
+    case K_ADD:
+    case K_EXP:
+        for (int q = 0; q <= 32; q++) {
+            int64_t i = q < 32 ? (int64_t)q * 524309 % BIG_N : BIG_N - 1;
+            double want = s->kind == K_ADD ? (double)((A[i] + B[i]) + A[i])
+                                           : exp((double)A[i]) * B[i] + 1;
+            if (!close_to(C[i], want, 1e-5 * fmax(1, fabs(want)))) return false;
+        }
+        return true;
+    case K_SMAX: return check_softmax_row(0) && check_softmax_row(1234) && check_softmax_row(4095);
+    case K_LNORM: return check_lnorm_row(0) && check_lnorm_row(2047) && check_lnorm_row(4095);
+    case K_MM:
+    case K_MMBR:
+        for (int q = 0; q < 16; q++) {
+            int64_t i = (q * 7919) % s->n, j = (q * 104729 + 13) % s->n;
+            if (!check_mm_at(s->n, i, j, s->kind == K_MMBR)) return false;
+        }
+        return check_mm_at(s->n, s->n - 1, s->n - 1, s->kind == K_MMBR);
+    case K_MLP:
+        for (int r = 0; r < MLP_BATCH; r += 1021)
+            if (!check_mlp_row(A + (int64_t)r * MLP_IN, C + (int64_t)r * MLP_OUT)) return false;
+        return check_mlp_row(A + (int64_t)(MLP_BATCH - 1) * MLP_IN, C + (int64_t)(MLP_BATCH - 1) * MLP_OUT);
+    case K_MLP1: return check_mlp_row(X1, OUT1);
+    }
+    return false;
+}
+
+/* ---- results --------------------------------------------------------------------- */
+
+typedef struct kresult {
+    double first_ms;      /* the first compile of this kernel in the process */
+    mt_compile_times warm;/* phases of the median warm compile */
+    double warm_ms;       /* median wall time of a warm compile */
+    double cached_us;     /* median wall time of a cached compile */
+    double time_s[2];     /* median run time at 1 and 2 threads */
+    double ref[2];        /* the row's reference, measured just before it: GB/s
+                           * for memory-bound kernels, else seconds of BLAS */
+    bool ok[2];           /* the spot check passed */
+    bool compiled[2];
+} kresult;
+
+static double bw_gbs[2];                   /* bandwidth at 1 and 2 threads */
+static double blas_s[2][2];                /* [N=1024|2048][threads-1] sgemm seconds */
+static double blas_mlp_s[2];               /* NumPy-style MLP on OpenBLAS */
+static kresult results[NKERNELS];
+static const char *only; /* run only the kernels whose name contains this */
+
+static bool selected(int i) { return !only || strstr(KERNELS[i].name, only); }
+
+static double kernel_bytes(const kspec *s) {
+    switch (s->kind) {
+    case K_ADD:
+    case K_EXP: return 3.0 * (double)BIG_N * 4;  /* a, b in; out */
+    case K_SMAX:
+    case K_LNORM: return 2.0 * (double)BIG_N * 4; /* x in; out (gamma, beta: 32 KiB) */
+    default: return 0;
+    }
+}
+
+static double kernel_flops(const kspec *s) {
+    switch (s->kind) {
+    case K_MM: return 2.0 * s->n * s->n * s->n;
+    case K_MMBR: return 2.0 * s->n * s->n * s->n + 2.0 * s->n * s->n;
+    case K_MLP: return 2.0 * MLP_BATCH * (MLP_IN * MLP_HID + MLP_HID * MLP_OUT);
+    case K_MLP1: return 2.0 * (MLP_IN * MLP_HID + MLP_HID * MLP_OUT);
+    default: return 0;
+    }
+}
+
+static void fmt_time(char *buf, size_t cap, double s) {
+    if (s < 1e-3) snprintf(buf, cap, "%.2f µs", s * 1e6);
+    else snprintf(buf, cap, "%.2f ms", s * 1e3);
+}
+
+static void print_row(const kspec *s, const kresult *r, int ti) {
+    int threads = ti + 1;
+    char tbuf[32], rate[32] = "", ref[48] = "–", vs[48] = "–", goal[48] = "", met[16] = "–";
+    double t = r->time_s[ti];
+    if (!r->compiled[ti]) {
+        printf("| %s | %d | did not compile | | | | | |\n", s->name, threads);
+        return;
+    }
+    fmt_time(tbuf, sizeof tbuf, t);
+    double bytes = kernel_bytes(s), flops = kernel_flops(s);
+    if (bytes > 0) snprintf(rate, sizeof rate, "%.1f GB/s", bytes / t / 1e9);
+    else snprintf(rate, sizeof rate, "%.1f GFLOP/s", flops / t / 1e9);
+    bool pass = false, judged = true;
+    switch (s->kind) {
+    case K_ADD:
+    case K_EXP: {
+        double floor = bytes / (r->ref[ti] * 1e9), frac = floor / t;
+        double want = s->kind == K_ADD ? 0.90 : 0.75;
+        snprintf(ref, sizeof ref, "floor %.2f ms", floor * 1e3);
+        snprintf(vs, sizeof vs, "%.0f %% of bw", frac * 100);
+        snprintf(goal, sizeof goal, "≥ %.0f %% of bw", want * 100);
+        pass = frac >= want;
+        break;
+    }
+    case K_SMAX:
+    case K_LNORM: {
+        double floor = bytes / (r->ref[ti] * 1e9);
+        snprintf(ref, sizeof ref, "floor %.2f ms", floor * 1e3);
+        snprintf(vs, sizeof vs, "%.1fx floor", t / floor);
+        snprintf(goal, sizeof goal, "≤ 2x floor");
+        pass = t / floor <= 2.0;
+        break;
+    }
+    case K_MM:
+    case K_MMBR: {
+        snprintf(goal, sizeof goal, s->kind == K_MM ? "≥ 90 %% of BLAS" : "≥ 90 %% of BLAS sgemm");
+        double bt = r->ref[ti];
+        if (bt <= 0) {
+            judged = false;
+            break;
+        }
+        snprintf(ref, sizeof ref, "BLAS %.2f ms", bt * 1e3);
+        snprintf(vs, sizeof vs, "%.0f %% of BLAS", bt / t * 100);
+        pass = bt / t >= 0.90;
+        break;
+    }
+    case K_MLP:
+        snprintf(goal, sizeof goal, "< 3.9 ms (2 threads)");
+        if (r->ref[ti] > 0) {
+            snprintf(ref, sizeof ref, "BLAS MLP %.2f ms", r->ref[ti] * 1e3);
+            snprintf(vs, sizeof vs, "%.2fx BLAS MLP", t / r->ref[ti]);
+        }
+        judged = threads == 2;
+        pass = t < 3.9e-3;
+        break;
+    case K_MLP1:
+        snprintf(goal, sizeof goal, "≤ 3 µs");
+        pass = t <= 3e-6;
+        break;
+    }
+    if (!r->ok[ti]) snprintf(met, sizeof met, "WRONG");
+    else if (judged) snprintf(met, sizeof met, "%s", pass ? "yes" : "no");
+    printf("| %s | %d | %s | %s | %s | %s | %s | %s |\n", s->name, threads, tbuf, rate, ref, vs,
+           goal, met);
+}
+
+/* ---- main -------------------------------------------------------------------------- */
+
+static void cpu_model(char *buf, size_t cap) {
+    snprintf(buf, cap, "unknown CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "model name", 10)) {
+            char *c = strchr(line, ':');
+            if (c) {
+                c += 2;
+                c[strcspn(c, "\n")] = 0;
+                snprintf(buf, cap, "%s", c);
+            }
+            break;
+        }
+    fclose(f);
+}
+
+static mt_context *make_ctx(int threads, int cache_entries, double *ms) {
+    mt_context_options co = {0};
+    co.num_threads = threads;
+    co.cache_entries = cache_entries;
+    double t0 = now_s();
+    mt_context *ctx = mt_context_create(&co);
+    if (ms) *ms = (now_s() - t0) * 1e3;
+    if (!ctx) die("mt_context_create failed");
+    return ctx;
+}
+
+static mt_kernel *compile(mt_context *ctx, const kspec *s, double *ms) {
+    mt_diag d;
+    double t0 = now_s();
+    mt_kernel *k = mt_jit_compile(ctx, s->src, NULL, &d);
+    if (ms) *ms = (now_s() - t0) * 1e3;
+    if (!k) fprintf(stderr, "mt_bench: %s does not compile:\n%s\n", s->name, d.text);
+    return k;
+}
+
+/* Lets the threads of OpenBLAS and of minitriton's parallel loops go to
+ * sleep (both spin a while after their last work), so that they do not take
+ * a core from what is measured next. */
+static void settle(void) { usleep(200 * 1000); }
+
+/* Median seconds of the reference ref(ref_arg) and of fn(arg), run
+ * alternately (after `warm` warm-up rounds) so that both see the same load
+ * on the machine: at least min_reps rounds, then until budget_s or
+ * max_reps. A short pause after each round lets spinning workers sleep
+ * before the reference runs again. */
+static void time_pair(work_fn ref, void *ref_arg, work_fn fn, void *arg, int warm, int min_reps,
+                      int max_reps, double budget_s, double *ref_s, double *fn_s) {
+    for (int i = 0; i < warm; i++) {
+        ref(ref_arg);
+        fn(arg);
+    }
+    double *t = malloc(sizeof *t * (size_t)max_reps * 2);
+    if (!t) die("out of memory");
+    double *tr = t + max_reps;
+    int n = 0;
+    double start = now_s();
+    while (n < max_reps && (n < min_reps || now_s() - start < budget_s)) {
+        double t0 = now_s();
+        ref(ref_arg);
+        double t1 = now_s();
+        fn(arg);
+        t[n] = now_s() - t1;
+        tr[n++] = t1 - t0;
+        usleep(20 * 1000); /* libgomp's idle workers spin a few ms after a run */
+    }
+    *fn_s = median(t, n);
+    *ref_s = median(tr, n);
+    free(t);
+}
+
+/* Times kernel run ka at `threads` threads, alternating with its reference:
+ * a STREAM pass for the memory-bound kernels (r->ref: GB/s), OpenBLAS for
+ * matmul and the MLP (r->ref: seconds). */
+static void time_row(const kspec *s, kargs *ka, kresult *r, int threads) {
+    int ti = threads - 1;
+    switch (s->kind) {
+    case K_ADD:
+    case K_EXP:
+    case K_SMAX:
+    case K_LNORM: {
+        double ref_s;
+        time_pair(stream_once, &threads, run_kernel, ka, 1, 7, 200, 1.0, &ref_s, &r->time_s[ti]);
+        r->ref[ti] = 3.0 * (double)BIG_N * sizeof(float) / ref_s / 1e9;
+        return;
+    }
+    case K_MM:
+    case K_MMBR:
+    case K_MLP: {
+        if (!blas.lib) break;
+        /* OpenBLAS's idle workers sleep at once (OPENBLAS_THREAD_TIMEOUT, set
+         * in main), so they do not spin through the kernel's turn */
+        blas.set_threads(threads);
+        sgemm_arg sa = {s->n};
+        if (s->kind == K_MLP)
+            time_pair(run_blas_mlp, NULL, run_kernel, ka, 2, 10, 500, 1.0, &r->ref[ti], &r->time_s[ti]);
+        else
+            time_pair(run_sgemm, &sa, run_kernel, ka, 1, 5, 100, s->n > 1024 ? 3.0 : 1.0,
+                      &r->ref[ti], &r->time_s[ti]);
+        blas.set_threads(1);
+        return;
+    }
+    case K_MLP1:
+        r->time_s[ti] = time_work(run_kernel, ka, 1000, 20000, 200000, 0.3);
+        return;
+    }
+    r->time_s[ti] = time_work(run_kernel, ka, 1, 5, 200, 1.0);
+}
+
+/* Compiles and times every kernel in ctx (threads 1 or 2). */
+static void bench_context(mt_context *ctx, int threads, bool record_first) {
+    for (int i = 0; i < NKERNELS; i++) {
+        if (!selected(i)) continue;
+        const kspec *s = &KERNELS[i];
+        kresult *r = &results[i];
+        double ms;
+        kargs ka;
+        make_args(s, &ka);
+        ka.k = compile(ctx, s, &ms);
+        if (record_first) r->first_ms = ms;
+        if (ka.k) {
+            fprintf(stderr, "  %-30s %d thread%s ...\n", s->name, threads, threads > 1 ? "s" : "");
+            r->compiled[threads - 1] = true;
+            memset(C, 0, (size_t)BIG_N * 4);
+            run_kernel(&ka);
+            r->ok[threads - 1] = check_result(s);
+            time_row(s, &ka, r, threads);
+            mt_kernel_release(ka.k);
+            settle();
+        }
+        free_args(&ka);
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
+        fprintf(stderr, "usage: mt_bench [NAME]   (NAME: run only the kernels whose name "
+                        "contains it, e.g. softmax)\n");
+        return 2;
+    }
+    if (argc == 2) only = argv[1];
+    time_t now = time(NULL);
+    char date[64], cpu[256];
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M %Z", localtime(&now));
+    cpu_model(cpu, sizeof cpu);
+    const char *coretype = getenv("OPENBLAS_CORETYPE");
+
+    A = big_alloc();
+    B = big_alloc();
+    C = big_alloc();
+    for (int64_t i = 0; i < BIG_N; i++) {
+        A[i] = frand();
+        B[i] = frand();
+        C[i] = 0;
+    }
+    W0 = small_alloc(MLP_HID * MLP_IN, 0.05f);
+    B0 = small_alloc(MLP_HID, 0.1f);
+    W1 = small_alloc(MLP_OUT * MLP_HID, 0.1f);
+    B1 = small_alloc(MLP_OUT, 0.1f);
+    H = small_alloc(MLP_BATCH * MLP_HID, 0);
+    BIAS = small_alloc(2048, 1.0f);
+    for (int i = 0; i < MLP_IN; i++) X1[i] = frand();
+
+    /* 1. bandwidth */
+    fprintf(stderr, "mt_bench: memory bandwidth ...\n");
+    for (int t = 0; t < 2; t++) bw_gbs[t] = stream_add(t + 1);
+
+    /* 2. OpenBLAS */
+    setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0); /* idle workers sleep after 2^4 cycles */
+    blas_load();
+    if (blas.lib) {
+        fprintf(stderr, "mt_bench: OpenBLAS sgemm ...\n");
+        for (int t = 0; t < 2; t++) {
+            blas.set_threads(t + 1);
+            for (int q = 0; q < 2; q++) {
+                sgemm_arg sa = {q ? 2048 : 1024};
+                blas_s[q][t] = time_work(run_sgemm, &sa, 1, 5, 100, q ? 1.0 : 0.5);
+            }
+            blas_mlp_s[t] = time_work(run_blas_mlp, NULL, 2, 10, 500, 0.5);
+        }
+        blas.set_threads(1);
+        settle();
+    }
+
+    /* 3. minitriton; contexts one after the other, so that a context's idle
+     * workers cannot disturb the other's runs */
+    double ctx_first_ms, ctx_warm_ms;
+    fprintf(stderr, "mt_bench: minitriton ...\n");
+    mt_context *ctx1 = make_ctx(1, 0, &ctx_first_ms);
+    bench_context(ctx1, 1, true);
+    mt_context *ctx2 = make_ctx(2, 0, &ctx_warm_ms);
+    bench_context(ctx2, 2, false);
+    mt_context_destroy(ctx2);
+
+    /* 4. compile latency: warm (cache off) and cached (ctx1 still holds
+     * every kernel in its cache) */
+    fprintf(stderr, "mt_bench: compile latency ...\n");
+    mt_context *ctxw = make_ctx(1, -1, NULL);
+    for (int i = 0; i < NKERNELS; i++) {
+        kresult *r = &results[i];
+        if (!r->compiled[0]) continue;
+        double wall[3];
+        mt_compile_times ph[3];
+        for (int q = 0; q < 3; q++) {
+            mt_kernel *k = compile(ctxw, &KERNELS[i], &wall[q]);
+            if (!k) die("a kernel compiled once and then not");
+            mt_kernel_compile_times(k, &ph[q]);
+            mt_kernel_release(k);
+        }
+        int lo = 0, hi = 0;
+        for (int q = 1; q < 3; q++) {
+            if (wall[q] < wall[lo]) lo = q;
+            if (wall[q] > wall[hi]) hi = q;
+        }
+        int mid = 3 - lo - hi;
+        if (lo == hi) mid = 0;
+        r->warm_ms = wall[mid];
+        r->warm = ph[mid];
+        enum { NC = 2000 };
+        static double cached[NC];
+        for (int q = 0; q < NC; q++) {
+            double ms;
+            mt_kernel *k = compile(ctx1, &KERNELS[i], &ms);
+            mt_kernel_release(k);
+            cached[q] = ms * 1e3;
+        }
+        r->cached_us = median(cached, NC);
+    }
+    mt_cache_stats cs;
+    mt_context_cache_stats(ctx1, &cs);
+    mt_context_destroy(ctxw);
+    mt_context_destroy(ctx1);
+
+    /* ---- report ---- */
+    printf("# minitriton benchmark\n\n");
+    printf("- date: %s\n- machine: %s, %ld online CPUs\n- minitriton %s\n", date, cpu,
+           sysconf(_SC_NPROCESSORS_ONLN), mt_version());
+    if (blas.lib)
+        printf("- OpenBLAS: %s; core %s (OPENBLAS_CORETYPE=%s)\n",
+               blas.config ? blas.config() : "?", blas.corename ? blas.corename() : "?",
+               coretype ? coretype : "unset");
+    else
+        printf("- OpenBLAS: skipped: %s\n", blas.why);
+    printf("- times are medians of repetitions after a warm-up; each row alternates its "
+           "reference (a STREAM pass or OpenBLAS) with the kernel and compares the medians; the "
+           "table below is the first measurement of each reference\n\n");
+
+    printf("## References\n\n| what | 1 thread | 2 threads |\n| --- | --- | --- |\n");
+    printf("| STREAM add c = a + b, 3 x 64 MiB (best of %d) | %.1f GB/s | %.1f GB/s |\n",
+           STREAM_PASSES - 1, bw_gbs[0], bw_gbs[1]);
+    if (blas.lib) {
+        for (int q = 0; q < 2; q++) {
+            double n = q ? 2048 : 1024, fl = 2 * n * n * n;
+            printf("| OpenBLAS sgemm N=%.0f | %.2f ms, %.0f GFLOP/s | %.2f ms, %.0f GFLOP/s |\n", n,
+                   blas_s[q][0] * 1e3, fl / blas_s[q][0] / 1e9, blas_s[q][1] * 1e3,
+                   fl / blas_s[q][1] / 1e9);
+        }
+        printf("| MLP 784-128-10 batch 4096, NumPy-style on OpenBLAS | %.2f ms | %.2f ms |\n",
+               blas_mlp_s[0] * 1e3, blas_mlp_s[1] * 1e3);
+    } else {
+        printf("| OpenBLAS | skipped | %s |\n", blas.why);
+    }
+
+    printf("\n## Kernels\n\n");
+    printf("| kernel | threads | time | rate | reference | vs reference | goal | met |\n");
+    printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    for (int i = 0; i < NKERNELS; i++)
+        for (int t = 0; t < 2; t++)
+            if (selected(i)) print_row(&KERNELS[i], &results[i], t);
+
+    printf("\n## Compile latency\n\n");
+    printf("Context creation (LLVM target and ORC JIT): %.1f ms the first in the process, %.1f ms "
+           "the second. First: this kernel's first compile in the process (the first row also "
+           "pays LLVM's one-time work). Warm: the same source again, cache off (median of 3), "
+           "with its phases. Cached: the same source and options again in the same context "
+           "(median of 2000; %lld hits in all).\n\n",
+           ctx_first_ms, ctx_warm_ms, (long long)cs.hits);
+    printf("| kernel | first | warm | cached | frontend | graph | TIR | IR gen | LLVM opt | JIT "
+           "codegen |\n");
+    printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    for (int i = 0; i < NKERNELS; i++) {
+        const kresult *r = &results[i];
+        if (!selected(i)) continue;
+        if (!r->compiled[0]) {
+            printf("| %s | did not compile | | | | | | | | |\n", KERNELS[i].name);
+            continue;
+        }
+        const mt_compile_times *w = &r->warm;
+        printf("| %s | %.1f ms | %.1f ms | %.2f µs | %.2f | %.2f | %.2f | %.2f | %.1f | %.1f |\n",
+               KERNELS[i].name, r->first_ms, r->warm_ms, r->cached_us, w->frontend_ms,
+               w->graph_ms, w->tir_ms, w->irgen_ms, w->opt_ms, w->jit_ms);
+    }
+    printf("\n(phase columns in ms, of the warm compile)\n");
+
+    free(A), free(B), free(C), free(W0), free(B0), free(W1), free(B1), free(H), free(BIAS);
+    if (blas.lib) dlclose(blas.lib);
+    return 0;
+}

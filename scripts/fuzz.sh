@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses with clang (ASan + UBSan + LeakSanitizer)
+# into build-fuzz/ and runs each for a bounded time:
+#
+#     scripts/fuzz.sh [SECONDS]      # per harness; default 60
+#
+#   fuzz_compile  mt_jit_compile on arbitrary bytes (tests/fuzz/fuzz_compile.c)
+#   fuzz_npy      the .npy reader (tests/fuzz/fuzz_npy.c)
+#
+# Seeds are regenerated on every run (build-fuzz/seeds/): the kernels of the
+# error corpus, the golden tests, the examples, the front-end goldens and the
+# fuzz regressions for fuzz_compile; a few .npy files written by npy_seeds for
+# fuzz_npy. What the fuzzer learns accumulates in build-fuzz/corpus/<name>/.
+# Fails (exit 1) on any crash, leak, timeout (-timeout=10 s per input) or
+# memory blow-up (-rss_limit_mb=2048), leaving the input that did it in
+# build-fuzz/artifacts/ and libFuzzer's report in build-fuzz/logs/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs="${1:-60}"
+case "$secs" in '' | *[!0-9]*) echo "usage: scripts/fuzz.sh [SECONDS]" >&2; exit 2 ;; esac
+MT_SETUP_EXTRA="${MT_SETUP_EXTRA:-} clang libclang-rt-14-dev" ./scripts/setup.sh
+
+# libFuzzer ships with clang's runtime (libclang-rt-14-dev on Debian 12).
+probe="$(mktemp -d)"
+trap 'rm -rf "$probe"' EXIT
+printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { return 0; }\n' >"$probe/p.c"
+if ! clang -fsanitize=fuzzer,address,undefined "$probe/p.c" -o "$probe/p" 2>"$probe/err"; then
+  cat "$probe/err" >&2
+  echo "fuzz: clang cannot build a libFuzzer target (is libclang-rt-14-dev installed?)" >&2
+  exit 1
+fi
+
+dir=build-fuzz
+echo "== fuzz: building in $dir"
+CC=clang cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DMT_FUZZ=ON -DMT_BUILD_TESTS=OFF >/dev/null
+cmake --build "$dir" -j"$(nproc)" --target fuzz_compile fuzz_npy npy_seeds >/dev/null
+
+rm -rf "$dir/seeds"
+mkdir -p "$dir/seeds/compile" "$dir/seeds/npy" "$dir/corpus/compile" "$dir/corpus/npy" \
+         "$dir/artifacts" "$dir/logs"
+for f in tests/errors/corpus/*.py tests/golden/*.py examples/kernels/*.py \
+         tests/frontend/golden/*.py tests/fuzz/regressions/*.py; do
+  [ -e "$f" ] && cp "$f" "$dir/seeds/compile/$(echo "$f" | tr / _)"
+done
+"$dir/tests/fuzz/npy_seeds" "$dir/seeds/npy" >/dev/null
+
+export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:${ASAN_OPTIONS:-}"
+export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+
+run() { # name extra-args...
+  local name=$1; shift
+  local log="$dir/logs/$name.log"
+  echo "== fuzz: $name for ${secs}s"
+  local rc=0
+  "$dir/tests/fuzz/fuzz_$name" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+      -print_final_stats=1 -artifact_prefix="$dir/artifacts/$name-" "$@" \
+      "$dir/corpus/$name" "$dir/seeds/$name" >"$log" 2>&1 || rc=$?
+  # the last status line and the final stats: execs, time, coverage
+  grep -E '^#[0-9]+.*(pulse|DONE|NEW|REDUCE)' "$log" | tail -1 || true
+  grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$log" || true
+  if [ "$rc" -ne 0 ] || grep -qE '^==[0-9]+==ERROR|^SUMMARY: |runtime error:|^MS: ' "$log"; then
+    grep -E 'ERROR|SUMMARY|runtime error|fuzz_compile:|fuzz_npy:|Test unit written' "$log" | head -20 >&2
+    echo "fuzz: $name FAILED (see $log; the input is in $dir/artifacts/)" >&2
+    return 1
+  fi
+}
+
+status=0
+run compile -dict=tests/fuzz/kernel.dict || status=1
+run npy || status=1
+[ "$status" -eq 0 ] && echo "== fuzz: no crash, leak or timeout"
+exit "$status"

@@ -1,0 +1,369 @@
+/*
+ * primitives.c -- split, fuse, reorder, parallel, vectorize, unroll.
+ *
+ * Each primitive is a local rewrite of one loop (or two perfectly nested
+ * loops) of s->func:
+ *
+ *  1. find the loop statement binding the named variable (a visitor; exactly
+ *     one loop may bind it);
+ *  2. check the preconditions on that statement and its body, returning
+ *     false with a reason in s->error when one does not hold;
+ *  3. build the replacement: new loop statements around the old body with
+ *     the old loop variables substituted (mt_tsubst_stmt, which also rewrites
+ *     block iter_values, predicates and regions, so blocks stay valid);
+ *  4. put it in place with a mutator that swaps that one statement and
+ *     rebuilds only its ancestors, and make s->func a shallow copy of the
+ *     function with the new body.
+ *
+ * Index arithmetic is built with constant folding (ceildiv of constants, a
+ * product of constant extents, `0 + x`), so that a schedule on static shapes
+ * prints as plain numbers; everything else is left for simplify. Fused loops
+ * bind with floordiv/floormod: f // E_j and f % E_j; after lowering and
+ * flattening, `(f // c) * c + f % c` is what simplify collapses back to f
+ * (docs/tir.md), which keeps fused elementwise indices affine.
+ *
+ * Loop kinds: split, fuse and the annotations require serial loops (a loop
+ * already parallel or vectorized says how it runs; transforming it further
+ * is a rule's mistake, reported as a refusal). New loops are serial.
+ */
+#include "schedule/primitives.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#include "support/common.h"
+
+void mt_sched_init(mt_sched *s, mt_arena *a, mt_tfunc *f) {
+    s->arena = a;
+    s->func = f;
+    s->error = NULL;
+}
+
+static bool refuse(mt_sched *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool refuse(mt_sched *s, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    s->error = mt_arena_vprintf(s->arena, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+/* ---- finding and replacing a loop ------------------------------------------ */
+
+typedef struct finder {
+    const mt_tvar *var;
+    const mt_tstmt *found;
+    int count;
+} finder;
+
+static void find_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    finder *f = v->ctx;
+    if (s->kind == TS_FOR && s->var == f->var) {
+        f->found = s;
+        f->count++;
+    }
+    mt_tvisit_stmt_children(v, s);
+}
+
+static void skip_expr(mt_tvisitor *v, const mt_texpr *e) { (void)v, (void)e; }
+
+const mt_tstmt *mt_sched_get_loop(const mt_sched *s, const mt_tvar *loop) {
+    if (!loop) mt_ice("schedule: no loop variable given");
+    finder f = {loop, NULL, 0};
+    mt_tvisitor v = {skip_expr, find_stmt, &f};
+    if (s->func->body) mt_tvisit_stmt(&v, s->func->body);
+    if (f.count == 0) mt_ice("schedule: no loop over '%s' in %s", loop->name, s->func->name);
+    if (f.count > 1)
+        mt_ice("schedule: %d loops over '%s' in %s", f.count, loop->name, s->func->name);
+    return f.found;
+}
+
+typedef struct replacer {
+    const mt_tstmt *old;
+    mt_tstmt *repl;
+} replacer;
+
+static mt_tstmt *replace_stmt(mt_tmutator *m, mt_tstmt *s) {
+    replacer *r = m->ctx;
+    if (s == r->old) return r->repl;
+    return mt_tmutate_stmt_children(m, s);
+}
+
+static mt_texpr *keep_expr(mt_tmutator *m, mt_texpr *e) { return e; }
+
+static void replace(mt_sched *s, const mt_tstmt *old, mt_tstmt *repl) {
+    replacer r = {old, repl};
+    mt_tmutator m = {s->arena, keep_expr, replace_stmt, &r};
+    mt_tfunc *g = MT_NEW(s->arena, mt_tfunc);
+    *g = *s->func;
+    g->body = mt_tmutate_stmt(&m, s->func->body);
+    s->func = g;
+}
+
+/* ---- facts ----------------------------------------------------------------- */
+
+typedef struct uses {
+    const mt_tvar *var;
+    bool found;
+} uses;
+
+static void uses_expr(mt_tvisitor *v, const mt_texpr *e) {
+    uses *u = v->ctx;
+    if (u->found) return;
+    if (e->kind == TE_VAR && e->var == u->var) u->found = true;
+    mt_tvisit_expr_children(v, e);
+}
+
+static bool expr_uses(const mt_texpr *e, const mt_tvar *var) {
+    if (!e) return false;
+    uses u = {var, false};
+    mt_tvisitor v = {uses_expr, NULL, &u};
+    mt_tvisit_expr(&v, e);
+    return u.found;
+}
+
+static const char *kind_name(mt_for_kind k) {
+    switch (k) {
+    case MT_FOR_SERIAL: return "serial";
+    case MT_FOR_PARALLEL: return "parallel";
+    case MT_FOR_VECTORIZED: return "vectorized";
+    case MT_FOR_UNROLLED: return "unrolled";
+    default: return "thread-bound";
+    }
+}
+
+static bool need_serial(mt_sched *s, const char *prim, const mt_tstmt *l) {
+    if (l->for_kind == MT_FOR_SERIAL) return true;
+    return refuse(s, "%s: loop '%s' is already %s", prim, l->var->name, kind_name(l->for_kind));
+}
+
+/* Perfectly nested pair: inner is outer's body, and inner's bounds do not
+ * depend on outer's variable. */
+static bool nested_pair(mt_sched *s, const char *prim, const mt_tstmt *o, const mt_tstmt *i) {
+    if (o->body != i)
+        return refuse(s, "%s: loop '%s' is not the whole body of loop '%s' (they must be perfectly nested)",
+                      prim, i->var->name, o->var->name);
+    if (expr_uses(i->min, o->var) || expr_uses(i->extent, o->var))
+        return refuse(s, "%s: the bounds of loop '%s' depend on '%s'", prim, i->var->name,
+                      o->var->name);
+    return true;
+}
+
+/* Does a block under s bind a reduce variable to an expression of var? A
+ * store outside any block is reported through *bare. */
+typedef struct red_check {
+    const mt_tvar *var;
+    const mt_tstmt *block;   /* the offending block */
+    const mt_tvar *iter;     /* its reduce variable */
+    bool bare;               /* a store outside a block */
+    int depth;               /* blocks entered */
+} red_check;
+
+static void red_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    red_check *r = v->ctx;
+    if (r->block || r->bare) return;
+    if (s->kind == TS_STORE && r->depth == 0) {
+        r->bare = true;
+        return;
+    }
+    if (s->kind == TS_BLOCK) {
+        for (int i = 0; i < s->niters; i++)
+            if (s->iters[i].kind == MT_ITER_REDUCE && expr_uses(s->iter_values[i], r->var)) {
+                r->block = s;
+                r->iter = s->iters[i].var;
+                return;
+            }
+        r->depth++;
+        mt_tvisit_stmt_children(v, s);
+        r->depth--;
+        return;
+    }
+    mt_tvisit_stmt_children(v, s);
+}
+
+static bool independent(mt_sched *s, const char *prim, const mt_tstmt *l) {
+    red_check r = {l->var, NULL, NULL, false, 0};
+    mt_tvisitor v = {skip_expr, red_stmt, &r};
+    mt_tvisit_stmt(&v, l->body);
+    if (r.bare)
+        return refuse(s, "%s: loop '%s' holds a store outside a block (lowered form): its "
+                         "iterations cannot be shown independent", prim, l->var->name);
+    if (r.block)
+        return refuse(s, "%s: loop '%s' drives reduce variable '%s' of block '%s': its "
+                         "iterations update the same elements", prim, l->var->name,
+                      r.iter->name, r.block->name ? r.block->name : "?");
+    return true;
+}
+
+typedef struct has_loop {
+    bool found;
+} has_loop;
+
+static void loop_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    has_loop *h = v->ctx;
+    if (s->kind == TS_FOR) h->found = true;
+    if (!h->found) mt_tvisit_stmt_children(v, s);
+}
+
+/* ---- folding constructors -------------------------------------------------- */
+
+static bool cint(const mt_texpr *e, int64_t *v) { return mt_te_is_const_int(e, v); }
+
+static mt_texpr *imm(mt_arena *a, mt_dtype dt, int64_t v) { return mt_te_int(a, dt, v); }
+
+static mt_texpr *mk_add(mt_arena *a, mt_texpr *x, mt_texpr *y) {
+    int64_t p, q;
+    bool xc = cint(x, &p), yc = cint(y, &q);
+    if (xc && yc) return imm(a, x->dtype, (int64_t)((uint64_t)p + (uint64_t)q));
+    if (xc && p == 0) return y;
+    if (yc && q == 0) return x;
+    return mt_te_bin(a, TE_ADD, x, y);
+}
+
+static mt_texpr *mk_sub(mt_arena *a, mt_texpr *x, mt_texpr *y) {
+    int64_t p, q;
+    if (cint(x, &p) && cint(y, &q)) return imm(a, x->dtype, (int64_t)((uint64_t)p - (uint64_t)q));
+    if (cint(y, &q) && q == 0) return x;
+    return mt_te_bin(a, TE_SUB, x, y);
+}
+
+static mt_texpr *mk_mul(mt_arena *a, mt_texpr *x, mt_texpr *y) {
+    int64_t p, q;
+    bool xc = cint(x, &p), yc = cint(y, &q);
+    if (xc && yc) return imm(a, x->dtype, (int64_t)((uint64_t)p * (uint64_t)q));
+    if (xc && p == 1) return y;
+    if (yc && q == 1) return x;
+    return mt_te_bin(a, TE_MUL, x, y);
+}
+
+/* x // y and x % y for y known positive when constant (callers ensure). */
+static mt_texpr *mk_div(mt_arena *a, mt_texpr *x, mt_texpr *y) {
+    int64_t q;
+    if (cint(y, &q) && q == 1) return x;
+    return mt_te_bin(a, TE_FLOORDIV, x, y);
+}
+
+static mt_texpr *mk_mod(mt_arena *a, mt_texpr *x, mt_texpr *y) {
+    int64_t q;
+    if (cint(y, &q) && q == 1) return imm(a, x->dtype, 0);
+    return mt_te_bin(a, TE_FLOORMOD, x, y);
+}
+
+static mt_tvar *new_var(mt_arena *a, const mt_tvar *like, const char *name) {
+    return mt_tvar_new(a, name, like->dtype);
+}
+
+/* ---- primitives ------------------------------------------------------------ */
+
+bool mt_sched_split(mt_sched *s, mt_tvar *loop, mt_texpr *factor, mt_tvar **outer,
+                    mt_tvar **inner) {
+    mt_arena *a = s->arena;
+    const mt_tstmt *l = mt_sched_get_loop(s, loop);
+    if (!need_serial(s, "split", l)) return false;
+    if (!factor || !mt_dtype_is_int(factor->dtype) || factor->lanes != 1)
+        return refuse(s, "split: the factor of loop '%s' is not an integer", loop->name);
+    int64_t fc, ec;
+    bool fconst = cint(factor, &fc), econst = cint(l->extent, &ec);
+    if (fconst && fc <= 0)
+        return refuse(s, "split: factor %lld of loop '%s' is not positive", (long long)fc,
+                      loop->name);
+    if (expr_uses(factor, loop))
+        return refuse(s, "split: the factor of loop '%s' uses the loop's variable", loop->name);
+    mt_dtype dt = loop->dtype;
+    if (factor->dtype != dt) factor = mt_te_cast(a, dt, factor);
+    mt_tvar *vo = new_var(a, loop, mt_arena_printf(a, "%s_0", loop->name));
+    mt_tvar *vi = new_var(a, loop, mt_arena_printf(a, "%s_1", loop->name));
+    mt_texpr *ext = l->extent, *one = imm(a, dt, 1);
+    mt_texpr *oext, *iext;
+    if (fconst && econst) {
+        oext = imm(a, dt, ec <= 0 ? 0 : (ec + fc - 1) / fc);
+        iext = (ec % fc == 0 || ec <= fc) ? imm(a, dt, ec < fc ? ec : fc) : NULL;
+    } else {
+        oext = mk_div(a, mk_add(a, ext, mk_sub(a, factor, one)), factor);
+        iext = NULL;
+    }
+    if (!iext)
+        iext = mt_te_bin(a, TE_MIN, factor, mk_sub(a, ext, mk_mul(a, mt_te_var(a, vo), factor)));
+    mt_texpr *val = mk_add(a, l->min, mk_add(a, mk_mul(a, mt_te_var(a, vo), factor),
+                                             mt_te_var(a, vi)));
+    mt_tstmt *body = mt_tsubst_stmt(a, l->body, &loop, &val, 1);
+    mt_tstmt *in = mt_ts_for(a, vi, imm(a, dt, 0), iext, MT_FOR_SERIAL, body);
+    replace(s, l, mt_ts_for(a, vo, imm(a, dt, 0), oext, MT_FOR_SERIAL, in));
+    if (outer) *outer = vo;
+    if (inner) *inner = vi;
+    return true;
+}
+
+/* "i0_fused" + "i1" -> "i0_i1_fused" */
+static const char *fused_name(mt_arena *a, const char *o, const char *i) {
+    size_t n = strlen(o);
+    if (n > 6 && strcmp(o + n - 6, "_fused") == 0)
+        return mt_arena_printf(a, "%.*s_%s_fused", (int)(n - 6), o, i);
+    return mt_arena_printf(a, "%s_%s_fused", o, i);
+}
+
+bool mt_sched_fuse(mt_sched *s, mt_tvar *outer, mt_tvar *inner, mt_tvar **fused) {
+    mt_arena *a = s->arena;
+    const mt_tstmt *o = mt_sched_get_loop(s, outer), *i = mt_sched_get_loop(s, inner);
+    if (!need_serial(s, "fuse", o) || !need_serial(s, "fuse", i) ||
+        !nested_pair(s, "fuse", o, i))
+        return false;
+    if (outer->dtype != inner->dtype)
+        return refuse(s, "fuse: loops '%s' and '%s' have different dtypes", outer->name,
+                      inner->name);
+    mt_dtype dt = outer->dtype;
+    mt_tvar *f = new_var(a, outer, fused_name(a, outer->name, inner->name));
+    mt_texpr *fv = mt_te_var(a, f);
+    mt_tvar *vars[2] = {outer, inner};
+    mt_texpr *vals[2] = {mk_add(a, o->min, mk_div(a, fv, i->extent)),
+                         mk_add(a, i->min, mk_mod(a, fv, i->extent))};
+    mt_tstmt *body = mt_tsubst_stmt(a, i->body, vars, vals, 2);
+    replace(s, o, mt_ts_for(a, f, imm(a, dt, 0), mk_mul(a, o->extent, i->extent), MT_FOR_SERIAL,
+                            body));
+    if (fused) *fused = f;
+    return true;
+}
+
+bool mt_sched_reorder(mt_sched *s, mt_tvar *outer, mt_tvar *inner) {
+    mt_arena *a = s->arena;
+    const mt_tstmt *o = mt_sched_get_loop(s, outer), *i = mt_sched_get_loop(s, inner);
+    if (!nested_pair(s, "reorder", o, i)) return false;
+    mt_tstmt *no = mt_ts_for(a, o->var, o->min, o->extent, o->for_kind, i->body);
+    no->thread_tag = o->thread_tag;
+    mt_tstmt *ni = mt_ts_for(a, i->var, i->min, i->extent, i->for_kind, no);
+    ni->thread_tag = i->thread_tag;
+    replace(s, o, ni);
+    return true;
+}
+
+static void annotate(mt_sched *s, const mt_tstmt *l, mt_for_kind kind) {
+    mt_tstmt *n = mt_ts_copy(s->arena, l);
+    n->for_kind = kind;
+    replace(s, l, n);
+}
+
+bool mt_sched_parallel(mt_sched *s, mt_tvar *loop) {
+    const mt_tstmt *l = mt_sched_get_loop(s, loop);
+    if (!need_serial(s, "parallel", l) || !independent(s, "parallel", l)) return false;
+    annotate(s, l, MT_FOR_PARALLEL);
+    return true;
+}
+
+bool mt_sched_vectorize(mt_sched *s, mt_tvar *loop) {
+    const mt_tstmt *l = mt_sched_get_loop(s, loop);
+    if (!need_serial(s, "vectorize", l)) return false;
+    has_loop h = {false};
+    mt_tvisitor v = {skip_expr, loop_stmt, &h};
+    mt_tvisit_stmt(&v, l->body);
+    if (h.found) return refuse(s, "vectorize: loop '%s' is not innermost", loop->name);
+    if (!independent(s, "vectorize", l)) return false;
+    annotate(s, l, MT_FOR_VECTORIZED);
+    return true;
+}
+
+bool mt_sched_unroll(mt_sched *s, mt_tvar *loop) {
+    const mt_tstmt *l = mt_sched_get_loop(s, loop);
+    if (!need_serial(s, "unroll", l)) return false;
+    annotate(s, l, MT_FOR_UNROLLED);
+    return true;
+}

@@ -1,0 +1,315 @@
+/*
+ * test_parallel.c -- the runtime parallel-for (src/runtime/parallel.c) and
+ * the code generated for parallel loops (src/codegen/llvm.c: outlining,
+ * closures, captures, nesting), on hand-built lowered TIR run through the
+ * JIT and compared with C references.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "codegen/codegen.h"
+#include "runtime/parallel.h"
+#include "support/diag.h"
+#include "tir/tir.h"
+
+static mt_jit *jit;
+static mt_arena *A;
+
+/* ---- the runtime call ------------------------------------------------------- */
+
+enum { MAXN = 5000 };
+
+typedef struct cover {
+    int hits[MAXN];        /* times each iteration ran */
+    int calls;             /* body calls */
+    int64_t min_len;       /* shortest range */
+    pthread_mutex_t mu;
+} cover;
+
+static void cover_body(int64_t b, int64_t e, void *c_) {
+    cover *c = c_;
+    pthread_mutex_lock(&c->mu);
+    c->calls++;
+    if (c->min_len < 0 || e - b < c->min_len) c->min_len = e - b;
+    for (int64_t i = b; i < e; i++) c->hits[i]++;
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void run_cover(int64_t n, int threads, cover *c) {
+    memset(c->hits, 0, sizeof c->hits);
+    c->calls = 0;
+    c->min_len = -1;
+    int prev = mt_parallel_set_num_threads(threads);
+    mt_parallel_for(n, cover_body, c);
+    assert_int_equal(mt_parallel_set_num_threads(prev), threads > 0 ? threads : 0);
+}
+
+static void test_runtime_cover(void **state) {
+    cover c;
+    pthread_mutex_init(&c.mu, NULL);
+    static const int64_t ns[] = {0, 1, 2, 3, 7, 100, 1000, 4097};
+    static const int ts[] = {1, 2, 3, 8, 0};
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+        for (size_t t = 0; t < sizeof ts / sizeof ts[0]; t++) {
+            run_cover(ns[i], ts[t], &c);
+            for (int64_t k = 0; k < ns[i]; k++) assert_int_equal(c.hits[k], 1);
+            int64_t want = ns[i] == 0 ? 0 : ts[t] == 0 ? -1 : ts[t] < ns[i] ? ts[t] : ns[i];
+            if (want >= 0) assert_int_equal(c.calls, want);
+            if (ns[i] > 0) assert_true(c.min_len >= 1);
+        }
+    run_cover(-5, 2, &c);
+    assert_int_equal(c.calls, 0);
+    pthread_mutex_destroy(&c.mu);
+}
+
+/* A body that calls mt_parallel_for again: the inner call must stay on the
+ * calling thread (one body call over the whole range). */
+typedef struct nested {
+    cover inner[8];
+    int next;
+    pthread_mutex_t mu;
+} nested;
+
+static void nested_body(int64_t b, int64_t e, void *n_) {
+    nested *n = n_;
+    pthread_mutex_lock(&n->mu);
+    cover *c = &n->inner[n->next++];
+    pthread_mutex_unlock(&n->mu);
+    for (int64_t i = b; i < e; i++) {
+        mt_parallel_for(10, cover_body, c);
+    }
+}
+
+static void test_runtime_nested(void **state) {
+    nested *n = calloc(1, sizeof *n);
+    pthread_mutex_init(&n->mu, NULL);
+    for (int i = 0; i < 8; i++) {
+        pthread_mutex_init(&n->inner[i].mu, NULL);
+        n->inner[i].min_len = -1;
+    }
+    int prev = mt_parallel_set_num_threads(4);
+    mt_parallel_for(4, nested_body, n);
+    mt_parallel_set_num_threads(prev);
+    assert_true(n->next >= 1 && n->next <= 4);
+    for (int i = 0; i < n->next; i++) {
+        assert_true(n->inner[i].calls >= 1);
+        assert_int_equal(n->inner[i].min_len, 10); /* serial: the whole range at once */
+    }
+    for (int i = 0; i < 8; i++) pthread_mutex_destroy(&n->inner[i].mu);
+    pthread_mutex_destroy(&n->mu);
+    free(n);
+}
+
+/* Two host threads with different counts at the same time: each sees its own. */
+typedef struct host {
+    int threads;
+    int calls[50];
+} host;
+
+static void count_body(int64_t b, int64_t e, void *c_) {
+    (void)b, (void)e;
+    __atomic_add_fetch((int *)c_, 1, __ATOMIC_RELAXED);
+}
+
+static void *host_main(void *h_) {
+    host *h = h_;
+    mt_parallel_set_num_threads(h->threads);
+    for (int r = 0; r < 50; r++) mt_parallel_for(1000, count_body, &h->calls[r]);
+    return NULL;
+}
+
+static void test_runtime_thread_counts(void **state) {
+    host h1 = {1, {0}}, h3 = {3, {0}};
+    pthread_t t1, t3;
+    assert_int_equal(pthread_create(&t1, NULL, host_main, &h1), 0);
+    assert_int_equal(pthread_create(&t3, NULL, host_main, &h3), 0);
+    pthread_join(t1, NULL);
+    pthread_join(t3, NULL);
+    for (int r = 0; r < 50; r++) {
+        assert_int_equal(h1.calls[r], 1);
+        assert_int_equal(h3.calls[r], 3);
+    }
+    assert_int_equal(mt_parallel_set_num_threads(0), 0); /* this thread untouched */
+}
+
+/* ---- generated code --------------------------------------------------------- */
+
+static mt_texpr *I(int64_t v) { return mt_te_i64(A, v); }
+static mt_texpr *V(mt_tvar *v) { return mt_te_var(A, v); }
+static mt_texpr *ld(mt_tbuffer *b, mt_texpr *i) { return mt_te_load(A, b, &i, 1); }
+static mt_tstmt *st(mt_tbuffer *b, mt_texpr *i, mt_texpr *v) { return mt_ts_store(A, b, &i, 1, v); }
+static mt_texpr *bin(mt_texpr_kind k, mt_texpr *x, mt_texpr *y) { return mt_te_bin(A, k, x, y); }
+static mt_tbuffer *buf1(const char *name, mt_texpr *n) {
+    return mt_tbuffer_new(A, name, MT_FLOAT32, 1, &n);
+}
+static mt_tvar *ivar(const char *name) { return mt_tvar_new(A, name, MT_INT64); }
+static mt_tstmt *loop(mt_tvar *i, mt_texpr *min, mt_texpr *ext, mt_for_kind k, mt_tstmt *body) {
+    return mt_ts_for(A, i, min, ext, k, body);
+}
+
+static mt_codegen_out compile(mt_tfunc *f, int opt) {
+    mt_codegen_out out;
+    memset(&out, 0, sizeof out);
+    mt_errframe fr;
+    if (MT_TRY(&fr)) {
+        mt_codegen_cpu(jit, A, &f, 1, opt, &out);
+        mt_err_pop(&fr);
+    } else {
+        mt_err_pop(&fr);
+        fail_msg("%s", fr.msg);
+    }
+    if (getenv("DUMPIR") && strstr(out.llvm_ir, getenv("DUMPIR"))) fputs(out.llvm_ir, stderr);
+    return out;
+}
+
+static const int64_t sizes[] = {0, 1, 7, 1000, 4097, (1 << 20) + 3};
+
+/* for c in T.parallel(ceildiv(n, 512)):
+ *     for i in range(min(512, n - c * 512)):
+ *         out[c * 512 + i] = a[c * 512 + i] * alpha + b[c * 512 + i]
+ * with a scalar param alpha (captured by value) and n (a sym var). */
+static void test_chunked_loop(void **state) {
+    mt_tvar *n = ivar("n"), *c = ivar("c"), *i = ivar("i");
+    mt_tvar *alpha = mt_tvar_new(A, "alpha", MT_FLOAT32);
+    mt_tbuffer *a = buf1("a", V(n)), *b = buf1("b", V(n)), *o = buf1("out", V(n));
+    mt_texpr *idx = bin(TE_ADD, bin(TE_MUL, V(c), I(512)), V(i));
+    mt_tstmt *inner = loop(i, I(0), bin(TE_MIN, I(512), bin(TE_SUB, V(n), bin(TE_MUL, V(c), I(512)))),
+                           MT_FOR_SERIAL,
+                           st(o, idx, bin(TE_ADD, bin(TE_MUL, ld(a, idx), V(alpha)), ld(b, idx))));
+    mt_tstmt *outer = loop(c, I(0), bin(TE_FLOORDIV, bin(TE_ADD, V(n), I(511)), I(512)),
+                           MT_FOR_PARALLEL, inner);
+    mt_tfunc *f = mt_tfunc_new(A, "chunked");
+    mt_tfunc_add_param(A, f, a, NULL);
+    mt_tfunc_add_param(A, f, b, NULL);
+    mt_tfunc_add_param(A, f, NULL, alpha);
+    mt_tfunc_add_param(A, f, o, NULL);
+    f->sym_vars = MT_NEW_ARRAY(A, mt_tvar *, 1);
+    f->sym_vars[0] = n;
+    f->nsym = 1;
+    f->num_outputs = 1;
+    f->body = outer;
+    for (int opt = 0; opt <= 3; opt += 3) {
+        mt_codegen_out r = compile(f, opt);
+        if (opt == 0) {
+            assert_non_null(strstr(r.llvm_ir, "call void @mt_parallel_for("));
+            /* the outlined loop keeps noalias on the buffers */
+            assert_non_null(strstr(r.llvm_ir, "define internal void @"));
+            assert_non_null(strstr(r.llvm_ir, ".par0(i64 %begin, i64 %end"));
+            assert_non_null(strstr(r.llvm_ir, "ptr noalias nocapture align 4 %a"));
+        }
+        void (*fn)(const float *, const float *, float, float *, int64_t) =
+            (void (*)(const float *, const float *, float, float *, int64_t))r.fn_addrs[0];
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+            for (int th = 1; th <= 3; th++) {
+                int64_t N = sizes[s];
+                float *av = malloc(sizeof(float) * (size_t)(N + 1));
+                float *bv = malloc(sizeof(float) * (size_t)(N + 1));
+                float *ov = malloc(sizeof(float) * (size_t)(N + 1));
+                for (int64_t k = 0; k < N; k++) {
+                    av[k] = (float)(k % 97) * 0.5f - 3;
+                    bv[k] = (float)(k % 13);
+                }
+                ov[N] = 42.0f; /* one past the end: must stay */
+                int prev = mt_parallel_set_num_threads(th);
+                fn(av, bv, 1.5f, ov, N);
+                mt_parallel_set_num_threads(prev);
+                for (int64_t k = 0; k < N; k++) assert_true(ov[k] == av[k] * 1.5f + bv[k]);
+                assert_true(ov[N] == 42.0f);
+                free(av), free(bv), free(ov);
+            }
+        mt_jit_module_release(r.module);
+    }
+}
+
+/* Captures of every kind, a nested parallel loop (runs serially), a
+ * parallel loop with min != 0 inside a serial loop, a let outside and an
+ * allocation inside the parallel body:
+ *
+ *   for r in range(2):                       # serial
+ *       s = r * 10                           # let, captured
+ *       for p in T.parallel(3, 3 + m):        # min 3
+ *           tmp = alloc((4,))                 # per iteration, inside the body
+ *           for q in T.parallel(4):           # nested: serial
+ *               tmp[q] = float(p + q + s)
+ *           out[r * (m + 3) + p] = tmp[0] + tmp[3]
+ */
+static void test_captures_and_nesting(void **state) {
+    mt_tvar *m = ivar("m"), *r = ivar("r"), *s = ivar("s"), *p = ivar("p"), *q = ivar("q");
+    mt_texpr *rows = bin(TE_ADD, V(m), I(3));
+    mt_tbuffer *o = buf1("out", bin(TE_MUL, I(2), rows));
+    mt_texpr *four = I(4);
+    mt_tbuffer *tmp = mt_tbuffer_new(A, "tmp", MT_FLOAT32, 1, &four);
+    mt_tstmt *fill = loop(q, I(0), I(4), MT_FOR_PARALLEL,
+                          st(tmp, V(q), mt_te_cast(A, MT_FLOAT32,
+                                                   bin(TE_ADD, bin(TE_ADD, V(p), V(q)), V(s)))));
+    mt_tstmt *use = st(o, bin(TE_ADD, bin(TE_MUL, V(r), rows), V(p)),
+                       bin(TE_ADD, ld(tmp, I(0)), ld(tmp, I(3))));
+    mt_tstmt *pair[2] = {fill, use};
+    mt_tstmt *pbody = mt_ts_alloc(A, tmp, mt_ts_seq(A, pair, 2));
+    mt_tstmt *ploop = loop(p, I(3), V(m), MT_FOR_PARALLEL, pbody);
+    mt_tstmt *body = loop(r, I(0), I(2), MT_FOR_SERIAL,
+                          mt_ts_let(A, s, bin(TE_MUL, V(r), I(10)), ploop));
+    mt_tfunc *f = mt_tfunc_new(A, "caps");
+    mt_tfunc_add_param(A, f, o, NULL);
+    f->sym_vars = MT_NEW_ARRAY(A, mt_tvar *, 1);
+    f->sym_vars[0] = m;
+    f->nsym = 1;
+    f->num_outputs = 1;
+    f->body = body;
+    mt_codegen_out res = compile(f, 0);
+    /* one outlined loop: the nested parallel loop is not outlined again */
+    assert_non_null(strstr(res.llvm_ir, ".par0("));
+    assert_null(strstr(res.llvm_ir, ".par1("));
+    mt_jit_module_release(res.module);
+    res = compile(f, 3);
+    void (*fn)(float *, int64_t) = (void (*)(float *, int64_t))res.fn_addrs[0];
+    for (int64_t M = 0; M <= 9; M += 3) {
+        int64_t R = M + 3;
+        float *ov = calloc((size_t)(2 * R), sizeof(float));
+        int prev = mt_parallel_set_num_threads(2);
+        fn(ov, M);
+        mt_parallel_set_num_threads(prev);
+        for (int64_t rr = 0; rr < 2; rr++)
+            for (int64_t pp = 0; pp < R; pp++) {
+                float want = pp >= 3 ? (float)(pp + rr * 10) + (float)(pp + 3 + rr * 10) : 0.0f;
+                assert_true(ov[rr * R + pp] == want);
+            }
+        free(ov);
+    }
+    mt_jit_module_release(res.module);
+}
+
+/* ---- fixtures ---------------------------------------------------------------- */
+
+static int setup(void **state) {
+    char err[256];
+    jit = mt_jit_create(err, sizeof err);
+    A = mt_arena_create();
+    return jit && A ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    mt_jit_destroy(jit);
+    mt_arena_destroy(A);
+    return 0;
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_runtime_cover),
+        cmocka_unit_test(test_runtime_nested),
+        cmocka_unit_test(test_runtime_thread_counts),
+        cmocka_unit_test(test_chunked_loop),
+        cmocka_unit_test(test_captures_and_nesting),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,3 @@
+# expect: MT_ERR_TYPE 3:12 '...' is only allowed inside a subscript, such as x[..., 0]
+def f(a: Tensor((2, 3), "float32")):
+    return ...

@@ -1,0 +1,19 @@
+# CPU performance, part 1: the runtime parallel-for and the code generated
+# for parallel loops, schedule primitives and the default CPU rule, the
+# memory pool, and parallel kernels end to end.
+mt_test(test_parallel SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_parallel.c
+        LAYERS mt_support mt_tir mt_codegen)
+mt_test(test_schedule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_schedule.c
+        ${PROJECT_SOURCE_DIR}/src/schedule/primitives.c
+        ${PROJECT_SOURCE_DIR}/src/schedule/default_cpu.c
+        ${PROJECT_SOURCE_DIR}/src/passes/tir/tir_passes.c
+        ${PROJECT_SOURCE_DIR}/src/passes/tir/inline_producers.c
+        ${PROJECT_SOURCE_DIR}/src/passes/tir/lower_blocks.c
+        ${PROJECT_SOURCE_DIR}/src/passes/tir/flatten_buffers.c
+        ${PROJECT_SOURCE_DIR}/src/passes/tir/simplify.c
+        ${PROJECT_SOURCE_DIR}/src/passes/tir/remove_unit_loops.c
+        LAYERS mt_support mt_tir mt_codegen)
+mt_test(test_pool SOURCES ${PROJECT_SOURCE_DIR}/tests/tools/test_pool.c
+        ${PROJECT_SOURCE_DIR}/src/runtime/pool.c ${PROJECT_SOURCE_DIR}/src/runtime/tensor.c
+        LAYERS mt_support)
+mt_test(test_parallel_e2e SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_parallel_e2e.c LIBRARY)
