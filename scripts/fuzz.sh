@@ -9,8 +9,8 @@
 #
 # Seeds are regenerated on every run (build-fuzz/seeds/): the kernels of the
 # error corpus, the golden tests, the examples, the front-end goldens and the
-# fuzz regressions for fuzz_compile; a few .npy files written by npy_seeds for
-# fuzz_npy. What the fuzzer learns accumulates in build-fuzz/corpus/<name>/.
+# fuzz regressions (.py) for fuzz_compile; the .npy files written by
+# npy_seeds and the .npy fuzz regressions for fuzz_npy. What the fuzzer learns accumulates in build-fuzz/corpus/<name>/.
 # Fails (exit 1) on any crash, leak, timeout (-timeout=10 s per input) or
 # memory blow-up (-rss_limit_mb=2048), leaving the input that did it in
 # build-fuzz/artifacts/ and libFuzzer's report in build-fuzz/logs/.
@@ -43,6 +43,7 @@ for f in tests/errors/corpus/*.py tests/golden/*.py examples/kernels/*.py \
   [ -e "$f" ] && cp "$f" "$dir/seeds/compile/$(echo "$f" | tr / _)"
 done
 "$dir/tests/fuzz/npy_seeds" "$dir/seeds/npy" >/dev/null
+cp tests/fuzz/regressions/*.npy "$dir/seeds/npy/" 2>/dev/null || true
 
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:${ASAN_OPTIONS:-}"
 export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"

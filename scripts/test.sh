@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
-# Builds minitriton and runs the whole test suite twice: a normal build, then
-# a build under AddressSanitizer + UndefinedBehaviorSanitizer (with
-# LeakSanitizer). Exits non-zero if anything fails.
+# Builds minitriton and runs the whole test suite:
+#
+#   release      the suite on a normal build (build/)
+#   asan+ubsan   the suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#                with LeakSanitizer (build-asan/)
+#   tsan         the threaded test under ThreadSanitizer (build-tsan/)
+#   valgrind     the examples and mtc under valgrind's memcheck: no error, no
+#                definite or possible leak (uses build/)
+#   fuzz         each libFuzzer harness for MT_FUZZ_SECONDS (default 60) per
+#                harness (scripts/fuzz.sh, build-fuzz/); MT_SKIP_FUZZ=1 skips it
+#
+# Exits non-zero if anything fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh
+MT_SETUP_EXTRA="${MT_SETUP_EXTRA:-} valgrind clang libclang-rt-14-dev" ./scripts/setup.sh
 jobs="$(nproc)"
 
 run_suite() { # name build-dir cmake-args...
@@ -17,8 +26,32 @@ run_suite() { # name build-dir cmake-args...
 }
 
 run_suite "release" build -DCMAKE_BUILD_TYPE=RelWithDebInfo
-ASAN_OPTIONS="detect_leaks=1:abort_on_error=0" \
+# allocator_may_return_null: the library must see NULL from malloc for a size
+# it cannot have (tests/robust checks MT_ERR_NOMEM), not an ASan abort.
+ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:allocator_may_return_null=1" \
 LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" \
 UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
   run_suite "asan+ubsan" build-asan -DCMAKE_BUILD_TYPE=Debug -DMT_SANITIZE=ON
+
+echo "== tsan: building in build-tsan"
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DMT_TSAN=ON >/dev/null
+cmake --build build-tsan -j"$jobs" --target test_threads >/dev/null
+echo "== tsan: running test_threads"
+tsan_opts="halt_on_error=1:second_deadlock_stack=1"
+[ -f tests/tsan.supp ] && tsan_opts="$tsan_opts:suppressions=$PWD/tests/tsan.supp"
+(cd build-tsan && TSAN_OPTIONS="$tsan_opts" ./tests/test_threads)
+
+echo "== valgrind: examples and mtc"
+vg=(valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,possible
+    --show-leak-kinds=definite,possible --error-exitcode=1)
+"${vg[@]}" build/example_embed >/dev/null
+"${vg[@]}" build/example_demo >/dev/null
+"${vg[@]}" build/mtc --random examples/kernels/fused_add.py >/dev/null
+echo "valgrind: no errors, no definite or possible leaks"
+
+if [ "${MT_SKIP_FUZZ:-}" = 1 ]; then
+  echo "== fuzz: SKIPPED (MT_SKIP_FUZZ=1)"
+else
+  ./scripts/fuzz.sh "${MT_FUZZ_SECONDS:-60}"
+fi
 echo "== all suites passed"

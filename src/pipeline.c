@@ -8,6 +8,7 @@
  *                                                             (stage "graph-opt")
  *   per loop function:
  *     inline_producers                                        (stage "tir")
+ *     schedule_matmul (register-tiled matmul + epilogue, emitted lowered),
  *     schedule (default CPU rules), lower_blocks, flatten_buffers,
  *     simplify, remove_unit_loops, simplify                   (stage "tir-sched")
  *

@@ -17,9 +17,10 @@
  * of the exponential function in IEEE floating-point arithmetic", ACM TOMS
  * 15(2), 1989), table-free, in the arrangement of Cephes and of ARM's
  * optimized-routines. Every polynomial is a minimax (Remez) fit for
- * relative error (absolute where stated) on its interval, computed for this
- * file in 40-digit arithmetic and rounded to float; the fit error is far
- * below float's half ulp, so the error left is that of the float operations.
+ * relative error (absolute where stated) on its interval, computed in
+ * 40-digit arithmetic by scripts/vmath_remez.py and rounded to float; the
+ * fit error is far below float's half ulp, so the error left is that of the
+ * float operations.
  * llvm.fmuladd lets the backend fuse multiply-adds (FMA on every AVX-512
  * and AVX2 machine); the few steps that need an exact residual (the
  * reciprocal corrections below) lose that refinement on a machine without

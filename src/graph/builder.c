@@ -445,7 +445,12 @@ static mt_gfunc *build_function(builder *b, const mt_ast *def) {
     b->func = f;
     b->body = &f->body;
     b->block = NULL;
+    if (def->items.len > MT_MAX_PARAMS)
+        mt_fail(MT_ERR_LIMIT, def->items.data[MT_MAX_PARAMS]->loc,
+                "too many parameters (more than %d)", MT_MAX_PARAMS);
     f->params = MT_NEW_ARRAY(b->arena, mt_gvar *, def->items.len ? def->items.len : 1);
+    const char *syms[MT_MAX_SYMBOLS];
+    int nsyms = 0;
     for (int i = 0; i < def->items.len; i++) {
         const mt_ast *p = def->items.data[i];
         if (p->rhs) mt_fail(MT_ERR_UNSUPPORTED, p->rhs->loc, "default parameter values are not supported");
@@ -453,6 +458,16 @@ static mt_gfunc *build_function(builder *b, const mt_ast *def) {
             if (strcmp(def->items.data[j]->name, p->name) == 0)
                 mt_fail(MT_ERR_NAME, p->loc, "duplicate parameter '%s'", p->name);
         mt_gtype t = parse_annotation(b->arena, p);
+        for (int d = 0; d < t.ndim; d++) { /* the executor binds at most MT_MAX_SYMBOLS */
+            if (!t.dims[d].sym) continue;
+            int k = 0;
+            while (k < nsyms && strcmp(syms[k], t.dims[d].sym) != 0) k++;
+            if (k < nsyms) continue;
+            if (nsyms == MT_MAX_SYMBOLS)
+                mt_fail(MT_ERR_LIMIT, p->loc, "too many symbolic dims in the parameters (more than %d)",
+                        MT_MAX_SYMBOLS);
+            syms[nsyms++] = t.dims[d].sym;
+        }
         mt_gvar *v = mt_gvar_new(b->arena, mt_b_fresh_name(b, p->name), &t, p->loc);
         f->params[f->nparams++] = v;
         mt_b_bind(b, p->name, v);

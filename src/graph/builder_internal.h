@@ -48,11 +48,18 @@ typedef struct builder {
 } builder;
 
 /* The most op bindings one compilation may build. Unrolled loops multiply
- * (four nested `for _ in range(16)` make 65,536 copies of their body), and
- * every later stage is at least linear in the bindings, so the builder stops
- * there with MT_ERR_LIMIT rather than letting a small source grow without
- * bound. */
-enum { MT_MAX_BINDINGS = 10000 };
+ * (three nested `for _ in range(16)` make 4,096 copies of their body), so
+ * the builder stops there with MT_ERR_LIMIT rather than letting a small
+ * source grow without bound. 2048 keeps the slowest kernel at the limit (2048
+ * matmuls, each its own loop function and LLVM function) to a few seconds:
+ * later stages are at least linear in the bindings, and dead_code, cse,
+ * fuse_ops and fuse_tir are quadratic today (docs/robustness.md). */
+enum { MT_MAX_BINDINGS = 2048 };
+
+/* The most parameters an entry function may have, and the most distinct
+ * symbolic dims among them (the executor binds them in a fixed table of 64,
+ * runtime/executor.c MAX_SYMS). */
+enum { MT_MAX_PARAMS = 1024, MT_MAX_SYMBOLS = 64 };
 
 /* ---- names (builder.c) ---------------------------------------------------- */
 const char *mt_b_fresh_name(builder *b, const char *base);

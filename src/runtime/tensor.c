@@ -65,8 +65,10 @@ static void contiguous_strides(int ndim, const int64_t *shape, int64_t *strides)
     int64_t s = 1;
     for (int i = ndim - 1; i >= 0; i--) {
         strides[i] = s;
-        /* A zero dim makes every stride irrelevant; keep them finite. */
-        s *= shape[i] > 0 ? shape[i] : 1;
+        /* A zero dim makes every stride irrelevant; keep them finite. The
+         * other dims were not checked then: (2**62, 0, 6) has 0 elements but
+         * 6 * 2**62 overflows, so saturate. */
+        if (__builtin_mul_overflow(s, shape[i] > 0 ? shape[i] : 1, &s)) s = INT64_MAX;
     }
 }
 

@@ -29,14 +29,15 @@
  *    FMAs are explicit T.fma calls on vectors: LLVM's SROA turns acc into
  *    registers and each T.fma is one vfmadd231ps. Nothing depends on the
  *    loop vectorizer or on FMA contraction (codegen is strict IEEE).
- *  - Packing and blocking. For each column block of NC = 512 columns (and,
- *    when K > 1024 and an output can hold partial sums, each K block of
- *    KC = 512), B's block is copied into B_pack as NR-wide slivers, each
+ *  - Packing and blocking. For each column block of up to NC = 512 columns
+ *    (and, when K > 1024 and an output can hold partial sums, each K block
+ *    of KC = 512), B's block is copied into B_pack as NR-wide slivers, each
  *    contiguous over k: the micro-kernel streams one sliver (KC x 128 bytes)
  *    from L2 while the 8 x KC sliver of A it multiplies stays in L1 across
- *    the slivers of the block, and the packed block (1 MiB at most) stays in
- *    L2. The copy is parallel over slivers; row blocks of MR rows run in
- *    parallel after it (each writes its own rows of C).
+ *    the slivers of the block. Blocks are narrowed so that B_pack stays
+ *    within 1 MiB (L2) whenever its depth is a constant. The copy is
+ *    parallel over slivers; row blocks of MR rows run in parallel after it
+ *    (each writes its own rows of C).
  *  - K blocks. Later K blocks start from the partial sums stored by earlier
  *    ones in C, or in the first epilogue output of C's dtype when C is an
  *    intermediate; the epilogue runs on the last block only. With no such

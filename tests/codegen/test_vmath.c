@@ -235,6 +235,7 @@ static void test_specials(void **st) {
         {F_EXP, -INFINITY, 0.0f},      {F_EXP, NAN, NAN},             {F_EXP, 100.0f, INFINITY},
         {F_EXP, FLT_MAX, INFINITY},    {F_EXP, -200.0f, 0.0f},        {F_EXP, -FLT_MAX, 0.0f},
         {F_EXP, 0x1p-149f, 1.0f},      {F_EXP, -0x1.9fe368p+6f, 0x1p-149f},
+        {F_EXP, -0x1.9fe36ap+6f, 0.0f}, {F_EXP, 0x1.62e43p+6f, INFINITY}, /* as glibc's */
         {F_LOG, 1.0f, 0.0f},           {F_LOG, 0.0f, -INFINITY},      {F_LOG, -0.0f, -INFINITY},
         {F_LOG, -1.0f, NAN},           {F_LOG, -0x1p-149f, NAN},      {F_LOG, INFINITY, INFINITY},
         {F_LOG, -INFINITY, NAN},       {F_LOG, NAN, NAN},             {F_LOG, 2.0f, 0x1.62e43p-1f},

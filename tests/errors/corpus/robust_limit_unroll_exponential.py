@@ -1,4 +1,4 @@
-# expect: MT_ERR_LIMIT 15:59 kernel too large: more than 10000 operations after unrolling
+# expect: MT_ERR_LIMIT 15:59 kernel too large: more than 2048 operations after unrolling
 def f(a: Tensor((2,), "float32")):
     for i0 in range(16):
         for i1 in range(16):

@@ -1,4 +1,4 @@
-# expect: MT_ERR_LIMIT 7:27 kernel too large: more than 10000 operations after unrolling
+# expect: MT_ERR_LIMIT 7:27 kernel too large: more than 2048 operations after unrolling
 def f(a: Tensor((2, 3), "float32")):
     for i in range(16):
         for j in range(16):
