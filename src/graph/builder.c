@@ -228,7 +228,9 @@ static void check_target(const mt_ast *t) {
 static void assign_target(builder *b, const mt_ast *target, const mt_ast *value) {
     if (target->kind == AST_TUPLE || target->kind == AST_LIST) {
         int n = target->items.len;
-        if (n > MAX_VALUES) mt_fail(MT_ERR_LIMIT, target->loc, "too many names in one assignment (more than %d)", MAX_VALUES);
+        if (n > MAX_VALUES)
+            mt_fail(MT_ERR_LIMIT, target->loc, "too many names in one assignment (more than %d)",
+                    MAX_VALUES);
         const char *names[MAX_VALUES];
         for (int i = 0; i < n; i++) {
             check_target(target->items.data[i]);

@@ -9,7 +9,8 @@
  *
  * Each input is copied and NUL-terminated (the API takes a C string, so bytes
  * after an embedded NUL are simply not part of the source) and compiled on
- * one context made at start-up, with the default options except opt_level 0:
+ * one context made at start-up (its compile cache off), with the default
+ * options except opt_level 0:
  * LLVM's O3 pipeline is LLVM's code, not ours, and skipping it more than
  * doubles the rate at which our own code sees inputs (MT_FUZZ_OPT_LEVEL=3
  * puts it back). Besides "no crash",
@@ -41,7 +42,11 @@ static int opt_level;
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc;
     (void)argv;
-    ctx = mt_context_create(NULL);
+    /* No compile cache: every input is compiled, and the 256 kernels a cache
+     * would keep (arenas and JIT code) would count against -rss_limit_mb. */
+    mt_context_options co = {0};
+    co.cache_entries = -1;
+    ctx = mt_context_create(&co);
     if (!ctx) {
         fprintf(stderr, "fuzz_compile: mt_context_create failed\n");
         exit(1);

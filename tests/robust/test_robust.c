@@ -177,6 +177,15 @@ static void test_kernel_garbage(void **s) {
         assert_null(mt_kernel_param_dim_name(k, 0, idx[i] == 2 ? 1 : idx[i]));
         assert_int_equal(mt_kernel_result_dim(k, 0, idx[i] == 2 ? 1 : idx[i]), -1);
     }
+    /* compile times and cache statistics: NULL in, MT_ERR_INVALID_ARG out */
+    mt_compile_times times;
+    mt_cache_stats stats;
+    assert_int_equal(mt_kernel_compile_times(NULL, &times), MT_ERR_INVALID_ARG);
+    assert_int_equal(mt_kernel_compile_times(k, NULL), MT_ERR_INVALID_ARG);
+    assert_int_equal(mt_kernel_compile_times(k, &times), MT_OK);
+    assert_int_equal(mt_context_cache_stats(NULL, &stats), MT_ERR_INVALID_ARG);
+    assert_int_equal(mt_context_cache_stats(test_ctx, NULL), MT_ERR_INVALID_ARG);
+
     /* NULL kernel, every accessor */
     assert_null(mt_kernel_name(NULL));
     assert_int_equal(mt_kernel_num_results(NULL), -1);
@@ -240,11 +249,25 @@ static void test_compile_options_garbage(void **s) {
     assert_int_equal(d.status, MT_ERR_LIMIT);
     assert_string_equal(d.message, "kernel too large: more than 2048 operations after unrolling");
 
-    /* contexts: negative thread counts mean the default */
-    mt_context_options co = {-5};
+    /* contexts: negative thread counts mean the default, a negative cache
+     * size no cache; an absurd cache size gives a context or NULL (no memory
+     * for its table), never a crash */
+    mt_context_options co = {-5, -7};
     mt_context *ctx = mt_context_create(&co);
     assert_non_null(ctx);
+    k = mt_jit_compile(ctx, TWO_OUT, NULL, &d);
+    assert_non_null(k);
+    mt_kernel_release(k);
     mt_context_destroy(ctx);
+    co.num_threads = INT_MAX;
+    co.cache_entries = INT_MAX;
+    ctx = mt_context_create(&co);
+    if (ctx) {
+        k = mt_jit_compile(ctx, TWO_OUT, NULL, &d);
+        assert_non_null(k);
+        mt_kernel_release(k);
+        mt_context_destroy(ctx);
+    }
 }
 
 /* ---- run-time argument errors ------------------------------------------------ */
