@@ -50,10 +50,9 @@ typedef struct builder {
 /* The most op bindings one compilation may build. Unrolled loops multiply
  * (three nested `for _ in range(16)` make 4,096 copies of their body), so
  * the builder stops there with MT_ERR_LIMIT rather than letting a small
- * source grow without bound. 2048 keeps the slowest kernel at the limit (2048
- * matmuls, each its own loop function and LLVM function) to a few seconds:
- * later stages are at least linear in the bindings, and dead_code, cse,
- * fuse_ops and fuse_tir are quadratic today (docs/robustness.md). */
+ * source grow without bound. What sets the number is LLVM: every loop
+ * function costs a few ms to optimize and emit, and 2048 separate matmuls
+ * already take about ten seconds (docs/robustness.md). */
 enum { MT_MAX_BINDINGS = 2048 };
 
 /* The most parameters an entry function may have, and the most distinct

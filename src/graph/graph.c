@@ -146,6 +146,45 @@ bool mt_gfunc_uses(const mt_gfunc *f, const mt_gblock *skip, const mt_gvar *v) {
     return in_vars(f->outputs, f->noutputs, v) || body_uses(&f->body, skip, v);
 }
 
+/* Every place body_uses looks at, counted. */
+static void count_vars(mt_arena *a, mt_ptrmap *u, mt_gvar *const *vs, int n) {
+    for (int i = 0; i < n; i++)
+        if (vs[i]) mt_ptrmap_add(a, u, vs[i], 1);
+}
+
+static void count_body(mt_arena *a, mt_ptrmap *u, const mt_gbody *body) {
+    for (int i = 0; i < body->nblocks; i++) {
+        const mt_gblock *b = body->blocks[i];
+        switch (b->kind) {
+        case MT_GBLOCK_BINDINGS:
+            for (int j = 0; j < b->nbindings; j++)
+                count_vars(a, u, b->bindings[j]->args, b->bindings[j]->nargs);
+            break;
+        case MT_GBLOCK_IF:
+            count_vars(a, u, &b->cond, 1);
+            count_vars(a, u, b->then_vals, b->nmerged);
+            count_vars(a, u, b->else_vals, b->nmerged);
+            count_body(a, u, &b->then_body);
+            count_body(a, u, &b->else_body);
+            break;
+        case MT_GBLOCK_LOOP:
+            count_vars(a, u, &b->start, 1);
+            count_vars(a, u, &b->stop, 1);
+            count_vars(a, u, &b->step, 1);
+            count_vars(a, u, b->carried_init, b->ncarried);
+            count_vars(a, u, b->carried_next, b->ncarried);
+            count_body(a, u, &b->body);
+            break;
+        case MT_GBLOCK_ASSERT: count_vars(a, u, &b->cond, 1); break;
+        }
+    }
+}
+
+void mt_gfunc_count_uses(mt_arena *a, const mt_gfunc *f, mt_ptrmap *uses) {
+    count_vars(a, uses, f->outputs, f->noutputs);
+    count_body(a, uses, &f->body);
+}
+
 void mt_gfunc_foreach_bindings(mt_gfunc *f, void (*fn)(mt_gblock *blk, void *ctx), void *ctx) {
     foreach_in(&f->body, fn, ctx);
 }

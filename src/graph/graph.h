@@ -39,6 +39,7 @@
 #include "support/arena.h"
 #include "support/diag.h"
 #include "support/nameset.h"
+#include "support/ptrmap.h"
 #include "tir/tir.h"
 
 /* One dimension: a constant size, or a named symbol when sym != NULL. */
@@ -251,6 +252,12 @@ void mt_gbody_add(mt_arena *a, mt_gbody *body, mt_gblock *blk);
 /* Is v used anywhere in f (args, conditions, branch values, loop bounds and
  * carried values, outputs) outside the BINDINGS block `skip` (may be NULL)? */
 bool mt_gfunc_uses(const mt_gfunc *f, const mt_gblock *skip, const mt_gvar *v);
+
+/* Adds to uses[v], for every value v, the number of places f uses it: the
+ * places mt_gfunc_uses looks at, all of them, in one walk. A pass that asks
+ * about many values builds this once instead of calling mt_gfunc_uses for
+ * each (which is linear in f, so quadratic over a pass). */
+void mt_gfunc_count_uses(mt_arena *a, const mt_gfunc *f, mt_ptrmap *uses);
 
 /* Every use of old in f (args, conditions, branch and loop values, outputs)
  * becomes new_. */

@@ -109,9 +109,9 @@ static void put_binding(mt_sb *sb, mt_arena *a, const mt_gbinding *b, int indent
     mt_sb_puts(sb, ")\n");
 }
 
-static void put_body(mt_sb *sb, mt_arena *a, const mt_gfunc *f, const mt_gbody *body, int indent);
+static void put_body(mt_sb *sb, mt_arena *a, const mt_ptrmap *uses, const mt_gbody *body, int indent);
 
-static void put_bindings(mt_sb *sb, mt_arena *a, const mt_gfunc *f, const mt_gblock *blk,
+static void put_bindings(mt_sb *sb, mt_arena *a, const mt_ptrmap *uses, const mt_gblock *blk,
                          int indent) {
     if (blk->nbindings == 0) return;
     if (!blk->dataflow) {
@@ -121,14 +121,20 @@ static void put_bindings(mt_sb *sb, mt_arena *a, const mt_gfunc *f, const mt_gbl
     mt_sb_indent(sb, indent);
     mt_sb_puts(sb, "with R.dataflow():\n");
     for (int i = 0; i < blk->nbindings; i++) put_binding(sb, a, blk->bindings[i], indent + 4);
-    /* R.output names the block's values used after it */
+    /* R.output names the block's values used after it: used more often in
+     * the function (`uses`, counted once) than inside the block */
+    mt_ptrmap inside = {0};
+    for (int i = 0; i < blk->nbindings; i++)
+        for (int k = 0; k < blk->bindings[i]->nargs; k++)
+            mt_ptrmap_add(a, &inside, blk->bindings[i]->args[k], 1);
     mt_sb_indent(sb, indent + 4);
     mt_sb_puts(sb, "R.output(");
     int n = 0;
     for (int i = 0; i < blk->nbindings; i++)
         for (int k = 0; k < blk->bindings[i]->nouts; k++) {
             const mt_gvar *v = blk->bindings[i]->outs[k];
-            if (mt_gfunc_uses(f, blk, v)) mt_sb_printf(sb, "%s%s", n++ ? ", " : "", v->name);
+            if (mt_ptrmap_get(uses, v) > mt_ptrmap_get(&inside, v))
+                mt_sb_printf(sb, "%s%s", n++ ? ", " : "", v->name);
         }
     mt_sb_puts(sb, ")\n");
 }
@@ -142,15 +148,15 @@ static void put_copies(mt_sb *sb, mt_gvar *const *dst, mt_gvar *const *src, int 
     }
 }
 
-static void put_block(mt_sb *sb, mt_arena *a, const mt_gfunc *f, const mt_gblock *b, int indent) {
+static void put_block(mt_sb *sb, mt_arena *a, const mt_ptrmap *uses, const mt_gblock *b, int indent) {
     switch (b->kind) {
     case MT_GBLOCK_BINDINGS:
-        put_bindings(sb, a, f, b, indent);
+        put_bindings(sb, a, uses, b, indent);
         break;
     case MT_GBLOCK_IF:
         mt_sb_indent(sb, indent);
         mt_sb_printf(sb, "if %s:\n", b->cond->name);
-        put_body(sb, a, f, &b->then_body, indent + 4);
+        put_body(sb, a, uses, &b->then_body, indent + 4);
         put_copies(sb, b->merged, b->then_vals, b->nmerged, indent + 4);
         if (b->then_body.nblocks == 0 && b->nmerged == 0) {
             mt_sb_indent(sb, indent + 4);
@@ -158,7 +164,7 @@ static void put_block(mt_sb *sb, mt_arena *a, const mt_gfunc *f, const mt_gblock
         }
         mt_sb_indent(sb, indent);
         mt_sb_puts(sb, "else:\n");
-        put_body(sb, a, f, &b->else_body, indent + 4);
+        put_body(sb, a, uses, &b->else_body, indent + 4);
         put_copies(sb, b->merged, b->else_vals, b->nmerged, indent + 4);
         if (b->else_body.nblocks == 0 && b->nmerged == 0) {
             mt_sb_indent(sb, indent + 4);
@@ -175,7 +181,7 @@ static void put_block(mt_sb *sb, mt_arena *a, const mt_gfunc *f, const mt_gblock
         mt_sb_puts(sb, ", ");
         put_value(sb, b->step);
         mt_sb_puts(sb, "):\n");
-        put_body(sb, a, f, &b->body, indent + 4);
+        put_body(sb, a, uses, &b->body, indent + 4);
         put_copies(sb, b->carried, b->carried_next, b->ncarried, indent + 4);
         if (b->body.nblocks == 0 && b->ncarried == 0) {
             mt_sb_indent(sb, indent + 4);
@@ -189,8 +195,8 @@ static void put_block(mt_sb *sb, mt_arena *a, const mt_gfunc *f, const mt_gblock
     }
 }
 
-static void put_body(mt_sb *sb, mt_arena *a, const mt_gfunc *f, const mt_gbody *body, int indent) {
-    for (int i = 0; i < body->nblocks; i++) put_block(sb, a, f, body->blocks[i], indent);
+static void put_body(mt_sb *sb, mt_arena *a, const mt_ptrmap *uses, const mt_gbody *body, int indent) {
+    for (int i = 0; i < body->nblocks; i++) put_block(sb, a, uses, body->blocks[i], indent);
 }
 
 static void put_func(mt_sb *sb, mt_arena *a, const mt_gfunc *f) {
@@ -200,7 +206,9 @@ static void put_func(mt_sb *sb, mt_arena *a, const mt_gfunc *f) {
         mt_sb_printf(sb, "%s: %s", f->params[i]->name, mt_gtype_str(a, &f->params[i]->type));
     }
     mt_sb_puts(sb, "):\n");
-    put_body(sb, a, f, &f->body, 4);
+    mt_ptrmap uses = {0};
+    mt_gfunc_count_uses(a, f, &uses);
+    put_body(sb, a, &uses, &f->body, 4);
     mt_sb_puts(sb, "    return ");
     if (f->noutputs != 1) mt_sb_putc(sb, '(');
     for (int i = 0; i < f->noutputs; i++) {

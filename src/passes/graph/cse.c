@@ -6,9 +6,18 @@
  * compute the same value, since ops are pure: the later one's uses are
  * redirected to the earlier one (dead_code then removes it). `exp(x) +
  * exp(x)` computes exp once. Blocks are independent: a value from a branch
- * is not reused outside it.
+ * is not reused outside it. Candidates are found through a hash of the op
+ * and the arguments, so the pass is linear in the bindings, not quadratic.
  */
+#include <stdint.h>
+#include <string.h>
+
 #include "passes/graph/graph_passes.h"
+
+typedef struct cse_ctx {
+    mt_arena *arena;
+    mt_gfunc *func;
+} cse_ctx;
 
 static bool same_arg(const mt_gvar *x, const mt_gvar *y) {
     if (x == y) return true;
@@ -25,20 +34,62 @@ static bool same_call(const mt_gbinding *x, const mt_gbinding *y) {
     return mt_gattrs_equal(x->attrs, y->attrs);
 }
 
+/* A hash of what same_call compares, but the attributes: equal calls hash
+ * alike (constants by value, 0.0 and -0.0 alike, every NaN alike). */
+static uint64_t call_hash(const mt_gbinding *b) {
+    uint64_t h = (uint64_t)(uintptr_t)b->op * 0x9e3779b97f4a7c15ull + (uint64_t)b->nargs;
+    for (int i = 0; i < b->nargs; i++) {
+        const mt_gvar *x = b->args[i];
+        uint64_t v = (uint64_t)(uintptr_t)x;
+        if (x->is_const) {
+            double f = x->fconst != x->fconst ? 0.5 : x->fconst == 0 ? 0.0 : x->fconst;
+            uint64_t bits;
+            memcpy(&bits, &f, sizeof bits);
+            v = (uint64_t)x->iconst * 31 + bits * 17 + (uint64_t)x->type.dtype * 7 + (uint64_t)x->weak;
+        }
+        h = (h ^ v) * 0x100000001b3ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+/* Each binding is compared only with the earlier ones of equal hash, in
+ * order, so the first equal one wins as in a pairwise scan, in linear
+ * expected time. Earlier bindings never change afterwards: the uses that
+ * replace_uses rewrites all come after the binding being replaced. */
 static void cse_block(mt_gblock *blk, void *ctx) {
-    mt_gfunc *f = ctx;
-    for (int i = 0; i < blk->nbindings; i++)
-        for (int j = 0; j < i; j++)
-            if (same_call(blk->bindings[j], blk->bindings[i])) {
+    cse_ctx *c = ctx;
+    mt_gfunc *f = c->func;
+    int n = blk->nbindings, cap = 64;
+    while (cap < 2 * n) cap *= 2;
+    uint64_t *hashes = MT_NEW_ARRAY(c->arena, uint64_t, n > 0 ? n : 1);
+    int *slot_first = MT_NEW_ARRAY(c->arena, int, cap); /* index + 1 of the first of a hash */
+    int *next = MT_NEW_ARRAY(c->arena, int, n > 0 ? n : 1), *tail = MT_NEW_ARRAY(c->arena, int, cap);
+    for (int i = 0; i < n; i++) {
+        mt_gbinding *b = blk->bindings[i];
+        if (b->kind != MT_CALL_OP || b->nouts != 1) continue;
+        uint64_t h = hashes[i] = call_hash(b);
+        size_t s = (size_t)h & (size_t)(cap - 1);
+        while (slot_first[s] && hashes[slot_first[s] - 1] != h) s = (s + 1) & (size_t)(cap - 1);
+        for (int j = slot_first[s] - 1; j >= 0; j = next[j] - 1)
+            if (same_call(blk->bindings[j], b)) {
                 bool returned = false;
-                for (int o = 0; o < f->noutputs; o++) returned |= f->outputs[o] == blk->bindings[i]->outs[0];
-                if (!returned) mt_gfunc_replace_uses(f, blk->bindings[i]->outs[0], blk->bindings[j]->outs[0]);
+                for (int o = 0; o < f->noutputs; o++) returned |= f->outputs[o] == b->outs[0];
+                if (!returned) mt_gfunc_replace_uses(f, b->outs[0], blk->bindings[j]->outs[0]);
                 break;
             }
+        if (!slot_first[s])
+            slot_first[s] = i + 1;
+        else
+            next[tail[s] - 1] = i + 1;
+        tail[s] = i + 1;
+    }
 }
 
 mt_gmodule *mt_graph_cse(mt_arena *a, mt_gmodule *m) {
-    (void)a;
-    for (int fi = 0; fi < m->nfuncs; fi++) mt_gfunc_foreach_bindings(m->funcs[fi], cse_block, m->funcs[fi]);
+    for (int fi = 0; fi < m->nfuncs; fi++) {
+        cse_ctx c = {a, m->funcs[fi]};
+        mt_gfunc_foreach_bindings(m->funcs[fi], cse_block, &c);
+    }
     return m;
 }

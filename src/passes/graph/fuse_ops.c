@@ -31,10 +31,34 @@ enum { MAX_GROUP = 64 };
 static bool light(mt_op_pattern p) { return p <= MT_PAT_INJECTIVE; }
 static bool heavy(mt_op_pattern p) { return p == MT_PAT_REDUCTION || p == MT_PAT_OUT_EWISE_FUSABLE; }
 
-static bool uses(const mt_gbinding *b, const mt_gvar *v) {
-    for (int k = 0; k < b->nargs; k++)
-        if (b->args[k] == v) return true;
-    return false;
+/* The consumers of each value in a block: `head` maps a value to 1 + the
+ * first entry of its list in `edges` (binding index, 1 + next entry). A
+ * binding that reads a value twice is listed once. Asking each binding's
+ * consumers by scanning the rest of the block would be quadratic. */
+typedef struct consumers {
+    mt_ptrmap head;
+    int *binding, *next;
+    int n;
+} consumers;
+
+static void find_consumers(mt_arena *a, const mt_gblock *blk, consumers *c) {
+    int nargs = 0;
+    for (int j = 0; j < blk->nbindings; j++) nargs += blk->bindings[j]->nargs;
+    c->binding = MT_NEW_ARRAY(a, int, nargs > 0 ? nargs : 1);
+    c->next = MT_NEW_ARRAY(a, int, nargs > 0 ? nargs : 1);
+    for (int j = 0; j < blk->nbindings; j++) {
+        const mt_gbinding *b = blk->bindings[j];
+        for (int k = 0; k < b->nargs; k++) {
+            bool seen = false;
+            for (int q = 0; q < k; q++) seen |= b->args[q] == b->args[k];
+            if (seen) continue;
+            int first = mt_ptrmap_get(&c->head, b->args[k]);
+            c->binding[c->n] = j;
+            c->next[c->n] = first;
+            c->n++;
+            mt_ptrmap_add(a, &c->head, b->args[k], c->n - first); /* head becomes c->n */
+        }
+    }
 }
 
 static void fuse_block(mt_gblock *blk, void *ctx) {
@@ -44,6 +68,8 @@ static void fuse_block(mt_gblock *blk, void *ctx) {
     int *group = MT_NEW_ARRAY(a, int, n); /* index of the group's root */
     int *size = MT_NEW_ARRAY(a, int, n);
     bool *has_heavy = MT_NEW_ARRAY(a, bool, n); /* by root: holds a reduction/matmul */
+    consumers cons = {{0}, NULL, NULL, 0};
+    find_consumers(a, blk, &cons);
     for (int i = 0; i < n; i++) {
         group[i] = i;
         size[i] = 1;
@@ -57,8 +83,8 @@ static void fuse_block(mt_gblock *blk, void *ctx) {
         if (!light(pp) && !heavy(pp)) continue;
         int g = -1;
         bool ok = true;
-        for (int j = i + 1; j < n && ok; j++) {
-            if (!uses(blk->bindings[j], p->outs[0])) continue;
+        for (int e = mt_ptrmap_get(&cons.head, p->outs[0]); e && ok; e = cons.next[e - 1]) {
+            int j = cons.binding[e - 1];
             if (g < 0)
                 g = group[j];
             else if (group[j] != g)

@@ -114,21 +114,21 @@ static bool in_list(mt_gvar *const *vs, int n, const mt_gvar *v) {
 }
 
 /* Is v used outside the group: by another binding of its block, or anywhere
- * else in the function (other blocks, conditions, returns)? */
-static bool used_outside(const mt_gfunc *f, const mt_gblock *blk, int group, const mt_gvar *v) {
-    for (int i = 0; i < blk->nbindings; i++) {
-        const mt_gbinding *b = blk->bindings[i];
-        if (b->group == group) continue;
-        for (int k = 0; k < b->nargs; k++)
-            if (b->args[k] == v) return true;
-    }
-    return mt_gfunc_uses(f, blk, v);
+ * else in the function (other blocks, conditions, returns)? `uses` counts
+ * every use in the function as it was before this pass (fusing a group keeps
+ * each value it reads from outside used, so zero stays zero and non-zero
+ * non-zero); the group's own uses are taken off. */
+static bool used_outside(const mt_ptrmap *uses, mt_gbinding *const *members, int n,
+                         const mt_gvar *v) {
+    int inside = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < members[i]->nargs; k++) inside += members[i]->args[k] == v;
+    return mt_ptrmap_get(uses, v) > inside;
 }
 
 /* Builds the fused loop function and the binding that calls it. */
-static mt_gbinding *fuse_group(mt_arena *a, mt_gmodule *m, const mt_gfunc *gf,
-                               const mt_gblock *blk, int group, mt_gbinding *const *members,
-                               int n) {
+static mt_gbinding *fuse_group(mt_arena *a, mt_gmodule *m, const mt_ptrmap *uses,
+                               mt_gbinding *const *members, int n) {
     MT_VEC(mt_gvar *) inputs = {0};
     MT_VEC(mt_gvar *) outputs = {0};
     for (int i = 0; i < n; i++)
@@ -139,7 +139,7 @@ static mt_gbinding *fuse_group(mt_arena *a, mt_gmodule *m, const mt_gfunc *gf,
         }
     for (int i = 0; i < n; i++)
         for (int k = 0; k < members[i]->nouts; k++)
-            if (used_outside(gf, blk, group, members[i]->outs[k]))
+            if (used_outside(uses, members, n, members[i]->outs[k]))
                 MT_VEC_PUSH(a, &outputs, members[i]->outs[k]);
 
     /* fused_<op1>_<op2>_...; a long group keeps its first ops' names and says
@@ -253,13 +253,32 @@ static mt_gbinding *fuse_group(mt_arena *a, mt_gmodule *m, const mt_gfunc *gf,
 typedef struct walk {
     mt_arena *arena;
     mt_gmodule *module;
-    const mt_gfunc *func;
+    mt_ptrmap uses; /* uses of each value in the function, before fusion */
 } walk;
 
 static void fuse_block(mt_gblock *blk, void *ctx) {
     walk *w = ctx;
     mt_arena *a = w->arena;
-    int n = blk->nbindings;
+    int n = blk->nbindings, ngroups = 0;
+    for (int i = 0; i < n; i++)
+        if (blk->bindings[i]->group >= ngroups) ngroups = blk->bindings[i]->group + 1;
+    if (ngroups == 0) return;
+    /* each group's members in order (bucketed by group id), and its last one */
+    int *count = MT_NEW_ARRAY(a, int, ngroups), *start = MT_NEW_ARRAY(a, int, ngroups + 1);
+    int *last = MT_NEW_ARRAY(a, int, ngroups);
+    for (int i = 0; i < n; i++) {
+        int g = blk->bindings[i]->group;
+        if (g < 0) continue;
+        count[g]++;
+        last[g] = i;
+    }
+    for (int g = 0; g < ngroups; g++) start[g + 1] = start[g] + count[g];
+    mt_gbinding **sorted = MT_NEW_ARRAY(a, mt_gbinding *, start[ngroups] > 0 ? start[ngroups] : 1);
+    int *fill = MT_NEW_ARRAY(a, int, ngroups);
+    for (int i = 0; i < n; i++) {
+        int g = blk->bindings[i]->group;
+        if (g >= 0) sorted[start[g] + fill[g]++] = blk->bindings[i];
+    }
     mt_gbinding **out = MT_NEW_ARRAY(a, mt_gbinding *, n > 0 ? n : 1);
     int nout = 0;
     for (int i = 0; i < n; i++) {
@@ -269,15 +288,8 @@ static void fuse_block(mt_gblock *blk, void *ctx) {
             continue;
         }
         /* the root is the group's last member: emit the group there */
-        bool last = true;
-        for (int j = i + 1; j < n; j++)
-            if (blk->bindings[j]->group == b->group) last = false;
-        if (!last) continue;
-        mt_gbinding **members = MT_NEW_ARRAY(a, mt_gbinding *, n);
-        int k = 0;
-        for (int j = 0; j <= i; j++)
-            if (blk->bindings[j]->group == b->group) members[k++] = blk->bindings[j];
-        out[nout++] = fuse_group(a, w->module, w->func, blk, b->group, members, k);
+        if (last[b->group] != i) continue;
+        out[nout++] = fuse_group(a, w->module, &w->uses, sorted + start[b->group], count[b->group]);
     }
     blk->bindings = out;
     blk->nbindings = nout;
@@ -285,7 +297,8 @@ static void fuse_block(mt_gblock *blk, void *ctx) {
 
 mt_gmodule *mt_graph_fuse_tir(mt_arena *a, mt_gmodule *m) {
     for (int fi = 0; fi < m->nfuncs; fi++) {
-        walk w = {a, m, m->funcs[fi]};
+        walk w = {a, m, {0}};
+        mt_gfunc_count_uses(a, m->funcs[fi], &w.uses);
         mt_gfunc_foreach_bindings(m->funcs[fi], fuse_block, &w);
     }
     return m;
