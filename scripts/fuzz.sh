@@ -7,6 +7,10 @@
 #   fuzz_compile  mt_jit_compile on arbitrary bytes (tests/fuzz/fuzz_compile.c)
 #   fuzz_npy      the .npy reader (tests/fuzz/fuzz_npy.c)
 #
+# Environment: MT_FUZZ_ONLY=compile|npy runs one harness; MT_FUZZ_FORK=N runs
+# N worker processes (libFuzzer's -fork=N; the "#N" status lines then count
+# the executions of all of them) for long runs on several cores.
+#
 # Seeds are regenerated on every run (build-fuzz/seeds/): the kernels of the
 # error corpus, the golden tests, the examples, the front-end goldens and the
 # fuzz regressions (.py) for fuzz_compile; the .npy files written by
@@ -54,11 +58,16 @@ run() { # name extra-args...
   local log="$dir/logs/$name.log"
   echo "== fuzz: $name for ${secs}s"
   local rc=0
-  "$dir/tests/fuzz/fuzz_$name" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+  local fork=()
+  if [ -n "${MT_FUZZ_FORK:-}" ]; then
+    # fork mode ignores timeouts and OOMs by default; we do not
+    fork=(-fork="$MT_FUZZ_FORK" -ignore_crashes=0 -ignore_timeouts=0 -ignore_ooms=0)
+  fi
+  "$dir/tests/fuzz/fuzz_$name" "${fork[@]}" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
       -print_final_stats=1 -artifact_prefix="$dir/artifacts/$name-" "$@" \
       "$dir/corpus/$name" "$dir/seeds/$name" >"$log" 2>&1 || rc=$?
   # the last status line and the final stats: execs, time, coverage
-  grep -E '^#[0-9]+.*(pulse|DONE|NEW|REDUCE)' "$log" | tail -1 || true
+  grep -E '^#[0-9]+' "$log" | tail -1 || true
   grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$log" || true
   if [ "$rc" -ne 0 ] || grep -qE '^==[0-9]+==ERROR|^SUMMARY: |runtime error:|^MS: ' "$log"; then
     grep -E 'ERROR|SUMMARY|runtime error|fuzz_compile:|fuzz_npy:|Test unit written' "$log" | head -20 >&2
@@ -68,7 +77,8 @@ run() { # name extra-args...
 }
 
 status=0
-run compile -dict=tests/fuzz/kernel.dict || status=1
-run npy || status=1
+only="${MT_FUZZ_ONLY:-}"
+if [ -z "$only" ] || [ "$only" = compile ]; then run compile -dict=tests/fuzz/kernel.dict || status=1; fi
+if [ -z "$only" ] || [ "$only" = npy ]; then run npy || status=1; fi
 [ "$status" -eq 0 ] && echo "== fuzz: no crash, leak or timeout"
 exit "$status"

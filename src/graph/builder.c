@@ -231,7 +231,7 @@ static void assign_target(builder *b, const mt_ast *target, const mt_ast *value)
         if (n > MAX_VALUES)
             mt_fail(MT_ERR_LIMIT, target->loc, "too many names in one assignment (more than %d)",
                     MAX_VALUES);
-        const char *names[MAX_VALUES];
+        const char *names[MAX_VALUES] = {NULL}; /* more values than names: temporaries */
         for (int i = 0; i < n; i++) {
             check_target(target->items.data[i]);
             names[i] = target->items.data[i]->name;

@@ -238,19 +238,23 @@ mt_gvar *mt_b_library_call(builder *b, const mt_ast *call, const char *fname, co
         }
         switch (p->kind) {
         case K_TENSOR:
-            if (nargs == MAX_TENSORS) mt_fail(MT_ERR_LIMIT, e->loc, "too many tensor arguments");
+            if (nargs == MAX_TENSORS)
+                mt_fail(MT_ERR_LIMIT, e->loc, "too many tensor arguments (more than %d)", MAX_TENSORS);
             args[nargs++] = mt_b_expr(b, e);
             break;
         case K_OPT_TENSOR:
             if (e->kind == AST_NONE) break;
-            if (nargs == MAX_TENSORS) mt_fail(MT_ERR_LIMIT, e->loc, "too many tensor arguments");
+            if (nargs == MAX_TENSORS)
+                mt_fail(MT_ERR_LIMIT, e->loc, "too many tensor arguments (more than %d)", MAX_TENSORS);
             args[nargs++] = mt_b_expr(b, e);
             break;
         case K_TENSORS:
             if (e->kind != AST_TUPLE && e->kind != AST_LIST)
                 mt_fail(MT_ERR_TYPE, e->loc, "'%s' of '%s' must be a list of tensors", p->name, fname);
             for (int j = 0; j < e->items.len; j++) {
-                if (nargs == MAX_TENSORS) mt_fail(MT_ERR_LIMIT, e->items.data[j]->loc, "too many tensor arguments");
+                if (nargs == MAX_TENSORS)
+                    mt_fail(MT_ERR_LIMIT, e->items.data[j]->loc, "too many tensor arguments (more than %d)",
+                            MAX_TENSORS);
                 args[nargs++] = mt_b_expr(b, e->items.data[j]);
             }
             break;

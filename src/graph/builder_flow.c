@@ -53,7 +53,8 @@ static void collect(const builder *b, int from, binds *out, mt_loc loc) {
         int k = 0;
         while (k < out->n && strcmp(out->names[k], s->name) != 0) k++;
         if (k == out->n) {
-            if (out->n == MAX_NAMES) mt_fail(MT_ERR_LIMIT, loc, "too many names bound in one branch");
+            if (out->n == MAX_NAMES)
+                mt_fail(MT_ERR_LIMIT, loc, "too many names bound in one branch (more than %d)", MAX_NAMES);
             out->names[out->n++] = s->name;
         }
         out->vals[k] = s->value;
@@ -168,7 +169,8 @@ static void assigned_names(const mt_ast_list *stmts, const char **out, int *n, m
 static void add_name(const char *name, const char **out, int *n, mt_loc loc) {
     for (int i = 0; i < *n; i++)
         if (strcmp(out[i], name) == 0) return;
-    if (*n == MAX_NAMES) mt_fail(MT_ERR_LIMIT, loc, "too many names assigned in one loop");
+    if (*n == MAX_NAMES)
+        mt_fail(MT_ERR_LIMIT, loc, "too many names assigned in one loop (more than %d)", MAX_NAMES);
     out[(*n)++] = name;
 }
 
