@@ -19,6 +19,7 @@
 #include "minitriton.h"
 #include "pipeline.h"
 #include "runtime/executor.h"
+#include "runtime/parallel.h"
 #include "runtime/pool.h"
 #include "runtime/tensor.h"
 #include "support/arena.h"
@@ -30,6 +31,7 @@ struct mt_context {
     int num_threads;
     mt_cache *cache;      /* compiled kernels; closed when the host destroys ctx */
     mt_pool *pool;        /* run buffers (runtime/pool.h); closed when ctx is freed */
+    mt_thread_pool *threads; /* parallel loops' workers (runtime/parallel.h); joined when ctx is freed */
 };
 
 struct mt_kernel {
@@ -61,14 +63,16 @@ mt_context *mt_context_create(const mt_context_options *opts) {
     int entries = opts && opts->cache_entries ? opts->cache_entries : MT_CACHE_DEFAULT_ENTRIES;
     ctx->cache = ctx->jit ? mt_cache_create(entries) : NULL;
     ctx->pool = ctx->cache ? mt_pool_create(0) : NULL;
-    if (!ctx->pool) {
+    ctx->num_threads = opts && opts->num_threads > 0 ? opts->num_threads : 0;
+    ctx->threads = ctx->pool ? mt_thread_pool_create(ctx->num_threads) : NULL;
+    if (!ctx->threads) {
+        if (ctx->pool) mt_pool_close(ctx->pool);
         if (ctx->cache) mt_cache_destroy(ctx->cache);
         if (ctx->jit) mt_jit_destroy(ctx->jit);
         free(ctx);
         return NULL;
     }
     atomic_init(&ctx->refs, 1);
-    ctx->num_threads = opts && opts->num_threads > 0 ? opts->num_threads : 0;
     return ctx;
 }
 
@@ -77,6 +81,7 @@ static void context_unref(mt_context *ctx) {
         mt_cache_destroy(ctx->cache);
         mt_jit_destroy(ctx->jit);
         mt_pool_close(ctx->pool);
+        mt_thread_pool_destroy(ctx->threads);
         free(ctx);
     }
 }
@@ -417,7 +422,7 @@ mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tens
         return MT_ERR_INVALID_ARG;
     }
     mt_run_error err;
-    mt_run_env env = {k->ctx->pool, k->ctx->num_threads};
+    mt_run_env env = {k->ctx->pool, k->ctx->threads, k->ctx->num_threads};
     mt_status st = mt_plan_run(&k->plan, &env, args, nargs, results, nresults, &err);
     if (st != MT_OK) {
         mt_loc loc = MT_NOLOC;

@@ -359,9 +359,11 @@ mt_status mt_plan_run(const mt_plan *p, const mt_run_env *env, mt_tensor *const 
     }
 
     if (st == MT_OK) {
+        mt_thread_pool *prev_pool = mt_parallel_set_pool(env ? env->threads : NULL);
         int prev = mt_parallel_set_num_threads(env ? env->num_threads : 0);
         st = run_program(p, vals, symval, err);
         mt_parallel_set_num_threads(prev);
+        mt_parallel_set_pool(prev_pool);
     }
     for (int r = 0; r < nresults && st == MT_OK; r++)
         if (copies[r]) {

@@ -98,7 +98,8 @@ typedef struct mt_run_error {
 /* What a run takes from its context. */
 typedef struct mt_run_env {
     struct mt_pool *pool; /* intermediates and new results come from it (NULL: the heap) */
-    int num_threads;      /* threads for the kernels' parallel loops (0 = default) */
+    struct mt_thread_pool *threads; /* runs the kernels' parallel loops (NULL: serially) */
+    int num_threads;      /* threads for the kernels' parallel loops (0 = the pool's size) */
 } mt_run_env;
 
 /* Runs the plan (see mt_kernel_run for the contract of args/results). env

@@ -1,54 +1,168 @@
 /*
- * parallel.c -- mt_parallel_for, the one runtime call behind parallel loops.
+ * parallel.c -- mt_parallel_for and the thread pools behind it.
  *
- * Work split. [0, n) is cut into t contiguous ranges whose sizes differ by at
- * most one (the first n % t ranges get the extra iteration), one per thread,
- * t = min(n, thread count). Static contiguous ranges are what a streaming
- * kernel wants: each thread walks its own part of every buffer front to back
- * (hardware prefetchers, huge pages, no false sharing except at the t - 1
- * boundaries), and the only synchronization is the fork and the join. The
- * iterations of a parallel loop are themselves chunks of work (the schedule
- * makes each one at least 64 KiB of output, docs/schedule.md), so balance is
- * the schedule's business and the runtime's split needs no cleverness.
+ * Why our own pool and not OpenMP: libgomp's threads spin at every join and
+ * after every region (OMP_WAIT_POLICY, GOMP_SPINCOUNT), and those are
+ * process-wide settings read from the environment when libgomp starts, so a
+ * library cannot choose them without changing the host's OpenMP. On a loaded
+ * machine (more runnable threads than CPUs) a spinning worker takes the CPU
+ * from the thread the join waits for; measured in docs/performance.md.
  *
- * Threads. With OpenMP (MT_HAVE_OPENMP: CMake compiles this file alone with
- * -fopenmp, gcc's libgomp) one `omp parallel num_threads(t)` region runs the
- * ranges: libgomp keeps its team between regions, so a call costs a wake-up
- * and a barrier (microseconds), not thread creation. Without OpenMP, which
- * includes the ThreadSanitizer build (libgomp is not instrumented, so TSan
- * cannot see its barriers and reports every kernel's writes as races, even in
- * a trivial correct OpenMP program), or with MT_PARALLEL_PTHREADS defined,
- * each call creates t - 1 pthreads and joins them; TSan understands that. It
- * is slower per call and meant for checking.
+ * Pool. Each context owns one pool of nthreads - 1 worker threads, started
+ * at its first parallel region and joined when the context is freed. The
+ * thread that calls mt_parallel_for takes part in the region.
+ *
+ * A region. [0, n) is cut into t contiguous ranges whose sizes differ by at
+ * most one, t = min(n, thread count). The caller publishes the job (body,
+ * closure, n) and a ticket word {generation, t, next range}; every thread,
+ * the caller first, claims ranges by compare-and-swap on the ticket until
+ * none are left, so a range is run by whichever thread gets to it: a worker
+ * that is descheduled or still asleep when the region starts costs nothing,
+ * the caller (or the other workers) run its range. Ranges are static and
+ * contiguous (each thread walks its own part of every buffer; the schedule
+ * makes each iteration a chunk of at least 64 KiB, docs/schedule.md), so
+ * dynamic claiming changes who runs a range, never the ranges. The join is
+ * an atomic count of unfinished ranges; the thread that finishes the last
+ * one wakes the caller if it went to sleep. The generation in the ticket
+ * makes a claim from a thread that read the ticket of an earlier region
+ * fail (the job fields are only read after a successful claim, and the
+ * caller does not change them until every range of its region is done).
+ *
+ * Waiting. A waiting thread (a worker between regions, the caller at the
+ * join) spins for at most MT_SPIN_NS (a few microseconds, `pause` between
+ * polls), then sleeps on a futex (Linux; a mutex and condition variable
+ * elsewhere): no thread burns a CPU for longer than that after a region.
+ * The caller issues the wake-up system call only when a worker sleeps
+ * (a count of sleepers), so back-to-back regions cost no system call.
+ *
+ * Nesting and sharing. A thread inside a region (a worker, or the caller
+ * while it runs ranges) runs any mt_parallel_for serially: a kernel's body
+ * that reaches another parallel loop, or a kernel run from inside a body.
+ * A pool runs one region at a time: a second thread that finds it busy
+ * (two host threads running kernels of one context at once, or a host's
+ * own OpenMP threads doing so) runs its loop serially on its own thread
+ * instead of waiting, so nothing can deadlock and the results are the same
+ * (each range computes its iterations independently of how [0, n) is cut).
+ *
+ * Memory order. The job fields are plain: they are written before the
+ * ticket is stored (release) and read after a successful claim (acq_rel
+ * CAS); the caller rewrites them only after it saw the count of unfinished
+ * ranges reach zero (acquire), which every thread decrements (release)
+ * after its last read. The futexes only put threads to sleep; all ordering
+ * goes through atomics, so ThreadSanitizer sees it (the TSan build runs this
+ * same code).
  *
  * Thread count. A thread-local setting (mt_parallel_set_num_threads), 0
- * meaning OpenMP's default (OMP_NUM_THREADS, else all cores). The executor
- * sets it from the context's option for the duration of a run and restores
- * the previous value, so contexts with different counts do not interfere,
- * whichever host threads run them. Generated code therefore needs no extra
- * argument: it calls mt_parallel_for on the thread that runs the kernel.
- *
- * Nesting. A call made while a parallel region is active (from a body, or
- * from inside the host's own OpenMP region) runs body(0, n) serially on the
- * calling thread; codegen already makes every parallel loop nested in
- * another one serial, so this only guards calls from elsewhere.
+ * meaning the current pool's size; the executor sets the pool and the
+ * count from the context for the duration of a run and restores both.
  */
+#define _GNU_SOURCE
 #include "runtime/parallel.h"
 
-#if defined(MT_HAVE_OPENMP) && !defined(MT_PARALLEL_PTHREADS)
-#include <omp.h>
-#else
+#include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
+
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #endif
 
-static _Thread_local int tl_num_threads; /* 0 = default */
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define cpu_relax() _mm_pause()
+#elif defined(__aarch64__)
+#define cpu_relax() __asm__ __volatile__("yield")
+#else
+#define cpu_relax() ((void)0)
+#endif
 
-int mt_parallel_set_num_threads(int n) {
-    int prev = tl_num_threads;
-    tl_num_threads = n > 0 ? n : 0;
-    return prev;
+/* How long a waiting thread spins before it sleeps. */
+#ifndef MT_SPIN_NS
+#define MT_SPIN_NS 5000
+#endif
+
+enum { MAX_THREADS = 256 };
+
+struct mt_thread_pool {
+    int nthreads;                 /* threads per region, the caller included */
+    int nworkers;                 /* workers started (<= nthreads - 1) */
+    bool start_failed;            /* the system refused a thread: do not retry */
+    pthread_t *tids;
+    atomic_int busy;              /* 1 while a region runs */
+    /* the job: written by the caller between regions (see the header) */
+    mt_parallel_body body;
+    void *closure;
+    int64_t n;
+    _Alignas(64) _Atomic uint64_t ticket; /* gen << 32 | t << 16 | next range */
+    _Alignas(64) _Atomic uint32_t seq;    /* bumped per region and at stop: workers sleep on it */
+    atomic_int sleepers;                   /* workers asleep (or about to be) on seq */
+    atomic_bool stop;
+    _Alignas(64) _Atomic uint32_t left;   /* ranges not finished: the caller sleeps on it */
+    atomic_bool caller_asleep;
+};
+
+static _Thread_local int tl_num_threads;      /* 0 = the pool's size */
+static _Thread_local mt_thread_pool *tl_pool;
+static _Thread_local bool tl_in_region;
+
+/* ---- sleeping and waking ---------------------------------------------------- */
+
+#ifdef __linux__
+static void wait_while(_Atomic uint32_t *w, uint32_t v) {
+    /* returns at once if *w != v; spurious returns are handled by the callers' loops */
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
 }
+static void wake(_Atomic uint32_t *w, int n) {
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+#else
+static pthread_mutex_t park_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t park_cv = PTHREAD_COND_INITIALIZER;
+static void wait_while(_Atomic uint32_t *w, uint32_t v) {
+    pthread_mutex_lock(&park_mu);
+    if (atomic_load(w) == v) pthread_cond_wait(&park_cv, &park_mu);
+    pthread_mutex_unlock(&park_mu);
+}
+static void wake(_Atomic uint32_t *w, int n) {
+    (void)w, (void)n;
+    pthread_mutex_lock(&park_mu);
+    pthread_cond_broadcast(&park_cv);
+    pthread_mutex_unlock(&park_mu);
+}
+#endif
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Spins until *w != v or MT_SPIN_NS pass; true when it changed. */
+static bool spin_while(_Atomic uint32_t *w, uint32_t v) {
+    int64_t until = 0;
+    for (int i = 0;; i++) {
+        if (atomic_load_explicit(w, memory_order_acquire) != v) return true;
+        cpu_relax();
+        if ((i & 31) == 31) {
+            int64_t t = now_ns();
+            if (!until) until = t + MT_SPIN_NS;
+            else if (t >= until) return false;
+        }
+    }
+}
+
+/* ---- regions ------------------------------------------------------------------ */
+
+#define T_GEN(w) ((uint32_t)((w) >> 32))
+#define T_COUNT(w) ((int)(((w) >> 16) & 0xffff))
+#define T_NEXT(w) ((int)((w) & 0xffff))
 
 /* Range [b, e) of part id out of t over [0, n). */
 static void part(int64_t n, int64_t t, int64_t id, int64_t *b, int64_t *e) {
@@ -57,77 +171,171 @@ static void part(int64_t n, int64_t t, int64_t id, int64_t *b, int64_t *e) {
     *e = *b + q + (id < r ? 1 : 0);
 }
 
-#if defined(MT_HAVE_OPENMP) && !defined(MT_PARALLEL_PTHREADS)
+/* Claims and runs ranges of the current region until none are left. */
+static void run_ranges(mt_thread_pool *p) {
+    uint64_t w = atomic_load_explicit(&p->ticket, memory_order_acquire);
+    while (T_NEXT(w) < T_COUNT(w)) {
+        if (!atomic_compare_exchange_weak_explicit(&p->ticket, &w, w + 1, memory_order_acq_rel,
+                                                   memory_order_acquire))
+            continue; /* w now holds the current ticket */
+        int64_t b, e;
+        part(p->n, T_COUNT(w), T_NEXT(w), &b, &e);
+        p->body(b, e, p->closure);
+        if (atomic_fetch_sub_explicit(&p->left, 1, memory_order_acq_rel) == 1 &&
+            atomic_load(&p->caller_asleep))
+            wake(&p->left, 1);
+        w = atomic_load_explicit(&p->ticket, memory_order_acquire);
+    }
+}
 
-int mt_parallel_num_threads(void) {
-    return tl_num_threads > 0 ? tl_num_threads : omp_get_max_threads();
+/* The caller's wait for the ranges other threads claimed. */
+static void join(mt_thread_pool *p) {
+    int64_t until = 0;
+    for (int i = 0;; i++) {
+        if (atomic_load_explicit(&p->left, memory_order_acquire) == 0) return;
+        cpu_relax();
+        if ((i & 31) == 31) {
+            int64_t t = now_ns();
+            if (!until) until = t + MT_SPIN_NS;
+            else if (t >= until) break;
+        }
+    }
+    atomic_store(&p->caller_asleep, true);
+    uint32_t left;
+    while ((left = atomic_load(&p->left)) != 0) wait_while(&p->left, left);
+    atomic_store(&p->caller_asleep, false);
+}
+
+static void *worker_main(void *arg) {
+    mt_thread_pool *p = arg;
+    tl_in_region = true; /* anything a body calls runs serially */
+    uint32_t seen = 0;   /* seq when the pool was created */
+    for (;;) {
+        if (!spin_while(&p->seq, seen)) {
+            atomic_fetch_add(&p->sleepers, 1);
+            while (atomic_load(&p->seq) == seen) wait_while(&p->seq, seen);
+            atomic_fetch_sub(&p->sleepers, 1);
+        }
+        seen = atomic_load_explicit(&p->seq, memory_order_acquire);
+        if (atomic_load(&p->stop)) return NULL;
+        run_ranges(p);
+    }
+}
+
+/* Starts workers up to nthreads - 1 (fewer if the system refuses; the
+ * caller runs what nobody else claims). Signals go to the host's threads. */
+static void start_workers(mt_thread_pool *p) {
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    while (p->nworkers < p->nthreads - 1) {
+        if (pthread_create(&p->tids[p->nworkers], NULL, worker_main, p) != 0) {
+            p->start_failed = true;
+            break;
+        }
+        p->nworkers++;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void mt_parallel_for(int64_t n, mt_parallel_body body, void *closure) {
     if (n <= 0) return;
+    mt_thread_pool *p = tl_pool;
     int64_t t = mt_parallel_num_threads();
     if (t > n) t = n;
-    if (t <= 1 || omp_in_parallel()) {
+    int expect = 0;
+    if (t <= 1 || tl_in_region ||
+        !atomic_compare_exchange_strong_explicit(&p->busy, &expect, 1, memory_order_acquire,
+                                                 memory_order_relaxed)) {
         body(0, n, closure);
         return;
     }
-#pragma omp parallel num_threads((int)t)
-    {
-        int64_t b, e;
-        part(n, omp_get_num_threads(), omp_get_thread_num(), &b, &e);
-        if (b < e) body(b, e, closure);
+    if (p->nworkers < p->nthreads - 1 && !p->start_failed) start_workers(p);
+
+    p->body = body;
+    p->closure = closure;
+    p->n = n;
+    atomic_store_explicit(&p->left, (uint32_t)t, memory_order_relaxed);
+    uint64_t gen = T_GEN(atomic_load_explicit(&p->ticket, memory_order_relaxed)) + 1u;
+    atomic_store_explicit(&p->ticket, (uint64_t)(uint32_t)gen << 32 | (uint64_t)t << 16,
+                          memory_order_release);
+    atomic_fetch_add(&p->seq, 1);
+    int asleep = atomic_load(&p->sleepers);
+    if (asleep > 0) wake(&p->seq, (int)(t - 1 < asleep ? t - 1 : asleep));
+
+    tl_in_region = true;
+    run_ranges(p);
+    tl_in_region = false;
+
+    join(p);
+    atomic_store_explicit(&p->busy, 0, memory_order_release);
+}
+
+/* ---- pools and settings ------------------------------------------------------ */
+
+int mt_parallel_num_cpus(void) {
+#ifdef __linux__
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int c = CPU_COUNT(&set);
+        if (c > 0) return c;
     }
-}
-
-#else /* pthreads: one thread per range, created and joined per call */
-
-static _Thread_local int tl_in_parallel;
-
-typedef struct job {
-    mt_parallel_body body;
-    void *closure;
-    int64_t begin, end;
-} job;
-
-static void *run_job(void *p) {
-    job *j = p;
-    tl_in_parallel = 1;
-    j->body(j->begin, j->end, j->closure);
-    return NULL;
-}
-
-int mt_parallel_num_threads(void) {
-    if (tl_num_threads > 0) return tl_num_threads;
+#endif
     long c = sysconf(_SC_NPROCESSORS_ONLN);
     return c > 0 ? (int)c : 1;
 }
 
-void mt_parallel_for(int64_t n, mt_parallel_body body, void *closure) {
-    enum { MAX_T = 256 };
-    if (n <= 0) return;
-    int64_t t = mt_parallel_num_threads();
-    if (t > n) t = n;
-    if (t > MAX_T) t = MAX_T;
-    if (t <= 1 || tl_in_parallel) {
-        body(0, n, closure);
-        return;
+mt_thread_pool *mt_thread_pool_create(int nthreads) {
+    if (nthreads <= 0) nthreads = mt_parallel_num_cpus();
+    if (nthreads > MAX_THREADS) nthreads = MAX_THREADS;
+    mt_thread_pool *p = aligned_alloc(64, (sizeof *p + 63) / 64 * 64);
+    if (!p) return NULL;
+    *p = (mt_thread_pool){0};
+    p->nthreads = nthreads;
+    p->tids = calloc((size_t)nthreads, sizeof *p->tids);
+    if (!p->tids) {
+        free(p);
+        return NULL;
     }
-    job jobs[MAX_T];
-    pthread_t tid[MAX_T];
-    char started[MAX_T];
-    for (int64_t i = 0; i < t; i++) {
-        jobs[i].body = body;
-        jobs[i].closure = closure;
-        part(n, t, i, &jobs[i].begin, &jobs[i].end);
-        /* a thread that cannot be created runs its range on this thread */
-        started[i] = i > 0 && pthread_create(&tid[i], NULL, run_job, &jobs[i]) == 0;
-    }
-    tl_in_parallel = 1;
-    for (int64_t i = 0; i < t; i++)
-        if (!started[i]) body(jobs[i].begin, jobs[i].end, closure);
-    tl_in_parallel = 0;
-    for (int64_t i = 1; i < t; i++)
-        if (started[i]) pthread_join(tid[i], NULL);
+    atomic_init(&p->busy, 0);
+    atomic_init(&p->ticket, 0);
+    atomic_init(&p->seq, 0);
+    atomic_init(&p->sleepers, 0);
+    atomic_init(&p->stop, false);
+    atomic_init(&p->left, 0);
+    atomic_init(&p->caller_asleep, false);
+    return p;
 }
 
-#endif
+void mt_thread_pool_destroy(mt_thread_pool *p) {
+    if (!p) return;
+    if (p->nworkers > 0) {
+        atomic_store(&p->stop, true);
+        atomic_fetch_add(&p->seq, 1);
+        wake(&p->seq, p->nworkers);
+        for (int i = 0; i < p->nworkers; i++) pthread_join(p->tids[i], NULL);
+    }
+    free(p->tids);
+    free(p);
+}
+
+int mt_thread_pool_size(const mt_thread_pool *p) { return p ? p->nthreads : 0; }
+int mt_thread_pool_started(const mt_thread_pool *p) { return p ? p->nworkers : 0; }
+
+mt_thread_pool *mt_parallel_set_pool(mt_thread_pool *p) {
+    mt_thread_pool *prev = tl_pool;
+    tl_pool = p;
+    return prev;
+}
+
+int mt_parallel_set_num_threads(int n) {
+    int prev = tl_num_threads;
+    tl_num_threads = n > 0 ? n : 0;
+    return prev;
+}
+
+int mt_parallel_num_threads(void) {
+    if (!tl_pool) return 1;
+    int t = tl_num_threads > 0 ? tl_num_threads : tl_pool->nthreads;
+    return t < MAX_THREADS ? t : MAX_THREADS;
+}

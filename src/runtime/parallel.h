@@ -1,5 +1,6 @@
 /*
- * parallel.h -- the parallel-for that generated code calls.
+ * parallel.h -- the parallel-for that generated code calls, and the thread
+ * pools that run it.
  *
  * A parallel loop of a kernel (MT_FOR_PARALLEL) is compiled into a body
  * function that runs the loop over a sub-range [begin, end) of its
@@ -8,12 +9,13 @@
  *
  *     mt_parallel_for(n, body, closure);
  *
- * which splits [0, n) into one contiguous range per thread and returns when
- * all ranges are done. The thread count is the calling thread's (see
- * mt_parallel_set_num_threads): the executor sets it from the context's
- * num_threads option for the duration of a run, so two contexts with
- * different counts, used from any threads, never see each other's. See
- * parallel.c for the implementation and docs/codegen.md for the codegen side.
+ * which splits [0, n) into contiguous ranges and returns when all ranges are
+ * done. The threads are those of the calling thread's current pool (see
+ * mt_parallel_set_pool): the executor makes the kernel's context's pool
+ * current for the duration of a run, and sets the thread count from the
+ * context's num_threads option, so two contexts, used from any threads,
+ * never share workers or see each other's settings. Generated code needs no
+ * extra argument. See parallel.c for the algorithm and docs/codegen.md.
  */
 #ifndef MT_RUNTIME_PARALLEL_H
 #define MT_RUNTIME_PARALLEL_H
@@ -23,20 +25,50 @@
 /* Runs the iterations [begin, end) of a parallel loop. */
 typedef void (*mt_parallel_body)(int64_t begin, int64_t end, void *closure);
 
-/* Calls body on contiguous ranges covering [0, n) exactly once, from up to
- * the calling thread's thread count threads (at most n; the calling thread
- * is one of them), and returns when every range is done. n <= 0 does
- * nothing. Called from inside a parallel region (a body, or the host's own
- * OpenMP region) it runs body(0, n) on the calling thread: no nested threads.
- * Generated code resolves this symbol by address (codegen/jit.c). */
+/* Persistent worker threads (one context owns one). */
+typedef struct mt_thread_pool mt_thread_pool;
+
+/* A pool for nthreads threads in all, the caller of mt_parallel_for being
+ * one of them (0 = one per CPU this process may run on). No thread starts
+ * here: the nthreads - 1 workers start at the pool's first parallel region.
+ * NULL when out of memory. */
+mt_thread_pool *mt_thread_pool_create(int nthreads);
+
+/* Stops and joins the workers and frees the pool. The pool must be idle (no
+ * mt_parallel_for running on it). NULL is a no-op. */
+void mt_thread_pool_destroy(mt_thread_pool *p);
+
+/* Threads the pool runs a region on (the caller included); workers started
+ * so far. */
+int mt_thread_pool_size(const mt_thread_pool *p);
+int mt_thread_pool_started(const mt_thread_pool *p);
+
+/* Calls body on contiguous ranges covering [0, n) exactly once and returns
+ * when every range is done. With a current pool and t = min(n, thread count)
+ * > 1, [0, n) is cut into t ranges (sizes differing by at most one) that the
+ * pool's threads and the calling thread run. It runs body(0, n) on the
+ * calling thread instead when there is no current pool, when t <= 1, when
+ * called from inside a region (a body, on any thread: no nested threads), or
+ * when another thread is running a region on the same pool (two host threads
+ * on one context: the second runs serially rather than wait). n <= 0 does
+ * nothing. Generated code resolves this symbol by address (codegen/jit.c). */
 void mt_parallel_for(int64_t n, mt_parallel_body body, void *closure);
 
+/* Makes p the calling thread's current pool (NULL: none) and returns the
+ * previous one, so that a caller can restore it. Thread-local. */
+mt_thread_pool *mt_parallel_set_pool(mt_thread_pool *p);
+
 /* Sets the calling thread's thread count for later mt_parallel_for calls
- * (0 = the default: OpenMP's, i.e. OMP_NUM_THREADS or all cores) and returns
- * the previous setting, so that a caller can restore it. Thread-local. */
+ * (0 = the current pool's size) and returns the previous setting. A count
+ * above the pool's size gives that many ranges, run by the pool's threads.
+ * Thread-local. */
 int mt_parallel_set_num_threads(int n);
 
-/* The number of threads mt_parallel_for would use now for a large n. */
+/* The number of ranges mt_parallel_for would make now for a large n (1
+ * without a current pool). */
 int mt_parallel_num_threads(void);
+
+/* The number of CPUs this process may run on (at least 1). */
+int mt_parallel_num_cpus(void);
 
 #endif

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -23,6 +25,7 @@
 
 static mt_jit *jit;
 static mt_arena *A;
+static mt_thread_pool *pool4; /* the main thread's current pool: 4 threads */
 
 /* ---- the runtime call ------------------------------------------------------- */
 
@@ -62,8 +65,9 @@ static void test_runtime_cover(void **state) {
         for (size_t t = 0; t < sizeof ts / sizeof ts[0]; t++) {
             run_cover(ns[i], ts[t], &c);
             for (int64_t k = 0; k < ns[i]; k++) assert_int_equal(c.hits[k], 1);
-            int64_t want = ns[i] == 0 ? 0 : ts[t] == 0 ? -1 : ts[t] < ns[i] ? ts[t] : ns[i];
-            if (want >= 0) assert_int_equal(c.calls, want);
+            int64_t th = ts[t] == 0 ? 4 : ts[t]; /* 0: the pool's size */
+            int64_t want = ns[i] == 0 ? 0 : th < ns[i] ? th : ns[i];
+            assert_int_equal(c.calls, want);
             if (ns[i] > 0) assert_true(c.min_len >= 1);
         }
     run_cover(-5, 2, &c);
@@ -109,7 +113,8 @@ static void test_runtime_nested(void **state) {
     free(n);
 }
 
-/* Two host threads with different counts at the same time: each sees its own. */
+/* Two host threads with different counts and pools at the same time: each
+ * sees its own. */
 typedef struct host {
     int threads;
     int calls[50];
@@ -122,8 +127,14 @@ static void count_body(int64_t b, int64_t e, void *c_) {
 
 static void *host_main(void *h_) {
     host *h = h_;
+    mt_thread_pool *p = mt_thread_pool_create(h->threads);
+    assert_non_null(p);
+    assert_null(mt_parallel_set_pool(p)); /* a new thread has no pool */
     mt_parallel_set_num_threads(h->threads);
     for (int r = 0; r < 50; r++) mt_parallel_for(1000, count_body, &h->calls[r]);
+    assert_ptr_equal(mt_parallel_set_pool(NULL), p);
+    assert_int_equal(mt_thread_pool_started(p), h->threads - 1);
+    mt_thread_pool_destroy(p);
     return NULL;
 }
 
@@ -139,6 +150,128 @@ static void test_runtime_thread_counts(void **state) {
         assert_int_equal(h3.calls[r], 3);
     }
     assert_int_equal(mt_parallel_set_num_threads(0), 0); /* this thread untouched */
+}
+
+/* ---- the pool ------------------------------------------------------------------ */
+
+/* Adds one to out[i] for each iteration i: every element must end at 1. */
+static void add_one_body(int64_t b, int64_t e, void *c_) {
+    int *out = c_;
+    for (int64_t i = b; i < e; i++) out[i]++;
+}
+
+/* Many regions of every size on one pool: the same workers serve them all,
+ * every iteration runs once per region. */
+static void test_pool_reuse(void **state) {
+    enum { N = 257, RUNS = 20000 };
+    int *out = calloc(N, sizeof *out);
+    for (int r = 0; r < RUNS; r++) mt_parallel_for(1 + r % N, add_one_body, out);
+    /* element i ran in every region whose n = 1 + r % N exceeds i */
+    for (int i = 0; i < N; i++) {
+        int want = 0;
+        for (int r = 0; r < RUNS; r++) want += 1 + r % N > i;
+        assert_int_equal(out[i], want);
+    }
+    assert_int_equal(mt_thread_pool_size(pool4), 4);
+    assert_int_equal(mt_thread_pool_started(pool4), 3);
+    free(out);
+}
+
+/* Without a current pool a loop runs serially: one body call. */
+static void test_no_pool(void **state) {
+    cover *c = calloc(1, sizeof *c);
+    pthread_mutex_init(&c->mu, NULL);
+    assert_ptr_equal(mt_parallel_set_pool(NULL), pool4);
+    assert_int_equal(mt_parallel_num_threads(), 1);
+    run_cover(1000, 4, c);
+    assert_int_equal(c->calls, 1);
+    assert_int_equal(c->min_len, 1000);
+    assert_null(mt_parallel_set_pool(pool4));
+    assert_int_equal(mt_parallel_num_threads(), 4);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+/* Four host threads on one pool at once: one runs each region on the pool,
+ * the others run theirs serially; every iteration of every region runs
+ * exactly once and nothing deadlocks. */
+typedef struct sharer {
+    mt_thread_pool *pool;
+    int threads;
+    int out[3001];
+} sharer;
+
+static void *sharer_main(void *s_) {
+    sharer *s = s_;
+    mt_parallel_set_pool(s->pool);
+    mt_parallel_set_num_threads(s->threads);
+    for (int r = 0; r < 500; r++) mt_parallel_for(3001, add_one_body, s->out);
+    mt_parallel_set_pool(NULL);
+    return NULL;
+}
+
+static void test_pool_shared(void **state) {
+    mt_thread_pool *p = mt_thread_pool_create(3);
+    sharer *s = calloc(4, sizeof *s);
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) {
+        s[i].pool = p;
+        s[i].threads = i + 1;
+        assert_int_equal(pthread_create(&t[i], NULL, sharer_main, &s[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < 3001; k++) assert_int_equal(s[i].out[k], 500);
+    mt_thread_pool_destroy(p);
+    free(s);
+}
+
+/* Pools created and destroyed: never started, started and idle (workers
+ * asleep), started and destroyed right after a region (workers spinning). */
+static void test_pool_lifecycle(void **state) {
+    mt_thread_pool *prev = mt_parallel_set_pool(NULL);
+    int *out = calloc(100, sizeof *out);
+    for (int i = 0; i < 200; i++) {
+        mt_thread_pool *p = mt_thread_pool_create(1 + i % 5);
+        assert_non_null(p);
+        assert_int_equal(mt_thread_pool_started(p), 0);
+        if (i % 3) {
+            mt_parallel_set_pool(p);
+            mt_parallel_for(100, add_one_body, out);
+            mt_parallel_set_pool(NULL);
+            assert_int_equal(mt_thread_pool_started(p), i % 5);
+            if (i % 50 == 1) usleep(20000); /* long enough for the workers to sleep */
+        }
+        mt_thread_pool_destroy(p);
+    }
+    for (int k = 0; k < 100; k++) assert_int_equal(out[k], 133);
+    mt_thread_pool_destroy(NULL);
+    mt_thread_pool *c = mt_thread_pool_create(0);
+    assert_int_equal(mt_thread_pool_size(c), mt_parallel_num_cpus());
+    mt_thread_pool_destroy(c);
+    mt_parallel_set_pool(prev);
+    free(out);
+}
+
+/* After a region the workers spin for a few microseconds at most, then
+ * sleep: the process uses (almost) no CPU while it waits. */
+static double cpu_seconds(void) {
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)u.ru_utime.tv_sec + (double)u.ru_stime.tv_sec +
+           1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+static void test_pool_idle_sleeps(void **state) {
+    int *out = calloc(100, sizeof *out);
+    mt_parallel_for(100, add_one_body, out); /* workers started, now idle */
+    usleep(5000);
+    double c0 = cpu_seconds();
+    usleep(200000);
+    double used = cpu_seconds() - c0;
+    /* three spinning workers would use up to 0.6 s of CPU here */
+    if (used > 0.02) fail_msg("idle pool used %.3f s of CPU in 0.2 s", used);
+    free(out);
 }
 
 /* ---- generated code --------------------------------------------------------- */
@@ -294,12 +427,16 @@ static int setup(void **state) {
     char err[256];
     jit = mt_jit_create(err, sizeof err);
     A = mt_arena_create();
-    return jit && A ? 0 : -1;
+    pool4 = mt_thread_pool_create(4);
+    mt_parallel_set_pool(pool4);
+    return jit && A && pool4 ? 0 : -1;
 }
 
 static int teardown(void **state) {
     mt_jit_destroy(jit);
     mt_arena_destroy(A);
+    mt_parallel_set_pool(NULL);
+    mt_thread_pool_destroy(pool4);
     return 0;
 }
 
@@ -308,6 +445,11 @@ int main(void) {
         cmocka_unit_test(test_runtime_cover),
         cmocka_unit_test(test_runtime_nested),
         cmocka_unit_test(test_runtime_thread_counts),
+        cmocka_unit_test(test_pool_reuse),
+        cmocka_unit_test(test_no_pool),
+        cmocka_unit_test(test_pool_shared),
+        cmocka_unit_test(test_pool_lifecycle),
+        cmocka_unit_test(test_pool_idle_sleeps),
         cmocka_unit_test(test_chunked_loop),
         cmocka_unit_test(test_captures_and_nesting),
     };

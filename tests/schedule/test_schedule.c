@@ -63,6 +63,8 @@ static mt_tfunc *lower(mt_tfunc *f) {
     return mt_tir_simplify(A, f);
 }
 
+static mt_thread_pool *pool;
+
 typedef void (*kern3)(float *, float *, float *, int64_t, int64_t);
 
 /* Runs f and g (3 float buffers of the given sizes, up to two sym values)
@@ -398,11 +400,15 @@ static void test_rule_leaves_reductions(void **state) {
 static int setup(void **state) {
     char err[256];
     jit = mt_jit_create(err, sizeof err);
-    return jit ? 0 : -1;
+    pool = mt_thread_pool_create(2); /* parallel loops run on 2 threads */
+    mt_parallel_set_pool(pool);
+    return jit && pool ? 0 : -1;
 }
 
 static int teardown(void **state) {
     mt_jit_destroy(jit);
+    mt_parallel_set_pool(NULL);
+    mt_thread_pool_destroy(pool);
     return 0;
 }
 
