@@ -8,7 +8,8 @@
  * slot the caller filled: dtype, shape, and that it does not overlap an
  * argument's memory. Nothing is written until all checks pass.
  *
- * Then the program runs: kernel calls through libffi, copies, jumps on
+ * Then the program runs: kernel calls (direct, or through libffi; see
+ * call_direct), copies, jumps on
  * rank-0 bools, integer loop tests and steps, assertions. Constants are
  * materialized as rank-0 tensors. Intermediates, constants and results the
  * caller did not provide are allocated per run (once, even when a loop
@@ -31,7 +32,7 @@
 #include "runtime/pool.h"
 #include "runtime/tensor.h"
 
-enum { MAX_SYMS = 64, MAX_CALL_ARGS = 256 };
+enum { MAX_SYMS = 64, MAX_CALL_ARGS = 256, SMALL = 32 };
 
 static ffi_type *dtype_ffi(mt_dtype dt) {
     switch (dt) {
@@ -180,13 +181,71 @@ static void put_int(mt_tensor *t, int64_t v) {
     }
 }
 
+/* Direct calls. Every kernel parameter is a pointer or an int64 (tir.h:
+ * buffers, then sym vars; scalar parameters are rank-0 buffers), and on the
+ * LP64 ABIs below both are passed exactly like a uintptr_t (the next integer
+ * register, then an 8-byte stack slot), so a kernel with up to
+ * MAX_DIRECT_ARGS parameters is called through a function type with that
+ * many uintptr_t parameters: the same machine-level call libffi would make,
+ * without its per-call interpretation of the signature (measured in
+ * docs/performance.md, "The run path"). Elsewhere, or with more parameters,
+ * libffi makes the call. */
+#if (defined(__x86_64__) && !defined(_WIN32)) || (defined(__aarch64__) && !defined(_WIN32))
+#define MT_DIRECT_CALLS 1
+enum { MAX_DIRECT_ARGS = 12 };
+
+static bool call_direct(void *fn, int n, const uintptr_t *a) {
+    typedef uintptr_t w;
+    switch (n) {
+    case 0: ((void (*)(void))fn)(); return true;
+    case 1: ((void (*)(w))fn)(a[0]); return true;
+    case 2: ((void (*)(w, w))fn)(a[0], a[1]); return true;
+    case 3: ((void (*)(w, w, w))fn)(a[0], a[1], a[2]); return true;
+    case 4: ((void (*)(w, w, w, w))fn)(a[0], a[1], a[2], a[3]); return true;
+    case 5: ((void (*)(w, w, w, w, w))fn)(a[0], a[1], a[2], a[3], a[4]); return true;
+    case 6: ((void (*)(w, w, w, w, w, w))fn)(a[0], a[1], a[2], a[3], a[4], a[5]); return true;
+    case 7:
+        ((void (*)(w, w, w, w, w, w, w))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
+        return true;
+    case 8:
+        ((void (*)(w, w, w, w, w, w, w, w))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
+        return true;
+    case 9:
+        ((void (*)(w, w, w, w, w, w, w, w, w))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
+                                                  a[8]);
+        return true;
+    case 10:
+        ((void (*)(w, w, w, w, w, w, w, w, w, w))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6],
+                                                     a[7], a[8], a[9]);
+        return true;
+    case 11:
+        ((void (*)(w, w, w, w, w, w, w, w, w, w, w))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6],
+                                                        a[7], a[8], a[9], a[10]);
+        return true;
+    case 12:
+        ((void (*)(w, w, w, w, w, w, w, w, w, w, w, w))fn)(a[0], a[1], a[2], a[3], a[4], a[5],
+                                                           a[6], a[7], a[8], a[9], a[10], a[11]);
+        return true;
+    default: return false;
+    }
+}
+#endif
+
 static mt_status call_kernel(const mt_plan_call *call, mt_tensor **vals, const int64_t *symval,
                              mt_run_error *err) {
+    if (call->nargs > MAX_CALL_ARGS || call->nsyms > MAX_SYMS)
+        return fail(err, MT_ERR_INTERNAL, -1, -1, "kernel '%s' has too many arguments", call->name);
+#ifdef MT_DIRECT_CALLS
+    if (call->nargs + call->nsyms <= MAX_DIRECT_ARGS) {
+        uintptr_t a[MAX_DIRECT_ARGS];
+        for (int i = 0; i < call->nargs; i++) a[i] = (uintptr_t)vals[call->args[i]]->data;
+        for (int i = 0; i < call->nsyms; i++) a[call->nargs + i] = (uintptr_t)symval[call->syms[i]];
+        if (call_direct(call->fn, call->nargs + call->nsyms, a)) return MT_OK;
+    }
+#endif
     void *ptrs[MAX_CALL_ARGS];
     int64_t syms[MAX_SYMS];
     void *avalues[MAX_CALL_ARGS + MAX_SYMS];
-    if (call->nargs > MAX_CALL_ARGS || call->nsyms > MAX_SYMS)
-        return fail(err, MT_ERR_INTERNAL, -1, -1, "kernel '%s' has too many arguments", call->name);
     for (int i = 0; i < call->nargs; i++) {
         ptrs[i] = vals[call->args[i]]->data;
         avalues[i] = &ptrs[i];
@@ -282,14 +341,26 @@ mt_status mt_plan_run(const mt_plan *p, const mt_run_env *env, mt_tensor *const 
         if (st != MT_OK) return st;
     }
 
-    mt_tensor **vals = calloc((size_t)p->nvalues, sizeof *vals);
-    bool *owned = calloc((size_t)p->nvalues, sizeof *owned); /* created by this run */
-    mt_tensor **copies = calloc((size_t)(nresults > 0 ? nresults : 1), sizeof *copies);
-    if (!vals || !owned || !copies) {
-        free(vals);
-        free(owned);
-        free(copies);
-        return fail(err, MT_ERR_NOMEM, -1, -1, "out of memory");
+    /* the run's tables: on the stack for plans up to SMALL values */
+    mt_tensor *vals_s[SMALL], *copies_s[SMALL];
+    bool owned_s[SMALL];
+    bool small = p->nvalues <= SMALL && nresults <= SMALL;
+    mt_tensor **vals = vals_s, **copies = copies_s;
+    bool *owned = owned_s; /* created by this run */
+    if (small) {
+        memset(vals_s, 0, sizeof *vals_s * (size_t)p->nvalues);
+        memset(owned_s, 0, sizeof *owned_s * (size_t)p->nvalues);
+        memset(copies_s, 0, sizeof *copies_s * (size_t)nresults);
+    } else {
+        vals = calloc((size_t)p->nvalues, sizeof *vals);
+        owned = calloc((size_t)p->nvalues, sizeof *owned);
+        copies = calloc((size_t)(nresults > 0 ? nresults : 1), sizeof *copies);
+        if (!vals || !owned || !copies) {
+            free(vals);
+            free(owned);
+            free(copies);
+            return fail(err, MT_ERR_NOMEM, -1, -1, "out of memory");
+        }
     }
     mt_status st = MT_OK;
     for (int i = 0; i < p->nparams; i++) vals[i] = args[i];
@@ -390,8 +461,10 @@ mt_status mt_plan_run(const mt_plan *p, const mt_run_env *env, mt_tensor *const 
         if (copies[r]) mt_tensor_release(copies[r]);
     for (int i = 0; i < p->nvalues; i++)
         if (owned[i] && vals[i]) mt_tensor_release(vals[i]);
-    free(vals);
-    free(owned);
-    free(copies);
+    if (!small) {
+        free(vals);
+        free(owned);
+        free(copies);
+    }
     return st;
 }
