@@ -17,3 +17,4 @@ mt_test(test_pool SOURCES ${PROJECT_SOURCE_DIR}/tests/tools/test_pool.c
         ${PROJECT_SOURCE_DIR}/src/runtime/pool.c ${PROJECT_SOURCE_DIR}/src/runtime/tensor.c
         LAYERS mt_support)
 mt_test(test_parallel_e2e SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_parallel_e2e.c LIBRARY)
+mt_test(test_thread_pool SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_thread_pool.c LIBRARY)
