@@ -18,3 +18,10 @@ mt_test(test_pool SOURCES ${PROJECT_SOURCE_DIR}/tests/tools/test_pool.c
         LAYERS mt_support)
 mt_test(test_parallel_e2e SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_parallel_e2e.c LIBRARY)
 mt_test(test_thread_pool SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_thread_pool.c LIBRARY)
+# mtc --threads sets the context's thread count; a bad count is a usage error.
+add_test(NAME mtc_threads
+         COMMAND $<TARGET_FILE:mtc> --threads 2 --random --bench 3 ${PROJECT_SOURCE_DIR}/examples/kernels/fused_add.py)
+set_tests_properties(mtc_threads PROPERTIES PASS_REGULAR_EXPRESSION "median .* over 3 runs")
+add_test(NAME mtc_threads_bad
+         COMMAND $<TARGET_FILE:mtc> --threads 0 ${PROJECT_SOURCE_DIR}/examples/kernels/fused_add.py)
+set_tests_properties(mtc_threads_bad PROPERTIES PASS_REGULAR_EXPRESSION "--threads wants a number of threads from 1 to 256")

@@ -64,6 +64,7 @@ static const char USAGE[] =
     "  --output-dir DIR        write results to DIR/out0.npy, DIR/out1.npy, ...\n"
     "  --bench N               time N runs after one warm-up; print median/min/max\n"
     "  --time-passes           print the compile time of each phase on stderr\n"
+    "  --threads N             threads for parallel loops (default: all cores)\n"
     "  -h, --help              print this help\n"
     "  --version               print the minitriton version\n"
     "\n"
@@ -660,6 +661,7 @@ typedef struct options {
     const char *output_dir;      /* --output-dir DIR */
     int bench;                   /* --bench N; 0 when absent */
     bool time_passes;            /* --time-passes */
+    int threads;                 /* --threads N; 0 = all cores */
 } options;
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -711,7 +713,7 @@ static int parse_options(int argc, char **argv, options *o) {
         {"entry", true},  {"target", true}, {"emit", true},       {"run", false},
         {"input", true},  {"random", false}, {"seed", true},      {"dim", true},
         {"output", true}, {"output-dir", true}, {"bench", true},  {"help", false},
-        {"version", false}, {"time-passes", false},
+        {"version", false}, {"time-passes", false}, {"threads", true},
     };
     bool only_files = false;
     for (int i = 1; i < argc; i++) {
@@ -809,6 +811,11 @@ static int parse_options(int argc, char **argv, options *o) {
                 return usage_error("--bench wants a positive number of runs, not '%s'", val);
             o->bench = (int)x;
             o->run = true;
+        } else if (!strcmp(opt, "threads")) {
+            long long x;
+            if (!parse_int(val, 1, 256, &x))
+                return usage_error("--threads wants a number of threads from 1 to 256, not '%s'", val);
+            o->threads = (int)x;
         }
     }
     if (!o->file) return usage_error("no source file given");
@@ -1272,7 +1279,9 @@ int main(int argc, char **argv) {
     }
 
     double t_ctx = now_ms();
-    mt_context *ctx = mt_context_create(NULL);
+    mt_context_options copts = {0};
+    copts.num_threads = o.threads;
+    mt_context *ctx = mt_context_create(&copts);
     t_ctx = now_ms() - t_ctx;
     if (!ctx) {
         fprintf(stderr, "mtc: cannot create a minitriton context (out of memory, or LLVM "
