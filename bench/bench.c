@@ -22,7 +22,8 @@
  *      and the goal. A row alternates its reference and the kernel, run by
  *      run, and compares their medians, so that both see the same load on
  *      the machine; pauses between runs let spinning worker threads
- *      (libgomp's; OpenBLAS's are told to sleep at once) go to sleep before
+ *      (OpenBLAS's are told to sleep at once; minitriton's spin at most
+ *      5 us) go to sleep before
  *      the next measurement. Each result is spot-checked
  *      against a scalar reference in double: a kernel that computes the wrong
  *      thing is marked WRONG, whatever its speed.
@@ -646,7 +647,7 @@ static void time_pair(work_fn ref, void *ref_arg, work_fn fn, void *arg, int war
         fn(arg);
         t[n] = now_s() - t1;
         tr[n++] = t1 - t0;
-        usleep(20 * 1000); /* libgomp's idle workers spin a few ms after a run */
+        usleep(20 * 1000); /* idle worker threads (OpenBLAS's) go to sleep */
     }
     *fn_s = median(t, n);
     *ref_s = median(tr, n);
