@@ -1,6 +1,6 @@
 # CPU performance, part 1: the runtime parallel-for and the code generated
 # for parallel loops, schedule primitives and the default CPU rule, the
-# memory pool, and parallel kernels end to end.
+# memory pool, and parallel kernels end to end; the executor's run path.
 mt_test(test_parallel SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_parallel.c
         LAYERS mt_support mt_tir mt_codegen)
 mt_test(test_schedule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_schedule.c
@@ -25,3 +25,4 @@ set_tests_properties(mtc_threads PROPERTIES PASS_REGULAR_EXPRESSION "median .* o
 add_test(NAME mtc_threads_bad
          COMMAND $<TARGET_FILE:mtc> --threads 0 ${PROJECT_SOURCE_DIR}/examples/kernels/fused_add.py)
 set_tests_properties(mtc_threads_bad PROPERTIES PASS_REGULAR_EXPRESSION "--threads wants a number of threads from 1 to 256")
+mt_test(test_run_path SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_run_path.c LIBRARY)

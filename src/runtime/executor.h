@@ -8,8 +8,9 @@
  * on rank-0 integer values, and run-time assertions. The executor knows
  * nothing of the IRs: it checks the arguments against the parameter types,
  * binds symbolic dims, allocates what the caller does not provide, and runs
- * the program, calling each kernel through libffi with its natural C
- * signature (tir.h: buffer pointers, then int64 symbolic dims).
+ * the program, calling each kernel with its natural C signature (tir.h:
+ * buffer pointers, then int64 symbolic dims): directly when the ABI allows
+ * (executor.c, call_direct), else through libffi.
  */
 #ifndef MT_RUNTIME_EXECUTOR_H
 #define MT_RUNTIME_EXECUTOR_H
