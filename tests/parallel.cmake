@@ -26,3 +26,9 @@ add_test(NAME mtc_threads_bad
          COMMAND $<TARGET_FILE:mtc> --threads 0 ${PROJECT_SOURCE_DIR}/examples/kernels/fused_add.py)
 set_tests_properties(mtc_threads_bad PROPERTIES PASS_REGULAR_EXPRESSION "--threads wants a number of threads from 1 to 256")
 mt_test(test_run_path SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_run_path.c LIBRARY)
+# A host that uses OpenMP itself (not under TSan: libgomp is not instrumented).
+find_package(OpenMP COMPONENTS C)
+if(OpenMP_C_FOUND AND NOT MT_TSAN)
+  mt_test(test_host_openmp SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_host_openmp.c LIBRARY)
+  target_link_libraries(test_host_openmp PRIVATE OpenMP::OpenMP_C)
+endif()
