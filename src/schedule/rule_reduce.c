@@ -43,8 +43,11 @@
  *
  * Softmax: the epilogue Y = E / B (or E * B) where B is the sum of the same
  * E (exp(x - max)) computed by an earlier RED: the RED also stores E to Y,
- * and the epilogue becomes Y = Y / B, so exp runs once per element and the
- * third pass reads Y back from L1. (The online softmax -- running max and
+ * and the epilogue becomes Y = Y * (1 / B), so exp runs once per element,
+ * the third pass reads Y back from L1, and it multiplies by the reciprocal
+ * (computed once per row) instead of dividing (a 16-lane division costs as
+ * much as a third of the exp; the result may differ from e / s by one
+ * more rounding, as in PyTorch's CPU softmax). (The online softmax -- running max and
  * rescaled sum in one pass -- would save the max pass over an L1-resident
  * row but needs exp twice or a rescale per vector; not needed here.)
  *

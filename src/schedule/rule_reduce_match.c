@@ -269,7 +269,8 @@ static mt_texpr *canon(rr *c, const stage *s, mt_texpr *e, mt_tvar *const *cv) {
 
 /* ELT k: Y = A / B or A * B, B the sum of A computed by an earlier RED j,
  * and nothing A reads changes in between: j also stores A to Y and k
- * becomes Y = Y / B. */
+ * becomes Y = Y * (1 / B) (the reciprocal once per row; a multiply per
+ * element instead of a division, at most one more rounding). */
 static void fuse_exp(rr *c, int k) {
     stage *y = &c->st[k];
     mt_texpr *v = y->value;
@@ -289,7 +290,9 @@ static void fuse_exp(rr *c, int k) {
     mt_texpr *idx[MT_MAX_RANK + 1];
     for (int d = 0; d < c->ns; d++) idx[d] = mt_te_var(c->a, y->ov[d]);
     idx[c->ns] = mt_te_var(c->a, y->rv);
-    y->value = mt_te_bin(c->a, v->kind, mt_te_load(c->a, y->buf, idx, c->ns + 1), v->b);
+    mt_texpr *sc = v->b;
+    if (v->kind == TE_DIV) sc = mt_te_bin(c->a, TE_DIV, mt_te_float(c->a, v->b->dtype, 1.0), v->b);
+    y->value = mt_te_bin(c->a, TE_MUL, mt_te_load(c->a, y->buf, idx, c->ns + 1), sc);
 }
 
 /* ---- the function ------------------------------------------------------------------------ */
