@@ -293,7 +293,8 @@ static mt_tstmt *gen_rows(rr *c) {
     mt_tvar *ch = ivar(c, "chunk"), *ri = ivar(c, "ri");
     mt_texpr *first = mul(c, V(c, ch), rb);
     mt_texpr *nch = bin(c, TE_FLOORDIV, sub(c, add(c, M, rb), I(c, 1)), rb);
-    mt_texpr *cnt = bin(c, TE_MIN, rb, sub(c, M, first));
+    int64_t rbc;
+    mt_texpr *cnt = cst(M, &Mc) && cst(rb, &rbc) && Mc % rbc == 0 ? rb : bin(c, TE_MIN, rb, sub(c, M, first));
     return loop(c, ch, nch, MT_FOR_PARALLEL, loop(c, ri, cnt, MT_FOR_SERIAL, gen_row(c, add(c, first, V(c, ri)))));
 }
 

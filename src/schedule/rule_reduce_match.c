@@ -284,7 +284,7 @@ static void fuse_exp(rr *c, int k) {
     if (!mt_texpr_equal(canon(c, y, v->a, cv), canon(c, &c->st[j], c->st[j].value, cv))) return;
     for (int i = j; i < k; i++)
         if (reads(v->a, c->st[i].buf)) return;
-    for (int i = 0; i < c->nst; i++)
+    for (int i = j + 1; i < k; i++) /* later stages read Y's final values */
         if (stage_reads(&c->st[i], y->buf)) return;
     c->st[j].also = y->buf;
     mt_texpr *idx[MT_MAX_RANK + 1];

@@ -251,6 +251,49 @@ static void test_symbolic(void **st) {
     }
 }
 
+/* Several outputs in one function: the softmax, a stage reading it back
+ * (exp still once per element), and a per-row sum. */
+static void test_multi_output(void **st) {
+    (void)st;
+    static const int64_t shapes[][2] = {{5, 37}, {33, 2000}};
+    for (size_t s = 0; s < 2; s++) {
+        int64_t R = shapes[s][0], n = shapes[s][1];
+        char src[512];
+        snprintf(src, sizeof src,
+                 "def f(x: Tensor((%lld, %lld), \"float32\")):\n"
+                 "    a = softmax(x, axis=-1)\n"
+                 "    return a, a * 2.0 + x, sum(x * x, axis=-1)\n",
+                 (long long)R, (long long)n);
+        mt_kernel *k = compile_ok(src);
+        const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+        assert_non_null(strstr(t, "reduce_rows"));
+        int64_t dims[2] = {R, n};
+        mt_tensor *x = rand_tensor(MT_FLOAT32, 2, dims, 4.0), *res[3] = {NULL, NULL, NULL};
+        mt_diag dg;
+        if (mt_kernel_run(k, &x, 1, res, 3, &dg) != MT_OK) fail_msg("run failed: %s", dg.text);
+        double g = ((double)n / 64 + 16) * 0x1p-24;
+        for (int64_t r = 0; r < R; r++) {
+            double mx = -INFINITY, se = 0, sq = 0, sqa = 0;
+            for (int64_t j = 0; j < n; j++) mx = fmax(mx, get(x, r * n + j));
+            for (int64_t j = 0; j < n; j++) {
+                double v = get(x, r * n + j);
+                se += exp(v - mx);
+                sq += v * v;
+                sqa += fabs(v * v);
+            }
+            for (int64_t j = 0; j < n; j++) {
+                double v = get(x, r * n + j), a = exp(v - mx) / se;
+                assert_true(fabs(get(res[0], r * n + j) - a) <= 2 * g * a);
+                assert_true(fabs(get(res[1], r * n + j) - (2 * a + v)) <= 4 * g * (2 * a + fabs(v)));
+            }
+            assert_true(fabs(get(res[2], r) - sq) <= g * sqa);
+        }
+        for (int i = 0; i < 3; i++) mt_tensor_release(res[i]);
+        mt_tensor_release(x);
+        mt_kernel_release(k);
+    }
+}
+
 /* Large inputs run over rows in parallel; small ones in one plain loop;
  * softmax computes exp once per element (the sum pass stores it). */
 static void test_structure(void **st) {
@@ -286,7 +329,7 @@ static void test_not_applied(void **st) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shapes),     cmocka_unit_test(test_float64_and_3d), cmocka_unit_test(test_symbolic),
-        cmocka_unit_test(test_structure),  cmocka_unit_test(test_not_applied),
+        cmocka_unit_test(test_multi_output), cmocka_unit_test(test_structure), cmocka_unit_test(test_not_applied),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }
