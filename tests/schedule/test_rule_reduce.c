@@ -17,7 +17,7 @@
  *   layer_norm         |got - ref| <= 4 g' (|ref - b| + |b| + rstd |gamma| mean|x|)
  *   rms norm           |got - ref| <= 4 g' |ref|
  * with g' = g + 4u. Shapes: rows a multiple of 16 or not, one row, rows
- * shorter than 16, 3-d inputs (two outer axes), symbolic row count and row
+ * shorter than 16, 1-d inputs (no outer axis), 3-d inputs (two outer axes), symbolic row count and row
  * length (several sizes through one kernel, zero rows included), float64.
  * Structure: the scheduled loop IR carries the rule's marker, a parallel
  * loop for large inputs and T.Ramp vector accesses; functions the rule does
@@ -72,8 +72,9 @@ static char *source(const rcase *c) {
     for (int d = 0; d < c->nouter; d++)
         p += c->sym ? snprintf(shape + p, sizeof shape - (size_t)p, "\"R%d\", ", d)
                     : snprintf(shape + p, sizeof shape - (size_t)p, "%lld, ", (long long)c->outer[d]);
-    if (c->sym) snprintf(shape + p, sizeof shape - (size_t)p, "\"N\")");
-    else snprintf(shape + p, sizeof shape - (size_t)p, "%lld)", (long long)c->n);
+    const char *close = c->nouter ? ")" : ",)";
+    if (c->sym) snprintf(shape + p, sizeof shape - (size_t)p, "\"N\"%s", close);
+    else snprintf(shape + p, sizeof shape - (size_t)p, "%lld%s", (long long)c->n, close);
     if (c->sym) snprintf(row, sizeof row, "(\"N\",)");
     else snprintf(row, sizeof row, "(%lld,)", (long long)c->n);
     int q = snprintf(buf, sizeof buf, "def f(x: Tensor(%s, \"%s\")", shape, dt);
@@ -225,13 +226,15 @@ static void test_shapes(void **st) {
         }
 }
 
-static void test_float64_and_3d(void **st) {
+static void test_float64_1d_3d(void **st) {
     (void)st;
     for (size_t o = 0; o < sizeof all_ops / sizeof *all_ops; o++) {
         rcase c = {all_ops[o], MT_FLOAT64, 1, {6, 0}, 77, false};
         check(&c);
         rcase d = {all_ops[o], MT_FLOAT32, 2, {2, 3}, 40, false};
         check(&d);
+        rcase e = {all_ops[o], MT_FLOAT32, 0, {0, 0}, 300, false}; /* one row, no outer axis */
+        check(&e);
     }
 }
 
@@ -294,6 +297,35 @@ static void test_multi_output(void **st) {
     }
 }
 
+/* A bool epilogue (64-lane vectors of bool) and a per-row value read by a
+ * later per-row stage together with an input. */
+static void test_mask_and_row_stage(void **st) {
+    (void)st;
+    int64_t dims[2] = {9, 70};
+    mt_kernel *k = compile_ok("def f(x: Tensor((9, 70), \"float32\")):\n"
+                              "    return x == max(x, axis=-1, keepdims=True), sum(x, axis=-1, keepdims=True) + x[:, 0:1]\n");
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "reduce_rows"));
+    mt_tensor *x = rand_tensor(MT_FLOAT32, 2, dims, 4.0), *res[2] = {NULL, NULL};
+    mt_diag dg;
+    if (mt_kernel_run(k, &x, 1, res, 2, &dg) != MT_OK) fail_msg("run failed: %s", dg.text);
+    assert_int_equal(mt_tensor_dtype(res[0]), MT_BOOL);
+    const uint8_t *m = mt_tensor_data(res[0]);
+    for (int64_t r = 0; r < 9; r++) {
+        double mx = -INFINITY, s = 0, sa = 0;
+        for (int64_t j = 0; j < 70; j++) {
+            mx = fmax(mx, get(x, r * 70 + j));
+            s += get(x, r * 70 + j);
+            sa += fabs(get(x, r * 70 + j));
+        }
+        for (int64_t j = 0; j < 70; j++) assert_int_equal(m[r * 70 + j] != 0, get(x, r * 70 + j) == mx);
+        double want = s + get(x, r * 70);
+        assert_true(fabs(get(res[1], r) - want) <= 20 * 0x1p-24 * (sa + fabs(get(x, r * 70))));
+    }
+    for (int i = 0; i < 2; i++) mt_tensor_release(res[i]);
+    mt_tensor_release(x);
+    mt_kernel_release(k);
+}
+
 /* Large inputs run over rows in parallel; small ones in one plain loop;
  * softmax computes exp once per element (the sum pass stores it). */
 static void test_structure(void **st) {
@@ -328,8 +360,8 @@ static void test_not_applied(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_shapes),     cmocka_unit_test(test_float64_and_3d), cmocka_unit_test(test_symbolic),
-        cmocka_unit_test(test_multi_output), cmocka_unit_test(test_structure), cmocka_unit_test(test_not_applied),
+        cmocka_unit_test(test_shapes),     cmocka_unit_test(test_float64_1d_3d), cmocka_unit_test(test_symbolic),
+        cmocka_unit_test(test_multi_output), cmocka_unit_test(test_mask_and_row_stage), cmocka_unit_test(test_structure), cmocka_unit_test(test_not_applied),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }
