@@ -97,13 +97,6 @@ static mt_tbuffer *local(rr *c, const char *name, int64_t n, mt_dtype dt) {
 static mt_texpr *ld(rr *c, mt_tbuffer *b, mt_texpr *ix) { return mt_te_load(c->a, b, &ix, 1); }
 static mt_tstmt *st(rr *c, mt_tbuffer *b, mt_texpr *ix, mt_texpr *v) { return mt_ts_store(c->a, b, &ix, 1, v); }
 
-static rowval *find_rv(rr *c, const mt_tbuffer *b) {
-    for (int i = 0; i < c->nrv; i++)
-        if (c->rv[i].buf == b) return &c->rv[i];
-    return NULL;
-}
-
-
 /* ---- lowering expressions ---------------------------------------------------------- */
 
 typedef struct low_ctx {
@@ -284,7 +277,10 @@ static mt_tstmt *gen_rows(rr *c) {
     mt_texpr *M = I(c, 1);
     for (int k = 0; k < c->ns; k++) M = mul(c, M, mt_te_cast(c->a, MT_INT64, c->O[k]));
     mt_texpr *N = mt_te_cast(c->a, MT_INT64, c->N);
-    int64_t per = 65536 / 4, Mc, Nc; /* elements of a chunk */
+    int64_t per = 16384, Mc, Nc; /* elements of a chunk: 64 KiB of the widest per-row value */
+    for (int i = 0; i < c->nrv; i++)
+        if (65536 / (int64_t)mt_dtype_size(c->rv[i].buf->dtype) < per)
+            per = 65536 / (int64_t)mt_dtype_size(c->rv[i].buf->dtype);
     mt_tvar *row = ivar(c, "row");
     if (cst(M, &Mc) && cst(N, &Nc) && Mc * (Nc > 0 ? Nc : 1) <= per)
         return loop(c, row, M, MT_FOR_SERIAL, gen_row(c, V(c, row)));

@@ -50,6 +50,13 @@ typedef struct rr {
     mt_texpr *oval[MT_MAX_RANK];  /* while generating: the current row's o.. */
 } rr;
 
+/* The per-row value held in b, or NULL. */
+static inline rowval *find_rv(rr *c, const mt_tbuffer *b) {
+    for (int i = 0; i < c->nrv; i++)
+        if (c->rv[i].buf == b) return &c->rv[i];
+    return NULL;
+}
+
 /* Fills c->ns, O, N, st, rv, rows from c->f; false when the function is
  * not row-wise work this rule does exactly. */
 bool mt_reduce_match(rr *c);

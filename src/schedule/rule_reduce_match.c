@@ -25,12 +25,6 @@ static bool is_param(rr *c, const mt_tbuffer *b) {
     return false;
 }
 
-static rowval *find_rv(rr *c, const mt_tbuffer *b) {
-    for (int i = 0; i < c->nrv; i++)
-        if (c->rv[i].buf == b) return &c->rv[i];
-    return NULL;
-}
-
 static bool is_row(rr *c, const mt_tbuffer *b) {
     for (int i = 0; i < c->nrows; i++)
         if (c->rows[i] == b) return true;
