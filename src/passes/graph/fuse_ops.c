@@ -61,6 +61,17 @@ static void find_consumers(mt_arena *a, const mt_gblock *blk, consumers *c) {
     }
 }
 
+/* The group holding every consumer of p's value, or -1 (none, or several). */
+static int sole_group(const consumers *c, const int *group, const mt_gbinding *p) {
+    int g = -1;
+    for (int e = mt_ptrmap_get(&c->head, p->outs[0]); e; e = c->next[e - 1]) {
+        int j = c->binding[e - 1];
+        if (g < 0) g = group[j];
+        else if (group[j] != g) return -1;
+    }
+    return g;
+}
+
 static void fuse_block(mt_gblock *blk, void *ctx) {
     mt_arena *a = ctx;
     int n = blk->nbindings;
@@ -68,6 +79,7 @@ static void fuse_block(mt_gblock *blk, void *ctx) {
     int *group = MT_NEW_ARRAY(a, int, n); /* index of the group's root */
     int *size = MT_NEW_ARRAY(a, int, n);
     bool *has_heavy = MT_NEW_ARRAY(a, bool, n); /* by root: holds a reduction/matmul */
+    bool *has_mm = MT_NEW_ARRAY(a, bool, n);    /* by root: holds a matmul */
     consumers cons = {{0}, NULL, NULL, 0};
     find_consumers(a, blk, &cons);
     for (int i = 0; i < n; i++) {
@@ -75,30 +87,54 @@ static void fuse_block(mt_gblock *blk, void *ctx) {
         size[i] = 1;
         const mt_gbinding *b = blk->bindings[i];
         has_heavy[i] = b->kind == MT_CALL_TIR && heavy(mt_tfunc_pattern(b->callee));
+        has_mm[i] = b->kind == MT_CALL_TIR && mt_tfunc_pattern(b->callee) == MT_PAT_OUT_EWISE_FUSABLE;
     }
+    /* phase 1: epilogues. A light binding never joins a group that holds a
+     * matmul here, so that a matmul's elementwise consumers stay its own
+     * epilogue instead of becoming the next matmul's prologue. */
     for (int i = n - 1; i >= 0; i--) {
         const mt_gbinding *p = blk->bindings[i];
         if (p->kind != MT_CALL_TIR || p->nouts != 1) continue;
         mt_op_pattern pp = mt_tfunc_pattern(p->callee);
         if (!light(pp) && !heavy(pp)) continue;
-        int g = -1;
-        bool ok = true;
-        for (int e = mt_ptrmap_get(&cons.head, p->outs[0]); e && ok; e = cons.next[e - 1]) {
-            int j = cons.binding[e - 1];
-            if (g < 0)
-                g = group[j];
-            else if (group[j] != g)
-                ok = false;
-        }
-        if (!ok || g < 0 || size[g] >= MAX_GROUP) continue;
+        int g = sole_group(&cons, group, p);
+        if (g < 0 || size[g] >= MAX_GROUP) continue;
         const mt_gbinding *root = blk->bindings[g];
         if (root->kind != MT_CALL_TIR) continue;
         mt_op_pattern rp = mt_tfunc_pattern(root->callee);
-        bool join = light(pp) ? (light(rp) || rp == MT_PAT_REDUCTION) : (light(rp) && !has_heavy[g]);
+        bool join = light(pp) ? ((light(rp) || rp == MT_PAT_REDUCTION) && !has_mm[g])
+                              : (light(rp) && !has_heavy[g]);
         if (!join) continue;
         group[i] = g;
         size[g]++;
         if (heavy(pp)) has_heavy[g] = true;
+        if (pp == MT_PAT_OUT_EWISE_FUSABLE) has_mm[g] = true;
+    }
+    /* phase 2: prologues. A group of light bindings only whose root's
+     * consumers all lie in one group holding a matmul joins that group
+     * (transpose(w) or a cast in front of x @ w; a bias computation feeding
+     * the epilogue). Groups holding a matmul or a reduction never merge, so
+     * one group never holds two matmuls or a matmul behind another's
+     * epilogue. Roots from last to first: a merged group's members follow
+     * `merged` to their final root. */
+    int *merged = MT_NEW_ARRAY(a, int, n);
+    for (int i = 0; i < n; i++) merged[i] = i;
+    for (int i = n - 1; i >= 0; i--) {
+        const mt_gbinding *p = blk->bindings[i];
+        if (group[i] != i || has_heavy[i] || p->kind != MT_CALL_TIR || p->nouts != 1 ||
+            !light(mt_tfunc_pattern(p->callee)))
+            continue;
+        int g = sole_group(&cons, group, p);
+        if (g < 0) continue;
+        while (merged[g] != g) g = merged[g];
+        if (!has_mm[g] || size[g] + size[i] > MAX_GROUP) continue;
+        merged[i] = g;
+        size[g] += size[i];
+    }
+    for (int i = 0; i < n; i++) {
+        int g = group[i];
+        while (merged[g] != g) g = merged[g];
+        group[i] = g;
     }
     /* number the groups with more than one member in order of their roots */
     int *id = MT_NEW_ARRAY(a, int, n);
