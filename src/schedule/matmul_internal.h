@@ -84,4 +84,10 @@ mt_tstmt *mm_final_stores(mm *c, mt_texpr *i, mt_texpr *j, mt_texpr *mval);
 mt_tstmt *mm_wrap_batch(mm *c, mt_tstmt *(*gen)(mm *));
 bool mm_vec_loads(const mt_texpr *e);
 
+/* rule_matvec.c: the matrix-vector schedule for few rows times a B read
+ * along k (x @ w.T); fits says whether the operands allow it. */
+bool mm_matvec_fits(mm *c);
+int mm_matvec_max_m(void);
+mt_tstmt *mm_gen_matvec(mm *c);
+
 #endif

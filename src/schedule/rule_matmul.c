@@ -470,7 +470,11 @@ mt_tfunc *mt_schedule_matmul_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     int64_t Mc, Nc;
     bool direct_ok = c->y_vec && mm_cst(N, &Nc);
     mt_tstmt *body;
-    if (!direct_ok) body = gen_packed(c);
+    if (mm_matvec_fits(c)) { /* few rows times a transposed B: rule_matvec.c */
+        int mv = mm_matvec_max_m();
+        if (mm_cst(M, &Mc)) body = Mc < mv ? mm_gen_matvec(c) : gen_packed(c);
+        else body = mt_ts_if(a, mm_lt(c, M, mm_I(c, mv)), mm_gen_matvec(c), gen_packed(c));
+    } else if (!direct_ok) body = gen_packed(c);
     else if (mm_cst(M, &Mc)) body = Mc < tune.pack_min_m ? mm_wrap_batch(c, direct_body) : gen_packed(c);
     else {
         mt_tstmt *d = mm_wrap_batch(c, direct_body);
