@@ -5,17 +5,27 @@
  * binding to the first; a binding P (one output) joins the group G of its
  * consumers when every consumer of P is in that one group -- P then has no
  * use outside G: the post-dominator condition of TVM's FuseOps -- and the
- * patterns allow it:
+ * patterns allow it. Two phases, so that a matmul keeps its epilogue:
  *
+ * Phase 1, epilogues (and everything without a matmul):
  *   - P elementwise/broadcast/injective joins a group whose root (its last
  *     binding) is elementwise/broadcast/injective, or a reduction: producers
  *     fuse into the reduction that consumes them (sum(x * x) reads x once);
+ *     but never a group that holds a matmul -- there P would be the
+ *     matmul's prologue, and if P is another matmul's epilogue (relu(x @ w0
+ *     + b0) @ w1.T) that matmul could then not join P (one matmul a group);
  *   - P a reduction or out-elementwise-fusable op (matmul) joins a group whose
  *     root is elementwise/broadcast/injective and that holds no other such
  *     op: the reduction's or matmul's elementwise consumers run in the same
  *     kernel (matmul + bias + relu; x - mean(x)), the reduced value staying
  *     in a small local buffer;
  *   - opaque ops are barriers; a group has at most MAX_GROUP members.
+ * Phase 2, prologues: a group of light bindings only whose root's consumers
+ *   all lie in one group holding a matmul joins that group: transpose(w)
+ *   or a cast in front of x @ w (the matmul then reads w[j, k] in place), a
+ *   bias computed for the epilogue. A group holding a matmul or a reduction
+ *   never joins another, so a matmul is never fused behind another matmul's
+ *   epilogue (TVM: one out-elementwise-fusable op per group).
  *
  * P may also be a function output: the fused kernel then writes it as a
  * second output. Because each group is closed under "all consumers inside",
@@ -72,8 +82,14 @@ static int sole_group(const consumers *c, const int *group, const mt_gbinding *p
     return g;
 }
 
+typedef struct walk {
+    mt_arena *a;
+    mt_ptrmap uses; /* uses of each value in the function */
+} walk;
+
 static void fuse_block(mt_gblock *blk, void *ctx) {
-    mt_arena *a = ctx;
+    walk *w = ctx;
+    mt_arena *a = w->a;
     int n = blk->nbindings;
     if (n == 0 || !blk->dataflow) return;
     int *group = MT_NEW_ARRAY(a, int, n); /* index of the group's root */
@@ -119,9 +135,23 @@ static void fuse_block(mt_gblock *blk, void *ctx) {
      * `merged` to their final root. */
     int *merged = MT_NEW_ARRAY(a, int, n);
     for (int i = 0; i < n; i++) merged[i] = i;
+    /* a group whose value is used after the block (returned) stays apart:
+     * the matmul rule matches no function writing its prologue as well */
+    mt_ptrmap inside = {0};
+    for (int j = 0; j < n; j++)
+        for (int k = 0; k < blk->bindings[j]->nargs; k++) {
+            const mt_gvar *v = blk->bindings[j]->args[k];
+            mt_ptrmap_add(a, &inside, v, 1);
+        }
+    bool *escapes = MT_NEW_ARRAY(a, bool, n); /* by phase-1 root */
+    for (int j = 0; j < n; j++)
+        for (int k = 0; k < blk->bindings[j]->nouts; k++) {
+            const mt_gvar *v = blk->bindings[j]->outs[k];
+            if (mt_ptrmap_get(&w->uses, v) > mt_ptrmap_get(&inside, v)) escapes[group[j]] = true;
+        }
     for (int i = n - 1; i >= 0; i--) {
         const mt_gbinding *p = blk->bindings[i];
-        if (group[i] != i || has_heavy[i] || p->kind != MT_CALL_TIR || p->nouts != 1 ||
+        if (group[i] != i || has_heavy[i] || escapes[i] || p->kind != MT_CALL_TIR || p->nouts != 1 ||
             !light(mt_tfunc_pattern(p->callee)))
             continue;
         int g = sole_group(&cons, group, p);
@@ -144,6 +174,10 @@ static void fuse_block(mt_gblock *blk, void *ctx) {
 }
 
 mt_gmodule *mt_graph_fuse_ops(mt_arena *a, mt_gmodule *m) {
-    for (int fi = 0; fi < m->nfuncs; fi++) mt_gfunc_foreach_bindings(m->funcs[fi], fuse_block, a);
+    for (int fi = 0; fi < m->nfuncs; fi++) {
+        walk w = {a, {0}};
+        mt_gfunc_count_uses(a, m->funcs[fi], &w.uses);
+        mt_gfunc_foreach_bindings(m->funcs[fi], fuse_block, &w);
+    }
     return m;
 }
