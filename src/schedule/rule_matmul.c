@@ -49,7 +49,9 @@
  *  - Small M (a constant M < 32, or a symbolic M below 32 at run time): B is
  *    read in place, no packing to amortize; column slivers run in parallel,
  *    all rows of a sliver inside it. Needs a constant N and Y loadable as
- *    unit-stride vectors along j.
+ *    unit-stride vectors along j. When Y is instead contiguous along k (x @
+ *    w.T, the transpose fused in as a prologue) and so is X, small M goes to
+ *    the matrix-vector schedule of rule_matvec.c (dot products over k).
  *  - Tails, exact and without masked memory operations. Rows: M % MR rows
  *    take one tile of that height (constant M) or a loop of one-row tiles.
  *    Columns, constant N: the last sliver is N % NR wide, vectors of 16 and
