@@ -137,6 +137,47 @@ static void test_symbolic(void **st) {
     }
 }
 
+/* A batch dim: (3, m, 19) @ transpose((3, 11, 19), (0, 2, 1)), every batch
+ * index against the reference, matvec (m = 5) and packed (m = 40). */
+static void test_batched(void **st) {
+    static const int64_t ms[] = {5, 40};
+    for (size_t q = 0; q < 2; q++) {
+        char src[512];
+        snprintf(src, sizeof src,
+                 "def f(x: Tensor((3, %lld, 19), \"float32\"), w: Tensor((3, 11, 19), \"float32\")):\n"
+                 "    return x @ transpose(w, (0, 2, 1))\n",
+                 (long long)ms[q]);
+        mt_kernel *kn = compile_ok(src);
+        const char *t = mt_kernel_dump(kn, MT_STAGE_TIR_SCHED);
+        if (!strstr(t, "T.fma(") || (ms[q] < 32) == (strstr(t, "B_pack") != NULL))
+            fail_msg("unexpected schedule:\n%s", t);
+        int64_t m = ms[q], sx[3] = {3, m, 19}, sw[3] = {3, 11, 19};
+        mt_tensor *args[2] = {rand_tensor(MT_FLOAT32, 3, sx), rand_tensor(MT_FLOAT32, 3, sw)};
+        mt_tensor *res = NULL;
+        mt_diag d;
+        if (mt_kernel_run(kn, args, 2, &res, 1, &d) != MT_OK) fail_msg("run failed: %s", d.text);
+        double u = unit(MT_FLOAT32);
+        for (int64_t b = 0; b < 3; b++)
+            for (int64_t i = 0; i < m; i++)
+                for (int64_t j = 0; j < 11; j++) {
+                    double s = 0, sc = 0;
+                    for (int64_t k = 0; k < 19; k++) {
+                        double p = get(args[0], (b * m + i) * 19 + k) * get(args[1], (b * 11 + j) * 19 + k);
+                        s += p;
+                        sc += fabs(p);
+                    }
+                    double got = get(res, (b * m + i) * 11 + j);
+                    if (!(fabs(got - s) <= 2 * u * fabs(s) + 20 * u * sc))
+                        fail_msg("batch %lld [%lld, %lld]: got %.9g, want %.9g", (long long)b, (long long)i,
+                                 (long long)j, got, s);
+                }
+        mt_tensor_release(res);
+        mt_tensor_release(args[0]);
+        mt_tensor_release(args[1]);
+        mt_kernel_release(kn);
+    }
+}
+
 /* A 400 KB layer runs in parallel chunks; a 5 KB one does not. */
 static void test_structure(void **st) {
     char src[512];
@@ -238,7 +279,8 @@ static void test_mlp_fusion(void **st) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_constant_shapes), cmocka_unit_test(test_symbolic),
-        cmocka_unit_test(test_structure),       cmocka_unit_test(test_mlp),
+        cmocka_unit_test(test_batched),         cmocka_unit_test(test_structure),
+        cmocka_unit_test(test_mlp),
         cmocka_unit_test(test_mlp_fusion),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
