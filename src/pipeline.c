@@ -9,6 +9,7 @@
  *   per loop function:
  *     inline_producers                                        (stage "tir")
  *     schedule_matmul (register-tiled matmul + epilogue, emitted lowered),
+ *     schedule_reduce (row reductions + their row-wise stages, lowered),
  *     schedule (default CPU rules), lower_blocks, flatten_buffers,
  *     simplify, remove_unit_loops, simplify                   (stage "tir-sched")
  *
@@ -49,6 +50,7 @@ static const struct {
     mt_tfunc *(*run)(mt_arena *, mt_tfunc *);
 } tir_passes[] = {
     {"schedule_matmul", mt_schedule_matmul_pass},
+    {"schedule_reduce", mt_schedule_reduce_pass},
     {"schedule", mt_schedule_default_cpu},
     {"lower_blocks", mt_tir_lower_blocks},
     {"flatten_buffers", mt_tir_flatten_buffers},
@@ -59,7 +61,7 @@ static const struct {
 
 const char *const mt_pipeline_pass_names[] = {
     "parse", "build", "fold_constant", "cse", "to_dataflow", "legalize", "annotate_pattern", "fuse_ops", "fuse_tir",
-    "dead_code", "inline_producers", "schedule_matmul", "schedule", "lower_blocks", "flatten_buffers", "simplify",
+    "dead_code", "inline_producers", "schedule_matmul", "schedule_reduce", "schedule", "lower_blocks", "flatten_buffers", "simplify",
     "remove_unit_loops", NULL,
 };
 

@@ -22,4 +22,15 @@ mt_tfunc *mt_schedule_matmul_cpu(mt_arena *a, mt_tfunc *f, int *applied);
 /* The same as a pipeline pass ("schedule_matmul", before "schedule"). */
 mt_tfunc *mt_schedule_matmul_pass(mt_arena *a, mt_tfunc *f);
 
+/* The row-reduction rule (rule_reduce.c): reductions over the innermost
+ * axis (softmax, layer_norm, sum/mean/max over axis -1) with the per-row
+ * and elementwise stages around them become one loop over rows (parallel
+ * in chunks), each reduction vectorized with several accumulators, already
+ * in lowered form. Returns f itself (and *applied = 0) when the function is
+ * not such row-wise work. */
+mt_tfunc *mt_schedule_reduce_cpu(mt_arena *a, mt_tfunc *f, int *applied);
+
+/* The same as a pipeline pass ("schedule_reduce", before "schedule"). */
+mt_tfunc *mt_schedule_reduce_pass(mt_arena *a, mt_tfunc *f);
+
 #endif

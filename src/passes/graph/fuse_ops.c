@@ -5,17 +5,27 @@
  * binding to the first; a binding P (one output) joins the group G of its
  * consumers when every consumer of P is in that one group -- P then has no
  * use outside G: the post-dominator condition of TVM's FuseOps -- and the
- * patterns allow it:
+ * patterns allow it. Two phases, so that a matmul keeps its epilogue:
  *
+ * Phase 1, epilogues (and everything without a matmul):
  *   - P elementwise/broadcast/injective joins a group whose root (its last
  *     binding) is elementwise/broadcast/injective, or a reduction: producers
  *     fuse into the reduction that consumes them (sum(x * x) reads x once);
+ *     but never a group that holds a matmul -- there P would be the
+ *     matmul's prologue, and if P is another matmul's epilogue (relu(x @ w0
+ *     + b0) @ w1.T) that matmul could then not join P (one matmul a group);
  *   - P a reduction or out-elementwise-fusable op (matmul) joins a group whose
  *     root is elementwise/broadcast/injective and that holds no other such
  *     op: the reduction's or matmul's elementwise consumers run in the same
  *     kernel (matmul + bias + relu; x - mean(x)), the reduced value staying
  *     in a small local buffer;
  *   - opaque ops are barriers; a group has at most MAX_GROUP members.
+ * Phase 2, prologues: a group of light bindings only whose root's consumers
+ *   all lie in one group holding a matmul joins that group: transpose(w)
+ *   or a cast in front of x @ w (the matmul then reads w[j, k] in place), a
+ *   bias computed for the epilogue. A group holding a matmul or a reduction
+ *   never joins another, so a matmul is never fused behind another matmul's
+ *   epilogue (TVM: one out-elementwise-fusable op per group).
  *
  * P may also be a function output: the fused kernel then writes it as a
  * second output. Because each group is closed under "all consumers inside",
@@ -61,13 +71,31 @@ static void find_consumers(mt_arena *a, const mt_gblock *blk, consumers *c) {
     }
 }
 
+/* The group holding every consumer of p's value, or -1 (none, or several). */
+static int sole_group(const consumers *c, const int *group, const mt_gbinding *p) {
+    int g = -1;
+    for (int e = mt_ptrmap_get(&c->head, p->outs[0]); e; e = c->next[e - 1]) {
+        int j = c->binding[e - 1];
+        if (g < 0) g = group[j];
+        else if (group[j] != g) return -1;
+    }
+    return g;
+}
+
+typedef struct walk {
+    mt_arena *a;
+    mt_ptrmap uses; /* uses of each value in the function */
+} walk;
+
 static void fuse_block(mt_gblock *blk, void *ctx) {
-    mt_arena *a = ctx;
+    walk *w = ctx;
+    mt_arena *a = w->a;
     int n = blk->nbindings;
     if (n == 0 || !blk->dataflow) return;
     int *group = MT_NEW_ARRAY(a, int, n); /* index of the group's root */
     int *size = MT_NEW_ARRAY(a, int, n);
     bool *has_heavy = MT_NEW_ARRAY(a, bool, n); /* by root: holds a reduction/matmul */
+    bool *has_mm = MT_NEW_ARRAY(a, bool, n);    /* by root: holds a matmul */
     consumers cons = {{0}, NULL, NULL, 0};
     find_consumers(a, blk, &cons);
     for (int i = 0; i < n; i++) {
@@ -75,30 +103,68 @@ static void fuse_block(mt_gblock *blk, void *ctx) {
         size[i] = 1;
         const mt_gbinding *b = blk->bindings[i];
         has_heavy[i] = b->kind == MT_CALL_TIR && heavy(mt_tfunc_pattern(b->callee));
+        has_mm[i] = b->kind == MT_CALL_TIR && mt_tfunc_pattern(b->callee) == MT_PAT_OUT_EWISE_FUSABLE;
     }
+    /* phase 1: epilogues. A light binding never joins a group that holds a
+     * matmul here, so that a matmul's elementwise consumers stay its own
+     * epilogue instead of becoming the next matmul's prologue. */
     for (int i = n - 1; i >= 0; i--) {
         const mt_gbinding *p = blk->bindings[i];
         if (p->kind != MT_CALL_TIR || p->nouts != 1) continue;
         mt_op_pattern pp = mt_tfunc_pattern(p->callee);
         if (!light(pp) && !heavy(pp)) continue;
-        int g = -1;
-        bool ok = true;
-        for (int e = mt_ptrmap_get(&cons.head, p->outs[0]); e && ok; e = cons.next[e - 1]) {
-            int j = cons.binding[e - 1];
-            if (g < 0)
-                g = group[j];
-            else if (group[j] != g)
-                ok = false;
-        }
-        if (!ok || g < 0 || size[g] >= MAX_GROUP) continue;
+        int g = sole_group(&cons, group, p);
+        if (g < 0 || size[g] >= MAX_GROUP) continue;
         const mt_gbinding *root = blk->bindings[g];
         if (root->kind != MT_CALL_TIR) continue;
         mt_op_pattern rp = mt_tfunc_pattern(root->callee);
-        bool join = light(pp) ? (light(rp) || rp == MT_PAT_REDUCTION) : (light(rp) && !has_heavy[g]);
+        bool join = light(pp) ? ((light(rp) || rp == MT_PAT_REDUCTION) && !has_mm[g])
+                              : (light(rp) && !has_heavy[g]);
         if (!join) continue;
         group[i] = g;
         size[g]++;
         if (heavy(pp)) has_heavy[g] = true;
+        if (pp == MT_PAT_OUT_EWISE_FUSABLE) has_mm[g] = true;
+    }
+    /* phase 2: prologues. A group of light bindings only whose root's
+     * consumers all lie in one group holding a matmul joins that group
+     * (transpose(w) or a cast in front of x @ w; a bias computation feeding
+     * the epilogue). Groups holding a matmul or a reduction never merge, so
+     * one group never holds two matmuls or a matmul behind another's
+     * epilogue. Roots from last to first: a merged group's members follow
+     * `merged` to their final root. */
+    int *merged = MT_NEW_ARRAY(a, int, n);
+    for (int i = 0; i < n; i++) merged[i] = i;
+    /* a group whose value is used after the block (returned) stays apart:
+     * the matmul rule matches no function writing its prologue as well */
+    mt_ptrmap inside = {0};
+    for (int j = 0; j < n; j++)
+        for (int k = 0; k < blk->bindings[j]->nargs; k++) {
+            const mt_gvar *v = blk->bindings[j]->args[k];
+            mt_ptrmap_add(a, &inside, v, 1);
+        }
+    bool *escapes = MT_NEW_ARRAY(a, bool, n); /* by phase-1 root */
+    for (int j = 0; j < n; j++)
+        for (int k = 0; k < blk->bindings[j]->nouts; k++) {
+            const mt_gvar *v = blk->bindings[j]->outs[k];
+            if (mt_ptrmap_get(&w->uses, v) > mt_ptrmap_get(&inside, v)) escapes[group[j]] = true;
+        }
+    for (int i = n - 1; i >= 0; i--) {
+        const mt_gbinding *p = blk->bindings[i];
+        if (group[i] != i || has_heavy[i] || escapes[i] || p->kind != MT_CALL_TIR || p->nouts != 1 ||
+            !light(mt_tfunc_pattern(p->callee)))
+            continue;
+        int g = sole_group(&cons, group, p);
+        if (g < 0) continue;
+        while (merged[g] != g) g = merged[g];
+        if (!has_mm[g] || size[g] + size[i] > MAX_GROUP) continue;
+        merged[i] = g;
+        size[g] += size[i];
+    }
+    for (int i = 0; i < n; i++) {
+        int g = group[i];
+        while (merged[g] != g) g = merged[g];
+        group[i] = g;
     }
     /* number the groups with more than one member in order of their roots */
     int *id = MT_NEW_ARRAY(a, int, n);
@@ -108,6 +174,10 @@ static void fuse_block(mt_gblock *blk, void *ctx) {
 }
 
 mt_gmodule *mt_graph_fuse_ops(mt_arena *a, mt_gmodule *m) {
-    for (int fi = 0; fi < m->nfuncs; fi++) mt_gfunc_foreach_bindings(m->funcs[fi], fuse_block, a);
+    for (int fi = 0; fi < m->nfuncs; fi++) {
+        walk w = {a, {0}};
+        mt_gfunc_count_uses(a, m->funcs[fi], &w.uses);
+        mt_gfunc_foreach_bindings(m->funcs[fi], fuse_block, &w);
+    }
     return m;
 }

@@ -1,0 +1,525 @@
+/*
+ * matmul_common.c -- the matcher and the code-building helpers of the
+ * matmul rules (rule_matmul.c, rule_matvec.c); matmul_internal.h lists them.
+ * What is matched is described at the top of rule_matmul.c.
+ */
+#include <string.h>
+
+#include "schedule/matmul_internal.h"
+
+/* ---- small helpers ---------------------------------------------------------------- */
+
+bool mm_cst(const mt_texpr *e, int64_t *v) { return mt_te_is_const_int(e, v); }
+mt_texpr *mm_I(mm *c, int64_t v) { return mt_te_i64(c->a, v); }
+mt_texpr *mm_V(mm *c, mt_tvar *v) { return mt_te_var(c->a, v); }
+/* A variable bound to a vector by a let. */
+mt_texpr *mm_Vl(mm *c, mt_tvar *v, int lanes) {
+    mt_texpr *e = mt_te_var(c->a, v);
+    e->lanes = lanes;
+    return e;
+}
+mt_tvar *mm_ivar(mm *c, const char *name) { return mt_tvar_new(c->a, name, MT_INT64); }
+
+/* Integer index arithmetic that folds constants and keeps a T.Ramp outermost
+ * (x + Ramp(b, s, n) is Ramp(x + b, s, n)), so that an access whose last
+ * index walks j is a unit-stride vector access after flattening. */
+mt_texpr *mm_ix_add(mm *c, mt_texpr *x, mt_texpr *y) {
+    mt_arena *a = c->a;
+    if (x->kind == TE_RAMP && y->lanes == 1) return mt_te_ramp(a, mm_ix_add(c, x->a, y), x->b, x->lanes);
+    if (y->kind == TE_RAMP && x->lanes == 1) return mt_te_ramp(a, mm_ix_add(c, x, y->a), y->b, y->lanes);
+    if (x->kind == TE_RAMP && y->kind == TE_RAMP && x->lanes == y->lanes)
+        return mt_te_ramp(a, mm_ix_add(c, x->a, y->a), mm_ix_add(c, x->b, y->b), x->lanes);
+    int64_t cx, cy, c1;
+    bool kx = mm_cst(x, &cx), ky = mm_cst(y, &cy);
+    if (kx && ky) return mm_I(c, (int64_t)((uint64_t)cx + (uint64_t)cy));
+    if (kx && cx == 0) return y;
+    if (ky && cy == 0) return x;
+    if (ky && x->kind == TE_ADD && mm_cst(x->b, &c1)) return mm_ix_add(c, x->a, mm_I(c, c1 + cy));
+    return mt_te_bin(a, TE_ADD, x, y);
+}
+
+mt_texpr *mm_ix_mul(mm *c, mt_texpr *x, mt_texpr *y) {
+    mt_arena *a = c->a;
+    if (x->kind == TE_RAMP && y->lanes == 1)
+        return mt_te_ramp(a, mm_ix_mul(c, x->a, y), mm_ix_mul(c, x->b, y), x->lanes);
+    if (y->kind == TE_RAMP && x->lanes == 1) return mm_ix_mul(c, y, x);
+    int64_t cx, cy;
+    bool kx = mm_cst(x, &cx), ky = mm_cst(y, &cy);
+    if (kx && ky) return mm_I(c, (int64_t)((uint64_t)cx * (uint64_t)cy));
+    if ((kx && cx == 0) || (ky && cy == 0)) return mm_I(c, 0);
+    if (kx && cx == 1) return y;
+    if (ky && cy == 1) return x;
+    return mt_te_bin(a, TE_MUL, x, y);
+}
+
+mt_texpr *mm_ix_sub(mm *c, mt_texpr *x, mt_texpr *y) {
+    int64_t cy;
+    if (mm_cst(y, &cy)) return mm_ix_add(c, x, mm_I(c, -cy));
+    if (x->kind == TE_RAMP && y->lanes == 1) return mt_te_ramp(c->a, mm_ix_sub(c, x->a, y), x->b, x->lanes);
+    if (y->kind == TE_RAMP && x->lanes == 1)
+        return mt_te_ramp(c->a, mm_ix_sub(c, x, y->a), mm_ix_mul(c, y->b, mm_I(c, -1)), y->lanes);
+    int64_t cx;
+    if (mm_cst(x, &cx) && x->lanes == 1 && mm_cst(y, &cy)) return mm_I(c, cx - cy);
+    return mt_te_bin(c->a, TE_SUB, x, y);
+}
+
+mt_texpr *mm_ix_bin(mm *c, mt_texpr_kind k, mt_texpr *x, mt_texpr *y) {
+    int64_t cx, cy;
+    if (mm_cst(x, &cx) && mm_cst(y, &cy)) {
+        switch (k) {
+        case TE_MIN: return mm_I(c, cx < cy ? cx : cy);
+        case TE_MAX: return mm_I(c, cx > cy ? cx : cy);
+        case TE_FLOORDIV:
+            if (cy > 0) return mm_I(c, cx >= 0 ? cx / cy : -((-cx + cy - 1) / cy));
+            break;
+        case TE_FLOORMOD:
+            if (cy > 0) return mm_I(c, ((cx % cy) + cy) % cy);
+            break;
+        default: break;
+        }
+    }
+    if (k == TE_FLOORDIV && mm_cst(y, &cy) && cy == 1) return x;
+    return mt_te_bin(c->a, k, x, y);
+}
+
+mt_texpr *mm_ceildiv(mm *c, mt_texpr *x, int64_t d) {
+    return mm_ix_bin(c, TE_FLOORDIV, mm_ix_add(c, x, mm_I(c, d - 1)), mm_I(c, d));
+}
+
+/* Rewrites an index expression with the ramp rules of ix_add and ix_mul. */
+static mt_texpr *norm(mm *c, mt_texpr *e) {
+    if (e->lanes == 1) return e;
+    switch (e->kind) {
+    case TE_ADD: return mm_ix_add(c, norm(c, e->a), norm(c, e->b));
+    case TE_SUB: return mm_ix_sub(c, norm(c, e->a), norm(c, e->b));
+    case TE_MUL: return mm_ix_mul(c, norm(c, e->a), norm(c, e->b));
+    default: return e;
+    }
+}
+
+mt_texpr *mm_vramp(mm *c, mt_texpr *base, int lanes) {
+    return lanes == 1 ? base : mt_te_ramp(c->a, base, mm_I(c, 1), lanes);
+}
+
+mt_texpr *mm_fzero(mm *c, int lanes) {
+    mt_texpr *z = mt_te_float(c->a, c->dt, 0.0);
+    return lanes == 1 ? z : mt_te_broadcast(c->a, z, lanes);
+}
+
+void mm_push(mm *c, svec *v, mt_tstmt *s) { MT_VEC_PUSH(c->a, v, s); }
+mt_tstmt *mm_seq(mm *c, svec *v) { return mt_ts_seq(c->a, v->data, v->len); }
+mt_tstmt *mm_seq2(mm *c, mt_tstmt *x, mt_tstmt *y) {
+    mt_tstmt *s[2] = {x, y};
+    return mt_ts_seq(c->a, s, 2);
+}
+mt_tstmt *mm_loop(mm *c, mt_tvar *v, mt_texpr *ext, mt_for_kind k, mt_tstmt *body) {
+    return mt_ts_for(c->a, v, mm_I(c, 0), ext, k, body);
+}
+mt_texpr *mm_lt(mm *c, mt_texpr *x, mt_texpr *y) { return mt_te_bin(c->a, TE_LT, x, y); }
+mt_texpr *mm_le(mm *c, mt_texpr *x, mt_texpr *y) { return mt_te_bin(c->a, TE_LE, x, y); }
+mt_texpr *mm_eq(mm *c, mt_texpr *x, mt_texpr *y) { return mt_te_bin(c->a, TE_EQ, x, y); }
+
+mt_tbuffer *mm_local_buf(mm *c, const char *name, mt_texpr *extent, mt_dtype dt) {
+    mt_tbuffer *b = mt_tbuffer_new(c->a, name, dt, 1, &extent);
+    b->scope = MT_SCOPE_LOCAL;
+    return b;
+}
+
+/* ---- facts about expressions ---------------------------------------------------- */
+
+typedef struct uses_ctx {
+    const mt_tvar *var;
+    const mt_tbuffer *buf;
+    bool found;
+} uses_ctx;
+
+static void uses_expr(mt_tvisitor *v, const mt_texpr *e) {
+    uses_ctx *u = v->ctx;
+    if ((u->var && e->kind == TE_VAR && e->var == u->var) ||
+        (u->buf && e->kind == TE_LOAD && e->buf == u->buf)) {
+        u->found = true;
+        return;
+    }
+    mt_tvisit_expr_children(v, e);
+}
+
+static bool uses_var(const mt_texpr *e, const mt_tvar *x) {
+    uses_ctx u = {x, NULL, false};
+    mt_tvisitor v = {uses_expr, NULL, &u};
+    mt_tvisit_expr(&v, e);
+    return u.found;
+}
+
+static bool reads_buf(const mt_texpr *e, const mt_tbuffer *b) {
+    uses_ctx u = {NULL, b, false};
+    mt_tvisitor v = {uses_expr, NULL, &u};
+    mt_tvisit_expr(&v, e);
+    return u.found;
+}
+
+/* Every load of buf in e is at exactly [iv[0], ..., iv[n-1]]. */
+typedef struct at_ctx {
+    const mt_tbuffer *buf;
+    mt_tvar *const *iv;
+    int n;
+    bool ok;
+} at_ctx;
+
+static void at_expr(mt_tvisitor *v, const mt_texpr *e) {
+    at_ctx *c = v->ctx;
+    if (e->kind == TE_LOAD && e->buf == c->buf) {
+        if (e->nargs != c->n) c->ok = false;
+        for (int d = 0; d < e->nargs && c->ok; d++)
+            if (e->args[d]->kind != TE_VAR || e->args[d]->var != c->iv[d]) c->ok = false;
+        return;
+    }
+    mt_tvisit_expr_children(v, e);
+}
+
+static bool loads_at(const mt_texpr *e, const mt_tbuffer *b, mt_tvar *const *iv, int n) {
+    at_ctx c = {b, iv, n, true};
+    mt_tvisitor v = {at_expr, NULL, &c};
+    mt_tvisit_expr(&v, e);
+    return c.ok;
+}
+
+/* Every vector load in e is a unit-stride ramp (or a broadcast). */
+static void vec_expr(mt_tvisitor *v, const mt_texpr *e) {
+    if (e->kind == TE_LOAD && e->lanes > 1) {
+        const mt_texpr *ix = e->args[0];
+        int64_t s;
+        if (!(ix->kind == TE_BROADCAST || (ix->kind == TE_RAMP && mm_cst(ix->b, &s) && s == 1)))
+            *(bool *)v->ctx = false;
+    }
+    mt_tvisit_expr_children(v, e);
+}
+
+bool mm_is_param(mm *c, const mt_tbuffer *b) {
+    for (int i = 0; i < c->f->nparams; i++)
+        if (c->f->params[i].buf == b) return true;
+    return false;
+}
+
+/* ---- flattening ------------------------------------------------------------------
+ * The rule emits the lowered form directly: flatten_buffers would build
+ * `i * N + T.Ramp(j, 1, 16)`, which codegen scalarizes; here the ramp takes the
+ * whole offset, `T.Ramp(i * N + j, 1, 16)`, one vector access. */
+
+fbuf *mm_fb_get(mm *c, mt_tbuffer *b) {
+    for (int i = 0; i < c->fb.len; i++)
+        if (c->fb.data[i].old == b) return &c->fb.data[i];
+    fbuf e;
+    memset(&e, 0, sizeof e);
+    e.old = b;
+    if (b->ndim == 1) {
+        e.flat = b;
+        e.stride[0] = mm_I(c, 1);
+    } else {
+        mt_texpr *extent = mm_I(c, 1);
+        for (int k = 0; k < b->ndim; k++) extent = mm_ix_mul(c, extent, mt_te_cast(c->a, MT_INT64, b->shape[k]));
+        for (int k = b->ndim - 1; k >= 0; k--)
+            e.stride[k] = k == b->ndim - 1
+                              ? mm_I(c, 1)
+                              : mm_ix_mul(c, mt_te_cast(c->a, MT_INT64, b->shape[k + 1]), e.stride[k + 1]);
+        e.flat = mt_tbuffer_new(c->a, b->name, b->dtype, 1, &extent);
+        e.flat->scope = b->scope;
+    }
+    MT_VEC_PUSH(c->a, &c->fb, e);
+    return &c->fb.data[c->fb.len - 1];
+}
+
+static mt_texpr *flat_index(mm *c, const fbuf *e, mt_texpr *const *idx, int n) {
+    mt_texpr *sum = mm_I(c, 0);
+    for (int k = 0; k < n; k++)
+        sum = mm_ix_add(c, sum, mm_ix_mul(c, norm(c, mt_te_cast(c->a, MT_INT64, idx[k])), e->stride[k]));
+    return sum;
+}
+
+static mt_texpr *flat_load(mm *c, mt_tbuffer *b, mt_texpr *const *idx, int n) {
+    fbuf *e = mm_fb_get(c, b);
+    mt_texpr *i = flat_index(c, e, idx, n);
+    return mt_te_load(c->a, e->flat, &i, 1);
+}
+
+/* b[batch..., i, j] for a buffer of C's shape. */
+static mt_texpr *at_ij(mm *c, mt_tbuffer *b, mt_texpr *i, mt_texpr *j) {
+    mt_texpr *idx[MM_MAXS];
+    for (int d = 0; d < c->ns - 2; d++) idx[d] = c->bv[d];
+    idx[c->ns - 2] = i;
+    idx[c->ns - 1] = j;
+    return flat_index(c, mm_fb_get(c, b), idx, c->ns);
+}
+
+mt_texpr *mm_load_ij(mm *c, mt_tbuffer *b, mt_texpr *i, mt_texpr *j) {
+    mt_texpr *ix = at_ij(c, b, i, j);
+    return mt_te_load(c->a, mm_fb_get(c, b)->flat, &ix, 1);
+}
+
+mt_tstmt *mm_store_ij(mm *c, mt_tbuffer *b, mt_texpr *i, mt_texpr *j, mt_texpr *v) {
+    mt_texpr *ix = at_ij(c, b, i, j);
+    return mt_ts_store(c->a, mm_fb_get(c, b)->flat, &ix, 1, v);
+}
+
+/* An expression of the block form (block iter vars, n-d loads) in the
+ * lowered form: vars[k] := vals[k], loads of rbuf[r] (at the iter vars) :=
+ * rval[r], every other load flattened. */
+typedef struct lower_ctx {
+    mm *c;
+    mt_tvar *const *vars;
+    mt_texpr *const *vals;
+    int n;
+    mt_tbuffer *const *rbuf;
+    mt_texpr *const *rval;
+    int nr;
+} lower_ctx;
+
+static mt_texpr *lower_hook(mt_tmutator *m, mt_texpr *e) {
+    lower_ctx *l = m->ctx;
+    if (e->kind == TE_VAR) {
+        for (int i = 0; i < l->n; i++)
+            if (e->var == l->vars[i]) return l->vals[i];
+        return e;
+    }
+    if (e->kind == TE_LOAD) {
+        for (int r = 0; r < l->nr; r++)
+            if (e->buf == l->rbuf[r]) return l->rval[r];
+        mt_texpr *idx[MM_MAXS];
+        for (int d = 0; d < e->nargs; d++) idx[d] = mt_tmutate_expr(m, e->args[d]);
+        return flat_load(l->c, e->buf, idx, e->nargs);
+    }
+    return mt_tmutate_expr_children(m, e);
+}
+
+static mt_texpr *lower(mm *c, mt_texpr *e, mt_tvar *const *vars, mt_texpr *const *vals, int n,
+                       mt_tbuffer *const *rbuf, mt_texpr *const *rval, int nr) {
+    lower_ctx l = {c, vars, vals, n, rbuf, rval, nr};
+    mt_tmutator m = {c->a, lower_hook, NULL, &l};
+    return mt_tmutate_expr(&m, e);
+}
+
+/* An operand at (batch, i, k) or (batch, k, j). */
+mt_texpr *mm_operand(mm *c, mt_texpr *e, mt_texpr *i, mt_texpr *j, mt_texpr *k) {
+    mt_tvar *vars[MM_MAXS + 1];
+    mt_texpr *vals[MM_MAXS + 1];
+    int n = 0;
+    for (int d = 0; d < c->ns - 2; d++) vars[n] = c->sv[d], vals[n++] = c->bv[d];
+    vars[n] = c->sv[c->ns - 2], vals[n++] = i ? i : mm_I(c, 0);
+    vars[n] = c->sv[c->ns - 1], vals[n++] = j ? j : mm_I(c, 0);
+    vars[n] = c->kv, vals[n++] = k;
+    return lower(c, e, vars, vals, n, NULL, NULL, 0);
+}
+
+/* ---- matching ---------------------------------------------------------------------- */
+
+typedef struct nest {
+    int nloops;
+    mt_tstmt *blk;
+} nest;
+
+/* A perfect nest of serial loops from 0 around one block whose iter vars are
+ * bound one to one to the loop vars, each over its loop's extent. */
+static bool parse_nest(mt_tstmt *s, nest *n) {
+    const mt_tstmt *loops[MM_MAXS + 2];
+    n->nloops = 0;
+    while (s->kind == TS_FOR) {
+        int64_t lo;
+        if (n->nloops == MM_MAXS + 2 || s->for_kind != MT_FOR_SERIAL || !mm_cst(s->min, &lo) || lo != 0)
+            return false;
+        loops[n->nloops++] = s;
+        s = s->body;
+    }
+    if (s->kind != TS_BLOCK || s->niters != n->nloops || !s->iter_values || s->predicate ||
+        s->nallocs)
+        return false;
+    for (int i = 0; i < s->niters; i++) {
+        const mt_texpr *v = s->iter_values[i];
+        if (v->kind != TE_VAR) return false;
+        int found = -1;
+        for (int l = 0; l < n->nloops; l++)
+            if (loops[l]->var == v->var) found = l;
+        if (found < 0 || !mt_texpr_equal(loops[found]->extent, s->iters[i].extent)) return false;
+        for (int j = 0; j < i; j++)
+            if (s->iter_values[j]->var == v->var) return false;
+    }
+    n->blk = s;
+    return true;
+}
+
+static bool is_fzero(const mt_texpr *e) { return e->kind == TE_FLOAT && e->fval == 0.0; }
+
+/* idx is exactly the block's spatial iter vars, each once; fills sv. */
+static bool spatial_index(const mt_tstmt *blk, mt_texpr *const *idx, int n, mt_tvar **sv) {
+    int nsp = 0;
+    for (int i = 0; i < blk->niters; i++) nsp += blk->iters[i].kind == MT_ITER_SPATIAL;
+    if (n != nsp) return false;
+    for (int d = 0; d < n; d++) {
+        if (idx[d]->kind != TE_VAR) return false;
+        bool ok = false;
+        for (int i = 0; i < blk->niters; i++)
+            if (blk->iters[i].var == idx[d]->var && blk->iters[i].kind == MT_ITER_SPATIAL) ok = true;
+        for (int e = 0; e < d; e++)
+            if (sv[e] == idx[d]->var) ok = false;
+        if (!ok) return false;
+        sv[d] = idx[d]->var;
+    }
+    return true;
+}
+
+static mt_texpr *iter_extent(const mt_tstmt *blk, const mt_tvar *v) {
+    for (int i = 0; i < blk->niters; i++)
+        if (blk->iters[i].var == v) return blk->iters[i].extent;
+    return NULL;
+}
+
+static bool same_shape(mm *c, const mt_tbuffer *b) {
+    if (b->ndim != c->ns) return false;
+    for (int d = 0; d < c->ns; d++)
+        if (!mt_texpr_equal(b->shape[d], c->ext[d])) return false;
+    return true;
+}
+
+/* Is b written by the function (C or an epilogue's output)? */
+static bool written(mm *c, const mt_tbuffer *b) {
+    if (b == c->C) return true;
+    for (int e = 0; e < c->nep; e++)
+        if (c->ep[e].out == b) return true;
+    return false;
+}
+
+static bool match_matmul(mm *c, const mt_tstmt *blk) {
+    int nred = 0;
+    for (int i = 0; i < blk->niters; i++)
+        if (blk->iters[i].kind == MT_ITER_REDUCE) {
+            nred++;
+            c->kv = blk->iters[i].var;
+            c->K = blk->iters[i].extent;
+        }
+    if (nred != 1 || !blk->init || blk->init->kind != TS_STORE || !blk->body ||
+        blk->body->kind != TS_STORE)
+        return false;
+    const mt_tstmt *init = blk->init, *body = blk->body;
+    c->C = init->buf;
+    c->dt = c->C->dtype;
+    if (c->dt != MT_FLOAT32 && c->dt != MT_FLOAT64) return false;
+    c->vl = 64 / (int)mt_dtype_size(c->dt);
+    c->ns = init->nidx;
+    if (c->ns < 2 || !is_fzero(init->value) || !spatial_index(blk, init->idx, init->nidx, c->sv))
+        return false;
+    if (body->buf != c->C || body->nidx != c->ns) return false;
+    for (int d = 0; d < c->ns; d++) {
+        if (!mt_texpr_equal(body->idx[d], init->idx[d])) return false;
+        c->ext[d] = iter_extent(blk, c->sv[d]);
+    }
+    const mt_texpr *v = body->value, *acc, *prod;
+    if (v->kind != TE_ADD || v->dtype != c->dt || v->lanes != 1) return false;
+    if (v->a->kind == TE_LOAD && v->a->buf == c->C) acc = v->a, prod = v->b;
+    else if (v->b->kind == TE_LOAD && v->b->buf == c->C) acc = v->b, prod = v->a;
+    else return false;
+    if (!loads_at(acc, c->C, c->sv, c->ns) || prod->kind != TE_MUL) return false;
+    mt_tvar *i = c->sv[c->ns - 2], *j = c->sv[c->ns - 1];
+    c->X = prod->a, c->Y = prod->b;
+    if (uses_var(c->X, j) || uses_var(c->Y, i)) {
+        mt_texpr *t = c->X;
+        c->X = c->Y, c->Y = t;
+    }
+    if (uses_var(c->X, j) || uses_var(c->Y, i) || reads_buf(prod, c->C)) return false;
+    return same_shape(c, c->C);
+}
+
+static bool match_epilogue(mm *c, const mt_tstmt *blk) {
+    if (blk->niters != c->ns || blk->init || !blk->body || blk->body->kind != TS_STORE ||
+        c->nep == MM_MAXE)
+        return false;
+    epi *e = &c->ep[c->nep];
+    const mt_tstmt *st = blk->body;
+    if (st->nidx != c->ns) return false;
+    for (int d = 0; d < c->ns; d++) {
+        if (blk->iters[d].kind != MT_ITER_SPATIAL || !mt_texpr_equal(blk->iters[d].extent, c->ext[d]) ||
+            st->idx[d]->kind != TE_VAR || st->idx[d]->var != blk->iters[d].var)
+            return false;
+        e->iv[d] = blk->iters[d].var;
+    }
+    e->out = st->buf;
+    e->value = st->value;
+    if (written(c, e->out) || !same_shape(c, e->out) || e->value->lanes != 1) return false;
+    if (reads_buf(c->X, e->out) || reads_buf(c->Y, e->out)) return false;
+    if (!loads_at(e->value, c->C, e->iv, c->ns) || reads_buf(e->value, e->out)) return false;
+    for (int p = 0; p < c->nep; p++)
+        if (!loads_at(e->value, c->ep[p].out, e->iv, c->ns)) return false;
+    c->nep++;
+    return true;
+}
+
+/* if ...: C[...] = 0 (legalize's fill for a symbolic K; the rule writes all
+ * of C whatever K is, zeros included). */
+static bool match_guard(mm *c, const mt_tstmt *s) {
+    nest n;
+    if (s->kind != TS_IF || s->else_s || !parse_nest(s->then_s, &n)) return false;
+    const mt_tstmt *b = n.blk->body;
+    return !n.blk->init && b && b->kind == TS_STORE && b->buf == c->C && is_fzero(b->value);
+}
+
+bool mm_match(mm *c) {
+    mt_tfunc *f = c->f;
+    if (!f->body) return false;
+    mt_tstmt *const *st = f->body->kind == TS_SEQ ? f->body->stmts : &f->body;
+    int n = f->body->kind == TS_SEQ ? f->body->nstmts : 1, p = 0;
+    const mt_tstmt *guard = NULL;
+    if (p < n && st[p]->kind == TS_IF) guard = st[p++];
+    nest ns;
+    if (p == n || !parse_nest(st[p++], &ns) || !match_matmul(c, ns.blk)) return false;
+    if (guard && !match_guard(c, guard)) return false;
+    for (; p < n; p++)
+        if (!parse_nest(st[p], &ns) || !match_epilogue(c, ns.blk)) return false;
+    for (int i = 0; i < f->nallocs; i++)
+        if (!written(c, f->allocs[i])) return false;
+    return true;
+}
+
+/* The final values of elements (i, j) whose matmul value is mval: C when it
+ * is a parameter, then each epilogue in order, each bound by a let so that
+ * later ones read it. */
+mt_tstmt *mm_final_stores(mm *c, mt_texpr *i, mt_texpr *j, mt_texpr *mval) {
+    mt_arena *a = c->a;
+    mt_tvar *mv = mt_tvar_new(a, "m", c->dt);
+    mt_tbuffer *rbuf[MM_MAXE + 1];
+    mt_texpr *rval[MM_MAXE + 1], *val[MM_MAXE], *vals[MM_MAXS];
+    rbuf[0] = c->C;
+    rval[0] = mm_Vl(c, mv, mval->lanes);
+    for (int d = 0; d < c->ns - 2; d++) vals[d] = c->bv[d];
+    vals[c->ns - 2] = i;
+    vals[c->ns - 1] = j;
+    for (int e = 0; e < c->nep; e++) {
+        val[e] = lower(c, c->ep[e].value, c->ep[e].iv, vals, c->ns, rbuf, rval, e + 1);
+        rbuf[e + 1] = c->ep[e].out;
+        rval[e + 1] = mm_Vl(c, mt_tvar_new(a, "e", val[e]->dtype), val[e]->lanes);
+    }
+    mt_tstmt *rest = mt_ts_seq(a, NULL, 0);
+    for (int e = c->nep - 1; e >= 0; e--) {
+        if (mm_is_param(c, c->ep[e].out)) rest = mm_seq2(c, mm_store_ij(c, c->ep[e].out, i, j, rval[e + 1]), rest);
+        rest = mt_ts_let(a, rval[e + 1]->var, val[e], rest);
+    }
+    if (mm_is_param(c, c->C)) rest = mm_seq2(c, mm_store_ij(c, c->C, i, j, rval[0]), rest);
+    return mt_ts_let(a, mv, mval, rest);
+}
+
+/* gen for the innermost two dims, inside serial loops over the batch dims
+ * (c->bv are their indices). */
+mt_tstmt *mm_wrap_batch(mm *c, mt_tstmt *(*gen)(mm *)) {
+    mt_tvar *bvar[MM_MAXS];
+    for (int d = 0; d < c->ns - 2; d++) {
+        bvar[d] = mm_ivar(c, "bi");
+        c->bv[d] = mm_V(c, bvar[d]);
+    }
+    mt_tstmt *s = gen(c);
+    for (int d = c->ns - 3; d >= 0; d--) s = mm_loop(c, bvar[d], c->ext[d], MT_FOR_SERIAL, s);
+    return s;
+}
+
+/* Every vector load in e is a unit-stride ramp (or a broadcast). */
+bool mm_vec_loads(const mt_texpr *e) {
+    bool ok = true;
+    mt_tvisitor v = {vec_expr, NULL, &ok};
+    mt_tvisit_expr(&v, e);
+    return ok;
+}

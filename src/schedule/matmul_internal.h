@@ -1,0 +1,93 @@
+/*
+ * matmul_internal.h -- what the matmul rules share (matmul_common.c):
+ * the matched function (struct mm), index arithmetic that keeps T.Ramp
+ * outermost, flattened loads and stores, operands at (i, j, k), the matcher
+ * and the epilogue at the store. Used by rule_matmul.c (register tiles,
+ * packing) and rule_matvec.c (small M, B transposed). Not a public API.
+ */
+#ifndef MT_SCHEDULE_MATMUL_INTERNAL_H
+#define MT_SCHEDULE_MATMUL_INTERNAL_H
+
+#include "schedule/schedule.h"
+#include "support/common.h"
+
+enum { MM_MAXS = MT_MAX_RANK, MM_MAXE = 8, MM_MAXV = 8, MM_MAXR = 16 };
+
+
+
+/* ---- the matched function ------------------------------------------------------ */
+
+typedef struct epi {
+    mt_tvar *iv[MM_MAXS]; /* the nest's block iter vars, positionally the matmul's */
+    mt_tbuffer *out;
+    mt_texpr *value;
+} epi;
+
+typedef struct fbuf {
+    mt_tbuffer *old, *flat;
+    mt_texpr *stride[MM_MAXS];
+} fbuf;
+
+typedef struct mm {
+    mt_arena *a;
+    mt_tfunc *f;
+    mt_dtype dt;              /* accumulation dtype, C's */
+    int vl;                   /* lanes of a 512-bit register */
+    int ns;                   /* spatial dims of C: batch..., i, j */
+    mt_tvar *sv[MM_MAXS];     /* the matmul block's spatial iter vars, in C's order */
+    mt_texpr *ext[MM_MAXS];   /* their extents: M = ext[ns - 2], N = ext[ns - 1] */
+    mt_tvar *kv;              /* the reduce iter var */
+    mt_texpr *K;
+    mt_texpr *X, *Y;          /* C += X(i, k) * Y(k, j) */
+    mt_tbuffer *C;
+    epi ep[MM_MAXE];
+    int nep;
+    MT_VEC(fbuf) fb;
+    mt_texpr *bv[MM_MAXS];    /* batch indices while generating */
+    mt_tbuffer *P;            /* holds partial sums across K blocks (NULL: none) */
+    bool y_vec;               /* Y(k, j..j+15) is unit-stride vector loads */
+    mt_tbuffer *bp;           /* the packed block of B */
+    mt_texpr *kcap;           /* its depth */
+    int64_t kcblk, ncblk;     /* K and N block sizes */
+    bool split;               /* K is blocked */
+} mm;
+
+typedef MT_VEC(mt_tstmt *) svec;
+
+bool mm_cst(const mt_texpr *e, int64_t *v);
+mt_texpr *mm_I(mm *c, int64_t v);
+mt_texpr *mm_V(mm *c, mt_tvar *v);
+mt_texpr *mm_Vl(mm *c, mt_tvar *v, int lanes);
+mt_tvar *mm_ivar(mm *c, const char *name);
+mt_texpr *mm_ix_add(mm *c, mt_texpr *x, mt_texpr *y);
+mt_texpr *mm_ix_mul(mm *c, mt_texpr *x, mt_texpr *y);
+mt_texpr *mm_ix_sub(mm *c, mt_texpr *x, mt_texpr *y);
+mt_texpr *mm_ix_bin(mm *c, mt_texpr_kind k, mt_texpr *x, mt_texpr *y);
+mt_texpr *mm_ceildiv(mm *c, mt_texpr *x, int64_t d);
+mt_texpr *mm_vramp(mm *c, mt_texpr *base, int lanes);
+mt_texpr *mm_fzero(mm *c, int lanes);
+void mm_push(mm *c, svec *v, mt_tstmt *s);
+mt_tstmt *mm_seq(mm *c, svec *v);
+mt_tstmt *mm_seq2(mm *c, mt_tstmt *x, mt_tstmt *y);
+mt_tstmt *mm_loop(mm *c, mt_tvar *v, mt_texpr *ext, mt_for_kind k, mt_tstmt *body);
+mt_texpr *mm_lt(mm *c, mt_texpr *x, mt_texpr *y);
+mt_texpr *mm_le(mm *c, mt_texpr *x, mt_texpr *y);
+mt_texpr *mm_eq(mm *c, mt_texpr *x, mt_texpr *y);
+mt_tbuffer *mm_local_buf(mm *c, const char *name, mt_texpr *extent, mt_dtype dt);
+bool mm_is_param(mm *c, const mt_tbuffer *b);
+fbuf *mm_fb_get(mm *c, mt_tbuffer *b);
+mt_texpr *mm_load_ij(mm *c, mt_tbuffer *b, mt_texpr *i, mt_texpr *j);
+mt_tstmt *mm_store_ij(mm *c, mt_tbuffer *b, mt_texpr *i, mt_texpr *j, mt_texpr *v);
+mt_texpr *mm_operand(mm *c, mt_texpr *e, mt_texpr *i, mt_texpr *j, mt_texpr *k);
+bool mm_match(mm *c);
+mt_tstmt *mm_final_stores(mm *c, mt_texpr *i, mt_texpr *j, mt_texpr *mval);
+mt_tstmt *mm_wrap_batch(mm *c, mt_tstmt *(*gen)(mm *));
+bool mm_vec_loads(const mt_texpr *e);
+
+/* rule_matvec.c: the matrix-vector schedule for few rows times a B read
+ * along k (x @ w.T); fits says whether the operands allow it. */
+bool mm_matvec_fits(mm *c);
+int mm_matvec_max_m(void);
+mt_tstmt *mm_gen_matvec(mm *c);
+
+#endif

@@ -1,0 +1,328 @@
+/*
+ * rule_reduce.c -- the CPU schedule of reductions over the innermost axis
+ * (softmax, log_softmax, layer_norm, sum / mean / max / min over axis -1)
+ * and of the row-wise work around them.
+ *
+ * What it matches. A loop function (block form, after inline_producers)
+ * made only of stages over the same outer (spatial) axes O = (o0, ..)
+ * and, for some, one inner axis r of extent N (the row):
+ *
+ *   RED  for o.., r:  B[o..] = F(B[o..], E(o.., r))      init B[o..] = I
+ *        F one of  acc + e,  T.max/T.min(acc, e),  or legalize's
+ *        NaN-propagating max/min  T.Select(e > acc or e != e, e, acc);
+ *   ROW  for o..:     B[o..] = E(o..)                    (mean = sum / N)
+ *   ELT  for o.., r:  Y[o.., r] = E(o.., r)              (the epilogue)
+ *
+ * in any number and order, plus legalize's guard for an empty symbolic row
+ * (`if N == 0: B[o..] = I`, which the rule subsumes). B is a per-row value:
+ * a function allocation (it becomes a scalar local) or an output of shape
+ * O or (O.., 1) (keepdims; stored once per row). Y is an output of shape
+ * (O.., N). E reads the inputs anywhere, per-row values at [o..] and rows
+ * written by earlier stages at [o.., r]; nothing else written. B and the
+ * accumulation are float32 or float64. Everything else is left to the
+ * other rules.
+ *
+ * What it emits (in lowered form, like rule_matmul.c): one loop over the
+ * rows -- T.parallel over chunks of rows of at least ~64 KiB each, a plain
+ * loop when the whole function is smaller -- and in it, per row, the stages
+ * in order, each a pass over the row:
+ *
+ *  - RED: U = 4 independent accumulators of VL = 64 / sizeof lanes (16
+ *    float32, 8 float64) in a local buffer, so that SROA keeps them in
+ *    zmm registers; the row is read as T.Ramp vectors, U of them per
+ *    step, then single vectors, then a scalar tail (into its own scalar
+ *    accumulator) for N % VL; then the U accumulators are combined, the VL
+ *    lanes folded in a tree (VL/2, VL/4, .. 1 lanes), and the result is
+ *    F(I, folded, tail). Symbolic N works the same (the loop extents are
+ *    expressions).
+ *  - ROW: a scalar in a one-element local buffer per per-row value.
+ *  - ELT: T.Ramp vector stores and a scalar tail.
+ *
+ * A row of 4096 float32 is 16 KiB and stays in L1/L2 between the passes,
+ * so only the first pass reads it from memory.
+ *
+ * Softmax: the epilogue Y = E / B (or E * B) where B is the sum of the same
+ * E (exp(x - max)) computed by an earlier RED: the RED also stores E to Y,
+ * and the epilogue becomes Y = Y * (1 / B), so exp runs once per element,
+ * the third pass reads Y back from L1, and it multiplies by the reciprocal
+ * (computed once per row) instead of dividing (a 16-lane division costs as
+ * much as a third of the exp; the result may differ from e / s by one
+ * more rounding, as in PyTorch's CPU softmax). (The online softmax -- running max and
+ * rescaled sum in one pass -- would save the max pass over an L1-resident
+ * row but needs exp twice or a rescale per vector; not needed here.)
+ *
+ * Numerics. The reduction is reassociated: the sum of N elements is 64 (or
+ * 32) strided partial sums, combined pairwise, so its error is bounded by
+ * about (N / (U VL) + log2(U VL) + 2) u sum |e_i| (u = 2^-24 for float32),
+ * the same order as, and usually much smaller than, the serial (N - 1) u
+ * sum |e_i|. max / min are exact in any order (the NaN-propagating form
+ * gives NaN if any element is NaN; only the sign of a zero result may come
+ * from another zero). Everything else (each element's E, the epilogue) is
+ * computed exactly as the serial code does. layer_norm stays the two-pass
+ * algorithm legalize writes (mean, then the sum of squared deviations from
+ * it), numerically sound; the row is re-read from L1, not from memory.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "schedule/rule_reduce.h"
+
+static bool cst(const mt_texpr *e, int64_t *v) { return mt_te_is_const_int(e, v); }
+static mt_texpr *I(rr *c, int64_t v) { return mt_te_i64(c->a, v); }
+static mt_texpr *V(rr *c, mt_tvar *v) { return mt_te_var(c->a, v); }
+static mt_texpr *Vl(rr *c, mt_tvar *v, int lanes) {
+    mt_texpr *e = mt_te_var(c->a, v);
+    e->lanes = lanes;
+    return e;
+}
+static mt_tvar *ivar(rr *c, const char *n) { return mt_tvar_new(c->a, n, MT_INT64); }
+static mt_texpr *add(rr *c, mt_texpr *x, mt_texpr *y) { return mt_lw_add(&c->lw, x, y); }
+static mt_texpr *mul(rr *c, mt_texpr *x, mt_texpr *y) { return mt_lw_mul(&c->lw, x, y); }
+static mt_texpr *sub(rr *c, mt_texpr *x, mt_texpr *y) { return mt_lw_sub(&c->lw, x, y); }
+static mt_texpr *bin(rr *c, mt_texpr_kind k, mt_texpr *x, mt_texpr *y) { return mt_lw_bin(&c->lw, k, x, y); }
+static mt_texpr *ramp(rr *c, mt_texpr *b, int lanes) { return mt_lw_ramp(&c->lw, b, lanes); }
+
+typedef MT_VEC(mt_tstmt *) svec;
+static void push(rr *c, svec *v, mt_tstmt *s) { MT_VEC_PUSH(c->a, v, s); }
+static mt_tstmt *seq(rr *c, svec *v) { return mt_ts_seq(c->a, v->data, v->len); }
+static mt_tstmt *loop(rr *c, mt_tvar *v, mt_texpr *ext, mt_for_kind k, mt_tstmt *body) {
+    return mt_ts_for(c->a, v, I(c, 0), ext, k, body);
+}
+static mt_tbuffer *local(rr *c, const char *name, int64_t n, mt_dtype dt) {
+    mt_texpr *e = I(c, n);
+    mt_tbuffer *b = mt_tbuffer_new(c->a, name, dt, 1, &e);
+    b->scope = MT_SCOPE_LOCAL;
+    return b;
+}
+static mt_texpr *ld(rr *c, mt_tbuffer *b, mt_texpr *ix) { return mt_te_load(c->a, b, &ix, 1); }
+static mt_tstmt *st(rr *c, mt_tbuffer *b, mt_texpr *ix, mt_texpr *v) { return mt_ts_store(c->a, b, &ix, 1, v); }
+
+/* ---- lowering expressions ---------------------------------------------------------- */
+
+typedef struct low_ctx {
+    rr *c;
+    const stage *s;
+    mt_texpr *r; /* the inner index: a scalar or a T.Ramp */
+} low_ctx;
+
+static mt_texpr *low_hook(mt_tmutator *m, mt_texpr *e) {
+    low_ctx *l = m->ctx;
+    rr *c = l->c;
+    if (e->kind == TE_VAR) {
+        for (int k = 0; k < c->ns; k++)
+            if (e->var == l->s->ov[k]) return c->oval[k];
+        if (l->s->rv && e->var == l->s->rv) return l->s->kind == ST_ROW ? l->s->rval : l->r;
+        return e;
+    }
+    if (e->kind == TE_LOAD) {
+        rowval *v = find_rv(c, e->buf);
+        if (v) return ld(c, v->local, I(c, 0));
+        mt_texpr *idx[MT_MAX_RANK];
+        for (int d = 0; d < e->nargs; d++) idx[d] = mt_tmutate_expr(m, e->args[d]);
+        return mt_lw_load(&c->lw, e->buf, idx, e->nargs);
+    }
+    return mt_tmutate_expr_children(m, e);
+}
+
+static mt_texpr *lower(rr *c, const stage *s, mt_texpr *e, mt_texpr *r) {
+    low_ctx l = {c, s, r};
+    mt_tmutator m = {c->a, low_hook, NULL, &l};
+    return mt_tmutate_expr(&m, e);
+}
+
+/* F(x, y) of a RED stage. */
+static mt_texpr *fapply(rr *c, const stage *s, mt_texpr *x, mt_texpr *y) {
+    mt_tvar *vars[2] = {s->accv, s->ev};
+    mt_texpr *vals[2] = {x, y};
+    return mt_tsubst_expr(c->a, s->tmpl, vars, vals, 2);
+}
+
+/* buf[o.., r] for an ELT output (r a scalar or a T.Ramp). */
+static mt_texpr *row_ix(rr *c, mt_tbuffer *b, mt_texpr *r) {
+    mt_texpr *idx[MT_MAX_RANK + 1];
+    for (int k = 0; k < c->ns; k++) idx[k] = c->oval[k];
+    idx[c->ns] = r;
+    return mt_lw_index(&c->lw, b, idx, c->ns + 1);
+}
+
+/* ---- the stages ---------------------------------------------------------------------- */
+
+static int lanes_of(mt_dtype dt) { return 64 / (int)mt_dtype_size(dt); }
+
+/* One step of a RED stage at r: e = E(r); also[r] = e; acc[ix] = F(acc[ix], e). */
+static mt_tstmt *red_step(rr *c, const stage *s, mt_texpr *r, mt_tbuffer *acc, mt_texpr *ix, int lanes) {
+    mt_tvar *ev = mt_tvar_new(c->a, "e", s->buf->dtype);
+    mt_texpr *e = Vl(c, ev, lanes);
+    svec b = {0};
+    if (s->also) push(c, &b, mt_ts_store(c->a, mt_lw_flat(&c->lw, s->also)->flat,
+                                          (mt_texpr *[]){row_ix(c, s->also, r)}, 1, e));
+    push(c, &b, st(c, acc, ix, fapply(c, s, ld(c, acc, ix), e)));
+    mt_texpr *val = lower(c, s, s->value, r);
+    if (val->lanes != lanes) val = mt_te_broadcast(c->a, val, lanes);
+    return mt_ts_let(c->a, ev, val, seq(c, &b));
+}
+
+static mt_texpr *identity(rr *c, const stage *s, int lanes) {
+    double v = s->fk == F_ADD ? 0.0 : s->fk == F_MAX ? -INFINITY : INFINITY;
+    mt_texpr *z = mt_te_float(c->a, s->buf->dtype, v);
+    return lanes == 1 ? z : mt_te_broadcast(c->a, z, lanes);
+}
+
+static mt_tstmt *gen_red(rr *c, const stage *s, rowval *out) {
+    mt_dtype dt = s->buf->dtype;
+    int vl = lanes_of(dt), U = RR_U;
+    mt_tbuffer *acc = local(c, "acc", (int64_t)U * vl, dt);
+    mt_tbuffer *tail = local(c, "acc_tail", 1, dt);
+    svec b = {0};
+    for (int u = 0; u < U; u++) push(c, &b, st(c, acc, ramp(c, I(c, (int64_t)u * vl), vl), identity(c, s, vl)));
+    push(c, &b, st(c, tail, I(c, 0), identity(c, s, 1)));
+    /* U vectors per step */
+    mt_tvar *vb = ivar(c, "rb");
+    svec u4 = {0};
+    for (int u = 0; u < U; u++) {
+        mt_texpr *r = ramp(c, add(c, mul(c, V(c, vb), I(c, (int64_t)U * vl)), I(c, (int64_t)u * vl)), vl);
+        push(c, &u4, red_step(c, s, r, acc, ramp(c, I(c, (int64_t)u * vl), vl), vl));
+    }
+    mt_texpr *nb = bin(c, TE_FLOORDIV, c->N, I(c, (int64_t)U * vl));
+    push(c, &b, loop(c, vb, nb, MT_FOR_SERIAL, seq(c, &u4)));
+    /* single vectors */
+    mt_texpr *base1 = mul(c, nb, I(c, (int64_t)U * vl));
+    mt_texpr *nv = bin(c, TE_FLOORDIV, sub(c, c->N, base1), I(c, vl));
+    mt_tvar *vv = ivar(c, "rv");
+    int64_t k;
+    if (!cst(nv, &k) || k > 0) {
+        mt_texpr *r = ramp(c, add(c, base1, mul(c, V(c, vv), I(c, vl))), vl);
+        push(c, &b, loop(c, vv, nv, MT_FOR_SERIAL, red_step(c, s, r, acc, ramp(c, I(c, 0), vl), vl)));
+    }
+    /* the scalar tail */
+    mt_texpr *base2 = mul(c, bin(c, TE_FLOORDIV, c->N, I(c, vl)), I(c, vl));
+    mt_texpr *nt = sub(c, c->N, base2);
+    if (!cst(nt, &k) || k > 0) {
+        mt_tvar *t = ivar(c, "rt");
+        push(c, &b, loop(c, t, nt, MT_FOR_SERIAL, red_step(c, s, add(c, base2, V(c, t)), tail, I(c, 0), 1)));
+    }
+    /* combine the accumulators, fold the lanes */
+    for (int u = 1; u < U; u++) {
+        mt_texpr *x = ramp(c, I(c, 0), vl), *y = ramp(c, I(c, (int64_t)u * vl), vl);
+        push(c, &b, st(c, acc, x, fapply(c, s, ld(c, acc, x), ld(c, acc, y))));
+    }
+    for (int w = vl / 2; w >= 1; w /= 2) {
+        mt_texpr *x = ramp(c, I(c, 0), w), *y = ramp(c, I(c, w), w);
+        push(c, &b, st(c, acc, x, fapply(c, s, ld(c, acc, x), ld(c, acc, y))));
+    }
+    mt_texpr *h = fapply(c, s, ld(c, acc, I(c, 0)), ld(c, tail, I(c, 0)));
+    push(c, &b, st(c, out->local, I(c, 0), fapply(c, s, lower(c, s, s->init, I(c, 0)), h)));
+    return mt_ts_alloc(c->a, acc, mt_ts_alloc(c->a, tail, seq(c, &b)));
+}
+
+static mt_tstmt *gen_elt(rr *c, const stage *s) {
+    int vl = lanes_of(s->buf->dtype);
+    mt_tbuffer *fb = mt_lw_flat(&c->lw, s->buf)->flat;
+    svec b = {0};
+    mt_texpr *nv = bin(c, TE_FLOORDIV, c->N, I(c, vl));
+    int64_t k;
+    if (!cst(nv, &k) || k > 0) {
+        mt_tvar *v = ivar(c, "rv");
+        mt_texpr *r = ramp(c, mul(c, V(c, v), I(c, vl)), vl);
+        mt_tstmt *body = mt_ts_store(c->a, fb, (mt_texpr *[]){row_ix(c, s->buf, r)}, 1, lower(c, s, s->value, r));
+        push(c, &b, loop(c, v, nv, MT_FOR_SERIAL, body));
+    }
+    mt_texpr *base = mul(c, nv, I(c, vl));
+    mt_texpr *nt = sub(c, c->N, base);
+    if (!cst(nt, &k) || k > 0) {
+        mt_tvar *t = ivar(c, "rt");
+        mt_texpr *r = add(c, base, V(c, t));
+        mt_tstmt *body = mt_ts_store(c->a, fb, (mt_texpr *[]){row_ix(c, s->buf, r)}, 1, lower(c, s, s->value, r));
+        push(c, &b, loop(c, t, nt, MT_FOR_SERIAL, body));
+    }
+    return seq(c, &b);
+}
+
+/* One row: the stages in order, then the per-row outputs. */
+static mt_tstmt *gen_row(rr *c, mt_texpr *row) {
+    mt_tvar *ov[MT_MAX_RANK];
+    mt_texpr *ovexpr[MT_MAX_RANK];
+    mt_texpr *inner = I(c, 1);
+    for (int k = c->ns - 1; k >= 0; k--) {
+        mt_texpr *q = bin(c, TE_FLOORDIV, row, inner);
+        ovexpr[k] = k == 0 ? q : bin(c, TE_FLOORMOD, q, c->O[k]);
+        inner = mul(c, inner, c->O[k]);
+        ov[k] = ivar(c, "o");
+        c->oval[k] = c->ns == 1 ? row : V(c, ov[k]);
+    }
+    svec b = {0};
+    for (int i = 0; i < c->nst; i++) {
+        const stage *s = &c->st[i];
+        if (s->kind == ST_RED) push(c, &b, gen_red(c, s, find_rv(c, s->buf)));
+        else if (s->kind == ST_ELT) push(c, &b, gen_elt(c, s));
+        else push(c, &b, st(c, find_rv(c, s->buf)->local, I(c, 0), lower(c, s, s->value, NULL)));
+    }
+    for (int i = 0; i < c->nrv; i++) {
+        rowval *v = &c->rv[i];
+        if (!v->param) continue;
+        mt_texpr *idx[MT_MAX_RANK + 1];
+        for (int k = 0; k < c->ns; k++) idx[k] = c->oval[k];
+        if (v->buf->ndim == c->ns + 1) idx[c->ns] = I(c, 0);
+        push(c, &b, mt_lw_store(&c->lw, v->buf, idx, v->buf->ndim, ld(c, v->local, I(c, 0))));
+    }
+    mt_tstmt *body = seq(c, &b);
+    for (int i = c->nrv - 1; i >= 0; i--) body = mt_ts_alloc(c->a, c->rv[i].local, body);
+    if (c->ns > 1)
+        for (int k = c->ns - 1; k >= 0; k--) body = mt_ts_let(c->a, ov[k], ovexpr[k], body);
+    return body;
+}
+
+/* All rows: chunks of at least ~64 KiB across threads, or one plain loop. */
+static mt_tstmt *gen_rows(rr *c) {
+    mt_texpr *M = I(c, 1);
+    for (int k = 0; k < c->ns; k++) M = mul(c, M, mt_te_cast(c->a, MT_INT64, c->O[k]));
+    mt_texpr *N = mt_te_cast(c->a, MT_INT64, c->N);
+    int64_t per = 16384, Mc, Nc; /* elements of a chunk: 64 KiB of the widest per-row value */
+    for (int i = 0; i < c->nrv; i++)
+        if (65536 / (int64_t)mt_dtype_size(c->rv[i].buf->dtype) < per)
+            per = 65536 / (int64_t)mt_dtype_size(c->rv[i].buf->dtype);
+    mt_tvar *row = ivar(c, "row");
+    if (cst(M, &Mc) && cst(N, &Nc) && Mc * (Nc > 0 ? Nc : 1) <= per)
+        return loop(c, row, M, MT_FOR_SERIAL, gen_row(c, V(c, row)));
+    mt_texpr *rb = cst(N, &Nc) ? I(c, Nc >= per ? 1 : per / (Nc > 0 ? Nc : 1))
+                               : bin(c, TE_MAX, I(c, 1), bin(c, TE_FLOORDIV, I(c, per), bin(c, TE_MAX, N, I(c, 1))));
+    mt_tvar *ch = ivar(c, "chunk"), *ri = ivar(c, "ri");
+    mt_texpr *first = mul(c, V(c, ch), rb);
+    mt_texpr *nch = bin(c, TE_FLOORDIV, sub(c, add(c, M, rb), I(c, 1)), rb);
+    int64_t rbc;
+    mt_texpr *cnt = cst(M, &Mc) && cst(rb, &rbc) && Mc % rbc == 0 ? rb : bin(c, TE_MIN, rb, sub(c, M, first));
+    return loop(c, ch, nch, MT_FOR_PARALLEL, loop(c, ri, cnt, MT_FOR_SERIAL, gen_row(c, add(c, first, V(c, ri)))));
+}
+
+/* ---- entry ------------------------------------------------------------------------------ */
+
+mt_tfunc *mt_schedule_reduce_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
+    if (applied) *applied = 0;
+    rr *c = MT_NEW(a, rr);
+    c->a = c->lw.a = a;
+    c->f = f;
+    if (!mt_reduce_match(c)) return f;
+    for (int i = 0; i < c->nrv; i++) {
+        rowval *v = &c->rv[i];
+        v->local = local(c, v->buf->name, 1, v->buf->dtype);
+    }
+    mt_tparam *params = MT_NEW_ARRAY(a, mt_tparam, f->nparams > 0 ? f->nparams : 1);
+    for (int i = 0; i < f->nparams; i++) {
+        params[i] = f->params[i];
+        if (params[i].buf) params[i].buf = mt_lw_flat(&c->lw, params[i].buf)->flat;
+    }
+    mt_tfunc *g = MT_NEW(a, mt_tfunc);
+    *g = *f;
+    g->params = params;
+    g->allocs = NULL;
+    g->nallocs = 0;
+    g->body = gen_rows(c);
+    g->attrs = MT_NEW_ARRAY(a, mt_tattr, f->nattrs + 1);
+    if (f->nattrs) memcpy(g->attrs, f->attrs, sizeof *g->attrs * (size_t)f->nattrs);
+    g->attrs[f->nattrs] = (mt_tattr){"schedule", "reduce_rows"};
+    g->nattrs = f->nattrs + 1;
+    if (applied) *applied = 1;
+    return g;
+}
+
+mt_tfunc *mt_schedule_reduce_pass(mt_arena *a, mt_tfunc *f) { return mt_schedule_reduce_cpu(a, f, NULL); }

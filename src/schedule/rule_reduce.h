@@ -1,0 +1,64 @@
+/*
+ * rule_reduce.h -- what rule_reduce.c and rule_reduce_match.c share: the
+ * matched row-wise stages (see rule_reduce.c for the rule).
+ */
+#ifndef MT_SCHEDULE_RULE_REDUCE_H
+#define MT_SCHEDULE_RULE_REDUCE_H
+
+#include "schedule/lowered.h"
+#include "schedule/schedule.h"
+
+enum { RR_MAXST = 32, RR_MAXB = 32, RR_U = 4 };
+
+typedef enum { ST_RED, ST_ROW, ST_ELT } st_kind;
+typedef enum { F_ADD, F_MAX, F_MIN } f_kind;
+
+typedef struct stage {
+    st_kind kind;
+    mt_tvar *ov[MT_MAX_RANK]; /* the block's outer iter vars, in O's order */
+    mt_tvar *rv;              /* its inner iter var (NULL: none) */
+    mt_texpr *rval;           /* what rv means in a ROW stage (0) */
+    mt_tbuffer *buf;          /* written */
+    mt_texpr *value;          /* ROW, ELT: the stored value; RED: E */
+    mt_texpr *init;           /* RED: I */
+    mt_texpr *tmpl;           /* RED: F(accv, ev) */
+    mt_tvar *accv, *ev;
+    f_kind fk;
+    mt_tbuffer *also;         /* RED: E is also stored to also[o.., r] */
+} stage;
+
+/* A per-row value: its buffer and the scalar local that holds it. */
+typedef struct rowval {
+    mt_tbuffer *buf;
+    mt_tbuffer *local;
+    bool param;
+} rowval;
+
+typedef struct rr {
+    mt_lw lw;
+    mt_arena *a;
+    mt_tfunc *f;
+    int ns;                       /* outer axes */
+    mt_texpr *O[MT_MAX_RANK];     /* their extents */
+    mt_texpr *N;                  /* the row length */
+    stage st[RR_MAXST];
+    int nst;
+    rowval rv[RR_MAXB];
+    int nrv;
+    mt_tbuffer *rows[RR_MAXB];    /* outputs written by ELT stages */
+    int nrows;
+    mt_texpr *oval[MT_MAX_RANK];  /* while generating: the current row's o.. */
+} rr;
+
+/* The per-row value held in b, or NULL. */
+static inline rowval *find_rv(rr *c, const mt_tbuffer *b) {
+    for (int i = 0; i < c->nrv; i++)
+        if (c->rv[i].buf == b) return &c->rv[i];
+    return NULL;
+}
+
+/* Fills c->ns, O, N, st, rv, rows from c->f; false when the function is
+ * not row-wise work this rule does exactly. */
+bool mt_reduce_match(rr *c);
+
+#endif

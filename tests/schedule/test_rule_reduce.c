@@ -1,0 +1,367 @@
+/*
+ * test_rule_reduce.c -- the row-reduction schedule rule (src/schedule/
+ * rule_reduce.c) through the public API.
+ *
+ * Numerics: each kernel against a plain double reference. The rule
+ * reassociates the reduction (4 x VL strided partial sums, combined
+ * pairwise), whose error bound is about (N / (4 VL) + log2(4 VL) + 2) u
+ * sum |e_i|; the tests allow g = (N / (4 VL) + 12) u per unit of
+ * sum |e_i| (u = 2^-24 float32, 2^-53 float64; VL = 16 float32, 8
+ * float64), plus 4 u for each exp / log / rsqrt of the element. max and min
+ * must be exact. Per op:
+ *   sum                |got - ref| <= g' S,  S = sum |x|  (mean: S / N)
+ *   sum(exp(x) * y)    |got - ref| <= g' sum |exp(x) y|
+ *   max, min           got == ref
+ *   softmax            |got - ref| <= 2 g' ref
+ *   log_softmax        |got - ref| <= 2 g' (1 + |x - max| + |log s|)
+ *   layer_norm         |got - ref| <= 4 g' (|ref - b| + |b| + rstd |gamma| mean|x|)
+ *   rms norm           |got - ref| <= 4 g' |ref|
+ * with g' = g + 4u. Shapes: rows a multiple of 16 or not, one row, rows
+ * shorter than 16, 1-d inputs (no outer axis), 3-d inputs (two outer axes), symbolic row count and row
+ * length (several sizes through one kernel, zero rows included), float64.
+ * Structure: the scheduled loop IR carries the rule's marker, a parallel
+ * loop for large inputs and T.Ramp vector accesses; functions the rule does
+ * not do exactly (a reduction over a non-innermost axis) keep the default
+ * schedule.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "test_util.h"
+
+static uint64_t rng = 0x243F6A8885A308D3ull;
+static double rnd(void) { /* uniform in [-1, 1) */
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (double)(rng >> 11) / (double)(1ull << 53) * 2.0 - 1.0;
+}
+
+typedef enum { OP_SUM, OP_MEAN_KD, OP_MAX, OP_MIN_KD, OP_SUMEXPMUL, OP_SOFTMAX, OP_LOGSOFTMAX, OP_LAYERNORM, OP_RMS } op_kind;
+
+static const char *op_body(op_kind op) {
+    switch (op) {
+    case OP_SUM: return "    return sum(x, axis=-1)\n";
+    case OP_MEAN_KD: return "    return mean(x, axis=-1, keepdims=True)\n";
+    case OP_MAX: return "    return max(x, axis=-1)\n";
+    case OP_MIN_KD: return "    return min(x, axis=-1, keepdims=True)\n";
+    case OP_SUMEXPMUL: return "    return sum(exp(x) * y, axis=-1)\n";
+    case OP_SOFTMAX: return "    return softmax(x, axis=-1)\n";
+    case OP_LOGSOFTMAX: return "    return log_softmax(x, axis=-1)\n";
+    case OP_LAYERNORM: return "    return layer_norm(x, g, b)\n";
+    case OP_RMS: return "    return x * rsqrt(mean(x * x, axis=-1, keepdims=True) + 1e-6) * g\n";
+    }
+    return NULL;
+}
+
+/* A (rows.., n) input; sym: every dim symbolic ("R0", .., "N"). */
+typedef struct rcase {
+    op_kind op;
+    mt_dtype dt;
+    int nouter;
+    int64_t outer[2];
+    int64_t n;
+    bool sym;
+} rcase;
+
+static char *source(const rcase *c) {
+    static char buf[1024], shape[128], row[64];
+    const char *dt = mt_dtype_str(c->dt);
+    int p = snprintf(shape, sizeof shape, "(");
+    for (int d = 0; d < c->nouter; d++)
+        p += c->sym ? snprintf(shape + p, sizeof shape - (size_t)p, "\"R%d\", ", d)
+                    : snprintf(shape + p, sizeof shape - (size_t)p, "%lld, ", (long long)c->outer[d]);
+    const char *close = c->nouter ? ")" : ",)";
+    if (c->sym) snprintf(shape + p, sizeof shape - (size_t)p, "\"N\"%s", close);
+    else snprintf(shape + p, sizeof shape - (size_t)p, "%lld%s", (long long)c->n, close);
+    if (c->sym) snprintf(row, sizeof row, "(\"N\",)");
+    else snprintf(row, sizeof row, "(%lld,)", (long long)c->n);
+    int q = snprintf(buf, sizeof buf, "def f(x: Tensor(%s, \"%s\")", shape, dt);
+    if (c->op == OP_SUMEXPMUL) q += snprintf(buf + q, sizeof buf - (size_t)q, ", y: Tensor(%s, \"%s\")", shape, dt);
+    if (c->op == OP_LAYERNORM || c->op == OP_RMS)
+        q += snprintf(buf + q, sizeof buf - (size_t)q, ", g: Tensor(%s, \"%s\")", row, dt);
+    if (c->op == OP_LAYERNORM) q += snprintf(buf + q, sizeof buf - (size_t)q, ", b: Tensor(%s, \"%s\")", row, dt);
+    snprintf(buf + q, sizeof buf - (size_t)q, "):\n%s", op_body(c->op));
+    return buf;
+}
+
+static mt_tensor *rand_tensor(mt_dtype dt, int ndim, const int64_t *dims, double scale) {
+    mt_tensor *t = mt_tensor_create(dt, ndim, dims);
+    assert_non_null(t);
+    for (int64_t i = 0; i < mt_tensor_numel(t); i++) {
+        double v = rnd() * scale;
+        if (dt == MT_FLOAT32) ((float *)mt_tensor_data(t))[i] = (float)v;
+        else ((double *)mt_tensor_data(t))[i] = v;
+    }
+    return t;
+}
+
+static double get(const mt_tensor *t, int64_t i) {
+    return mt_tensor_dtype(t) == MT_FLOAT32 ? ((const float *)mt_tensor_data(t))[i]
+                                             : ((const double *)mt_tensor_data(t))[i];
+}
+
+static bool row_out(op_kind op) { return op >= OP_SOFTMAX; }
+
+/* Runs kernel k on a case of the given sizes and checks every element. */
+static void run_check(mt_kernel *k, const rcase *c) {
+    int64_t dims[3], rows = 1, n = c->n, gdim[1] = {c->n};
+    for (int d = 0; d < c->nouter; d++) dims[d] = c->outer[d], rows *= c->outer[d];
+    dims[c->nouter] = n;
+    mt_tensor *args[3];
+    int na = 0;
+    args[na++] = rand_tensor(c->dt, c->nouter + 1, dims, 4.0);
+    if (c->op == OP_SUMEXPMUL) args[na++] = rand_tensor(c->dt, c->nouter + 1, dims, 1.0);
+    if (c->op == OP_LAYERNORM || c->op == OP_RMS) args[na++] = rand_tensor(c->dt, 1, gdim, 2.0);
+    if (c->op == OP_LAYERNORM) args[na++] = rand_tensor(c->dt, 1, gdim, 1.0);
+    mt_tensor *res = NULL;
+    mt_diag dg;
+    if (mt_kernel_run(k, args, na, &res, 1, &dg) != MT_OK) fail_msg("run failed: %s", dg.text);
+    assert_int_equal(mt_tensor_numel(res), row_out(c->op) ? rows * n : rows);
+    int vl = c->dt == MT_FLOAT32 ? 16 : 8;
+    double u = c->dt == MT_FLOAT32 ? 0x1p-24 : 0x1p-53;
+    double g = ((double)n / (4 * vl) + 12) * u + 4 * u;
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t o = r * n;
+        double s = 0, sa = 0, mx = -INFINITY, mn = INFINITY, se = 0;
+        for (int64_t j = 0; j < n; j++) {
+            double x = get(args[0], o + j);
+            s += x;
+            sa += fabs(x);
+            mx = fmax(mx, x);
+            mn = fmin(mn, x);
+        }
+        double want, tol;
+        switch (c->op) {
+        case OP_SUM:
+        case OP_MEAN_KD:
+            want = c->op == OP_SUM ? s : s / (double)n;
+            tol = g * (c->op == OP_SUM ? sa : sa / (double)n);
+            if (fabs(get(res, r) - want) > tol) fail_msg("row %lld: %.17g vs %.17g", (long long)r, get(res, r), want);
+            continue;
+        case OP_MAX:
+        case OP_MIN_KD:
+            want = c->op == OP_MAX ? mx : mn;
+            if (get(res, r) != want) fail_msg("row %lld: %.17g vs %.17g", (long long)r, get(res, r), want);
+            continue;
+        case OP_SUMEXPMUL:
+            want = 0, tol = 0;
+            for (int64_t j = 0; j < n; j++) {
+                double t = exp(get(args[0], o + j)) * get(args[1], o + j);
+                want += t;
+                tol += fabs(t);
+            }
+            if (fabs(get(res, r) - want) > g * tol)
+                fail_msg("row %lld: %.17g vs %.17g", (long long)r, get(res, r), want);
+            continue;
+        default: break;
+        }
+        for (int64_t j = 0; j < n; j++) se += exp(get(args[0], o + j) - mx);
+        double mean = s / (double)n, var = 0, ms = 0;
+        for (int64_t j = 0; j < n; j++) {
+            double d = get(args[0], o + j) - mean;
+            var += d * d;
+            ms += get(args[0], o + j) * get(args[0], o + j);
+        }
+        double rstd = 1 / sqrt(var / (double)n + 1e-5), rms = 1 / sqrt(ms / (double)n + 1e-6);
+        for (int64_t j = 0; j < n; j++) {
+            double x = get(args[0], o + j);
+            switch (c->op) {
+            case OP_SOFTMAX:
+                want = exp(x - mx) / se;
+                tol = 2 * g * want;
+                break;
+            case OP_LOGSOFTMAX:
+                want = x - mx - log(se);
+                tol = 2 * g * (1 + fabs(x - mx) + fabs(log(se)));
+                break;
+            case OP_LAYERNORM: {
+                double gm = get(args[1], j), b = get(args[2], j);
+                want = (x - mean) * rstd * gm + b;
+                tol = 4 * g * (fabs(want - b) + fabs(b) + rstd * fabs(gm) * sa / (double)n);
+                break;
+            }
+            default:
+                want = x * rms * get(args[1], j);
+                tol = 4 * g * fabs(want) + 1e-300;
+                break;
+            }
+            double got = get(res, o + j);
+            if (!(fabs(got - want) <= tol))
+                fail_msg("%s row %lld col %lld: %.17g vs %.17g (tol %.3g)", op_body(c->op), (long long)r,
+                         (long long)j, got, want, tol);
+        }
+    }
+    for (int i = 0; i < na; i++) mt_tensor_release(args[i]);
+    mt_tensor_release(res);
+}
+
+static mt_kernel *compile_fired(const rcase *c) {
+    mt_kernel *k = compile_ok(source(c));
+    const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+    if (!strstr(t, "\"schedule\": \"reduce_rows\"") || !strstr(t, "T.Ramp("))
+        fail_msg("the rule did not fire on\n%s\n%s", source(c), t);
+    return k;
+}
+
+static void check(const rcase *c) {
+    /* a row of one element has no reduce loop left after legalization */
+    mt_kernel *k = c->n == 1 ? compile_ok(source(c)) : compile_fired(c);
+    run_check(k, c);
+    mt_kernel_release(k);
+}
+
+static const op_kind all_ops[] = {OP_SUM,     OP_MEAN_KD,    OP_MAX,       OP_MIN_KD, OP_SUMEXPMUL,
+                                  OP_SOFTMAX, OP_LOGSOFTMAX, OP_LAYERNORM, OP_RMS};
+
+static void test_shapes(void **st) {
+    (void)st;
+    static const int64_t shapes[][2] = {{1, 1},  {1, 15},  {3, 16}, {5, 17}, {7, 64},
+                                        {2, 65}, {9, 100}, {4, 200}, {3, 4096}, {67, 300}};
+    for (size_t o = 0; o < sizeof all_ops / sizeof *all_ops; o++)
+        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+            rcase c = {all_ops[o], MT_FLOAT32, 1, {shapes[s][0], 0}, shapes[s][1], false};
+            check(&c);
+        }
+}
+
+static void test_float64_1d_3d(void **st) {
+    (void)st;
+    for (size_t o = 0; o < sizeof all_ops / sizeof *all_ops; o++) {
+        rcase c = {all_ops[o], MT_FLOAT64, 1, {6, 0}, 77, false};
+        check(&c);
+        rcase d = {all_ops[o], MT_FLOAT32, 2, {2, 3}, 40, false};
+        check(&d);
+        rcase e = {all_ops[o], MT_FLOAT32, 0, {0, 0}, 300, false}; /* one row, no outer axis */
+        check(&e);
+    }
+}
+
+/* One kernel with symbolic dims, run on many sizes (zero rows included). */
+static void test_symbolic(void **st) {
+    (void)st;
+    static const int64_t sizes[][2] = {{1, 1}, {0, 5}, {3, 7}, {2, 16}, {5, 33}, {4, 64}, {3, 130}, {70, 257}};
+    for (size_t o = 0; o < sizeof all_ops / sizeof *all_ops; o++) {
+        rcase c = {all_ops[o], MT_FLOAT32, 1, {0, 0}, 0, true};
+        mt_kernel *k = compile_fired(&c);
+        for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+            c.outer[0] = sizes[s][0];
+            c.n = sizes[s][1];
+            run_check(k, &c);
+        }
+        mt_kernel_release(k);
+    }
+}
+
+/* Several outputs in one function: the softmax, a stage reading it back
+ * (exp still once per element), and a per-row sum. */
+static void test_multi_output(void **st) {
+    (void)st;
+    static const int64_t shapes[][2] = {{5, 37}, {33, 2000}};
+    for (size_t s = 0; s < 2; s++) {
+        int64_t R = shapes[s][0], n = shapes[s][1];
+        char src[512];
+        snprintf(src, sizeof src,
+                 "def f(x: Tensor((%lld, %lld), \"float32\")):\n"
+                 "    a = softmax(x, axis=-1)\n"
+                 "    return a, a * 2.0 + x, sum(x * x, axis=-1)\n",
+                 (long long)R, (long long)n);
+        mt_kernel *k = compile_ok(src);
+        const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+        assert_non_null(strstr(t, "reduce_rows"));
+        int64_t dims[2] = {R, n};
+        mt_tensor *x = rand_tensor(MT_FLOAT32, 2, dims, 4.0), *res[3] = {NULL, NULL, NULL};
+        mt_diag dg;
+        if (mt_kernel_run(k, &x, 1, res, 3, &dg) != MT_OK) fail_msg("run failed: %s", dg.text);
+        double g = ((double)n / 64 + 16) * 0x1p-24;
+        for (int64_t r = 0; r < R; r++) {
+            double mx = -INFINITY, se = 0, sq = 0, sqa = 0;
+            for (int64_t j = 0; j < n; j++) mx = fmax(mx, get(x, r * n + j));
+            for (int64_t j = 0; j < n; j++) {
+                double v = get(x, r * n + j);
+                se += exp(v - mx);
+                sq += v * v;
+                sqa += fabs(v * v);
+            }
+            for (int64_t j = 0; j < n; j++) {
+                double v = get(x, r * n + j), a = exp(v - mx) / se;
+                assert_true(fabs(get(res[0], r * n + j) - a) <= 2 * g * a);
+                assert_true(fabs(get(res[1], r * n + j) - (2 * a + v)) <= 4 * g * (2 * a + fabs(v)));
+            }
+            assert_true(fabs(get(res[2], r) - sq) <= g * sqa);
+        }
+        for (int i = 0; i < 3; i++) mt_tensor_release(res[i]);
+        mt_tensor_release(x);
+        mt_kernel_release(k);
+    }
+}
+
+/* A bool epilogue (64-lane vectors of bool) and a per-row value read by a
+ * later per-row stage together with an input. */
+static void test_mask_and_row_stage(void **st) {
+    (void)st;
+    int64_t dims[2] = {9, 70};
+    mt_kernel *k = compile_ok("def f(x: Tensor((9, 70), \"float32\")):\n"
+                              "    return x == max(x, axis=-1, keepdims=True), sum(x, axis=-1, keepdims=True) + x[:, 0:1]\n");
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "reduce_rows"));
+    mt_tensor *x = rand_tensor(MT_FLOAT32, 2, dims, 4.0), *res[2] = {NULL, NULL};
+    mt_diag dg;
+    if (mt_kernel_run(k, &x, 1, res, 2, &dg) != MT_OK) fail_msg("run failed: %s", dg.text);
+    assert_int_equal(mt_tensor_dtype(res[0]), MT_BOOL);
+    const uint8_t *m = mt_tensor_data(res[0]);
+    for (int64_t r = 0; r < 9; r++) {
+        double mx = -INFINITY, s = 0, sa = 0;
+        for (int64_t j = 0; j < 70; j++) {
+            mx = fmax(mx, get(x, r * 70 + j));
+            s += get(x, r * 70 + j);
+            sa += fabs(get(x, r * 70 + j));
+        }
+        for (int64_t j = 0; j < 70; j++) assert_int_equal(m[r * 70 + j] != 0, get(x, r * 70 + j) == mx);
+        double want = s + get(x, r * 70);
+        assert_true(fabs(get(res[1], r) - want) <= 20 * 0x1p-24 * (sa + fabs(get(x, r * 70))));
+    }
+    for (int i = 0; i < 2; i++) mt_tensor_release(res[i]);
+    mt_tensor_release(x);
+    mt_kernel_release(k);
+}
+
+/* Large inputs run over rows in parallel; small ones in one plain loop;
+ * softmax computes exp once per element (the sum pass stores it). */
+static void test_structure(void **st) {
+    (void)st;
+    rcase big = {OP_SOFTMAX, MT_FLOAT32, 1, {256, 0}, 1024, false};
+    mt_kernel *k = compile_fired(&big);
+    const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+    assert_non_null(strstr(t, "T.parallel("));
+    int nexp = 0; /* one per accumulator of the sum pass; none in the others */
+    for (const char *p = strstr(t, "T.exp("); p; p = strstr(p + 1, "T.exp(")) nexp++;
+    assert_int_equal(nexp, 4);
+    mt_kernel_release(k);
+    rcase small = {OP_SUM, MT_FLOAT32, 1, {4, 0}, 100, false};
+    k = compile_fired(&small);
+    assert_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "T.parallel("));
+    mt_kernel_release(k);
+}
+
+/* Not the rule's: a reduction over the first axis, a full reduction. */
+static void test_not_applied(void **st) {
+    (void)st;
+    static const char *const srcs[] = {
+        "def f(x: Tensor((64, 100), \"float32\")):\n    return sum(x, axis=0)\n",
+        "def f(x: Tensor((64, 100), \"int32\")):\n    return sum(x, axis=-1)\n",
+    };
+    for (size_t i = 0; i < sizeof srcs / sizeof *srcs; i++) {
+        mt_kernel *k = compile_ok(srcs[i]);
+        assert_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "reduce_rows"));
+        mt_kernel_release(k);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shapes),     cmocka_unit_test(test_float64_1d_3d), cmocka_unit_test(test_symbolic),
+        cmocka_unit_test(test_multi_output), cmocka_unit_test(test_mask_and_row_stage), cmocka_unit_test(test_structure), cmocka_unit_test(test_not_applied),
+    };
+    return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
+}
