@@ -4,8 +4,8 @@
  * mt_jit is the process-wide part (one per context): an ORC LLJIT for the
  * host CPU, its target machine (host CPU name and features), and a mutex.
  * mt_codegen_cpu turns a set of lowered loop functions (tir.h, lowered form:
- * no blocks, flat 1-D buffers) into one LLVM module, optimizes it (O0..O3
- * through the new pass manager), keeps its textual IR, adds it to the JIT's
+ * no blocks, flat 1-D buffers) into one LLVM module, optimizes it (opt_level
+ * 0..3 through the new pass manager), keeps it as bitcode for the dumps, adds it to the JIT's
  * main JITDylib under a ResourceTracker of its own, and returns the function
  * addresses. Releasing the module removes its code from the JIT (modules must
  * be released before the JIT is destroyed). See docs/codegen.md.

@@ -32,6 +32,13 @@
  * shared LLVM state: the pass pipeline (it uses the shared TargetMachine),
  * adding to and looking up in the JIT, removing trackers and emitting asm.
  *
+ * Pipeline and dumps. Levels 2 and 3 run an explicit pass pipeline
+ * (MT_FN_PIPELINE below; docs/codegen.md says what it leaves out of
+ * default<O3> and why), 0 and 1 LLVM's default<O0>/<O1>. The optimized
+ * module is kept as bitcode; the llvm and asm dumps are made from it on
+ * demand (mt_jit_ir_text, mt_jit_emit_asm), in a context of their own whose
+ * diagnostics are recorded, not printed.
+ *
  * Error handling. LLVM reports through LLVMErrorRef and message strings; they
  * are copied and disposed, every LLVM object of the failed compilation is
  * disposed, the lock released, and only then mt_ice raises (diag.h). The

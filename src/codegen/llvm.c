@@ -264,8 +264,8 @@ static void param_attr(mt_cg *g, LLVMValueRef fn, unsigned idx, const char *name
  * with body_fn(begin, end, closure) loading the captures and calling
  * run(min + begin, min + end, captures...), which holds the loop itself. In
  * run, buffer pointers are parameters again, so they keep noalias (they are
- * the kernel's buffers, or its allocations, all distinct); once O3 inlines run
- * into body_fn the attributes become alias scopes. */
+ * the kernel's buffers, or its allocations, all distinct); once the pass
+ * pipeline inlines run into body_fn the attributes become alias scopes. */
 static void gen_parallel(mt_cg *g, const mt_tstmt *s, LLVMValueRef min, LLVMValueRef n) {
     LLVMBuilderRef b = g->b;
     captures c;
