@@ -45,7 +45,9 @@ struct mt_kernel {
     const char *unavailable[MT_STAGE_COUNT_]; /* why a stage has no dump */
     mt_pass_dump *pass_dumps;
     int npass_dumps;
-    pthread_mutex_t lock;     /* guards the lazy ASM dump */
+    const void *llvm_bc;      /* optimized module (bitcode) for the lazy LLVM and ASM dumps */
+    size_t llvm_bc_len;
+    pthread_mutex_t lock;     /* guards the lazy LLVM and ASM dumps */
     mt_jit_module *jm;
     mt_plan plan;
     mt_gvar **params;         /* parameter names, types, places */
@@ -386,7 +388,8 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
         mt_codegen_cpu(ctx->jit, a, c.lowered, c.nlowered, opts->opt_level, &cg);
         k->jm = cg.module;
         for (int s = 0; s < MT_STAGE_COUNT_; s++) k->dumps[s] = c.dumps[s];
-        k->dumps[MT_STAGE_LLVM] = cg.llvm_ir;
+        k->llvm_bc = cg.llvm_bc;
+        k->llvm_bc_len = cg.llvm_bc_len;
         k->unavailable[MT_STAGE_CUDA] = "the CUDA backend is not implemented yet (kernel compiled for target cpu)";
         k->pass_dumps = c.pass_dumps;
         k->npass_dumps = c.npass_dumps;
@@ -435,25 +438,35 @@ mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tens
 
 /* ---- dumps and introspection --------------------------------------------- */
 
+/* Makes the LLVM or ASM dump from the module's bitcode, once (k->lock held). */
+static void lazy_dump(mt_kernel *k, mt_stage stage) {
+    if (k->dumps[stage] || k->unavailable[stage] || !k->llvm_bc) return;
+    char err[512] = "";
+    mt_errframe fr;
+    if (MT_TRY(&fr)) {
+        k->dumps[stage] =
+            stage == MT_STAGE_LLVM
+                ? mt_jit_ir_text(k->arena, k->llvm_bc, k->llvm_bc_len, err, sizeof err)
+                : mt_jit_emit_asm(k->ctx->jit, k->arena, k->llvm_bc, k->llvm_bc_len, err,
+                                  sizeof err);
+        if (!k->dumps[stage])
+            k->unavailable[stage] = mt_arena_printf(
+                k->arena, "%s: %s", stage == MT_STAGE_LLVM ? "LLVM IR" : "assembly", err);
+        mt_err_pop(&fr);
+    } else {
+        mt_err_pop(&fr);
+        k->unavailable[stage] = "the dump could not be produced (out of memory)";
+    }
+}
+
 const char *mt_kernel_dump(mt_kernel *k, mt_stage stage) {
     if (!k || (unsigned)stage >= MT_STAGE_COUNT_) return NULL;
-    if (stage == MT_STAGE_ASM) {
+    if (stage == MT_STAGE_LLVM || stage == MT_STAGE_ASM) {
         pthread_mutex_lock(&k->lock);
-        if (!k->dumps[MT_STAGE_ASM] && !k->unavailable[MT_STAGE_ASM] && k->dumps[MT_STAGE_LLVM]) {
-            char err[512] = "";
-            mt_errframe fr;
-            if (MT_TRY(&fr)) {
-                k->dumps[MT_STAGE_ASM] =
-                    mt_jit_emit_asm(k->ctx->jit, k->arena, k->dumps[MT_STAGE_LLVM], err, sizeof err);
-                if (!k->dumps[MT_STAGE_ASM])
-                    k->unavailable[MT_STAGE_ASM] = mt_arena_printf(k->arena, "assembly: %s", err);
-                mt_err_pop(&fr);
-            } else {
-                mt_err_pop(&fr);
-                k->unavailable[MT_STAGE_ASM] = "assembly could not be produced (out of memory)";
-            }
-        }
+        lazy_dump(k, stage);
+        const char *d = k->dumps[stage];
         pthread_mutex_unlock(&k->lock);
+        return d;
     }
     return k->dumps[stage];
 }

@@ -5,3 +5,9 @@ add_test(NAME mtc_time_passes
          COMMAND $<TARGET_FILE:mtc> --time-passes ${PROJECT_SOURCE_DIR}/examples/kernels/fused_add.py)
 set_tests_properties(mtc_time_passes PROPERTIES PASS_REGULAR_EXPRESSION
   "frontend.*graph passes.*TIR passes.*LLVM IR generation.*LLVM optimization.*JIT code generation.*compile total")
+add_test(NAME mtc_time_passes_warm
+         COMMAND $<TARGET_FILE:mtc> --warm 3 ${PROJECT_SOURCE_DIR}/examples/kernels/fused_add.py)
+set_tests_properties(mtc_time_passes_warm PROPERTIES PASS_REGULAR_EXPRESSION
+  "the first in this process.*compile total.*warm compile \\(median of 3, cache off\\).*LLVM optimization.*JIT code generation.*compile total.*warm wall, min \\.\\. max.*cached compile \\(same context\\) +[0-9.]+ us")
+add_test(NAME mtc_warm_usage COMMAND $<TARGET_FILE:mtc> --warm 0 ${PROJECT_SOURCE_DIR}/examples/kernels/fused_add.py)
+set_tests_properties(mtc_warm_usage PROPERTIES WILL_FAIL TRUE)

@@ -64,6 +64,9 @@ static const char USAGE[] =
     "  --output-dir DIR        write results to DIR/out0.npy, DIR/out1.npy, ...\n"
     "  --bench N               time N runs after one warm-up; print median/min/max\n"
     "  --time-passes           print the compile time of each phase on stderr\n"
+    "  --warm N                also compile N more times (cache off) and print the\n"
+    "                          phases of the median warm compile (implies\n"
+    "                          --time-passes)\n"
     "  --threads N             threads for parallel loops (default: all cores)\n"
     "  -h, --help              print this help\n"
     "  --version               print the minitriton version\n"
@@ -661,6 +664,7 @@ typedef struct options {
     const char *output_dir;      /* --output-dir DIR */
     int bench;                   /* --bench N; 0 when absent */
     bool time_passes;            /* --time-passes */
+    int warm;                    /* --warm N; 0 when absent */
     int threads;                 /* --threads N; 0 = all cores */
 } options;
 
@@ -713,7 +717,7 @@ static int parse_options(int argc, char **argv, options *o) {
         {"entry", true},  {"target", true}, {"emit", true},       {"run", false},
         {"input", true},  {"random", false}, {"seed", true},      {"dim", true},
         {"output", true}, {"output-dir", true}, {"bench", true},  {"help", false},
-        {"version", false}, {"time-passes", false}, {"threads", true},
+        {"version", false}, {"time-passes", false}, {"warm", true}, {"threads", true},
     };
     bool only_files = false;
     for (int i = 1; i < argc; i++) {
@@ -805,6 +809,12 @@ static int parse_options(int argc, char **argv, options *o) {
         } else if (!strcmp(opt, "output-dir")) {
             o->output_dir = val;
             o->run = true;
+        } else if (!strcmp(opt, "warm")) {
+            long long x;
+            if (!parse_int(val, 1, 1000, &x))
+                return usage_error("--warm wants a number of compiles from 1 to 1000, not '%s'", val);
+            o->warm = (int)x;
+            o->time_passes = true;
         } else if (!strcmp(opt, "bench")) {
             long long x;
             if (!parse_int(val, 1, 1000000000, &x))
@@ -1192,8 +1202,8 @@ out:
 
 /* ---- main ------------------------------------------------------------------ */
 
-/* --time-passes: the phases of the compilation, then the whole, on stderr. */
-static void print_compile_times(const mt_kernel *k, double ms_context, double ms_compile) {
+/* --time-passes: the phases of k's compilation, then the whole, on stderr. */
+static void print_compile_times(const mt_kernel *k, const char *title) {
     mt_compile_times t;
     if (mt_kernel_compile_times(k, &t) != MT_OK) return;
     const struct {
@@ -1209,7 +1219,7 @@ static void print_compile_times(const mt_kernel *k, double ms_context, double ms
     };
     double sum = 0;
     fflush(stdout);
-    fprintf(stderr, "mtc: compile time of '%s'\n", mt_kernel_name(k));
+    fprintf(stderr, "mtc: %s of '%s'\n", title, mt_kernel_name(k));
     fprintf(stderr, "  %-32s %10s %6s\n", "phase", "ms", "%");
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         fprintf(stderr, "  %-32s %10.3f %5.1f%%\n", rows[i].name, rows[i].ms,
@@ -1220,8 +1230,49 @@ static void print_compile_times(const mt_kernel *k, double ms_context, double ms
     fprintf(stderr, "  %-32s %10.3f %5.1f%%\n", "other (executor plan)", other,
             t.total_ms > 0 ? 100 * other / t.total_ms : 0.0);
     fprintf(stderr, "  %-32s %10.3f\n", "compile total", t.total_ms);
-    fprintf(stderr, "  %-32s %10.3f\n", "context creation (LLVM setup)", ms_context);
-    fprintf(stderr, "  %-32s %10.3f\n", "mt_jit_compile call (wall)", ms_compile);
+}
+
+/* --warm N: N more compiles of src in a context without a cache; prints the
+ * phases of the median one (by wall time), the spread, and one cached
+ * compile in ctx (which holds the first compile). */
+static void time_warm(mt_context *ctx, const char *src, const mt_compile_options *co, int n) {
+    mt_context_options wo = {0, -1};
+    mt_context *wctx = mt_context_create(&wo);
+    mt_kernel **ks = calloc((size_t)n, sizeof *ks);
+    double *ms = calloc((size_t)n, sizeof *ms), *sorted = calloc((size_t)n, sizeof *sorted);
+    if (!wctx || !ks || !ms || !sorted) {
+        fprintf(stderr, "mtc: --warm: out of memory\n");
+        goto done;
+    }
+    for (int i = 0; i < n; i++) {
+        double t0 = now_ms();
+        ks[i] = mt_jit_compile(wctx, src, co, NULL);
+        ms[i] = sorted[i] = now_ms() - t0;
+        if (!ks[i]) {
+            fprintf(stderr, "mtc: --warm: a compile failed\n");
+            goto done;
+        }
+    }
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
+    int med = 0;
+    for (int i = 0; i < n; i++)
+        if (ms[i] == sorted[n / 2]) med = i;
+    char title[96];
+    snprintf(title, sizeof title, "warm compile (median of %d, cache off)", n);
+    print_compile_times(ks[med], title);
+    fprintf(stderr, "  %-32s %10.3f .. %.3f\n", "warm wall, min .. max", sorted[0],
+            sorted[n - 1]);
+    double t0 = now_ms();
+    mt_kernel *c = mt_jit_compile(ctx, src, co, NULL);
+    double us = (now_ms() - t0) * 1e3;
+    if (c) fprintf(stderr, "  %-32s %10.3f us\n", "cached compile (same context)", us);
+    mt_kernel_release(c);
+done:
+    for (int i = 0; ks && i < n; i++) mt_kernel_release(ks[i]);
+    free(ks);
+    free(ms);
+    free(sorted);
+    mt_context_destroy(wctx);
 }
 
 /* Prints the --emit stages; EXIT_COMPILE when one was unavailable. */
@@ -1300,7 +1351,12 @@ int main(int argc, char **argv) {
     double t_compile = now_ms();
     mt_kernel *k = mt_jit_compile(ctx, src, &co, &diag);
     t_compile = now_ms() - t_compile;
-    if (k && o.time_passes) print_compile_times(k, t_ctx, t_compile);
+    if (k && o.time_passes) {
+        print_compile_times(k, "compile time (the first in this process)");
+        fprintf(stderr, "  %-32s %10.3f\n", "context creation (LLVM setup)", t_ctx);
+        fprintf(stderr, "  %-32s %10.3f\n", "mt_jit_compile call (wall)", t_compile);
+        if (o.warm) time_warm(ctx, src, &co, o.warm);
+    }
     if (!k) {
         if (diag.text[0]) {
             fputs(diag.text, stderr);

@@ -4,8 +4,8 @@
  * mt_jit is the process-wide part (one per context): an ORC LLJIT for the
  * host CPU, its target machine (host CPU name and features), and a mutex.
  * mt_codegen_cpu turns a set of lowered loop functions (tir.h, lowered form:
- * no blocks, flat 1-D buffers) into one LLVM module, optimizes it (O0..O3
- * through the new pass manager), keeps its textual IR, adds it to the JIT's
+ * no blocks, flat 1-D buffers) into one LLVM module, optimizes it (opt_level
+ * 0..3 through the new pass manager), keeps it as bitcode for the dumps, adds it to the JIT's
  * main JITDylib under a ResourceTracker of its own, and returns the function
  * addresses. Releasing the module removes its code from the JIT (modules must
  * be released before the JIT is destroyed). See docs/codegen.md.
@@ -36,7 +36,9 @@ const char *mt_jit_cpu_features(const mt_jit *jit); /* "+avx512f,..." */
 typedef struct mt_codegen_out {
     mt_jit_module *module; /* release with mt_jit_module_release */
     void **fn_addrs;       /* arena array: address of funcs[i] */
-    const char *llvm_ir;   /* optimized textual IR (arena) */
+    const void *llvm_bc;   /* optimized module as bitcode (arena); text: mt_jit_ir_text */
+    size_t llvm_bc_len;
+    const char *llvm_ir;   /* NULL: a caller that wants the text sets it (the tests) */
     double ms_irgen, ms_opt, ms_jit; /* phase times */
 } mt_codegen_out;
 
@@ -47,9 +49,11 @@ void mt_codegen_cpu(mt_jit *jit, mt_arena *a, mt_tfunc *const *funcs, int n, int
                     mt_codegen_out *out);
 void mt_jit_module_release(mt_jit_module *m); /* NULL is a no-op */
 
-/* Assembly for a module's optimized IR text (for dumps; computed on demand).
- * Returns arena text, or NULL and a message in err. */
-const char *mt_jit_emit_asm(mt_jit *jit, mt_arena *a, const char *llvm_ir, char *err,
+/* Dumps of a compiled module, computed on demand from its bitcode
+ * (mt_codegen_out.llvm_bc): the optimized IR as text, and the assembly.
+ * Return arena text, or NULL and a message in err. */
+const char *mt_jit_ir_text(mt_arena *a, const void *bc, size_t len, char *err, size_t errlen);
+const char *mt_jit_emit_asm(mt_jit *jit, mt_arena *a, const void *bc, size_t len, char *err,
                             size_t errlen);
 
 #endif

@@ -32,6 +32,13 @@
  * shared LLVM state: the pass pipeline (it uses the shared TargetMachine),
  * adding to and looking up in the JIT, removing trackers and emitting asm.
  *
+ * Pipeline and dumps. Levels 2 and 3 run an explicit pass pipeline
+ * (MT_FN_PIPELINE below; docs/codegen.md says what it leaves out of
+ * default<O3> and why), 0 and 1 LLVM's default<O0>/<O1>. The optimized
+ * module is kept as bitcode; the llvm and asm dumps are made from it on
+ * demand (mt_jit_ir_text, mt_jit_emit_asm), in a context of their own whose
+ * diagnostics are recorded, not printed.
+ *
  * Error handling. LLVM reports through LLVMErrorRef and message strings; they
  * are copied and disposed, every LLVM object of the failed compilation is
  * disposed, the lock released, and only then mt_ice raises (diag.h). The
@@ -47,9 +54,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <llvm-c/BitReader.h>
+#include <llvm-c/BitWriter.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/Error.h>
-#include <llvm-c/IRReader.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
 #include <llvm-c/Target.h>
@@ -257,25 +265,45 @@ void mt_jit_module_release(mt_jit_module *m) {
 typedef struct cg_job {
     LLVMOrcThreadSafeContextRef tsctx; /* owns the module's context until the JIT does */
     LLVMModuleRef mod;                 /* until handed to the JIT */
-    char *ir_text;                     /* LLVMPrintModuleToString result */
+    LLVMMemoryBufferRef bc;            /* the optimized module's bitcode */
     mt_jit_module *jm;                 /* the tracker, once created */
 } cg_job;
 
 static void job_dispose(cg_job *j) {
-    if (j->ir_text) LLVMDisposeMessage(j->ir_text);
+    if (j->bc) LLVMDisposeMemoryBuffer(j->bc);
     if (j->mod) LLVMDisposeModule(j->mod);
     if (j->tsctx) LLVMOrcDisposeThreadSafeContext(j->tsctx);
     mt_jit_module_release(j->jm);
-    j->ir_text = NULL;
+    j->bc = NULL;
     j->mod = NULL;
     j->tsctx = NULL;
     j->jm = NULL;
 }
 
-/* Runs the O<level> pipeline on j->mod. 0 on success, else a message in msg. */
+/* The optimization pipeline at levels 2 and 3 (docs/codegen.md, "The pass
+ * pipeline"): default<O3> less what finds nothing to do in the IR llvm.c
+ * emits. The outlined loop functions are inlined into their trampolines once
+ * (cgscc(inline), no per-SCC simplification), then one function pipeline:
+ * clean-up (sroa promotes the matmul accumulators, early-cse and instcombine
+ * fold the index arithmetic), licm, indvars and full unrolling of constant
+ * loops, gvn, the loop vectorizer for the loops the schedule left scalar, slp,
+ * partial unrolling (loops that llvm.c did not mark unroll.disable), and a
+ * final clean-up; globaldce drops the inlined loop functions. */
+#define MT_FN_PIPELINE(unroll)                                                                 \
+    "cgscc(inline),function(sroa<modify-cfg>,early-cse<memssa>,simplifycfg,"                   \
+    "instcombine<max-iterations=1>,loop-mssa(licm<allowspeculation>),"                         \
+    "loop(indvars,loop-deletion,loop-unroll-full),sroa<modify-cfg>,gvn<>,"                     \
+    "instcombine<max-iterations=1>,simplifycfg,loop-vectorize,loop-load-elim,infer-alignment," \
+    "instcombine<max-iterations=1>,"                                                          \
+    "simplifycfg<forward-switch-cond;switch-range-to-icmp;no-keep-loops;hoist-common-insts;"   \
+    "sink-common-insts>,slp-vectorizer,vector-combine,loop-unroll<" unroll ">,"               \
+    "sroa<preserve-cfg>,instcombine<max-iterations=1>,loop-mssa(licm<allowspeculation>),"      \
+    "simplifycfg),globaldce"
+
+/* Runs the pipeline of `level` on mod. 0 on success, else a message in msg. */
 static int optimize(mt_jit *jit, LLVMModuleRef mod, int level, char *msg, size_t len) {
-    static const char *pipelines[4] = {"default<O0>", "default<O1>", "default<O2>",
-                                       "default<O3>"};
+    static const char *pipelines[4] = {"default<O0>", "default<O1>", MT_FN_PIPELINE("O2"),
+                                       MT_FN_PIPELINE("O3")};
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
     LLVMPassBuilderOptionsSetLoopVectorization(po, level >= 2);
     LLVMPassBuilderOptionsSetSLPVectorization(po, level >= 2);
@@ -357,10 +385,16 @@ void mt_codegen_cpu(mt_jit *jit, mt_arena *a, mt_tfunc *const *funcs, int n, int
                                       LLVMOrcLLJITGetDataLayoutStr(jit->lljit), funcs, n);
         double t1 = now_ms();
         if (optimize(jit, j->mod, opt_level, msg, 1024)) mt_ice("codegen: %s", msg);
-        j->ir_text = LLVMPrintModuleToString(j->mod);
-        out->llvm_ir = mt_arena_strdup(a, j->ir_text);
-        LLVMDisposeMessage(j->ir_text);
-        j->ir_text = NULL;
+        /* The optimized IR is kept as bitcode (several times cheaper to
+         * write than text); mt_jit_ir_text prints it when it is asked for. */
+        j->bc = LLVMWriteBitcodeToMemoryBuffer(j->mod);
+        if (!j->bc) mt_fail_noloc(MT_ERR_NOMEM, "out of memory for the module's bitcode");
+        out->llvm_bc_len = LLVMGetBufferSize(j->bc);
+        void *bc = mt_arena_alloc(a, out->llvm_bc_len);
+        memcpy(bc, LLVMGetBufferStart(j->bc), out->llvm_bc_len);
+        out->llvm_bc = bc;
+        LLVMDisposeMemoryBuffer(j->bc);
+        j->bc = NULL;
         double t2 = now_ms();
         j->jm = calloc(1, sizeof *j->jm);
         if (!j->jm) mt_fail_noloc(MT_ERR_NOMEM, "out of memory for a JIT module");
@@ -380,43 +414,47 @@ void mt_codegen_cpu(mt_jit *jit, mt_arena *a, mt_tfunc *const *funcs, int n, int
     mt_fail(fr.status, fr.loc, "%s", fr.msg);
 }
 
-/* ---- assembly -------------------------------------------------------------- */
+/* ---- dumps of the optimized module (on demand) ---------------------------- */
 
-const char *mt_jit_emit_asm(mt_jit *jit, mt_arena *a, const char *llvm_ir, char *err,
-                            size_t errlen) {
-    LLVMContextRef ctx = LLVMContextCreate();
-    LLVMMemoryBufferRef in =
-        LLVMCreateMemoryBufferWithMemoryRangeCopy(llvm_ir, strlen(llvm_ir), "mt-asm");
+/* Records an LLVM diagnostic instead of LLVM's default (print, and exit on
+ * an error). */
+typedef struct diag_sink {
+    char *buf;
+    size_t len;
+} diag_sink;
+
+static void record_diag(LLVMDiagnosticInfoRef di, void *ctx) {
+    diag_sink *d = ctx;
+    if (LLVMGetDiagInfoSeverity(di) != LLVMDSError || d->buf[0]) return;
+    char *m = LLVMGetDiagInfoDescription(di);
+    snprintf(d->buf, d->len, "%s", m ? m : "?");
+    LLVMDisposeMessage(m);
+}
+
+/* Parses a module's bitcode into ctx (a fresh context whose diagnostics go to
+ * sink); NULL and a message in sink on failure. */
+static LLVMModuleRef parse_bc(LLVMContextRef ctx, diag_sink *sink, const void *bc, size_t len) {
+    sink->buf[0] = 0;
+    LLVMContextSetDiagnosticHandler(ctx, record_diag, sink);
+    LLVMMemoryBufferRef in = LLVMCreateMemoryBufferWithMemoryRange(bc, len, "mt-bitcode", 0);
     LLVMModuleRef mod = NULL;
-    char *msg = NULL;
-    if (LLVMParseIRInContext(ctx, in, &mod, &msg)) { /* takes `in` either way */
-        snprintf(err, errlen, "parsing LLVM IR: %s", msg ? msg : "?");
-        LLVMDisposeMessage(msg);
-        LLVMContextDispose(ctx);
-        return NULL;
+    if (!in || LLVMParseBitcodeInContext2(ctx, in, &mod)) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", sink->buf[0] ? sink->buf : "?");
+        snprintf(sink->buf, sink->len, "reading the module's bitcode: %s", why);
+        mod = NULL;
     }
-    LLVMMemoryBufferRef outbuf = NULL;
-    pthread_mutex_lock(&jit->mu);
-    LLVMBool bad = LLVMTargetMachineEmitToMemoryBuffer(jit->tm, mod, LLVMAssemblyFile, &msg,
-                                                        &outbuf);
-    pthread_mutex_unlock(&jit->mu);
-    char *text = NULL;
-    if (bad) {
-        snprintf(err, errlen, "emitting assembly: %s", msg ? msg : "?");
-        LLVMDisposeMessage(msg);
-    } else {
-        size_t len = LLVMGetBufferSize(outbuf);
-        text = malloc(len + 1);
-        if (text) {
-            memcpy(text, LLVMGetBufferStart(outbuf), len);
-            text[len] = 0;
-        } else {
-            snprintf(err, errlen, "out of memory");
-        }
-        LLVMDisposeMemoryBuffer(outbuf);
+    if (in) LLVMDisposeMemoryBuffer(in);
+    if (mod) { /* the ModuleID the module had: its source file name */
+        size_t n = 0;
+        const char *src = LLVMGetSourceFileName(mod, &n);
+        LLVMSetModuleIdentifier(mod, src, n);
     }
-    LLVMDisposeModule(mod);
-    LLVMContextDispose(ctx);
+    return mod;
+}
+
+/* Copies malloc'ed or LLVM text into the arena (NULL text: an error in err). */
+static const char *to_arena(mt_arena *a, const char *text, char *err, size_t errlen) {
     if (!text) return NULL;
     const char *volatile res = NULL;
     mt_errframe fr;
@@ -427,6 +465,57 @@ const char *mt_jit_emit_asm(mt_jit *jit, mt_arena *a, const char *llvm_ir, char 
         mt_err_pop(&fr);
         snprintf(err, errlen, "%s", fr.msg);
     }
+    return res;
+}
+
+const char *mt_jit_ir_text(mt_arena *a, const void *bc, size_t len, char *err, size_t errlen) {
+    LLVMContextRef ctx = LLVMContextCreate();
+    diag_sink sink = {err, errlen};
+    LLVMModuleRef mod = parse_bc(ctx, &sink, bc, len);
+    const char *res = NULL;
+    if (mod) {
+        char *text = LLVMPrintModuleToString(mod);
+        res = to_arena(a, text, err, errlen);
+        LLVMDisposeMessage(text);
+        LLVMDisposeModule(mod);
+    }
+    LLVMContextDispose(ctx);
+    return res;
+}
+
+const char *mt_jit_emit_asm(mt_jit *jit, mt_arena *a, const void *bc, size_t len, char *err,
+                            size_t errlen) {
+    LLVMContextRef ctx = LLVMContextCreate();
+    diag_sink sink = {err, errlen};
+    LLVMModuleRef mod = parse_bc(ctx, &sink, bc, len);
+    if (!mod) {
+        LLVMContextDispose(ctx);
+        return NULL;
+    }
+    LLVMMemoryBufferRef outbuf = NULL;
+    char *msg = NULL;
+    pthread_mutex_lock(&jit->mu);
+    LLVMBool bad = LLVMTargetMachineEmitToMemoryBuffer(jit->tm, mod, LLVMAssemblyFile, &msg,
+                                                        &outbuf);
+    pthread_mutex_unlock(&jit->mu);
+    char *text = NULL;
+    if (bad) {
+        snprintf(err, errlen, "emitting assembly: %s", msg ? msg : "?");
+        LLVMDisposeMessage(msg);
+    } else {
+        size_t n = LLVMGetBufferSize(outbuf);
+        text = malloc(n + 1);
+        if (text) {
+            memcpy(text, LLVMGetBufferStart(outbuf), n);
+            text[n] = 0;
+        } else {
+            snprintf(err, errlen, "out of memory");
+        }
+        LLVMDisposeMemoryBuffer(outbuf);
+    }
+    LLVMDisposeModule(mod);
+    LLVMContextDispose(ctx);
+    const char *res = to_arena(a, text, err, errlen);
     free(text);
     return res;
 }

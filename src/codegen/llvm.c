@@ -83,19 +83,107 @@ static void bind_var(mt_cg *g, const mt_tvar *v, LLVMValueRef val) {
     mt_cg_map_put(g->arena, &g->vars, v, val);
 }
 
-/* !llvm.loop !{self, !{hint, true}} on the latch branch. */
-static void loop_hint(mt_cg *g, LLVMValueRef br, const char *hint, bool with_value) {
-    LLVMMetadataRef ops[2];
+/* !{name} or !{name, i1 true}. */
+static LLVMMetadataRef loop_prop(mt_cg *g, const char *name, bool with_value) {
     LLVMMetadataRef h[2];
-    h[0] = LLVMMDStringInContext2(g->ctx, hint, strlen(hint));
+    h[0] = LLVMMDStringInContext2(g->ctx, name, strlen(name));
     h[1] = LLVMValueAsMetadata(LLVMConstInt(g->t_i1, 1, 0));
+    return LLVMMDNodeInContext2(g->ctx, h, with_value ? 2 : 1);
+}
+
+/* !llvm.loop !{self, props...} on the latch branch (at most 3 props). */
+static void loop_md(mt_cg *g, LLVMValueRef br, LLVMMetadataRef *props, int n) {
+    LLVMMetadataRef ops[4];
     LLVMMetadataRef tmp = LLVMTemporaryMDNode(g->ctx, NULL, 0);
     ops[0] = tmp;
-    ops[1] = LLVMMDNodeInContext2(g->ctx, h, with_value ? 2 : 1);
-    LLVMMetadataRef id = LLVMMDNodeInContext2(g->ctx, ops, 2);
+    for (int i = 0; i < n; i++) ops[i + 1] = props[i];
+    LLVMMetadataRef id = LLVMMDNodeInContext2(g->ctx, ops, (size_t)n + 1);
     LLVMMetadataReplaceAllUsesWith(tmp, id); /* self reference; frees tmp */
     unsigned kind = LLVMGetMDKindIDInContext(g->ctx, "llvm.loop", 9);
     LLVMSetMetadata(br, kind, LLVMMetadataAsValue(g->ctx, id));
+}
+
+/* Does the statement compute on vectors (an expression with lanes > 1)? */
+static void find_vector_expr(mt_tvisitor *v, const mt_texpr *e) {
+    if (e->lanes > 1) *(bool *)v->ctx = true;
+    else mt_tvisit_expr_children(v, e);
+}
+
+/* ... or contain a loop? */
+static void find_loop(mt_tvisitor *v, const mt_tstmt *s) {
+    if (s->kind == TS_FOR) *(bool *)v->ctx = true;
+    else mt_tvisit_stmt_children(v, s);
+}
+
+static bool has_vector_code_or_loop(const mt_tstmt *s) {
+    bool found = false;
+    mt_tvisitor v = {find_vector_expr, find_loop, &found};
+    mt_tvisit_stmt(&v, s);
+    return found;
+}
+
+/* Does every store in a loop body index with the loop variable? Then its
+ * iterations write different elements: no reduction through memory. */
+typedef struct store_scan {
+    const mt_tvar *var;
+    bool found;    /* the var occurs in the expression scanned */
+    bool all_use;  /* every store so far indexes with var */
+} store_scan;
+
+static void scan_var(mt_tvisitor *v, const mt_texpr *e) {
+    store_scan *st = v->ctx;
+    if (e->kind == TE_VAR && e->var == st->var) st->found = true;
+    else mt_tvisit_expr_children(v, e);
+}
+
+static void scan_store(mt_tvisitor *v, const mt_tstmt *s) {
+    store_scan *st = v->ctx;
+    if (s->kind == TS_STORE) {
+        mt_tvisitor ev = {scan_var, NULL, st};
+        st->found = false;
+        for (int i = 0; i < s->nidx; i++) mt_tvisit_expr(&ev, s->idx[i]);
+        if (!st->found) st->all_use = false;
+    }
+    mt_tvisit_stmt_children(v, s);
+}
+
+static bool stores_indexed_by(const mt_tstmt *body, const mt_tvar *var) {
+    store_scan st = {var, false, true};
+    mt_tvisitor v = {NULL, scan_store, &st};
+    mt_tvisit_stmt(&v, body);
+    return st.all_use;
+}
+
+/* Loop metadata (see "Loop unrolling" in docs/codegen.md): unrolled loops ask
+ * for it; an outer loop, or one whose body the schedule already wrote in
+ * vectors, is not unrolled by LLVM; an innermost scalar loop, if the loop
+ * vectorizer vectorizes it, leaves its vector loop alone too
+ * (followup_vectorized: its interleave is all the unrolling it gets), and
+ * keeps LLVM's unroller when it stays scalar. */
+static void loop_hints(mt_cg *g, LLVMValueRef br, const mt_tstmt *s, bool const_ext) {
+    LLVMMetadataRef props[3];
+    int n = 0;
+    if (s->for_kind == MT_FOR_UNROLLED) {
+        props[n++] = loop_prop(g, const_ext ? "llvm.loop.unroll.full" : "llvm.loop.unroll.enable",
+                               false);
+    } else if (has_vector_code_or_loop(s->body)) {
+        props[n++] = loop_prop(g, "llvm.loop.unroll.disable", false);
+    } else {
+        if (s->for_kind == MT_FOR_VECTORIZED)
+            props[n++] = loop_prop(g, "llvm.loop.vectorize.enable", true);
+        if (stores_indexed_by(s->body, s->var)) { /* independent iterations */
+            const char *ic = "llvm.loop.interleave.count";
+            LLVMMetadataRef p[2] = {LLVMMDStringInContext2(g->ctx, ic, strlen(ic)),
+                                    LLVMValueAsMetadata(LLVMConstInt(g->t_i32, 1, 0))};
+            props[n++] = LLVMMDNodeInContext2(g->ctx, p, 2);
+        }
+        LLVMMetadataRef follow[2];
+        const char *fv = "llvm.loop.vectorize.followup_vectorized";
+        follow[0] = LLVMMDStringInContext2(g->ctx, fv, strlen(fv));
+        follow[1] = loop_prop(g, "llvm.loop.unroll.disable", false);
+        props[n++] = LLVMMDNodeInContext2(g->ctx, follow, 2);
+    }
+    loop_md(g, br, props, n);
 }
 
 /* The loop over [min, end) with s->var bound to the induction variable. */
@@ -116,10 +204,7 @@ static void gen_loop(mt_cg *g, const mt_tstmt *s, LLVMValueRef min, LLVMValueRef
     LLVMValueRef next = LLVMBuildNSWAdd(b, iv, LLVMConstInt(g->t_i64, 1, 0), "");
     LLVMValueRef br =
         LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, next, end, ""), body, exit);
-    if (s->for_kind == MT_FOR_VECTORIZED)
-        loop_hint(g, br, "llvm.loop.vectorize.enable", true);
-    else if (s->for_kind == MT_FOR_UNROLLED)
-        loop_hint(g, br, const_ext ? "llvm.loop.unroll.full" : "llvm.loop.unroll.enable", false);
+    loop_hints(g, br, s, const_ext);
     LLVMValueRef inc_v[2] = {min, next};
     LLVMBasicBlockRef inc_b[2] = {pre, latch};
     LLVMAddIncoming(iv, inc_v, inc_b, 2);
@@ -179,8 +264,8 @@ static void param_attr(mt_cg *g, LLVMValueRef fn, unsigned idx, const char *name
  * with body_fn(begin, end, closure) loading the captures and calling
  * run(min + begin, min + end, captures...), which holds the loop itself. In
  * run, buffer pointers are parameters again, so they keep noalias (they are
- * the kernel's buffers, or its allocations, all distinct); once O3 inlines run
- * into body_fn the attributes become alias scopes. */
+ * the kernel's buffers, or its allocations, all distinct); once the pass
+ * pipeline inlines run into body_fn the attributes become alias scopes. */
 static void gen_parallel(mt_cg *g, const mt_tstmt *s, LLVMValueRef min, LLVMValueRef n) {
     LLVMBuilderRef b = g->b;
     captures c;

@@ -92,6 +92,9 @@ static mt_codegen_out compile_n(mt_tfunc **fs, int n, int opt) {
         mt_err_pop(&f);
         fail_msg("%s", f.msg);
     }
+    char err[256];
+    out.llvm_ir = mt_jit_ir_text(A, out.llvm_bc, out.llvm_bc_len, err, sizeof err);
+    if (!out.llvm_ir) fail_msg("%s", err);
     /* DUMPIR=<text> prints the IR of every module that contains <text>. */
     if (getenv("DUMPIR") && strstr(out.llvm_ir, getenv("DUMPIR"))) fputs(out.llvm_ir, stderr);
     assert_non_null(out.module);
@@ -628,6 +631,48 @@ static void test_loop_nest(void **state) {
     mt_jit_module_release(r.module);
 }
 
+/* The unrolling metadata of llvm.c (docs/codegen.md, "Loop metadata"). */
+static void test_loop_metadata(void **state) {
+    mt_tvar *n = var("n", MT_INT64), *m = var("m", MT_INT64);
+    mt_tvar *i = var("i", MT_INT64), *j = var("j", MT_INT64);
+    mt_texpr *nm = bin(TE_MUL, V(n), V(m));
+    mt_texpr *idx = bin(TE_ADD, bin(TE_MUL, V(i), V(m)), V(j));
+    /* an elementwise nest: the outer loop is not unrolled; the inner one has
+     * independent iterations (interleave 1) and its vector loop, if any, is
+     * not unrolled (followup_vectorized) */
+    mt_tbuffer *a = buf1("a", MT_FLOAT32, nm), *o = buf1("out", MT_FLOAT32, nm);
+    mt_tfunc *f = func("ew", loop(i, V(n), loop(j, V(m), st(o, idx, bin(TE_ADD, ld(a, idx), F32(1))))),
+                       (mt_tbuffer *[]){a, o, NULL}, (mt_tvar *[]){n, m}, 2);
+    mt_codegen_out r = compile_n(&f, 1, 0);
+    const char *ir = r.llvm_ir;
+    assert_non_null(strstr(ir, "!{!\"llvm.loop.unroll.disable\"}"));
+    assert_non_null(strstr(ir, "!{!\"llvm.loop.interleave.count\", i32 1}"));
+    assert_non_null(strstr(ir, "!{!\"llvm.loop.vectorize.followup_vectorized\""));
+    mt_jit_module_release(r.module);
+    /* a reduction into acc[0]: the store does not index with j, so the
+     * vectorizer keeps its interleaving */
+    mt_tvar *j2 = var("j", MT_INT64);
+    mt_tbuffer *x = buf1("x", MT_FLOAT32, V(m)), *acc = buf1("acc", MT_FLOAT32, I(1));
+    f = func("red", loop(j2, V(m), st(acc, I(0), bin(TE_ADD, ld(acc, I(0)), ld(x, V(j2))))),
+             (mt_tbuffer *[]){x, acc, NULL}, (mt_tvar *[]){m}, 1);
+    r = compile_n(&f, 1, 0);
+    assert_null(strstr(r.llvm_ir, "llvm.loop.interleave.count"));
+    assert_non_null(strstr(r.llvm_ir, "llvm.loop.vectorize.followup_vectorized"));
+    mt_jit_module_release(r.module);
+    /* a loop over explicit vectors (the schedule's own vector code) is not
+     * unrolled again: for i in n: o[ramp(8i, 1, 8)] = a[ramp(8i, 1, 8)] */
+    mt_tvar *i3 = var("i", MT_INT64);
+    mt_texpr *ramp = mt_te_ramp(A, bin(TE_MUL, V(i3), I(8)), I(1), 8);
+    mt_tbuffer *va = buf1("a", MT_FLOAT32, bin(TE_MUL, V(n), I(8)));
+    mt_tbuffer *vo = buf1("out", MT_FLOAT32, bin(TE_MUL, V(n), I(8)));
+    f = func("vec", loop(i3, V(n), st(vo, ramp, ld(va, ramp))), (mt_tbuffer *[]){va, vo, NULL},
+             (mt_tvar *[]){n}, 1);
+    r = compile_n(&f, 1, 0);
+    assert_non_null(strstr(r.llvm_ir, "!{!\"llvm.loop.unroll.disable\"}"));
+    assert_null(strstr(r.llvm_ir, "followup_vectorized"));
+    mt_jit_module_release(r.module);
+}
+
 static void test_rank0_and_scalars(void **state) {
     /* out[()] = flag ? s[()] * x + float(k) : -1, with scalar params x, k, flag */
     mt_tbuffer *s = mt_tbuffer_new(A, "s", MT_FLOAT32, 0, NULL);
@@ -794,10 +839,12 @@ static void test_ir_and_asm(void **state) {
     assert_non_null(strstr(r.llvm_ir, "noalias"));
     assert_non_null(strstr(r.llvm_ir, "asm_probe_fn"));
     char err[256];
-    const char *s = mt_jit_emit_asm(jit, A, r.llvm_ir, err, sizeof err);
+    const char *s = mt_jit_emit_asm(jit, A, r.llvm_bc, r.llvm_bc_len, err, sizeof err);
     if (!s) fail_msg("%s", err);
     assert_non_null(strstr(s, "asm_probe_fn"));
-    assert_null(mt_jit_emit_asm(jit, A, "this is not IR", err, sizeof err));
+    assert_null(mt_jit_emit_asm(jit, A, "this is not IR", 14, err, sizeof err));
+    assert_true(strlen(err) > 0);
+    assert_null(mt_jit_ir_text(A, r.llvm_bc, r.llvm_bc_len / 2, err, sizeof err)); /* truncated */
     assert_true(strlen(err) > 0);
     mt_jit_module_release(r.module);
 }
@@ -904,6 +951,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_let_and_if, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alloc, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loop_nest, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_loop_metadata, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rank0_and_scalars, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vectors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_casts, setup, teardown),

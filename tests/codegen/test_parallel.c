@@ -300,6 +300,9 @@ static mt_codegen_out compile(mt_tfunc *f, int opt) {
         mt_err_pop(&fr);
         fail_msg("%s", fr.msg);
     }
+    char err[256];
+    out.llvm_ir = mt_jit_ir_text(A, out.llvm_bc, out.llvm_bc_len, err, sizeof err);
+    if (!out.llvm_ir) fail_msg("%s", err);
     if (getenv("DUMPIR") && strstr(out.llvm_ir, getenv("DUMPIR"))) fputs(out.llvm_ir, stderr);
     return out;
 }
