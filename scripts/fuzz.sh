@@ -9,7 +9,9 @@
 #
 # Environment: MT_FUZZ_ONLY=compile|npy runs one harness; MT_FUZZ_FORK=N runs
 # N worker processes (libFuzzer's -fork=N; the "#N" status lines then count
-# the executions of all of them) for long runs on several cores.
+# the executions of all of them) for long runs on several cores;
+# MT_FUZZ_TIMEOUT=S sets the per-input timeout (default 10 s; a long run in
+# the background of other work needs more: a starved worker is not a hang).
 #
 # Seeds are regenerated on every run (build-fuzz/seeds/): the kernels of the
 # error corpus, the golden tests, the examples, the front-end goldens and the
@@ -63,7 +65,7 @@ run() { # name extra-args...
     # fork mode ignores timeouts and OOMs by default; we do not
     fork=(-fork="$MT_FUZZ_FORK" -ignore_crashes=0 -ignore_timeouts=0 -ignore_ooms=0)
   fi
-  "$dir/tests/fuzz/fuzz_$name" "${fork[@]}" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+  "$dir/tests/fuzz/fuzz_$name" "${fork[@]}" -max_total_time="$secs" -timeout="${MT_FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 \
       -print_final_stats=1 -artifact_prefix="$dir/artifacts/$name-" "$@" \
       "$dir/corpus/$name" "$dir/seeds/$name" >"$log" 2>&1 || rc=$?
   # the last status line and the final stats: execs, time, coverage
