@@ -2,12 +2,11 @@
  * lowered.h -- building the lowered form (flat buffers, vector accesses)
  * directly from a schedule rule.
  *
- * A rule that emits lowered TIR itself (rule_reduce.c) needs index
+ * A rule that emits lowered TIR itself (rule_reduce.c, the matmul rules) needs index
  * arithmetic that folds constants and keeps a T.Ramp outermost
  * (x + T.Ramp(b, s, n) is T.Ramp(x + b, s, n)), so that an access whose last
  * index walks the vectorized variable is one unit-stride vector access after
- * flattening, and a table from each n-d buffer to its flat one. (The same
- * helpers exist privately in rule_matmul.c, which predates this file.)
+ * flattening, and a table from each n-d buffer to its flat one.
  */
 #ifndef MT_SCHEDULE_LOWERED_H
 #define MT_SCHEDULE_LOWERED_H

@@ -20,86 +20,17 @@ mt_texpr *mm_Vl(mm *c, mt_tvar *v, int lanes) {
 }
 mt_tvar *mm_ivar(mm *c, const char *name) { return mt_tvar_new(c->a, name, MT_INT64); }
 
-/* Integer index arithmetic that folds constants and keeps a T.Ramp outermost
- * (x + Ramp(b, s, n) is Ramp(x + b, s, n)), so that an access whose last
- * index walks j is a unit-stride vector access after flattening. */
-mt_texpr *mm_ix_add(mm *c, mt_texpr *x, mt_texpr *y) {
-    mt_arena *a = c->a;
-    if (x->kind == TE_RAMP && y->lanes == 1) return mt_te_ramp(a, mm_ix_add(c, x->a, y), x->b, x->lanes);
-    if (y->kind == TE_RAMP && x->lanes == 1) return mt_te_ramp(a, mm_ix_add(c, x, y->a), y->b, y->lanes);
-    if (x->kind == TE_RAMP && y->kind == TE_RAMP && x->lanes == y->lanes)
-        return mt_te_ramp(a, mm_ix_add(c, x->a, y->a), mm_ix_add(c, x->b, y->b), x->lanes);
-    int64_t cx, cy, c1;
-    bool kx = mm_cst(x, &cx), ky = mm_cst(y, &cy);
-    if (kx && ky) return mm_I(c, (int64_t)((uint64_t)cx + (uint64_t)cy));
-    if (kx && cx == 0) return y;
-    if (ky && cy == 0) return x;
-    if (ky && x->kind == TE_ADD && mm_cst(x->b, &c1)) return mm_ix_add(c, x->a, mm_I(c, c1 + cy));
-    return mt_te_bin(a, TE_ADD, x, y);
-}
+/* Index arithmetic (constant folding, T.Ramp kept outermost) and flat
+ * buffers are lowered.c's, through c->lw. */
 
-mt_texpr *mm_ix_mul(mm *c, mt_texpr *x, mt_texpr *y) {
-    mt_arena *a = c->a;
-    if (x->kind == TE_RAMP && y->lanes == 1)
-        return mt_te_ramp(a, mm_ix_mul(c, x->a, y), mm_ix_mul(c, x->b, y), x->lanes);
-    if (y->kind == TE_RAMP && x->lanes == 1) return mm_ix_mul(c, y, x);
-    int64_t cx, cy;
-    bool kx = mm_cst(x, &cx), ky = mm_cst(y, &cy);
-    if (kx && ky) return mm_I(c, (int64_t)((uint64_t)cx * (uint64_t)cy));
-    if ((kx && cx == 0) || (ky && cy == 0)) return mm_I(c, 0);
-    if (kx && cx == 1) return y;
-    if (ky && cy == 1) return x;
-    return mt_te_bin(a, TE_MUL, x, y);
-}
 
-mt_texpr *mm_ix_sub(mm *c, mt_texpr *x, mt_texpr *y) {
-    int64_t cy;
-    if (mm_cst(y, &cy)) return mm_ix_add(c, x, mm_I(c, -cy));
-    if (x->kind == TE_RAMP && y->lanes == 1) return mt_te_ramp(c->a, mm_ix_sub(c, x->a, y), x->b, x->lanes);
-    if (y->kind == TE_RAMP && x->lanes == 1)
-        return mt_te_ramp(c->a, mm_ix_sub(c, x, y->a), mm_ix_mul(c, y->b, mm_I(c, -1)), y->lanes);
-    int64_t cx;
-    if (mm_cst(x, &cx) && x->lanes == 1 && mm_cst(y, &cy)) return mm_I(c, cx - cy);
-    return mt_te_bin(c->a, TE_SUB, x, y);
-}
 
-mt_texpr *mm_ix_bin(mm *c, mt_texpr_kind k, mt_texpr *x, mt_texpr *y) {
-    int64_t cx, cy;
-    if (mm_cst(x, &cx) && mm_cst(y, &cy)) {
-        switch (k) {
-        case TE_MIN: return mm_I(c, cx < cy ? cx : cy);
-        case TE_MAX: return mm_I(c, cx > cy ? cx : cy);
-        case TE_FLOORDIV:
-            if (cy > 0) return mm_I(c, cx >= 0 ? cx / cy : -((-cx + cy - 1) / cy));
-            break;
-        case TE_FLOORMOD:
-            if (cy > 0) return mm_I(c, ((cx % cy) + cy) % cy);
-            break;
-        default: break;
-        }
-    }
-    if (k == TE_FLOORDIV && mm_cst(y, &cy) && cy == 1) return x;
-    return mt_te_bin(c->a, k, x, y);
-}
 
 mt_texpr *mm_ceildiv(mm *c, mt_texpr *x, int64_t d) {
-    return mm_ix_bin(c, TE_FLOORDIV, mm_ix_add(c, x, mm_I(c, d - 1)), mm_I(c, d));
+    return mt_lw_bin(&c->lw, TE_FLOORDIV, mt_lw_add(&c->lw, x, mm_I(c, d - 1)), mm_I(c, d));
 }
 
-/* Rewrites an index expression with the ramp rules of ix_add and ix_mul. */
-static mt_texpr *norm(mm *c, mt_texpr *e) {
-    if (e->lanes == 1) return e;
-    switch (e->kind) {
-    case TE_ADD: return mm_ix_add(c, norm(c, e->a), norm(c, e->b));
-    case TE_SUB: return mm_ix_sub(c, norm(c, e->a), norm(c, e->b));
-    case TE_MUL: return mm_ix_mul(c, norm(c, e->a), norm(c, e->b));
-    default: return e;
-    }
-}
 
-mt_texpr *mm_vramp(mm *c, mt_texpr *base, int lanes) {
-    return lanes == 1 ? base : mt_te_ramp(c->a, base, mm_I(c, 1), lanes);
-}
 
 mt_texpr *mm_fzero(mm *c, int lanes) {
     mt_texpr *z = mt_te_float(c->a, c->dt, 0.0);
@@ -205,41 +136,8 @@ bool mm_is_param(mm *c, const mt_tbuffer *b) {
  * `i * N + T.Ramp(j, 1, 16)`, which codegen scalarizes; here the ramp takes the
  * whole offset, `T.Ramp(i * N + j, 1, 16)`, one vector access. */
 
-fbuf *mm_fb_get(mm *c, mt_tbuffer *b) {
-    for (int i = 0; i < c->fb.len; i++)
-        if (c->fb.data[i].old == b) return &c->fb.data[i];
-    fbuf e;
-    memset(&e, 0, sizeof e);
-    e.old = b;
-    if (b->ndim == 1) {
-        e.flat = b;
-        e.stride[0] = mm_I(c, 1);
-    } else {
-        mt_texpr *extent = mm_I(c, 1);
-        for (int k = 0; k < b->ndim; k++) extent = mm_ix_mul(c, extent, mt_te_cast(c->a, MT_INT64, b->shape[k]));
-        for (int k = b->ndim - 1; k >= 0; k--)
-            e.stride[k] = k == b->ndim - 1
-                              ? mm_I(c, 1)
-                              : mm_ix_mul(c, mt_te_cast(c->a, MT_INT64, b->shape[k + 1]), e.stride[k + 1]);
-        e.flat = mt_tbuffer_new(c->a, b->name, b->dtype, 1, &extent);
-        e.flat->scope = b->scope;
-    }
-    MT_VEC_PUSH(c->a, &c->fb, e);
-    return &c->fb.data[c->fb.len - 1];
-}
 
-static mt_texpr *flat_index(mm *c, const fbuf *e, mt_texpr *const *idx, int n) {
-    mt_texpr *sum = mm_I(c, 0);
-    for (int k = 0; k < n; k++)
-        sum = mm_ix_add(c, sum, mm_ix_mul(c, norm(c, mt_te_cast(c->a, MT_INT64, idx[k])), e->stride[k]));
-    return sum;
-}
 
-static mt_texpr *flat_load(mm *c, mt_tbuffer *b, mt_texpr *const *idx, int n) {
-    fbuf *e = mm_fb_get(c, b);
-    mt_texpr *i = flat_index(c, e, idx, n);
-    return mt_te_load(c->a, e->flat, &i, 1);
-}
 
 /* b[batch..., i, j] for a buffer of C's shape. */
 static mt_texpr *at_ij(mm *c, mt_tbuffer *b, mt_texpr *i, mt_texpr *j) {
@@ -247,17 +145,17 @@ static mt_texpr *at_ij(mm *c, mt_tbuffer *b, mt_texpr *i, mt_texpr *j) {
     for (int d = 0; d < c->ns - 2; d++) idx[d] = c->bv[d];
     idx[c->ns - 2] = i;
     idx[c->ns - 1] = j;
-    return flat_index(c, mm_fb_get(c, b), idx, c->ns);
+    return mt_lw_index(&c->lw, b, idx, c->ns);
 }
 
 mt_texpr *mm_load_ij(mm *c, mt_tbuffer *b, mt_texpr *i, mt_texpr *j) {
     mt_texpr *ix = at_ij(c, b, i, j);
-    return mt_te_load(c->a, mm_fb_get(c, b)->flat, &ix, 1);
+    return mt_te_load(c->a, mt_lw_flat(&c->lw, b)->flat, &ix, 1);
 }
 
 mt_tstmt *mm_store_ij(mm *c, mt_tbuffer *b, mt_texpr *i, mt_texpr *j, mt_texpr *v) {
     mt_texpr *ix = at_ij(c, b, i, j);
-    return mt_ts_store(c->a, mm_fb_get(c, b)->flat, &ix, 1, v);
+    return mt_ts_store(c->a, mt_lw_flat(&c->lw, b)->flat, &ix, 1, v);
 }
 
 /* An expression of the block form (block iter vars, n-d loads) in the
@@ -285,7 +183,7 @@ static mt_texpr *lower_hook(mt_tmutator *m, mt_texpr *e) {
             if (e->buf == l->rbuf[r]) return l->rval[r];
         mt_texpr *idx[MM_MAXS];
         for (int d = 0; d < e->nargs; d++) idx[d] = mt_tmutate_expr(m, e->args[d]);
-        return flat_load(l->c, e->buf, idx, e->nargs);
+        return mt_lw_load(&l->c->lw, e->buf, idx, e->nargs);
     }
     return mt_tmutate_expr_children(m, e);
 }

@@ -8,6 +8,7 @@
 #ifndef MT_SCHEDULE_MATMUL_INTERNAL_H
 #define MT_SCHEDULE_MATMUL_INTERNAL_H
 
+#include "schedule/lowered.h"
 #include "schedule/schedule.h"
 #include "support/common.h"
 
@@ -23,11 +24,6 @@ typedef struct epi {
     mt_texpr *value;
 } epi;
 
-typedef struct fbuf {
-    mt_tbuffer *old, *flat;
-    mt_texpr *stride[MM_MAXS];
-} fbuf;
-
 typedef struct mm {
     mt_arena *a;
     mt_tfunc *f;
@@ -42,7 +38,7 @@ typedef struct mm {
     mt_tbuffer *C;
     epi ep[MM_MAXE];
     int nep;
-    MT_VEC(fbuf) fb;
+    mt_lw lw;                 /* index arithmetic and flat buffers (lowered.h) */
     mt_texpr *bv[MM_MAXS];    /* batch indices while generating */
     mt_tbuffer *P;            /* holds partial sums across K blocks (NULL: none) */
     bool y_vec;               /* Y(k, j..j+15) is unit-stride vector loads */
@@ -59,12 +55,7 @@ mt_texpr *mm_I(mm *c, int64_t v);
 mt_texpr *mm_V(mm *c, mt_tvar *v);
 mt_texpr *mm_Vl(mm *c, mt_tvar *v, int lanes);
 mt_tvar *mm_ivar(mm *c, const char *name);
-mt_texpr *mm_ix_add(mm *c, mt_texpr *x, mt_texpr *y);
-mt_texpr *mm_ix_mul(mm *c, mt_texpr *x, mt_texpr *y);
-mt_texpr *mm_ix_sub(mm *c, mt_texpr *x, mt_texpr *y);
-mt_texpr *mm_ix_bin(mm *c, mt_texpr_kind k, mt_texpr *x, mt_texpr *y);
 mt_texpr *mm_ceildiv(mm *c, mt_texpr *x, int64_t d);
-mt_texpr *mm_vramp(mm *c, mt_texpr *base, int lanes);
 mt_texpr *mm_fzero(mm *c, int lanes);
 void mm_push(mm *c, svec *v, mt_tstmt *s);
 mt_tstmt *mm_seq(mm *c, svec *v);
@@ -75,7 +66,6 @@ mt_texpr *mm_le(mm *c, mt_texpr *x, mt_texpr *y);
 mt_texpr *mm_eq(mm *c, mt_texpr *x, mt_texpr *y);
 mt_tbuffer *mm_local_buf(mm *c, const char *name, mt_texpr *extent, mt_dtype dt);
 bool mm_is_param(mm *c, const mt_tbuffer *b);
-fbuf *mm_fb_get(mm *c, mt_tbuffer *b);
 mt_texpr *mm_load_ij(mm *c, mt_tbuffer *b, mt_texpr *i, mt_texpr *j);
 mt_tstmt *mm_store_ij(mm *c, mt_tbuffer *b, mt_texpr *i, mt_texpr *j, mt_texpr *v);
 mt_texpr *mm_operand(mm *c, mt_texpr *e, mt_texpr *i, mt_texpr *j, mt_texpr *k);

@@ -117,7 +117,7 @@ typedef struct tile {
 /* Accumulator slot (ii, v): a vector at a constant offset, so that SROA
  * turns the whole buffer into registers. */
 static mt_texpr *slot(mm *c, const tile *t, int ii, int v) {
-    return mm_vramp(c, mm_I(c, (int64_t)ii * t->cs.nv * c->vl + t->cs.off[v]), t->cs.lanes[v]);
+    return mt_lw_ramp(&c->lw, mm_I(c, (int64_t)ii * t->cs.nv * c->vl + t->cs.off[v]), t->cs.lanes[v]);
 }
 
 static mt_texpr *acc_ld(mm *c, mt_tbuffer *acc, mt_texpr *ix) { return mt_te_load(c->a, acc, &ix, 1); }
@@ -132,8 +132,8 @@ static mt_tstmt *via_tmp(mm *c, const tile *t, mt_tbuffer *acc, bool init) {
     int row = t->cs.nv * c->vl;
     mt_tbuffer *tmp = mm_local_buf(c, "tmp", mm_I(c, (int64_t)t->mr * row), c->dt);
     mt_tvar *r = mm_ivar(c, "ii"), *q = mm_ivar(c, "jj");
-    mt_texpr *i = mm_ix_add(c, t->i0, mm_V(c, r)), *j = mm_ix_add(c, t->j0, mm_V(c, q));
-    mt_texpr *tix = mm_ix_add(c, mm_ix_mul(c, mm_V(c, r), mm_I(c, row)), mm_V(c, q));
+    mt_texpr *i = mt_lw_add(&c->lw, t->i0, mm_V(c, r)), *j = mt_lw_add(&c->lw, t->j0, mm_V(c, q));
+    mt_texpr *tix = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, mm_V(c, r), mm_I(c, row)), mm_V(c, q));
     mt_tstmt *el;
     if (init) {
         el = acc_st(c, tmp, tix, mm_load_ij(c, c->P, i, j));
@@ -143,7 +143,7 @@ static mt_tstmt *via_tmp(mm *c, const tile *t, mt_tbuffer *acc, bool init) {
         if (t->last) el = mt_ts_if(c->a, t->last, el, mm_store_ij(c, c->P, i, j, m));
     }
     mt_tstmt *each = mm_loop(c, r, mm_I(c, t->mr), MT_FOR_SERIAL,
-                          mm_loop(c, q, mm_ix_sub(c, c->ext[c->ns - 1], t->j0), MT_FOR_SERIAL, el));
+                          mm_loop(c, q, mt_lw_sub(&c->lw, c->ext[c->ns - 1], t->j0), MT_FOR_SERIAL, el));
     svec s = {0}, back = {0};
     for (int ii = 0; ii < t->mr; ii++)
         for (int v = 0; v < t->cs.nv; v++) {
@@ -164,14 +164,14 @@ static mt_tstmt *tile_init(mm *c, const tile *t, mt_tbuffer *acc) {
             mt_texpr *sl = slot(c, t, ii, v);
             mm_push(c, &z, acc_st(c, acc, sl, mm_fzero(c, t->cs.lanes[v])));
             if (t->first) {
-                mt_texpr *j = mm_vramp(c, mm_ix_add(c, t->j0, mm_I(c, t->cs.off[v])), t->cs.lanes[v]);
-                mm_push(c, &ld, acc_st(c, acc, sl, mm_load_ij(c, c->P, mm_ix_add(c, t->i0, mm_I(c, ii)), j)));
+                mt_texpr *j = mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, t->j0, mm_I(c, t->cs.off[v])), t->cs.lanes[v]);
+                mm_push(c, &ld, acc_st(c, acc, sl, mm_load_ij(c, c->P, mt_lw_add(&c->lw, t->i0, mm_I(c, ii)), j)));
             }
         }
     if (!t->first) return mm_seq(c, &z);
     mt_tstmt *loads = mm_seq(c, &ld);
     if (t->masked)
-        loads = mt_ts_if(c->a, mm_le(c, mm_ix_add(c, t->j0, mm_I(c, t->cs.width)), c->ext[c->ns - 1]), loads,
+        loads = mt_ts_if(c->a, mm_le(c, mt_lw_add(&c->lw, t->j0, mm_I(c, t->cs.width)), c->ext[c->ns - 1]), loads,
                          via_tmp(c, t, acc, true));
     return mt_ts_if(c->a, t->first, mm_seq(c, &z), loads);
 }
@@ -182,15 +182,15 @@ static mt_tstmt *tile_store(mm *c, const tile *t, mt_tbuffer *acc) {
     svec fin = {0}, part = {0};
     for (int ii = 0; ii < t->mr; ii++)
         for (int v = 0; v < t->cs.nv; v++) {
-            mt_texpr *i = mm_ix_add(c, t->i0, mm_I(c, ii));
-            mt_texpr *j = mm_vramp(c, mm_ix_add(c, t->j0, mm_I(c, t->cs.off[v])), t->cs.lanes[v]);
+            mt_texpr *i = mt_lw_add(&c->lw, t->i0, mm_I(c, ii));
+            mt_texpr *j = mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, t->j0, mm_I(c, t->cs.off[v])), t->cs.lanes[v]);
             mt_texpr *m = acc_ld(c, acc, slot(c, t, ii, v));
             mm_push(c, &fin, mm_final_stores(c, i, j, m));
             if (t->last) mm_push(c, &part, mm_store_ij(c, c->P, i, j, m));
         }
     mt_tstmt *vec = t->last ? mt_ts_if(c->a, t->last, mm_seq(c, &fin), mm_seq(c, &part)) : mm_seq(c, &fin);
     if (!t->masked) return vec;
-    return mt_ts_if(c->a, mm_le(c, mm_ix_add(c, t->j0, mm_I(c, t->cs.width)), c->ext[c->ns - 1]), vec,
+    return mt_ts_if(c->a, mm_le(c, mt_lw_add(&c->lw, t->j0, mm_I(c, t->cs.width)), c->ext[c->ns - 1]), vec,
                     via_tmp(c, t, acc, false));
 }
 
@@ -201,7 +201,7 @@ static mt_tstmt *gen_tile(mm *c, const tile *t) {
     int nv = t->cs.nv;
     mt_tbuffer *acc = mm_local_buf(c, "acc", mm_I(c, (int64_t)t->mr * nv * c->vl), c->dt);
     mt_tvar *kk = mm_ivar(c, "kk");
-    mt_texpr *k = mm_ix_add(c, t->k0, mm_V(c, kk));
+    mt_texpr *k = mt_lw_add(&c->lw, t->k0, mm_V(c, kk));
     mt_tvar *av[MM_MAXR], *bw[MM_MAXV];
     svec fm = {0};
     for (int ii = 0; ii < t->mr; ii++) av[ii] = mt_tvar_new(a, "aik", c->dt);
@@ -216,23 +216,23 @@ static mt_tstmt *gen_tile(mm *c, const tile *t) {
     for (int v = nv - 1; v >= 0; v--) {
         mt_texpr *bval;
         if (t->bp) {
-            mt_texpr *ix = mm_ix_add(c, t->bp_base,
-                                  mm_ix_add(c, mm_ix_mul(c, mm_V(c, kk), mm_I(c, t->cs.width)), mm_I(c, t->cs.off[v])));
-            ix = mm_vramp(c, ix, t->cs.lanes[v]);
+            mt_texpr *ix = mt_lw_add(&c->lw, t->bp_base,
+                                  mt_lw_add(&c->lw, mt_lw_mul(&c->lw, mm_V(c, kk), mm_I(c, t->cs.width)), mm_I(c, t->cs.off[v])));
+            ix = mt_lw_ramp(&c->lw, ix, t->cs.lanes[v]);
             bval = mt_te_load(a, t->bp, &ix, 1);
         } else {
             bval = mm_operand(c, c->Y, NULL,
-                           mm_vramp(c, mm_ix_add(c, t->j0, mm_I(c, t->cs.off[v])), t->cs.lanes[v]), k);
+                           mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, t->j0, mm_I(c, t->cs.off[v])), t->cs.lanes[v]), k);
         }
         body = mt_ts_let(a, bw[v], bval, body);
     }
     for (int ii = t->mr - 1; ii >= 0; ii--) {
         mt_texpr *aval;
         if (t->ap) {
-            mt_texpr *ix = mm_ix_add(c, mm_ix_mul(c, mm_V(c, kk), mm_I(c, t->mr)), mm_I(c, ii));
+            mt_texpr *ix = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, mm_V(c, kk), mm_I(c, t->mr)), mm_I(c, ii));
             aval = mt_te_load(a, t->ap, &ix, 1);
         } else {
-            aval = mm_operand(c, c->X, mm_ix_add(c, t->i0, mm_I(c, ii)), NULL, k);
+            aval = mm_operand(c, c->X, mt_lw_add(&c->lw, t->i0, mm_I(c, ii)), NULL, k);
         }
         body = mt_ts_let(a, av[ii], aval, body);
     }
@@ -252,27 +252,27 @@ static mt_tstmt *gen_pack(mm *c, mt_tbuffer *bp, mt_texpr *base, mt_texpr *j0, c
                           mt_texpr *k0, mt_texpr *kc) {
     mt_arena *a = c->a;
     mt_tvar *kk = mm_ivar(c, "kk");
-    mt_texpr *k = mm_ix_add(c, k0, mm_V(c, kk));
-    mt_texpr *row = mm_ix_add(c, base, mm_ix_mul(c, mm_V(c, kk), mm_I(c, cs.width)));
+    mt_texpr *k = mt_lw_add(&c->lw, k0, mm_V(c, kk));
+    mt_texpr *row = mt_lw_add(&c->lw, base, mt_lw_mul(&c->lw, mm_V(c, kk), mm_I(c, cs.width)));
     if (!padded && c->y_vec) {
         svec s = {0};
         for (int v = 0; v < cs.nv; v++) {
-            mt_texpr *ix = mm_vramp(c, mm_ix_add(c, row, mm_I(c, cs.off[v])), cs.lanes[v]);
-            mt_texpr *val = mm_operand(c, c->Y, NULL, mm_vramp(c, mm_ix_add(c, j0, mm_I(c, cs.off[v])), cs.lanes[v]), k);
+            mt_texpr *ix = mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, row, mm_I(c, cs.off[v])), cs.lanes[v]);
+            mt_texpr *val = mm_operand(c, c->Y, NULL, mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, j0, mm_I(c, cs.off[v])), cs.lanes[v]), k);
             mm_push(c, &s, mt_ts_store(a, bp, &ix, 1, val));
         }
         return mm_loop(c, kk, kc, MT_FOR_SERIAL, mm_seq(c, &s));
     }
     mt_tvar *jj = mm_ivar(c, "jj");
-    mt_texpr *j = mm_ix_add(c, j0, mm_V(c, jj)), *val;
+    mt_texpr *j = mt_lw_add(&c->lw, j0, mm_V(c, jj)), *val;
     if (padded) {
         mt_texpr *N = c->ext[c->ns - 1];
-        mt_texpr *jc = mm_ix_bin(c, TE_MIN, j, mm_ix_sub(c, N, mm_I(c, 1)));
+        mt_texpr *jc = mt_lw_bin(&c->lw, TE_MIN, j, mt_lw_sub(&c->lw, N, mm_I(c, 1)));
         val = mt_te_select(a, mm_lt(c, j, N), mm_operand(c, c->Y, NULL, jc, k), mm_fzero(c, 1));
     } else {
         val = mm_operand(c, c->Y, NULL, j, k);
     }
-    mt_texpr *ix = mm_ix_add(c, row, mm_V(c, jj));
+    mt_texpr *ix = mt_lw_add(&c->lw, row, mm_V(c, jj));
     mt_tstmt *st = mt_ts_store(a, bp, &ix, 1, val);
     return mm_loop(c, jj, mm_I(c, cs.width), MT_FOR_SERIAL, mm_loop(c, kk, kc, MT_FOR_SERIAL, st));
 }
@@ -296,8 +296,8 @@ static mt_tstmt *sliver(mm *c, const panel *p, mt_texpr *jr, int kind, bool pack
     int64_t Nc = 0;
     mm_cst(c->ext[c->ns - 1], &Nc);
     cols cs = mk_cols(kind == SL_EXACT ? (int)(Nc % nr) : nr, c->vl);
-    mt_texpr *j0 = mm_ix_add(c, p->jc0, mm_ix_mul(c, jr, mm_I(c, nr)));
-    mt_texpr *base = p->bp ? mm_ix_mul(c, jr, mm_ix_mul(c, p->kcap, mm_I(c, nr))) : NULL;
+    mt_texpr *j0 = mt_lw_add(&c->lw, p->jc0, mt_lw_mul(&c->lw, jr, mm_I(c, nr)));
+    mt_texpr *base = p->bp ? mt_lw_mul(&c->lw, jr, mt_lw_mul(&c->lw, p->kcap, mm_I(c, nr))) : NULL;
     if (pack) return gen_pack(c, p->bp, base, j0, cs, kind == SL_PADDED, p->k0, p->kc);
     tile t = {mr, cs, i0, j0, p->k0, p->kc, p->bp, base, p->first, p->last, kind == SL_PADDED, p->ap};
     return gen_tile(c, &t);
@@ -309,14 +309,14 @@ static mt_tstmt *sliver_switch(mm *c, const panel *p, mt_texpr *jr, bool pack, i
     int64_t Nc;
     if (mm_cst(c->ext[c->ns - 1], &Nc)) {
         if (Nc % nr == 0) return sliver(c, p, jr, SL_FULL, pack, mr, i0);
-        return mt_ts_if(c->a, mm_lt(c, jr, mm_ix_bin(c, TE_FLOORDIV, p->ncols, mm_I(c, nr))),
+        return mt_ts_if(c->a, mm_lt(c, jr, mt_lw_bin(&c->lw, TE_FLOORDIV, p->ncols, mm_I(c, nr))),
                         sliver(c, p, jr, SL_FULL, pack, mr, i0), sliver(c, p, jr, SL_EXACT, pack, mr, i0));
     }
     /* symbolic N: a padded sliver computes like a full one; one tile does
      * both, its loads and stores test j0 + NR <= N */
     if (!pack) return sliver(c, p, jr, SL_PADDED, pack, mr, i0);
-    mt_texpr *j0 = mm_ix_add(c, p->jc0, mm_ix_mul(c, jr, mm_I(c, nr)));
-    return mt_ts_if(c->a, mm_le(c, mm_ix_add(c, j0, mm_I(c, nr)), c->ext[c->ns - 1]),
+    mt_texpr *j0 = mt_lw_add(&c->lw, p->jc0, mt_lw_mul(&c->lw, jr, mm_I(c, nr)));
+    return mt_ts_if(c->a, mm_le(c, mt_lw_add(&c->lw, j0, mm_I(c, nr)), c->ext[c->ns - 1]),
                     sliver(c, p, jr, SL_FULL, pack, mr, i0), sliver(c, p, jr, SL_PADDED, pack, mr, i0));
 }
 
@@ -334,8 +334,8 @@ static mt_tstmt *row_tiles(mm *c, const panel *p, mt_texpr *jr, int mr, mt_texpr
     mt_tvar *kk = mm_ivar(c, "kk");
     svec s = {0};
     for (int ii = 0; ii < mr; ii++) {
-        mt_texpr *ix = mm_ix_add(c, mm_ix_mul(c, mm_V(c, kk), mm_I(c, mr)), mm_I(c, ii));
-        mt_texpr *val = mm_operand(c, c->X, mm_ix_add(c, i0, mm_I(c, ii)), NULL, mm_ix_add(c, p->k0, mm_V(c, kk)));
+        mt_texpr *ix = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, mm_V(c, kk), mm_I(c, mr)), mm_I(c, ii));
+        mt_texpr *val = mm_operand(c, c->X, mt_lw_add(&c->lw, i0, mm_I(c, ii)), NULL, mt_lw_add(&c->lw, p->k0, mm_V(c, kk)));
         mm_push(c, &s, mt_ts_store(c->a, q.ap, &ix, 1, val));
     }
     mt_tstmt *pk = mm_loop(c, kk, p->kc, MT_FOR_SERIAL, mm_seq(c, &s));
@@ -351,16 +351,16 @@ static mt_tstmt *rows(mm *c, const panel *p, mt_texpr *jr, bool par) {
     mt_texpr *M = c->ext[c->ns - 2];
     mt_tvar *io = mm_ivar(c, "io");
     svec s = {0};
-    mm_push(c, &s, mm_loop(c, io, mm_ix_bin(c, TE_FLOORDIV, M, mm_I(c, MR)), par ? MT_FOR_PARALLEL : MT_FOR_SERIAL,
-                     row_tiles(c, p, jr, MR, mm_ix_mul(c, mm_V(c, io), mm_I(c, MR)))));
+    mm_push(c, &s, mm_loop(c, io, mt_lw_bin(&c->lw, TE_FLOORDIV, M, mm_I(c, MR)), par ? MT_FOR_PARALLEL : MT_FOR_SERIAL,
+                     row_tiles(c, p, jr, MR, mt_lw_mul(&c->lw, mm_V(c, io), mm_I(c, MR)))));
     int64_t Mc;
     if (mm_cst(M, &Mc)) {
         if (Mc % MR) mm_push(c, &s, row_tiles(c, p, jr, (int)(Mc % MR), mm_I(c, Mc - Mc % MR)));
     } else {
         mt_tvar *ir = mm_ivar(c, "ir");
-        mt_texpr *base = mm_ix_mul(c, mm_ix_bin(c, TE_FLOORDIV, M, mm_I(c, MR)), mm_I(c, MR));
-        mm_push(c, &s, mm_loop(c, ir, mm_ix_bin(c, TE_FLOORMOD, M, mm_I(c, MR)), MT_FOR_SERIAL,
-                         row_tiles(c, p, jr, 1, mm_ix_add(c, base, mm_V(c, ir)))));
+        mt_texpr *base = mt_lw_mul(&c->lw, mt_lw_bin(&c->lw, TE_FLOORDIV, M, mm_I(c, MR)), mm_I(c, MR));
+        mm_push(c, &s, mm_loop(c, ir, mt_lw_bin(&c->lw, TE_FLOORMOD, M, mm_I(c, MR)), MT_FOR_SERIAL,
+                         row_tiles(c, p, jr, 1, mt_lw_add(&c->lw, base, mm_V(c, ir)))));
     }
     return mm_seq(c, &s);
 }
@@ -383,18 +383,18 @@ static mt_tstmt *packed_body(mm *c) {
     bool one_jc = mm_cst(N, &Nc) && Nc <= c->ncblk;
     mt_tvar *jc = mm_ivar(c, "jc"), *pc = mm_ivar(c, "pc"), *jr = mm_ivar(c, "jr");
     panel p;
-    p.jc0 = one_jc ? mm_I(c, 0) : mm_ix_mul(c, mm_V(c, jc), mm_I(c, c->ncblk));
-    p.ncols = one_jc ? N : mm_ix_bin(c, TE_MIN, mm_I(c, c->ncblk), mm_ix_sub(c, N, p.jc0));
+    p.jc0 = one_jc ? mm_I(c, 0) : mt_lw_mul(&c->lw, mm_V(c, jc), mm_I(c, c->ncblk));
+    p.ncols = one_jc ? N : mt_lw_bin(&c->lw, TE_MIN, mm_I(c, c->ncblk), mt_lw_sub(&c->lw, N, p.jc0));
     int64_t Kc;
     if (mm_cst(N, &Nc) && Nc % c->ncblk == 0) p.ncols = mm_I(c, c->ncblk);
     mt_texpr *npc = NULL;
     if (c->split) {
-        npc = mm_ix_bin(c, TE_MAX, mm_I(c, 1), mm_ceildiv(c, K, c->kcblk));
-        p.k0 = mm_ix_mul(c, mm_V(c, pc), mm_I(c, c->kcblk));
+        npc = mt_lw_bin(&c->lw, TE_MAX, mm_I(c, 1), mm_ceildiv(c, K, c->kcblk));
+        p.k0 = mt_lw_mul(&c->lw, mm_V(c, pc), mm_I(c, c->kcblk));
         p.kc = mm_cst(K, &Kc) && Kc % c->kcblk == 0 ? mm_I(c, c->kcblk)
-                                                  : mm_ix_bin(c, TE_MIN, mm_I(c, c->kcblk), mm_ix_sub(c, K, p.k0));
+                                                  : mt_lw_bin(&c->lw, TE_MIN, mm_I(c, c->kcblk), mt_lw_sub(&c->lw, K, p.k0));
         p.first = mm_eq(c, mm_V(c, pc), mm_I(c, 0));
-        p.last = mm_eq(c, mm_V(c, pc), mm_ix_sub(c, npc, mm_I(c, 1)));
+        p.last = mm_eq(c, mm_V(c, pc), mt_lw_sub(&c->lw, npc, mm_I(c, 1)));
     } else {
         p.k0 = mm_I(c, 0);
         p.kc = K;
@@ -434,7 +434,7 @@ static mt_tstmt *gen_packed(mm *c) {
         if (fit < c->ncblk) c->ncblk = fit > nr ? fit : nr;
     }
     ncap = mm_I(c, mm_cst(N, &Nc) && Nc <= c->ncblk ? (Nc + nr - 1) / nr * nr : c->ncblk);
-    c->bp = mm_local_buf(c, "B_pack", mm_ix_mul(c, c->kcap, ncap), c->dt);
+    c->bp = mm_local_buf(c, "B_pack", mt_lw_mul(&c->lw, c->kcap, ncap), c->dt);
     c->bp->scope = MT_SCOPE_GLOBAL;
     return mt_ts_alloc(c->a, c->bp, mm_wrap_batch(c, packed_body));
 }
@@ -444,7 +444,7 @@ static mt_tstmt *gen_packed(mm *c) {
 mt_tfunc *mt_schedule_matmul_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     if (applied) *applied = 0;
     mm *c = MT_NEW(a, mm);
-    c->a = a;
+    c->a = c->lw.a = a;
     c->f = f;
     if (!mm_match(c)) return f;
 
@@ -457,14 +457,14 @@ mt_tfunc *mt_schedule_matmul_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     mt_tparam *params = MT_NEW_ARRAY(a, mt_tparam, f->nparams > 0 ? f->nparams : 1);
     for (int i = 0; i < f->nparams; i++) {
         params[i] = f->params[i];
-        if (params[i].buf) params[i].buf = mm_fb_get(c, params[i].buf)->flat;
+        if (params[i].buf) params[i].buf = mt_lw_flat(&c->lw, params[i].buf)->flat;
     }
 
     /* can Y be read as vectors along j? */
     {
         mt_tvar *j0 = mm_ivar(c, "j0"), *k = mm_ivar(c, "k");
         for (int d = 0; d < c->ns - 2; d++) c->bv[d] = mm_V(c, mm_ivar(c, "b"));
-        mt_texpr *y = mm_operand(c, c->Y, NULL, mm_vramp(c, mm_V(c, j0), c->vl), mm_V(c, k));
+        mt_texpr *y = mm_operand(c, c->Y, NULL, mt_lw_ramp(&c->lw, mm_V(c, j0), c->vl), mm_V(c, k));
         c->y_vec = mm_vec_loads(y);
     }
 

@@ -46,7 +46,7 @@ typedef struct mv_tune {
 
 static const mv_tune mvt = {8, 65536, 32};
 
-static mt_texpr *slot(mm *c, int r, int lanes) { return mm_vramp(c, mm_I(c, (int64_t)r * c->vl), lanes); }
+static mt_texpr *slot(mm *c, int r, int lanes) { return mt_lw_ramp(&c->lw, mm_I(c, (int64_t)r * c->vl), lanes); }
 static mt_texpr *ld(mm *c, mt_tbuffer *b, mt_texpr *ix) { return mt_te_load(c->a, b, &ix, 1); }
 static mt_tstmt *st(mm *c, mt_tbuffer *b, mt_texpr *ix, mt_texpr *v) { return mt_ts_store(c->a, b, &ix, 1, v); }
 
@@ -67,20 +67,20 @@ static mt_tstmt *block(mm *c, mt_texpr *i, mt_texpr *j0, int w) {
     /* the vector part: K / vl steps */
     mt_tvar *kb = mm_ivar(c, "kb");
     mt_tvar *xv = mt_tvar_new(a, "xv", c->dt);
-    mt_texpr *k = mm_vramp(c, mm_ix_mul(c, mm_V(c, kb), mm_I(c, vl)), vl);
+    mt_texpr *k = mt_lw_ramp(&c->lw, mt_lw_mul(&c->lw, mm_V(c, kb), mm_I(c, vl)), vl);
     svec f = {0};
     for (int r = 0; r < w; r++) {
-        mt_texpr *y = mm_operand(c, c->Y, NULL, mm_ix_add(c, j0, mm_I(c, r)), k);
+        mt_texpr *y = mm_operand(c, c->Y, NULL, mt_lw_add(&c->lw, j0, mm_I(c, r)), k);
         mm_push(c, &f, st(c, acc, slot(c, r, vl), fma3(c, mm_Vl(c, xv, vl), y, ld(c, acc, slot(c, r, vl)))));
     }
     mt_tstmt *body = mt_ts_let(a, xv, mm_operand(c, c->X, i, NULL, k), mm_seq(c, &f));
-    mm_push(c, &s, mm_loop(c, kb, mm_ix_bin(c, TE_FLOORDIV, K, mm_I(c, vl)), MT_FOR_SERIAL, body));
+    mm_push(c, &s, mm_loop(c, kb, mt_lw_bin(&c->lw, TE_FLOORDIV, K, mm_I(c, vl)), MT_FOR_SERIAL, body));
 
     /* the lanes: acc[r][0:h] += acc[r][h:2h], h = vl/2 .. 1 */
     for (int r = 0; r < w; r++)
         for (int h = vl / 2; h >= 1; h /= 2) {
-            mt_texpr *lo = mm_vramp(c, mm_I(c, (int64_t)r * vl), h);
-            mt_texpr *hi = mm_vramp(c, mm_I(c, (int64_t)r * vl + h), h);
+            mt_texpr *lo = mt_lw_ramp(&c->lw, mm_I(c, (int64_t)r * vl), h);
+            mt_texpr *hi = mt_lw_ramp(&c->lw, mm_I(c, (int64_t)r * vl + h), h);
             mm_push(c, &s, st(c, acc, lo, mt_te_bin(a, TE_ADD, ld(c, acc, lo), ld(c, acc, hi))));
         }
 
@@ -88,19 +88,19 @@ static mt_tstmt *block(mm *c, mt_texpr *i, mt_texpr *j0, int w) {
     int64_t Kc;
     if (!mm_cst(K, &Kc) || Kc % vl) {
         mt_tvar *kt = mm_ivar(c, "kt"), *xs = mt_tvar_new(a, "xs", c->dt);
-        mt_texpr *kk = mm_ix_add(c, mm_ix_mul(c, mm_ix_bin(c, TE_FLOORDIV, K, mm_I(c, vl)), mm_I(c, vl)),
+        mt_texpr *kk = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, mt_lw_bin(&c->lw, TE_FLOORDIV, K, mm_I(c, vl)), mm_I(c, vl)),
                                  mm_V(c, kt));
         svec t = {0};
         for (int r = 0; r < w; r++) {
-            mt_texpr *y = mm_operand(c, c->Y, NULL, mm_ix_add(c, j0, mm_I(c, r)), kk);
+            mt_texpr *y = mm_operand(c, c->Y, NULL, mt_lw_add(&c->lw, j0, mm_I(c, r)), kk);
             mm_push(c, &t, st(c, acc, slot(c, r, 1), fma3(c, mm_V(c, xs), y, ld(c, acc, slot(c, r, 1)))));
         }
         mt_tstmt *tb = mt_ts_let(a, xs, mm_operand(c, c->X, i, NULL, kk), mm_seq(c, &t));
-        mm_push(c, &s, mm_loop(c, kt, mm_ix_bin(c, TE_FLOORMOD, K, mm_I(c, vl)), MT_FOR_SERIAL, tb));
+        mm_push(c, &s, mm_loop(c, kt, mt_lw_bin(&c->lw, TE_FLOORMOD, K, mm_I(c, vl)), MT_FOR_SERIAL, tb));
     }
 
     for (int r = 0; r < w; r++)
-        mm_push(c, &s, mm_final_stores(c, i, mm_ix_add(c, j0, mm_I(c, r)), ld(c, acc, slot(c, r, 1))));
+        mm_push(c, &s, mm_final_stores(c, i, mt_lw_add(&c->lw, j0, mm_I(c, r)), ld(c, acc, slot(c, r, 1))));
     return mt_ts_alloc(a, acc, mm_seq(c, &s));
 }
 
@@ -113,7 +113,7 @@ static mt_tstmt *all_rows(mm *c, mt_texpr *j0, int w) {
 static mt_tstmt *matvec_body(mm *c) {
     int JB = mvt.jb;
     mt_texpr *N = c->ext[c->ns - 1], *K = c->K;
-    mt_texpr *nb = mm_ix_bin(c, TE_FLOORDIV, N, mm_I(c, JB)); /* full blocks */
+    mt_texpr *nb = mt_lw_bin(&c->lw, TE_FLOORDIV, N, mm_I(c, JB)); /* full blocks */
     int64_t es = (int64_t)mt_dtype_size(c->dt), Nc, Kc;
     bool known = mm_cst(N, &Nc) && mm_cst(K, &Kc);
 
@@ -125,27 +125,27 @@ static mt_tstmt *matvec_body(mm *c) {
         bpc = mm_I(c, b);
         nch = mm_I(c, (Nc / JB + b - 1) / b);
     } else {
-        mt_texpr *blk = mm_ix_mul(c, mm_ix_bin(c, TE_MAX, K, mm_I(c, 1)), mm_I(c, (int64_t)JB * es));
-        bpc = mm_ix_bin(c, TE_MAX, mm_I(c, 1), mm_ix_bin(c, TE_FLOORDIV, mm_I(c, mvt.chunk_bytes), blk));
-        mt_texpr *q = mm_ix_add(c, nb, mm_ix_sub(c, bpc, mm_I(c, 1)));
-        nch = mm_ix_bin(c, TE_FLOORDIV, q, bpc);
+        mt_texpr *blk = mt_lw_mul(&c->lw, mt_lw_bin(&c->lw, TE_MAX, K, mm_I(c, 1)), mm_I(c, (int64_t)JB * es));
+        bpc = mt_lw_bin(&c->lw, TE_MAX, mm_I(c, 1), mt_lw_bin(&c->lw, TE_FLOORDIV, mm_I(c, mvt.chunk_bytes), blk));
+        mt_texpr *q = mt_lw_add(&c->lw, nb, mt_lw_sub(&c->lw, bpc, mm_I(c, 1)));
+        nch = mt_lw_bin(&c->lw, TE_FLOORDIV, q, bpc);
     }
     mt_tvar *ch = mm_ivar(c, "ch"), *t = mm_ivar(c, "jb");
-    mt_texpr *b0 = mm_ix_mul(c, mm_V(c, ch), bpc);
-    mt_texpr *cnt = mm_ix_bin(c, TE_MIN, bpc, mm_ix_sub(c, nb, b0));
-    mt_texpr *j0 = mm_ix_mul(c, mm_ix_add(c, b0, mm_V(c, t)), mm_I(c, JB));
+    mt_texpr *b0 = mt_lw_mul(&c->lw, mm_V(c, ch), bpc);
+    mt_texpr *cnt = mt_lw_bin(&c->lw, TE_MIN, bpc, mt_lw_sub(&c->lw, nb, b0));
+    mt_texpr *j0 = mt_lw_mul(&c->lw, mt_lw_add(&c->lw, b0, mm_V(c, t)), mm_I(c, JB));
     mt_tstmt *inner = mm_loop(c, t, cnt, MT_FOR_SERIAL, all_rows(c, j0, JB));
     svec s = {0};
     mm_push(c, &s, mm_loop(c, ch, nch, MT_FOR_PARALLEL, inner));
 
     /* the N % JB columns left */
-    mt_texpr *jt0 = mm_ix_mul(c, nb, mm_I(c, JB));
+    mt_texpr *jt0 = mt_lw_mul(&c->lw, nb, mm_I(c, JB));
     if (mm_cst(N, &Nc)) {
         if (Nc % JB) mm_push(c, &s, all_rows(c, jt0, (int)(Nc % JB)));
     } else {
         mt_tvar *jt = mm_ivar(c, "jt");
-        mm_push(c, &s, mm_loop(c, jt, mm_ix_bin(c, TE_FLOORMOD, N, mm_I(c, JB)), MT_FOR_SERIAL,
-                               all_rows(c, mm_ix_add(c, jt0, mm_V(c, jt)), 1)));
+        mm_push(c, &s, mm_loop(c, jt, mt_lw_bin(&c->lw, TE_FLOORMOD, N, mm_I(c, JB)), MT_FOR_SERIAL,
+                               all_rows(c, mt_lw_add(&c->lw, jt0, mm_V(c, jt)), 1)));
     }
     return mm_seq(c, &s);
 }
@@ -155,7 +155,7 @@ bool mm_matvec_fits(mm *c) {
     if (c->y_vec) return false;
     mt_tvar *i = mm_ivar(c, "i"), *j = mm_ivar(c, "j"), *k0 = mm_ivar(c, "k");
     for (int d = 0; d < c->ns - 2; d++) c->bv[d] = mm_V(c, mm_ivar(c, "b"));
-    mt_texpr *k = mm_vramp(c, mm_V(c, k0), c->vl);
+    mt_texpr *k = mt_lw_ramp(&c->lw, mm_V(c, k0), c->vl);
     mt_texpr *x = mm_operand(c, c->X, mm_V(c, i), NULL, k);
     mt_texpr *y = mm_operand(c, c->Y, NULL, mm_V(c, j), k);
     return mm_vec_loads(x) && mm_vec_loads(y);
