@@ -288,11 +288,43 @@ static void test_symbolic(void **s) {
     mt_kernel_release(k);
 }
 
+/* More values than the executor keeps on its stack (32): its tables and the
+ * per-run placement come from the heap. 40 symbolic-size steps. */
+static void test_long_symbolic_chain(void **s) {
+    (void)s;
+    enum { STEPS = 40 };
+    char src[4096];
+    size_t len = (size_t)snprintf(src, sizeof src,
+                                  "def f(x: Tensor((\"n\", 8), \"float32\"), w: Tensor((8, 8), \"float32\")):\n"
+                                  "    a0 = x @ w\n");
+    for (int i = 1; i < STEPS; i++)
+        len += (size_t)snprintf(src + len, sizeof src - len, "    a%d = a%d @ w\n", i, i - 1);
+    snprintf(src + len, sizeof src - len, "    return a%d\n", STEPS - 1);
+    mt_kernel *k = compile_ok(src);
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_PLAN), "39 values"));
+    for (int n = 1; n < 20; n += 9) {
+        mt_tensor *args[2] = {mat(n, 8, 1), mat(8, 8, 1.0 / 4)};
+        double *x = to_d(args[0]), *w = to_d(args[1]), t[8 * 20];
+        for (int i = 0; i < STEPS; i++) {
+            dmm(x, w, t, n, 8, 8);
+            memcpy(x, t, sizeof(double) * 8 * (size_t)n);
+        }
+        mt_tensor *out = run(k, args, 2);
+        assert_close(out, x, (int64_t)n * 8);
+        free(x), free(w);
+        mt_tensor_release(out);
+        mt_tensor_release(args[0]);
+        mt_tensor_release(args[1]);
+    }
+    mt_kernel_release(k);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_assign_no_overlap), cmocka_unit_test(test_chain),
         cmocka_unit_test(test_diamond),           cmocka_unit_test(test_loop),
         cmocka_unit_test(test_if),                cmocka_unit_test(test_symbolic),
+        cmocka_unit_test(test_long_symbolic_chain),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }
