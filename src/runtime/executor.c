@@ -11,11 +11,15 @@
  * Then the program runs: kernel calls (direct, or through libffi; see
  * call_direct), copies, jumps on
  * rank-0 bools, integer loop tests and steps, assertions. Constants are
- * materialized as rank-0 tensors. Intermediates, constants and results the
- * caller did not provide are allocated per run (once, even when a loop
- * computes them many times) from the context's pool (runtime/pool.h), and
- * intermediates go back to it at the end of the run; a result goes back when
- * the caller releases it. Pooled memory is not zeroed: every value is
+ * materialized as rank-0 tensors. Intermediates and constants live in one
+ * arena per run, laid out by the memory plan (runtime/memplan.h; per run
+ * when shapes are symbolic) and taken from the context's pool
+ * (runtime/pool.h) in one call, with their tensor headers on the stack;
+ * results the caller did not provide get a pool block each (once per run,
+ * even when a loop computes them many times). The arena goes back to the
+ * pool at the end of the run; a result when the caller releases it. A plan
+ * without a memory plan gets a pool block per value. Pooled memory is not
+ * zeroed: every value is
  * written (by a kernel, a copy or set_scalar) before it is read. The run sets
  * the calling thread's parallel-for thread count to the context's for its
  * duration (runtime/parallel.h) and restores it afterwards.
