@@ -98,7 +98,8 @@ typedef enum mt_dtype {
     X(MT_STAGE_TIR_SCHED, "tir-sched")   \
     X(MT_STAGE_LLVM, "llvm")             \
     X(MT_STAGE_ASM, "asm")               \
-    X(MT_STAGE_CUDA, "cuda")
+    X(MT_STAGE_CUDA, "cuda")             \
+    X(MT_STAGE_PLAN, "plan") /* the run's memory plan: arena offsets, sizes, lifetimes */
 
 typedef enum mt_stage {
 #define MT_X_(name, text) name,

@@ -19,6 +19,7 @@
 #include "minitriton.h"
 #include "pipeline.h"
 #include "runtime/executor.h"
+#include "runtime/memplan.h"
 #include "runtime/parallel.h"
 #include "runtime/pool.h"
 #include "runtime/tensor.h"
@@ -305,7 +306,8 @@ static void build_plan(mt_arena *a, mt_kernel *k, const mt_compiled *c, void **f
     p->ncalls = pl.calls.len;
     p->instrs = pl.code.data;
     p->ninstrs = pl.code.len;
-    if (mt_plan_prepare(p, arena_alloc_cb, a) != 0) mt_ice("libffi rejected a kernel signature");
+    if (mt_plan_prepare(p, arena_alloc_cb, a) != 0)
+        mt_ice("libffi rejected a kernel signature (or the memory plan has no memory)");
 }
 
 static void kernel_free(mt_kernel *k) {
@@ -399,6 +401,7 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
         k->times = (mt_compile_times){c.ms_frontend, c.ms_graph, c.ms_tir, cg.ms_irgen,
                                       cg.ms_opt, cg.ms_jit, 0};
         build_plan(a, k, &c, cg.fn_addrs);
+        k->dumps[MT_STAGE_PLAN] = mt_memplan_print(k->plan.mem, &k->plan, arena_alloc_cb, a);
         mt_err_pop(&fr);
     } else {
         mt_err_pop(&fr);

@@ -54,7 +54,7 @@ static const char USAGE[] =
     "  --entry NAME            entry function (default: the last graph function)\n"
     "  --target cpu|cuda       code generation target (default: cpu)\n"
     "  --emit STAGE[,STAGE...] print stages: ast graph graph-opt tir tir-sched\n"
-    "                          llvm asm cuda\n"
+    "                          llvm asm cuda plan\n"
     "  --run                   run the kernel and print its results\n"
     "  --input NAME=FILE.npy   data for parameter NAME (a scalar takes a 0-d array)\n"
     "  --random                fill parameters without --input with random data\n"
@@ -768,7 +768,7 @@ static int parse_options(int argc, char **argv, options *o) {
                 mt_stage st;
                 if (mt_stage_from_str(tok, &st) != 0) {
                     int rc = usage_error("unknown stage '%s' (ast graph graph-opt tir tir-sched "
-                                         "llvm asm cuda)", tok);
+                                         "llvm asm cuda plan)", tok);
                     free(list);
                     return rc;
                 }

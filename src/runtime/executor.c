@@ -11,11 +11,15 @@
  * Then the program runs: kernel calls (direct, or through libffi; see
  * call_direct), copies, jumps on
  * rank-0 bools, integer loop tests and steps, assertions. Constants are
- * materialized as rank-0 tensors. Intermediates, constants and results the
- * caller did not provide are allocated per run (once, even when a loop
- * computes them many times) from the context's pool (runtime/pool.h), and
- * intermediates go back to it at the end of the run; a result goes back when
- * the caller releases it. Pooled memory is not zeroed: every value is
+ * materialized as rank-0 tensors. Intermediates and constants live in one
+ * arena per run, laid out by the memory plan (runtime/memplan.h; per run
+ * when shapes are symbolic) and taken from the context's pool
+ * (runtime/pool.h) in one call, with their tensor headers on the stack;
+ * results the caller did not provide get a pool block each (once per run,
+ * even when a loop computes them many times). The arena goes back to the
+ * pool at the end of the run; a result when the caller releases it. A plan
+ * without a memory plan gets a pool block per value. Pooled memory is not
+ * zeroed: every value is
  * written (by a kernel, a copy or set_scalar) before it is read. The run sets
  * the calling thread's parallel-for thread count to the context's for its
  * duration (runtime/parallel.h) and restores it afterwards.
@@ -28,11 +32,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/memplan.h"
 #include "runtime/parallel.h"
 #include "runtime/pool.h"
 #include "runtime/tensor.h"
 
 enum { MAX_SYMS = 64, MAX_CALL_ARGS = 256, SMALL = 32 };
+
+#if defined(__SANITIZE_ADDRESS__)
+#define MT_EXEC_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MT_EXEC_ASAN 1
+#endif
+#endif
+#ifdef MT_EXEC_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
 
 static ffi_type *dtype_ffi(mt_dtype dt) {
     switch (dt) {
@@ -61,7 +77,8 @@ int mt_plan_prepare(mt_plan *p, void *(*alloc)(void *ctx, size_t n), void *ctx) 
         call->arg_types = (void **)types;
     }
     (void)dtype_ffi; /* scalar params by value arrive with issue #3 */
-    return 0;
+    p->mem = mt_memplan_build(p, alloc, ctx);
+    return p->mem ? 0 : -1;
 }
 
 static mt_status fail(mt_run_error *err, mt_status st, int param, int result, const char *fmt, ...)
@@ -258,10 +275,115 @@ static mt_status call_kernel(const mt_plan_call *call, mt_tensor **vals, const i
     return MT_OK;
 }
 
+/* A run's arena: one block holding every value the memory plan places
+ * (runtime/memplan.h), with a header per value. Tables live here for plans
+ * of up to SMALL slots, in one heap block otherwise. */
+typedef struct run_arena {
+    const mt_memplan *m;
+    mt_pool *pool;          /* where base came from (NULL: aligned_alloc) */
+    char *base;
+    size_t total, cap;
+    const size_t *off, *bytes; /* per slot */
+    mt_tensor *tens;        /* per slot */
+    void *heap;             /* the tables, when not below */
+    mt_tensor tens_s[SMALL];
+    size_t off_s[SMALL], bytes_s[SMALL], size_s[SMALL];
+    int scratch_s[2 * SMALL];
+} run_arena;
+
+#ifdef MT_EXEC_ASAN
+/* Under AddressSanitizer only the slots live at instruction pc are
+ * addressable: a kernel that touches a value outside its planned lifetime,
+ * or runs past its end into a neighbour, is reported. */
+static void arena_poison(const run_arena *ra, int pc) {
+    if (!ra || !ra->base) return;
+    ASAN_POISON_MEMORY_REGION(ra->base, ra->total);
+    for (int i = 0; i < ra->m->n; i++)
+        if (mt_memplan_live(ra->m, i, pc))
+            ASAN_UNPOISON_MEMORY_REGION(ra->base + ra->off[i], ra->bytes[i]);
+}
+#endif
+
+/* Sizes and places the planned values for this run (per run when shapes are
+ * symbolic), takes one block from the pool and points vals[] at it. */
+static mt_status arena_open(run_arena *ra, const mt_plan *p, const mt_run_env *env,
+                            const int64_t *symval, mt_tensor **vals, mt_run_error *err) {
+    const mt_memplan *m = p->mem;
+    ra->m = m;
+    ra->pool = env ? env->pool : NULL;
+    int n = m->n;
+    if (n == 0) return MT_OK;
+    size_t *off = ra->off_s, *bytes = ra->bytes_s, *size = ra->size_s;
+    int *scratch = ra->scratch_s;
+    ra->tens = ra->tens_s;
+    if (n > SMALL) {
+        size_t un = (size_t)n;
+        char *h = malloc(un * (sizeof(mt_tensor) + 3 * sizeof(size_t) + 2 * sizeof(int)));
+        if (!h) return fail(err, MT_ERR_NOMEM, -1, -1, "out of memory");
+        ra->heap = h;
+        ra->tens = (mt_tensor *)h;
+        off = (size_t *)(h + un * sizeof(mt_tensor));
+        bytes = off + un;
+        size = bytes + un;
+        scratch = (int *)(size + un);
+    }
+    if (m->is_static) {
+        ra->off = m->offset;
+        ra->bytes = m->bytes;
+        ra->total = m->arena_bytes;
+    } else {
+        for (int i = 0; i < n; i++) {
+            const mt_plan_value *v = &p->values[m->value[i]];
+            int64_t shape[MT_MAX_RANK];
+            value_shape(v, symval, shape);
+            if (!mt_shape_nbytes(v->dtype, v->ndim, shape, &bytes[i]) ||
+                bytes[i] > ((size_t)1 << 62))
+                return fail(err, MT_ERR_NOMEM, -1, -1, "'%s' is too large", v->name);
+            size[i] = mt_memplan_round(bytes[i]);
+        }
+        ra->total = mt_memplan_assign(m, size, off, scratch);
+        ra->off = off;
+        ra->bytes = bytes;
+    }
+    if (ra->pool) {
+        ra->base = mt_pool_alloc(ra->pool, ra->total, &ra->cap);
+    } else {
+        ra->base = aligned_alloc(64, ra->total); /* total is a multiple of 64 */
+        ra->cap = ra->total;
+    }
+    if (!ra->base)
+        return fail(err, MT_ERR_NOMEM, -1, -1, "cannot allocate the run's %zu-byte arena", ra->total);
+    for (int i = 0; i < n; i++) {
+        const mt_plan_value *v = &p->values[m->value[i]];
+        int64_t shape[MT_MAX_RANK];
+        value_shape(v, symval, shape);
+        mt_tensor *t = &ra->tens[i];
+        mt_tensor_init_view(t, ra->base + ra->off[i], v->dtype, v->ndim, shape, ra->bytes[i]);
+        if (v->kind == MT_VAL_CONST) set_scalar(t, v);
+        vals[m->value[i]] = t;
+    }
+    return MT_OK;
+}
+
+static void arena_close(run_arena *ra) {
+    if (ra->base) {
+#ifdef MT_EXEC_ASAN
+        ASAN_UNPOISON_MEMORY_REGION(ra->base, ra->total);
+#endif
+        if (ra->pool) mt_pool_free(ra->pool, ra->base, ra->cap);
+        else free(ra->base);
+    }
+    free(ra->heap);
+}
+
 static mt_status run_program(const mt_plan *p, mt_tensor **vals, const int64_t *symval,
-                             mt_run_error *err) {
+                             const run_arena *ra, mt_run_error *err) {
+    (void)ra;
     int pc = 0;
     while (pc < p->ninstrs) {
+#ifdef MT_EXEC_ASAN
+        arena_poison(ra, pc);
+#endif
         const mt_instr *in = &p->instrs[pc++];
         switch (in->kind) {
         case MT_I_CALL: {
@@ -414,7 +536,13 @@ mt_status mt_plan_run(const mt_plan *p, const mt_run_env *env, mt_tensor *const 
         }
     }
 
-    /* intermediates and constants */
+    /* intermediates and constants: the planned ones in one arena, any
+     * others (a plan without a memory plan) one pool block each */
+    run_arena ra;
+    ra.m = NULL;
+    ra.base = NULL;
+    ra.heap = NULL;
+    if (st == MT_OK && p->mem) st = arena_open(&ra, p, env, symval, vals, err);
     for (int i = p->nparams; i < p->nvalues && st == MT_OK; i++) {
         if (vals[i]) continue;
         const mt_plan_value *v = &p->values[i];
@@ -432,9 +560,12 @@ mt_status mt_plan_run(const mt_plan *p, const mt_run_env *env, mt_tensor *const 
     if (st == MT_OK) {
         mt_thread_pool *prev_pool = mt_parallel_set_pool(env ? env->threads : NULL);
         int prev = mt_parallel_set_num_threads(env ? env->num_threads : 0);
-        st = run_program(p, vals, symval, err);
+        st = run_program(p, vals, symval, ra.m ? &ra : NULL, err);
         mt_parallel_set_num_threads(prev);
         mt_parallel_set_pool(prev_pool);
+#ifdef MT_EXEC_ASAN
+        if (ra.m) arena_poison(&ra, p->ninstrs); /* the constants stay readable */
+#endif
     }
     for (int r = 0; r < nresults && st == MT_OK; r++)
         if (copies[r]) {
@@ -461,6 +592,7 @@ mt_status mt_plan_run(const mt_plan *p, const mt_run_env *env, mt_tensor *const 
         if (copies[r]) mt_tensor_release(copies[r]);
     for (int i = 0; i < p->nvalues; i++)
         if (owned[i] && vals[i]) mt_tensor_release(vals[i]);
+    arena_close(&ra);
     if (!small) {
         free(vals);
         free(owned);

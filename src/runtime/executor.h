@@ -81,11 +81,13 @@ typedef struct mt_plan {
     mt_plan_call *calls;
     int ninstrs;
     mt_instr *instrs;    /* the program: runs from 0 to ninstrs */
+    struct mt_memplan *mem; /* the arena plan (runtime/memplan.h); NULL: a pool block per value */
 } mt_plan;
 
-/* Prepares the ffi call interfaces of every call. Memory for them comes from
- * the same allocator as the plan's arrays (the caller's arena): alloc(ctx, n)
- * returns zeroed memory. Returns 0, or -1 if libffi refuses a signature. */
+/* Prepares the ffi call interfaces of every call and plans the run's arena
+ * (p->mem, runtime/memplan.h). Memory for them comes from the same allocator
+ * as the plan's arrays (the caller's arena): alloc(ctx, n) returns zeroed
+ * memory. Returns 0, or -1 if libffi refuses a signature or alloc fails. */
 int mt_plan_prepare(mt_plan *p, void *(*alloc)(void *ctx, size_t n), void *ctx);
 
 /* Errors of a run: which parameter or result was wrong (-1 when none). */

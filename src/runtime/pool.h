@@ -1,10 +1,10 @@
 /*
  * pool.h -- the context's memory pool for intermediates and results.
  *
- * The executor takes every buffer it allocates during a run (intermediates,
- * results the caller did not provide, constants) from the pool of the
- * kernel's context, as tensors whose release gives the memory back to the
- * pool. Intermediates are released at the end of the run; results are handed
+ * The executor takes every buffer it allocates during a run from the pool
+ * of the kernel's context: one arena block for the intermediates and
+ * constants (runtime/memplan.h), and a tensor per result the caller did not
+ * provide, whose release gives the memory back to the pool. Intermediates are released at the end of the run; results are handed
  * to the caller and come back when the caller releases them, so a host that
  * runs a kernel in a loop and releases the previous result reuses the same
  * pages instead of faulting in fresh ones (10 us per 4 KiB page on the

@@ -120,6 +120,18 @@ mt_tensor *mt_tensor_adopt(void *data, mt_dtype dtype, int ndim, const int64_t *
     return t;
 }
 
+void mt_tensor_init_view(mt_tensor *t, void *data, mt_dtype dtype, int ndim, const int64_t *shape,
+                         size_t nbytes) {
+    memset(t, 0, sizeof *t);
+    atomic_init(&t->refs, 1);
+    t->dtype = dtype;
+    t->ndim = ndim;
+    for (int i = 0; i < ndim; i++) t->shape[i] = shape[i];
+    t->nbytes = nbytes;
+    t->data = data;
+    contiguous_strides(ndim, shape, t->strides);
+}
+
 MT_API mt_tensor *mt_tensor_wrap(void *data, mt_dtype dtype, int ndim, const int64_t *shape,
                                  const int64_t *strides) {
     size_t nbytes;

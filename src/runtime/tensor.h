@@ -35,6 +35,11 @@ mt_tensor *mt_tensor_adopt(void *data, mt_dtype dtype, int ndim, const int64_t *
                            void (*give_back)(void *owner, void *data, size_t capacity),
                            void *owner, size_t capacity);
 
+/* Fills a header the caller owns (a run's arena values, runtime/executor.c):
+ * C-contiguous over nbytes at data, borrowed, never retained or released. */
+void mt_tensor_init_view(mt_tensor *t, void *data, mt_dtype dtype, int ndim, const int64_t *shape,
+                         size_t nbytes);
+
 /* True when strides are C-contiguous (row-major, compact) for the shape. */
 bool mt_tensor_is_contiguous(const mt_tensor *t);
 /* numel * element size; false on overflow. */

@@ -1,0 +1,275 @@
+/*
+ * memplan.c -- liveness and arena offsets of a plan's intermediates (see
+ * memplan.h).
+ *
+ * Which values. Intermediates (MT_VAL_TEMP) that are not results, and
+ * constants. A result's storage is the caller's tensor or a new tensor handed
+ * to the caller, so it never shares memory with anything; parameters are the
+ * caller's.
+ *
+ * Liveness. The program is a straight line of instructions with jumps. A
+ * slot's interval starts as [first, last] instruction that names it (a
+ * kernel call's argument or output, a copy's source or destination, a jump
+ * condition, a loop's counter, bound or step, an assertion). Forward jumps
+ * (if/else) only skip instructions, so along any run a value is written and
+ * read inside that interval. A backward jump (a loop's back edge from s to
+ * t) makes everything in [t, s] run again: a slot whose interval meets
+ * [t, s] is widened to cover all of it (a value read at the top of the body
+ * and written at the bottom lives across iterations; one made and used
+ * inside the body is conservatively kept for the whole loop). Widening
+ * repeats until nothing changes (nested loops). Constants are written
+ * before the program and read by the result copies after it: live over
+ * [0, ninstrs].
+ *
+ * Intervals are closed, so a kernel's inputs and outputs always overlap (the
+ * instruction that reads one and writes the other is in both): no kernel is
+ * ever run in place on shared storage, and a copy's source and destination
+ * never share.
+ *
+ * Placement (mt_memplan_assign). Greedy by size, first fit: slots sorted by
+ * decreasing size (then by start, then id), each placed at the lowest
+ * offset, aligned to 64, that does not overlap any already-placed slot whose
+ * interval overlaps its own. O(n^3) in the worst case for n slots, which is a
+ * few microseconds for the tens of values a plan has. When every slot has a
+ * constant shape this runs once, here; otherwise the executor runs it per
+ * run with the sizes of that run's symbolic dims (executor.c).
+ */
+#include "runtime/memplan.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/executor.h"
+#include "runtime/tensor.h"
+
+size_t mt_memplan_round(size_t bytes) {
+    if (bytes == 0) return 64;
+    return (bytes + 63) / 64 * 64;
+}
+
+static void touch(int *start, int *end, const int *slot_of, int v, int pc) {
+    int s = slot_of[v];
+    if (s < 0) return;
+    if (start[s] < 0 || pc < start[s]) start[s] = pc;
+    if (pc > end[s]) end[s] = pc;
+}
+
+static void intervals(const mt_plan *p, mt_memplan *m) {
+    for (int i = 0; i < m->n; i++) m->start[i] = m->end[i] = -1;
+    for (int pc = 0; pc < p->ninstrs; pc++) {
+        const mt_instr *in = &p->instrs[pc];
+        switch (in->kind) {
+        case MT_I_CALL: {
+            const mt_plan_call *c = &p->calls[in->a];
+            for (int q = 0; q < c->nargs; q++) touch(m->start, m->end, m->slot_of, c->args[q], pc);
+            break;
+        }
+        case MT_I_COPY:
+            touch(m->start, m->end, m->slot_of, in->a, pc);
+            touch(m->start, m->end, m->slot_of, in->b, pc);
+            break;
+        case MT_I_LOOP_TEST: /* counter, bound, step */
+            touch(m->start, m->end, m->slot_of, in->a, pc);
+            touch(m->start, m->end, m->slot_of, in->b, pc);
+            touch(m->start, m->end, m->slot_of, in->c, pc);
+            break;
+        case MT_I_LOOP_STEP: /* counter, step */
+            touch(m->start, m->end, m->slot_of, in->a, pc);
+            touch(m->start, m->end, m->slot_of, in->c, pc);
+            break;
+        case MT_I_JUMP_IF_NOT:
+        case MT_I_ASSERT: touch(m->start, m->end, m->slot_of, in->a, pc); break;
+        case MT_I_JUMP: break;
+        }
+    }
+    for (int i = 0; i < m->n; i++) {
+        if (p->values[m->value[i]].kind == MT_VAL_CONST) {
+            m->start[i] = 0;
+            m->end[i] = p->ninstrs;
+        } else if (m->start[i] < 0) {
+            m->start[i] = m->end[i] = 0; /* never named: still allocated, briefly */
+        }
+    }
+    /* loops: widen to every back edge's region the interval meets */
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int pc = 0; pc < p->ninstrs; pc++) {
+            const mt_instr *in = &p->instrs[pc];
+            if (in->kind != MT_I_JUMP && in->kind != MT_I_JUMP_IF_NOT && in->kind != MT_I_LOOP_TEST)
+                continue;
+            int t = in->target;
+            if (t > pc) continue;
+            for (int i = 0; i < m->n; i++) {
+                if (m->end[i] < t || m->start[i] > pc) continue;
+                if (m->start[i] > t) m->start[i] = t, changed = true;
+                if (m->end[i] < pc) m->end[i] = pc, changed = true;
+            }
+        }
+    }
+}
+
+static bool overlaps(const mt_memplan *m, int i, int j) {
+    return m->start[i] <= m->end[j] && m->start[j] <= m->end[i];
+}
+
+size_t mt_memplan_assign(const mt_memplan *m, const size_t *size, size_t *offset, int *scratch) {
+    int n = m->n, *order = scratch, *placed = scratch + n;
+    for (int k = 0; k < n; k++) { /* insertion sort: size desc, start asc, id asc */
+        int i = k, q = k;
+        while (q > 0) {
+            int j = order[q - 1];
+            bool before = size[i] > size[j] || (size[i] == size[j] && m->start[i] < m->start[j]);
+            if (!before) break;
+            order[q] = j;
+            q--;
+        }
+        order[q] = i;
+    }
+    size_t total = 0;
+    for (int k = 0; k < n; k++) {
+        int i = order[k], np = 0;
+        for (int q = 0; q < k; q++) { /* the placed slots it meets, by offset */
+            int j = order[q];
+            if (!overlaps(m, i, j)) continue;
+            int r = np++;
+            while (r > 0 && offset[placed[r - 1]] > offset[j]) {
+                placed[r] = placed[r - 1];
+                r--;
+            }
+            placed[r] = j;
+        }
+        size_t at = 0;
+        for (int q = 0; q < np; q++) {
+            int j = placed[q];
+            if (at + size[i] <= offset[j]) break;
+            if (offset[j] + size[j] > at) at = offset[j] + size[j];
+        }
+        offset[i] = at;
+        if (at + size[i] > total) total = at + size[i];
+    }
+    return total;
+}
+
+/* The slot's exact size when its shape is constant; false otherwise. */
+static bool const_bytes(const mt_plan_value *v, size_t *out) {
+    int64_t shape[MT_MAX_RANK];
+    for (int d = 0; d < v->ndim; d++) {
+        if (v->dims[d].sym >= 0) return false;
+        shape[d] = v->dims[d].value;
+    }
+    return mt_shape_nbytes(v->dtype, v->ndim, shape, out);
+}
+
+mt_memplan *mt_memplan_build(const mt_plan *p, void *(*alloc)(void *ctx, size_t n), void *ctx) {
+    mt_memplan *m = alloc(ctx, sizeof *m);
+    if (!m) return NULL;
+    int nv = p->nvalues > 0 ? p->nvalues : 1;
+    m->slot_of = alloc(ctx, sizeof(int) * (size_t)nv);
+    m->value = alloc(ctx, sizeof(int) * (size_t)nv);
+    if (!m->slot_of || !m->value) return NULL;
+    for (int i = 0; i < p->nvalues; i++) {
+        const mt_plan_value *v = &p->values[i];
+        bool result = false;
+        for (int r = 0; r < p->nresults; r++) result |= p->results[r] == i;
+        bool planned = v->kind == MT_VAL_CONST || (v->kind == MT_VAL_TEMP && !result);
+        m->slot_of[i] = planned ? m->n : -1;
+        if (planned) m->value[m->n++] = i;
+    }
+    size_t ns = (size_t)(m->n > 0 ? m->n : 1);
+    m->start = alloc(ctx, sizeof(int) * ns);
+    m->end = alloc(ctx, sizeof(int) * ns);
+    m->bytes = alloc(ctx, sizeof(size_t) * ns);
+    m->size = alloc(ctx, sizeof(size_t) * ns);
+    m->offset = alloc(ctx, sizeof(size_t) * ns);
+    int *scratch = alloc(ctx, sizeof(int) * 2 * ns);
+    if (!m->start || !m->end || !m->bytes || !m->size || !m->offset || !scratch) return NULL;
+    intervals(p, m);
+    m->is_static = true;
+    for (int i = 0; i < m->n && m->is_static; i++)
+        m->is_static = const_bytes(&p->values[m->value[i]], &m->bytes[i]);
+    if (m->is_static) {
+        for (int i = 0; i < m->n; i++) {
+            m->size[i] = mt_memplan_round(m->bytes[i]);
+            m->unplanned_bytes += m->size[i];
+        }
+        m->arena_bytes = mt_memplan_assign(m, m->size, m->offset, scratch);
+    }
+    return m;
+}
+
+/* ---- printing ------------------------------------------------------------ */
+
+typedef struct sbuf {
+    char *s;
+    size_t len, cap;
+    bool oom;
+} sbuf;
+
+static void put(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(sbuf *b, const char *fmt, ...) {
+    if (b->oom) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if (b->len + (size_t)n + 1 > b->cap) {
+        size_t cap = (b->cap ? b->cap * 2 : 1024) + (size_t)n;
+        char *s = realloc(b->s, cap);
+        if (!s) {
+            b->oom = true;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+char *mt_memplan_print(const mt_memplan *m, const mt_plan *p, void *(*alloc)(void *ctx, size_t n),
+                       void *ctx) {
+    sbuf b = {0};
+    put(&b, "# memory plan: %d value%s in one arena per run; the program has %d instruction%s\n",
+        m->n, m->n == 1 ? "" : "s", p->ninstrs, p->ninstrs == 1 ? "" : "s");
+    if (m->is_static)
+        put(&b, "# arena: %zu bytes (one buffer per value: %zu bytes)\n", m->arena_bytes,
+            m->unplanned_bytes);
+    else
+        put(&b, "# arena: planned per run (symbolic shapes); offsets below are not fixed\n");
+    put(&b, "# %-20s %-24s %12s %12s  live\n", "value", "type", "bytes", "offset");
+    for (int i = 0; i < m->n; i++) {
+        const mt_plan_value *v = &p->values[m->value[i]];
+        char type[128];
+        size_t n = (size_t)snprintf(type, sizeof type, "%s(", mt_dtype_str(v->dtype));
+        for (int d = 0; d < v->ndim && n < sizeof type; d++) {
+            if (v->dims[d].sym >= 0)
+                n += (size_t)snprintf(type + n, sizeof type - n, "%s%s", d ? ", " : "",
+                                      p->sym_names[v->dims[d].sym]);
+            else
+                n += (size_t)snprintf(type + n, sizeof type - n, "%s%lld", d ? ", " : "",
+                                      (long long)v->dims[d].value);
+        }
+        if (n < sizeof type) snprintf(type + n, sizeof type - n, ")");
+        const char *name = v->name ? v->name : "?";
+        if (m->is_static)
+            put(&b, "  %-20s %-24s %12zu %12zu  [%d, %d]%s\n", name, type, m->bytes[i],
+                m->offset[i], m->start[i], m->end[i],
+                v->kind == MT_VAL_CONST ? " const" : "");
+        else
+            put(&b, "  %-20s %-24s %12s %12s  [%d, %d]%s\n", name, type, "-", "-", m->start[i],
+                m->end[i], v->kind == MT_VAL_CONST ? " const" : "");
+    }
+    if (b.oom || !b.s) {
+        free(b.s);
+        return NULL;
+    }
+    char *out = alloc(ctx, b.len + 1);
+    if (out) memcpy(out, b.s, b.len + 1);
+    free(b.s);
+    return out;
+}
