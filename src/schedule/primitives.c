@@ -148,12 +148,14 @@ static bool nested_pair(mt_sched *s, const char *prim, const mt_tstmt *o, const 
     return true;
 }
 
-/* Does a block under s bind a reduce variable to an expression of var? A
- * store outside any block is reported through *bare. */
+/* Does a block under s bind a reduce variable to an expression of var, or
+ * bind no spatial variable to one (a block moved under the loop by
+ * compute_at, computing the same elements in every iteration)? A store
+ * outside any block is reported through *bare. */
 typedef struct red_check {
     const mt_tvar *var;
     const mt_tstmt *block;   /* the offending block */
-    const mt_tvar *iter;     /* its reduce variable */
+    const mt_tvar *iter;     /* its reduce variable (NULL: no spatial one uses var) */
     bool bare;               /* a store outside a block */
     int depth;               /* blocks entered */
 } red_check;
@@ -172,6 +174,13 @@ static void red_stmt(mt_tvisitor *v, const mt_tstmt *s) {
                 r->iter = s->iters[i].var;
                 return;
             }
+        bool driven = false;
+        for (int i = 0; i < s->niters; i++)
+            driven = driven || (s->iters[i].kind == MT_ITER_SPATIAL && expr_uses(s->iter_values[i], r->var));
+        if (!driven) {
+            r->block = s;
+            return;
+        }
         r->depth++;
         mt_tvisit_stmt_children(v, s);
         r->depth--;
@@ -187,6 +196,10 @@ static bool independent(mt_sched *s, const char *prim, const mt_tstmt *l) {
     if (r.bare)
         return mt_sched_refuse(s, "%s: loop '%s' holds a store outside a block (lowered form): its "
                          "iterations cannot be shown independent", prim, l->var->name);
+    if (r.block && !r.iter)
+        return mt_sched_refuse(s, "%s: no spatial variable of block '%s' depends on loop '%s': its "
+                                  "iterations write the same elements", prim,
+                               r.block->name ? r.block->name : "?", l->var->name);
     if (r.block)
         return mt_sched_refuse(s, "%s: loop '%s' drives reduce variable '%s' of block '%s': its "
                          "iterations update the same elements", prim, l->var->name,

@@ -345,6 +345,25 @@ static mt_texpr **var_exprs(mt_arena *a, mt_tvar *const *vars, int n) {
     return out;
 }
 
+/* A block named `name` with b's spatial iterators under new variables
+ * (nsv, in order), bound to b's values with vars[i] := vals[i]. Regions
+ * and body are the caller's. */
+static mt_tstmt *spatial_block(mt_arena *a, const char *name, const mt_tstmt *b,
+                               mt_tvar *const *nsv, mt_tvar *const *vars, mt_texpr *const *vals,
+                               int n) {
+    mt_tstmt *nb = mt_ts_block(a, name);
+    nb->iters = MT_NEW_ARRAY(a, mt_titer, b->niters + 1);
+    nb->iter_values = MT_NEW_ARRAY(a, mt_texpr *, b->niters + 1);
+    for (int i = 0; i < b->niters; i++) {
+        if (b->iters[i].kind != MT_ITER_SPATIAL) continue;
+        int j = nb->niters++;
+        nb->iters[j] = b->iters[i];
+        nb->iters[j].var = nsv[j];
+        nb->iter_values[j] = mt_tsubst_expr(a, b->iter_values[i], vars, vals, n);
+    }
+    return nb;
+}
+
 static void set_func_body(mt_sched *s, mt_tstmt *body) {
     mt_tfunc *g = MT_NEW(s->arena, mt_tfunc);
     *g = *s->func;
@@ -740,18 +759,10 @@ bool mt_sched_cache_write(mt_sched *s, const char *name, mt_scope scope) {
         nest = c;
     }
     /* the write-back block: B[idx] = acc[()] for the same spatial instance */
-    mt_tstmt *wb = mt_ts_block(a, mt_arena_printf(a, "%s_write_back", name));
     mt_tvar **nsv = fresh_vars(a, sv, ns, "");
     mt_texpr **nse = var_exprs(a, nsv, ns);
-    wb->niters = ns;
-    wb->iters = MT_NEW_ARRAY(a, mt_titer, ns + 1);
-    wb->iter_values = MT_NEW_ARRAY(a, mt_texpr *, ns + 1);
-    for (int i = 0, j = 0; i < b->niters; i++) {
-        if (b->iters[i].kind != MT_ITER_SPATIAL) continue;
-        wb->iters[j] = b->iters[i];
-        wb->iters[j].var = nsv[j];
-        wb->iter_values[j++] = b->iter_values[i];
-    }
+    mt_tstmt *wb = spatial_block(a, mt_arena_printf(a, "%s_write_back", name), b, nsv, NULL,
+                                 NULL, 0);
     mt_texpr **idx = MT_NEW_ARRAY(a, mt_texpr *, st->nidx + 1);
     for (int d = 0; d < st->nidx; d++) idx[d] = mt_tsubst_expr(a, st->idx[d], sv, nse, ns);
     wb->body = mt_ts_store(a, B, idx, st->nidx, ld);
@@ -825,16 +836,7 @@ bool mt_sched_decompose_reduction(mt_sched *s, const char *name, mt_tvar *loop) 
     mt_texpr **nce = var_exprs(a, ncv, nc);
     mt_tvar **nsv = fresh_vars(a, sv, ns, "");
     mt_texpr **nse = var_exprs(a, nsv, ns);
-    mt_tstmt *ib = mt_ts_block(a, mt_arena_printf(a, "%s_init", name));
-    ib->niters = ns;
-    ib->iters = MT_NEW_ARRAY(a, mt_titer, ns + 1);
-    ib->iter_values = MT_NEW_ARRAY(a, mt_texpr *, ns + 1);
-    for (int i = 0, j = 0; i < b->niters; i++) {
-        if (b->iters[i].kind != MT_ITER_SPATIAL) continue;
-        ib->iters[j] = b->iters[i];
-        ib->iters[j].var = nsv[j];
-        ib->iter_values[j++] = mt_tsubst_expr(a, b->iter_values[i], cv, nce, nc);
-    }
+    mt_tstmt *ib = spatial_block(a, mt_arena_printf(a, "%s_init", name), b, nsv, cv, nce, nc);
     mt_tstmt *init = mt_tsubst_stmt(a, b->init, sv, nse, ns);
     ib->body = init;
     ib->writes = MT_NEW_ARRAY(a, mt_tregion, b->nwrites + 1);

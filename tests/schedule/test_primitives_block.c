@@ -550,6 +550,11 @@ static void test_compute_at_range(void **state) {
         for (int j = 0; j < 16; j++)
             assert_true(bufs[2][i * 16 + j] == (float)(input(ix, i * 16 + j) + 2 * input(ib, j)));
     free_bufs(bufs, 3);
+    /* every row iteration now writes all of t: rows cannot run in parallel */
+    mt_sched s3 = s;
+    assert_false(mt_sched_parallel(&s3, loop_of(f, "add", 0)));
+    assert_string_equal(s3.error, "parallel: no spatial variable of block 'multiply' depends on "
+                                  "loop 'i0': its iterations write the same elements");
     /* split the consumer's column loop: under i1_0 the region is
      * [i1_0 * 4, i1_0 * 4 + 4); under the row loop it is not derivable */
     mt_sched_init(&s, A, f);
