@@ -259,6 +259,17 @@ static void test_compute_inline(void **state) {
     mt_sched_init(&s, A, kernel("def f(a: Tensor((4,), \"float32\")):\n    return a + a + a\n"));
     assert_false(mt_sched_compute_inline(&s, "add"));
     assert_string_equal(s.error, "compute_inline: 2 blocks are named 'add'");
+    c = mt_ts_copy(A, ad);
+    c->init = ad->body;
+    mt_sched_init(&s, A, patch(f, "add", c));
+    assert_false(mt_sched_compute_inline(&s, "add"));
+    assert_string_equal(s.error, "compute_inline: block 'add' has an init");
+    c = mt_ts_copy(A, ad);
+    c->allocs = &ex->body->buf;
+    c->nallocs = 1;
+    mt_sched_init(&s, A, patch(f, "add", c));
+    assert_false(mt_sched_compute_inline(&s, "add"));
+    assert_string_equal(s.error, "compute_inline: block 'add' allocates buffers");
     TIR_GUARD_END();
 }
 
@@ -325,6 +336,11 @@ static void test_cache_write(void **state) {
     assert_false(mt_sched_cache_write(&s, "sum", MT_SCOPE_LOCAL));
     assert_string_equal(s.error, "cache_write: block 'sum' does not update one element of one "
                                  "buffer with one store and its init");
+    c->init = mt_ts_store(A, sum->init->buf, &red, 1, sum->init->value);
+    mt_sched_init(&s, A, patch(f, "sum", c));
+    assert_false(mt_sched_cache_write(&s, "sum", MT_SCOPE_LOCAL));
+    assert_string_equal(s.error, "cache_write: the index of 'lv2' in block 'sum' uses reduce "
+                                 "variable 'v1'");
     TIR_GUARD_END();
 }
 
@@ -387,6 +403,22 @@ static void test_decompose_reduction(void **state) {
     mt_sched_init(&s, A, g);
     assert_false(mt_sched_decompose_reduction(&s, "exp", loop_of(g, "exp", 0)));
     assert_string_equal(s.error, "decompose_reduction: block 'exp' has no init");
+    const mt_tstmt *ex = block_of(g, "exp");
+    mt_tstmt *ce = mt_ts_copy(A, ex);
+    ce->init = ex->body;
+    mt_sched_init(&s, A, patch(g, "exp", ce));
+    assert_false(mt_sched_decompose_reduction(&s, "exp", loop_of(g, "exp", 0)));
+    assert_string_equal(s.error, "decompose_reduction: block 'exp' is not a reduction (no reduce "
+                                 "variable)");
+    /* after cache_write the accumulator's allocation lies between */
+    mt_sched_init(&s, A, f);
+    assert_true(mt_sched_cache_write(&s, "sum", MT_SCOPE_LOCAL));
+    assert_false(mt_sched_decompose_reduction(&s, "sum", loop_of(f, "sum", 0)));
+    assert_string_equal(s.error, "decompose_reduction: a statement other than a loop lies between "
+                                 "loop 'i0' and block 'sum'");
+    assert_true(mt_sched_decompose_reduction(&s, "sum", loop_of(f, "sum", 1)));
+    check_k1(s.func);
+    mt_sched_init(&s, A, g);
     assert_false(mt_sched_decompose_reduction(&s, "sum", loop_of(g, "exp", 0)));
     assert_string_equal(s.error, "decompose_reduction: loop 'i0' is not an ancestor of block 'sum'");
     const mt_tstmt *sum = block_of(f, "sum");
@@ -509,6 +541,66 @@ static void test_compute_at(void **state) {
     mt_sched_init(&s, A, patch(f, "subtract", c));
     assert_false(mt_sched_compute_at(&s, "max", row));
     assert_string_equal(s.error, "compute_at: block 'subtract' reads 'm' at more than one index");
+    /* reading m[v0, v1 % 1]: the constant column is not what the loop needs */
+    const mt_tstmt *mx = block_of(f, "max");
+    mt_texpr *mi2[2] = {V(sb->iters[0].var), bin(TE_FLOORMOD, V(sb->iters[1].var), I(1))};
+    c = mt_ts_copy(A, sb);
+    c->body = mt_ts_store(A, sb->body->buf, sb->body->idx, 2,
+                          sub(mt_te_load(A, sb->body->value->a->buf, sb->body->idx, 2),
+                              mt_te_load(A, mx->body->buf, mi2, 2)));
+    mt_tfunc *g = patch(f, "subtract", c);
+    mt_sched_init(&s, A, g);
+    assert_false(mt_sched_compute_at(&s, "max", loop_of(g, "subtract", 1)));
+    assert_string_equal(s.error, "compute_at: block 'max' writes dim 1 of 'm' at 0 only, and loop "
+                                 "'i1' needs more");
+    /* no reader; a second reader; a second store */
+    c = mt_ts_copy(A, sb);
+    c->body = mt_ts_store(A, sb->body->buf, sb->body->idx, 2, sb->body->value->a);
+    mt_sched_init(&s, A, patch(f, "subtract", c));
+    assert_false(mt_sched_compute_at(&s, "max", row));
+    assert_string_equal(s.error, "compute_at: no block reads 'm'");
+    const mt_tstmt *ex = block_of(f, "exp");
+    c = mt_ts_copy(A, ex);
+    mt_texpr *mi3[2] = {ex->body->idx[0], I(0)};
+    c->body = mt_ts_store(A, ex->body->buf, ex->body->idx, 2,
+                          add(ex->body->value, mt_te_load(A, mx->body->buf, mi3, 2)));
+    mt_sched_init(&s, A, patch(f, "exp", c));
+    assert_false(mt_sched_compute_at(&s, "max", row));
+    assert_string_equal(s.error, "compute_at: 'm' is read by blocks 'subtract' and 'exp' "
+                                 "(compute_at wants one consumer)");
+    c = mt_ts_copy(A, mx);
+    c->body = seq2(mx->body, mx->body);
+    mt_sched_init(&s, A, patch(f, "max", c));
+    assert_false(mt_sched_compute_at(&s, "max", row));
+    assert_string_equal(s.error, "compute_at: block 'max' does not write one buffer with one store");
+    /* split rows of max: v0 = i0_0 * 4 + i0_1 is not a loop of its own */
+    mt_sched_init(&s, A, f);
+    assert_true(mt_sched_split(&s, loop_of(f, "max", 0), I(4), NULL, NULL));
+    assert_false(mt_sched_compute_at(&s, "max", row));
+    assert_string_equal(s.error, "compute_at: block 'max' writes dim 0 of 'm' at 'v0', not at an "
+                                 "iteration variable bound to a loop of its own");
+    /* the consumer's nest first: the producer does not come before it */
+    mt_tfunc *h = MT_NEW(A, mt_tfunc);
+    *h = *f;
+    mt_tstmt *items[3] = {f->body->stmts[1], f->body->stmts[0], f->body->stmts[2]};
+    h->body = mt_ts_seq(A, items, 3);
+    mt_sched_init(&s, A, h);
+    assert_false(mt_sched_compute_at(&s, "max", row));
+    assert_string_equal(s.error, "compute_at: loop 'i0' does not come after the loop nest of block "
+                                 "'max' in the same sequence");
+    /* a block between them writes x, which max reads */
+    mt_tstmt *w = mt_ts_copy(A, ex);
+    w->name = "w";
+    w->body = mt_ts_store(A, sb->body->value->a->buf, ex->body->idx, 2, F(1.0));
+    mt_tstmt *wl = mt_ts_copy(A, f->body->stmts[2]);
+    wl->body = mt_ts_copy(A, wl->body);
+    wl->body->body = w;
+    mt_tstmt *items2[4] = {f->body->stmts[0], wl, f->body->stmts[1], f->body->stmts[2]};
+    h->body = mt_ts_seq(A, items2, 4);
+    mt_sched_init(&s, A, h);
+    assert_false(mt_sched_compute_at(&s, "max", row));
+    assert_string_equal(s.error, "compute_at: block 'w' writes 'x', which block 'max' reads, between "
+                                 "them");
     TIR_GUARD_END();
 }
 
