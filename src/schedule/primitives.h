@@ -28,7 +28,7 @@
  *   vectorize(i)       i is an innermost loop the vectorizer must take.
  *   unroll(i)          i is unrolled (fully when its extent is a constant).
  *
- * Block primitives (primitives_block.c) name a block by its name (a refusal
+ * Block primitives (primitives_block.c, primitives_reduction.c) name a block by its name (a refusal
  * when no block or several blocks carry it):
  *
  *   compute_inline(b)  b's value is substituted into every load of the buffer
@@ -88,7 +88,7 @@ bool mt_sched_vectorize(mt_sched *s, mt_tvar *loop);
 /* Preconditions: the loop is serial. */
 bool mt_sched_unroll(mt_sched *s, mt_tvar *loop);
 
-/* ---- block primitives (primitives_block.c; docs/schedule.md) ------------- */
+/* ---- block primitives (primitives_block.c, primitives_reduction.c) ------- */
 
 /* Preconditions: the block's body is a single store B[v0, ..., vk] = expr
  * with exactly its iteration variables as indices, each bound to a loop
