@@ -8,6 +8,7 @@ mt_test(test_schedule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_schedule
         ${PROJECT_SOURCE_DIR}/src/schedule/default_cpu.c
         ${PROJECT_SOURCE_DIR}/src/passes/tir/tir_passes.c
         ${PROJECT_SOURCE_DIR}/src/passes/tir/inline_producers.c
+        ${PROJECT_SOURCE_DIR}/src/passes/tir/inline_subst.c
         ${PROJECT_SOURCE_DIR}/src/passes/tir/lower_blocks.c
         ${PROJECT_SOURCE_DIR}/src/passes/tir/flatten_buffers.c
         ${PROJECT_SOURCE_DIR}/src/passes/tir/simplify.c

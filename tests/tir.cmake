@@ -6,6 +6,7 @@
 set(MT_TIR_PASS_SOURCES
   ${PROJECT_SOURCE_DIR}/src/passes/tir/tir_passes.c
   ${PROJECT_SOURCE_DIR}/src/passes/tir/inline_producers.c
+  ${PROJECT_SOURCE_DIR}/src/passes/tir/inline_subst.c
   ${PROJECT_SOURCE_DIR}/src/passes/tir/lower_blocks.c
   ${PROJECT_SOURCE_DIR}/src/passes/tir/flatten_buffers.c
   ${PROJECT_SOURCE_DIR}/src/passes/tir/simplify.c

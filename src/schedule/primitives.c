@@ -39,8 +39,7 @@ void mt_sched_init(mt_sched *s, mt_arena *a, mt_tfunc *f) {
     s->error = NULL;
 }
 
-static bool refuse(mt_sched *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool refuse(mt_sched *s, const char *fmt, ...) {
+bool mt_sched_refuse(mt_sched *s, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     s->error = mt_arena_vprintf(s->arena, fmt, ap);
@@ -91,7 +90,7 @@ static mt_tstmt *replace_stmt(mt_tmutator *m, mt_tstmt *s) {
 
 static mt_texpr *keep_expr(mt_tmutator *m, mt_texpr *e) { return e; }
 
-static void replace(mt_sched *s, const mt_tstmt *old, mt_tstmt *repl) {
+void mt_sched_replace(mt_sched *s, const mt_tstmt *old, mt_tstmt *repl) {
     replacer r = {old, repl};
     mt_tmutator m = {s->arena, keep_expr, replace_stmt, &r};
     mt_tfunc *g = MT_NEW(s->arena, mt_tfunc);
@@ -134,27 +133,29 @@ static const char *kind_name(mt_for_kind k) {
 
 static bool need_serial(mt_sched *s, const char *prim, const mt_tstmt *l) {
     if (l->for_kind == MT_FOR_SERIAL) return true;
-    return refuse(s, "%s: loop '%s' is already %s", prim, l->var->name, kind_name(l->for_kind));
+    return mt_sched_refuse(s, "%s: loop '%s' is already %s", prim, l->var->name, kind_name(l->for_kind));
 }
 
 /* Perfectly nested pair: inner is outer's body, and inner's bounds do not
  * depend on outer's variable. */
 static bool nested_pair(mt_sched *s, const char *prim, const mt_tstmt *o, const mt_tstmt *i) {
     if (o->body != i)
-        return refuse(s, "%s: loop '%s' is not the whole body of loop '%s' (they must be perfectly nested)",
+        return mt_sched_refuse(s, "%s: loop '%s' is not the whole body of loop '%s' (they must be perfectly nested)",
                       prim, i->var->name, o->var->name);
     if (expr_uses(i->min, o->var) || expr_uses(i->extent, o->var))
-        return refuse(s, "%s: the bounds of loop '%s' depend on '%s'", prim, i->var->name,
+        return mt_sched_refuse(s, "%s: the bounds of loop '%s' depend on '%s'", prim, i->var->name,
                       o->var->name);
     return true;
 }
 
-/* Does a block under s bind a reduce variable to an expression of var? A
- * store outside any block is reported through *bare. */
+/* Does a block under s bind a reduce variable to an expression of var, or
+ * bind no spatial variable to one (a block moved under the loop by
+ * compute_at, computing the same elements in every iteration)? A store
+ * outside any block is reported through *bare. */
 typedef struct red_check {
     const mt_tvar *var;
     const mt_tstmt *block;   /* the offending block */
-    const mt_tvar *iter;     /* its reduce variable */
+    const mt_tvar *iter;     /* its reduce variable (NULL: no spatial one uses var) */
     bool bare;               /* a store outside a block */
     int depth;               /* blocks entered */
 } red_check;
@@ -173,6 +174,13 @@ static void red_stmt(mt_tvisitor *v, const mt_tstmt *s) {
                 r->iter = s->iters[i].var;
                 return;
             }
+        bool driven = false;
+        for (int i = 0; i < s->niters; i++)
+            driven = driven || (s->iters[i].kind == MT_ITER_SPATIAL && expr_uses(s->iter_values[i], r->var));
+        if (!driven) {
+            r->block = s;
+            return;
+        }
         r->depth++;
         mt_tvisit_stmt_children(v, s);
         r->depth--;
@@ -186,10 +194,14 @@ static bool independent(mt_sched *s, const char *prim, const mt_tstmt *l) {
     mt_tvisitor v = {skip_expr, red_stmt, &r};
     mt_tvisit_stmt(&v, l->body);
     if (r.bare)
-        return refuse(s, "%s: loop '%s' holds a store outside a block (lowered form): its "
+        return mt_sched_refuse(s, "%s: loop '%s' holds a store outside a block (lowered form): its "
                          "iterations cannot be shown independent", prim, l->var->name);
+    if (r.block && !r.iter)
+        return mt_sched_refuse(s, "%s: no spatial variable of block '%s' depends on loop '%s': its "
+                                  "iterations write the same elements", prim,
+                               r.block->name ? r.block->name : "?", l->var->name);
     if (r.block)
-        return refuse(s, "%s: loop '%s' drives reduce variable '%s' of block '%s': its "
+        return mt_sched_refuse(s, "%s: loop '%s' drives reduce variable '%s' of block '%s': its "
                          "iterations update the same elements", prim, l->var->name,
                       r.iter->name, r.block->name ? r.block->name : "?");
     return true;
@@ -261,14 +273,14 @@ bool mt_sched_split(mt_sched *s, mt_tvar *loop, mt_texpr *factor, mt_tvar **oute
     const mt_tstmt *l = mt_sched_get_loop(s, loop);
     if (!need_serial(s, "split", l)) return false;
     if (!factor || !mt_dtype_is_int(factor->dtype) || factor->lanes != 1)
-        return refuse(s, "split: the factor of loop '%s' is not an integer", loop->name);
+        return mt_sched_refuse(s, "split: the factor of loop '%s' is not an integer", loop->name);
     int64_t fc, ec;
     bool fconst = cint(factor, &fc), econst = cint(l->extent, &ec);
     if (fconst && fc <= 0)
-        return refuse(s, "split: factor %lld of loop '%s' is not positive", (long long)fc,
+        return mt_sched_refuse(s, "split: factor %lld of loop '%s' is not positive", (long long)fc,
                       loop->name);
     if (expr_uses(factor, loop))
-        return refuse(s, "split: the factor of loop '%s' uses the loop's variable", loop->name);
+        return mt_sched_refuse(s, "split: the factor of loop '%s' uses the loop's variable", loop->name);
     mt_dtype dt = loop->dtype;
     if (factor->dtype != dt) factor = mt_te_cast(a, dt, factor);
     mt_tvar *vo = new_var(a, loop, mt_arena_printf(a, "%s_0", loop->name));
@@ -288,7 +300,7 @@ bool mt_sched_split(mt_sched *s, mt_tvar *loop, mt_texpr *factor, mt_tvar **oute
                                              mt_te_var(a, vi)));
     mt_tstmt *body = mt_tsubst_stmt(a, l->body, &loop, &val, 1);
     mt_tstmt *in = mt_ts_for(a, vi, imm(a, dt, 0), iext, MT_FOR_SERIAL, body);
-    replace(s, l, mt_ts_for(a, vo, imm(a, dt, 0), oext, MT_FOR_SERIAL, in));
+    mt_sched_replace(s, l, mt_ts_for(a, vo, imm(a, dt, 0), oext, MT_FOR_SERIAL, in));
     if (outer) *outer = vo;
     if (inner) *inner = vi;
     return true;
@@ -309,7 +321,7 @@ bool mt_sched_fuse(mt_sched *s, mt_tvar *outer, mt_tvar *inner, mt_tvar **fused)
         !nested_pair(s, "fuse", o, i))
         return false;
     if (outer->dtype != inner->dtype)
-        return refuse(s, "fuse: loops '%s' and '%s' have different dtypes", outer->name,
+        return mt_sched_refuse(s, "fuse: loops '%s' and '%s' have different dtypes", outer->name,
                       inner->name);
     mt_dtype dt = outer->dtype;
     mt_tvar *f = new_var(a, outer, fused_name(a, outer->name, inner->name));
@@ -318,7 +330,7 @@ bool mt_sched_fuse(mt_sched *s, mt_tvar *outer, mt_tvar *inner, mt_tvar **fused)
     mt_texpr *vals[2] = {mk_add(a, o->min, mk_div(a, fv, i->extent)),
                          mk_add(a, i->min, mk_mod(a, fv, i->extent))};
     mt_tstmt *body = mt_tsubst_stmt(a, i->body, vars, vals, 2);
-    replace(s, o, mt_ts_for(a, f, imm(a, dt, 0), mk_mul(a, o->extent, i->extent), MT_FOR_SERIAL,
+    mt_sched_replace(s, o, mt_ts_for(a, f, imm(a, dt, 0), mk_mul(a, o->extent, i->extent), MT_FOR_SERIAL,
                             body));
     if (fused) *fused = f;
     return true;
@@ -332,14 +344,14 @@ bool mt_sched_reorder(mt_sched *s, mt_tvar *outer, mt_tvar *inner) {
     no->thread_tag = o->thread_tag;
     mt_tstmt *ni = mt_ts_for(a, i->var, i->min, i->extent, i->for_kind, no);
     ni->thread_tag = i->thread_tag;
-    replace(s, o, ni);
+    mt_sched_replace(s, o, ni);
     return true;
 }
 
 static void annotate(mt_sched *s, const mt_tstmt *l, mt_for_kind kind) {
     mt_tstmt *n = mt_ts_copy(s->arena, l);
     n->for_kind = kind;
-    replace(s, l, n);
+    mt_sched_replace(s, l, n);
 }
 
 bool mt_sched_parallel(mt_sched *s, mt_tvar *loop) {
@@ -355,7 +367,7 @@ bool mt_sched_vectorize(mt_sched *s, mt_tvar *loop) {
     has_loop h = {false};
     mt_tvisitor v = {skip_expr, loop_stmt, &h};
     mt_tvisit_stmt(&v, l->body);
-    if (h.found) return refuse(s, "vectorize: loop '%s' is not innermost", loop->name);
+    if (h.found) return mt_sched_refuse(s, "vectorize: loop '%s' is not innermost", loop->name);
     if (!independent(s, "vectorize", l)) return false;
     annotate(s, l, MT_FOR_VECTORIZED);
     return true;

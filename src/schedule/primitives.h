@@ -27,6 +27,20 @@
  *   parallel(i)        i runs its iterations on threads (MT_FOR_PARALLEL).
  *   vectorize(i)       i is an innermost loop the vectorizer must take.
  *   unroll(i)          i is unrolled (fully when its extent is a constant).
+ *
+ * Block primitives (primitives_block.c, primitives_reduction.c) name a block by its name (a refusal
+ * when no block or several blocks carry it):
+ *
+ *   compute_inline(b)  b's value is substituted into every load of the buffer
+ *                      it writes; b, its emptied loops and the allocation go.
+ *   compute_at(b, i)   b's loop nest moves to the start of loop i's body and
+ *                      computes only the region of its buffer that one
+ *                      iteration of i reads.
+ *   cache_write(b, local)  a reduction accumulates in a local scalar and
+ *                      writes its buffer once after its reduce loops.
+ *   decompose_reduction(b, i)  b's init becomes a block b_init in a copy of
+ *                      the spatial loops, placed before loop i; b becomes
+ *                      b_update, without init.
  */
 #ifndef MT_SCHEDULE_PRIMITIVES_H
 #define MT_SCHEDULE_PRIMITIVES_H
@@ -73,5 +87,53 @@ bool mt_sched_vectorize(mt_sched *s, mt_tvar *loop);
 
 /* Preconditions: the loop is serial. */
 bool mt_sched_unroll(mt_sched *s, mt_tvar *loop);
+
+/* ---- block primitives (primitives_block.c, primitives_reduction.c) ------- */
+
+/* Preconditions: the block's body is a single store B[v0, ..., vk] = expr
+ * with exactly its iteration variables as indices, each bound to a loop
+ * variable; no reduce variable, no init, no predicate; B is allocated by the
+ * function (not a parameter or output), has no other writer and is not read
+ * before the block nor by expr; expr uses only the iteration variables and
+ * function-level variables, and no buffer it reads is written after the
+ * block or in a loop around it. */
+bool mt_sched_compute_inline(mt_sched *s, const char *block);
+
+/* Preconditions: the block writes one buffer X allocated by the function
+ * with one store (and its init), indexed per dim by a spatial iteration
+ * variable bound to its own loop (min 0, extent the variable's) or by a
+ * constant; it is alone in a perfect loop nest that is an item of a sequence
+ * and binds only that nest's loops; X has no other writer and exactly one
+ * reading block C, with no predicate, reading X at one index; the loop is
+ * serial or unrolled, an ancestor of C, not of the block, and inside a later
+ * item of the same sequence; nothing from the block's nest up to that item
+ * writes a buffer the block reads; each dim of C's index, in loop
+ * variables, is free of the loops between the loop and C (a point) or is
+ * `base + j` for one such loop j with bounds free of them (a range). */
+bool mt_sched_compute_at(mt_sched *s, const char *block, mt_tvar *loop);
+
+/* scope must be MT_SCOPE_LOCAL. Preconditions: the block is a reduction
+ * (a reduce variable and an init) whose body and init are single stores to
+ * the same element B[idx] of one buffer, idx free of reduce variables, the
+ * body reading B only at idx and the init not at all; no predicate; the
+ * loops binding its reduce variables are the innermost loops around it,
+ * perfectly nested, and bind no spatial variable. */
+bool mt_sched_cache_write(mt_sched *s, const char *block, mt_scope scope);
+
+/* Preconditions: the block has an init and a reduce variable, no
+ * predicate; its init uses no reduce variable; the loop is an ancestor of
+ * the block and every loop binding a reduce variable is the loop or below
+ * it; no loop below it binds both spatial and reduce variables, and the
+ * bounds of the spatial ones do not use a reduce loop's variable. */
+bool mt_sched_decompose_reduction(mt_sched *s, const char *block, mt_tvar *loop);
+
+/* ---- for primitive implementations -------------------------------------- */
+
+/* Sets s->error to the formatted reason and returns false. */
+bool mt_sched_refuse(mt_sched *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* s->func with statement old (found by pointer) replaced by repl; only its
+ * ancestors are rebuilt. */
+void mt_sched_replace(mt_sched *s, const mt_tstmt *old, mt_tstmt *repl);
 
 #endif

@@ -38,25 +38,16 @@
  * producers found before it, so chains inline transitively: a producer's own
  * expr already has the earlier producers substituted in. A block that fails a
  * condition stays as it is, and so does its buffer's allocation.
+ *
+ * The rewrite of the consumers (loads and T.reads) is inline_subst.c, shared
+ * with the compute_inline schedule primitive.
  */
+#include "passes/tir/inline_subst.h"
 #include "passes/tir/tir_passes.h"
 
 typedef MT_VEC(mt_tbuffer *) bufset;
 typedef MT_VEC(mt_tstmt *) stmtvec;
 
-/* One inlined producer: B[vars] = value. */
-typedef struct producer {
-    mt_tbuffer *buf;     /* B */
-    mt_tvar **vars;      /* the producer block's iter vars, one per dim of B */
-    int nvars;
-    mt_texpr *value;     /* expr over vars, earlier producers substituted */
-    mt_tregion *reads;   /* the producer block's read regions, over vars */
-    int nreads;
-} producer;
-
-typedef struct inl_ctx {
-    MT_VEC(producer) prods;
-} inl_ctx;
 
 /* Buffers a statement reads and writes. */
 typedef struct access {
@@ -104,125 +95,9 @@ static access collect(mt_arena *a, const mt_tstmt *s, const mt_texpr *e) {
     return acc;
 }
 
-typedef struct var_find {
-    mt_tvar *const *vars;
-    int n;
-    bool found;
-} var_find;
-
-static void find_hook(mt_tvisitor *v, const mt_texpr *e) {
-    var_find *f = v->ctx;
-    if (e->kind == TE_VAR)
-        for (int i = 0; i < f->n; i++)
-            if (f->vars[i] == e->var) f->found = true;
-    mt_tvisit_expr_children(v, e);
-}
-
-static bool uses_any(const mt_texpr *e, mt_tvar *const *vars, int n) {
-    var_find f = {vars, n, false};
-    mt_tvisitor v = {find_hook, NULL, &f};
-    mt_tvisit_expr(&v, e);
-    return f.found;
-}
-
 static bool is_const(const mt_texpr *e, int64_t want) {
     int64_t v;
     return mt_te_is_const_int(e, &v) && v == want;
-}
-
-/* ---- substitution into consumers ----------------------------------------- */
-
-static const producer *find_producer(const inl_ctx *c, const mt_tbuffer *b) {
-    for (int i = 0; i < c->prods.len; i++)
-        if (c->prods.data[i].buf == b) return &c->prods.data[i];
-    return NULL;
-}
-
-static bool region_equal(const mt_tregion *x, const mt_tregion *y) {
-    if (x->buf != y->buf) return false;
-    for (int d = 0; d < x->buf->ndim; d++)
-        if (!mt_texpr_equal(x->min[d], y->min[d]) || !mt_texpr_equal(x->extent[d], y->extent[d]))
-            return false;
-    return true;
-}
-
-/* Producer read region r seen from a consumer region c of the producer's
- * buffer. */
-static mt_tregion map_region(mt_arena *a, const producer *p, const mt_tregion *r,
-                             const mt_tregion *c) {
-    int nd = r->buf->ndim;
-    mt_tregion out = {r->buf, MT_NEW_ARRAY(a, mt_texpr *, nd > 0 ? nd : 1),
-                      MT_NEW_ARRAY(a, mt_texpr *, nd > 0 ? nd : 1)};
-    bool points = true;
-    for (int k = 0; k < p->nvars; k++) points = points && is_const(c->extent[k], 1);
-    for (int d = 0; d < nd; d++) {
-        mt_texpr *m = r->min[d], *e = r->extent[d];
-        int k = -1;
-        if (m->kind == TE_VAR && is_const(e, 1))
-            for (int j = 0; j < p->nvars; j++)
-                if (p->vars[j] == m->var) k = j;
-        if (k >= 0) {
-            out.min[d] = c->min[k];
-            out.extent[d] = c->extent[k];
-        } else if (!uses_any(m, p->vars, p->nvars) && !uses_any(e, p->vars, p->nvars)) {
-            out.min[d] = m;
-            out.extent[d] = e;
-        } else if (points) {
-            out.min[d] = mt_tsubst_expr(a, m, p->vars, c->min, p->nvars);
-            out.extent[d] = mt_tsubst_expr(a, e, p->vars, c->min, p->nvars);
-        } else {
-            out.min[d] = mt_te_i64(a, 0);
-            out.extent[d] = r->buf->shape[d];
-        }
-    }
-    return out;
-}
-
-typedef MT_VEC(mt_tregion) regionvec;
-
-static void push_region(mt_arena *a, regionvec *v, mt_tregion r) {
-    for (int i = 0; i < v->len; i++)
-        if (region_equal(&v->data[i], &r)) return;
-    MT_VEC_PUSH(a, v, r);
-}
-
-/* The block's reads with regions of inlined buffers replaced; NULL when none
- * named an inlined buffer. */
-static regionvec *fix_reads(mt_arena *a, const inl_ctx *c, const mt_tstmt *blk) {
-    bool any = false;
-    for (int i = 0; i < blk->nreads; i++) any = any || find_producer(c, blk->reads[i].buf);
-    if (!any) return NULL;
-    regionvec *out = MT_NEW(a, regionvec);
-    for (int i = 0; i < blk->nreads; i++) {
-        const mt_tregion *r = &blk->reads[i];
-        const producer *p = find_producer(c, r->buf);
-        if (!p) {
-            push_region(a, out, *r);
-            continue;
-        }
-        for (int j = 0; j < p->nreads; j++) push_region(a, out, map_region(a, p, &p->reads[j], r));
-    }
-    return out;
-}
-
-static mt_texpr *inl_expr(mt_tmutator *m, mt_texpr *e) {
-    mt_texpr *r = mt_tmutate_expr_children(m, e);
-    if (r->kind != TE_LOAD) return r;
-    const producer *p = find_producer(m->ctx, r->buf);
-    if (!p) return r;
-    if (r->nargs != p->nvars) mt_ice("load of '%s' has %d indices", r->buf->name, r->nargs);
-    return mt_tsubst_expr(m->arena, p->value, p->vars, r->args, p->nvars);
-}
-
-static mt_tstmt *inl_stmt(mt_tmutator *m, mt_tstmt *s) {
-    mt_tstmt *r = mt_tmutate_stmt_children(m, s);
-    if (r->kind != TS_BLOCK) return r;
-    regionvec *reads = fix_reads(m->arena, m->ctx, r);
-    if (!reads) return r;
-    mt_tstmt *c = r == s ? mt_ts_copy(m->arena, r) : r;
-    c->reads = reads->data;
-    c->nreads = reads->len;
-    return c;
 }
 
 /* ---- finding producers --------------------------------------------------- */
@@ -258,7 +133,7 @@ static bool too_big(const mt_texpr *e) {
 
 /* Whether stmt (the i-th of n, already rewritten) is a producer; fills p. */
 static bool as_producer(mt_arena *a, const mt_tfunc *f, mt_tstmt *stmt, int i, int n,
-                        const access *acc, producer *p) {
+                        const access *acc, mt_inline_def *p) {
     const mt_tstmt *loops[MT_MAX_RANK];
     int nloops = 0;
     const mt_tstmt *s = stmt;
@@ -326,18 +201,17 @@ mt_tfunc *mt_tir_inline_producers(mt_arena *a, mt_tfunc *f) {
     access *acc = MT_NEW_ARRAY(a, access, n);
     for (int i = 0; i < n; i++) acc[i] = collect(a, items.data[i], NULL);
 
-    inl_ctx c = {{0}};
-    mt_tmutator m = {a, inl_expr, inl_stmt, &c};
+    MT_VEC(mt_inline_def) prods = {0};
     stmtvec kept = {0};
     for (int i = 0; i < n; i++) {
-        mt_tstmt *s = c.prods.len ? mt_tmutate_stmt(&m, items.data[i]) : items.data[i];
-        producer p;
+        mt_tstmt *s = mt_inline_apply(a, prods.data, prods.len, items.data[i]);
+        mt_inline_def p;
         if (as_producer(a, f, s, i, n, acc, &p))
-            MT_VEC_PUSH(a, &c.prods, p);
+            MT_VEC_PUSH(a, &prods, p);
         else
             MT_VEC_PUSH(a, &kept, s);
     }
-    if (c.prods.len == 0) return f;
+    if (prods.len == 0) return f;
 
     mt_tfunc *g = MT_NEW(a, mt_tfunc);
     *g = *f;
@@ -345,6 +219,6 @@ mt_tfunc *mt_tir_inline_producers(mt_arena *a, mt_tfunc *f) {
     g->allocs = MT_NEW_ARRAY(a, mt_tbuffer *, f->nallocs);
     g->nallocs = 0;
     for (int i = 0; i < f->nallocs; i++)
-        if (!find_producer(&c, f->allocs[i])) g->allocs[g->nallocs++] = f->allocs[i];
+        if (!mt_inline_find(prods.data, prods.len, f->allocs[i])) g->allocs[g->nallocs++] = f->allocs[i];
     return g;
 }

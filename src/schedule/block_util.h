@@ -1,0 +1,94 @@
+/*
+ * block_util.h -- what the block schedule primitives share
+ * (primitives_block.c: compute_inline, compute_at; primitives_reduction.c:
+ * cache_write, decompose_reduction): finding a named block and the path of
+ * statements to it, variable and load queries, and builders. Internal to
+ * src/schedule.
+ */
+#ifndef MT_SCHEDULE_BLOCK_UTIL_H
+#define MT_SCHEDULE_BLOCK_UTIL_H
+
+#include "schedule/primitives.h"
+
+typedef MT_VEC(const mt_tstmt *) mt_blk_stmts;
+typedef MT_VEC(const mt_texpr *) mt_blk_exprs;
+typedef MT_VEC(mt_tbuffer *) mt_blk_bufs;
+
+/* A block's name for messages ("?" for none). */
+const char *mt_blk_bname(const mt_tstmt *b);
+
+/* e is the integer constant want. */
+bool mt_blk_is_const(const mt_texpr *e, int64_t want);
+
+/* b is one of f->allocs. */
+bool mt_blk_is_alloc(const mt_tfunc *f, const mt_tbuffer *b);
+
+/* b is in v. */
+bool mt_blk_buf_in(const mt_blk_bufs *v, const mt_tbuffer *b);
+
+/* The block named `name` in s->func and the statements from the body down
+ * to it (path->data[len - 1] is the block); refuses (prim: no block named
+ * .. / N blocks are named ..) unless exactly one block has the name. */
+bool mt_blk_find_block(mt_sched *s, const char *prim, const char *name, mt_blk_stmts *path);
+
+/* The statements from root down to want (empty when want is not under root). */
+mt_blk_stmts mt_blk_path_to(mt_arena *a, const mt_tstmt *root, const mt_tstmt *want);
+
+/* The position of s in p, or -1. */
+int mt_blk_index_in(const mt_blk_stmts *p, const mt_tstmt *s);
+
+/* The first of vars that e uses, or NULL. */
+const mt_tvar *mt_blk_first_use(const mt_texpr *e, mt_tvar *const *vars, int n);
+
+/* The first of vars that statement st uses, or NULL. */
+const mt_tvar *mt_blk_stmt_use(const mt_tstmt *st, mt_tvar *const *vars, int n);
+
+/* The first variable of e that is neither one of ok nor a sym var or scalar
+ * param of f, or NULL. */
+const mt_tvar *mt_blk_foreign_var(const mt_texpr *e, mt_tvar *const *ok, int nok,
+                                  const mt_tfunc *f);
+
+/* The variables of a block's iterators of one kind. */
+int mt_blk_iter_vars(mt_arena *a, const mt_tstmt *b, mt_iter_kind kind, mt_tvar ***out);
+
+/* Does loop l's variable occur in an iter value of kind `kind` of b? */
+bool mt_blk_loop_binds(const mt_tstmt *b, const mt_tstmt *l, mt_iter_kind kind);
+
+/* The loads of b (of any buffer when b is NULL) in st and e (either may
+ * be NULL), in visiting order. */
+mt_blk_exprs mt_blk_loads_in(mt_arena *a, const mt_tstmt *st, const mt_texpr *e,
+                             const mt_tbuffer *b);
+
+/* Indices x and y (n each) are structurally equal. */
+bool mt_blk_same_index(mt_texpr *const *x, mt_texpr *const *y, int n);
+
+/* s without statement t; a loop, let, allocation, block or if left with
+ * nothing to run goes too. NULL when nothing is left. */
+mt_tstmt *mt_blk_drop(mt_arena *a, mt_tstmt *s, const mt_tstmt *t);
+
+/* x followed by the statements of y (flattening y when it is a sequence). */
+mt_tstmt *mt_blk_prepend(mt_arena *a, mt_tstmt *x, mt_tstmt *y);
+
+/* x + y with x == NULL or a 0 on either side folded away. */
+mt_texpr *mt_blk_add0(mt_arena *a, mt_texpr *x, mt_texpr *y);
+
+/* The single point buf[idx]. */
+mt_tregion mt_blk_point_region(mt_arena *a, mt_tbuffer *buf, mt_texpr *const *idx);
+
+/* Fresh variables named like vars[0..n). */
+mt_tvar **mt_blk_fresh_vars(mt_arena *a, mt_tvar *const *vars, int n, const char *suffix);
+
+/* TE_VAR expressions of vars[0..n). */
+mt_texpr **mt_blk_var_exprs(mt_arena *a, mt_tvar *const *vars, int n);
+
+/* A block named `name` with b's spatial iterators under new variables
+ * (nsv, in order), bound to b's values with vars[i] := vals[i]. Regions
+ * and body are the caller's. */
+mt_tstmt *mt_blk_spatial_block(mt_arena *a, const char *name, const mt_tstmt *b,
+                               mt_tvar *const *nsv, mt_tvar *const *vars, mt_texpr *const *vals,
+                               int n);
+
+/* s->func becomes a copy of itself with this body (NULL: empty). */
+void mt_blk_set_func_body(mt_sched *s, mt_tstmt *body);
+
+#endif

@@ -1,0 +1,703 @@
+/*
+ * test_primitives_block.c -- compute_inline, compute_at, cache_write and
+ * decompose_reduction (src/schedule/primitives_block.c) on the loop
+ * functions of real kernels: each DSL source goes through the compiler
+ * (mt_pipeline_run) and the test takes the fused block-form function before
+ * inline_producers, so the blocks and intermediates are the compiler's own.
+ *
+ * Per primitive: the printed result (golden text), the refusals with their
+ * exact reasons (s.func untouched), and numerics: the scheduled function is
+ * lowered (lower_blocks, flatten_buffers, simplify, remove_unit_loops,
+ * simplify), compiled and run on fixed inputs against a plain double
+ * reference, within a stated tolerance.
+ */
+#include "tir/tir_test.h"
+
+#include <stdlib.h>
+
+#include "codegen/codegen.h"
+#include "passes/tir/tir_passes.h"
+#include "pipeline.h"
+#include "schedule/primitives.h"
+
+static mt_jit *jit;
+
+/* The first fused loop function of src, in block form, before inlining. */
+static mt_tfunc *kernel(const char *src) {
+    mt_compiled c;
+    mt_pipeline_run(A, src, strlen(src), NULL, &c);
+    assert_true(c.module->ntfuncs >= 1);
+    return c.module->tfuncs[0];
+}
+
+/* ---- finding what to name ------------------------------------------------------ */
+
+typedef struct bfind {
+    const char *name;
+    const mt_tstmt *loops[16], *stack[16];
+    int nloops, depth;
+    const mt_tstmt *block;
+} bfind;
+
+static void bfind_rec(bfind *b, const mt_tstmt *s) {
+    if (!s) return;
+    if (s->kind == TS_FOR) b->stack[b->depth++] = s;
+    if (s->kind == TS_BLOCK && strcmp(s->name, b->name) == 0) {
+        b->block = s;
+        b->nloops = b->depth;
+        memcpy(b->loops, b->stack, sizeof b->stack);
+    }
+    if (s->kind == TS_SEQ)
+        for (int i = 0; i < s->nstmts; i++) bfind_rec(b, s->stmts[i]);
+    if (s->kind == TS_FOR || s->kind == TS_BLOCK || s->kind == TS_ALLOC) bfind_rec(b, s->body);
+    if (s->kind == TS_FOR) b->depth--;
+}
+
+/* The variable of the k-th loop (0: outermost) around block `name`. */
+static mt_tvar *loop_of(mt_tfunc *f, const char *name, int k) {
+    bfind b = {.name = name};
+    bfind_rec(&b, f->body);
+    if (!b.block || k >= b.nloops) fail_msg("no loop %d around block '%s'", k, name);
+    return b.loops[k]->var;
+}
+
+static const mt_tstmt *block_of(mt_tfunc *f, const char *name) {
+    bfind b = {.name = name};
+    bfind_rec(&b, f->body);
+    if (!b.block) fail_msg("no block '%s'", name);
+    return b.block;
+}
+
+/* f with block `name` replaced by repl (to build the refused cases). */
+static mt_tfunc *patch(mt_tfunc *f, const char *name, mt_tstmt *repl) {
+    mt_sched s;
+    mt_sched_init(&s, A, f);
+    mt_sched_replace(&s, block_of(f, name), repl);
+    return s.func;
+}
+
+/* ---- running --------------------------------------------------------------------- */
+
+static mt_tfunc *lower(mt_tfunc *f) {
+    f = mt_tir_lower_blocks(A, f);
+    f = mt_tir_flatten_buffers(A, f);
+    f = mt_tir_simplify(A, f);
+    f = mt_tir_remove_unit_loops(A, f);
+    return mt_tir_simplify(A, f);
+}
+
+static int64_t numel(const mt_tbuffer *b) {
+    int64_t n = 1, d;
+    for (int k = 0; k < b->ndim; k++) {
+        assert_true(mt_te_is_const_int(b->shape[k], &d));
+        n *= d;
+    }
+    return n;
+}
+
+static int param(const mt_tfunc *f, const char *name) {
+    for (int i = 0; i < f->nparams; i++)
+        if (strcmp(f->params[i].buf->name, name) == 0) return i;
+    fail_msg("no parameter '%s'", name);
+    return -1;
+}
+
+/* Inputs: element e of parameter i is ((e * 7 + 3 i) % 23 - 11) / 8. */
+static double input(int i, int64_t e) { return (double)((e * 7 + 3 * i) % 23 - 11) / 8.0; }
+
+typedef void (*kern2)(float *, float *);
+typedef void (*kern3)(float *, float *, float *);
+
+/* Runs f (float buffer params only) on the fixed inputs; returns its
+ * buffers (caller frees each and the array). */
+static float **run(mt_tfunc *f) {
+    mt_tfunc *low = lower(f);
+    mt_codegen_out out;
+    mt_codegen_cpu(jit, A, &low, 1, 2, &out);
+    float **bufs = calloc((size_t)f->nparams, sizeof *bufs);
+    for (int i = 0; i < f->nparams; i++) {
+        int64_t n = numel(f->params[i].buf);
+        bufs[i] = malloc(sizeof(float) * (size_t)n);
+        for (int64_t e = 0; e < n; e++) bufs[i][e] = (float)input(i, e);
+    }
+    if (f->nparams == 2) ((kern2)out.fn_addrs[0])(bufs[0], bufs[1]);
+    else if (f->nparams == 3) ((kern3)out.fn_addrs[0])(bufs[0], bufs[1], bufs[2]);
+    else fail_msg("%d params", f->nparams);
+    mt_jit_module_release(out.module);
+    return bufs;
+}
+
+static void free_bufs(float **bufs, int n) {
+    for (int i = 0; i < n; i++) free(bufs[i]);
+    free(bufs);
+}
+
+/* |got - ref| <= tol * scale[e] for every element of the output. */
+static void check(const float *got, const double *ref, const double *scale, int64_t n, double tol) {
+    for (int64_t e = 0; e < n; e++)
+        if (fabs(got[e] - ref[e]) > tol * scale[e])
+            fail_msg("element %lld: got %.9g, want %.9g (tolerance %g)", (long long)e, got[e],
+                     ref[e], tol * scale[e]);
+}
+
+/* ---- kernel 1: a fused elementwise chain and a row sum ------------------------------ */
+
+static const char K1[] =
+    "def f(a: Tensor((8, 16), \"float32\"), b: Tensor((8, 16), \"float32\")):\n"
+    "    t = exp(a + b)\n"
+    "    return sum(t * a, axis=-1)\n";
+
+/* out[i] = sum_j exp(a + b) * a, in float: each product within 2 u of its
+ * double value (exp within 1 ulp), the sum of 16 within 16 u of sum |.|;
+ * tolerance 24 u = 24 * 2^-24 times sum_j |exp(a + b) a|. */
+static void check_k1(mt_tfunc *f) {
+    float **bufs = run(f);
+    int ia = param(f, "a"), ib = param(f, "b");
+    double ref[8], scale[8];
+    for (int i = 0; i < 8; i++) {
+        ref[i] = scale[i] = 0;
+        for (int j = 0; j < 16; j++) {
+            double a = input(ia, i * 16 + j), b = input(ib, i * 16 + j), t = exp(a + b) * a;
+            ref[i] += t;
+            scale[i] += fabs(t);
+        }
+    }
+    check(bufs[f->nparams - 1], ref, scale, 8, 24.0 / (1 << 24));
+    free_bufs(bufs, f->nparams);
+}
+
+static void test_compute_inline(void **state) {
+    TIR_GUARD();
+    mt_tfunc *f = kernel(K1);
+    check_k1(f);
+    mt_sched s;
+    mt_sched_init(&s, A, f);
+    assert_true(mt_sched_compute_inline(&s, "add"));
+    assert_true(mt_sched_compute_inline(&s, "exp"));
+    assert_true(mt_sched_compute_inline(&s, "multiply"));
+    ASSERT_TEXT(mt_tfunc_print(A, s.func),
+                "@T.prim_func\n"
+                "def fused_add_exp_multiply_sum(a: T.Buffer((8, 16), \"float32\"), b: T.Buffer((8, 16), \"float32\"), lv2: T.Buffer((8,), \"float32\")):\n"
+                "    T.func_attr({\"op_pattern\": \"reduction\"})\n"
+                "    for i0, i1 in T.grid(8, 16):\n"
+                "        with T.block(\"sum\"):\n"
+                "            v0, v1 = T.axis.remap(\"SR\", [i0, i1])\n"
+                "            T.reads(a[v0, v1], b[v0, v1])\n"
+                "            T.writes(lv2[v0])\n"
+                "            with T.init():\n"
+                "                lv2[v0] = 0.0\n"
+                "            lv2[v0] = lv2[v0] + T.exp(a[v0, v1] + b[v0, v1]) * a[v0, v1]\n");
+    check_k1(s.func);
+    /* the same as the whole-function pass */
+    ASSERT_TEXT(mt_tfunc_print(A, s.func), mt_tfunc_print(A, mt_tir_inline_producers(A, f)));
+
+    /* refusals */
+    mt_sched_init(&s, A, f);
+    assert_false(mt_sched_compute_inline(&s, "sum"));
+    assert_string_equal(s.error, "compute_inline: block 'sum' has reduce variable 'v1'");
+    assert_false(mt_sched_compute_inline(&s, "nope"));
+    assert_string_equal(s.error, "compute_inline: no block named 'nope'");
+    assert_true(s.func == f);
+    /* hand-made variants of the add block */
+    const mt_tstmt *ad = block_of(f, "add");
+    mt_tstmt *c = mt_ts_copy(A, ad);
+    c->predicate = bin(TE_LT, V(ad->iters[1].var), I(8));
+    mt_sched_init(&s, A, patch(f, "add", c));
+    assert_false(mt_sched_compute_inline(&s, "add"));
+    assert_string_equal(s.error, "compute_inline: block 'add' has a T.where predicate");
+    c = mt_ts_copy(A, ad);
+    c->body = seq2(ad->body, ad->body);
+    mt_sched_init(&s, A, patch(f, "add", c));
+    assert_false(mt_sched_compute_inline(&s, "add"));
+    assert_string_equal(s.error, "compute_inline: the body of block 'add' is not a single store");
+    c = mt_ts_copy(A, ad);
+    mt_texpr *sw[2] = {ad->body->idx[1], ad->body->idx[0]};
+    c->body = mt_ts_store(A, ad->body->buf, sw, 2, ad->body->value);
+    mt_sched_init(&s, A, patch(f, "add", c));
+    assert_false(mt_sched_compute_inline(&s, "add"));
+    assert_string_equal(s.error, "compute_inline: the indices of the store in block 'add' are not "
+                                 "exactly its iteration variables");
+    c = mt_ts_copy(A, ad);
+    c->body = mt_ts_store(A, ad->body->buf, ad->body->idx, 2,
+                          add(ad->body->value, mt_te_load(A, ad->body->buf, ad->body->idx, 2)));
+    mt_sched_init(&s, A, patch(f, "add", c));
+    assert_false(mt_sched_compute_inline(&s, "add"));
+    assert_string_equal(s.error, "compute_inline: block 'add' reads 'lv', the buffer it writes");
+    c = mt_ts_copy(A, ad);
+    c->body = mt_ts_store(A, ad->body->buf, ad->body->idx, 2,
+                          add(ad->body->value, mt_te_cast(A, MT_FLOAT32, V(loop_of(f, "add", 0)))));
+    mt_sched_init(&s, A, patch(f, "add", c));
+    assert_false(mt_sched_compute_inline(&s, "add"));
+    assert_string_equal(s.error, "compute_inline: the value of block 'add' uses 'i0', which is not "
+                                 "one of its iteration variables");
+    /* the exp block writes lv too: a second writer of add's buffer */
+    const mt_tstmt *ex = block_of(f, "exp");
+    c = mt_ts_copy(A, ex);
+    c->body = mt_ts_store(A, ad->body->buf, ex->body->idx, 2, ex->body->value);
+    mt_sched_init(&s, A, patch(f, "exp", c));
+    assert_false(mt_sched_compute_inline(&s, "add"));
+    assert_string_equal(s.error, "compute_inline: 'lv' has another writer, block 'exp'");
+    /* multiply reads t; reading it in add too comes before exp writes it */
+    c = mt_ts_copy(A, ad);
+    c->body = mt_ts_store(A, ad->body->buf, ad->body->idx, 2,
+                          add(ad->body->value, mt_te_load(A, ex->body->buf, ad->body->idx, 2)));
+    mt_sched_init(&s, A, patch(f, "add", c));
+    assert_false(mt_sched_compute_inline(&s, "exp"));
+    assert_string_equal(s.error, "compute_inline: block 'add' reads 't' before block 'exp' writes it");
+    /* split: v1 is bound to i1_0 * 4 + i1_1, not a loop variable */
+    mt_sched_init(&s, A, f);
+    assert_true(mt_sched_split(&s, loop_of(f, "add", 1), I(4), NULL, NULL));
+    assert_false(mt_sched_compute_inline(&s, "add"));
+    assert_string_equal(s.error, "compute_inline: iteration variable 'v1' of block 'add' is not "
+                                 "bound to a loop variable");
+    /* the output */
+    mt_sched_init(&s, A, kernel("def f(a: Tensor((4,), \"float32\")):\n    return exp(a)\n"));
+    assert_false(mt_sched_compute_inline(&s, "exp"));
+    assert_string_equal(s.error, "compute_inline: block 'exp' writes 'lv', which the function does "
+                                 "not allocate (a parameter or output)");
+    /* two blocks named "add" */
+    mt_sched_init(&s, A, kernel("def f(a: Tensor((4,), \"float32\")):\n    return a + a + a\n"));
+    assert_false(mt_sched_compute_inline(&s, "add"));
+    assert_string_equal(s.error, "compute_inline: 2 blocks are named 'add'");
+    c = mt_ts_copy(A, ad);
+    c->init = ad->body;
+    mt_sched_init(&s, A, patch(f, "add", c));
+    assert_false(mt_sched_compute_inline(&s, "add"));
+    assert_string_equal(s.error, "compute_inline: block 'add' has an init");
+    c = mt_ts_copy(A, ad);
+    c->allocs = &ex->body->buf;
+    c->nallocs = 1;
+    mt_sched_init(&s, A, patch(f, "add", c));
+    assert_false(mt_sched_compute_inline(&s, "add"));
+    assert_string_equal(s.error, "compute_inline: block 'add' allocates buffers");
+    TIR_GUARD_END();
+}
+
+static void test_cache_write(void **state) {
+    TIR_GUARD();
+    mt_tfunc *f = mt_tir_inline_producers(A, kernel(K1));
+    mt_sched s;
+    mt_sched_init(&s, A, f);
+    assert_false(mt_sched_cache_write(&s, "sum", MT_SCOPE_SHARED));
+    assert_string_equal(s.error, "cache_write: only scope local (a scalar accumulator) is supported");
+    assert_true(mt_sched_cache_write(&s, "sum", MT_SCOPE_LOCAL));
+    ASSERT_TEXT(mt_tfunc_print(A, s.func),
+                "@T.prim_func\n"
+                "def fused_add_exp_multiply_sum(a: T.Buffer((8, 16), \"float32\"), b: T.Buffer((8, 16), \"float32\"), lv2: T.Buffer((8,), \"float32\")):\n"
+                "    T.func_attr({\"op_pattern\": \"reduction\"})\n"
+                "    for i0 in range(8):\n"
+                "        lv2_local = T.alloc_buffer((), \"float32\", scope=\"local\")\n"
+                "        for i1 in range(16):\n"
+                "            with T.block(\"sum\"):\n"
+                "                v0, v1 = T.axis.remap(\"SR\", [i0, i1])\n"
+                "                T.reads(a[v0, v1], b[v0, v1])\n"
+                "                T.writes(lv2_local[()])\n"
+                "                with T.init():\n"
+                "                    lv2_local[()] = 0.0\n"
+                "                lv2_local[()] = lv2_local[()] + T.exp(a[v0, v1] + b[v0, v1]) * a[v0, v1]\n"
+                "        with T.block(\"sum_write_back\"):\n"
+                "            v0_1 = T.axis.remap(\"S\", [i0])\n"
+                "            T.reads(lv2_local[()])\n"
+                "            T.writes(lv2[v0_1])\n"
+                "            lv2[v0_1] = lv2_local[()]\n");
+    check_k1(s.func);
+    /* and parallel over rows: each row has its own accumulator */
+    assert_true(mt_sched_parallel(&s, loop_of(s.func, "sum", 0)));
+    check_k1(s.func);
+
+    /* refusals */
+    mt_sched_init(&s, A, f);
+    assert_true(mt_sched_reorder(&s, loop_of(f, "sum", 0), loop_of(f, "sum", 1)));
+    mt_sched s2 = s;
+    assert_false(mt_sched_cache_write(&s, "sum", MT_SCOPE_LOCAL));
+    assert_string_equal(s.error, "cache_write: the reduce loops of block 'sum' are not innermost "
+                                 "under its spatial loops (loop 'i1')");
+    assert_true(s.func == s2.func);
+    mt_sched_init(&s, A, kernel(K1));
+    assert_false(mt_sched_cache_write(&s, "exp", MT_SCOPE_LOCAL));
+    assert_string_equal(s.error, "cache_write: block 'exp' is not a reduction (no reduce variable)");
+    const mt_tstmt *sum = block_of(f, "sum");
+    mt_tstmt *c = mt_ts_copy(A, sum);
+    c->init = NULL;
+    mt_sched_init(&s, A, patch(f, "sum", c));
+    assert_false(mt_sched_cache_write(&s, "sum", MT_SCOPE_LOCAL));
+    assert_string_equal(s.error, "cache_write: block 'sum' has no init");
+    c = mt_ts_copy(A, sum);
+    mt_texpr *other = I(0);
+    c->body = mt_ts_store(A, sum->body->buf, sum->body->idx, 1,
+                          add(sum->body->value, mt_te_load(A, sum->body->buf, &other, 1)));
+    mt_sched_init(&s, A, patch(f, "sum", c));
+    assert_false(mt_sched_cache_write(&s, "sum", MT_SCOPE_LOCAL));
+    assert_string_equal(s.error, "cache_write: block 'sum' reads 'lv2' at another index than it writes");
+    c = mt_ts_copy(A, sum);
+    mt_texpr *red = V(sum->iters[1].var);
+    c->body = mt_ts_store(A, sum->body->buf, &red, 1, sum->body->value);
+    mt_sched_init(&s, A, patch(f, "sum", c));
+    assert_false(mt_sched_cache_write(&s, "sum", MT_SCOPE_LOCAL));
+    assert_string_equal(s.error, "cache_write: block 'sum' does not update one element of one "
+                                 "buffer with one store and its init");
+    c->init = mt_ts_store(A, sum->init->buf, &red, 1, sum->init->value);
+    mt_sched_init(&s, A, patch(f, "sum", c));
+    assert_false(mt_sched_cache_write(&s, "sum", MT_SCOPE_LOCAL));
+    assert_string_equal(s.error, "cache_write: the index of 'lv2' in block 'sum' uses reduce "
+                                 "variable 'v1'");
+    TIR_GUARD_END();
+}
+
+static void test_decompose_reduction(void **state) {
+    TIR_GUARD();
+    mt_tfunc *f = mt_tir_inline_producers(A, kernel(K1));
+    mt_sched s;
+    mt_sched_init(&s, A, f);
+    assert_true(mt_sched_decompose_reduction(&s, "sum", loop_of(f, "sum", 1)));
+    ASSERT_TEXT(mt_tfunc_print(A, s.func),
+                "@T.prim_func\n"
+                "def fused_add_exp_multiply_sum(a: T.Buffer((8, 16), \"float32\"), b: T.Buffer((8, 16), \"float32\"), lv2: T.Buffer((8,), \"float32\")):\n"
+                "    T.func_attr({\"op_pattern\": \"reduction\"})\n"
+                "    for i0 in range(8):\n"
+                "        with T.block(\"sum_init\"):\n"
+                "            v0 = T.axis.remap(\"S\", [i0])\n"
+                "            T.reads()\n"
+                "            T.writes(lv2[v0])\n"
+                "            lv2[v0] = 0.0\n"
+                "        for i1 in range(16):\n"
+                "            with T.block(\"sum_update\"):\n"
+                "                v0_1, v1 = T.axis.remap(\"SR\", [i0, i1])\n"
+                "                T.reads(a[v0_1, v1], b[v0_1, v1])\n"
+                "                T.writes(lv2[v0_1])\n"
+                "                lv2[v0_1] = lv2[v0_1] + T.exp(a[v0_1, v1] + b[v0_1, v1]) * a[v0_1, v1]\n");
+    check_k1(s.func);
+    /* before the outer loop: the init gets its own copy of the row loop */
+    mt_sched_init(&s, A, f);
+    assert_true(mt_sched_decompose_reduction(&s, "sum", loop_of(f, "sum", 0)));
+    ASSERT_TEXT(mt_tfunc_print(A, s.func),
+                "@T.prim_func\n"
+                "def fused_add_exp_multiply_sum(a: T.Buffer((8, 16), \"float32\"), b: T.Buffer((8, 16), \"float32\"), lv2: T.Buffer((8,), \"float32\")):\n"
+                "    T.func_attr({\"op_pattern\": \"reduction\"})\n"
+                "    for i0_init in range(8):\n"
+                "        with T.block(\"sum_init\"):\n"
+                "            v0 = T.axis.remap(\"S\", [i0_init])\n"
+                "            T.reads()\n"
+                "            T.writes(lv2[v0])\n"
+                "            lv2[v0] = 0.0\n"
+                "    for i0, i1 in T.grid(8, 16):\n"
+                "        with T.block(\"sum_update\"):\n"
+                "            v0_1, v1 = T.axis.remap(\"SR\", [i0, i1])\n"
+                "            T.reads(a[v0_1, v1], b[v0_1, v1])\n"
+                "            T.writes(lv2[v0_1])\n"
+                "            lv2[v0_1] = lv2[v0_1] + T.exp(a[v0_1, v1] + b[v0_1, v1]) * a[v0_1, v1]\n");
+    check_k1(s.func);
+    /* reordered (reduce loop outside): the init goes before the reduce loop */
+    mt_sched_init(&s, A, f);
+    mt_tvar *i0 = loop_of(f, "sum", 0), *i1 = loop_of(f, "sum", 1);
+    assert_true(mt_sched_reorder(&s, i0, i1));
+    assert_false(mt_sched_decompose_reduction(&s, "sum", i0));
+    assert_string_equal(s.error, "decompose_reduction: loop 'i1' above loop 'i0' binds a reduce "
+                                 "variable of block 'sum'");
+    assert_true(mt_sched_decompose_reduction(&s, "sum", i1));
+    check_k1(s.func);
+
+    /* refusals */
+    mt_sched_init(&s, A, mt_tir_inline_producers(A, kernel(K1)));
+    mt_tfunc *g = kernel(K1);
+    mt_sched_init(&s, A, g);
+    assert_false(mt_sched_decompose_reduction(&s, "exp", loop_of(g, "exp", 0)));
+    assert_string_equal(s.error, "decompose_reduction: block 'exp' has no init");
+    const mt_tstmt *ex = block_of(g, "exp");
+    mt_tstmt *ce = mt_ts_copy(A, ex);
+    ce->init = ex->body;
+    mt_sched_init(&s, A, patch(g, "exp", ce));
+    assert_false(mt_sched_decompose_reduction(&s, "exp", loop_of(g, "exp", 0)));
+    assert_string_equal(s.error, "decompose_reduction: block 'exp' is not a reduction (no reduce "
+                                 "variable)");
+    /* after cache_write the accumulator's allocation lies between */
+    mt_sched_init(&s, A, f);
+    assert_true(mt_sched_cache_write(&s, "sum", MT_SCOPE_LOCAL));
+    assert_false(mt_sched_decompose_reduction(&s, "sum", loop_of(f, "sum", 0)));
+    assert_string_equal(s.error, "decompose_reduction: a statement other than a loop lies between "
+                                 "loop 'i0' and block 'sum'");
+    assert_true(mt_sched_decompose_reduction(&s, "sum", loop_of(f, "sum", 1)));
+    check_k1(s.func);
+    mt_sched_init(&s, A, g);
+    assert_false(mt_sched_decompose_reduction(&s, "sum", loop_of(g, "exp", 0)));
+    assert_string_equal(s.error, "decompose_reduction: loop 'i0' is not an ancestor of block 'sum'");
+    const mt_tstmt *sum = block_of(f, "sum");
+    mt_tstmt *c = mt_ts_copy(A, sum);
+    c->init = mt_ts_store(A, sum->init->buf, sum->init->idx, 1,
+                          mt_te_cast(A, MT_FLOAT32, V(sum->iters[1].var)));
+    mt_sched_init(&s, A, patch(f, "sum", c));
+    assert_false(mt_sched_decompose_reduction(&s, "sum", i0));
+    assert_string_equal(s.error, "decompose_reduction: the init of block 'sum' uses reduce variable 'v1'");
+    mt_sched_init(&s, A, f);
+    mt_tvar *fused;
+    assert_true(mt_sched_fuse(&s, i0, i1, &fused));
+    assert_false(mt_sched_decompose_reduction(&s, "sum", fused));
+    assert_string_equal(s.error, "decompose_reduction: loop 'i0_i1_fused' binds both spatial and "
+                                 "reduce variables of block 'sum'");
+    TIR_GUARD_END();
+}
+
+/* ---- kernel 2: a row max and what uses it ----------------------------------------- */
+
+static const char K2[] =
+    "def f(x: Tensor((8, 16), \"float32\")):\n"
+    "    m = max(x, axis=-1, keepdims=True)\n"
+    "    return exp(x - m)\n";
+
+/* exp(x - max_row): max and the subtraction exact, exp within 1 ulp:
+ * tolerance 2 u relative. */
+static void check_k2(mt_tfunc *f) {
+    float **bufs = run(f);
+    int ix = param(f, "x");
+    double ref[128], scale[128];
+    for (int i = 0; i < 8; i++) {
+        double m = -INFINITY;
+        for (int j = 0; j < 16; j++) m = fmax(m, (float)input(ix, i * 16 + j));
+        for (int j = 0; j < 16; j++) {
+            ref[i * 16 + j] = exp((float)input(ix, i * 16 + j) - m);
+            scale[i * 16 + j] = ref[i * 16 + j];
+        }
+    }
+    check(bufs[f->nparams - 1], ref, scale, 128, 2.0 / (1 << 24));
+    free_bufs(bufs, f->nparams);
+}
+
+static void test_compute_at(void **state) {
+    TIR_GUARD();
+    mt_tfunc *f = kernel(K2);
+    check_k2(f);
+    mt_sched s;
+    mt_sched_init(&s, A, f);
+    mt_tvar *row = loop_of(f, "subtract", 0);
+    assert_true(mt_sched_compute_at(&s, "max", row));
+    ASSERT_TEXT(mt_tfunc_print(A, s.func),
+                "@T.prim_func\n"
+                "def fused_max_subtract_exp(x: T.Buffer((8, 16), \"float32\"), lv1: T.Buffer((8, 16), \"float32\")):\n"
+                "    T.func_attr({\"op_pattern\": \"reduction\"})\n"
+                "    m = T.alloc_buffer((8, 1), \"float32\")\n"
+                "    lv = T.alloc_buffer((8, 16), \"float32\")\n"
+                "    for i0 in range(8):\n"
+                "        for i1 in range(16):\n"
+                "            with T.block(\"max\"):\n"
+                "                v0, v1 = T.axis.remap(\"SR\", [i0, i1])\n"
+                "                T.reads(x[v0, v1])\n"
+                "                T.writes(m[v0, 0])\n"
+                "                with T.init():\n"
+                "                    m[v0, 0] = T.float32(\"-inf\")\n"
+                "                m[v0, 0] = T.Select(x[v0, v1] > m[v0, 0] or x[v0, v1] != x[v0, v1], x[v0, v1], m[v0, 0])\n"
+                "        for i1_1 in range(16):\n"
+                "            with T.block(\"subtract\"):\n"
+                "                v0_1, v1_1 = T.axis.remap(\"SS\", [i0, i1_1])\n"
+                "                T.reads(x[v0_1, v1_1], m[v0_1, 0])\n"
+                "                T.writes(lv[v0_1, v1_1])\n"
+                "                lv[v0_1, v1_1] = x[v0_1, v1_1] - m[v0_1, 0]\n"
+                "    for i0_1, i1_2 in T.grid(8, 16):\n"
+                "        with T.block(\"exp\"):\n"
+                "            v0_2, v1_2 = T.axis.remap(\"SS\", [i0_1, i1_2])\n"
+                "            T.reads(lv[v0_2, v1_2])\n"
+                "            T.writes(lv1[v0_2, v1_2])\n"
+                "            lv1[v0_2, v1_2] = T.exp(lv[v0_2, v1_2])\n");
+    check_k2(s.func);
+    /* max is now written inside the row loop around subtract: inlining
+     * subtract would read m after later rows rewrote... it refuses */
+    mt_sched s2 = s;
+    assert_false(mt_sched_compute_inline(&s2, "subtract"));
+    assert_string_equal(s2.error, "compute_inline: block 'max' writes 'm', which block 'subtract' "
+                                  "reads, after it or in a loop around it");
+    /* inline first, then compute_at into exp's row loop; then parallel rows */
+    mt_sched_init(&s, A, f);
+    assert_true(mt_sched_compute_inline(&s, "subtract"));
+    assert_true(mt_sched_compute_at(&s, "max", loop_of(f, "exp", 0)));
+    check_k2(s.func);
+    assert_true(mt_sched_parallel(&s, loop_of(f, "exp", 0)));
+    check_k2(s.func);
+    /* under the inner loop: one max per element (redundant, still exact) */
+    mt_sched_init(&s, A, f);
+    assert_true(mt_sched_compute_at(&s, "max", loop_of(f, "subtract", 1)));
+    check_k2(s.func);
+
+    /* refusals */
+    mt_sched_init(&s, A, f);
+    assert_false(mt_sched_compute_at(&s, "max", loop_of(f, "exp", 0)));
+    assert_string_equal(s.error, "compute_at: loop 'i0' is not an ancestor of block 'subtract'");
+    assert_false(mt_sched_compute_at(&s, "exp", loop_of(f, "subtract", 0)));
+    assert_string_equal(s.error, "compute_at: block 'exp' writes 'lv1', which the function does not "
+                                 "allocate (a parameter or output)");
+    assert_false(mt_sched_compute_at(&s, "max", loop_of(f, "max", 0)));
+    assert_string_equal(s.error, "compute_at: block 'max' is already under loop 'i0'");
+    assert_false(mt_sched_compute_at(&s, "subtract", loop_of(f, "max", 0)));
+    assert_string_equal(s.error, "compute_at: loop 'i0' is not an ancestor of block 'exp'");
+    assert_true(s.func == f);
+    mt_sched_init(&s, A, f);
+    assert_true(mt_sched_parallel(&s, row));
+    assert_false(mt_sched_compute_at(&s, "max", row));
+    assert_string_equal(s.error, "compute_at: loop 'i0' is not serial");
+    /* a consumer that reads m at two indices */
+    const mt_tstmt *sb = block_of(f, "subtract");
+    mt_tstmt *c = mt_ts_copy(A, sb);
+    mt_texpr *mi[2] = {bin(TE_FLOORDIV, V(sb->iters[1].var), I(2)), I(0)};
+    c->body = mt_ts_store(A, sb->body->buf, sb->body->idx, 2,
+                          sub(sb->body->value, mt_te_load(A, block_of(f, "max")->body->buf, mi, 2)));
+    mt_sched_init(&s, A, patch(f, "subtract", c));
+    assert_false(mt_sched_compute_at(&s, "max", row));
+    assert_string_equal(s.error, "compute_at: block 'subtract' reads 'm' at more than one index");
+    /* reading m[v0, v1 % 1]: the constant column is not what the loop needs */
+    const mt_tstmt *mx = block_of(f, "max");
+    mt_texpr *mi2[2] = {V(sb->iters[0].var), bin(TE_FLOORMOD, V(sb->iters[1].var), I(1))};
+    c = mt_ts_copy(A, sb);
+    c->body = mt_ts_store(A, sb->body->buf, sb->body->idx, 2,
+                          sub(mt_te_load(A, sb->body->value->a->buf, sb->body->idx, 2),
+                              mt_te_load(A, mx->body->buf, mi2, 2)));
+    mt_tfunc *g = patch(f, "subtract", c);
+    mt_sched_init(&s, A, g);
+    assert_false(mt_sched_compute_at(&s, "max", loop_of(g, "subtract", 1)));
+    assert_string_equal(s.error, "compute_at: block 'max' writes dim 1 of 'm' at 0 only, and loop "
+                                 "'i1' needs more");
+    /* no reader; a second reader; a second store */
+    c = mt_ts_copy(A, sb);
+    c->body = mt_ts_store(A, sb->body->buf, sb->body->idx, 2, sb->body->value->a);
+    mt_sched_init(&s, A, patch(f, "subtract", c));
+    assert_false(mt_sched_compute_at(&s, "max", row));
+    assert_string_equal(s.error, "compute_at: no block reads 'm'");
+    const mt_tstmt *ex = block_of(f, "exp");
+    c = mt_ts_copy(A, ex);
+    mt_texpr *mi3[2] = {ex->body->idx[0], I(0)};
+    c->body = mt_ts_store(A, ex->body->buf, ex->body->idx, 2,
+                          add(ex->body->value, mt_te_load(A, mx->body->buf, mi3, 2)));
+    mt_sched_init(&s, A, patch(f, "exp", c));
+    assert_false(mt_sched_compute_at(&s, "max", row));
+    assert_string_equal(s.error, "compute_at: 'm' is read by blocks 'subtract' and 'exp' "
+                                 "(compute_at wants one consumer)");
+    c = mt_ts_copy(A, mx);
+    c->body = seq2(mx->body, mx->body);
+    mt_sched_init(&s, A, patch(f, "max", c));
+    assert_false(mt_sched_compute_at(&s, "max", row));
+    assert_string_equal(s.error, "compute_at: block 'max' does not write one buffer with one store");
+    /* split rows of max: v0 = i0_0 * 4 + i0_1 is not a loop of its own */
+    mt_sched_init(&s, A, f);
+    assert_true(mt_sched_split(&s, loop_of(f, "max", 0), I(4), NULL, NULL));
+    assert_false(mt_sched_compute_at(&s, "max", row));
+    assert_string_equal(s.error, "compute_at: block 'max' writes dim 0 of 'm' at 'v0', not at an "
+                                 "iteration variable bound to a loop of its own");
+    /* the consumer's nest first: the producer does not come before it */
+    mt_tfunc *h = MT_NEW(A, mt_tfunc);
+    *h = *f;
+    mt_tstmt *items[3] = {f->body->stmts[1], f->body->stmts[0], f->body->stmts[2]};
+    h->body = mt_ts_seq(A, items, 3);
+    mt_sched_init(&s, A, h);
+    assert_false(mt_sched_compute_at(&s, "max", row));
+    assert_string_equal(s.error, "compute_at: loop 'i0' does not come after the loop nest of block "
+                                 "'max' in the same sequence");
+    /* a block between them writes x, which max reads */
+    mt_tstmt *w = mt_ts_copy(A, ex);
+    w->name = "w";
+    w->body = mt_ts_store(A, sb->body->value->a->buf, ex->body->idx, 2, F(1.0));
+    mt_tstmt *wl = mt_ts_copy(A, f->body->stmts[2]);
+    wl->body = mt_ts_copy(A, wl->body);
+    wl->body->body = w;
+    mt_tstmt *items2[4] = {f->body->stmts[0], wl, f->body->stmts[1], f->body->stmts[2]};
+    h->body = mt_ts_seq(A, items2, 4);
+    mt_sched_init(&s, A, h);
+    assert_false(mt_sched_compute_at(&s, "max", row));
+    assert_string_equal(s.error, "compute_at: block 'w' writes 'x', which block 'max' reads, between "
+                                 "them");
+    TIR_GUARD_END();
+}
+
+/* ---- kernel 3: a broadcast operand computed per row -------------------------------- */
+
+static const char K3[] =
+    "def f(x: Tensor((8, 16), \"float32\"), b: Tensor((16,), \"float32\")):\n"
+    "    t = b * 2.0\n"
+    "    return x + t\n";
+
+static void test_compute_at_range(void **state) {
+    TIR_GUARD();
+    mt_tfunc *f = kernel(K3);
+    mt_sched s;
+    mt_sched_init(&s, A, f);
+    assert_true(mt_sched_compute_at(&s, "multiply", loop_of(f, "add", 0)));
+    ASSERT_TEXT(mt_tfunc_print(A, s.func),
+                "@T.prim_func\n"
+                "def fused_multiply_add(b: T.Buffer((16,), \"float32\"), x: T.Buffer((8, 16), \"float32\"), lv: T.Buffer((8, 16), \"float32\")):\n"
+                "    T.func_attr({\"op_pattern\": \"broadcast\"})\n"
+                "    t = T.alloc_buffer((16,), \"float32\")\n"
+                "    for i0 in range(8):\n"
+                "        for i0_1 in range(16):\n"
+                "            with T.block(\"multiply\"):\n"
+                "                v0 = T.axis.remap(\"S\", [i0_1])\n"
+                "                T.reads(b[v0])\n"
+                "                T.writes(t[v0])\n"
+                "                t[v0] = b[v0] * 2.0\n"
+                "        for i1 in range(16):\n"
+                "            with T.block(\"add\"):\n"
+                "                v0_1, v1 = T.axis.remap(\"SS\", [i0, i1])\n"
+                "                T.reads(x[v0_1, v1], t[v1])\n"
+                "                T.writes(lv[v0_1, v1])\n"
+                "                lv[v0_1, v1] = x[v0_1, v1] + t[v1]\n");
+    /* x + 2 b is exact in float for these inputs (eighths) */
+    float **bufs = run(s.func);
+    int ix = param(f, "x"), ib = param(f, "b");
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 16; j++)
+            assert_true(bufs[2][i * 16 + j] == (float)(input(ix, i * 16 + j) + 2 * input(ib, j)));
+    free_bufs(bufs, 3);
+    /* every row iteration now writes all of t: rows cannot run in parallel */
+    mt_sched s3 = s;
+    assert_false(mt_sched_parallel(&s3, loop_of(f, "add", 0)));
+    assert_string_equal(s3.error, "parallel: no spatial variable of block 'multiply' depends on "
+                                  "loop 'i0': its iterations write the same elements");
+    /* split the consumer's column loop: under i1_0 the region is
+     * [i1_0 * 4, i1_0 * 4 + 4); under the row loop it is not derivable */
+    mt_sched_init(&s, A, f);
+    mt_tvar *o, *in;
+    assert_true(mt_sched_split(&s, loop_of(f, "add", 1), I(4), &o, &in));
+    mt_sched s2 = s;
+    assert_false(mt_sched_compute_at(&s2, "multiply", loop_of(f, "add", 0)));
+    assert_string_equal(s2.error, "compute_at: cannot derive the region of 't' that loop 'i0' "
+                                  "needs from index 'i1_0 * 4 + i1_1' of dim 0");
+    assert_true(mt_sched_compute_at(&s, "multiply", o));
+    ASSERT_TEXT(mt_tstmt_print(A, mt_sched_get_loop(&s, o)),
+                "for i1_0 in range(4):\n"
+                "    for i0 in range(4):\n"
+                "        with T.block(\"multiply\"):\n"
+                "            v0 = T.axis.spatial(16, i1_0 * 4 + i0)\n"
+                "            T.reads(b[v0])\n"
+                "            T.writes(t[v0])\n"
+                "            t[v0] = b[v0] * 2.0\n"
+                "    for i1_1 in range(4):\n"
+                "        with T.block(\"add\"):\n"
+                "            v0_1 = T.axis.spatial(8, i0_1)\n"
+                "            v1 = T.axis.spatial(16, i1_0 * 4 + i1_1)\n"
+                "            T.reads(x[v0_1, v1], t[v1])\n"
+                "            T.writes(lv[v0_1, v1])\n"
+                "            lv[v0_1, v1] = x[v0_1, v1] + t[v1]\n");
+    bufs = run(s.func);
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 16; j++)
+            assert_true(bufs[2][i * 16 + j] == (float)(input(ix, i * 16 + j) + 2 * input(ib, j)));
+    free_bufs(bufs, 3);
+    TIR_GUARD_END();
+}
+
+static int setup(void **state) {
+    char err[256];
+    jit = mt_jit_create(err, sizeof err);
+    return jit ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    mt_jit_destroy(jit);
+    return 0;
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        TIR_TEST(test_compute_inline),
+        TIR_TEST(test_cache_write),
+        TIR_TEST(test_decompose_reduction),
+        TIR_TEST(test_compute_at),
+        TIR_TEST(test_compute_at_range),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
