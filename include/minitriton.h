@@ -9,7 +9,7 @@
  *     mt_kernel *k = mt_jit_compile(ctx, source, NULL, &diag);
  *     if (!k) { fputs(diag.text, stderr); ... }
  *     mt_tensor *out = NULL;
- *     mt_status st = mt_kernel_run(k, args, nargs, &out, 1);
+ *     mt_status st = mt_kernel_run(k, args, nargs, &out, 1, &diag);
  *
  * Every handle is opaque. Every function that can fail returns a status (or
  * NULL) and, where a mt_diag is passed, a GCC-style diagnostic. The library
@@ -134,7 +134,7 @@ typedef struct mt_tensor mt_tensor;
 
 /* ---- context ------------------------------------------------------------- */
 typedef struct mt_context_options {
-    int num_threads; /* threads for parallel loops; 0 = all cores */
+    int num_threads; /* threads for parallel loops; 0 = one per CPU the process may run on */
     int cache_entries; /* compiled kernels kept for reuse: compiling a source
                         * with options already compiled in this context returns
                         * the same kernel (a new reference); 0 = 256, < 0 = none */

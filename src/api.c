@@ -307,7 +307,7 @@ static void build_plan(mt_arena *a, mt_kernel *k, const mt_compiled *c, void **f
     p->instrs = pl.code.data;
     p->ninstrs = pl.code.len;
     if (mt_plan_prepare(p, arena_alloc_cb, a) != 0)
-        mt_ice("libffi rejected a kernel signature (or the memory plan has no memory)");
+        mt_ice("the run plan could not be prepared (a kernel signature the call path rejects, or no memory for the memory plan)");
 }
 
 static void kernel_free(mt_kernel *k) {
@@ -348,6 +348,14 @@ mt_kernel *mt_jit_compile(mt_context *ctx, const char *source, const mt_compile_
     if (opts->target != MT_TARGET_CPU && opts->target != MT_TARGET_CUDA) {
         mt_diag_set(diag, MT_ERR_INVALID_ARG, file, NULL, MT_NOLOC,
                     "mt_jit_compile: target must be MT_TARGET_CPU or MT_TARGET_CUDA");
+        return NULL;
+    }
+    int badlen;
+    const char *bad = mt_pipeline_unknown_pass(opts->dump_after, &badlen);
+    if (bad) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "mt_jit_compile: dump_after names no pass: '%.*s'", badlen, bad);
+        mt_diag_set(diag, MT_ERR_INVALID_ARG, file, NULL, MT_NOLOC, msg);
         return NULL;
     }
     /* Without memory for a key the compilation simply bypasses the cache. */

@@ -86,6 +86,23 @@ static bool wanted(const char *list, const char *pass) {
     return false;
 }
 
+const char *mt_pipeline_unknown_pass(const char *list, int *len) {
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        bool known = n == 0 || (n == 3 && strncmp(p, "all", 3) == 0); /* empty names: none */
+        for (int i = 0; !known && mt_pipeline_pass_names[i]; i++)
+            known = strlen(mt_pipeline_pass_names[i]) == n && strncmp(p, mt_pipeline_pass_names[i], n) == 0;
+        if (!known) {
+            *len = n > 64 ? 64 : (int)n;
+            return p;
+        }
+        if (!e) break;
+        p = e + 1;
+    }
+    return NULL;
+}
+
 static void record(mt_arena *a, mt_compiled *out, const char *pass, const char *text) {
     mt_pass_dump *nd = MT_NEW_ARRAY(a, mt_pass_dump, out->npass_dumps + 1);
     if (out->npass_dumps) memcpy(nd, out->pass_dumps, sizeof *nd * (size_t)out->npass_dumps);

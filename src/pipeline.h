@@ -30,7 +30,11 @@ typedef struct mt_compiled {
 void mt_pipeline_run(mt_arena *a, const char *src, size_t len, const mt_compile_options *opts,
                      mt_compiled *out);
 
-/* Pass names in pipeline order, NULL-terminated (for docs and --help). */
+/* Pass names in pipeline order, NULL-terminated. */
 extern const char *const mt_pipeline_pass_names[];
+
+/* The first name in a comma-separated dump_after list that is neither a pass
+ * nor "all" (and its length, at most 64), or NULL when every name is one. */
+const char *mt_pipeline_unknown_pass(const char *list, int *len);
 
 #endif

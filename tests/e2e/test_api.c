@@ -102,6 +102,20 @@ static void test_pass_dumps(void **s) {
     assert_null(mt_kernel_pass_dump(k, "fuse_tir"));
     assert_null(mt_kernel_pass_dump(k, "nonsense"));
     mt_kernel_release(k);
+
+    /* A name that is no pass is an error, not an empty dump. */
+    mt_diag d;
+    o.dump_after = "legalize,fuse_opz,simplify";
+    assert_null(mt_jit_compile(test_ctx, ADD, &o, &d));
+    assert_int_equal(d.status, MT_ERR_INVALID_ARG);
+    assert_string_equal(d.message, "mt_jit_compile: dump_after names no pass: 'fuse_opz'");
+    o.dump_after = "legalize,,nope";
+    assert_null(mt_jit_compile(test_ctx, ADD, &o, &d));
+    assert_string_equal(d.message, "mt_jit_compile: dump_after names no pass: 'nope'");
+    o.dump_after = "all,remove_unit_loops,parse";
+    k = compile_ok_opts(ADD, &o);
+    assert_non_null(mt_kernel_pass_dump(k, "schedule_reduce"));
+    mt_kernel_release(k);
 }
 
 static void test_introspection(void **s) {

@@ -215,15 +215,29 @@ static void test_compile_options_garbage(void **s) {
     assert_null(mt_jit_compile(test_ctx, TWO_OUT, &o, &d));
     assert_int_equal(d.status, MT_ERR_INVALID_ARG);
 
+    /* dump_after: a name that is no pass is an error (a very long one is cut
+     * in the message); empty names are none */
+    mt_compile_options_init(&o);
+    o.dump_after = ",,,all,,nonsense,";
+    assert_null(mt_jit_compile(test_ctx, TWO_OUT, &o, &d));
+    assert_int_equal(d.status, MT_ERR_INVALID_ARG);
+    assert_string_equal(d.message, "mt_jit_compile: dump_after names no pass: 'nonsense'");
+    char longname[300];
+    memset(longname, 'x', sizeof longname - 1);
+    longname[sizeof longname - 1] = 0;
+    o.dump_after = longname;
+    assert_null(mt_jit_compile(test_ctx, TWO_OUT, &o, &d));
+    assert_int_equal(d.status, MT_ERR_INVALID_ARG);
+
     /* tolerated: NULL filename ("<source>"), a negative unroll threshold (the
-     * default), garbage in dump_after (nothing recorded) */
+     * default), empty names in dump_after */
     mt_compile_options_init(&o);
     o.filename = NULL;
     o.unroll_threshold = INT_MIN;
-    o.dump_after = ",,,all,,nonsense,";
+    o.dump_after = ",,,all,,";
     mt_kernel *k = mt_jit_compile(test_ctx, TWO_OUT, &o, &d);
     assert_non_null(k);
-    assert_null(mt_kernel_pass_dump(k, "nonsense"));
+    assert_non_null(mt_kernel_pass_dump(k, "fuse_ops"));
     mt_kernel_release(k);
 
     /* an entry that does not exist, or names no function */

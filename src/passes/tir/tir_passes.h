@@ -9,8 +9,9 @@
  * arena `a`. A pass that finds an input outside what it assumes reports it
  * with mt_ice (these are compiler-internal invariants, not user errors).
  *
- * The pipeline finds passes by name in mt_tir_passes_by_name (the names are
- * what MT_DUMP / dump_after use). docs/tir.md describes each in more detail.
+ * mt_tir_passes_by_name lists them by the names that dump_after uses (the
+ * pipeline, src/pipeline.c, calls them in its own order). docs/tir.md
+ * describes each in more detail.
  */
 #ifndef MT_PASSES_TIR_TIR_PASSES_H
 #define MT_PASSES_TIR_TIR_PASSES_H
@@ -63,7 +64,7 @@ mt_tfunc *mt_tir_remove_unit_loops(mt_arena *a, mt_tfunc *f);
 /* ---- the table the pipeline uses ----------------------------------------- */
 
 typedef struct {
-    const char *name;                          /* as in MT_DUMP=name */
+    const char *name;                          /* as in dump_after */
     mt_tfunc *(*run)(mt_arena *, mt_tfunc *);  /* the pass */
 } mt_tir_pass;
 
