@@ -345,6 +345,8 @@ static mt_status arena_open(run_arena *ra, const mt_plan *p, const mt_run_env *e
         ra->off = off;
         ra->bytes = bytes;
     }
+    if (ra->total == SIZE_MAX) /* mt_memplan_assign: the sizes overflow a size_t */
+        return fail(err, MT_ERR_NOMEM, -1, -1, "the run's intermediates are too large");
     if (ra->pool) {
         ra->base = mt_pool_alloc(ra->pool, ra->total, &ra->cap);
     } else {
