@@ -52,6 +52,14 @@
  * goes through atomics, so ThreadSanitizer sees it (the TSan build runs this
  * same code).
  *
+ * fork(). The child of a fork has only the forking thread: a pool made
+ * before the fork has no workers there (and its state may be that of a
+ * region another thread was running). A process-wide fork count, bumped in
+ * the child by a pthread_atfork handler, tells the child that such a pool is
+ * its parent's: its parallel-for runs serially and mt_thread_pool_destroy
+ * frees it without joining threads that do not exist in the child (joining
+ * them crashed). A pool made in the child is an ordinary pool.
+ *
  * Thread count. A thread-local setting (mt_parallel_set_num_threads), 0
  * meaning the current pool's size; the executor sets the pool and the
  * count from the context for the duration of a run and restores both.
@@ -93,6 +101,7 @@ enum { MAX_THREADS = 256 };
 struct mt_thread_pool {
     int nthreads;                 /* threads per region, the caller included */
     int nworkers;                 /* workers started (<= nthreads - 1) */
+    unsigned forks;               /* fork_count when made: another value, a fork's child */
     bool start_failed;            /* the system refused a thread: do not retry */
     pthread_t *tids;
     atomic_int busy;              /* 1 while a region runs */
@@ -107,6 +116,16 @@ struct mt_thread_pool {
     _Alignas(64) _Atomic uint32_t left;   /* ranges not finished: the caller sleeps on it */
     atomic_bool caller_asleep;
 };
+
+static atomic_uint fork_count; /* forks this process is the child of (see the top) */
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void after_fork_child(void) {
+    atomic_fetch_add_explicit(&fork_count, 1, memory_order_relaxed);
+}
+static void register_atfork(void) { pthread_atfork(NULL, NULL, after_fork_child); }
+static bool inherited(const mt_thread_pool *p) {
+    return p->forks != atomic_load_explicit(&fork_count, memory_order_relaxed);
+}
 
 static _Thread_local int tl_num_threads;      /* 0 = the pool's size */
 static _Thread_local mt_thread_pool *tl_pool;
@@ -244,7 +263,7 @@ void mt_parallel_for(int64_t n, mt_parallel_body body, void *closure) {
     int64_t t = mt_parallel_num_threads();
     if (t > n) t = n;
     int expect = 0;
-    if (t <= 1 || tl_in_region ||
+    if (t <= 1 || tl_in_region || inherited(p) ||
         !atomic_compare_exchange_strong_explicit(&p->busy, &expect, 1, memory_order_acquire,
                                                  memory_order_relaxed)) {
         body(0, n, closure);
@@ -292,6 +311,8 @@ mt_thread_pool *mt_thread_pool_create(int nthreads) {
     if (!p) return NULL;
     *p = (mt_thread_pool){0};
     p->nthreads = nthreads;
+    pthread_once(&atfork_once, register_atfork);
+    p->forks = atomic_load_explicit(&fork_count, memory_order_relaxed);
     p->tids = calloc((size_t)nthreads, sizeof *p->tids);
     if (!p->tids) {
         free(p);
@@ -309,7 +330,7 @@ mt_thread_pool *mt_thread_pool_create(int nthreads) {
 
 void mt_thread_pool_destroy(mt_thread_pool *p) {
     if (!p) return;
-    if (p->nworkers > 0) {
+    if (p->nworkers > 0 && !inherited(p)) {
         atomic_store(&p->stop, true);
         atomic_fetch_add(&p->seq, 1);
         wake(&p->seq, p->nworkers);

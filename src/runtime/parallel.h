@@ -35,7 +35,9 @@ typedef struct mt_thread_pool mt_thread_pool;
 mt_thread_pool *mt_thread_pool_create(int nthreads);
 
 /* Stops and joins the workers and frees the pool. The pool must be idle (no
- * mt_parallel_for running on it). NULL is a no-op. */
+ * mt_parallel_for running on it). In a fork()'s child, a pool made before
+ * the fork is freed without joining (its workers are not in this process).
+ * NULL is a no-op. */
 void mt_thread_pool_destroy(mt_thread_pool *p);
 
 /* Threads the pool runs a region on (the caller included); workers started
@@ -51,7 +53,9 @@ int mt_thread_pool_started(const mt_thread_pool *p);
  * called from inside a region (a body, on any thread: no nested threads), or
  * when another thread is running a region on the same pool (two host threads
  * on one context: the second runs serially rather than wait). n <= 0 does
- * nothing. Generated code resolves this symbol by address (codegen/jit.c). */
+ * nothing. In the child of a fork(), a pool made before the fork runs every
+ * loop serially (its workers stayed in the parent). Generated code resolves
+ * this symbol by address (codegen/jit.c). */
 void mt_parallel_for(int64_t n, mt_parallel_body body, void *closure);
 
 /* Makes p the calling thread's current pool (NULL: none) and returns the
