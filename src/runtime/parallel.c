@@ -242,10 +242,16 @@ static void *worker_main(void *arg) {
 }
 
 /* Starts workers up to nthreads - 1 (fewer if the system refuses; the
- * caller runs what nobody else claims). Signals go to the host's threads. */
+ * caller runs what nobody else claims). Asynchronous signals go to the
+ * host's threads. The synchronous ones (a fault in a kernel on a worker)
+ * stay unblocked: they can only go to the faulting thread, and blocked there
+ * the kernel kills the process instead of running the host's handler. */
 static void start_workers(mt_thread_pool *p) {
     sigset_t all, old;
     sigfillset(&all);
+    static const int sync_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
+    for (size_t i = 0; i < sizeof sync_signals / sizeof *sync_signals; i++)
+        sigdelset(&all, sync_signals[i]);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     while (p->nworkers < p->nthreads - 1) {
         if (pthread_create(&p->tids[p->nworkers], NULL, worker_main, p) != 0) {

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -123,11 +125,76 @@ static void test_fork_child(void **s) {
     mt_thread_pool_destroy(p);
 }
 
+/* A host that tracks writes with page protection (GC write barriers, dirty
+ * tracking): the first write to a read-only page faults, the host's SIGSEGV
+ * handler makes the page writable and the write is retried. A fault is
+ * delivered to the thread that caused it, so a worker must not have SIGSEGV
+ * blocked: with it blocked the kernel kills the process instead of running
+ * the handler. The writes happen in a child, whose death is the failure. */
+enum { PAGES = 8 };
+static char *pages;
+static long page_size;
+static volatile sig_atomic_t faults;
+static pthread_t main_thread;
+static atomic_int worker_wrote;
+
+static void on_segv(int sig, siginfo_t *si, void *uc) {
+    (void)sig, (void)uc;
+    char *a = si->si_addr;
+    if (a < pages || a >= pages + PAGES * page_size) _exit(5); /* a real crash */
+    char *pg = pages + (a - pages) / page_size * page_size;
+    mprotect(pg, (size_t)page_size, PROT_READ | PROT_WRITE);
+    faults = faults + 1;
+}
+
+static void write_pages(int64_t b, int64_t e, void *c) {
+    (void)c;
+    if (!pthread_equal(pthread_self(), main_thread)) atomic_store(&worker_wrote, 1);
+    for (int64_t i = b; i < e; i++) pages[i * page_size] = (char)(i + 1);
+}
+
+static void test_worker_faults_reach_host(void **s) {
+    (void)s;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(20);
+        page_size = sysconf(_SC_PAGESIZE);
+        pages = mmap(NULL, (size_t)(PAGES * page_size), PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (pages == MAP_FAILED) _exit(6);
+        struct sigaction sa = {0};
+        sa.sa_sigaction = on_segv;
+        sa.sa_flags = SA_SIGINFO;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGSEGV, &sa, NULL);
+        mt_thread_pool *p = mt_thread_pool_create(4);
+        mt_thread_pool *prev = mt_parallel_set_pool(p);
+        mt_parallel_for(1, count_body, NULL); /* starts the workers */
+        /* the workers are idle now; the caller may run every range itself,
+         * so run until a worker has taken one (bounded) */
+        main_thread = pthread_self();
+        for (int round = 0; round < 200 || !atomic_load(&worker_wrote); round++) {
+            mprotect(pages, (size_t)(PAGES * page_size), PROT_READ);
+            mt_parallel_for(PAGES, write_pages, NULL);
+            for (int i = 0; i < PAGES; i++)
+                if (pages[i * page_size] != (char)(i + 1)) _exit(7);
+        }
+        mt_parallel_set_pool(prev);
+        mt_thread_pool_destroy(p);
+        _exit(faults >= PAGES && atomic_load(&worker_wrote) ? 0 : 8);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (WIFSIGNALED(status)) fail_msg("the child died of signal %d", WTERMSIG(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_create_always_fails),
         cmocka_unit_test(test_create_fails_later),
         cmocka_unit_test(test_fork_child),
+        cmocka_unit_test(test_worker_faults_reach_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
