@@ -134,7 +134,7 @@ static void test_fork_child(void **s) {
 enum { PAGES = 8 };
 static char *pages;
 static long page_size;
-static volatile sig_atomic_t faults;
+static atomic_int faults; /* lock-free: fine in a signal handler */
 static pthread_t main_thread;
 static atomic_int worker_wrote;
 
@@ -144,7 +144,7 @@ static void on_segv(int sig, siginfo_t *si, void *uc) {
     if (a < pages || a >= pages + PAGES * page_size) _exit(5); /* a real crash */
     char *pg = pages + (a - pages) / page_size * page_size;
     mprotect(pg, (size_t)page_size, PROT_READ | PROT_WRITE);
-    faults = faults + 1;
+    atomic_fetch_add(&faults, 1);
 }
 
 static void write_pages(int64_t b, int64_t e, void *c) {
@@ -181,7 +181,7 @@ static void test_worker_faults_reach_host(void **s) {
         }
         mt_parallel_set_pool(prev);
         mt_thread_pool_destroy(p);
-        _exit(faults >= PAGES && atomic_load(&worker_wrote) ? 0 : 8);
+        _exit(atomic_load(&faults) >= PAGES && atomic_load(&worker_wrote) ? 0 : 8);
     }
     int status = 0;
     assert_int_equal(waitpid(pid, &status, 0), pid);
