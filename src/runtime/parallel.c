@@ -115,6 +115,7 @@ struct mt_thread_pool {
     atomic_bool stop;
     _Alignas(64) _Atomic uint32_t left;   /* ranges not finished: the caller sleeps on it */
     atomic_bool caller_asleep;
+    atomic_bool alloc_failed;     /* a range's mt_kernel_malloc failed (see the header) */
 };
 
 static atomic_uint fork_count; /* forks this process is the child of (see the top) */
@@ -130,6 +131,7 @@ static bool inherited(const mt_thread_pool *p) {
 static _Thread_local int tl_num_threads;      /* 0 = the pool's size */
 static _Thread_local mt_thread_pool *tl_pool;
 static _Thread_local bool tl_in_region;
+static _Thread_local bool tl_alloc_failed; /* mt_kernel_malloc failed on this thread */
 
 /* ---- sleeping and waking ---------------------------------------------------- */
 
@@ -200,6 +202,10 @@ static void run_ranges(mt_thread_pool *p) {
         int64_t b, e;
         part(p->n, T_COUNT(w), T_NEXT(w), &b, &e);
         p->body(b, e, p->closure);
+        if (tl_alloc_failed) { /* to the caller: before the release below */
+            tl_alloc_failed = false;
+            atomic_store_explicit(&p->alloc_failed, true, memory_order_relaxed);
+        }
         if (atomic_fetch_sub_explicit(&p->left, 1, memory_order_acq_rel) == 1 &&
             atomic_load(&p->caller_asleep))
             wake(&p->left, 1);
@@ -293,10 +299,30 @@ void mt_parallel_for(int64_t n, mt_parallel_body body, void *closure) {
     tl_in_region = false;
 
     join(p);
+    if (atomic_load_explicit(&p->alloc_failed, memory_order_relaxed)) {
+        atomic_store_explicit(&p->alloc_failed, false, memory_order_relaxed);
+        tl_alloc_failed = true;
+    }
     atomic_store_explicit(&p->busy, 0, memory_order_release);
 }
 
 /* ---- pools and settings ------------------------------------------------------ */
+
+void *mt_kernel_malloc(int64_t count, int64_t esize) {
+    int64_t bytes;
+    void *ptr = NULL;
+    if (count >= 0 && esize > 0 && !__builtin_mul_overflow(count, esize, &bytes) &&
+        (uint64_t)bytes <= (uint64_t)SIZE_MAX)
+        ptr = malloc(bytes > 0 ? (size_t)bytes : 1);
+    if (!ptr) tl_alloc_failed = true;
+    return ptr;
+}
+
+bool mt_kernel_alloc_failed(void) {
+    bool f = tl_alloc_failed;
+    tl_alloc_failed = false;
+    return f;
+}
 
 int mt_parallel_num_cpus(void) {
 #ifdef __linux__
@@ -331,6 +357,7 @@ mt_thread_pool *mt_thread_pool_create(int nthreads) {
     atomic_init(&p->stop, false);
     atomic_init(&p->left, 0);
     atomic_init(&p->caller_asleep, false);
+    atomic_init(&p->alloc_failed, false);
     return p;
 }
 

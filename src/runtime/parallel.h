@@ -20,6 +20,7 @@
 #ifndef MT_RUNTIME_PARALLEL_H
 #define MT_RUNTIME_PARALLEL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Runs the iterations [begin, end) of a parallel loop. */
@@ -74,5 +75,17 @@ int mt_parallel_num_threads(void);
 
 /* The number of CPUs this process may run on (at least 1). */
 int mt_parallel_num_cpus(void);
+
+/* A kernel's own heap buffer (codegen/llvm.c: TS_ALLOC over 64 KiB, or of
+ * symbolic size): count * esize bytes from malloc, or NULL when that
+ * overflows or malloc fails. Then the kernel skips the statement that needed
+ * the buffer and the calling thread's allocation-failure flag is set; a
+ * worker's flag is handed to the thread that ran the region when its range
+ * ends, so the executor sees it after the kernel returns and fails the run
+ * with MT_ERR_NOMEM. Generated code resolves this symbol by address. */
+void *mt_kernel_malloc(int64_t count, int64_t esize);
+
+/* Returns and clears the calling thread's allocation-failure flag. */
+bool mt_kernel_alloc_failed(void);
 
 #endif

@@ -4,7 +4,9 @@
  * workers started; the link wraps pthread_create, tests/parallel.cmake), and
  * a fork() after the pool's workers started (the child has none of them).
  * In every case mt_parallel_for still covers [0, n) exactly once and
- * mt_thread_pool_destroy returns.
+ * mt_thread_pool_destroy returns. Also: a fault in a kernel on a worker
+ * reaches the host's handler, and a kernel allocation failing on a worker
+ * is reported to the thread that ran the region.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -189,12 +191,47 @@ static void test_worker_faults_reach_host(void **s) {
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* mt_kernel_malloc failing in a range run by a worker (an overflowing size
+ * here): the flag reaches the thread that ran the region, once. */
+static atomic_int failed_on_worker;
+
+static void alloc_body(int64_t b, int64_t e, void *c) {
+    (void)c;
+    for (int64_t i = b; i < e; i++) {
+        bool bad = i == N - 1; /* the last range: a worker's, unless the caller took it */
+        void *m = mt_kernel_malloc(bad ? INT64_MAX : 16, bad ? 8 : 4);
+        if (bad && !pthread_equal(pthread_self(), main_thread)) atomic_store(&failed_on_worker, 1);
+        if (!bad && !m) fail_msg("a 64-byte allocation failed");
+        free(m);
+    }
+}
+
+static void test_kernel_alloc_failure_reaches_caller(void **s) {
+    (void)s;
+    main_thread = pthread_self();
+    mt_thread_pool *p = mt_thread_pool_create(4);
+    mt_thread_pool *prev = mt_parallel_set_pool(p);
+    assert_false(mt_kernel_alloc_failed());
+    for (int round = 0; round < 1000 && !atomic_load(&failed_on_worker); round++) {
+        mt_parallel_for(N, alloc_body, NULL);
+        assert_true(mt_kernel_alloc_failed());
+        assert_false(mt_kernel_alloc_failed()); /* cleared */
+    }
+    assert_true(atomic_load(&failed_on_worker)); /* the worker path was taken */
+    /* no failure, no flag */
+    mt_parallel_for(N, count_body, NULL);
+    assert_false(mt_kernel_alloc_failed());
+    mt_parallel_set_pool(prev);
+    mt_thread_pool_destroy(p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_create_always_fails),
         cmocka_unit_test(test_create_fails_later),
         cmocka_unit_test(test_fork_child),
         cmocka_unit_test(test_worker_faults_reach_host),
+        cmocka_unit_test(test_kernel_alloc_failure_reaches_caller),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

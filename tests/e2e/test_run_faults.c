@@ -6,7 +6,9 @@
  * right numbers or MT_ERR_NOMEM with no result handed out -- no crash, and
  * no leak (the ASan build checks). Kernels: a 40-step symbolic chain (more
  * values than the executor's on-stack tables: heap tables, per-run arena
- * placement) and a short fixed-shape one with a constant.
+ * placement), a short fixed-shape one with a constant, and a matmul that
+ * allocates a scratch buffer of its own (mt_kernel_malloc). The wrap also
+ * reaches the kernels' allocations: jit.c resolves them by address.
  */
 #include <math.h>
 #include <stdatomic.h>
@@ -134,10 +136,26 @@ static void test_fixed_chain_nomem(void **s) {
     mt_kernel_release(k);
 }
 
+/* A kernel that allocates its own buffer (matmul's packed B panel, 256 KiB:
+ * over the 64 KiB stack limit, so mt_kernel_malloc). Its failure used to
+ * make the kernel write through NULL (the host died of SIGSEGV). */
+static void test_kernel_scratch_nomem(void **s) {
+    (void)s;
+    mt_kernel *k = compile_ok(
+        "def f(x: Tensor((256, 256), \"float32\"), w: Tensor((256, 256), \"float32\")):\n"
+        "    return x @ w\n");
+    const char *ir = mt_kernel_dump(k, MT_STAGE_LLVM);
+    assert_non_null(ir);
+    assert_non_null(strstr(ir, "@mt_kernel_malloc"));
+    run_all_failures(k, 256, 1, 0, false);
+    mt_kernel_release(k);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_symbolic_chain_nomem),
         cmocka_unit_test(test_fixed_chain_nomem),
+        cmocka_unit_test(test_kernel_scratch_nomem),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }
