@@ -5,3 +5,8 @@ mt_test(test_errors SOURCES ${PROJECT_SOURCE_DIR}/tests/errors/test_errors.c LIB
 mt_test(test_golden SOURCES ${PROJECT_SOURCE_DIR}/tests/golden/test_golden.c LIBRARY)
 mt_test(test_language SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_language.c LIBRARY)
 mt_test(test_memplan SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_memplan.c LIBRARY)
+# Every allocation of a run failing in turn (malloc and friends wrapped at
+# link time: no hook in the library).
+mt_test(test_run_faults SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_run_faults.c LIBRARY)
+target_link_options(test_run_faults PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
+                    -Wl,--wrap=aligned_alloc)

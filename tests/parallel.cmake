@@ -33,3 +33,8 @@ if(OpenMP_C_FOUND AND NOT MT_TSAN)
   mt_test(test_host_openmp SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_host_openmp.c LIBRARY)
   target_link_libraries(test_host_openmp PRIVATE OpenMP::OpenMP_C)
 endif()
+# The pool when pthread_create fails (wrapped at link time: no hook in the
+# library) and after fork().
+mt_test(test_pool_faults SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_pool_faults.c
+        ${PROJECT_SOURCE_DIR}/src/runtime/parallel.c)
+target_link_options(test_pool_faults PRIVATE -Wl,--wrap=pthread_create)

@@ -101,7 +101,7 @@ static const struct {
     S_(roundevenf), S_(roundeven), S_(roundf), S_(round), S_(truncf), S_(trunc),
     S_(fmaxf), S_(fmax), S_(fminf), S_(fmin), S_(fmodf), S_(fmod), S_(ldexpf), S_(ldexp),
     S_(malloc), S_(free), S_(memset), S_(memcpy), S_(memmove),
-    S_(__extendhfsf2), S_(__truncsfhf2), S_(__truncdfhf2), S_(mt_parallel_for),
+    S_(__extendhfsf2), S_(__truncsfhf2), S_(__truncdfhf2), S_(mt_parallel_for), S_(mt_kernel_malloc),
 #undef S_
 };
 
@@ -269,6 +269,22 @@ typedef struct cg_job {
     mt_jit_module *jm;                 /* the tracker, once created */
 } cg_job;
 
+/* LLVM's default for a diagnostic is to print it, and to exit on an error.
+ * The context of a compilation sends them here instead: warnings and remarks
+ * are dropped, the first error is kept for the compiling thread (the JIT
+ * materializes on the thread that looks the symbols up), which turns it into
+ * MT_ERR_INTERNAL. Thread-local, so a context that outlives its compilation
+ * never points at a dead buffer. */
+static _Thread_local char compile_error[256];
+
+static void compile_diag(LLVMDiagnosticInfoRef di, void *unused) {
+    (void)unused;
+    if (LLVMGetDiagInfoSeverity(di) != LLVMDSError || compile_error[0]) return;
+    char *m = LLVMGetDiagInfoDescription(di);
+    snprintf(compile_error, sizeof compile_error, "%s", m && m[0] ? m : "an LLVM error");
+    LLVMDisposeMessage(m);
+}
+
 static void job_dispose(cg_job *j) {
     if (j->bc) LLVMDisposeMemoryBuffer(j->bc);
     if (j->mod) LLVMDisposeModule(j->mod);
@@ -381,10 +397,13 @@ void mt_codegen_cpu(mt_jit *jit, mt_arena *a, mt_tfunc *const *funcs, int n, int
         double t0 = now_ms();
         j->tsctx = LLVMOrcCreateNewThreadSafeContext();
         LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(j->tsctx);
+        compile_error[0] = 0;
+        LLVMContextSetDiagnosticHandler(ctx, compile_diag, NULL);
         j->mod = mt_llvm_build_module(a, ctx, mod_name, prefix, jit->triple,
                                       LLVMOrcLLJITGetDataLayoutStr(jit->lljit), funcs, n);
         double t1 = now_ms();
         if (optimize(jit, j->mod, opt_level, msg, 1024)) mt_ice("codegen: %s", msg);
+        if (compile_error[0]) mt_ice("codegen: LLVM: %s", compile_error);
         /* The optimized IR is kept as bitcode (several times cheaper to
          * write than text); mt_jit_ir_text prints it when it is asked for. */
         j->bc = LLVMWriteBitcodeToMemoryBuffer(j->mod);
@@ -400,6 +419,7 @@ void mt_codegen_cpu(mt_jit *jit, mt_arena *a, mt_tfunc *const *funcs, int n, int
         if (!j->jm) mt_fail_noloc(MT_ERR_NOMEM, "out of memory for a JIT module");
         j->jm->jit = jit;
         if (add_and_link(jit, j, prefix, funcs, n, addrs, msg, 1024)) mt_ice("codegen: %s", msg);
+        if (compile_error[0]) mt_ice("codegen: LLVM: %s", compile_error);
         double t3 = now_ms();
         out->module = j->jm;
         out->fn_addrs = addrs;

@@ -45,8 +45,10 @@
  *  - TS_LET binds the value to its variable for the extent of the body.
  *  - TS_ALLOC gives the buffer a stack slot (an alloca in the entry block,
  *    64-byte aligned) when its size is a constant of at most 64 KiB, and a
- *    malloc/free pair around the body otherwise. Scope (local, shared,
- *    global) makes no difference on the CPU.
+ *    mt_kernel_malloc/free pair around the body otherwise; when that
+ *    allocation fails the body is skipped and the executor fails the run
+ *    with MT_ERR_NOMEM (runtime/parallel.h). Scope (local, shared, global)
+ *    makes no difference on the CPU.
  *  - TS_STORE and TS_EVAL defer to llvm_expr.c.
  *  - TS_BLOCK and any other kind is an internal error ("lowering must run
  *    first"), raised only after the module is disposed.
@@ -444,11 +446,15 @@ static LLVMValueRef alloc_begin(mt_cg *g, const mt_tbuffer *buf) {
             return NULL;
         }
     }
-    LLVMValueRef count = gen_i64(g, buf->shape[0]);
-    LLVMValueRef bytes = LLVMBuildMul(g->b, count, LLVMConstInt(g->t_i64, (unsigned long long)esize, 0), "");
-    LLVMTypeRef fnty;
-    LLVMValueRef fn = runtime_fn(g, "malloc", g->t_ptr, &g->t_i64, 1, &fnty);
-    LLVMValueRef p = LLVMBuildCall2(g->b, fnty, fn, &bytes, 1, buf->name);
+    /* mt_kernel_malloc (runtime/parallel.h): malloc that checks count * esize
+     * and records a failure for the executor; noalias like malloc's result */
+    LLVMValueRef args[2] = {gen_i64(g, buf->shape[0]),
+                            LLVMConstInt(g->t_i64, (unsigned long long)esize, 0)};
+    LLVMTypeRef fnty, pt[2] = {g->t_i64, g->t_i64};
+    LLVMValueRef fn = runtime_fn(g, "mt_kernel_malloc", g->t_ptr, pt, 2, &fnty);
+    unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeReturnIndex, LLVMCreateEnumAttribute(g->ctx, noalias, 0));
+    LLVMValueRef p = LLVMBuildCall2(g->b, fnty, fn, args, 2, buf->name);
     mt_cg_map_put(g->arena, &g->bufs, buf, p);
     return p;
 }
@@ -478,8 +484,19 @@ static void gen_stmt(mt_cg *g, const mt_tstmt *s) {
         return;
     case TS_ALLOC: {
         LLVMValueRef heap = alloc_begin(g, s->buf);
+        if (!heap) { /* on the stack */
+            gen_stmt(g, s->body);
+            alloc_end(g, s->buf, heap);
+            return;
+        }
+        /* out of memory: skip the body (the executor fails the run) */
+        LLVMBasicBlockRef ok = new_block(g, "alloc.ok"), done = new_block(g, "alloc.done");
+        LLVMBuildCondBr(g->b, LLVMBuildIsNotNull(g->b, heap, ""), ok, done);
+        LLVMPositionBuilderAtEnd(g->b, ok);
         gen_stmt(g, s->body);
         alloc_end(g, s->buf, heap);
+        LLVMBuildBr(g->b, done);
+        LLVMPositionBuilderAtEnd(g->b, done);
         return;
     }
     case TS_EVAL: mt_cg_expr(g, s->value); return;

@@ -345,6 +345,8 @@ static mt_status arena_open(run_arena *ra, const mt_plan *p, const mt_run_env *e
         ra->off = off;
         ra->bytes = bytes;
     }
+    if (ra->total == SIZE_MAX) /* mt_memplan_assign: the sizes overflow a size_t */
+        return fail(err, MT_ERR_NOMEM, -1, -1, "the run's intermediates are too large");
     if (ra->pool) {
         ra->base = mt_pool_alloc(ra->pool, ra->total, &ra->cap);
     } else {
@@ -379,6 +381,7 @@ static void arena_close(run_arena *ra) {
 static mt_status run_program(const mt_plan *p, mt_tensor **vals, const int64_t *symval,
                              const run_arena *ra, mt_run_error *err) {
     (void)ra;
+    (void)mt_kernel_alloc_failed(); /* a flag left by code run outside a run */
     int pc = 0;
     while (pc < p->ninstrs) {
 #ifdef MT_EXEC_ASAN
@@ -389,6 +392,10 @@ static mt_status run_program(const mt_plan *p, mt_tensor **vals, const int64_t *
         case MT_I_CALL: {
             mt_status st = call_kernel(&p->calls[in->a], vals, symval, err);
             if (st != MT_OK) return st;
+            if (mt_kernel_alloc_failed()) /* it skipped work: its outputs are not right */
+                return fail(err, MT_ERR_NOMEM, -1, -1,
+                            "kernel '%s' could not allocate its scratch buffer (out of memory)",
+                            p->calls[in->a].name);
             break;
         }
         case MT_I_COPY: {

@@ -140,14 +140,17 @@ size_t mt_memplan_assign(const mt_memplan *m, const size_t *size, size_t *offset
             }
             placed[r] = j;
         }
-        size_t at = 0;
+        size_t at = 0, end; /* placed slots end below SIZE_MAX (checked when placed) */
         for (int q = 0; q < np; q++) {
             int j = placed[q];
-            if (at + size[i] <= offset[j]) break;
+            if (__builtin_add_overflow(at, size[i], &end)) return SIZE_MAX;
+            if (end <= offset[j]) break;
             if (offset[j] + size[j] > at) at = offset[j] + size[j];
         }
+        /* sizes come from run-time dims: an arena past SIZE_MAX must not wrap */
+        if (__builtin_add_overflow(at, size[i], &end) || end == SIZE_MAX) return SIZE_MAX;
         offset[i] = at;
-        if (at + size[i] > total) total = at + size[i];
+        if (end > total) total = end;
     }
     return total;
 }
@@ -192,7 +195,8 @@ mt_memplan *mt_memplan_build(const mt_plan *p, void *(*alloc)(void *ctx, size_t 
     if (m->is_static) {
         for (int i = 0; i < m->n; i++) {
             m->size[i] = mt_memplan_round(m->bytes[i]);
-            m->unplanned_bytes += m->size[i];
+            if (__builtin_add_overflow(m->unplanned_bytes, m->size[i], &m->unplanned_bytes))
+                m->unplanned_bytes = SIZE_MAX;
         }
         m->arena_bytes = mt_memplan_assign(m, m->size, m->offset, scratch);
     }

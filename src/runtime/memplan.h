@@ -42,7 +42,8 @@ size_t mt_memplan_round(size_t bytes);
 /* Greedy placement: slots by decreasing size, each at the lowest 64-aligned
  * offset that does not overlap a slot placed before it whose interval
  * overlaps its own. size[] in, offset[] out (both per slot); scratch holds
- * 2 * m->n ints. Returns the arena's size. */
+ * 2 * m->n ints. Returns the arena's size, or SIZE_MAX when it would not
+ * fit in a size_t (the offsets are then meaningless). */
 size_t mt_memplan_assign(const mt_memplan *m, const size_t *size, size_t *offset, int *scratch);
 
 /* True when slot i is live at instruction pc. */

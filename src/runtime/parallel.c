@@ -52,6 +52,14 @@
  * goes through atomics, so ThreadSanitizer sees it (the TSan build runs this
  * same code).
  *
+ * fork(). The child of a fork has only the forking thread: a pool made
+ * before the fork has no workers there (and its state may be that of a
+ * region another thread was running). A process-wide fork count, bumped in
+ * the child by a pthread_atfork handler, tells the child that such a pool is
+ * its parent's: its parallel-for runs serially and mt_thread_pool_destroy
+ * frees it without joining threads that do not exist in the child (joining
+ * them crashed). A pool made in the child is an ordinary pool.
+ *
  * Thread count. A thread-local setting (mt_parallel_set_num_threads), 0
  * meaning the current pool's size; the executor sets the pool and the
  * count from the context for the duration of a run and restores both.
@@ -93,6 +101,7 @@ enum { MAX_THREADS = 256 };
 struct mt_thread_pool {
     int nthreads;                 /* threads per region, the caller included */
     int nworkers;                 /* workers started (<= nthreads - 1) */
+    unsigned forks;               /* fork_count when made: another value, a fork's child */
     bool start_failed;            /* the system refused a thread: do not retry */
     pthread_t *tids;
     atomic_int busy;              /* 1 while a region runs */
@@ -106,11 +115,23 @@ struct mt_thread_pool {
     atomic_bool stop;
     _Alignas(64) _Atomic uint32_t left;   /* ranges not finished: the caller sleeps on it */
     atomic_bool caller_asleep;
+    atomic_bool alloc_failed;     /* a range's mt_kernel_malloc failed (see the header) */
 };
+
+static atomic_uint fork_count; /* forks this process is the child of (see the top) */
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void after_fork_child(void) {
+    atomic_fetch_add_explicit(&fork_count, 1, memory_order_relaxed);
+}
+static void register_atfork(void) { pthread_atfork(NULL, NULL, after_fork_child); }
+static bool inherited(const mt_thread_pool *p) {
+    return p->forks != atomic_load_explicit(&fork_count, memory_order_relaxed);
+}
 
 static _Thread_local int tl_num_threads;      /* 0 = the pool's size */
 static _Thread_local mt_thread_pool *tl_pool;
 static _Thread_local bool tl_in_region;
+static _Thread_local bool tl_alloc_failed; /* mt_kernel_malloc failed on this thread */
 
 /* ---- sleeping and waking ---------------------------------------------------- */
 
@@ -181,8 +202,14 @@ static void run_ranges(mt_thread_pool *p) {
         int64_t b, e;
         part(p->n, T_COUNT(w), T_NEXT(w), &b, &e);
         p->body(b, e, p->closure);
-        if (atomic_fetch_sub_explicit(&p->left, 1, memory_order_acq_rel) == 1 &&
-            atomic_load(&p->caller_asleep))
+        if (tl_alloc_failed) { /* to the caller: before the release below */
+            tl_alloc_failed = false;
+            atomic_store_explicit(&p->alloc_failed, true, memory_order_relaxed);
+        }
+        /* seq_cst, like join's store of caller_asleep and load of left: of
+         * the two store-then-load sequences at least one sees the other's
+         * store, so a caller going to sleep is always woken */
+        if (atomic_fetch_sub(&p->left, 1) == 1 && atomic_load(&p->caller_asleep))
             wake(&p->left, 1);
         w = atomic_load_explicit(&p->ticket, memory_order_acquire);
     }
@@ -223,10 +250,16 @@ static void *worker_main(void *arg) {
 }
 
 /* Starts workers up to nthreads - 1 (fewer if the system refuses; the
- * caller runs what nobody else claims). Signals go to the host's threads. */
+ * caller runs what nobody else claims). Asynchronous signals go to the
+ * host's threads. The synchronous ones (a fault in a kernel on a worker)
+ * stay unblocked: they can only go to the faulting thread, and blocked there
+ * the kernel kills the process instead of running the host's handler. */
 static void start_workers(mt_thread_pool *p) {
     sigset_t all, old;
     sigfillset(&all);
+    static const int sync_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
+    for (size_t i = 0; i < sizeof sync_signals / sizeof *sync_signals; i++)
+        sigdelset(&all, sync_signals[i]);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     while (p->nworkers < p->nthreads - 1) {
         if (pthread_create(&p->tids[p->nworkers], NULL, worker_main, p) != 0) {
@@ -244,7 +277,7 @@ void mt_parallel_for(int64_t n, mt_parallel_body body, void *closure) {
     int64_t t = mt_parallel_num_threads();
     if (t > n) t = n;
     int expect = 0;
-    if (t <= 1 || tl_in_region ||
+    if (t <= 1 || tl_in_region || inherited(p) ||
         !atomic_compare_exchange_strong_explicit(&p->busy, &expect, 1, memory_order_acquire,
                                                  memory_order_relaxed)) {
         body(0, n, closure);
@@ -268,10 +301,30 @@ void mt_parallel_for(int64_t n, mt_parallel_body body, void *closure) {
     tl_in_region = false;
 
     join(p);
+    if (atomic_load_explicit(&p->alloc_failed, memory_order_relaxed)) {
+        atomic_store_explicit(&p->alloc_failed, false, memory_order_relaxed);
+        tl_alloc_failed = true;
+    }
     atomic_store_explicit(&p->busy, 0, memory_order_release);
 }
 
 /* ---- pools and settings ------------------------------------------------------ */
+
+void *mt_kernel_malloc(int64_t count, int64_t esize) {
+    int64_t bytes;
+    void *ptr = NULL;
+    if (count >= 0 && esize > 0 && !__builtin_mul_overflow(count, esize, &bytes) &&
+        (uint64_t)bytes <= (uint64_t)SIZE_MAX)
+        ptr = malloc(bytes > 0 ? (size_t)bytes : 1);
+    if (!ptr) tl_alloc_failed = true;
+    return ptr;
+}
+
+bool mt_kernel_alloc_failed(void) {
+    bool f = tl_alloc_failed;
+    tl_alloc_failed = false;
+    return f;
+}
 
 int mt_parallel_num_cpus(void) {
 #ifdef __linux__
@@ -292,6 +345,8 @@ mt_thread_pool *mt_thread_pool_create(int nthreads) {
     if (!p) return NULL;
     *p = (mt_thread_pool){0};
     p->nthreads = nthreads;
+    pthread_once(&atfork_once, register_atfork);
+    p->forks = atomic_load_explicit(&fork_count, memory_order_relaxed);
     p->tids = calloc((size_t)nthreads, sizeof *p->tids);
     if (!p->tids) {
         free(p);
@@ -304,12 +359,13 @@ mt_thread_pool *mt_thread_pool_create(int nthreads) {
     atomic_init(&p->stop, false);
     atomic_init(&p->left, 0);
     atomic_init(&p->caller_asleep, false);
+    atomic_init(&p->alloc_failed, false);
     return p;
 }
 
 void mt_thread_pool_destroy(mt_thread_pool *p) {
     if (!p) return;
-    if (p->nworkers > 0) {
+    if (p->nworkers > 0 && !inherited(p)) {
         atomic_store(&p->stop, true);
         atomic_fetch_add(&p->seq, 1);
         wake(&p->seq, p->nworkers);

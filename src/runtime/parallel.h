@@ -20,6 +20,7 @@
 #ifndef MT_RUNTIME_PARALLEL_H
 #define MT_RUNTIME_PARALLEL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Runs the iterations [begin, end) of a parallel loop. */
@@ -35,7 +36,9 @@ typedef struct mt_thread_pool mt_thread_pool;
 mt_thread_pool *mt_thread_pool_create(int nthreads);
 
 /* Stops and joins the workers and frees the pool. The pool must be idle (no
- * mt_parallel_for running on it). NULL is a no-op. */
+ * mt_parallel_for running on it). In a fork()'s child, a pool made before
+ * the fork is freed without joining (its workers are not in this process).
+ * NULL is a no-op. */
 void mt_thread_pool_destroy(mt_thread_pool *p);
 
 /* Threads the pool runs a region on (the caller included); workers started
@@ -51,7 +54,9 @@ int mt_thread_pool_started(const mt_thread_pool *p);
  * called from inside a region (a body, on any thread: no nested threads), or
  * when another thread is running a region on the same pool (two host threads
  * on one context: the second runs serially rather than wait). n <= 0 does
- * nothing. Generated code resolves this symbol by address (codegen/jit.c). */
+ * nothing. In the child of a fork(), a pool made before the fork runs every
+ * loop serially (its workers stayed in the parent). Generated code resolves
+ * this symbol by address (codegen/jit.c). */
 void mt_parallel_for(int64_t n, mt_parallel_body body, void *closure);
 
 /* Makes p the calling thread's current pool (NULL: none) and returns the
@@ -70,5 +75,17 @@ int mt_parallel_num_threads(void);
 
 /* The number of CPUs this process may run on (at least 1). */
 int mt_parallel_num_cpus(void);
+
+/* A kernel's own heap buffer (codegen/llvm.c: TS_ALLOC over 64 KiB, or of
+ * symbolic size): count * esize bytes from malloc, or NULL when that
+ * overflows or malloc fails. Then the kernel skips the statement that needed
+ * the buffer and the calling thread's allocation-failure flag is set; a
+ * worker's flag is handed to the thread that ran the region when its range
+ * ends, so the executor sees it after the kernel returns and fails the run
+ * with MT_ERR_NOMEM. Generated code resolves this symbol by address. */
+void *mt_kernel_malloc(int64_t count, int64_t esize);
+
+/* Returns and clears the calling thread's allocation-failure flag. */
+bool mt_kernel_alloc_failed(void);
 
 #endif

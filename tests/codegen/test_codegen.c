@@ -574,7 +574,7 @@ static void test_alloc(void **state) {
         mt_codegen_out r = compile_n(&f, 1, opt);
         if (opt == 0) {
             assert_non_null(strstr(r.llvm_ir, "alloca [16 x float]"));
-            assert_non_null(strstr(r.llvm_ir, "@malloc"));
+            assert_non_null(strstr(r.llvm_ir, "@mt_kernel_malloc")); /* checked malloc */
             assert_non_null(strstr(r.llvm_ir, "@free"));
         }
         enum { N = 40 };

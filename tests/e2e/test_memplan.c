@@ -60,6 +60,28 @@ static void test_assign_no_overlap(void **s) {
     assert_int_equal(mt_memplan_assign(&m3, z3, o3, scratch), 4096);
 }
 
+/* Sizes come from run-time dims: four live slots of 2^62 bytes each (the
+ * largest the executor accepts per value) sum to 2^64. The arena's size must
+ * not wrap to a small number (it did: 0, and the kernels wrote past it). */
+static void test_assign_overflow(void **s) {
+    (void)s;
+    int start[4] = {0, 0, 0, 0}, end[4] = {3, 3, 3, 3}, scratch[8];
+    size_t big = (size_t)1 << 62, size[4] = {big, big, big, big}, off[4];
+    mt_memplan m = {.n = 4, .start = start, .end = end};
+    assert_true(mt_memplan_assign(&m, size, off, scratch) == SIZE_MAX);
+    /* three fit: 3 * 2^62 */
+    m.n = 3;
+    assert_true(mt_memplan_assign(&m, size, off, scratch) == 3 * big);
+    /* disjoint lifetimes share: four of them take one slot */
+    int s4[4] = {0, 1, 2, 3}, e4[4] = {0, 1, 2, 3};
+    mt_memplan d = {.n = 4, .start = s4, .end = e4};
+    assert_true(mt_memplan_assign(&d, size, off, scratch) == big);
+    /* one slot at the very top of size_t */
+    size_t top[1] = {SIZE_MAX - 63};
+    mt_memplan one = {.n = 1, .start = start, .end = end};
+    assert_true(mt_memplan_assign(&one, top, off, scratch) == SIZE_MAX - 63);
+}
+
 /* ---- through the API ------------------------------------------------------ */
 
 /* "# arena: A bytes (one buffer per value: U bytes)" from the plan stage. */
@@ -288,6 +310,45 @@ static void test_symbolic(void **s) {
     mt_kernel_release(k);
 }
 
+/* Run-time dims that make the intermediates enormous while the arguments
+ * hold no data (k = 0): the run fails with MT_ERR_NOMEM, nothing is written,
+ * and a normal run afterwards is fine. n = 2^58 gives four live values of
+ * 2^62 bytes (the arena would pass 2^64); n = 2^59 one value past 2^62. */
+static void test_huge_symbolic(void **s) {
+    (void)s;
+    mt_kernel *k = compile_ok(
+        "def f(x: Tensor((\"n\", \"k\"), \"float32\"), w: Tensor((\"k\", 4), \"float32\"),\n"
+        "      v: Tensor((4, 4), \"float32\")):\n"
+        "    a = x @ w\n    b = a @ v\n    c = b @ v\n    d = c @ v\n"
+        "    return sum(a @ v + b @ v + c @ v + d @ v)\n");
+    static const int64_t ns[] = {(int64_t)1 << 58, (int64_t)1 << 59, ((int64_t)1 << 58) + 1,
+                                 (int64_t)1 << 60};
+    for (size_t r = 0; r < sizeof ns / sizeof ns[0]; r++) {
+        int64_t xs[2] = {ns[r], 0}, ws[2] = {0, 4}, vs[2] = {4, 4};
+        mt_tensor *args[3] = {mt_tensor_create(MT_FLOAT32, 2, xs), mt_tensor_create(MT_FLOAT32, 2, ws),
+                              mt_tensor_create(MT_FLOAT32, 2, vs)};
+        mt_tensor *out = NULL;
+        mt_diag d;
+        mt_status st = mt_kernel_run(k, args, 3, &out, 1, &d);
+        if (st != MT_ERR_NOMEM) fail_msg("n = %lld: status %d: %s", (long long)ns[r], st, d.text);
+        assert_null(out);
+        for (int i = 0; i < 3; i++) mt_tensor_release(args[i]);
+    }
+    /* and an ordinary run: x (3, 2) of ones, w ones, v identity: every
+     * intermediate is 2 per entry, the sum 4 * (3 * 4 * 2) = 96 */
+    int64_t xs[2] = {3, 2}, ws[2] = {2, 4}, vs[2] = {4, 4};
+    mt_tensor *args[3] = {mt_tensor_create(MT_FLOAT32, 2, xs), mt_tensor_create(MT_FLOAT32, 2, ws),
+                          mt_tensor_create(MT_FLOAT32, 2, vs)};
+    for (int i = 0; i < 6; i++) ((float *)mt_tensor_data(args[0]))[i] = 1;
+    for (int i = 0; i < 8; i++) ((float *)mt_tensor_data(args[1]))[i] = 1;
+    for (int i = 0; i < 4; i++) ((float *)mt_tensor_data(args[2]))[i * 5] = 1;
+    mt_tensor *out = run(k, args, 3);
+    assert_float_equal(*(float *)mt_tensor_data(out), 96.0, 1e-3);
+    mt_tensor_release(out);
+    for (int i = 0; i < 3; i++) mt_tensor_release(args[i]);
+    mt_kernel_release(k);
+}
+
 /* More values than the executor keeps on its stack (32): its tables and the
  * per-run placement come from the heap. 40 symbolic-size steps. */
 static void test_long_symbolic_chain(void **s) {
@@ -321,10 +382,11 @@ static void test_long_symbolic_chain(void **s) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_assign_no_overlap), cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_assign_no_overlap), cmocka_unit_test(test_assign_overflow),
+        cmocka_unit_test(test_chain),
         cmocka_unit_test(test_diamond),           cmocka_unit_test(test_loop),
         cmocka_unit_test(test_if),                cmocka_unit_test(test_symbolic),
-        cmocka_unit_test(test_long_symbolic_chain),
+        cmocka_unit_test(test_long_symbolic_chain), cmocka_unit_test(test_huge_symbolic),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -227,6 +228,48 @@ static void test_many_contexts(void **state) {
     mt_tensor_release(a), mt_tensor_release(b);
 }
 
+/* fork() after a context's workers started (the child has none of them):
+ * the child runs the context's kernels (serially) with the same results and
+ * releases the kernel and the context without hanging or crashing (joining
+ * the parent's workers there crashed). Not under TSan, which does not
+ * support multi-threaded fork well. */
+static void test_fork_child(void **state) {
+    (void)state;
+#ifndef __SANITIZE_THREAD__
+    mt_context *c = ctx_with(4);
+    mt_kernel *k = compile_in(c, ADD2);
+    mt_tensor *a = filled(1, 100003, 0, 1), *b = filled(1, 100003, 0, 2);
+    mt_tensor *args[2] = {a, b};
+    mt_tensor *want = run(k, args, 2);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(30);
+        int rc = 0;
+        for (int i = 0; i < 5 && rc == 0; i++) {
+            mt_tensor *got = run(k, args, 2);
+            if (memcmp(mt_tensor_data(got), mt_tensor_data(want), nbytes(want)) != 0) rc = 3;
+            mt_tensor_release(got);
+        }
+        mt_kernel_release(k);
+        mt_context_destroy(c);
+        _exit(rc);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (WIFSIGNALED(status)) fail_msg("the child died of signal %d", WTERMSIG(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    mt_tensor *again = run(k, args, 2); /* the parent's pool still works */
+    assert_memory_equal(mt_tensor_data(again), mt_tensor_data(want), nbytes(want));
+    mt_tensor_release(again);
+    mt_tensor_release(want);
+    mt_tensor_release(a);
+    mt_tensor_release(b);
+    mt_kernel_release(k);
+    mt_context_destroy(c);
+#endif
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_identical_across_thread_counts),
@@ -234,6 +277,7 @@ int main(void) {
         cmocka_unit_test(test_four_host_threads),
         cmocka_unit_test(test_destroy),
         cmocka_unit_test(test_many_contexts),
+        cmocka_unit_test(test_fork_child),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
