@@ -58,36 +58,6 @@ mt_tbuffer *mm_local_buf(mm *c, const char *name, mt_texpr *extent, mt_dtype dt)
 
 /* ---- facts about expressions ---------------------------------------------------- */
 
-typedef struct uses_ctx {
-    const mt_tvar *var;
-    const mt_tbuffer *buf;
-    bool found;
-} uses_ctx;
-
-static void uses_expr(mt_tvisitor *v, const mt_texpr *e) {
-    uses_ctx *u = v->ctx;
-    if ((u->var && e->kind == TE_VAR && e->var == u->var) ||
-        (u->buf && e->kind == TE_LOAD && e->buf == u->buf)) {
-        u->found = true;
-        return;
-    }
-    mt_tvisit_expr_children(v, e);
-}
-
-static bool uses_var(const mt_texpr *e, const mt_tvar *x) {
-    uses_ctx u = {x, NULL, false};
-    mt_tvisitor v = {uses_expr, NULL, &u};
-    mt_tvisit_expr(&v, e);
-    return u.found;
-}
-
-static bool reads_buf(const mt_texpr *e, const mt_tbuffer *b) {
-    uses_ctx u = {NULL, b, false};
-    mt_tvisitor v = {uses_expr, NULL, &u};
-    mt_tvisit_expr(&v, e);
-    return u.found;
-}
-
 /* Every load of buf in e is at exactly [iv[0], ..., iv[n-1]]. */
 typedef struct at_ctx {
     const mt_tbuffer *buf;
@@ -316,11 +286,11 @@ static bool match_matmul(mm *c, const mt_tstmt *blk) {
     if (!loads_at(acc, c->C, c->sv, c->ns) || prod->kind != TE_MUL) return false;
     mt_tvar *i = c->sv[c->ns - 2], *j = c->sv[c->ns - 1];
     c->X = prod->a, c->Y = prod->b;
-    if (uses_var(c->X, j) || uses_var(c->Y, i)) {
+    if (mt_texpr_uses_var(c->X, j) || mt_texpr_uses_var(c->Y, i)) {
         mt_texpr *t = c->X;
         c->X = c->Y, c->Y = t;
     }
-    if (uses_var(c->X, j) || uses_var(c->Y, i) || reads_buf(prod, c->C)) return false;
+    if (mt_texpr_uses_var(c->X, j) || mt_texpr_uses_var(c->Y, i) || mt_texpr_reads(prod, c->C)) return false;
     return same_shape(c, c->C);
 }
 
@@ -340,8 +310,8 @@ static bool match_epilogue(mm *c, const mt_tstmt *blk) {
     e->out = st->buf;
     e->value = st->value;
     if (written(c, e->out) || !same_shape(c, e->out) || e->value->lanes != 1) return false;
-    if (reads_buf(c->X, e->out) || reads_buf(c->Y, e->out)) return false;
-    if (!loads_at(e->value, c->C, e->iv, c->ns) || reads_buf(e->value, e->out)) return false;
+    if (mt_texpr_reads(c->X, e->out) || mt_texpr_reads(c->Y, e->out)) return false;
+    if (!loads_at(e->value, c->C, e->iv, c->ns) || mt_texpr_reads(e->value, e->out)) return false;
     for (int p = 0; p < c->nep; p++)
         if (!loads_at(e->value, c->ep[p].out, e->iv, c->ns)) return false;
     c->nep++;

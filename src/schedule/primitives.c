@@ -101,26 +101,6 @@ void mt_sched_replace(mt_sched *s, const mt_tstmt *old, mt_tstmt *repl) {
 
 /* ---- facts ----------------------------------------------------------------- */
 
-typedef struct uses {
-    const mt_tvar *var;
-    bool found;
-} uses;
-
-static void uses_expr(mt_tvisitor *v, const mt_texpr *e) {
-    uses *u = v->ctx;
-    if (u->found) return;
-    if (e->kind == TE_VAR && e->var == u->var) u->found = true;
-    mt_tvisit_expr_children(v, e);
-}
-
-static bool expr_uses(const mt_texpr *e, const mt_tvar *var) {
-    if (!e) return false;
-    uses u = {var, false};
-    mt_tvisitor v = {uses_expr, NULL, &u};
-    mt_tvisit_expr(&v, e);
-    return u.found;
-}
-
 static const char *kind_name(mt_for_kind k) {
     switch (k) {
     case MT_FOR_SERIAL: return "serial";
@@ -142,7 +122,7 @@ static bool nested_pair(mt_sched *s, const char *prim, const mt_tstmt *o, const 
     if (o->body != i)
         return mt_sched_refuse(s, "%s: loop '%s' is not the whole body of loop '%s' (they must be perfectly nested)",
                       prim, i->var->name, o->var->name);
-    if (expr_uses(i->min, o->var) || expr_uses(i->extent, o->var))
+    if (mt_texpr_uses_var(i->min, o->var) || mt_texpr_uses_var(i->extent, o->var))
         return mt_sched_refuse(s, "%s: the bounds of loop '%s' depend on '%s'", prim, i->var->name,
                       o->var->name);
     return true;
@@ -169,14 +149,14 @@ static void red_stmt(mt_tvisitor *v, const mt_tstmt *s) {
     }
     if (s->kind == TS_BLOCK) {
         for (int i = 0; i < s->niters; i++)
-            if (s->iters[i].kind == MT_ITER_REDUCE && expr_uses(s->iter_values[i], r->var)) {
+            if (s->iters[i].kind == MT_ITER_REDUCE && mt_texpr_uses_var(s->iter_values[i], r->var)) {
                 r->block = s;
                 r->iter = s->iters[i].var;
                 return;
             }
         bool driven = false;
         for (int i = 0; i < s->niters; i++)
-            driven = driven || (s->iters[i].kind == MT_ITER_SPATIAL && expr_uses(s->iter_values[i], r->var));
+            driven = driven || (s->iters[i].kind == MT_ITER_SPATIAL && mt_texpr_uses_var(s->iter_values[i], r->var));
         if (!driven) {
             r->block = s;
             return;
@@ -279,7 +259,7 @@ bool mt_sched_split(mt_sched *s, mt_tvar *loop, mt_texpr *factor, mt_tvar **oute
     if (fconst && fc <= 0)
         return mt_sched_refuse(s, "split: factor %lld of loop '%s' is not positive", (long long)fc,
                       loop->name);
-    if (expr_uses(factor, loop))
+    if (mt_texpr_uses_var(factor, loop))
         return mt_sched_refuse(s, "split: the factor of loop '%s' uses the loop's variable", loop->name);
     mt_dtype dt = loop->dtype;
     if (factor->dtype != dt) factor = mt_te_cast(a, dt, factor);

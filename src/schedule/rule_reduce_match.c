@@ -228,26 +228,8 @@ static bool reads_ok(rr *c, int at, const mt_texpr *e, bool no_r) {
     return r.ok;
 }
 
-typedef struct bufs_ctx {
-    const mt_tbuffer *b;
-    bool found;
-} bufs_ctx;
-
-static void has_expr(mt_tvisitor *v, const mt_texpr *e) {
-    bufs_ctx *u = v->ctx;
-    if (e->kind == TE_LOAD && e->buf == u->b) u->found = true;
-    mt_tvisit_expr_children(v, e);
-}
-
-static bool reads(const mt_texpr *e, const mt_tbuffer *b) {
-    bufs_ctx u = {b, false};
-    mt_tvisitor v = {has_expr, NULL, &u};
-    mt_tvisit_expr(&v, e);
-    return u.found;
-}
-
 static bool stage_reads(const stage *s, const mt_tbuffer *b) {
-    return reads(s->value, b) || (s->init && reads(s->init, b));
+    return mt_texpr_reads(s->value, b) || mt_texpr_reads(s->init, b);
 }
 
 /* ---- softmax: exp once ---------------------------------------------------------------- */
@@ -277,7 +259,7 @@ static void fuse_exp(rr *c, int k) {
     for (int d = 0; d <= c->ns; d++) cv[d] = mt_tvar_new(c->a, "c", MT_INT64);
     if (!mt_texpr_equal(canon(c, y, v->a, cv), canon(c, &c->st[j], c->st[j].value, cv))) return;
     for (int i = j; i < k; i++)
-        if (reads(v->a, c->st[i].buf)) return;
+        if (mt_texpr_reads(v->a, c->st[i].buf)) return;
     for (int i = j + 1; i < k; i++) /* later stages read Y's final values */
         if (stage_reads(&c->st[i], y->buf)) return;
     c->st[j].also = y->buf;
@@ -348,7 +330,7 @@ bool mt_reduce_match(rr *c) {
     for (int i = 0; i < c->nst; i++) {
         const stage *s = &c->st[i];
         if (!reads_ok(c, i, s->value, false) || (s->init && !reads_ok(c, i, s->init, true))) return false;
-        if (s->kind == ST_RED && reads(s->value, s->buf)) return false;
+        if (s->kind == ST_RED && mt_texpr_reads(s->value, s->buf)) return false;
     }
     for (int i = 0; i < c->nst; i++)
         if (c->st[i].kind == ST_ELT) fuse_exp(c, i);

@@ -301,6 +301,10 @@ void mt_tvisit_stmt(mt_tvisitor *v, const mt_tstmt *s);
 void mt_tvisit_expr_children(mt_tvisitor *v, const mt_texpr *e);
 void mt_tvisit_stmt_children(mt_tvisitor *v, const mt_tstmt *s);
 
+/* Does e (NULL: no) mention variable x / load from buffer b anywhere? */
+bool mt_texpr_uses_var(const mt_texpr *e, const mt_tvar *x);
+bool mt_texpr_reads(const mt_texpr *e, const mt_tbuffer *b);
+
 typedef struct mt_tmutator mt_tmutator;
 struct mt_tmutator {
     mt_arena *arena;

@@ -352,3 +352,33 @@ bool mt_texpr_equal(const mt_texpr *x, const mt_texpr *y) {
     return mt_texpr_equal(x->cond, y->cond) && mt_texpr_equal(x->a, y->a) &&
            mt_texpr_equal(x->b, y->b);
 }
+
+/* ---- queries ------------------------------------------------------------ */
+
+typedef struct uses_ctx {
+    const mt_tvar *var;
+    const mt_tbuffer *buf;
+    bool found;
+} uses_ctx;
+
+static void uses_expr(mt_tvisitor *v, const mt_texpr *e) {
+    uses_ctx *u = v->ctx;
+    if (u->found) return;
+    if ((u->var && e->kind == TE_VAR && e->var == u->var) ||
+        (u->buf && e->kind == TE_LOAD && e->buf == u->buf)) {
+        u->found = true;
+        return;
+    }
+    mt_tvisit_expr_children(v, e);
+}
+
+static bool uses(const mt_texpr *e, const mt_tvar *x, const mt_tbuffer *b) {
+    if (!e) return false;
+    uses_ctx u = {x, b, false};
+    mt_tvisitor v = {uses_expr, NULL, &u};
+    mt_tvisit_expr(&v, e);
+    return u.found;
+}
+
+bool mt_texpr_uses_var(const mt_texpr *e, const mt_tvar *x) { return uses(e, x, NULL); }
+bool mt_texpr_reads(const mt_texpr *e, const mt_tbuffer *b) { return uses(e, NULL, b); }
