@@ -293,32 +293,62 @@ void mt_gtype_check_size(mt_arena *a, const mt_gtype *t, mt_loc loc) {
 
 /* ---- rewriting ---------------------------------------------------------------- */
 
-static void replace_in(mt_gvar **vs, int n, const mt_gvar *old, mt_gvar *new_) {
-    for (int i = 0; i < n; i++)
-        if (vs[i] == old) vs[i] = new_;
+/* Every var slot a function has (args, conditions, branch and loop values,
+ * outputs) passes through map(); a binding's outs are definitions, not uses. */
+typedef mt_gvar *(*var_map)(const void *ctx, mt_gvar *v);
+
+static void map_in(mt_gvar **vs, int n, var_map map, const void *ctx) {
+    for (int i = 0; i < n; i++) vs[i] = map(ctx, vs[i]);
 }
 
-static void replace_body(mt_gbody *body, const mt_gvar *old, mt_gvar *new_) {
+static void map_one(mt_gvar **v, var_map map, const void *ctx) {
+    if (*v) *v = map(ctx, *v);
+}
+
+static void map_body(mt_gbody *body, var_map map, const void *ctx) {
     for (int i = 0; i < body->nblocks; i++) {
         mt_gblock *b = body->blocks[i];
-        for (int j = 0; j < b->nbindings; j++) replace_in(b->bindings[j]->args, b->bindings[j]->nargs, old, new_);
-        if (b->cond == old) b->cond = new_;
-        replace_in(b->then_vals, b->nmerged, old, new_);
-        replace_in(b->else_vals, b->nmerged, old, new_);
-        if (b->start == old) b->start = new_;
-        if (b->stop == old) b->stop = new_;
-        if (b->step == old) b->step = new_;
-        replace_in(b->carried_init, b->ncarried, old, new_);
-        replace_in(b->carried_next, b->ncarried, old, new_);
-        replace_body(&b->then_body, old, new_);
-        replace_body(&b->else_body, old, new_);
-        replace_body(&b->body, old, new_);
+        for (int j = 0; j < b->nbindings; j++) map_in(b->bindings[j]->args, b->bindings[j]->nargs, map, ctx);
+        map_one(&b->cond, map, ctx);
+        map_in(b->then_vals, b->nmerged, map, ctx);
+        map_in(b->else_vals, b->nmerged, map, ctx);
+        map_one(&b->start, map, ctx);
+        map_one(&b->stop, map, ctx);
+        map_one(&b->step, map, ctx);
+        map_in(b->carried_init, b->ncarried, map, ctx);
+        map_in(b->carried_next, b->ncarried, map, ctx);
+        map_body(&b->then_body, map, ctx);
+        map_body(&b->else_body, map, ctx);
+        map_body(&b->body, map, ctx);
     }
 }
 
-void mt_gfunc_replace_uses(mt_gfunc *f, const mt_gvar *old, mt_gvar *new_) {
-    replace_body(&f->body, old, new_);
-    replace_in(f->outputs, f->noutputs, old, new_);
+void mt_gsubst_add(mt_arena *a, mt_gsubst *s, const mt_gvar *old, mt_gvar *new_) {
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 16;
+        mt_gvar **to = MT_NEW_ARRAY(a, mt_gvar *, cap);
+        for (int i = 0; i < s->n; i++) to[i] = s->to[i];
+        s->to = to, s->cap = cap;
+    }
+    s->to[s->n++] = new_;
+    mt_ptrmap_add(a, &s->at, old, s->n - mt_ptrmap_get(&s->at, old));
+}
+
+static mt_gvar *map_subst(const void *ctx, mt_gvar *v) { return mt_gsubst_lookup(ctx, v); }
+
+mt_gvar *mt_gsubst_lookup(const mt_gsubst *s, mt_gvar *v) {
+    int i = s->n ? mt_ptrmap_get(&s->at, v) : 0;
+    return i ? s->to[i - 1] : v;
+}
+
+void mt_gsubst_binding(const mt_gsubst *s, mt_gbinding *b) {
+    if (s->n) map_in(b->args, b->nargs, map_subst, s);
+}
+
+void mt_gfunc_apply_subst(mt_gfunc *f, const mt_gsubst *s) {
+    if (!s->n) return;
+    map_body(&f->body, map_subst, s);
+    map_in(f->outputs, f->noutputs, map_subst, s);
 }
 
 static bool str_eq(const char *x, const char *y) { return x == y || (x && y && strcmp(x, y) == 0); }

@@ -259,9 +259,24 @@ bool mt_gfunc_uses(const mt_gfunc *f, const mt_gblock *skip, const mt_gvar *v);
  * each (which is linear in f, so quadratic over a pass). */
 void mt_gfunc_count_uses(mt_arena *a, const mt_gfunc *f, mt_ptrmap *uses);
 
-/* Every use of old in f (args, conditions, branch and loop values, outputs)
- * becomes new_. */
-void mt_gfunc_replace_uses(mt_gfunc *f, const mt_gvar *old, mt_gvar *new_);
+/* Replacements old -> new of the uses of values (args, conditions, branch
+ * and loop values, outputs) found by a pass that walks a function in program
+ * order and applied in one more walk: linear, where rewriting f at each
+ * replacement would be quadratic. During the walk, mt_gsubst_binding makes a
+ * binding's args current before the pass looks at them (so a replacement
+ * can enable the next: y = f(x); z = f(x); g(y) and g(z) become equal);
+ * mt_gfunc_apply_subst then rewrites every use in f. A new value must not
+ * itself be replaced later (it is a constant or defined earlier). A
+ * zero-filled mt_gsubst is empty. */
+typedef struct mt_gsubst {
+    mt_ptrmap at; /* old -> index + 1 into to */
+    mt_gvar **to;
+    int n, cap;
+} mt_gsubst;
+void mt_gsubst_add(mt_arena *a, mt_gsubst *s, const mt_gvar *old, mt_gvar *new_);
+mt_gvar *mt_gsubst_lookup(const mt_gsubst *s, mt_gvar *v); /* v itself when not replaced */
+void mt_gsubst_binding(const mt_gsubst *s, mt_gbinding *b);
+void mt_gfunc_apply_subst(mt_gfunc *f, const mt_gsubst *s);
 bool mt_gattrs_equal(const mt_gattrs *x, const mt_gattrs *y); /* NULL = no attrs */
 
 /* Calls fn on every BINDINGS block of f, depth first, in program order. */

@@ -17,6 +17,7 @@
 typedef struct cse_ctx {
     mt_arena *arena;
     mt_gfunc *func;
+    mt_gsubst subst; /* later binding's value -> the equal earlier one */
 } cse_ctx;
 
 static bool same_arg(const mt_gvar *x, const mt_gvar *y) {
@@ -55,8 +56,10 @@ static uint64_t call_hash(const mt_gbinding *b) {
 
 /* Each binding is compared only with the earlier ones of equal hash, in
  * order, so the first equal one wins as in a pairwise scan, in linear
- * expected time. Earlier bindings never change afterwards: the uses that
- * replace_uses rewrites all come after the binding being replaced. */
+ * expected time. A binding's args are brought up to date with the
+ * replacements found so far before it is hashed (uses come after their
+ * definition in program order); the rest of the function is rewritten once
+ * at the end. */
 static void cse_block(mt_gblock *blk, void *ctx) {
     cse_ctx *c = ctx;
     mt_gfunc *f = c->func;
@@ -67,6 +70,7 @@ static void cse_block(mt_gblock *blk, void *ctx) {
     int *next = MT_NEW_ARRAY(c->arena, int, n > 0 ? n : 1), *tail = MT_NEW_ARRAY(c->arena, int, cap);
     for (int i = 0; i < n; i++) {
         mt_gbinding *b = blk->bindings[i];
+        mt_gsubst_binding(&c->subst, b);
         if (b->kind != MT_CALL_OP || b->nouts != 1) continue;
         uint64_t h = hashes[i] = call_hash(b);
         size_t s = (size_t)h & (size_t)(cap - 1);
@@ -75,7 +79,7 @@ static void cse_block(mt_gblock *blk, void *ctx) {
             if (same_call(blk->bindings[j], b)) {
                 bool returned = false;
                 for (int o = 0; o < f->noutputs; o++) returned |= f->outputs[o] == b->outs[0];
-                if (!returned) mt_gfunc_replace_uses(f, b->outs[0], blk->bindings[j]->outs[0]);
+                if (!returned) mt_gsubst_add(c->arena, &c->subst, b->outs[0], blk->bindings[j]->outs[0]);
                 break;
             }
         if (!slot_first[s])
@@ -88,8 +92,9 @@ static void cse_block(mt_gblock *blk, void *ctx) {
 
 mt_gmodule *mt_graph_cse(mt_arena *a, mt_gmodule *m) {
     for (int fi = 0; fi < m->nfuncs; fi++) {
-        cse_ctx c = {a, m->funcs[fi]};
+        cse_ctx c = {a, m->funcs[fi], {{0}}};
         mt_gfunc_foreach_bindings(m->funcs[fi], cse_block, &c);
+        mt_gfunc_apply_subst(m->funcs[fi], &c.subst);
     }
     return m;
 }
