@@ -38,7 +38,9 @@ fi
 
 dir=build-fuzz
 echo "== fuzz: building in $dir"
-CC=clang cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DMT_FUZZ=ON -DMT_BUILD_TESTS=OFF >/dev/null
+# -O1 as OSS-Fuzz builds (about 1.3x the executions per second of -O0)
+CC=clang cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g" \
+  -DMT_FUZZ=ON -DMT_BUILD_TESTS=OFF >/dev/null
 cmake --build "$dir" -j"$(nproc)" --target fuzz_compile fuzz_npy npy_seeds >/dev/null
 
 rm -rf "$dir/seeds"

@@ -44,7 +44,9 @@ void mt_sb_printf(mt_sb *sb, const char *fmt, ...) {
 }
 
 void mt_sb_indent(mt_sb *sb, int spaces) {
-    for (int i = 0; i < spaces; i++) mt_sb_putc(sb, ' ');
+    static const char blanks[] = "                                                                ";
+    for (; spaces > 0; spaces -= (int)sizeof blanks - 1)
+        mt_sb_putn(sb, blanks, spaces < (int)sizeof blanks - 1 ? (size_t)spaces : sizeof blanks - 1);
 }
 
 const char *mt_sb_str(mt_sb *sb) { return sb->buf ? sb->buf : ""; }
