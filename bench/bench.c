@@ -10,24 +10,26 @@
  *      arrays, on 1 and 2 threads (pthreads), best of several passes. Bytes
  *      are counted as STREAM counts them: every array once (reads and the
  *      write; not the write-allocate read of c).
- *   2. OpenBLAS sgemm at N = 1024 and 2048 on 1 and 2 threads, and the MLP
+ *   2. The fp32 FMA peak on 1 and 2 threads (fma_peak.c): what matmul's and
+ *      the MLP's GFLOP/s are also shown against.
+ *   3. OpenBLAS sgemm at N = 1024 and 2048 on 1 and 2 threads, and the MLP
  *      784-128-10 at batch 4096 done the NumPy way (two sgemm calls, bias and
  *      relu in C). OpenBLAS is loaded with dlopen, so building this program
  *      does not need it; without it those rows say why they are missing.
- *   3. minitriton on the kernels of the performance issue, each in a context
+ *   4. minitriton on the kernels of the performance issue, each in a context
  *      with num_threads = 1 and one with num_threads = 2: the time of
  *      mt_kernel_run (median of the repetitions after a warm-up), its rate,
  *      the reference (for memory-bound kernels the floor: the bytes that
  *      must move divided by the bandwidth; for matmul OpenBLAS), the ratio,
- *      and the goal. A row alternates its reference and the kernel, run by
- *      run, and compares their medians, so that both see the same load on
- *      the machine; pauses between runs let spinning worker threads
- *      (OpenBLAS's are told to sleep at once; minitriton's spin at most
- *      5 us) go to sleep before
- *      the next measurement. Each result is spot-checked
+ *      and the goal. A row alternates its reference and the kernel in
+ *      blocks of back-to-back runs (time_pair) and compares their medians,
+ *      so that both see the same load on the machine; pauses between blocks
+ *      let spinning worker threads (OpenBLAS's are told to sleep at once;
+ *      minitriton's spin at most 5 us) go to sleep before the other side
+ *      runs. Each result is spot-checked
  *      against a scalar reference in double: a kernel that computes the wrong
  *      thing is marked WRONG, whatever its speed.
- *   4. Compile latency per kernel: the first compile in the process (the
+ *   5. Compile latency per kernel: the first compile in the process (the
  *      first one also pays for LLVM's one-time work), a warm compile (the
  *      same source again in a context with the cache off; median of 3, with
  *      its phases from mt_kernel_compile_times), and a cached compile (the
@@ -57,6 +59,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fma_peak.h"
 #include "minitriton.h"
 
 /* ---- time and statistics ---------------------------------------------------- */
@@ -481,6 +484,7 @@ typedef struct kresult {
 } kresult;
 
 static double bw_gbs[2];                   /* bandwidth at 1 and 2 threads */
+static double peak_gf[2];                  /* fp32 FMA peak at 1 and 2 threads */
 static double blas_s[2][2];                /* [N=1024|2048][threads-1] sgemm seconds */
 static double blas_mlp_s[2];               /* NumPy-style MLP on OpenBLAS */
 static kresult results[NKERNELS];
@@ -524,7 +528,8 @@ static void print_row(const kspec *s, const kresult *r, int ti) {
     fmt_time(tbuf, sizeof tbuf, t);
     double bytes = kernel_bytes(s), flops = kernel_flops(s);
     if (bytes > 0) snprintf(rate, sizeof rate, "%.1f GB/s", bytes / t / 1e9);
-    else snprintf(rate, sizeof rate, "%.1f GFLOP/s", flops / t / 1e9);
+    else snprintf(rate, sizeof rate, "%.1f GFLOP/s (%.0f %% of peak)", flops / t / 1e9,
+                  flops / t / 1e9 / peak_gf[ti] * 100);
     bool pass = false, judged = true;
     switch (s->kind) {
     case K_ADD:
@@ -624,30 +629,37 @@ static mt_kernel *compile(mt_context *ctx, const kspec *s, double *ms) {
  * a core from what is measured next. */
 static void settle(void) { usleep(200 * 1000); }
 
-/* Median seconds of the reference ref(ref_arg) and of fn(arg), run
- * alternately (after `warm` warm-up rounds) so that both see the same load
- * on the machine: at least min_reps rounds, then until budget_s or
- * max_reps. A short pause after each round lets spinning workers sleep
- * before the reference runs again. */
-static void time_pair(work_fn ref, void *ref_arg, work_fn fn, void *arg, int warm, int min_reps,
+/* Median seconds of the reference ref(ref_arg) and of fn(arg), measured in
+ * alternating blocks so that both see the same load on the machine. A block
+ * is one untimed call, then `per` timed calls back to back, as a host calls
+ * a kernel in a loop: the untimed call wakes the worker threads (waking an
+ * idle vCPU here takes up to 2 ms, which would land on the first call of a
+ * block; docs/performance.md). A pause after each block lets one side's idle
+ * workers go to sleep before the other side runs. At least min_reps timed
+ * calls each, then until budget_s or max_reps. */
+static void time_pair(work_fn ref, void *ref_arg, work_fn fn, void *arg, int per, int min_reps,
                       int max_reps, double budget_s, double *ref_s, double *fn_s) {
-    for (int i = 0; i < warm; i++) {
-        ref(ref_arg);
-        fn(arg);
-    }
     double *t = malloc(sizeof *t * (size_t)max_reps * 2);
     if (!t) die("out of memory");
     double *tr = t + max_reps;
     int n = 0;
     double start = now_s();
-    while (n < max_reps && (n < min_reps || now_s() - start < budget_s)) {
-        double t0 = now_s();
+    while (n + per <= max_reps && (n < min_reps || now_s() - start < budget_s)) {
         ref(ref_arg);
-        double t1 = now_s();
+        for (int i = 0; i < per; i++) {
+            double t0 = now_s();
+            ref(ref_arg);
+            tr[n + i] = now_s() - t0;
+        }
+        usleep(10 * 1000);
         fn(arg);
-        t[n] = now_s() - t1;
-        tr[n++] = t1 - t0;
-        usleep(20 * 1000); /* idle worker threads (OpenBLAS's) go to sleep */
+        for (int i = 0; i < per; i++) {
+            double t0 = now_s();
+            fn(arg);
+            t[n + i] = now_s() - t0;
+        }
+        usleep(10 * 1000);
+        n += per;
     }
     *fn_s = median(t, n);
     *ref_s = median(tr, n);
@@ -665,7 +677,7 @@ static void time_row(const kspec *s, kargs *ka, kresult *r, int threads) {
     case K_SMAX:
     case K_LNORM: {
         double ref_s;
-        time_pair(stream_once, &threads, run_kernel, ka, 1, 7, 200, 1.0, &ref_s, &r->time_s[ti]);
+        time_pair(stream_once, &threads, run_kernel, ka, 3, 9, 201, 1.0, &ref_s, &r->time_s[ti]);
         r->ref[ti] = 3.0 * (double)BIG_N * sizeof(float) / ref_s / 1e9;
         return;
     }
@@ -678,9 +690,9 @@ static void time_row(const kspec *s, kargs *ka, kresult *r, int threads) {
         blas.set_threads(threads);
         sgemm_arg sa = {s->n};
         if (s->kind == K_MLP)
-            time_pair(run_blas_mlp, NULL, run_kernel, ka, 2, 10, 500, 1.0, &r->ref[ti], &r->time_s[ti]);
+            time_pair(run_blas_mlp, NULL, run_kernel, ka, 5, 20, 500, 1.0, &r->ref[ti], &r->time_s[ti]);
         else
-            time_pair(run_sgemm, &sa, run_kernel, ka, 1, 5, 100, s->n > 1024 ? 3.0 : 1.0,
+            time_pair(run_sgemm, &sa, run_kernel, ka, 3, 6, 99, s->n > 1024 ? 3.0 : 1.0,
                       &r->ref[ti], &r->time_s[ti]);
         blas.set_threads(1);
         return;
@@ -749,6 +761,8 @@ int main(int argc, char **argv) {
     /* 1. bandwidth */
     fprintf(stderr, "mt_bench: memory bandwidth ...\n");
     for (int t = 0; t < 2; t++) bw_gbs[t] = stream_add(t + 1);
+    fprintf(stderr, "mt_bench: fp32 FMA peak ...\n");
+    for (int t = 0; t < 2; t++) peak_gf[t] = fma_peak_gflops(t + 1);
 
     /* 2. OpenBLAS */
     setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0); /* idle workers sleep after 2^4 cycles */
@@ -833,6 +847,11 @@ int main(int argc, char **argv) {
     printf("## References\n\n| what | 1 thread | 2 threads |\n| --- | --- | --- |\n");
     printf("| STREAM add c = a + b, 3 x 64 MiB (best of %d) | %.1f GB/s | %.1f GB/s |\n",
            STREAM_PASSES - 1, bw_gbs[0], bw_gbs[1]);
+    printf("| fp32 FMA peak (%d-bit FMAs on registers, fma_peak.c) | %.0f GFLOP/s | %.0f GFLOP/s |\n",
+           fma_peak_vector_bits(), peak_gf[0], peak_gf[1]);
+    double mlp_flops = kernel_flops(&(kspec){.kind = K_MLP});
+    printf("| MLP 784-128-10 batch 4096 at that peak (%.0f MFLOP): the floor | %.2f ms | %.2f ms |\n",
+           mlp_flops / 1e6, mlp_flops / peak_gf[0] / 1e6, mlp_flops / peak_gf[1] / 1e6);
     if (blas.lib) {
         for (int q = 0; q < 2; q++) {
             double n = q ? 2048 : 1024, fl = 2 * n * n * n;

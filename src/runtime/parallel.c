@@ -13,20 +13,29 @@
  * thread that calls mt_parallel_for takes part in the region.
  *
  * A region. [0, n) is cut into t contiguous ranges whose sizes differ by at
- * most one, t = min(n, thread count). The caller publishes the job (body,
- * closure, n) and a ticket word {generation, t, next range}; every thread,
- * the caller first, claims ranges by compare-and-swap on the ticket until
- * none are left, so a range is run by whichever thread gets to it: a worker
- * that is descheduled or still asleep when the region starts costs nothing,
- * the caller (or the other workers) run its range. Ranges are static and
- * contiguous (each thread walks its own part of every buffer; the schedule
- * makes each iteration a chunk of at least 64 KiB, docs/schedule.md), so
- * dynamic claiming changes who runs a range, never the ranges. The join is
- * an atomic count of unfinished ranges; the thread that finishes the last
- * one wakes the caller if it went to sleep. The generation in the ticket
- * makes a claim from a thread that read the ticket of an earlier region
- * fail (the job fields are only read after a successful claim, and the
- * caller does not change them until every range of its region is done).
+ * most one, t = min(n, thread count), and each range into at most
+ * MAX_CHUNKS contiguous chunks. Thread i (the caller is 0, worker w is w + 1)
+ * owns range i: it claims that range's chunks from the front, in order.
+ * A thread done with its own range helps the others: it claims their chunks
+ * from the back. So when every thread is on time each runs its own range
+ * front to back, the same part of every buffer in every region (what one
+ * loop wrote, the next reads from the same core's cache); a worker that is
+ * late costs only the chunks it did not get to. Late is common: waking a
+ * sleeping worker takes 40-100 us here, and after the machine was idle for
+ * a few milliseconds up to 2 ms (the hypervisor has to run the idle vCPU
+ * again; docs/performance.md), when a region of a 4 ms kernel lasts 1-2 ms.
+ * With whole ranges the caller then ran the late worker's range after its
+ * own, at one thread's speed. Each range has one claim word {generation,
+ * front, back}, changed by compare-and-swap; the caller publishes the job
+ * (body, closure, n), the claim words and a ticket {generation, t}. The join
+ * is an atomic count of unfinished chunks; the thread that finishes the
+ * last one wakes the caller if it went to sleep. The generation makes a
+ * claim from a thread that read the ticket of an earlier region fail (the
+ * job fields are only read after a successful claim, and the caller does
+ * not change them until every chunk of its region is done). A body is
+ * called once per chunk: a kernel's result does not depend on how [0, n) is
+ * cut (the schedule makes each iteration at least 64 KiB of work,
+ * docs/schedule.md).
  *
  * Waiting. A waiting thread (a worker between regions, the caller at the
  * join) spins for at most MT_SPIN_NS (a few microseconds, `pause` between
@@ -96,7 +105,12 @@
 #define MT_SPIN_NS 5000
 #endif
 
-enum { MAX_THREADS = 256 };
+enum { MAX_THREADS = 256, MAX_CHUNKS = 8 };
+
+typedef struct worker_arg {
+    struct mt_thread_pool *pool;
+    int id; /* the range it owns: 1, 2, ... (the caller owns 0) */
+} worker_arg;
 
 struct mt_thread_pool {
     int nthreads;                 /* threads per region, the caller included */
@@ -104,12 +118,14 @@ struct mt_thread_pool {
     unsigned forks;               /* fork_count when made: another value, a fork's child */
     bool start_failed;            /* the system refused a thread: do not retry */
     pthread_t *tids;
+    struct worker_arg *args;      /* [nthreads - 1]: each worker's pool and id */
     atomic_int busy;              /* 1 while a region runs */
     /* the job: written by the caller between regions (see the header) */
     mt_parallel_body body;
     void *closure;
     int64_t n;
-    _Alignas(64) _Atomic uint64_t ticket; /* gen << 32 | t << 16 | next range */
+    _Alignas(64) _Atomic uint64_t ticket; /* gen << 32 | t << 16: the current region */
+    _Atomic uint64_t *claims;             /* [MAX_THREADS] per range: gen << 32 | front << 16 | back */
     _Alignas(64) _Atomic uint32_t seq;    /* bumped per region and at stop: workers sleep on it */
     atomic_int sleepers;                   /* workers asleep (or about to be) on seq */
     atomic_bool stop;
@@ -183,7 +199,6 @@ static bool spin_while(_Atomic uint32_t *w, uint32_t v) {
 
 #define T_GEN(w) ((uint32_t)((w) >> 32))
 #define T_COUNT(w) ((int)(((w) >> 16) & 0xffff))
-#define T_NEXT(w) ((int)((w) & 0xffff))
 
 /* Range [b, e) of part id out of t over [0, n). */
 static void part(int64_t n, int64_t t, int64_t id, int64_t *b, int64_t *e) {
@@ -192,26 +207,51 @@ static void part(int64_t n, int64_t t, int64_t id, int64_t *b, int64_t *e) {
     *e = *b + q + (id < r ? 1 : 0);
 }
 
-/* Claims and runs ranges of the current region until none are left. */
-static void run_ranges(mt_thread_pool *p) {
-    uint64_t w = atomic_load_explicit(&p->ticket, memory_order_acquire);
-    while (T_NEXT(w) < T_COUNT(w)) {
-        if (!atomic_compare_exchange_weak_explicit(&p->ticket, &w, w + 1, memory_order_acq_rel,
-                                                   memory_order_acquire))
-            continue; /* w now holds the current ticket */
-        int64_t b, e;
-        part(p->n, T_COUNT(w), T_NEXT(w), &b, &e);
-        p->body(b, e, p->closure);
-        if (tl_alloc_failed) { /* to the caller: before the release below */
-            tl_alloc_failed = false;
-            atomic_store_explicit(&p->alloc_failed, true, memory_order_relaxed);
-        }
-        /* seq_cst, like join's store of caller_asleep and load of left: of
-         * the two store-then-load sequences at least one sees the other's
-         * store, so a caller going to sleep is always woken */
-        if (atomic_fetch_sub(&p->left, 1) == 1 && atomic_load(&p->caller_asleep))
-            wake(&p->left, 1);
-        w = atomic_load_explicit(&p->ticket, memory_order_acquire);
+static int chunks_of(int64_t len) { return len < MAX_CHUNKS ? (int)len : MAX_CHUNKS; }
+
+/* Claims a chunk of range r in region gen: the first unclaimed one (front)
+ * or the last. Its index, or -1 when none is left (or the region is over). */
+static int claim(mt_thread_pool *p, int r, uint32_t gen, bool front) {
+    _Atomic uint64_t *w = &p->claims[r];
+    uint64_t v = atomic_load_explicit(w, memory_order_acquire);
+    for (;;) {
+        int f = (int)((v >> 16) & 0xffff), b = (int)(v & 0xffff);
+        if (T_GEN(v) != gen || f >= b) return -1;
+        if (atomic_compare_exchange_weak_explicit(w, &v, front ? v + (1u << 16) : v - 1,
+                                                  memory_order_acq_rel, memory_order_acquire))
+            return front ? f : b - 1;
+    }
+}
+
+/* Runs chunk k of range r (of t) of the current region. */
+static void run_chunk(mt_thread_pool *p, int t, int r, int k) {
+    int64_t rb, re, b, e;
+    part(p->n, t, r, &rb, &re);
+    part(re - rb, chunks_of(re - rb), k, &b, &e);
+    p->body(rb + b, rb + e, p->closure);
+    if (tl_alloc_failed) { /* to the caller: before the release below */
+        tl_alloc_failed = false;
+        atomic_store_explicit(&p->alloc_failed, true, memory_order_relaxed);
+    }
+    /* seq_cst, like join's store of caller_asleep and load of left: of
+     * the two store-then-load sequences at least one sees the other's
+     * store, so a caller going to sleep is always woken */
+    if (atomic_fetch_sub(&p->left, 1) == 1 && atomic_load(&p->caller_asleep))
+        wake(&p->left, 1);
+}
+
+/* Thread self's part of the current region: its own range from the front,
+ * then what is left of the others from their backs (one sweep suffices: a
+ * range with nothing left stays so for the rest of the region). */
+static void run_region(mt_thread_pool *p, int self) {
+    uint64_t tk = atomic_load_explicit(&p->ticket, memory_order_acquire);
+    uint32_t gen = T_GEN(tk);
+    int t = T_COUNT(tk), k;
+    if (self < t)
+        while ((k = claim(p, self, gen, true)) >= 0) run_chunk(p, t, self, k);
+    for (int i = 1; i <= t; i++) {
+        int r = (self + i) % t;
+        while ((k = claim(p, r, gen, false)) >= 0) run_chunk(p, t, r, k);
     }
 }
 
@@ -234,7 +274,8 @@ static void join(mt_thread_pool *p) {
 }
 
 static void *worker_main(void *arg) {
-    mt_thread_pool *p = arg;
+    mt_thread_pool *p = ((worker_arg *)arg)->pool;
+    int self = ((worker_arg *)arg)->id;
     tl_in_region = true; /* anything a body calls runs serially */
     uint32_t seen = 0;   /* seq when the pool was created */
     for (;;) {
@@ -245,7 +286,7 @@ static void *worker_main(void *arg) {
         }
         seen = atomic_load_explicit(&p->seq, memory_order_acquire);
         if (atomic_load(&p->stop)) return NULL;
-        run_ranges(p);
+        run_region(p, self);
     }
 }
 
@@ -262,7 +303,8 @@ static void start_workers(mt_thread_pool *p) {
         sigdelset(&all, sync_signals[i]);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     while (p->nworkers < p->nthreads - 1) {
-        if (pthread_create(&p->tids[p->nworkers], NULL, worker_main, p) != 0) {
+        p->args[p->nworkers] = (worker_arg){p, p->nworkers + 1};
+        if (pthread_create(&p->tids[p->nworkers], NULL, worker_main, &p->args[p->nworkers]) != 0) {
             p->start_failed = true;
             break;
         }
@@ -288,16 +330,23 @@ void mt_parallel_for(int64_t n, mt_parallel_body body, void *closure) {
     p->body = body;
     p->closure = closure;
     p->n = n;
-    atomic_store_explicit(&p->left, (uint32_t)t, memory_order_relaxed);
-    uint64_t gen = T_GEN(atomic_load_explicit(&p->ticket, memory_order_relaxed)) + 1u;
-    atomic_store_explicit(&p->ticket, (uint64_t)(uint32_t)gen << 32 | (uint64_t)t << 16,
-                          memory_order_release);
+    uint64_t gen = (uint32_t)(T_GEN(atomic_load_explicit(&p->ticket, memory_order_relaxed)) + 1u);
+    uint32_t chunks = 0;
+    for (int r = 0; r < t; r++) {
+        int64_t b, e;
+        part(n, t, r, &b, &e);
+        int c = chunks_of(e - b);
+        chunks += (uint32_t)c;
+        atomic_store_explicit(&p->claims[r], gen << 32 | (uint64_t)c, memory_order_release);
+    }
+    atomic_store_explicit(&p->left, chunks, memory_order_relaxed);
+    atomic_store_explicit(&p->ticket, gen << 32 | (uint64_t)t << 16, memory_order_release);
     atomic_fetch_add(&p->seq, 1);
     int asleep = atomic_load(&p->sleepers);
     if (asleep > 0) wake(&p->seq, (int)(t - 1 < asleep ? t - 1 : asleep));
 
     tl_in_region = true;
-    run_ranges(p);
+    run_region(p, 0);
     tl_in_region = false;
 
     join(p);
@@ -348,10 +397,14 @@ mt_thread_pool *mt_thread_pool_create(int nthreads) {
     pthread_once(&atfork_once, register_atfork);
     p->forks = atomic_load_explicit(&fork_count, memory_order_relaxed);
     p->tids = calloc((size_t)nthreads, sizeof *p->tids);
-    if (!p->tids) {
+    p->args = calloc((size_t)nthreads, sizeof *p->args);
+    p->claims = calloc(MAX_THREADS, sizeof *p->claims); /* ranges: up to the thread count set */
+    if (!p->tids || !p->args || !p->claims) {
+        free(p->tids), free(p->args), free(p->claims);
         free(p);
         return NULL;
     }
+    for (int i = 0; i < MAX_THREADS; i++) atomic_init(&p->claims[i], 0);
     atomic_init(&p->busy, 0);
     atomic_init(&p->ticket, 0);
     atomic_init(&p->seq, 0);
@@ -372,6 +425,8 @@ void mt_thread_pool_destroy(mt_thread_pool *p) {
         for (int i = 0; i < p->nworkers; i++) pthread_join(p->tids[i], NULL);
     }
     free(p->tids);
+    free(p->args);
+    free(p->claims);
     free(p);
 }
 

@@ -9,7 +9,9 @@
  *
  *     mt_parallel_for(n, body, closure);
  *
- * which splits [0, n) into contiguous ranges and returns when all ranges are
+ * which splits [0, n) into contiguous ranges, one per thread (each cut into
+ * at most 8 chunks, so that threads done early help a late one; parallel.c),
+ * and returns when all ranges are
  * done. The threads are those of the calling thread's current pool (see
  * mt_parallel_set_pool): the executor makes the kernel's context's pool
  * current for the duration of a run, and sets the thread count from the
@@ -65,7 +67,9 @@ mt_thread_pool *mt_parallel_set_pool(mt_thread_pool *p);
 
 /* Sets the calling thread's thread count for later mt_parallel_for calls
  * (0 = the current pool's size) and returns the previous setting. A count
- * above the pool's size gives that many ranges, run by the pool's threads.
+ * above the pool's size gives that many ranges, run by the pool's threads
+ * (the ranges beyond the pool's threads have no owner: threads done with
+ * their own take them).
  * Thread-local. */
 int mt_parallel_set_num_threads(int n);
 

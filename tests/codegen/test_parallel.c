@@ -56,6 +56,19 @@ static void run_cover(int64_t n, int threads, cover *c) {
     assert_int_equal(mt_parallel_set_num_threads(prev), threads > 0 ? threads : 0);
 }
 
+/* Body calls of a region: [0, n) in min(n, threads) ranges, each cut into
+ * at most 8 chunks (parallel.c), one call per chunk; one call when serial. */
+static int64_t expected_calls(int64_t n, int64_t threads) {
+    if (n <= 0) return 0;
+    int64_t t = threads < n ? threads : n, calls = 0;
+    if (t == 1) return 1;
+    for (int64_t r = 0; r < t; r++) {
+        int64_t len = n / t + (r < n % t);
+        calls += len < 8 ? len : 8;
+    }
+    return calls;
+}
+
 static void test_runtime_cover(void **state) {
     cover c;
     pthread_mutex_init(&c.mu, NULL);
@@ -66,8 +79,7 @@ static void test_runtime_cover(void **state) {
             run_cover(ns[i], ts[t], &c);
             for (int64_t k = 0; k < ns[i]; k++) assert_int_equal(c.hits[k], 1);
             int64_t th = ts[t] == 0 ? 4 : ts[t]; /* 0: the pool's size */
-            int64_t want = ns[i] == 0 ? 0 : th < ns[i] ? th : ns[i];
-            assert_int_equal(c.calls, want);
+            assert_int_equal(c.calls, expected_calls(ns[i], th));
             if (ns[i] > 0) assert_true(c.min_len >= 1);
         }
     run_cover(-5, 2, &c);
@@ -147,7 +159,7 @@ static void test_runtime_thread_counts(void **state) {
     pthread_join(t3, NULL);
     for (int r = 0; r < 50; r++) {
         assert_int_equal(h1.calls[r], 1);
-        assert_int_equal(h3.calls[r], 3);
+        assert_int_equal(h3.calls[r], expected_calls(1000, 3));
     }
     assert_int_equal(mt_parallel_set_num_threads(0), 0); /* this thread untouched */
 }
@@ -175,6 +187,40 @@ static void test_pool_reuse(void **state) {
     assert_int_equal(mt_thread_pool_size(pool4), 4);
     assert_int_equal(mt_thread_pool_started(pool4), 3);
     free(out);
+}
+
+/* A late worker costs only the chunks it did not get to: the first chunk
+ * that runs on another thread than the caller sleeps 100 ms, and meanwhile
+ * the caller, done with its own range, takes every other chunk of the
+ * region from the backs of the other ranges. */
+typedef struct late {
+    pthread_t caller;
+    int caller_calls, other_calls;
+    int hits[64];
+    pthread_mutex_t mu;
+} late;
+
+static void late_body(int64_t b, int64_t e, void *l_) {
+    late *l = l_;
+    pthread_mutex_lock(&l->mu);
+    bool mine = pthread_equal(pthread_self(), l->caller);
+    int other = mine ? 0 : l->other_calls++;
+    l->caller_calls += mine;
+    for (int64_t i = b; i < e; i++) l->hits[i]++;
+    pthread_mutex_unlock(&l->mu);
+    if (!mine && other == 0) usleep(100 * 1000);
+}
+
+static void test_late_worker(void **state) {
+    late l = {.caller = pthread_self()};
+    pthread_mutex_init(&l.mu, NULL);
+    int prev = mt_parallel_set_num_threads(2);
+    mt_parallel_for(64, late_body, &l); /* 2 ranges of 32, 8 chunks of 4 each */
+    mt_parallel_set_num_threads(prev);
+    for (int i = 0; i < 64; i++) assert_int_equal(l.hits[i], 1);
+    assert_true(l.other_calls <= 1); /* the sleeper's one chunk, or none at all */
+    assert_int_equal(l.caller_calls + l.other_calls, 16);
+    pthread_mutex_destroy(&l.mu);
 }
 
 /* Without a current pool a loop runs serially: one body call. */
@@ -449,6 +495,7 @@ int main(void) {
         cmocka_unit_test(test_runtime_nested),
         cmocka_unit_test(test_runtime_thread_counts),
         cmocka_unit_test(test_pool_reuse),
+        cmocka_unit_test(test_late_worker),
         cmocka_unit_test(test_no_pool),
         cmocka_unit_test(test_pool_shared),
         cmocka_unit_test(test_pool_lifecycle),
