@@ -57,12 +57,13 @@ static const struct {
     {"simplify", mt_tir_simplify},
     {"remove_unit_loops", mt_tir_remove_unit_loops},
     {"simplify", mt_tir_simplify},
+    {"tir_cse", mt_tir_cse},
 };
 
 const char *const mt_pipeline_pass_names[] = {
     "parse", "build", "fold_constant", "cse", "to_dataflow", "legalize", "annotate_pattern", "fuse_ops", "fuse_tir",
     "dead_code", "inline_producers", "schedule_matmul", "schedule_reduce", "schedule", "lower_blocks", "flatten_buffers", "simplify",
-    "remove_unit_loops", NULL,
+    "remove_unit_loops", "tir_cse", NULL,
 };
 
 static double now_ms(void) {

@@ -6,13 +6,7 @@ mt_test(test_parallel SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_parallel.
 mt_test(test_schedule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_schedule.c
         ${PROJECT_SOURCE_DIR}/src/schedule/primitives.c
         ${PROJECT_SOURCE_DIR}/src/schedule/default_cpu.c
-        ${PROJECT_SOURCE_DIR}/src/passes/tir/tir_passes.c
-        ${PROJECT_SOURCE_DIR}/src/passes/tir/inline_producers.c
-        ${PROJECT_SOURCE_DIR}/src/passes/tir/inline_subst.c
-        ${PROJECT_SOURCE_DIR}/src/passes/tir/lower_blocks.c
-        ${PROJECT_SOURCE_DIR}/src/passes/tir/flatten_buffers.c
-        ${PROJECT_SOURCE_DIR}/src/passes/tir/simplify.c
-        ${PROJECT_SOURCE_DIR}/src/passes/tir/remove_unit_loops.c
+        ${MT_TIR_PASS_SOURCES}
         LAYERS mt_support mt_tir mt_codegen)
 mt_test(test_pool SOURCES ${PROJECT_SOURCE_DIR}/tests/tools/test_pool.c
         ${PROJECT_SOURCE_DIR}/src/runtime/pool.c ${PROJECT_SOURCE_DIR}/src/runtime/tensor.c

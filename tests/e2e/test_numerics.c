@@ -357,6 +357,31 @@ static void test_chains(void **st) {
     mt_kernel_release(k);
 }
 
+/* A producer read three times is inlined three times and computed once
+ * (tir_cse): the scheduled TIR has one T.exp, and the values are right. */
+static void test_repeated_producer(void **st) {
+    mt_kernel *k = compile_ok("def f(x: Tensor((1000,), \"float32\")):\n"
+                              "    t = exp(x) * 2.0\n    return t * t + t\n");
+    const char *tir = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+    assert_non_null(tir);
+    const char *e = strstr(tir, "T.exp(");
+    assert_non_null(e);
+    assert_null(strstr(e + 1, "T.exp("));
+    shape s = {1, {1000}};
+    mt_tensor *x = random_tensor(MT_FLOAT32, &s, 0);
+    mt_tensor *out = NULL;
+    assert_int_equal(mt_kernel_run(k, &x, 1, &out, 1, NULL), MT_OK);
+    double want[1000];
+    for (int i = 0; i < 1000; i++) {
+        double t = exp(get(x, i)) * 2.0;
+        want[i] = t * t + t;
+    }
+    check_close(out, want, 1000, 1e-5);
+    mt_tensor_release(out);
+    mt_tensor_release(x);
+    mt_kernel_release(k);
+}
+
 /* A fused chain of ops that read their operand several times (maximum reads
  * it more than once): inlining must not grow the code geometrically. */
 static void test_long_chain_compiles(void **st) {
@@ -394,6 +419,7 @@ int main(void) {
         cmocka_unit_test(test_relu),        cmocka_unit_test(test_exp),
         cmocka_unit_test(test_sigmoid),     cmocka_unit_test(test_tanh),
         cmocka_unit_test(test_sqrt),        cmocka_unit_test(test_fused_add_add),
+        cmocka_unit_test(test_repeated_producer),
         cmocka_unit_test(test_broadcast),   cmocka_unit_test(test_literals),
         cmocka_unit_test(test_symbolic),    cmocka_unit_test(test_results),
         cmocka_unit_test(test_chains),      cmocka_unit_test(test_long_chain_compiles),

@@ -1,6 +1,7 @@
 /*
  * test_tir_passes.c -- before/after golden text for inline_producers,
- * lower_blocks, flatten_buffers and remove_unit_loops.
+ * lower_blocks, flatten_buffers and remove_unit_loops, and the passes in
+ * pipeline order (tir_cse has its own tests: test_tir_cse.c).
  */
 #include "tir/tir_test.h"
 #include "passes/tir/tir_passes.h"
@@ -410,7 +411,7 @@ static void test_remove_unit_loops(void **state) {
 static void test_pipeline_by_name(void **state) {
     TIR_GUARD();
     static const char *order[] = {"inline_producers", "lower_blocks", "flatten_buffers",
-                                  "simplify", "remove_unit_loops", "simplify"};
+                                  "simplify", "remove_unit_loops", "simplify", "tir_cse"};
     mt_tfunc *f = fused_add_add();
     for (int i = 0; i < (int)(sizeof order / sizeof order[0]); i++) {
         const mt_tir_pass *p = mt_tir_pass_find(order[i]);
@@ -421,9 +422,11 @@ static void test_pipeline_by_name(void **state) {
                 "@T.prim_func\n"
                 "def fused_add_add(a: T.Buffer((6,), \"float32\"), b: T.Buffer((6,), \"float32\"), out: T.Buffer((6,), \"float32\")):\n"
                 "    for i0, i1 in T.grid(2, 3):\n"
-                "        out[i0 * 3 + i1] = a[i0 * 3 + i1] + b[i0 * 3 + i1] + a[i0 * 3 + i1]\n");
+                "        cse_v1 = i0 * 3 + i1\n"
+                "        cse_v2 = a[cse_v1]\n"
+                "        out[cse_v1] = cse_v2 + b[cse_v1] + cse_v2\n");
     assert_null(mt_tir_pass_find("no_such_pass"));
-    assert_int_equal(mt_tir_num_passes, 5);
+    assert_int_equal(mt_tir_num_passes, 6);
     TIR_GUARD_END();
 }
 
