@@ -215,6 +215,73 @@ static void test_statements(void **state) {
 }
 
 /* An already simple function comes back as the same pointer. */
+/* The value of e stored at o[0] inside `for i in range(lo, lo + ext)` (and
+ * a loop j in range(4) around it), simplified and printed. */
+static const char *simp_in_loop(mt_tvar *i, int64_t lo, mt_texpr *ext, mt_tvar *j, mt_texpr *e) {
+    if (!OUT) OUT = buf1("o", 4);
+    mt_tfunc *f = mt_tfunc_new(A, "f");
+    mt_tfunc_add_param(A, f, OUT, NULL);
+    mt_tstmt *body = mt_ts_for(A, i, I(lo), ext, MT_FOR_SERIAL, st(OUT, e, I(0)));
+    f->body = mt_ts_for(A, j, I(0), I(4), MT_FOR_SERIAL, body);
+    mt_tfunc *g = mt_tir_simplify(A, f);
+    const mt_tstmt *s = g->body;
+    while (s->kind == TS_FOR) s = s->body;
+    if (s->kind != TS_STORE) return mt_tstmt_print(A, s);
+    return mt_texpr_print(A, s->value);
+}
+
+/* Ranges of loop and let variables decide floordiv, floormod, min, max and
+ * comparisons (bounds.c), and never when the arithmetic could wrap. */
+static void test_bounds(void **state) {
+    TIR_GUARD();
+    OUT = NULL;
+    mt_tvar *i = ivar("i"), *j = ivar("j");
+    mt_texpr *x = V(i);
+    ASSERT_TEXT(simp_in_loop(i, 0, I(16), j, bin(TE_FLOORDIV, x, I(16))), "0");
+    ASSERT_TEXT(simp_in_loop(i, 16, I(16), j, bin(TE_FLOORDIV, x, I(16))), "1");
+    ASSERT_TEXT(simp_in_loop(i, 0, I(16), j, bin(TE_FLOORMOD, x, I(16))), "i");
+    ASSERT_TEXT(simp_in_loop(i, 0, I(17), j, bin(TE_FLOORMOD, x, I(16))), "i % 16");
+    ASSERT_TEXT(simp_in_loop(i, 0, I(16), j, bin(TE_FLOORDIV, x, I(8))), "i // 8");
+    ASSERT_TEXT(simp_in_loop(i, 0, I(16), j, bin(TE_MIN, x, I(20))), "i");
+    ASSERT_TEXT(simp_in_loop(i, 0, I(16), j, bin(TE_MIN, I(15), x)), "i");
+    ASSERT_TEXT(simp_in_loop(i, 0, I(16), j, bin(TE_MAX, x, I(15))), "15");
+    ASSERT_TEXT(simp_in_loop(i, 0, I(16), j, bin(TE_MIN, x, I(10))), "T.min(i, 10)");
+    ASSERT_TEXT(simp_in_loop(i, 0, I(16), j, bin(TE_LT, x, I(16))), "True");
+    ASSERT_TEXT(simp_in_loop(i, 0, I(16), j, bin(TE_GE, x, I(16))), "False");
+    ASSERT_TEXT(simp_in_loop(i, 0, I(16), j, bin(TE_EQ, x, I(-1))), "False");
+    ASSERT_TEXT(simp_in_loop(i, 0, I(16), j, bin(TE_LT, x, I(15))), "i < 15");
+    /* ranges through arithmetic: j * 4 + i with j < 4, i < 4 is < 16 */
+    ASSERT_TEXT(simp_in_loop(i, 0, I(4), j, bin(TE_LT, add(mul(V(j), I(4)), x), I(16))), "True");
+    /* fuse then split: (j * 4 + i) // 4 -> j and % 4 -> i when i < 4 */
+    ASSERT_TEXT(simp_in_loop(i, 0, I(4), j, bin(TE_FLOORDIV, add(mul(V(j), I(4)), x), I(4))), "j");
+    ASSERT_TEXT(simp_in_loop(i, 0, I(4), j, bin(TE_FLOORMOD, add(mul(V(j), I(4)), x), I(4))), "i");
+    ASSERT_TEXT(simp_in_loop(i, 0, I(5), j, bin(TE_FLOORMOD, add(mul(V(j), I(4)), x), I(4))),
+                "(j * 4 + i) % 4");
+    /* an extent that is an expression of an outer variable: i < 4 - j <= 4 */
+    ASSERT_TEXT(simp_in_loop(i, 0, sub(I(4), V(j)), j, bin(TE_LT, x, I(4))), "True");
+    /* an if that the ranges decide keeps one branch */
+    mt_tstmt *guarded = mt_ts_if(A, bin(TE_LT, x, I(16)), st(buf1("o", 4), F(1.0), x), NULL);
+    mt_tstmt *loop = mt_ts_for(A, i, I(0), I(16), MT_FOR_SERIAL, guarded);
+    ASSERT_TEXT(simp_stmt(loop), "for i in range(16):\n    o[i] = 1.0\n");
+    /* a let's range is its value's */
+    mt_tvar *t = ivar("t");
+    mt_tstmt *let = mt_ts_let(A, t, add(x, I(2)),
+                              seq2(st(OUT, bin(TE_FLOORDIV, V(t), I(32)), V(t)),
+                                   st(OUT, V(t), V(t))));
+    ASSERT_TEXT(simp_stmt(mt_ts_for(A, i, I(0), I(16), MT_FOR_SERIAL, let)),
+                "for i in range(16):\n    t = i + 2\n    o[t] = 0\n    o[t] = t\n");
+    /* no range for a variable that no loop or let binds */
+    ASSERT_TEXT(simp(bin(TE_FLOORMOD, V(ivar("n")), I(16))), "n % 16");
+    /* int32 arithmetic that could wrap: i * 100000 for i < 100000 does not
+     * fit in int32, so nothing is assumed about it */
+    mt_tvar *k = mt_tvar_new(A, "k", MT_INT32);
+    mt_texpr *big = bin(TE_LT, mul(V(k), i32(100000)), i32(0));
+    ASSERT_TEXT(simp_stmt(mt_ts_for(A, k, i32(0), i32(100000), MT_FOR_SERIAL,
+                                    st(OUT, mt_te_cast(A, MT_FLOAT32, big), I(0)))),
+                "for k in range(T.int32(100000)):\n    o[0] = T.Cast(\"float32\", k * T.int32(100000) < T.int32(0))\n");
+    TIR_GUARD_END();
+}
+
 static void test_unchanged_is_same(void **state) {
     TIR_GUARD();
     mt_tbuffer *o = buf2("o", 4, 4);
@@ -246,6 +313,7 @@ int main(void) {
         TIR_TEST(test_fold_compare_logic_select), TIR_TEST(test_fold_cast),
         TIR_TEST(test_identities),    TIR_TEST(test_reassociate),
         TIR_TEST(test_statements),    TIR_TEST(test_unchanged_is_same),
+        TIR_TEST(test_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

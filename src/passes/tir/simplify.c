@@ -29,6 +29,15 @@
  * flattened indices). For floats only the IEEE-exact ones apply: x*1.0,
  * 1.0*x, x/1.0, x-0.0 and x+(-0.0); x+0.0 is kept (it turns -0.0 into 0.0).
  *
+ * Bounds (bounds.c): the range of each loop variable in scope (from its
+ * loop's min and extent) and of each let variable (from its value) decides
+ * integer floordiv, floormod, min, max and comparisons that syntax cannot:
+ * `i // 16` -> 0 and `i % 16` -> i for 0 <= i < 16, `T.min(i, 20)` -> i,
+ * `i < 16` -> True (and an if on it keeps one branch), and in int64
+ * (q * c + r) // c -> q, (q * c + r) % c -> r when 0 <= r < c (what fuse then
+ * split leave). Ranges never assume arithmetic that would wrap around in the
+ * node's dtype.
+ *
  * Statements (handled top-down so that dead parts are never simplified):
  *  - a loop whose extent folds to <= 0, or whose body is a no-op, is removed;
  *  - an if with a constant condition is replaced by its live branch; an empty
@@ -45,6 +54,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "passes/tir/bounds.h"
 #include "passes/tir/tir_passes.h"
 #include "support/common.h"
 
@@ -300,19 +310,12 @@ static bool merge_pair(terms *ts) {
     return false;
 }
 
-static mt_texpr *merge_divmod(mt_arena *a, mt_texpr *e) {
-    if (e->dtype != MT_INT64) return e;
-    terms ts;
-    ts.n = 0;
-    ts.full = false;
-    expand(&ts, e, 1);
-    bool merged = false;
-    while (!ts.full && merge_pair(&ts)) merged = true;
-    if (!merged || ts.full) return e;
+/* The int64 sum of ts's terms (zero coefficients dropped). */
+static mt_texpr *rebuild(mt_arena *a, const terms *ts) {
     mt_texpr *acc = NULL;
     uint64_t cst = 0;
-    for (int i = 0; i < ts.n; i++) {
-        term *t = &ts.t[i];
+    for (int i = 0; i < ts->n; i++) {
+        const term *t = &ts->t[i];
         if (!t->atom) {
             cst += t->coef;
             continue;
@@ -326,6 +329,49 @@ static mt_texpr *merge_divmod(mt_arena *a, mt_texpr *e) {
     }
     if (!acc) return mt_te_int(a, MT_INT64, (int64_t)cst);
     return add_const(a, acc, (int64_t)cst);
+}
+
+static mt_texpr *merge_divmod(mt_arena *a, mt_texpr *e) {
+    if (e->dtype != MT_INT64) return e;
+    terms ts;
+    ts.n = 0;
+    ts.full = false;
+    expand(&ts, e, 1);
+    bool merged = false;
+    while (!ts.full && merge_pair(&ts)) merged = true;
+    if (!merged || ts.full) return e;
+    return rebuild(a, &ts);
+}
+
+/* (q * c + r) // c -> q and (q * c + r) % c -> r in int64, for a constant
+ * c > 0, when the bounds put r in [0, c): what fusing two loops and then
+ * splitting the fused one by the inner extent leaves
+ * ((fo * 4 + fi) // 4 with 0 <= fi < 4 is fo). The terms whose coefficient
+ * c divides make q (coefficients divided), the others r. The sum as written
+ * must not wrap (its range is known); then q and r are exact, and computing
+ * them with wrap-around gives the same values. */
+static mt_texpr *divmod_by_bounds(mt_arena *a, const mt_bounds *b, mt_texpr *e) {
+    int64_t c;
+    if (e->dtype != MT_INT64 || e->lanes != 1 || (e->kind != TE_FLOORDIV && e->kind != TE_FLOORMOD) ||
+        !int_const(e->b, &c) || c <= 0)
+        return e;
+    mt_range whole = mt_bounds_of(b, e->a);
+    if (whole.lo == INT64_MIN && whole.hi == INT64_MAX) return e;
+    terms ts, q, r;
+    ts.n = q.n = r.n = 0;
+    ts.full = q.full = r.full = false;
+    expand(&ts, e->a, 1);
+    if (ts.full) return e;
+    for (int i = 0; i < ts.n; i++) {
+        int64_t k = (int64_t)ts.t[i].coef;
+        if (k != INT64_MIN && k % c == 0) add_term(&q, (uint64_t)(k / c), ts.t[i].atom);
+        else add_term(&r, ts.t[i].coef, ts.t[i].atom);
+    }
+    if (q.n == 0) return e; /* nothing divides: the plain range rules decide */
+    mt_texpr *rem = rebuild(a, &r);
+    mt_range rr = mt_bounds_of(b, rem);
+    if (rr.lo < 0 || rr.hi >= c) return e;
+    return e->kind == TE_FLOORDIV ? rebuild(a, &q) : rem;
 }
 
 static mt_texpr *rewrite_bin(mt_arena *a, mt_texpr *e) {
@@ -439,8 +485,20 @@ static mt_texpr *rewrite(mt_arena *a, mt_texpr *e) {
     }
 }
 
+/* The ranges of the loop and let variables in scope (bounds.h). */
+static mt_bounds *bounds_of(mt_tmutator *m) { return m->ctx; }
+
 static mt_texpr *simp_expr(mt_tmutator *m, mt_texpr *e) {
-    return rewrite(m->arena, mt_tmutate_expr_children(m, e));
+    mt_texpr *r = rewrite(m->arena, mt_tmutate_expr_children(m, e));
+    switch (r->kind) {
+    case TE_FLOORDIV: case TE_FLOORMOD:
+        r = divmod_by_bounds(m->arena, bounds_of(m), r);
+        if (r->kind != TE_FLOORDIV && r->kind != TE_FLOORMOD) return rewrite(m->arena, r);
+        return mt_bounds_rewrite(m->arena, bounds_of(m), r);
+    case TE_MIN: case TE_MAX: case TE_EQ: case TE_NE: case TE_LT: case TE_LE: case TE_GT: case TE_GE:
+        return mt_bounds_rewrite(m->arena, bounds_of(m), r);
+    default: return r;
+    }
 }
 
 /* ---- statements ---------------------------------------------------------- */
@@ -486,7 +544,9 @@ static mt_tstmt *simp_let(mt_tmutator *m, mt_tstmt *s) {
     if (trivial || (uses == 1 && !has_load(val)))
         return mt_tmutate_stmt(m, mt_tsubst_stmt(m->arena, s->body, &s->var, &val, 1));
     if (uses == 0) return mt_tmutate_stmt(m, s->body);
+    mt_bounds_push(m->arena, bounds_of(m), s->var, mt_bounds_of(bounds_of(m), val));
     mt_tstmt *body = mt_tmutate_stmt(m, s->body);
+    mt_bounds_pop(bounds_of(m));
     if (is_noop(body)) return body;
     if (val == s->value && body == s->body) return s;
     return mt_ts_let(m->arena, s->var, val, body);
@@ -520,7 +580,9 @@ static mt_tstmt *simp_stmt(mt_tmutator *m, mt_tstmt *s) {
         mt_texpr *ext = mt_tmutate_expr(m, s->extent);
         if (mt_te_is_const_int(ext, &c) && c <= 0) return noop(a);
         mt_texpr *mn = mt_tmutate_expr(m, s->min);
+        bool pushed = mt_bounds_push_loop(a, bounds_of(m), s->var, mn, ext);
         mt_tstmt *body = mt_tmutate_stmt(m, s->body);
+        if (pushed) mt_bounds_pop(bounds_of(m));
         if (is_noop(body)) return noop(a);
         if (ext == s->extent && mn == s->min && body == s->body) return s;
         mt_tstmt *r = mt_ts_copy(a, s);
@@ -564,7 +626,8 @@ static mt_tstmt *simp_stmt(mt_tmutator *m, mt_tstmt *s) {
 
 mt_tfunc *mt_tir_simplify(mt_arena *a, mt_tfunc *f) {
     if (!f->body) return f;
-    mt_tmutator m = {a, simp_expr, simp_stmt, NULL};
+    mt_bounds bounds = {0};
+    mt_tmutator m = {a, simp_expr, simp_stmt, &bounds};
     mt_tstmt *body = mt_tmutate_stmt(&m, f->body);
     if (body == f->body) return f;
     mt_tfunc *g = MT_NEW(a, mt_tfunc);
