@@ -241,6 +241,14 @@ mt_tfunc *mt_tfunc_new(mt_arena *a, const char *name) {
     return f;
 }
 
+mt_tfunc *mt_tfunc_with_body(mt_arena *a, mt_tfunc *f, mt_tstmt *body) {
+    if (body == f->body) return f;
+    mt_tfunc *g = MT_NEW(a, mt_tfunc);
+    *g = *f;
+    g->body = body;
+    return g;
+}
+
 void mt_tfunc_add_param(mt_arena *a, mt_tfunc *f, mt_tbuffer *buf, mt_tvar *var) {
     MT_ASSERT((buf != NULL) != (var != NULL));
     mt_tparam *np = MT_NEW_ARRAY(a, mt_tparam, f->nparams + 1);

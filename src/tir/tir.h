@@ -269,6 +269,9 @@ mt_tstmt *mt_ts_block(mt_arena *a, const char *name); /* fill the block fields a
 mt_tstmt *mt_ts_copy(mt_arena *a, const mt_tstmt *s);  /* shallow copy, to modify */
 
 mt_tfunc *mt_tfunc_new(mt_arena *a, const char *name);
+/* f itself when body is f's body, else a copy of f with that body (what a
+ * pass that rewrites statements returns). */
+mt_tfunc *mt_tfunc_with_body(mt_arena *a, mt_tfunc *f, mt_tstmt *body);
 void mt_tfunc_add_param(mt_arena *a, mt_tfunc *f, mt_tbuffer *buf, mt_tvar *var);
 
 /* Facts. */

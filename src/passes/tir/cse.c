@@ -261,9 +261,5 @@ mt_tfunc *mt_tir_cse(mt_arena *a, mt_tfunc *f) {
     cse_ctx c = {.arena = a};
     mt_tmutator m = {a, keep_expr, cse_visit, &c};
     mt_tstmt *body = mt_tmutate_stmt(&m, f->body);
-    if (body == f->body) return f;
-    mt_tfunc *g = MT_NEW(a, mt_tfunc);
-    *g = *f;
-    g->body = body;
-    return g;
+    return mt_tfunc_with_body(a, f, body);
 }

@@ -32,9 +32,5 @@ mt_tfunc *mt_tir_remove_unit_loops(mt_arena *a, mt_tfunc *f) {
     if (!f->body) return f;
     mt_tmutator m = {a, keep_expr, unit_stmt, NULL};
     mt_tstmt *body = mt_tmutate_stmt(&m, f->body);
-    if (body == f->body) return f;
-    mt_tfunc *g = MT_NEW(a, mt_tfunc);
-    *g = *f;
-    g->body = body;
-    return g;
+    return mt_tfunc_with_body(a, f, body);
 }

@@ -629,9 +629,5 @@ mt_tfunc *mt_tir_simplify(mt_arena *a, mt_tfunc *f) {
     mt_bounds bounds = {0};
     mt_tmutator m = {a, simp_expr, simp_stmt, &bounds};
     mt_tstmt *body = mt_tmutate_stmt(&m, f->body);
-    if (body == f->body) return f;
-    mt_tfunc *g = MT_NEW(a, mt_tfunc);
-    *g = *f;
-    g->body = body;
-    return g;
+    return mt_tfunc_with_body(a, f, body);
 }
