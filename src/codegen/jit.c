@@ -307,13 +307,13 @@ static void job_dispose(cg_job *j) {
  * final clean-up; globaldce drops the inlined loop functions. */
 #define MT_FN_PIPELINE(unroll)                                                                 \
     "cgscc(inline),function(sroa<modify-cfg>,early-cse<memssa>,simplifycfg,"                   \
-    "instcombine<max-iterations=1>,loop-mssa(licm<allowspeculation>),"                         \
+    "instcombine<max-iterations=1;no-verify-fixpoint>,loop-mssa(licm<allowspeculation>),"                         \
     "loop(indvars,loop-deletion,loop-unroll-full),sroa<modify-cfg>,gvn<>,"                     \
-    "instcombine<max-iterations=1>,simplifycfg,loop-vectorize,loop-load-elim,infer-alignment," \
-    "instcombine<max-iterations=1>,"                                                          \
+    "instcombine<max-iterations=1;no-verify-fixpoint>,simplifycfg,loop-vectorize,loop-load-elim,infer-alignment," \
+    "instcombine<max-iterations=1;no-verify-fixpoint>,"                                                          \
     "simplifycfg<forward-switch-cond;switch-range-to-icmp;no-keep-loops;hoist-common-insts;"   \
     "sink-common-insts>,slp-vectorizer,vector-combine,loop-unroll<" unroll ">,"               \
-    "sroa<preserve-cfg>,instcombine<max-iterations=1>,loop-mssa(licm<allowspeculation>),"      \
+    "sroa<preserve-cfg>,instcombine<max-iterations=1;no-verify-fixpoint>,loop-mssa(licm<allowspeculation>),"      \
     "simplifycfg),globaldce"
 
 /* Runs the pipeline of `level` on mod. 0 on success, else a message in msg. */

@@ -279,6 +279,25 @@ static void test_bounds(void **state) {
     ASSERT_TEXT(simp_stmt(mt_ts_for(A, k, i32(0), i32(100000), MT_FOR_SERIAL,
                                     st(OUT, mt_te_cast(A, MT_FLOAT32, big), I(0)))),
                 "for k in range(T.int32(100000)):\n    o[0] = T.Cast(\"float32\", k * T.int32(100000) < T.int32(0))\n");
+    /* an immediate outside its dtype is what codegen makes of it (truncated):
+     * T.int32(2^32 + 4) is 4, so k < it is not decided for k in [0, 16),
+     * and T.int32(2^32 + 20) is 20, so k < it is True */
+    ASSERT_TEXT(simp_stmt(mt_ts_for(A, k, i32(0), i32(16), MT_FOR_SERIAL,
+                                    st(OUT, mt_te_cast(A, MT_FLOAT32,
+                                                       bin(TE_LT, V(k), i32(4294967300LL))),
+                                       I(0)))),
+                "for k in range(T.int32(16)):\n    o[0] = T.Cast(\"float32\", k < T.int32(4294967300))\n");
+    ASSERT_TEXT(simp_stmt(mt_ts_for(A, k, i32(0), i32(16), MT_FOR_SERIAL,
+                                    st(OUT, mt_te_cast(A, MT_FLOAT32,
+                                                       bin(TE_LT, V(k), i32(4294967316LL))),
+                                       I(0)))),
+                "for k in range(T.int32(16)):\n    o[0] = 1.0\n");
+    /* and as a divisor: k // T.int32(2^32 + 4) is k // 4, not 0 */
+    ASSERT_TEXT(simp_stmt(mt_ts_for(A, k, i32(0), i32(16), MT_FOR_SERIAL,
+                                    st(OUT, mt_te_cast(A, MT_FLOAT32,
+                                                       bin(TE_FLOORDIV, V(k), i32(4294967300LL))),
+                                       I(0)))),
+                "for k in range(T.int32(16)):\n    o[0] = T.Cast(\"float32\", k // T.int32(4294967300))\n");
     TIR_GUARD_END();
 }
 

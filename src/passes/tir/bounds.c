@@ -32,6 +32,22 @@ static mt_range fit(mt_range r, mt_dtype dt) {
     return r.lo >= w.lo && r.hi <= w.hi && r.lo <= r.hi ? r : w;
 }
 
+/* The value of the immediate e as the generated code has it: codegen emits
+ * an integer immediate truncated to its dtype's width and a bool one as
+ * != 0, so T.int8(200) is -56 and T.uint8(300) is 44 (a weak literal takes
+ * its operand's dtype unchecked: `x < 200` on int8 is `x < T.int8(200)`). */
+static bool const_int(const mt_texpr *e, int64_t *c) {
+    if (!mt_te_is_const_int(e, c)) return false;
+    switch (e->dtype) {
+    case MT_BOOL: *c = *c != 0; break;
+    case MT_INT8: *c = (int8_t)(uint8_t)*c; break;
+    case MT_UINT8: *c = (uint8_t)*c; break;
+    case MT_INT32: *c = (int32_t)(uint32_t)*c; break;
+    default: break;
+    }
+    return true;
+}
+
 static int64_t fdiv(int64_t x, int64_t c) { /* c > 0 */
     int64_t q = x / c;
     return q - (x % c != 0 && x < 0);
@@ -83,7 +99,7 @@ mt_range mt_bounds_of(const mt_bounds *b, const mt_texpr *e) {
     mt_range x, y, r;
     int64_t c;
     switch (e->kind) {
-    case TE_INT: return (mt_range){e->ival, e->ival};
+    case TE_INT: return const_int(e, &c) ? (mt_range){c, c} : whole(dt);
     case TE_VAR:
         for (int i = b->n - 1; i >= 0; i--)
             if (b->vars[i].var == e->var) return b->vars[i].r;
@@ -100,11 +116,11 @@ mt_range mt_bounds_of(const mt_bounds *b, const mt_texpr *e) {
         return fit(r, dt);
     case TE_MUL: return mul_range(mt_bounds_of(b, e->a), mt_bounds_of(b, e->b), dt);
     case TE_FLOORDIV:
-        if (!mt_te_is_const_int(e->b, &c) || c <= 0) return whole(dt);
+        if (!const_int(e->b, &c) || c <= 0) return whole(dt);
         x = mt_bounds_of(b, e->a);
         return fit((mt_range){fdiv(x.lo, c), fdiv(x.hi, c)}, dt);
     case TE_FLOORMOD:
-        if (!mt_te_is_const_int(e->b, &c) || c <= 0) return whole(dt);
+        if (!const_int(e->b, &c) || c <= 0) return whole(dt);
         x = mt_bounds_of(b, e->a);
         int64_t k;
         if (fdiv(x.lo, c) == fdiv(x.hi, c) && !__builtin_mul_overflow(fdiv(x.lo, c), c, &k))
@@ -137,13 +153,13 @@ mt_texpr *mt_bounds_rewrite(mt_arena *a, const mt_bounds *b, mt_texpr *e) {
     int64_t c;
     switch (e->kind) {
     case TE_FLOORDIV: {
-        if (!mt_te_is_const_int(e->b, &c) || c <= 0) return e;
+        if (!const_int(e->b, &c) || c <= 0) return e;
         mt_range x = mt_bounds_of(b, e->a);
         if (is_whole(x, e->a->dtype) || fdiv(x.lo, c) != fdiv(x.hi, c)) return e;
         return mt_te_int(a, e->dtype, fdiv(x.lo, c));
     }
     case TE_FLOORMOD: {
-        if (!mt_te_is_const_int(e->b, &c) || c <= 0) return e;
+        if (!const_int(e->b, &c) || c <= 0) return e;
         mt_range x = mt_bounds_of(b, e->a);
         return x.lo >= 0 && x.hi < c ? e->a : e;
     }

@@ -11,6 +11,8 @@
  * in int64 with overflow checks; a node whose range might leave its dtype
  * (where the generated code would wrap around) gets the dtype's whole range,
  * so no rewrite ever assumes arithmetic that does not happen.
+ * An immediate counts as the value codegen gives it (truncated to its
+ * dtype: T.int8(200) is -56).
  */
 #ifndef MT_PASSES_TIR_BOUNDS_H
 #define MT_PASSES_TIR_BOUNDS_H

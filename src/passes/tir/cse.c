@@ -24,9 +24,11 @@
  * least twice, compared structurally (mt_texpr_equal). T.Ramp is never one:
  * codegen turns a load or store whose index is a unit-stride ramp into one
  * vector access, and a let would hide the ramp from it (its base can still
- * be one). The largest candidate is taken first, its occurrences replaced
- * by the let's variable, and the statement scanned again, until none is
- * left or MAX_ROUNDS lets were made: each round is linear in the
+ * be one). The largest candidate is taken first (of equal sizes, the one
+ * whose first occurrence comes first in a bottom-up scan: never an order of
+ * addresses, so the output is the same in every run), its occurrences
+ * replaced by the let's variable, and the statement scanned again, until
+ * none is left or MAX_ROUNDS lets were made: each round is linear in the
  * statement's size, and a statement beyond MAX_NODES nodes is left alone.
  * A later (smaller) candidate may occur in an earlier let's value, so each
  * new let goes outside the ones before it.
@@ -45,12 +47,14 @@ typedef struct occ {
     const mt_texpr *e;
     uint64_t hash;
     int size, count;
+    int first; /* order of its first occurrence in the scan (ties go to the earliest) */
 } occ;
 
 typedef struct cse_ctx {
     mt_arena *arena;
     occ *slots;      /* open addressing on hash: cap slots in use of alloc */
     int cap, alloc;
+    int seen;        /* distinct candidates counted in this scan */
     int made;        /* lets made in this function: cse_v<n> */
     /* the candidate being replaced (round 2 of each scan) */
     const occ *cand;
@@ -93,7 +97,7 @@ static void count(cse_ctx *c, const mt_texpr *e, uint64_t h, int size) {
         }
         s = (s + 1) & (c->cap - 1);
     }
-    c->slots[s] = (occ){e, h, size, 1};
+    c->slots[s] = (occ){e, h, size, 1, c->seen++};
 }
 
 /* Hash and size of e, counting every candidate in it (when counting). */
@@ -204,6 +208,7 @@ static bool count_all(cse_ctx *c, mt_texpr *const *ex, int n, mt_texpr *const *v
         c->alloc = cap;
     }
     c->cap = cap;
+    c->seen = 0;
     memset(c->slots, 0, sizeof *c->slots * (size_t)cap);
     for (int i = 0; i < n; i++) scan(c, ex[i], &size, true);
     for (int i = 0; i < nv; i++) scan(c, vals[i], &size, true);
@@ -220,7 +225,12 @@ static int cse_stmt(cse_ctx *c, mt_tstmt **s, mt_tvar **lets, mt_texpr **vals) {
         const occ *best = NULL;
         for (int i = 0; i < c->cap; i++) {
             const occ *o = &c->slots[i];
-            if (o->e && o->count >= 2 && (!best || o->size > best->size)) best = o;
+            /* the hash (of variable and buffer addresses) orders the slots:
+             * a tie goes to the first occurrence, not the first slot, so the
+             * lets come out the same in every run */
+            if (o->e && o->count >= 2 &&
+                (!best || o->size > best->size || (o->size == best->size && o->first < best->first)))
+                best = o;
         }
         if (!best) break;
         occ cand = *best;
