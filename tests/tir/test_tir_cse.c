@@ -66,9 +66,10 @@ static void test_nothing_to_do(void **state) {
 }
 
 /* A unit-stride ramp stays in its load and store (codegen makes one vector
- * access of it); its base is a candidate like any expression. A repeated
- * vector load becomes a vector let. */
-static void test_ramps_stay(void **state) {
+ * access of it), and so does index arithmetic that loads nothing (codegen
+ * reads indices; LLVM merges repeats of it): the repeated vector load
+ * becomes a vector let, `i * 16` stays where it is. */
+static void test_ramps_and_indices_stay(void **state) {
     TIR_GUARD();
     mt_tbuffer *x = buf1("x", 256), *out = buf1("out", 256);
     mt_tvar *i = ivar("i");
@@ -82,13 +83,19 @@ static void test_ramps_stay(void **state) {
                 "@T.prim_func\n"
                 "def f(x: T.Buffer((256,), \"float32\"), out: T.Buffer((256,), \"float32\")):\n"
                 "    for i in range(16):\n"
-                "        cse_v1 = i * 16\n"
-                "        cse_v2 = x[T.Ramp(cse_v1, 1, 16)]\n"
-                "        out[T.Ramp(cse_v1, 1, 16)] = cse_v2 * cse_v2\n");
+                "        cse_v1 = x[T.Ramp(i * 16, 1, 16)]\n"
+                "        out[T.Ramp(i * 16, 1, 16)] = cse_v1 * cse_v1\n");
     const mt_tstmt *body = g->body->body;
     assert_int_equal(body->kind, TS_LET);
-    assert_int_equal(body->body->value->lanes, 16); /* cse_v1 = a 16-lane load */
-    assert_int_equal(body->body->body->value->a->lanes, 16); /* its uses too */
+    assert_int_equal(body->value->lanes, 16);          /* cse_v1 = a 16-lane load */
+    assert_int_equal(body->body->value->a->lanes, 16); /* its uses too */
+    /* scalar: out[i * 3 + 1] = (i * 3 + 1) * 2 + (i * 3 + 1): nothing */
+    mt_texpr *k3[3];
+    for (int k = 0; k < 3; k++) k3[k] = add(mul(V(i), I(3)), I(1));
+    mt_tbuffer *o = mt_tbuffer_new_const(A, "o", MT_INT64, 1, (int64_t[]){64});
+    mt_tbuffer *ps2[1] = {o};
+    mt_tfunc *f2 = func_of("f2", ps2, 1, loop(i, 16, st(o, add(mul(k3[0], I(2)), k3[1]), k3[2])));
+    assert_ptr_equal(mt_tir_cse(A, f2), f2);
     TIR_GUARD_END();
 }
 
@@ -171,7 +178,7 @@ static void test_equal_sizes_in_order(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        TIR_TEST(test_inlined_producer), TIR_TEST(test_nothing_to_do), TIR_TEST(test_ramps_stay),
+        TIR_TEST(test_inlined_producer), TIR_TEST(test_nothing_to_do), TIR_TEST(test_ramps_and_indices_stay),
         TIR_TEST(test_per_statement),    TIR_TEST(test_round_limit),
         TIR_TEST(test_equal_sizes_in_order),
     };

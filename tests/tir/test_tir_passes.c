@@ -422,9 +422,8 @@ static void test_pipeline_by_name(void **state) {
                 "@T.prim_func\n"
                 "def fused_add_add(a: T.Buffer((6,), \"float32\"), b: T.Buffer((6,), \"float32\"), out: T.Buffer((6,), \"float32\")):\n"
                 "    for i0, i1 in T.grid(2, 3):\n"
-                "        cse_v1 = i0 * 3 + i1\n"
-                "        cse_v2 = a[cse_v1]\n"
-                "        out[cse_v1] = cse_v2 + b[cse_v1] + cse_v2\n");
+                "        cse_v1 = a[i0 * 3 + i1]\n"
+                "        out[i0 * 3 + i1] = cse_v1 + b[i0 * 3 + i1] + cse_v1\n");
     assert_null(mt_tir_pass_find("no_such_pass"));
     assert_int_equal(mt_tir_num_passes, 6);
     TIR_GUARD_END();

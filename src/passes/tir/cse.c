@@ -23,8 +23,11 @@
  * operands; variables, immediates alone do not pay for a let) that occurs at
  * least twice, compared structurally (mt_texpr_equal). T.Ramp is never one:
  * codegen turns a load or store whose index is a unit-stride ramp into one
- * vector access, and a let would hide the ramp from it (its base can still
- * be one). The largest candidate is taken first (of equal sizes, the one
+ * vector access, and a let would hide the ramp from it. Nor is integer or
+ * bool arithmetic that loads nothing (index and predicate arithmetic, the
+ * ramp's base included): codegen looks into indices (a loop whose stores
+ * all index with its variable is not interleaved, index arithmetic gets
+ * `nsw`), and LLVM merges repeats of it anyway. The largest candidate is taken first (of equal sizes, the one
  * whose first occurrence comes first in a bottom-up scan: never an order of
  * addresses, so the output is the same in every run), its occurrences
  * replaced by the let's variable, and the statement scanned again, until
@@ -39,6 +42,7 @@
 #include <string.h>
 
 #include "passes/tir/tir_passes.h"
+#include "support/common.h"
 
 enum { MIN_NODES = 3, MAX_ROUNDS = 32, MAX_NODES = 1 << 14 };
 
@@ -100,24 +104,35 @@ static void count(cse_ctx *c, const mt_texpr *e, uint64_t h, int size) {
     c->slots[s] = (occ){e, h, size, 1, c->seen++};
 }
 
-/* Hash and size of e, counting every candidate in it (when counting). */
-static uint64_t scan(cse_ctx *c, const mt_texpr *e, int *size, bool counting) {
+/* Hash and size of e, counting every candidate in it (when counting);
+ * *loads: whether e reads memory. Integer and bool arithmetic that reads
+ * nothing is index and predicate arithmetic: codegen looks into indices
+ * (a loop whose stores all index with its variable gets no interleaving;
+ * index arithmetic gets `nsw`) and LLVM merges repeats of it anyway, so it
+ * stays where it is. */
+static uint64_t scan(cse_ctx *c, const mt_texpr *e, int *size, bool *loads, bool counting) {
     uint64_t h = node_hash(e);
     int n = 1;
+    bool ld = e->kind == TE_LOAD;
     const mt_texpr *kids[3] = {e->a, e->b, e->cond};
     for (int i = 0; i < 3; i++)
         if (kids[i]) {
             int k;
-            h = mix(h, scan(c, kids[i], &k, counting));
+            bool kl;
+            h = mix(h, scan(c, kids[i], &k, &kl, counting));
             n += k;
+            ld |= kl;
         }
     for (int i = 0; i < e->nargs; i++) {
         int k;
-        h = mix(h, scan(c, e->args[i], &k, counting));
+        bool kl;
+        h = mix(h, scan(c, e->args[i], &k, &kl, counting));
         n += k;
+        ld |= kl;
     }
     *size = n;
-    if (counting) count(c, e, h, n);
+    *loads = ld;
+    if (counting && (ld || !(mt_dtype_is_int(e->dtype) || e->dtype == MT_BOOL))) count(c, e, h, n);
     return h;
 }
 
@@ -198,8 +213,9 @@ static mt_tstmt *with_exprs(mt_arena *a, const mt_tstmt *s, mt_texpr *const *ex)
  * them; false when they are too large to look at. */
 static bool count_all(cse_ctx *c, mt_texpr *const *ex, int n, mt_texpr *const *vals, int nv) {
     int nodes = 0, size;
-    for (int i = 0; i < n; i++) scan(c, ex[i], &size, false), nodes += size;
-    for (int i = 0; i < nv; i++) scan(c, vals[i], &size, false), nodes += size;
+    bool ld;
+    for (int i = 0; i < n; i++) scan(c, ex[i], &size, &ld, false), nodes += size;
+    for (int i = 0; i < nv; i++) scan(c, vals[i], &size, &ld, false), nodes += size;
     if (nodes > MAX_NODES) return false;
     int cap = 16;
     while (cap < 2 * nodes) cap *= 2;
@@ -210,8 +226,8 @@ static bool count_all(cse_ctx *c, mt_texpr *const *ex, int n, mt_texpr *const *v
     c->cap = cap;
     c->seen = 0;
     memset(c->slots, 0, sizeof *c->slots * (size_t)cap);
-    for (int i = 0; i < n; i++) scan(c, ex[i], &size, true);
-    for (int i = 0; i < nv; i++) scan(c, vals[i], &size, true);
+    for (int i = 0; i < n; i++) scan(c, ex[i], &size, &ld, true);
+    for (int i = 0; i < nv; i++) scan(c, vals[i], &size, &ld, true);
     return true;
 }
 

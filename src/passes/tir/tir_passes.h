@@ -65,7 +65,9 @@ mt_tfunc *mt_tir_remove_unit_loops(mt_arena *a, mt_tfunc *f);
 
 /* tir_cse -- assumes lowered form. Guarantees: within each store, let,
  * evaluate and if condition, a subexpression of three or more nodes other
- * than a T.Ramp that occurred more than once is computed once, by a let
+ * than a T.Ramp or integer/bool arithmetic that loads nothing (index and
+ * predicate arithmetic stay visible to codegen) that occurred more than
+ * once is computed once, by a let
  * (cse_v1, cse_v2, ...) in front of the statement; what the statement
  * computes is unchanged (its operators evaluate all operands, and nothing
  * writes memory within one statement). */
