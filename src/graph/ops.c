@@ -13,6 +13,7 @@
  * tensor is an error. Two literals: int with int is int32, anything with a
  * float is float32.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "graph/infer.h"
@@ -74,6 +75,22 @@ mt_gvar *mt_settle_const(mt_infer_ctx *c, mt_gvar *v, mt_dtype dt, const mt_gvar
     if (dt == MT_BOOL) return mt_gvar_const_int(c->arena, dt, v->iconst != 0, false, v->loc);
     if (lit_float) return mt_gvar_const_float(c->arena, dt, v->fconst, false, v->loc);
     if (mt_dtype_is_float(dt)) return mt_gvar_const_float(c->arena, dt, (double)v->iconst, false, v->loc);
+    /* NumPy (NEP 50) raises OverflowError for a Python int that the array's
+     * dtype cannot hold; wrapping it (200 as int8 is -56) would compute with
+     * another number than the one written */
+    int64_t lo = INT64_MIN, hi = INT64_MAX;
+    switch (dt) {
+    case MT_INT8: lo = INT8_MIN, hi = INT8_MAX; break;
+    case MT_UINT8: lo = 0, hi = UINT8_MAX; break;
+    case MT_INT32: lo = INT32_MIN, hi = INT32_MAX; break;
+    default: break;
+    }
+    if (v->iconst < lo || v->iconst > hi)
+        mt_fail(MT_ERR_TYPE, v->loc.line ? v->loc : c->loc,
+                "integer literal %lld is out of range for %s tensor %s in '%s' (%lld to %lld); "
+                "convert the tensor with astype first",
+                (long long)v->iconst, mt_dtype_str(dt), mt_describe_value(c->arena, other), c->op->name,
+                (long long)lo, (long long)hi);
     return mt_gvar_const_int(c->arena, dt, v->iconst, false, v->loc);
 }
 
