@@ -544,7 +544,10 @@ static mt_tstmt *simp_let(mt_tmutator *m, mt_tstmt *s) {
     if (trivial || (uses == 1 && !has_load(val)))
         return mt_tmutate_stmt(m, mt_tsubst_stmt(m->arena, s->body, &s->var, &val, 1));
     if (uses == 0) return mt_tmutate_stmt(m, s->body);
-    mt_bounds_push(m->arena, bounds_of(m), s->var, mt_bounds_of(bounds_of(m), val));
+    /* the value's range is the variable's when codegen converts nothing */
+    mt_range r = s->var->dtype == val->dtype ? mt_bounds_of(bounds_of(m), val)
+                                              : mt_bounds_of(bounds_of(m), mt_te_var(m->arena, s->var));
+    mt_bounds_push(m->arena, bounds_of(m), s->var, r);
     mt_tstmt *body = mt_tmutate_stmt(m, s->body);
     mt_bounds_pop(bounds_of(m));
     if (is_noop(body)) return body;
