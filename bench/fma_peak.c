@@ -14,6 +14,8 @@
  */
 #include "fma_peak.h"
 
+#include "bench_util.h"
+
 #include <pthread.h>
 #include <stdint.h>
 #include <time.h>
@@ -45,12 +47,6 @@ typedef float vec; /* scalar: the compiler's own FMA or mul + add */
 #define VFMA(a, b, c) ((a) * (b) + (c))
 #define VSUM(a) (a)
 #endif
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 typedef struct peak_job {
     double gflops;

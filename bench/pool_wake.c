@@ -21,18 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "runtime/parallel.h"
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 enum { N = 32, REPS = 30 };
 static double t0, first;     /* region start; the worker's first chunk (-1: none) */
@@ -41,7 +32,7 @@ static int caller_cpu, worker_chunks, same_cpu;
 
 static void body(int64_t b, int64_t e, void *c) {
     (void)c;
-    double s = now();
+    double s = now_s();
     if (pthread_equal(pthread_self(), caller)) {
         caller_cpu = sched_getcpu();
     } else {
@@ -49,7 +40,7 @@ static void body(int64_t b, int64_t e, void *c) {
         worker_chunks++;
         same_cpu += sched_getcpu() == caller_cpu;
     }
-    while (now() - s < (double)(e - b) * (0.004 / N)) {
+    while (now_s() - s < (double)(e - b) * (0.004 / N)) {
     }
 }
 
@@ -68,14 +59,14 @@ int main(void) {
         for (int r = 0; r < REPS; r++) {
             if (pauses_us[pi]) usleep((useconds_t)pauses_us[pi]);
             first = -1, worker_chunks = 0, same_cpu = 0;
-            t0 = now();
+            t0 = now_s();
             mt_parallel_for(N, body, NULL);
-            region[r] = now() - t0;
+            region[r] = now_s() - t0;
             start[r] = first < 0 ? 1e9 : first;
             chunks += worker_chunks, same += same_cpu;
         }
-        qsort(start, REPS, sizeof *start, cmp);
-        qsort(region, REPS, sizeof *region, cmp);
+        qsort(start, REPS, sizeof *start, cmp_double);
+        qsort(region, REPS, sizeof *region, cmp_double);
         char st[32];
         if (start[REPS / 2] >= 1e9) snprintf(st, sizeof st, "never");
         else snprintf(st, sizeof st, "%.0f µs", start[REPS / 2] * 1e6);

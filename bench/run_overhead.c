@@ -17,18 +17,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "minitriton.h"
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 enum { BATCHES = 15, PER = 20000 };
 
@@ -42,7 +33,7 @@ typedef struct job {
 static double per_call_ns(job *j) {
     double t[BATCHES];
     for (int b = -2; b < BATCHES; b++) {
-        double t0 = now();
+        double t0 = now_s();
         for (int i = 0; i < PER; i++) {
             mt_tensor *r = j->out;
             if (mt_kernel_run(j->k, j->args, j->nargs, &r, 1, NULL) != MT_OK) {
@@ -51,9 +42,9 @@ static double per_call_ns(job *j) {
             }
             if (!j->out) mt_tensor_release(r);
         }
-        if (b >= 0) t[b] = (now() - t0) / PER * 1e9;
+        if (b >= 0) t[b] = (now_s() - t0) / PER * 1e9;
     }
-    qsort(t, BATCHES, sizeof t[0], cmp);
+    qsort(t, BATCHES, sizeof t[0], cmp_double);
     return t[BATCHES / 2];
 }
 
