@@ -14,16 +14,6 @@
 #include "graph/graph.h"
 #include "support/common.h"
 
-/* v wrapped to the integer dtype dt. */
-static int64_t wrap(mt_dtype dt, int64_t v) {
-    switch (dt) {
-    case MT_BOOL: return v != 0;
-    case MT_INT8: return (int8_t)v;
-    case MT_UINT8: return (uint8_t)v;
-    case MT_INT32: return (int32_t)v;
-    default: return v;
-    }
-}
 
 static double round_float(mt_dtype dt, double v) { return dt == MT_FLOAT32 ? (double)(float)v : v; }
 
@@ -92,7 +82,7 @@ bool mt_fold_scalar(mt_arena *a, const mt_op_def *op, mt_gvar *const *args, int 
         if (!fin && !named(op, "divide")) f = (double)r; /* int op, float result: never */
         *result = mt_gvar_const_float(a, out->dtype, round_float(out->dtype, f), weak, loc);
     } else {
-        *result = mt_gvar_const_int(a, out->dtype, wrap(out->dtype, r), weak, loc);
+        *result = mt_gvar_const_int(a, out->dtype, mt_int_wrap(out->dtype, (uint64_t)r), weak, loc);
     }
     return true;
 }

@@ -78,13 +78,7 @@ mt_gvar *mt_settle_const(mt_infer_ctx *c, mt_gvar *v, mt_dtype dt, const mt_gvar
     /* NumPy (NEP 50) raises OverflowError for a Python int that the array's
      * dtype cannot hold; wrapping it (200 as int8 is -56) would compute with
      * another number than the one written */
-    int64_t lo = INT64_MIN, hi = INT64_MAX;
-    switch (dt) {
-    case MT_INT8: lo = INT8_MIN, hi = INT8_MAX; break;
-    case MT_UINT8: lo = 0, hi = UINT8_MAX; break;
-    case MT_INT32: lo = INT32_MIN, hi = INT32_MAX; break;
-    default: break;
-    }
+    int64_t lo = mt_dtype_min(dt), hi = mt_dtype_max(dt);
     if (v->iconst < lo || v->iconst > hi)
         mt_fail(MT_ERR_TYPE, v->loc.line ? v->loc : c->loc,
                 "integer literal %lld is out of range for %s tensor %s in '%s' (%lld to %lld); "

@@ -22,6 +22,39 @@ static inline bool mt_dtype_is_signed(mt_dtype t) {
 }
 static inline int mt_dtype_bits(mt_dtype t) { return (int)mt_dtype_size(t) * 8; }
 
+/* The smallest and largest value of an integer or bool dtype (int64's for
+ * any other dtype). */
+static inline int64_t mt_dtype_min(mt_dtype t) {
+    switch (t) {
+    case MT_BOOL: case MT_UINT8: return 0;
+    case MT_INT8: return INT8_MIN;
+    case MT_INT32: return INT32_MIN;
+    default: return INT64_MIN;
+    }
+}
+static inline int64_t mt_dtype_max(mt_dtype t) {
+    switch (t) {
+    case MT_BOOL: return 1;
+    case MT_INT8: return INT8_MAX;
+    case MT_UINT8: return UINT8_MAX;
+    case MT_INT32: return INT32_MAX;
+    default: return INT64_MAX;
+    }
+}
+
+/* v as an integer or bool dtype holds it, the way the generated code does:
+ * truncated to the dtype's width and read back in its signedness (200 as
+ * int8 is -56, 300 as uint8 is 44), bool as v != 0. */
+static inline int64_t mt_int_wrap(mt_dtype t, uint64_t v) {
+    switch (t) {
+    case MT_BOOL: return v != 0;
+    case MT_INT8: return (int8_t)(uint8_t)v;
+    case MT_UINT8: return (uint8_t)v;
+    case MT_INT32: return (int32_t)(uint32_t)v;
+    default: return (int64_t)v;
+    }
+}
+
 /* v truncated toward zero into int64_t, saturating at INT64_MIN/MAX, NaN as
  * 0: a plain cast of a double outside the range is undefined behaviour, and a
  * literal such as 1e308 reaches the compiler's constant folding. */

@@ -61,32 +61,14 @@ static mt_texpr *imm(mt_arena *a, mt_dtype dt, double v) {
     return mt_dtype_is_float(dt) ? mt_te_float(a, dt, v) : mt_te_int(a, dt, (int64_t)v);
 }
 
-static int64_t int_min(mt_dtype dt) {
-    switch (dt) {
-    case MT_INT8: return INT8_MIN;
-    case MT_INT32: return INT32_MIN;
-    case MT_INT64: return INT64_MIN;
-    default: return 0; /* uint8 */
-    }
-}
-
-static int64_t int_max(mt_dtype dt) {
-    switch (dt) {
-    case MT_INT8: return INT8_MAX;
-    case MT_UINT8: return UINT8_MAX;
-    case MT_INT32: return INT32_MAX;
-    default: return INT64_MAX;
-    }
-}
-
 /* The accumulator's starting value. */
 static mt_texpr *identity(mt_arena *a, rkind k, mt_dtype dt) {
     bool fl = mt_dtype_is_float(dt);
     switch (k) {
     case R_SUM: case R_MEAN: return imm(a, dt, 0);
     case R_PROD: return imm(a, dt, 1);
-    case R_MAX: case R_ARGMAX: return fl ? mt_te_float(a, dt, -INFINITY) : mt_te_int(a, dt, int_min(dt));
-    case R_MIN: case R_ARGMIN: return fl ? mt_te_float(a, dt, INFINITY) : mt_te_int(a, dt, int_max(dt));
+    case R_MAX: case R_ARGMAX: return fl ? mt_te_float(a, dt, -INFINITY) : mt_te_int(a, dt, mt_dtype_min(dt));
+    case R_MIN: case R_ARGMIN: return fl ? mt_te_float(a, dt, INFINITY) : mt_te_int(a, dt, mt_dtype_max(dt));
     }
     return NULL;
 }

@@ -10,16 +10,8 @@
 
 static bool is_intlike(mt_dtype dt) { return mt_dtype_is_int(dt) || dt == MT_BOOL; }
 
-/* The values of dtype dt (int64 for anything else). */
-static mt_range whole(mt_dtype dt) {
-    switch (dt) {
-    case MT_BOOL: return (mt_range){0, 1};
-    case MT_INT8: return (mt_range){INT8_MIN, INT8_MAX};
-    case MT_UINT8: return (mt_range){0, UINT8_MAX};
-    case MT_INT32: return (mt_range){INT32_MIN, INT32_MAX};
-    default: return (mt_range){INT64_MIN, INT64_MAX};
-    }
-}
+/* The values of dtype dt (int64's for anything else). */
+static mt_range whole(mt_dtype dt) { return (mt_range){mt_dtype_min(dt), mt_dtype_max(dt)}; }
 
 static bool is_whole(mt_range r, mt_dtype dt) {
     mt_range w = whole(dt);
@@ -38,13 +30,7 @@ static mt_range fit(mt_range r, mt_dtype dt) {
  * its operand's dtype unchecked: `x < 200` on int8 is `x < T.int8(200)`). */
 static bool const_int(const mt_texpr *e, int64_t *c) {
     if (!mt_te_is_const_int(e, c)) return false;
-    switch (e->dtype) {
-    case MT_BOOL: *c = *c != 0; break;
-    case MT_INT8: *c = (int8_t)(uint8_t)*c; break;
-    case MT_UINT8: *c = (uint8_t)*c; break;
-    case MT_INT32: *c = (int32_t)(uint32_t)*c; break;
-    default: break;
-    }
+    *c = mt_int_wrap(e->dtype, (uint64_t)*c);
     return true;
 }
 

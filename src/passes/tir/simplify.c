@@ -69,19 +69,9 @@ static bool float_const(const mt_texpr *e, double *v) {
            (e->dtype == MT_FLOAT32 || e->dtype == MT_FLOAT64) && (*v = e->fval, true);
 }
 
-/* v truncated to the width of dt, read back in dt's signedness. */
-static int64_t wrap(mt_dtype dt, uint64_t v) {
-    switch (dt) {
-    case MT_BOOL: return v != 0;
-    case MT_INT8: return (int8_t)(uint8_t)v;
-    case MT_UINT8: return (uint8_t)v;
-    case MT_INT32: return (int32_t)(uint32_t)v;
-    default: return (int64_t)v;
-    }
-}
 
 static mt_texpr *int_imm(mt_arena *a, mt_dtype dt, uint64_t v) {
-    return mt_te_int(a, dt, wrap(dt, v));
+    return mt_te_int(a, dt, mt_int_wrap(dt, v));
 }
 
 static double round_to(mt_dtype dt, double v) { return dt == MT_FLOAT32 ? (double)(float)v : v; }
@@ -90,22 +80,22 @@ static double round_to(mt_dtype dt, double v) { return dt == MT_FLOAT32 ? (doubl
 static bool fold_int(mt_texpr_kind k, mt_dtype dt, int64_t x, int64_t y, int64_t *out) {
     uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
     switch (k) {
-    case TE_ADD: *out = wrap(dt, ux + uy); return true;
-    case TE_SUB: *out = wrap(dt, ux - uy); return true;
-    case TE_MUL: *out = wrap(dt, ux * uy); return true;
+    case TE_ADD: *out = mt_int_wrap(dt, ux + uy); return true;
+    case TE_SUB: *out = mt_int_wrap(dt, ux - uy); return true;
+    case TE_MUL: *out = mt_int_wrap(dt, ux * uy); return true;
     case TE_DIV:
         if (y == 0) return false;
-        *out = y == -1 ? wrap(dt, 0 - ux) : wrap(dt, (uint64_t)(x / y));
+        *out = y == -1 ? mt_int_wrap(dt, 0 - ux) : mt_int_wrap(dt, (uint64_t)(x / y));
         return true;
     case TE_FLOORDIV: {
         if (y == 0) return false;
         if (y == -1) {
-            *out = wrap(dt, 0 - ux);
+            *out = mt_int_wrap(dt, 0 - ux);
             return true;
         }
         int64_t q = x / y;
         if (x % y != 0 && ((x < 0) != (y < 0))) q--;
-        *out = wrap(dt, (uint64_t)q);
+        *out = mt_int_wrap(dt, (uint64_t)q);
         return true;
     }
     case TE_FLOORMOD: {
@@ -116,7 +106,7 @@ static bool fold_int(mt_texpr_kind k, mt_dtype dt, int64_t x, int64_t y, int64_t
         }
         int64_t r = x % y;
         if (r != 0 && ((r < 0) != (y < 0))) r += y;
-        *out = wrap(dt, (uint64_t)r);
+        *out = mt_int_wrap(dt, (uint64_t)r);
         return true;
     }
     case TE_MIN: *out = x < y ? x : y; return true;
@@ -224,9 +214,9 @@ static bool is_bits(double v, double want) { return memcmp(&v, &want, sizeof v) 
 /* p + c in dtype dt, as `p - (-c)` when c is negative, `p` when c is 0. */
 static mt_texpr *add_const(mt_arena *a, mt_texpr *p, int64_t c) {
     mt_dtype dt = p->dtype;
-    c = wrap(dt, (uint64_t)c);
+    c = mt_int_wrap(dt, (uint64_t)c);
     if (c == 0) return p;
-    int64_t neg = wrap(dt, 0 - (uint64_t)c);
+    int64_t neg = mt_int_wrap(dt, 0 - (uint64_t)c);
     if (c < 0 && neg > 0) return mt_te_bin(a, TE_SUB, p, mt_te_int(a, dt, neg));
     return mt_te_bin(a, TE_ADD, p, mt_te_int(a, dt, c));
 }
