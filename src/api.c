@@ -25,6 +25,7 @@
 #include "runtime/tensor.h"
 #include "support/arena.h"
 #include "support/diag.h"
+#include "support/ptrmap.h"
 
 struct mt_context {
     atomic_int refs;      /* the host's, plus one per live kernel */
@@ -125,7 +126,7 @@ typedef struct planner {
     mt_plan *plan;
     const mt_compiled *c;
     void **fn_addrs;
-    MT_VEC(mt_gvar *) vals;     /* value id -> graph value */
+    mt_ptrmap ids;              /* graph value -> value id + 1 */
     MT_VEC(mt_plan_value) pvals;
     MT_VEC(mt_plan_call) calls;
     MT_VEC(mt_instr) code;
@@ -154,8 +155,8 @@ static void plan_dims(planner *pl, mt_plan_value *pv, const mt_gtype *t, bool ma
 
 /* The value id of v, adding it to the table on first sight. */
 static int value_of(planner *pl, mt_gvar *v) {
-    for (int i = 0; i < pl->vals.len; i++)
-        if (pl->vals.data[i] == v) return i;
+    int id = mt_ptrmap_get(&pl->ids, v);
+    if (id > 0) return id - 1;
     mt_plan_value pv;
     memset(&pv, 0, sizeof pv);
     pv.kind = v->is_const ? MT_VAL_CONST : MT_VAL_TEMP;
@@ -163,9 +164,9 @@ static int value_of(planner *pl, mt_gvar *v) {
     pv.fconst = v->fconst;
     pv.iconst = v->iconst;
     plan_dims(pl, &pv, &v->type, false);
-    MT_VEC_PUSH(pl->arena, &pl->vals, v);
     MT_VEC_PUSH(pl->arena, &pl->pvals, pv);
-    return pl->vals.len - 1;
+    mt_ptrmap_add(pl->arena, &pl->ids, v, pl->pvals.len);
+    return pl->pvals.len - 1;
 }
 
 /* A fresh slot of v's type (a temporary for parallel copies). */
@@ -291,8 +292,8 @@ static void build_plan(mt_arena *a, mt_kernel *k, const mt_compiled *c, void **f
         pv.param = i;
         pv.name = f->params[i]->name;
         plan_dims(&pl, &pv, &f->params[i]->type, true);
-        MT_VEC_PUSH(a, &pl.vals, f->params[i]);
         MT_VEC_PUSH(a, &pl.pvals, pv);
+        if (!mt_ptrmap_get(&pl.ids, f->params[i])) mt_ptrmap_add(a, &pl.ids, f->params[i], pl.pvals.len);
     }
     plan_body(&pl, &f->body);
     mt_plan *p = &k->plan;

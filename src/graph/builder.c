@@ -301,9 +301,17 @@ static void build_return(builder *b, const mt_ast *s) {
     }
 }
 
+void mt_b_work(builder *b, mt_loc loc) {
+    if (++b->work > MT_MAX_BUILD_WORK)
+        mt_fail(MT_ERR_LIMIT, loc,
+                "kernel too large: more than %d statements and expressions to build after unrolling",
+                MT_MAX_BUILD_WORK);
+}
+
 void mt_b_stmts(builder *b, const mt_ast_list *body) {
     for (int i = 0; i < body->len; i++) {
         const mt_ast *s = body->data[i];
+        mt_b_work(b, s->loc);
         if (b->frame->returns) mt_fail(MT_ERR_SYNTAX, s->loc, "code after 'return' is not allowed");
         switch (s->kind) {
         case AST_ASSIGN: build_assign(b, s); break;

@@ -438,6 +438,7 @@ static mt_gvar *call(builder *b, const mt_ast *e, const char *name) {
 /* ---- entry points ---------------------------------------------------------------- */
 
 mt_gvar *mt_b_expr_named(builder *b, const mt_ast *e, const char *name) {
+    mt_b_work(b, e->loc);
     switch (e->kind) {
     case AST_NAME: {
         mt_gvar *v = mt_b_use(b, e->name, e->loc);

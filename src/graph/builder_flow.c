@@ -33,7 +33,12 @@ static void enter_body(builder *b, mt_gbody *body) {
     b->block = NULL;
 }
 
+/* A run-time if, loop or assert: executor instructions and, in unrolled
+ * code, copies of them, so each counts as an operation. */
 static void add_block(builder *b, mt_gblock *blk) {
+    if (++b->nbindings > MT_MAX_BINDINGS)
+        mt_fail(MT_ERR_LIMIT, blk->loc, "kernel too large: more than %d operations after unrolling",
+                MT_MAX_BINDINGS);
     mt_gbody_add(b->arena, b->body, blk);
     b->block = NULL;
 }

@@ -44,7 +44,8 @@ typedef struct builder {
     mt_nameset used;           /* SSA names handed out */
     int temp_count;
     int flow_depth;            /* if/for nesting, for the return rule */
-    int nbindings;             /* op bindings emitted so far (MT_MAX_BINDINGS) */
+    int nbindings;             /* op bindings and run-time blocks so far (MT_MAX_BINDINGS) */
+    int work;                  /* statements and expressions built so far (MT_MAX_BUILD_WORK) */
 } builder;
 
 /* The most op bindings one compilation may build. Unrolled loops multiply
@@ -54,6 +55,17 @@ typedef struct builder {
  * function costs a few ms to optimize and emit, and 2048 separate matmuls
  * already take about ten seconds (docs/robustness.md). */
 enum { MT_MAX_BINDINGS = 2048 };
+
+/* The most statements and expressions one compilation may build, counting
+ * each again for every unrolled copy and inlined call. Bodies that fold to
+ * constants emit no bindings, so the binding limit alone let six nested
+ * `for _ in range(16)` around `x = 1 + 2` build 16 million statements (a
+ * hang, and gigabytes of arena). 2**20 is about 0.3 s in a release build and
+ * a hundred times what a kernel at MT_MAX_BINDINGS needs. */
+enum { MT_MAX_BUILD_WORK = 1 << 20 };
+
+/* Counts one statement or expression against MT_MAX_BUILD_WORK. */
+void mt_b_work(builder *b, mt_loc loc);
 
 /* The most parameters an entry function may have, and the most distinct
  * symbolic dims among them (the executor binds them in a fixed table of 64,

@@ -29,8 +29,10 @@
  * Placement (mt_memplan_assign). Greedy by size, first fit: slots sorted by
  * decreasing size (then by start, then id), each placed at the lowest
  * offset, aligned to 64, that does not overlap any already-placed slot whose
- * interval overlaps its own. O(n^3) in the worst case for n slots, which is a
- * few microseconds for the tens of values a plan has. When every slot has a
+ * interval overlaps its own: a merge sort, then one walk per slot over the
+ * slots placed before it, kept in offset order. O(n^2) for n slots (a few
+ * microseconds for the tens of values a plan has; a program unrolled to
+ * thousands of values once took most of its compile time in a cubic version). When every slot has a
  * constant shape this runs once, here; otherwise the executor runs it per
  * run with the sizes of that run's symbolic dims (executor.c).
  */
@@ -114,35 +116,46 @@ static bool overlaps(const mt_memplan *m, int i, int j) {
     return m->start[i] <= m->end[j] && m->start[j] <= m->end[i];
 }
 
-size_t mt_memplan_assign(const mt_memplan *m, const size_t *size, size_t *offset, int *scratch) {
-    int n = m->n, *order = scratch, *placed = scratch + n;
-    for (int k = 0; k < n; k++) { /* insertion sort: size desc, start asc, id asc */
-        int i = k, q = k;
-        while (q > 0) {
-            int j = order[q - 1];
-            bool before = size[i] > size[j] || (size[i] == size[j] && m->start[i] < m->start[j]);
-            if (!before) break;
-            order[q] = j;
-            q--;
+/* The placement order: larger first, then earlier start, then lower id (a
+ * total order, so the result does not depend on the sort). */
+static bool goes_before(const mt_memplan *m, const size_t *size, int i, int j) {
+    if (size[i] != size[j]) return size[i] > size[j];
+    if (m->start[i] != m->start[j]) return m->start[i] < m->start[j];
+    return i < j;
+}
+
+/* Sorts order[0, n) by goes_before: bottom-up merge sort through tmp. */
+static void sort_slots(const mt_memplan *m, const size_t *size, int *order, int *tmp, int n) {
+    int *src = order, *dst = tmp;
+    for (int w = 1; w < n; w *= 2) {
+        for (int lo = 0; lo < n; lo += 2 * w) {
+            int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            int a = lo, b = mid, k = lo;
+            while (a < mid && b < hi)
+                dst[k++] = goes_before(m, size, src[b], src[a]) ? src[b++] : src[a++];
+            while (a < mid) dst[k++] = src[a++];
+            while (b < hi) dst[k++] = src[b++];
         }
-        order[q] = i;
+        int *t = src;
+        src = dst;
+        dst = t;
     }
+    if (src != order) memcpy(order, src, sizeof *order * (size_t)n);
+}
+
+size_t mt_memplan_assign(const mt_memplan *m, const size_t *size, size_t *offset, int *scratch) {
+    int n = m->n, *order = scratch, *byoff = scratch + n;
+    for (int k = 0; k < n; k++) order[k] = k;
+    sort_slots(m, size, order, byoff, n);
+    /* byoff[0, k): the slots placed so far by offset (ties in placement
+     * order); a slot's place is found by one walk over those it meets */
     size_t total = 0;
     for (int k = 0; k < n; k++) {
-        int i = order[k], np = 0;
-        for (int q = 0; q < k; q++) { /* the placed slots it meets, by offset */
-            int j = order[q];
-            if (!overlaps(m, i, j)) continue;
-            int r = np++;
-            while (r > 0 && offset[placed[r - 1]] > offset[j]) {
-                placed[r] = placed[r - 1];
-                r--;
-            }
-            placed[r] = j;
-        }
+        int i = order[k];
         size_t at = 0, end; /* placed slots end below SIZE_MAX (checked when placed) */
-        for (int q = 0; q < np; q++) {
-            int j = placed[q];
+        for (int q = 0; q < k; q++) {
+            int j = byoff[q];
+            if (!overlaps(m, i, j)) continue;
             if (__builtin_add_overflow(at, size[i], &end)) return SIZE_MAX;
             if (end <= offset[j]) break;
             if (offset[j] + size[j] > at) at = offset[j] + size[j];
@@ -151,6 +164,14 @@ size_t mt_memplan_assign(const mt_memplan *m, const size_t *size, size_t *offset
         if (__builtin_add_overflow(at, size[i], &end) || end == SIZE_MAX) return SIZE_MAX;
         offset[i] = at;
         if (end > total) total = end;
+        int lo = 0, hi = k; /* insert after every placed slot at or below `at` */
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (offset[byoff[mid]] <= at) lo = mid + 1;
+            else hi = mid;
+        }
+        memmove(byoff + lo + 1, byoff + lo, sizeof *byoff * (size_t)(k - lo));
+        byoff[lo] = i;
     }
     return total;
 }

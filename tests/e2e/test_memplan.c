@@ -17,6 +17,42 @@
 
 /* ---- placement ------------------------------------------------------------ */
 
+/* The greedy placement written the plain way (cubic): slots by decreasing
+ * size, then start, then id; each at the lowest 64-aligned offset clear of
+ * every placed slot it meets in time. mt_memplan_assign must agree. */
+static size_t reference_assign(int n, const int *start, const int *end, const size_t *size,
+                               size_t *off) {
+    int order[64];
+    for (int i = 0; i < n; i++) order[i] = i;
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n; b++) {
+            int i = order[a], j = order[b];
+            bool jfirst = size[j] != size[i]     ? size[j] > size[i]
+                          : start[j] != start[i] ? start[j] < start[i]
+                                                 : j < i;
+            if (jfirst) order[a] = j, order[b] = i;
+        }
+    size_t total = 0;
+    for (int k = 0; k < n; k++) {
+        int i = order[k];
+        size_t at = 0;
+        for (bool moved = true; moved;) {
+            moved = false;
+            for (int q = 0; q < k; q++) {
+                int j = order[q];
+                bool live = start[i] <= end[j] && start[j] <= end[i];
+                if (live && at < off[j] + size[j] && off[j] < at + size[i]) {
+                    at = off[j] + size[j];
+                    moved = true;
+                }
+            }
+        }
+        off[i] = at;
+        if (at + size[i] > total) total = at + size[i];
+    }
+    return total;
+}
+
 static void test_assign_no_overlap(void **s) {
     (void)s;
     enum { N = 40 };
@@ -52,6 +88,9 @@ static void test_assign_no_overlap(void **s) {
             }
         }
         assert_true(total >= maxsize);
+        size_t ref[N];
+        assert_int_equal(reference_assign(n, start, end, size, ref), total);
+        for (int i = 0; i < n; i++) assert_int_equal(ref[i], off[i]);
     }
     /* disjoint lifetimes of equal size: one slot's worth */
     int s3[3] = {0, 1, 2}, e3[3] = {0, 1, 2};
