@@ -44,6 +44,7 @@
 #include "frontend/lexer.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <locale.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -467,10 +468,30 @@ static void bracket(lexer *L, char c, mt_loc loc) {
                 b.loc.line, b.loc.col);
 }
 
+enum { NOPS = sizeof operators / sizeof operators[0] };
+
+/* The operators grouped by first character, longest first within a group:
+ * those starting with c are by_first[first[c] .. first[c + 1]). Built once
+ * per process (pthread_once: compiles may run on several threads), so that
+ * an operator token tries its 1 to 4 candidates, not all 47. */
+static unsigned char first[129], by_first[NOPS];
+static pthread_once_t index_once = PTHREAD_ONCE_INIT;
+
+static void index_operators(void) {
+    int count[128] = {0};
+    for (int i = 0; i < NOPS; i++) count[(unsigned char)operators[i].text[0]]++;
+    for (int c = 0; c < 128; c++) first[c + 1] = (unsigned char)(first[c] + count[c]);
+    unsigned char fill[128];
+    memcpy(fill, first, sizeof fill);
+    for (int i = 0; i < NOPS; i++) by_first[fill[(unsigned char)operators[i].text[0]]++] = (unsigned char)i;
+}
+
 static void lex_operator(lexer *L) {
     size_t start = L->pos;
-    for (int i = 0; i < (int)(sizeof operators / sizeof operators[0]); i++) {
-        if (operators[i].text[0] != L->src[start]) continue;
+    pthread_once(&index_once, index_operators);
+    unsigned char c = (unsigned char)L->src[start]; /* 0x21 .. 0x7e: see mt_lex */
+    for (int k = first[c]; k < first[c + 1]; k++) {
+        int i = by_first[k];
         size_t n = strlen(operators[i].text);
         if (start + n <= L->len && memcmp(L->src + start, operators[i].text, n) == 0) {
             mt_loc loc = loc_at(L, start);
