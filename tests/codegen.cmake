@@ -2,3 +2,7 @@
 # and compared with C references (src/codegen/).
 mt_test(test_codegen SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_codegen.c
         LAYERS mt_support mt_tir mt_codegen)
+# Streaming (non-temporal) stores for outputs past the last-level cache
+# (src/codegen/llvm_stream.c): which kernels get them, and layer_norm's
+# numbers into aligned and unaligned outputs.
+mt_test(test_stream SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_stream.c LIBRARY)

@@ -359,7 +359,9 @@ static void gen_parallel(mt_cg *g, const mt_tstmt *s, LLVMValueRef min, LLVMValu
     }
     g->in_parallel++;
     LLVMPositionBuilderAtEnd(b, rb);
+    g->streamed = false;
     gen_loop(g, s, LLVMGetParam(run, 0), LLVMGetParam(run, 1), false);
+    mt_cg_stream_fence(g);
     LLVMBuildRetVoid(b);
     LLVMPositionBuilderAtEnd(b, g->entry);
     LLVMBuildBr(b, rb);
@@ -568,8 +570,11 @@ static void gen_func(mt_cg *g, const mt_tfunc *f, const char *prefix) {
     }
     LLVMValueRef *heap = MT_NEW_ARRAY(g->arena, LLVMValueRef, f->nallocs > 0 ? f->nallocs : 1);
     for (int i = 0; i < f->nallocs; i++) heap[i] = alloc_begin(g, f->allocs[i]);
+    mt_cg_stream_plan(g, f);
+    g->streamed = false;
     if (f->body) gen_stmt(g, f->body);
     for (int i = f->nallocs - 1; i >= 0; i--) alloc_end(g, f->allocs[i], heap[i]);
+    mt_cg_stream_fence(g);
     LLVMBuildRetVoid(g->b);
     /* A parallel loop hands the buffer pointers to mt_parallel_for in its
      * closure: that is a capture, so the promise is withdrawn. */
@@ -614,6 +619,7 @@ LLVMModuleRef mt_llvm_build_module(mt_arena *a, LLVMContextRef ctx, const char *
         g->t_f32 = LLVMFloatTypeInContext(ctx);
         g->t_f64 = LLVMDoubleTypeInContext(ctx);
         g->t_ptr = LLVMPointerTypeInContext(ctx, 0);
+        g->x86 = triple && (strncmp(triple, "x86_64", 6) == 0 || strncmp(triple, "i686", 4) == 0);
         for (int i = 0; i < n; i++) gen_func(g, funcs[i], prefix);
         LLVMDisposeBuilder(st->b);
         st->b = NULL;

@@ -380,7 +380,9 @@ void mt_cg_store(mt_cg *g, const mt_tbuffer *buf, mt_texpr *const *idx_, int nid
         st = LLVMBuildStore(g->b, v, elem_ptr(g, mem, base, i));
         LLVMSetAlignment(st, align);
     } else if (is_unit_ramp(idx)) {
-        st = LLVMBuildStore(g->b, v, elem_ptr(g, mem, base, gen_index(g, idx->a)));
+        LLVMValueRef p = elem_ptr(g, mem, base, gen_index(g, idx->a));
+        if (mt_cg_stream_store(g, buf, p, v, n * (int)mt_dtype_size(buf->dtype))) return;
+        st = LLVMBuildStore(g->b, v, p);
         LLVMSetAlignment(st, align);
     } else {
         LLVMValueRef iv = gen_index(g, idx);

@@ -55,6 +55,10 @@ typedef struct mt_cg {
     int in_index;           /* > 0 while generating a buffer index (int64 math gets nsw) */
     int in_parallel;        /* > 0 inside an outlined parallel loop (nested ones run serially) */
     int nparallel;          /* parallel loops outlined from the current kernel function */
+    const mt_tbuffer **stream; /* the kernel's buffers written with streaming stores */
+    int nstream;
+    bool streamed;          /* the current LLVM function made a streaming store */
+    bool x86;               /* the target is x86 (streaming stores and their fence) */
     LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_half, t_f32, t_f64, t_ptr;
 } mt_cg;
 
@@ -73,6 +77,16 @@ void mt_cg_store(mt_cg *g, const mt_tbuffer *buf, mt_texpr *const *idx, int nidx
 /* Declaration of llvm.<name> overloaded on types[0..n). */
 LLVMValueRef mt_cg_intrinsic(mt_cg *g, const char *name, LLVMTypeRef *types, int n,
                              LLVMTypeRef *fnty);
+
+/* ---- llvm_stream.c ---- */
+/* Decides which of f's buffers stream (g->stream). */
+void mt_cg_stream_plan(mt_cg *g, const mt_tfunc *f);
+/* *ptr = v as a streaming store when buf streams and v is `bytes` bytes, a
+ * multiple of 64 (true); otherwise emits nothing (false). */
+bool mt_cg_stream_store(mt_cg *g, const mt_tbuffer *buf, LLVMValueRef ptr, LLVMValueRef v,
+                        int bytes);
+/* An sfence when the current function made streaming stores. */
+void mt_cg_stream_fence(mt_cg *g);
 
 /* ---- llvm_math.c ---- */
 /* Inline, vectorizable float32 implementations (x: float or a vector of

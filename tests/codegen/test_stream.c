@@ -1,0 +1,138 @@
+/*
+ * test_stream.c -- streaming (non-temporal) stores (src/codegen/llvm_stream.c).
+ *
+ * A buffer of at least 32 MiB that a kernel writes and never reads is
+ * written with non-temporal stores where the address is 64-byte aligned,
+ * normal stores where it is not, and the function ends with an sfence.
+ * Checked through the public API: which kernels get them (the LLVM IR
+ * dump), and that layer_norm over 2048 x 4096 float32 (32 MiB) gives the
+ * reference's numbers into an output the executor allocates (aligned), a
+ * caller's output at an aligned offset, and one 4 bytes off (every
+ * streaming store takes the normal path). Reference: double, per row;
+ * tolerance 1e-4 absolute on outputs of magnitude up to ~3 (float32
+ * normalization of 4096 values, gamma and beta in [-1, 1]).
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "test_util.h"
+
+#define ROWS 2048
+#define COLS 4096
+
+static const char *LN_BIG =
+    "def ln(x: Tensor((2048, 4096), \"float32\"), g: Tensor((4096,), \"float32\"),"
+    " b: Tensor((4096,), \"float32\")):\n"
+    "    return layer_norm(x, g, b)\n";
+
+static bool streams(mt_kernel *k) {
+    const char *ir = mt_kernel_dump(k, MT_STAGE_LLVM);
+    assert_non_null(ir);
+    bool nt = strstr(ir, "!nontemporal") != NULL;
+    /* streaming stores come with the fence that orders them */
+    assert_int_equal(nt, strstr(ir, "llvm.x86.sse.sfence") != NULL);
+    return nt;
+}
+
+static void test_which_kernels(void **state) {
+    (void)state;
+    mt_kernel *k = compile_ok(LN_BIG);
+    assert_true(streams(k));
+    mt_kernel_release(k);
+    /* 1 MiB: stays in cache for whoever reads it next */
+    k = compile_ok("def ln(x: Tensor((64, 4096), \"float32\"), g: Tensor((4096,), \"float32\"),"
+                   " b: Tensor((4096,), \"float32\")):\n"
+                   "    return layer_norm(x, g, b)\n");
+    assert_false(streams(k));
+    mt_kernel_release(k);
+    /* softmax reads its output back (exp stored, then scaled): never streamed */
+    k = compile_ok("def sm(x: Tensor((2048, 4096), \"float32\")):\n"
+                   "    return softmax(x, axis=-1)\n");
+    assert_false(streams(k));
+    mt_kernel_release(k);
+}
+
+static double ref_at(const float *x, const float *g, const float *b, const double *mean,
+                     const double *rstd, int64_t r, int64_t c) {
+    return ((double)x[r * COLS + c] - mean[r]) * rstd[r] * g[c] + b[c];
+}
+
+static void check_ln(const float *o, const float *x, const float *g, const float *b,
+                     const double *mean, const double *rstd, const char *what) {
+    double worst = 0;
+    for (int64_t r = 0; r < ROWS; r++)
+        for (int64_t c = 0; c < COLS; c++) {
+            double err = fabs(o[r * COLS + c] - ref_at(x, g, b, mean, rstd, r, c));
+            if (!(err <= worst)) worst = err; /* NaN stays */
+        }
+    if (!(worst <= 1e-4)) fail_msg("%s: largest error %g (tolerance 1e-4)", what, worst);
+}
+
+static void test_layer_norm_alignments(void **state) {
+    (void)state;
+    int64_t xs[2] = {ROWS, COLS}, vs[1] = {COLS};
+    mt_tensor *x = mt_tensor_create(MT_FLOAT32, 2, xs), *g = mt_tensor_create(MT_FLOAT32, 1, vs),
+              *b = mt_tensor_create(MT_FLOAT32, 1, vs);
+    float *xp = mt_tensor_data(x), *gp = mt_tensor_data(g), *bp = mt_tensor_data(b);
+    unsigned seed = 7;
+    for (int64_t i = 0; i < (int64_t)ROWS * COLS; i++) {
+        seed = seed * 1103515245u + 12345u;
+        xp[i] = (float)((seed >> 8) % 20001) / 10000.0f - 1.0f + (float)(i / COLS % 5);
+    }
+    for (int64_t c = 0; c < COLS; c++) {
+        gp[c] = (float)(c % 17) / 8.0f - 1.0f;
+        bp[c] = (float)(c % 13) / 6.0f - 1.0f;
+    }
+    double *mean = malloc(sizeof(double) * ROWS), *rstd = malloc(sizeof(double) * ROWS);
+    for (int64_t r = 0; r < ROWS; r++) {
+        double s = 0, q = 0;
+        for (int64_t c = 0; c < COLS; c++) s += xp[r * COLS + c];
+        mean[r] = s / COLS;
+        for (int64_t c = 0; c < COLS; c++) {
+            double d = xp[r * COLS + c] - mean[r];
+            q += d * d;
+        }
+        rstd[r] = 1.0 / sqrt(q / COLS + 1e-5);
+    }
+
+    mt_kernel *k = compile_ok(LN_BIG);
+    mt_tensor *args[3] = {x, g, b};
+    mt_diag d;
+    /* the executor's output (64-byte aligned): streamed */
+    mt_tensor *out = NULL;
+    assert_int_equal(mt_kernel_run(k, args, 3, &out, 1, &d), MT_OK);
+    check_ln(mt_tensor_data(out), xp, gp, bp, mean, rstd, "executor's output");
+    mt_tensor_release(out);
+
+    /* the caller's memory at +64 bytes (aligned) and +4 bytes (not) */
+    size_t bytes = (size_t)ROWS * COLS * sizeof(float);
+    char *raw = aligned_alloc(64, bytes + 128);
+    assert_non_null(raw);
+    const int offsets[2] = {64, 4};
+    for (int t = 0; t < 2; t++) {
+        float *o = (float *)(raw + offsets[t]);
+        for (int64_t i = 0; i < (int64_t)ROWS * COLS; i++) o[i] = NAN;
+        mt_tensor *w = mt_tensor_wrap(o, MT_FLOAT32, 2, xs, NULL);
+        out = w;
+        assert_int_equal(mt_kernel_run(k, args, 3, &out, 1, &d), MT_OK);
+        assert_ptr_equal(out, w);
+        check_ln(o, xp, gp, bp, mean, rstd, offsets[t] == 4 ? "caller's output +4" : "caller's output +64");
+        mt_tensor_release(w);
+    }
+    free(raw);
+    mt_kernel_release(k);
+    free(mean);
+    free(rstd);
+    mt_tensor_release(x);
+    mt_tensor_release(g);
+    mt_tensor_release(b);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_which_kernels),
+        cmocka_unit_test(test_layer_norm_alignments),
+    };
+    return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
+}
