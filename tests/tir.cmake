@@ -13,3 +13,5 @@ mt_test(test_tir_simplify SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_tir_simpl
         ${MT_TIR_PASS_SOURCES} LAYERS mt_support mt_tir)
 mt_test(test_tir_cse SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_tir_cse.c
         ${MT_TIR_PASS_SOURCES} LAYERS mt_support mt_tir)
+mt_test(test_tir_vectorize SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_tir_vectorize.c
+        ${MT_TIR_PASS_SOURCES} LAYERS mt_support mt_tir)

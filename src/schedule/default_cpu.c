@@ -31,10 +31,16 @@
  *  2. Parallel chunks. The outer loop (the flat loop, or the fused prefix
  *     when there is one) is split into chunks of G elements of output, G =
  *     64 KiB / element size (rows of the prefix: ceil(G / inner extent)),
- *     and the chunk loop is made parallel; the inner loop of a chunk is
- *     serial and left to LLVM's vectorizer (it is a counted loop over
- *     noalias pointers; forcing `vectorized` would also force gathers on
- *     broadcast indices). The tail is the split's clamped last chunk. A nest
+ *     and the chunk loop is made parallel. The tail is the split's clamped
+ *     last chunk.
+ *  3. Vectors. The innermost loop (the flat loop, or the inner part of its
+ *     split) is marked `vectorized` when every access in it is contiguous
+ *     in its variable or invariant (always for a fused suffix, step 1; a
+ *     single inner loop is checked: a transpose's strided reads are left
+ *     to LLVM's cost model, not forced into gathers), so the vectorize pass
+ *     (passes/tir/vectorize.c) turns it into 64-byte vector steps and a
+ *     scalar tail; what that pass cannot take (other dtypes, the variable
+ *     used as a value) stays a loop for LLVM's vectorizer. A nest
  *     with constant extents and at most one chunk stays serial; with
  *     symbolic extents the chunk count is computed at run time and the
  *     runtime runs a single chunk inline, without waking threads.
@@ -209,6 +215,22 @@ static bool fusable_suffix(const nest *n, int j) {
     return true;
 }
 
+/* Is every access contiguous in the innermost loop of the fused suffix
+ * [j, n), or free of it? A suffix of two or more loops is (fusable_suffix);
+ * a single loop is when its variable is only ever the last index. */
+static bool contiguous_inner(const nest *n, int j) {
+    if (n->n - j > 1) return true;
+    const mt_tvar *v = n->block->iters[n->n - 1].var;
+    for (int i = 0; i < n->acc.len; i++) {
+        const access *x = &n->acc.data[i];
+        for (int d = 0; d < x->nidx; d++) {
+            if (d == x->nidx - 1 && is_var(x->idx[d], v)) continue;
+            if (uses_iters(n, n->n - 1, x->idx[d])) return false;
+        }
+    }
+    return true;
+}
+
 /* ---- the rule -------------------------------------------------------------- */
 
 /* Fuses loops [from, to) of the nest into one; returns its variable. */
@@ -228,6 +250,7 @@ static void schedule_injective(mt_sched *s, const nest *n) {
 
     mt_tvar *par;        /* the loop to cut into parallel chunks */
     mt_texpr *per_chunk; /* its iterations per chunk */
+    bool vec = contiguous_inner(n, j);
     mt_tvar *inner = fuse_range(s, n, j, n->n);
     if (!inner) return;
     if (j == 0) {
@@ -254,13 +277,19 @@ static void schedule_injective(mt_sched *s, const nest *n) {
     const mt_tstmt *pl = mt_sched_get_loop(s, par);
     int64_t ext, per;
     bool cper = mt_te_is_const_int(per_chunk, &per);
-    if (mt_te_is_const_int(pl->extent, &ext) && cper && ext <= per) return; /* one chunk: serial */
-    if (cper && per == 1) {
-        mt_sched_parallel(s, par);
+    if (mt_te_is_const_int(pl->extent, &ext) && cper && ext <= per) { /* one chunk: serial */
+        if (vec) mt_sched_vectorize(s, inner);
         return;
     }
-    mt_tvar *chunks;
-    if (mt_sched_split(s, par, per_chunk, &chunks, NULL)) mt_sched_parallel(s, chunks);
+    if (cper && per == 1) {
+        mt_sched_parallel(s, par);
+        if (vec && par != inner) mt_sched_vectorize(s, inner);
+        return;
+    }
+    mt_tvar *chunks, *rest;
+    if (!mt_sched_split(s, par, per_chunk, &chunks, &rest)) return;
+    mt_sched_parallel(s, chunks);
+    if (vec) mt_sched_vectorize(s, par == inner ? rest : inner);
 }
 
 mt_tfunc *mt_schedule_default_cpu(mt_arena *a, mt_tfunc *f) {

@@ -10,7 +10,9 @@
  * caller's output at an aligned offset, and one 4 bytes off (every
  * streaming store takes the normal path). Reference: double, per row;
  * tolerance 1e-4 absolute on outputs of magnitude up to ~3 (float32
- * normalization of 4096 values, gamma and beta in [-1, 1]).
+ * normalization of 4096 values, gamma and beta in [-1, 1]). And an
+ * elementwise kernel of 8,388,613 float32 (32 MiB and a scalar tail of 5)
+ * into the same three outputs, compared exactly with float C.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -129,10 +131,51 @@ static void test_layer_norm_alignments(void **state) {
     mt_tensor_release(b);
 }
 
+static void test_elementwise_alignments(void **state) {
+    (void)state;
+    enum { N = 8388613 };
+    mt_kernel *k = compile_ok("def f(a: Tensor((8388613,), \"float32\"), b: Tensor((8388613,), \"float32\")):\n"
+                              "    return a + b * 2.0\n");
+    assert_true(streams(k));
+    int64_t n = N;
+    mt_tensor *a = mt_tensor_create(MT_FLOAT32, 1, &n), *b = mt_tensor_create(MT_FLOAT32, 1, &n);
+    float *ap = mt_tensor_data(a), *bp = mt_tensor_data(b);
+    for (int64_t i = 0; i < N; i++) {
+        ap[i] = (float)(i % 1001) * 0.37f - 100.0f;
+        bp[i] = (float)(i % 37) * 1.5f - 20.0f;
+    }
+    mt_tensor *args[2] = {a, b};
+    char *raw = aligned_alloc(64, (size_t)N * sizeof(float) + 128);
+    assert_non_null(raw);
+    for (int t = 0; t < 3; t++) { /* the executor's, the caller's at +64, at +4 */
+        mt_tensor *out = NULL;
+        float *o = NULL;
+        if (t > 0) {
+            o = (float *)(raw + (t == 1 ? 64 : 4));
+            for (int64_t i = 0; i < N; i++) o[i] = NAN;
+            out = mt_tensor_wrap(o, MT_FLOAT32, 1, &n, NULL);
+        }
+        mt_tensor *w = out;
+        assert_int_equal(mt_kernel_run(k, args, 2, &out, 1, NULL), MT_OK);
+        if (t > 0) assert_ptr_equal(out, w);
+        const float *got = mt_tensor_data(out);
+        for (int64_t i = 0; i < N; i++) {
+            float want = ap[i] + bp[i] * 2.0f;
+            if (got[i] != want) fail_msg("output %d, element %lld: %g, want %g", t, (long long)i, got[i], want);
+        }
+        mt_tensor_release(out);
+    }
+    free(raw);
+    mt_kernel_release(k);
+    mt_tensor_release(a);
+    mt_tensor_release(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_which_kernels),
         cmocka_unit_test(test_layer_norm_alignments),
+        cmocka_unit_test(test_elementwise_alignments),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }

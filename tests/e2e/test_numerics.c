@@ -359,13 +359,16 @@ static void test_chains(void **st) {
 }
 
 /* A producer read three times is inlined three times and computed once
- * (tir_cse): the scheduled TIR has one T.exp, and the values are right. */
+ * (tir_cse): the scheduled TIR has one T.exp in each of its two loops (62
+ * vectors of 16, then a scalar tail of 8), and the values are right. */
 static void test_repeated_producer(void **st) {
     mt_kernel *k = compile_ok("def f(x: Tensor((1000,), \"float32\")):\n"
                               "    t = exp(x) * 2.0\n    return t * t + t\n");
     const char *tir = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
     assert_non_null(tir);
     const char *e = strstr(tir, "T.exp(");
+    assert_non_null(e);
+    e = strstr(e + 1, "T.exp(");
     assert_non_null(e);
     assert_null(strstr(e + 1, "T.exp("));
     shape s = {1, {1000}};

@@ -60,6 +60,7 @@ static mt_tfunc *lower(mt_tfunc *f) {
     f = mt_tir_flatten_buffers(A, f);
     f = mt_tir_simplify(A, f);
     f = mt_tir_remove_unit_loops(A, f);
+    f = mt_tir_vectorize(A, f);
     return mt_tir_simplify(A, f);
 }
 
@@ -350,8 +351,10 @@ static void test_rule_elementwise(void **state) {
                 "@T.prim_func\n"
                 "def inc(a: T.Buffer((m * 8,), \"float32\"), out: T.Buffer((m * 8,), \"float32\")):\n"
                 "    for i0_i1_fused_0 in T.parallel((m * 8 + 16383) // 16384):\n"
-                "        for i0_i1_fused_1 in range(T.min(16384, m * 8 - i0_i1_fused_0 * 16384)):\n"
-                "            out[i0_i1_fused_0 * 16384 + i0_i1_fused_1] = a[i0_i1_fused_0 * 16384 + i0_i1_fused_1] + 1.0\n");
+                "        for i0_i1_fused_1 in range(T.min(16384, m * 8 - i0_i1_fused_0 * 16384) // 16):\n"
+                "            out[T.Ramp(i0_i1_fused_0 * 16384 + i0_i1_fused_1 * 16, 1, 16)] = a[T.Ramp(i0_i1_fused_0 * 16384 + i0_i1_fused_1 * 16, 1, 16)] + 1.0\n"
+                "        for i0_i1_fused_1_1 in range(T.min(16384, m * 8 - i0_i1_fused_0 * 16384) % 16):\n"
+                "            out[i0_i1_fused_0 * 16384 + (T.min(16384, m * 8 - i0_i1_fused_0 * 16384) // 16 * 16 + i0_i1_fused_1_1)] = a[i0_i1_fused_0 * 16384 + (T.min(16384, m * 8 - i0_i1_fused_0 * 16384) // 16 * 16 + i0_i1_fused_1_1)] + 1.0\n");
     static const int64_t rows[] = {0, 1, 7, 1000, 4097, (1 << 17) + 3};
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
         int64_t len[2] = {rows[r] * 8, rows[r] * 8};
@@ -366,13 +369,17 @@ static void test_rule_broadcast(void **state) {
     nest n;
     mt_tfunc *f = bias2(V(m), I(1000), &n, &m, 1);
     mt_tfunc *g = mt_schedule_default_cpu(A, f);
-    /* b[v1] keeps the row loop: rows of 1000 in chunks of 17 rows (>= 64 KiB) */
+    /* b[v1] keeps the row loop: rows of 1000 in chunks of 17 rows (>= 64 KiB);
+     * a row is 62 vectors of 16 and a tail of 8 */
     ASSERT_TEXT(mt_tfunc_print(A, lower(g)),
                 "@T.prim_func\n"
                 "def bias(a: T.Buffer((m * 1000,), \"float32\"), b: T.Buffer((1000,), \"float32\"), out: T.Buffer((m * 1000,), \"float32\")):\n"
                 "    for i0_0 in T.parallel((m + 16) // 17):\n"
-                "        for i0_1, i1 in T.grid(T.min(17, m - i0_0 * 17), 1000):\n"
-                "            out[(i0_0 * 17 + i0_1) * 1000 + i1] = a[(i0_0 * 17 + i0_1) * 1000 + i1] * 2.0 + b[i1]\n");
+                "        for i0_1 in range(T.min(17, m - i0_0 * 17)):\n"
+                "            for i1 in range(62):\n"
+                "                out[T.Ramp((i0_0 * 17 + i0_1) * 1000 + i1 * 16, 1, 16)] = a[T.Ramp((i0_0 * 17 + i0_1) * 1000 + i1 * 16, 1, 16)] * 2.0 + b[T.Ramp(i1 * 16, 1, 16)]\n"
+                "            for i1_1 in range(8):\n"
+                "                out[(i0_0 * 17 + i0_1) * 1000 + (992 + i1_1)] = a[(i0_0 * 17 + i0_1) * 1000 + (992 + i1_1)] * 2.0 + b[992 + i1_1]\n");
     static const int64_t rows[] = {0, 1, 7, 1000};
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
         int64_t len[3] = {rows[r] * 1000, 1000, rows[r] * 1000};

@@ -425,7 +425,7 @@ static void test_pipeline_by_name(void **state) {
                 "        cse_v1 = a[i0 * 3 + i1]\n"
                 "        out[i0 * 3 + i1] = cse_v1 + b[i0 * 3 + i1] + cse_v1\n");
     assert_null(mt_tir_pass_find("no_such_pass"));
-    assert_int_equal(mt_tir_num_passes, 6);
+    assert_int_equal(mt_tir_num_passes, 7);
     TIR_GUARD_END();
 }
 

@@ -14,6 +14,7 @@ const mt_tir_pass mt_tir_passes_by_name[] = {
     {"flatten_buffers", mt_tir_flatten_buffers},
     {"simplify", mt_tir_simplify},
     {"remove_unit_loops", mt_tir_remove_unit_loops},
+    {"vectorize", mt_tir_vectorize},
     {"tir_cse", mt_tir_cse},
 };
 

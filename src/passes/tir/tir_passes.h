@@ -63,6 +63,13 @@ mt_tfunc *mt_tir_simplify(mt_arena *a, mt_tfunc *f);
  * simplify. */
 mt_tfunc *mt_tir_remove_unit_loops(mt_arena *a, mt_tfunc *f);
 
+/* vectorize -- assumes lowered, flattened form. Guarantees: a `vectorized`
+ * innermost loop from 0 whose body is stores and lets over float32/float64/
+ * int32/int64 buffers, with its variable only in indices `b + i` or free of
+ * it, becomes a loop of vector steps (T.Ramp / T.Broadcast, 64 bytes of the
+ * widest element) and a scalar tail loop; any other loop is left as it is. */
+mt_tfunc *mt_tir_vectorize(mt_arena *a, mt_tfunc *f);
+
 /* tir_cse -- assumes lowered form. Guarantees: within each store, let,
  * evaluate and if condition, a subexpression of three or more nodes other
  * than a T.Ramp or integer/bool arithmetic that loads nothing (index and

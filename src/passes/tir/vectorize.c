@@ -1,0 +1,267 @@
+/*
+ * vectorize.c -- `vectorized` loops become vector code.
+ *
+ *     for i in T.vectorized(n):          for vo in range(n // L):
+ *         y[b + i] = f(x[b + i], s[c])      y[T.Ramp(b + vo * L, 1, L)] = f(x[T.Ramp(..)], s[c])
+ *                                   ->   for t in range(n % L):
+ *                                            y[b + (n // L * L + t)] = f(x[..], s[c])
+ *
+ * L = 64 bytes (one AVX-512 register) / the widest element the loop loads
+ * or stores. The scalar tail is the loop partition of the split: no
+ * predicate inside the vector loop. Until this pass, `vectorized` was only
+ * a hint to LLVM's loop vectorizer; making the vectors in TIR lets the
+ * dumps show them and lets code generation choose how each store is made
+ * (a !nontemporal store needs to see a full vector: llvm_stream.c).
+ *
+ * What it takes (anything else stays a `vectorized` loop for LLVM):
+ *  - an innermost loop from 0 whose body is stores, lets and sequences;
+ *  - buffers of float32, float64, int32 or int64;
+ *  - the loop variable only inside load and store indices, each index
+ *    `b + s * i` with b free of i and s = 1 (contiguous: a T.Ramp) or 0
+ *    (invariant: a scalar load, broadcast where used); stores contiguous;
+ *  - a buffer the loop both loads and stores is loaded only at the index
+ *    it is stored at (each lane reads its own element before writing it).
+ * The iterations are independent (mt_sched_vectorize checked that when it
+ * marked the loop), so running L of them at once, in lanes, is the same.
+ */
+#include "passes/tir/tir_passes.h"
+
+#include <string.h>
+
+enum { MAX_VLETS = 64 };
+
+typedef struct vec {
+    mt_arena *a;
+    const mt_tvar *i;    /* the loop variable */
+    mt_texpr *base;      /* vo * L: the first iteration of the vector step */
+    int L;
+    bool ok;             /* analysis: still vectorizable */
+    int widest;          /* analysis: the widest element (bytes) */
+    const mt_tstmt *stores[64];
+    int nstores;
+    const mt_tvar *vlets[MAX_VLETS]; /* lets bound to vectors */
+    int nvlets;
+} vec;
+
+static bool uses_i(const vec *v, const mt_texpr *e) { return mt_texpr_uses_var(e, v->i); }
+
+/* e = b + s * i with b free of i and s a constant: *b (NULL: 0), *s. */
+static bool linear(vec *v, mt_texpr *e, mt_texpr **b, int64_t *s) {
+    if (!uses_i(v, e)) {
+        *b = e;
+        *s = 0;
+        return true;
+    }
+    if (e->kind == TE_VAR) { /* the loop variable itself */
+        *b = NULL;
+        *s = 1;
+        return true;
+    }
+    mt_texpr *b1, *b2;
+    int64_t s1, s2, c;
+    switch (e->kind) {
+    case TE_ADD:
+    case TE_SUB:
+        if (!linear(v, e->a, &b1, &s1) || !linear(v, e->b, &b2, &s2)) return false;
+        if (e->kind == TE_SUB) s2 = -s2;
+        *s = s1 + s2;
+        *b = !b2 ? b1 : !b1 && e->kind == TE_ADD ? b2 : mt_te_bin(v->a, e->kind, b1 ? b1 : mt_te_i64(v->a, 0), b2);
+        return true;
+    case TE_MUL:
+        if (mt_te_is_const_int(e->b, &c) && linear(v, e->a, &b1, &s1)) {
+        } else if (mt_te_is_const_int(e->a, &c) && linear(v, e->b, &b1, &s1)) {
+        } else {
+            return false;
+        }
+        if (c < -1024 || c > 1024) return false;
+        *s = s1 * c;
+        *b = b1 ? mt_te_bin(v->a, TE_MUL, b1, mt_te_i64(v->a, c)) : NULL;
+        return true;
+    default: return false;
+    }
+}
+
+static bool dtype_ok(mt_dtype t) {
+    return t == MT_FLOAT32 || t == MT_FLOAT64 || t == MT_INT32 || t == MT_INT64;
+}
+
+static void see_buffer(vec *v, const mt_tbuffer *b) {
+    if (!dtype_ok(b->dtype)) v->ok = false;
+    int w = (int)mt_dtype_size(b->dtype);
+    if (w > v->widest) v->widest = w;
+}
+
+/* ---- analysis ---------------------------------------------------------------- */
+
+static void check_expr(mt_tvisitor *t, const mt_texpr *e) {
+    vec *v = t->ctx;
+    if (!v->ok) return;
+    if (e->lanes != 1) { /* already vector code */
+        v->ok = false;
+        return;
+    }
+    if (e->kind == TE_LOAD) {
+        see_buffer(v, e->buf);
+        mt_texpr *b;
+        int64_t s;
+        if (e->nargs != 1 || !linear(v, e->args[0], &b, &s) || (s != 0 && s != 1)) v->ok = false;
+        for (int k = 0; k < v->nstores && v->ok; k++) /* loads of a stored buffer: its own element */
+            if (v->stores[k]->buf == e->buf && !mt_texpr_equal(v->stores[k]->idx[0], e->args[0]))
+                v->ok = false;
+        return; /* the index is checked; it may use i */
+    }
+    if (e->kind == TE_VAR && e->var == v->i) { /* i outside an index */
+        v->ok = false;
+        return;
+    }
+    mt_tvisit_expr_children(t, e);
+}
+
+static void collect_stores(vec *v, const mt_tstmt *s) {
+    if (!v->ok) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int k = 0; k < s->nstmts; k++) collect_stores(v, s->stmts[k]);
+        break;
+    case TS_LET: collect_stores(v, s->body); break;
+    case TS_STORE:
+        if (v->nstores == 64) v->ok = false;
+        else v->stores[v->nstores++] = s;
+        break;
+    default: v->ok = false;
+    }
+}
+
+static void check_stmt(vec *v, const mt_tstmt *s) {
+    mt_tvisitor t = {check_expr, NULL, v};
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int k = 0; k < s->nstmts && v->ok; k++) check_stmt(v, s->stmts[k]);
+        break;
+    case TS_LET:
+        mt_tvisit_expr(&t, s->value);
+        check_stmt(v, s->body);
+        break;
+    case TS_STORE: {
+        see_buffer(v, s->buf);
+        mt_texpr *b;
+        int64_t st;
+        if (s->nidx != 1 || !linear(v, s->idx[0], &b, &st) || st != 1) {
+            v->ok = false;
+            return;
+        }
+        mt_tvisit_expr(&t, s->value);
+        break;
+    }
+    default: v->ok = false;
+    }
+}
+
+/* ---- rewriting --------------------------------------------------------------- */
+
+static bool vector_let(const vec *v, const mt_tvar *x) {
+    for (int k = 0; k < v->nvlets; k++)
+        if (v->vlets[k] == x) return true;
+    return false;
+}
+
+/* The index b + s * i at lane granularity: T.Ramp(b + vo * L, 1, L), or b. */
+static mt_texpr *vec_index(vec *v, mt_texpr *idx) {
+    mt_texpr *b;
+    int64_t s;
+    linear(v, idx, &b, &s); /* checked */
+    if (s == 0) return idx;
+    mt_texpr *start = b ? mt_te_bin(v->a, TE_ADD, b, v->base) : v->base;
+    return mt_te_ramp(v->a, start, mt_te_i64(v->a, 1), v->L);
+}
+
+static mt_texpr *vec_expr(mt_tmutator *m, mt_texpr *e) {
+    vec *v = m->ctx;
+    if (e->kind == TE_LOAD) {
+        mt_texpr *idx = vec_index(v, e->args[0]);
+        return idx == e->args[0] ? e : mt_te_load(v->a, e->buf, &idx, 1);
+    }
+    if (e->kind == TE_VAR && vector_let(v, e->var)) {
+        mt_texpr *c = mt_te_copy(v->a, e);
+        c->lanes = v->L;
+        return c;
+    }
+    return mt_tmutate_expr_children(m, e);
+}
+
+static mt_tstmt *vec_stmt(vec *v, mt_tstmt *s) {
+    mt_tmutator m = {v->a, vec_expr, NULL, v};
+    switch (s->kind) {
+    case TS_SEQ: {
+        mt_tstmt **out = MT_NEW_ARRAY(v->a, mt_tstmt *, s->nstmts > 0 ? s->nstmts : 1);
+        for (int k = 0; k < s->nstmts; k++) out[k] = vec_stmt(v, s->stmts[k]);
+        return mt_ts_seq(v->a, out, s->nstmts);
+    }
+    case TS_LET: {
+        mt_texpr *val = mt_tmutate_expr(&m, s->value);
+        if (val->lanes > 1) v->vlets[v->nvlets++] = s->var; /* at most MAX_VLETS: counted */
+        return mt_ts_let(v->a, s->var, val, vec_stmt(v, s->body));
+    }
+    default: { /* TS_STORE */
+        mt_texpr *idx = vec_index(v, s->idx[0]);
+        return mt_ts_store(v->a, s->buf, &idx, 1, mt_tmutate_expr(&m, s->value));
+    }
+    }
+}
+
+static int count_lets(const mt_tstmt *s) {
+    if (s->kind == TS_SEQ) {
+        int n = 0;
+        for (int k = 0; k < s->nstmts; k++) n += count_lets(s->stmts[k]);
+        return n;
+    }
+    return s->kind == TS_LET ? 1 + count_lets(s->body) : 0;
+}
+
+/* The loop rewritten, or NULL to leave it. */
+static mt_tstmt *vectorize_loop(mt_arena *a, const mt_tstmt *l) {
+    int64_t min;
+    if (!mt_te_is_const_int(l->min, &min) || min != 0 || count_lets(l->body) > MAX_VLETS) return NULL;
+    vec v;
+    memset(&v, 0, sizeof v);
+    v.a = a;
+    v.i = l->var;
+    v.ok = true;
+    collect_stores(&v, l->body);
+    if (v.ok) check_stmt(&v, l->body);
+    if (!v.ok || v.widest == 0) return NULL;
+    v.L = 64 / v.widest;
+    mt_texpr *n = mt_te_cast(a, MT_INT64, l->extent), *L = mt_te_i64(a, v.L);
+    mt_texpr *nv = mt_te_bin(a, TE_FLOORDIV, n, L);
+    mt_tvar *vo = mt_tvar_new(a, l->var->name, MT_INT64);
+    v.base = mt_te_bin(a, TE_MUL, mt_te_var(a, vo), L);
+    mt_tstmt *body = vec_stmt(&v, l->body);
+    mt_tstmt *parts[2];
+    parts[0] = mt_ts_for(a, vo, mt_te_i64(a, 0), nv, MT_FOR_SERIAL, body);
+    /* the tail: i = n // L * L + t, scalar */
+    mt_tvar *t = mt_tvar_new(a, l->var->name, MT_INT64);
+    mt_texpr *first = mt_te_bin(a, TE_MUL, nv, L);
+    mt_texpr *i = mt_te_bin(a, TE_ADD, first, mt_te_var(a, t));
+    mt_tstmt *tail = mt_tsubst_stmt(a, l->body, &l->var, &i, 1);
+    parts[1] = mt_ts_for(a, t, mt_te_i64(a, 0), mt_te_bin(a, TE_FLOORMOD, n, L), MT_FOR_SERIAL, tail);
+    return mt_ts_seq(a, parts, 2);
+}
+
+static mt_tstmt *vec_loops(mt_tmutator *m, mt_tstmt *s) {
+    mt_tstmt *r = mt_tmutate_stmt_children(m, s);
+    if (r->kind != TS_FOR || r->for_kind != MT_FOR_VECTORIZED) return r;
+    mt_tstmt *v = vectorize_loop(m->arena, r);
+    return v ? v : r;
+}
+
+static mt_texpr *keep_expr(mt_tmutator *m, mt_texpr *e) {
+    (void)m;
+    return e;
+}
+
+mt_tfunc *mt_tir_vectorize(mt_arena *a, mt_tfunc *f) {
+    if (!f->body) return f;
+    mt_tmutator m = {a, keep_expr, vec_loops, NULL};
+    mt_tstmt *body = mt_tmutate_stmt(&m, f->body);
+    return body == f->body ? f : mt_tfunc_with_body(a, f, body);
+}

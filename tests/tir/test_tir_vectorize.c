@@ -1,0 +1,122 @@
+/*
+ * test_tir_vectorize.c -- the vectorize pass (src/passes/tir/vectorize.c):
+ * what a `vectorized` loop becomes (vector steps of 64 bytes of the widest
+ * element and a scalar tail), and every case it leaves alone. Numerics: the
+ * default CPU rule marks elementwise loops, so the whole suite runs through
+ * the pass; tests/schedule/test_schedule.c compares vectorized and scalar
+ * code bit for bit, with tails of 0 to 15 elements.
+ */
+#include "tir/tir_test.h"
+#include "passes/tir/tir_passes.h"
+
+static mt_tfunc *func_of(mt_tbuffer *const *params, int n, mt_tstmt *body) {
+    mt_tfunc *f = mt_tfunc_new(A, "f");
+    for (int i = 0; i < n; i++) mt_tfunc_add_param(A, f, params[i], NULL);
+    f->num_outputs = 1;
+    f->body = body;
+    return f;
+}
+
+static mt_tstmt *vloop(mt_tvar *v, int64_t ext, mt_tstmt *body) {
+    return mt_ts_for(A, v, I(0), I(ext), MT_FOR_VECTORIZED, body);
+}
+
+static mt_tbuffer *bufd(const char *name, mt_dtype dt, int64_t n) {
+    mt_texpr *e = I(n);
+    return mt_tbuffer_new(A, name, dt, 1, &e);
+}
+
+/* out[i] = x[i + 1] * s[3] + 1: 100 float32 -> 6 vectors of 16 and 4 left;
+ * s[3] is invariant (a scalar load, splat by code generation). */
+static void test_float32_with_tail(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *x = buf1("x", 101), *s = buf1("s", 4), *out = buf1("out", 100);
+    mt_tvar *i = ivar("i");
+    mt_tbuffer *ps[3] = {x, s, out};
+    mt_tstmt *body = st(out, add(mul(ld(x, add(V(i), I(1))), ld(s, I(3))), F(1.0)), V(i));
+    mt_tfunc *g = mt_tir_simplify(A, mt_tir_vectorize(A, func_of(ps, 3, vloop(i, 100, body))));
+    ASSERT_TEXT(mt_tfunc_print(A, g),
+                "@T.prim_func\n"
+                "def f(x: T.Buffer((101,), \"float32\"), s: T.Buffer((4,), \"float32\"), out: T.Buffer((100,), \"float32\")):\n"
+                "    for i in range(6):\n"
+                "        out[T.Ramp(i * 16, 1, 16)] = x[T.Ramp(1 + i * 16, 1, 16)] * s[3] + 1.0\n"
+                "    for i_1 in range(4):\n"
+                "        out[96 + i_1] = x[96 + i_1 + 1] * s[3] + 1.0\n");
+    TIR_GUARD_END();
+}
+
+/* float64 and a let: 8 lanes, the let is a vector, no tail for 32. */
+static void test_float64_let(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *x = bufd("x", MT_FLOAT64, 32), *out = bufd("out", MT_FLOAT64, 32);
+    mt_tvar *i = ivar("i"), *t = mt_tvar_new(A, "t", MT_FLOAT64);
+    mt_tbuffer *ps[2] = {x, out};
+    mt_texpr *tv = V(t);
+    mt_tstmt *body = mt_ts_let(A, t, ld(x, V(i)), st(out, bin(TE_MUL, tv, tv), V(i)));
+    mt_tfunc *g = mt_tir_simplify(A, mt_tir_vectorize(A, func_of(ps, 2, vloop(i, 32, body))));
+    ASSERT_TEXT(mt_tfunc_print(A, g),
+                "@T.prim_func\n"
+                "def f(x: T.Buffer((32,), \"float64\"), out: T.Buffer((32,), \"float64\")):\n"
+                "    for i in range(4):\n"
+                "        t = x[T.Ramp(i * 8, 1, 8)]\n"
+                "        out[T.Ramp(i * 8, 1, 8)] = t * t\n");
+    TIR_GUARD_END();
+}
+
+/* Loops the pass must leave exactly as they are. */
+static void test_left_alone(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *x = buf1("x", 256), *out = buf1("out", 256);
+    mt_tbuffer *ps[2] = {x, out};
+    mt_tvar *i = ivar("i");
+    mt_tstmt *cases[6];
+    /* the variable as a value */
+    cases[0] = vloop(i, 64, st(out, mt_te_cast(A, MT_FLOAT32, V(i)), V(i)));
+    /* a strided read (a gather) */
+    cases[1] = vloop(i, 64, st(out, ld(x, mul(V(i), I(2))), V(i)));
+    /* the same element for every lane */
+    cases[2] = vloop(i, 64, st(out, ld(x, V(i)), I(0)));
+    /* a stored buffer read at another element */
+    cases[3] = vloop(i, 64, st(out, ld(out, add(V(i), I(1))), V(i)));
+    /* not innermost */
+    mt_tvar *j = ivar("j");
+    cases[4] = vloop(i, 4, mt_ts_for(A, j, I(0), I(16), MT_FOR_SERIAL,
+                                     st(out, ld(x, add(mul(V(i), I(16)), V(j))), add(mul(V(i), I(16)), V(j)))));
+    /* a serial loop */
+    cases[5] = mt_ts_for(A, i, I(0), I(64), MT_FOR_SERIAL, st(out, ld(x, V(i)), V(i)));
+    for (int c = 0; c < 6; c++) {
+        mt_tfunc *f = func_of(ps, 2, cases[c]);
+        if (mt_tir_vectorize(A, f) != f) fail_msg("case %d was rewritten", c);
+    }
+    /* int8 buffers: not taken (LLVM's vectorizer gets them) */
+    mt_tbuffer *b8 = bufd("b", MT_INT8, 64), *o8 = bufd("o", MT_INT8, 64);
+    mt_tbuffer *p8[2] = {b8, o8};
+    mt_tfunc *f = func_of(p8, 2, vloop(i, 64, st(o8, ld(b8, V(i)), V(i))));
+    assert_ptr_equal(mt_tir_vectorize(A, f), f);
+    TIR_GUARD_END();
+}
+
+/* In-place: a buffer read and written at the same element is fine. */
+static void test_in_place(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *out = buf1("out", 32);
+    mt_tbuffer *ps[1] = {out};
+    mt_tvar *i = ivar("i");
+    mt_tfunc *f = func_of(ps, 1, vloop(i, 32, st(out, mul(ld(out, V(i)), F(2.0)), V(i))));
+    ASSERT_TEXT(mt_tfunc_print(A, mt_tir_simplify(A, mt_tir_vectorize(A, f))),
+                "@T.prim_func\n"
+                "def f(out: T.Buffer((32,), \"float32\")):\n"
+                "    for i in range(2):\n"
+                "        out[T.Ramp(i * 16, 1, 16)] = out[T.Ramp(i * 16, 1, 16)] * 2.0\n");
+    TIR_GUARD_END();
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        TIR_TEST(test_float32_with_tail),
+        TIR_TEST(test_float64_let),
+        TIR_TEST(test_left_alone),
+        TIR_TEST(test_in_place),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
