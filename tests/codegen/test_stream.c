@@ -145,7 +145,7 @@ static void test_elementwise_alignments(void **state) {
         bp[i] = (float)(i % 37) * 1.5f - 20.0f;
     }
     mt_tensor *args[2] = {a, b};
-    char *raw = aligned_alloc(64, (size_t)N * sizeof(float) + 128);
+    char *raw = aligned_alloc(64, ((size_t)N * sizeof(float) + 127) / 64 * 64 + 64); /* a multiple of 64 */
     assert_non_null(raw);
     for (int t = 0; t < 3; t++) { /* the executor's, the caller's at +64, at +4 */
         mt_tensor *out = NULL;
