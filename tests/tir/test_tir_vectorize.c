@@ -69,7 +69,7 @@ static void test_left_alone(void **state) {
     mt_tbuffer *x = buf1("x", 256), *out = buf1("out", 256);
     mt_tbuffer *ps[2] = {x, out};
     mt_tvar *i = ivar("i");
-    mt_tstmt *cases[6];
+    mt_tstmt *cases[7];
     /* the variable as a value */
     cases[0] = vloop(i, 64, st(out, mt_te_cast(A, MT_FLOAT32, V(i)), V(i)));
     /* a strided read (a gather) */
@@ -84,7 +84,10 @@ static void test_left_alone(void **state) {
                                      st(out, ld(x, add(mul(V(i), I(16)), V(j))), add(mul(V(i), I(16)), V(j)))));
     /* a serial loop */
     cases[5] = mt_ts_for(A, i, I(0), I(64), MT_FOR_SERIAL, st(out, ld(x, V(i)), V(i)));
-    for (int c = 0; c < 6; c++) {
+    /* two elements of one buffer per iteration (lane k's second store and
+     * lane k + 1's first hit the same element) */
+    cases[6] = vloop(i, 64, seq2(st(out, ld(x, V(i)), V(i)), st(out, F(0.0), add(V(i), I(1)))));
+    for (int c = 0; c < 7; c++) {
         mt_tfunc *f = func_of(ps, 2, cases[c]);
         if (mt_tir_vectorize(A, f) != f) fail_msg("case %d was rewritten", c);
     }

@@ -20,7 +20,9 @@
  *    `b + s * i` with b free of i and s = 1 (contiguous: a T.Ramp) or 0
  *    (invariant: a scalar load, broadcast where used); stores contiguous;
  *  - a buffer the loop both loads and stores is loaded only at the index
- *    it is stored at (each lane reads its own element before writing it).
+ *    it is stored at (each lane reads its own element before writing it),
+ *    and all stores to one buffer use one index (lanes would otherwise
+ *    overwrite each other's elements in another order than the loop).
  * The iterations are independent (mt_sched_vectorize checked that when it
  * marked the loop), so running L of them at once, in lanes, is the same.
  */
@@ -125,6 +127,9 @@ static void collect_stores(vec *v, const mt_tstmt *s) {
         break;
     case TS_LET: collect_stores(v, s->body); break;
     case TS_STORE:
+        for (int k = 0; k < v->nstores; k++) /* one element per buffer and iteration */
+            if (v->stores[k]->buf == s->buf && !mt_texpr_equal(v->stores[k]->idx[0], s->idx[0]))
+                v->ok = false;
         if (v->nstores == 64) v->ok = false;
         else v->stores[v->nstores++] = s;
         break;
