@@ -188,6 +188,9 @@ static void test_elementwise_alignments(void **state) {
     free(raw);
     mt_kernel_release(k);
     mt_tensor_release(a);
+    mt_tensor_release(b);
+}
+
 /* float16: IEEE half bits <-> double (normal and zero values only: the
  * data below stays within them). */
 static uint16_t to_half(double d) {
