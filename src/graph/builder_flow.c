@@ -75,14 +75,9 @@ static int find(const binds *bs, const char *name) {
 
 /* The value of name just before syms[limit), or NULL. */
 static mt_gvar *value_before(const builder *b, int limit, const char *name, bool *partial) {
-    int base = b->frame ? b->frame->syms_base : 0;
-    *partial = false;
-    for (int i = limit - 1; i >= base; i--)
-        if (strcmp(b->syms.data[i].name, name) == 0) {
-            *partial = b->syms.data[i].value == NULL;
-            return b->syms.data[i].value;
-        }
-    return NULL;
+    int i = mt_b_lookup(b, name, limit);
+    *partial = i >= 0 && b->syms.data[i].value == NULL;
+    return i >= 0 ? b->syms.data[i].value : NULL;
 }
 
 static void check_same_type(builder *b, const char *name, const mt_gvar *x, const mt_gvar *y,
@@ -121,11 +116,11 @@ void mt_b_if(builder *b, const mt_ast *s) {
     enter_body(b, &blk->then_body);
     mt_b_stmts(b, &s->body);
     collect(b, base, &tb, s->loc);
-    b->syms.len = base;
+    mt_b_syms_truncate(b, base);
     enter_body(b, &blk->else_body);
     mt_b_stmts(b, &s->orelse);
     collect(b, base, &eb, s->loc);
-    b->syms.len = base;
+    mt_b_syms_truncate(b, base);
     b->flow_depth--;
     enter_body(b, outer);
 
@@ -231,14 +226,20 @@ static mt_gvar *int64_value(builder *b, mt_gvar *v, mt_loc loc) {
  * unrolled loop no longer grows the table by its body's bindings on every
  * trip (which made every lookup of an outer name linear in the trips). */
 static void compact_syms(builder *b, int base) {
-    int n = base;
-    for (int i = base; i < b->syms.len; i++) {
-        int k = base;
-        while (k < n && strcmp(b->syms.data[k].name, b->syms.data[i].name) != 0) k++;
-        b->syms.data[k] = b->syms.data[i];
-        if (k == n) n++;
+    int n = b->syms.len - base;
+    if (n <= 0) return;
+    mt_symbol *tmp = MT_NEW_ARRAY(b->arena, mt_symbol, n);
+    memcpy(tmp, b->syms.data + base, sizeof *tmp * (size_t)n);
+    mt_b_syms_truncate(b, base);
+    for (int i = 0; i < n; i++) {
+        int k = mt_b_lookup(b, tmp[i].name, b->syms.len);
+        if (k >= base) { /* already here: the latest value, at the first place */
+            b->syms.data[k].value = tmp[i].value;
+            b->syms.data[k].where = tmp[i].where;
+        } else {
+            mt_b_bind_at(b, tmp[i].name, tmp[i].value, tmp[i].where);
+        }
     }
-    b->syms.len = n;
 }
 
 /* The body `trips` times, the variable start, start + step, ... (every one of
@@ -327,7 +328,7 @@ void mt_b_for(builder *b, const mt_ast *s) {
     b->flow_depth--;
     binds after;
     collect(b, base, &after, s->loc);
-    b->syms.len = base;
+    mt_b_syms_truncate(b, base);
     enter_body(b, outer);
 
     for (int k = 0; k < blk->ncarried; k++) {

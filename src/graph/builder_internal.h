@@ -19,6 +19,7 @@ typedef struct mt_symbol {
     const char *name;
     mt_gvar *value;
     mt_loc where;
+    int prev;            /* 1 + the index of the entry it shadows (0: none) */
 } mt_symbol;
 
 /* A function being built: the entry, or a graph function being inlined. */
@@ -41,6 +42,7 @@ typedef struct builder {
     mt_gbody *body;            /* where blocks go (the function, a branch, a loop) */
     mt_gblock *block;          /* its open BINDINGS block, or NULL */
     MT_VEC(mt_symbol) syms;    /* source name -> current value; later shadows earlier */
+    mt_nameset heads;          /* name -> 1 + the index of its latest entry in syms */
     mt_nameset used;           /* SSA names handed out */
     int temp_count;
     int flow_depth;            /* if/for nesting, for the return rule */
@@ -81,6 +83,11 @@ mt_gvar *mt_b_use(builder *b, const char *name, mt_loc loc);
 void mt_b_bind(builder *b, const char *name, mt_gvar *v);
 void mt_b_bind_at(builder *b, const char *name, mt_gvar *v, mt_loc where); /* where: the target */
 void mt_b_bind_partial(builder *b, const char *name, mt_loc where);
+/* The index in syms of the latest entry of name below `limit` (and at or
+ * above the current function's base), or -1. O(1) for limit = syms.len. */
+int mt_b_lookup(const builder *b, const char *name, int limit);
+/* Drops syms[n..): the names bound there go out of scope. */
+void mt_b_syms_truncate(builder *b, int n);
 const mt_ast *mt_b_find_def(const builder *b, const char *name);
 bool mt_b_is_planned_function(const char *name);
 mt_dtype mt_b_dtype_name(const char *s, mt_loc loc);

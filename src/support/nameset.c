@@ -48,6 +48,14 @@ static mt_nameset_slot *add(mt_arena *a, mt_nameset *s, const char *name) {
 
 void mt_nameset_add(mt_arena *a, mt_nameset *s, const char *name) { add(a, s, name); }
 
+int mt_nameset_get(const mt_nameset *s, const char *name) {
+    return s->cap ? slot_of(s, name)->value : 0; /* an empty slot holds 0 */
+}
+
+void mt_nameset_put(mt_arena *a, mt_nameset *s, const char *name, int value) {
+    add(a, s, name)->value = value;
+}
+
 const char *mt_nameset_fresh(mt_arena *a, mt_nameset *s, const char *base) {
     if (!mt_nameset_has(s, base)) {
         const char *n = mt_arena_strdup(a, base);

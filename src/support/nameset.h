@@ -23,6 +23,7 @@
 typedef struct mt_nameset_slot {
     const char *name; /* NULL: empty */
     int next;         /* first k for which name_k may be free (fresh names) */
+    int value;        /* the caller's int for this name (mt_nameset_get/put) */
 } mt_nameset_slot;
 
 typedef struct mt_nameset {
@@ -36,5 +37,10 @@ void mt_nameset_add(mt_arena *a, mt_nameset *s, const char *name);
 /* `base` when free, else base_1, base_2, ...: the first free one, which is
  * added and returned (allocated in a). */
 const char *mt_nameset_fresh(mt_arena *a, mt_nameset *s, const char *base);
+
+/* An int kept with each name, for use as a map (the builder's symbol
+ * table): get is 0 for a name never put; put adds the name when absent. */
+int mt_nameset_get(const mt_nameset *s, const char *name);
+void mt_nameset_put(mt_arena *a, mt_nameset *s, const char *name, int value);
 
 #endif
