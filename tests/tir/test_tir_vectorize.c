@@ -114,12 +114,48 @@ static void test_in_place(void **state) {
     TIR_GUARD_END();
 }
 
+/* Iterations a loop nest runs, counting loops with constant extents (a
+ * negative extent runs none); -1 when an extent is not a constant. */
+static int64_t trips(const mt_tstmt *s) {
+    int64_t n = 0, e, k;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->nstmts; i++) {
+            if ((k = trips(s->stmts[i])) < 0) return -1;
+            n += k;
+        }
+        return n;
+    case TS_FOR:
+        if (!mt_te_is_const_int(s->extent, &e) || (k = trips(s->body)) < 0) return -1;
+        return e > 0 ? e * k : 0;
+    default: return 1;
+    }
+}
+
+/* A loop with a negative extent runs no iteration, as before the pass: the
+ * tail must not run n % L of them (-3 % 16 = 13 stores at -16 .. -4). */
+static void test_negative_extent(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *x = buf1("x", 64), *out = buf1("out", 64);
+    mt_tbuffer *ps[2] = {x, out};
+    int64_t exts[4] = {-3, -16, -17, 0};
+    for (int c = 0; c < 4; c++) {
+        mt_tvar *i = ivar("i");
+        mt_tfunc *f = func_of(ps, 2, vloop(i, exts[c], st(out, ld(x, V(i)), V(i))));
+        mt_tfunc *g = mt_tir_simplify(A, mt_tir_vectorize(A, f));
+        int64_t n = trips(g->body);
+        if (n != 0) fail_msg("extent %lld: %lld iterations", (long long)exts[c], (long long)n);
+    }
+    TIR_GUARD_END();
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         TIR_TEST(test_float32_with_tail),
         TIR_TEST(test_float64_let),
         TIR_TEST(test_left_alone),
         TIR_TEST(test_in_place),
+        TIR_TEST(test_negative_extent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -237,6 +237,9 @@ static mt_tstmt *vectorize_loop(mt_arena *a, const mt_tstmt *l) {
     if (!v.ok || v.widest == 0) return NULL;
     v.L = 64 / v.widest;
     mt_texpr *n = mt_te_cast(a, MT_INT64, l->extent), *L = mt_te_i64(a, v.L);
+    int64_t cn;
+    if (!mt_te_is_const_int(n, &cn) || cn < 0) /* a negative extent runs no iteration (n % L would) */
+        n = mt_te_bin(a, TE_MAX, n, mt_te_i64(a, 0));
     mt_texpr *nv = mt_te_bin(a, TE_FLOORDIV, n, L);
     mt_tvar *vo = mt_tvar_new(a, l->var->name, MT_INT64);
     v.base = mt_te_bin(a, TE_MUL, mt_te_var(a, vo), L);
