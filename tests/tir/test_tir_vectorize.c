@@ -99,6 +99,23 @@ static void test_left_alone(void **state) {
     TIR_GUARD_END();
 }
 
+/* An index through a let bound in the loop: j = idx[i] is a vector, so x[j]
+ * is a gather and out[j + i] a scatter; neither is `b + i` with b free of
+ * i. Rewriting x[j] as an invariant (scalar) load gave a load whose index
+ * is a vector with one lane. */
+static void test_let_in_index(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *x = buf1("x", 256), *out = buf1("out", 256), *idx = bufd("idx", MT_INT64, 256);
+    mt_tbuffer *ps[3] = {x, idx, out};
+    for (int c = 0; c < 2; c++) {
+        mt_tvar *i = ivar("i"), *j = ivar("j");
+        mt_tstmt *use = c == 0 ? st(out, ld(x, V(j)), V(i)) : st(out, F(1.0), add(V(j), V(i)));
+        mt_tfunc *f = func_of(ps, 3, vloop(i, 64, mt_ts_let(A, j, ld(idx, V(i)), use)));
+        if (mt_tir_vectorize(A, f) != f) fail_msg("case %d was rewritten", c);
+    }
+    TIR_GUARD_END();
+}
+
 /* In-place: a buffer read and written at the same element is fine. */
 static void test_in_place(void **state) {
     TIR_GUARD();
@@ -156,6 +173,7 @@ int main(void) {
         TIR_TEST(test_left_alone),
         TIR_TEST(test_in_place),
         TIR_TEST(test_negative_extent),
+        TIR_TEST(test_let_in_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,7 +17,7 @@
  *  - an innermost loop from 0 whose body is stores, lets and sequences;
  *  - buffers of float32, float64, int32 or int64;
  *  - the loop variable only inside load and store indices, each index
- *    `b + s * i` with b free of i and s = 1 (contiguous: a T.Ramp) or 0
+ *    `b + s * i` with b free of i and of the loop's lets, and s = 1 (contiguous: a T.Ramp) or 0
  *    (invariant: a scalar load, broadcast where used); stores contiguous;
  *  - a buffer the loop both loads and stores is loaded only at the index
  *    it is stored at (each lane reads its own element before writing it),
@@ -43,6 +43,8 @@ typedef struct vec {
     int nstores;
     const mt_tvar *vlets[MAX_VLETS]; /* lets bound to vectors */
     int nvlets;
+    const mt_tvar *lets[MAX_VLETS];  /* analysis: every let bound in the loop */
+    int nlets;
 } vec;
 
 static bool uses_i(const vec *v, const mt_texpr *e) { return mt_texpr_uses_var(e, v->i); }
@@ -83,6 +85,17 @@ static bool linear(vec *v, mt_texpr *e, mt_texpr **b, int64_t *s) {
     }
 }
 
+/* An index of the loop's form: linear in i with step 0 or 1, and free of
+ * the loop's lets (j = idx[i] may be a vector: x[j] is a gather). */
+static bool index_ok(vec *v, mt_texpr *e, bool store) {
+    mt_texpr *b;
+    int64_t s;
+    if (!linear(v, e, &b, &s) || (s != 1 && (store || s != 0))) return false;
+    for (int k = 0; k < v->nlets; k++)
+        if (mt_texpr_uses_var(e, v->lets[k])) return false;
+    return true;
+}
+
 static bool dtype_ok(mt_dtype t) {
     return t == MT_FLOAT32 || t == MT_FLOAT64 || t == MT_INT32 || t == MT_INT64;
 }
@@ -104,9 +117,7 @@ static void check_expr(mt_tvisitor *t, const mt_texpr *e) {
     }
     if (e->kind == TE_LOAD) {
         see_buffer(v, e->buf);
-        mt_texpr *b;
-        int64_t s;
-        if (e->nargs != 1 || !linear(v, e->args[0], &b, &s) || (s != 0 && s != 1)) v->ok = false;
+        if (e->nargs != 1 || !index_ok(v, e->args[0], false)) v->ok = false;
         for (int k = 0; k < v->nstores && v->ok; k++) /* loads of a stored buffer: its own element */
             if (v->stores[k]->buf == e->buf && !mt_texpr_equal(v->stores[k]->idx[0], e->args[0]))
                 v->ok = false;
@@ -145,13 +156,12 @@ static void check_stmt(vec *v, const mt_tstmt *s) {
         break;
     case TS_LET:
         mt_tvisit_expr(&t, s->value);
+        v->lets[v->nlets++] = s->var; /* at most MAX_VLETS: counted */
         check_stmt(v, s->body);
         break;
     case TS_STORE: {
         see_buffer(v, s->buf);
-        mt_texpr *b;
-        int64_t st;
-        if (s->nidx != 1 || !linear(v, s->idx[0], &b, &st) || st != 1) {
+        if (s->nidx != 1 || !index_ok(v, s->idx[0], true)) {
             v->ok = false;
             return;
         }
