@@ -116,6 +116,40 @@ static void test_let_in_index(void **state) {
     TIR_GUARD_END();
 }
 
+typedef struct var_scan {
+    const mt_tvar *var;
+    bool found;
+} var_scan;
+
+static void scan_var(mt_tvisitor *t, const mt_texpr *e) {
+    var_scan *vs = t->ctx;
+    if (e->kind == TE_VAR && e->var == vs->var) vs->found = true;
+    mt_tvisit_expr_children(t, e);
+}
+
+static bool stmt_uses_var(const mt_tstmt *s, const mt_tvar *x) {
+    var_scan vs = {x, false};
+    mt_tvisitor t = {scan_var, NULL, &vs};
+    mt_tvisit_stmt(&t, s);
+    return vs.found;
+}
+
+/* An index with i in it but step 0 (x[i - i], x[i * 0]): the vector loop
+ * must not keep the old variable, which it no longer binds. */
+static void test_step_zero_uses_i(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *x = buf1("x", 64), *out = buf1("out", 64);
+    mt_tbuffer *ps[2] = {x, out};
+    for (int c = 0; c < 2; c++) {
+        mt_tvar *i = ivar("i");
+        mt_texpr *idx = c == 0 ? sub(V(i), V(i)) : mul(V(i), I(0));
+        mt_tfunc *f = func_of(ps, 2, vloop(i, 64, st(out, ld(x, idx), V(i))));
+        mt_tfunc *g = mt_tir_vectorize(A, f);
+        if (g != f && stmt_uses_var(g->body, i)) fail_msg("case %d: the vector loop uses the old variable", c);
+    }
+    TIR_GUARD_END();
+}
+
 /* In-place: a buffer read and written at the same element is fine. */
 static void test_in_place(void **state) {
     TIR_GUARD();
@@ -174,6 +208,7 @@ int main(void) {
         TIR_TEST(test_in_place),
         TIR_TEST(test_negative_extent),
         TIR_TEST(test_let_in_index),
+        TIR_TEST(test_step_zero_uses_i),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -182,10 +182,11 @@ static bool vector_let(const vec *v, const mt_tvar *x) {
 
 /* The index b + s * i at lane granularity: T.Ramp(b + vo * L, 1, L), or b. */
 static mt_texpr *vec_index(vec *v, mt_texpr *idx) {
-    mt_texpr *b;
-    int64_t s;
+    mt_texpr *b = NULL;
+    int64_t s = 0;
     linear(v, idx, &b, &s); /* checked */
-    if (s == 0) return idx;
+    if (s == 0) /* b, not idx: i - i has i, which the vector loop does not bind */
+        return !uses_i(v, idx) ? idx : b ? b : mt_te_i64(v->a, 0);
     mt_texpr *start = b ? mt_te_bin(v->a, TE_ADD, b, v->base) : v->base;
     return mt_te_ramp(v->a, start, mt_te_i64(v->a, 1), v->L);
 }
