@@ -351,10 +351,10 @@ static void test_rule_elementwise(void **state) {
                 "@T.prim_func\n"
                 "def inc(a: T.Buffer((m * 8,), \"float32\"), out: T.Buffer((m * 8,), \"float32\")):\n"
                 "    for i0_i1_fused_0 in T.parallel((m * 8 + 16383) // 16384):\n"
-                "        for i0_i1_fused_1 in range(T.min(16384, m * 8 - i0_i1_fused_0 * 16384) // 16):\n"
+                "        for i0_i1_fused_1 in range(T.max(T.min(16384, m * 8 - i0_i1_fused_0 * 16384), 0) // 16):\n"
                 "            out[T.Ramp(i0_i1_fused_0 * 16384 + i0_i1_fused_1 * 16, 1, 16)] = a[T.Ramp(i0_i1_fused_0 * 16384 + i0_i1_fused_1 * 16, 1, 16)] + 1.0\n"
-                "        for i0_i1_fused_1_1 in range(T.min(16384, m * 8 - i0_i1_fused_0 * 16384) % 16):\n"
-                "            out[i0_i1_fused_0 * 16384 + (T.min(16384, m * 8 - i0_i1_fused_0 * 16384) // 16 * 16 + i0_i1_fused_1_1)] = a[i0_i1_fused_0 * 16384 + (T.min(16384, m * 8 - i0_i1_fused_0 * 16384) // 16 * 16 + i0_i1_fused_1_1)] + 1.0\n");
+                "        for i0_i1_fused_1_1 in range(T.max(T.min(16384, m * 8 - i0_i1_fused_0 * 16384), 0) % 16):\n"
+                "            out[i0_i1_fused_0 * 16384 + (T.max(T.min(16384, m * 8 - i0_i1_fused_0 * 16384), 0) // 16 * 16 + i0_i1_fused_1_1)] = a[i0_i1_fused_0 * 16384 + (T.max(T.min(16384, m * 8 - i0_i1_fused_0 * 16384), 0) // 16 * 16 + i0_i1_fused_1_1)] + 1.0\n");
     static const int64_t rows[] = {0, 1, 7, 1000, 4097, (1 << 17) + 3};
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
         int64_t len[2] = {rows[r] * 8, rows[r] * 8};

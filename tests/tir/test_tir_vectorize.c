@@ -99,6 +99,57 @@ static void test_left_alone(void **state) {
     TIR_GUARD_END();
 }
 
+/* An index through a let bound in the loop: j = idx[i] is a vector, so x[j]
+ * is a gather and out[j + i] a scatter; neither is `b + i` with b free of
+ * i. Rewriting x[j] as an invariant (scalar) load gave a load whose index
+ * is a vector with one lane. */
+static void test_let_in_index(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *x = buf1("x", 256), *out = buf1("out", 256), *idx = bufd("idx", MT_INT64, 256);
+    mt_tbuffer *ps[3] = {x, idx, out};
+    for (int c = 0; c < 2; c++) {
+        mt_tvar *i = ivar("i"), *j = ivar("j");
+        mt_tstmt *use = c == 0 ? st(out, ld(x, V(j)), V(i)) : st(out, F(1.0), add(V(j), V(i)));
+        mt_tfunc *f = func_of(ps, 3, vloop(i, 64, mt_ts_let(A, j, ld(idx, V(i)), use)));
+        if (mt_tir_vectorize(A, f) != f) fail_msg("case %d was rewritten", c);
+    }
+    TIR_GUARD_END();
+}
+
+typedef struct var_scan {
+    const mt_tvar *var;
+    bool found;
+} var_scan;
+
+static void scan_var(mt_tvisitor *t, const mt_texpr *e) {
+    var_scan *vs = t->ctx;
+    if (e->kind == TE_VAR && e->var == vs->var) vs->found = true;
+    mt_tvisit_expr_children(t, e);
+}
+
+static bool stmt_uses_var(const mt_tstmt *s, const mt_tvar *x) {
+    var_scan vs = {x, false};
+    mt_tvisitor t = {scan_var, NULL, &vs};
+    mt_tvisit_stmt(&t, s);
+    return vs.found;
+}
+
+/* An index with i in it but step 0 (x[i - i], x[i * 0]): the vector loop
+ * must not keep the old variable, which it no longer binds. */
+static void test_step_zero_uses_i(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *x = buf1("x", 64), *out = buf1("out", 64);
+    mt_tbuffer *ps[2] = {x, out};
+    for (int c = 0; c < 2; c++) {
+        mt_tvar *i = ivar("i");
+        mt_texpr *idx = c == 0 ? sub(V(i), V(i)) : mul(V(i), I(0));
+        mt_tfunc *f = func_of(ps, 2, vloop(i, 64, st(out, ld(x, idx), V(i))));
+        mt_tfunc *g = mt_tir_vectorize(A, f);
+        if (g != f && stmt_uses_var(g->body, i)) fail_msg("case %d: the vector loop uses the old variable", c);
+    }
+    TIR_GUARD_END();
+}
+
 /* In-place: a buffer read and written at the same element is fine. */
 static void test_in_place(void **state) {
     TIR_GUARD();
@@ -114,12 +165,50 @@ static void test_in_place(void **state) {
     TIR_GUARD_END();
 }
 
+/* Iterations a loop nest runs, counting loops with constant extents (a
+ * negative extent runs none); -1 when an extent is not a constant. */
+static int64_t trips(const mt_tstmt *s) {
+    int64_t n = 0, e, k;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->nstmts; i++) {
+            if ((k = trips(s->stmts[i])) < 0) return -1;
+            n += k;
+        }
+        return n;
+    case TS_FOR:
+        if (!mt_te_is_const_int(s->extent, &e) || (k = trips(s->body)) < 0) return -1;
+        return e > 0 ? e * k : 0;
+    default: return 1;
+    }
+}
+
+/* A loop with a negative extent runs no iteration, as before the pass: the
+ * tail must not run n % L of them (-3 % 16 = 13 stores at -16 .. -4). */
+static void test_negative_extent(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *x = buf1("x", 64), *out = buf1("out", 64);
+    mt_tbuffer *ps[2] = {x, out};
+    int64_t exts[4] = {-3, -16, -17, 0};
+    for (int c = 0; c < 4; c++) {
+        mt_tvar *i = ivar("i");
+        mt_tfunc *f = func_of(ps, 2, vloop(i, exts[c], st(out, ld(x, V(i)), V(i))));
+        mt_tfunc *g = mt_tir_simplify(A, mt_tir_vectorize(A, f));
+        int64_t n = trips(g->body);
+        if (n != 0) fail_msg("extent %lld: %lld iterations", (long long)exts[c], (long long)n);
+    }
+    TIR_GUARD_END();
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         TIR_TEST(test_float32_with_tail),
         TIR_TEST(test_float64_let),
         TIR_TEST(test_left_alone),
         TIR_TEST(test_in_place),
+        TIR_TEST(test_negative_extent),
+        TIR_TEST(test_let_in_index),
+        TIR_TEST(test_step_zero_uses_i),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

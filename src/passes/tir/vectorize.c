@@ -17,7 +17,7 @@
  *  - an innermost loop from 0 whose body is stores, lets and sequences;
  *  - buffers of float32, float64, int32 or int64;
  *  - the loop variable only inside load and store indices, each index
- *    `b + s * i` with b free of i and s = 1 (contiguous: a T.Ramp) or 0
+ *    `b + s * i` with b free of i and of the loop's lets, and s = 1 (contiguous: a T.Ramp) or 0
  *    (invariant: a scalar load, broadcast where used); stores contiguous;
  *  - a buffer the loop both loads and stores is loaded only at the index
  *    it is stored at (each lane reads its own element before writing it),
@@ -43,6 +43,8 @@ typedef struct vec {
     int nstores;
     const mt_tvar *vlets[MAX_VLETS]; /* lets bound to vectors */
     int nvlets;
+    const mt_tvar *lets[MAX_VLETS];  /* analysis: every let bound in the loop */
+    int nlets;
 } vec;
 
 static bool uses_i(const vec *v, const mt_texpr *e) { return mt_texpr_uses_var(e, v->i); }
@@ -83,6 +85,17 @@ static bool linear(vec *v, mt_texpr *e, mt_texpr **b, int64_t *s) {
     }
 }
 
+/* An index of the loop's form: linear in i with step 0 or 1, and free of
+ * the loop's lets (j = idx[i] may be a vector: x[j] is a gather). */
+static bool index_ok(vec *v, mt_texpr *e, bool store) {
+    mt_texpr *b;
+    int64_t s;
+    if (!linear(v, e, &b, &s) || (s != 1 && (store || s != 0))) return false;
+    for (int k = 0; k < v->nlets; k++)
+        if (mt_texpr_uses_var(e, v->lets[k])) return false;
+    return true;
+}
+
 static bool dtype_ok(mt_dtype t) {
     return t == MT_FLOAT32 || t == MT_FLOAT64 || t == MT_INT32 || t == MT_INT64;
 }
@@ -104,9 +117,7 @@ static void check_expr(mt_tvisitor *t, const mt_texpr *e) {
     }
     if (e->kind == TE_LOAD) {
         see_buffer(v, e->buf);
-        mt_texpr *b;
-        int64_t s;
-        if (e->nargs != 1 || !linear(v, e->args[0], &b, &s) || (s != 0 && s != 1)) v->ok = false;
+        if (e->nargs != 1 || !index_ok(v, e->args[0], false)) v->ok = false;
         for (int k = 0; k < v->nstores && v->ok; k++) /* loads of a stored buffer: its own element */
             if (v->stores[k]->buf == e->buf && !mt_texpr_equal(v->stores[k]->idx[0], e->args[0]))
                 v->ok = false;
@@ -145,13 +156,12 @@ static void check_stmt(vec *v, const mt_tstmt *s) {
         break;
     case TS_LET:
         mt_tvisit_expr(&t, s->value);
+        v->lets[v->nlets++] = s->var; /* at most MAX_VLETS: counted */
         check_stmt(v, s->body);
         break;
     case TS_STORE: {
         see_buffer(v, s->buf);
-        mt_texpr *b;
-        int64_t st;
-        if (s->nidx != 1 || !linear(v, s->idx[0], &b, &st) || st != 1) {
+        if (s->nidx != 1 || !index_ok(v, s->idx[0], true)) {
             v->ok = false;
             return;
         }
@@ -172,10 +182,11 @@ static bool vector_let(const vec *v, const mt_tvar *x) {
 
 /* The index b + s * i at lane granularity: T.Ramp(b + vo * L, 1, L), or b. */
 static mt_texpr *vec_index(vec *v, mt_texpr *idx) {
-    mt_texpr *b;
-    int64_t s;
+    mt_texpr *b = NULL;
+    int64_t s = 0;
     linear(v, idx, &b, &s); /* checked */
-    if (s == 0) return idx;
+    if (s == 0) /* b, not idx: i - i has i, which the vector loop does not bind */
+        return !uses_i(v, idx) ? idx : b ? b : mt_te_i64(v->a, 0);
     mt_texpr *start = b ? mt_te_bin(v->a, TE_ADD, b, v->base) : v->base;
     return mt_te_ramp(v->a, start, mt_te_i64(v->a, 1), v->L);
 }
@@ -237,6 +248,9 @@ static mt_tstmt *vectorize_loop(mt_arena *a, const mt_tstmt *l) {
     if (!v.ok || v.widest == 0) return NULL;
     v.L = 64 / v.widest;
     mt_texpr *n = mt_te_cast(a, MT_INT64, l->extent), *L = mt_te_i64(a, v.L);
+    int64_t cn;
+    if (!mt_te_is_const_int(n, &cn) || cn < 0) /* a negative extent runs no iteration (n % L would) */
+        n = mt_te_bin(a, TE_MAX, n, mt_te_i64(a, 0));
     mt_texpr *nv = mt_te_bin(a, TE_FLOORDIV, n, L);
     mt_tvar *vo = mt_tvar_new(a, l->var->name, MT_INT64);
     v.base = mt_te_bin(a, TE_MUL, mt_te_var(a, vo), L);
