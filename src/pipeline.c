@@ -11,7 +11,7 @@
  *     schedule_matmul (register-tiled matmul + epilogue, emitted lowered),
  *     schedule_reduce (row reductions + their row-wise stages, lowered),
  *     schedule (default CPU rules), lower_blocks, flatten_buffers,
- *     simplify, remove_unit_loops, vectorize, simplify, tir_cse
+ *     simplify, vectorize, remove_unit_loops, simplify, tir_cse
  *                                                             (stage "tir-sched")
  *
  * After any pass, the IR can be recorded by naming the pass in
@@ -56,8 +56,8 @@ static const struct {
     {"lower_blocks", mt_tir_lower_blocks},
     {"flatten_buffers", mt_tir_flatten_buffers},
     {"simplify", mt_tir_simplify},
-    {"remove_unit_loops", mt_tir_remove_unit_loops},
     {"vectorize", mt_tir_vectorize},
+    {"remove_unit_loops", mt_tir_remove_unit_loops},
     {"simplify", mt_tir_simplify},
     {"tir_cse", mt_tir_cse},
 };
@@ -65,7 +65,7 @@ static const struct {
 const char *const mt_pipeline_pass_names[] = {
     "parse", "build", "fold_constant", "cse", "to_dataflow", "legalize", "annotate_pattern", "fuse_ops", "fuse_tir",
     "dead_code", "inline_producers", "schedule_matmul", "schedule_reduce", "schedule", "lower_blocks", "flatten_buffers", "simplify",
-    "remove_unit_loops", "vectorize", "tir_cse", NULL,
+    "vectorize", "remove_unit_loops", "tir_cse", NULL,
 };
 
 static double now_ms(void) {

@@ -3,7 +3,7 @@
  * default CPU rule (src/schedule/default_cpu.c): golden text of each step on
  * hand-built block-form functions, the refusals with their reasons, and the
  * numbers: every scheduled function is lowered (lower_blocks,
- * flatten_buffers, simplify, remove_unit_loops, simplify), compiled and run
+ * flatten_buffers, simplify, vectorize, remove_unit_loops, simplify), compiled and run
  * against the unscheduled one.
  */
 #include "tir/tir_test.h"
@@ -59,8 +59,8 @@ static mt_tfunc *lower(mt_tfunc *f) {
     f = mt_tir_lower_blocks(A, f);
     f = mt_tir_flatten_buffers(A, f);
     f = mt_tir_simplify(A, f);
-    f = mt_tir_remove_unit_loops(A, f);
     f = mt_tir_vectorize(A, f);
+    f = mt_tir_remove_unit_loops(A, f);
     return mt_tir_simplify(A, f);
 }
 

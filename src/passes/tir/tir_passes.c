@@ -13,8 +13,8 @@ const mt_tir_pass mt_tir_passes_by_name[] = {
     {"lower_blocks", mt_tir_lower_blocks},
     {"flatten_buffers", mt_tir_flatten_buffers},
     {"simplify", mt_tir_simplify},
-    {"remove_unit_loops", mt_tir_remove_unit_loops},
     {"vectorize", mt_tir_vectorize},
+    {"remove_unit_loops", mt_tir_remove_unit_loops},
     {"tir_cse", mt_tir_cse},
 };
 

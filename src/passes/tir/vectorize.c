@@ -249,9 +249,12 @@ static mt_tstmt *vectorize_loop(mt_arena *a, const mt_tstmt *l) {
     v.L = 64 / v.widest;
     mt_texpr *n = mt_te_cast(a, MT_INT64, l->extent), *L = mt_te_i64(a, v.L);
     int64_t cn;
-    if (!mt_te_is_const_int(n, &cn) || cn < 0) /* a negative extent runs no iteration (n % L would) */
+    bool cst = mt_te_is_const_int(n, &cn) && cn >= 0;
+    if (!cst) /* a negative extent runs no iteration (n % L would) */
         n = mt_te_bin(a, TE_MAX, n, mt_te_i64(a, 0));
-    mt_texpr *nv = mt_te_bin(a, TE_FLOORDIV, n, L);
+    /* constant extents fold here, so remove_unit_loops (next) sees 1-trip loops */
+    mt_texpr *nv = cst ? mt_te_i64(a, cn / v.L) : mt_te_bin(a, TE_FLOORDIV, n, L);
+    mt_texpr *nt = cst ? mt_te_i64(a, cn % v.L) : mt_te_bin(a, TE_FLOORMOD, n, L);
     mt_tvar *vo = mt_tvar_new(a, l->var->name, MT_INT64);
     v.base = mt_te_bin(a, TE_MUL, mt_te_var(a, vo), L);
     mt_tstmt *body = vec_stmt(&v, l->body);
@@ -259,10 +262,12 @@ static mt_tstmt *vectorize_loop(mt_arena *a, const mt_tstmt *l) {
     parts[0] = mt_ts_for(a, vo, mt_te_i64(a, 0), nv, MT_FOR_SERIAL, body);
     /* the tail: i = n // L * L + t, scalar */
     mt_tvar *t = mt_tvar_new(a, l->var->name, MT_INT64);
-    mt_texpr *first = mt_te_bin(a, TE_MUL, nv, L);
-    mt_texpr *i = mt_te_bin(a, TE_ADD, first, mt_te_var(a, t));
+    mt_texpr *first = cst ? mt_te_i64(a, cn / v.L * v.L) : mt_te_bin(a, TE_MUL, nv, L);
+    mt_texpr *i = cst && cn < v.L ? mt_te_var(a, t) : mt_te_bin(a, TE_ADD, first, mt_te_var(a, t));
     mt_tstmt *tail = mt_tsubst_stmt(a, l->body, &l->var, &i, 1);
-    parts[1] = mt_ts_for(a, t, mt_te_i64(a, 0), mt_te_bin(a, TE_FLOORMOD, n, L), MT_FOR_SERIAL, tail);
+    parts[1] = mt_ts_for(a, t, mt_te_i64(a, 0), nt, MT_FOR_SERIAL, tail);
+    if (cst && cn % v.L == 0) return parts[0];
+    if (cst && cn < v.L) return parts[1];
     return mt_ts_seq(a, parts, 2);
 }
 
