@@ -113,7 +113,7 @@ static void binary_case(const char *op, ref2 ref, mt_dtype dt, double tol) {
                  "def f(a: Tensor(%s, \"%s\"), b: Tensor(%s, \"%s\")):\n    out = a %s b\n    return out\n",
                  sh, mt_dtype_str(dt), sh, mt_dtype_str(dt), op);
         mt_kernel *k = compile_ok(src);
-        mt_tensor *args[2] = {random_tensor(dt, s, 0), random_tensor(dt, s, strcmp(op, "/") == 0)};
+        mt_tensor *args[2] = {random_tensor(dt, s, 0), random_tensor(dt, s, strcmp(op, "/") == 0 || strcmp(op, "//") == 0 || strcmp(op, "%") == 0)};
         mt_tensor *out = NULL;
         mt_diag d;
         assert_int_equal(mt_kernel_run(k, args, 2, &out, 1, &d), MT_OK);
@@ -138,6 +138,13 @@ static void test_mul_f64(void **s) { binary_case("*", r_mul, MT_FLOAT64, 1e-14);
 static void test_add_i32(void **s) { binary_case("+", r_add, MT_INT32, 0); }
 static void test_mul_i32(void **s) { binary_case("*", r_mul, MT_INT32, 0); }
 static void test_sub_i32(void **s) { binary_case("-", r_sub, MT_INT32, 0); }
+/* Python's floor division and modulo (b >= 1 here: random_tensor's
+ * positive ints); the shapes of 16 and more run the vectorize pass's
+ * vector loop and its tail. */
+static double r_floordiv(double x, double y) { return floor(x / y); }
+static double r_mod(double x, double y) { return x - floor(x / y) * y; }
+static void test_floordiv_i32(void **s) { binary_case("//", r_floordiv, MT_INT32, 0); }
+static void test_mod_i32(void **s) { binary_case("%", r_mod, MT_INT32, 0); }
 
 typedef double (*ref1)(double);
 static double r_neg(double x) { return -x; }
@@ -484,6 +491,7 @@ int main(void) {
         cmocka_unit_test(test_mul_f32),     cmocka_unit_test(test_div_f32),
         cmocka_unit_test(test_add_f64),     cmocka_unit_test(test_mul_f64),
         cmocka_unit_test(test_add_i32),     cmocka_unit_test(test_sub_i32),
+        cmocka_unit_test(test_floordiv_i32), cmocka_unit_test(test_mod_i32),
         cmocka_unit_test(test_mul_i32),     cmocka_unit_test(test_neg),
         cmocka_unit_test(test_relu),        cmocka_unit_test(test_exp),
         cmocka_unit_test(test_sigmoid),     cmocka_unit_test(test_tanh),
