@@ -146,6 +146,42 @@ static double r_mod(double x, double y) { return x - floor(x / y) * y; }
 static void test_floordiv_i32(void **s) { binary_case("//", r_floordiv, MT_INT32, 0); }
 static void test_mod_i32(void **s) { binary_case("%", r_mod, MT_INT32, 0); }
 
+/* The guarded cases in vector lanes (48 elements: three 16-lane steps):
+ * x // 0 = x % 0 = 0, MIN // -1 = MIN, MIN % -1 = 0 (docs/ops_math.md). */
+static void test_int_div_edges_vector(void **st) {
+    (void)st;
+    mt_kernel *k = compile_ok("def f(a: Tensor((48,), \"int32\"), b: Tensor((48,), \"int32\")):\n"
+                              "    return a // b, a % b\n");
+    int64_t n = 48;
+    mt_tensor *a = mt_tensor_create(MT_INT32, 1, &n), *b = mt_tensor_create(MT_INT32, 1, &n);
+    int32_t *ap = mt_tensor_data(a), *bp = mt_tensor_data(b);
+    static const int32_t bs[4] = {0, -1, 3, -7};
+    for (int i = 0; i < 48; i++) {
+        ap[i] = i % 5 == 0 ? INT32_MIN : (i - 24) * 13;
+        bp[i] = bs[i % 4];
+    }
+    mt_tensor *args[2] = {a, b}, *out[2] = {NULL, NULL};
+    assert_int_equal(mt_kernel_run(k, args, 2, out, 2, NULL), MT_OK);
+    const int32_t *q = mt_tensor_data(out[0]), *r = mt_tensor_data(out[1]);
+    for (int i = 0; i < 48; i++) {
+        int64_t x = ap[i], y = bp[i], wq, wr;
+        if (y == 0) wq = wr = 0;
+        else if (x == INT32_MIN && y == -1) wq = INT32_MIN, wr = 0;
+        else {
+            wq = x / y - ((x % y != 0) && ((x < 0) != (y < 0)));
+            wr = x - wq * y;
+        }
+        if (q[i] != wq || r[i] != wr)
+            fail_msg("%lld // %lld = %d, %% = %d; want %lld, %lld", (long long)x, (long long)y, q[i], r[i],
+                     (long long)wq, (long long)wr);
+    }
+    mt_tensor_release(out[0]);
+    mt_tensor_release(out[1]);
+    mt_tensor_release(a);
+    mt_tensor_release(b);
+    mt_kernel_release(k);
+}
+
 typedef double (*ref1)(double);
 static double r_neg(double x) { return -x; }
 static double r_relu(double x) { return x > 0 ? x : 0; }
@@ -492,6 +528,7 @@ int main(void) {
         cmocka_unit_test(test_add_f64),     cmocka_unit_test(test_mul_f64),
         cmocka_unit_test(test_add_i32),     cmocka_unit_test(test_sub_i32),
         cmocka_unit_test(test_floordiv_i32), cmocka_unit_test(test_mod_i32),
+        cmocka_unit_test(test_int_div_edges_vector),
         cmocka_unit_test(test_mul_i32),     cmocka_unit_test(test_neg),
         cmocka_unit_test(test_relu),        cmocka_unit_test(test_exp),
         cmocka_unit_test(test_sigmoid),     cmocka_unit_test(test_tanh),
