@@ -30,9 +30,8 @@
  * kernel before the executor runs the next one. x86 targets only (other
  * targets keep normal stores).
  */
-#include <stdint.h>
-
 #include "codegen/llvm_internal.h"
+#include "support/common.h"
 
 /* The least size (bytes) of a streamed buffer: the size of a large
  * last-level cache (this machine: 32 MiB). Below it a buffer written now is
@@ -43,9 +42,7 @@ static bool const_bytes(const mt_tbuffer *b, int64_t *out) {
     int64_t n = mt_dtype_size(b->dtype);
     for (int d = 0; d < b->ndim; d++) {
         int64_t e;
-        if (!mt_te_is_const_int(b->shape[d], &e) || e < 0) return false;
-        if (e && n > INT64_MAX / e) return false;
-        n *= e;
+        if (!mt_te_is_const_int(b->shape[d], &e) || e < 0 || !mt_mul_ok(n, e, &n)) return false;
     }
     *out = n;
     return true;

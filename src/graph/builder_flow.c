@@ -226,18 +226,20 @@ static mt_gvar *int64_value(builder *b, mt_gvar *v, mt_loc loc) {
  * unrolled loop no longer grows the table by its body's bindings on every
  * trip (which made every lookup of an outer name linear in the trips). */
 static void compact_syms(builder *b, int base) {
-    int n = b->syms.len - base;
-    if (n <= 0) return;
-    mt_symbol *tmp = MT_NEW_ARRAY(b->arena, mt_symbol, n);
-    memcpy(tmp, b->syms.data + base, sizeof *tmp * (size_t)n);
+    int end = b->syms.len;
+    if (end <= base) return;
     mt_b_syms_truncate(b, base);
-    for (int i = 0; i < n; i++) {
-        int k = mt_b_lookup(b, tmp[i].name, b->syms.len);
+    /* in place: entry i is read before anything is written at i or above
+     * (the table only shrinks), and runs once per unrolled trip, so it must
+     * not allocate */
+    for (int i = base; i < end; i++) {
+        mt_symbol s = b->syms.data[i];
+        int k = mt_b_lookup(b, s.name, b->syms.len);
         if (k >= base) { /* already here: the latest value, at the first place */
-            b->syms.data[k].value = tmp[i].value;
-            b->syms.data[k].where = tmp[i].where;
+            b->syms.data[k].value = s.value;
+            b->syms.data[k].where = s.where;
         } else {
-            mt_b_bind_at(b, tmp[i].name, tmp[i].value, tmp[i].where);
+            mt_b_bind_at(b, s.name, s.value, s.where);
         }
     }
 }
