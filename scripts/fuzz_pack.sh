@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Packs the libFuzzer harnesses for a long run on another x86-64 Linux machine
+# (a lent many-core machine with no LLVM 19 and no package registry):
+#
+#     scripts/fuzz_pack.sh [DIR]        # default .fuzzpack/ (git-ignored)
+#
+# Builds build-fuzz-static/ (the same -O1 sanitized harnesses as scripts/fuzz.sh,
+# but LLVM and libffi linked statically: MT_LLVM_STATIC) and writes DIR/fuzzpack.tar.xz
+# holding the harnesses (debug info stripped, symbols kept), the shared libraries
+# they still need (libstdc++, libgcc_s, libz, libzstd: glibc >= 2.36 must be there),
+# the seeds, build-fuzz/corpus/, the dictionary, the LeakSanitizer suppressions and
+# run.sh. There:
+#
+#     tar xJf fuzzpack.tar.xz && fuzzpack/run.sh compile SECONDS WORKERS [TIMEOUT]
+#
+# runs one harness with the flags of scripts/fuzz.sh (-fork=WORKERS, crashes,
+# timeouts and OOMs not ignored, -timeout, -rss_limit_mb=2048); the log is
+# fuzzpack/logs/NAME.log, a finding's input fuzzpack/artifacts/, the grown corpus
+# fuzzpack/corpus/NAME/ (bring it back into build-fuzz/corpus/ with cp -rn).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${1:-.fuzzpack}"
+MT_SETUP_EXTRA="${MT_SETUP_EXTRA:-} clang libclang-rt-14-dev" ./scripts/setup.sh
+
+dir=build-fuzz-static
+echo "== fuzz_pack: building in $dir"
+CC=clang cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g" \
+  -DMT_FUZZ=ON -DMT_BUILD_TESTS=OFF -DMT_LLVM_STATIC=ON \
+  -DFFI_LIB="$(find /usr/lib -name libffi.a | head -1)" -DCMAKE_EXE_LINKER_FLAGS=-Wl,--as-needed >/dev/null
+cmake --build "$dir" -j"$(nproc)" --target fuzz_compile fuzz_npy npy_seeds >/dev/null
+
+stage="$(mktemp -d)"
+trap 'rm -rf "$stage"' EXIT
+p="$stage/fuzzpack"
+mkdir -p "$p/bin" "$p/lib" "$p/seeds/compile" "$p/seeds/npy" "$p/corpus/compile" "$p/corpus/npy"
+for h in fuzz_compile fuzz_npy; do
+  objcopy --strip-debug "$dir/tests/fuzz/$h" "$p/bin/$h"
+done
+# the shared libraries the harnesses still load, but libc's own
+for lib in $(ldd "$p/bin/fuzz_compile" "$p/bin/fuzz_npy" | awk '/=> \//{print $3}' | sort -u); do
+  case "$(basename "$lib")" in libc.so* | libm.so* | ld-linux*) ;; *) cp -L "$lib" "$p/lib/" ;; esac
+done
+for f in tests/errors/corpus/*.py tests/golden/*.py examples/kernels/*.py \
+         tests/frontend/golden/*.py tests/fuzz/regressions/*.py; do
+  [ -e "$f" ] && cp "$f" "$p/seeds/compile/$(echo "$f" | tr / _)"
+done
+"$dir/tests/fuzz/npy_seeds" "$p/seeds/npy" >/dev/null
+cp tests/fuzz/regressions/*.npy "$p/seeds/npy/" 2>/dev/null || true
+for h in compile npy; do
+  [ -d "build-fuzz/corpus/$h" ] && cp -r "build-fuzz/corpus/$h/." "$p/corpus/$h/"
+done
+cp tests/fuzz/kernel.dict tests/lsan.supp "$p/"
+cat >"$p/run.sh" <<'EOF'
+#!/usr/bin/env bash
+# run.sh compile|npy SECONDS WORKERS [TIMEOUT]: one harness, as scripts/fuzz.sh runs it
+set -uo pipefail
+cd "$(dirname "$0")"
+name=$1 secs=$2 workers=$3 timeout=${4:-10}
+mkdir -p logs artifacts
+export LD_LIBRARY_PATH="$PWD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1"
+export LSAN_OPTIONS="suppressions=$PWD/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+dict=(); [ "$name" = compile ] && dict=(-dict=kernel.dict)
+rc=0
+"bin/fuzz_$name" -fork="$workers" -ignore_crashes=0 -ignore_timeouts=0 -ignore_ooms=0 \
+    -max_total_time="$secs" -timeout="$timeout" -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="artifacts/$name-" "${dict[@]}" "corpus/$name" "seeds/$name" \
+    >"logs/$name.log" 2>&1 || rc=$?
+grep -E '^#[0-9]+' "logs/$name.log" | tail -1
+grep -E '^stat::' "logs/$name.log"
+if [ "$rc" -ne 0 ] || grep -qE '^==[0-9]+==ERROR|^SUMMARY: |runtime error:|^MS: ' "logs/$name.log"; then
+  echo "run.sh: $name FAILED (rc $rc; logs/$name.log, artifacts/)"; exit 1
+fi
+echo "run.sh: $name: no crash, leak or timeout"
+EOF
+chmod +x "$p/run.sh"
+mkdir -p "$out"
+tar -C "$stage" -cJf "$out/fuzzpack.tar.xz" fuzzpack
+ls -la "$out/fuzzpack.tar.xz"
