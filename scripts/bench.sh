@@ -9,7 +9,7 @@
 #   ./scripts/bench.sh > bench.md
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MT_SETUP_EXTRA="libopenblas-dev ${MT_SETUP_EXTRA:-}" ./scripts/setup.sh
+MT_SETUP_EXTRA="libopenblas-dev python3-numpy ${MT_SETUP_EXTRA:-}" ./scripts/setup.sh
 cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build-bench -j"$(nproc)" --target mt_bench >/dev/null
 # OpenBLAS 0.3.21 takes its AVX2 (Haswell) kernels on Zen 5; SkylakeX is its

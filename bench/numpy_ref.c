@@ -1,0 +1,69 @@
+/*
+ * numpy_ref.c -- NumPy's MLP as a reference measured in the same run.
+ *
+ * The MLP goal of the performance issue is "faster than NumPy on OpenBLAS";
+ * NumPy's time moves with the host (3.9 ms at batch 4096 on the Zen 5 host of
+ * MACHINE.md, about 7 ms on 2026-11-23's Zen 4 host), so the benchmark
+ * measures it beside the kernel: bench/numpy_mlp.py in a child python3
+ * (MT_BENCH_PYTHON, else /usr/bin/python3, which has Debian's python3-numpy)
+ * with OPENBLAS_NUM_THREADS set to the row's thread count.
+ */
+#define _GNU_SOURCE
+#include "numpy_ref.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef MT_BENCH_NUMPY_SCRIPT
+#define MT_BENCH_NUMPY_SCRIPT "bench/numpy_mlp.py"
+#endif
+
+static const char *python(void) {
+    const char *p = getenv("MT_BENCH_PYTHON");
+    if (p && *p) return p;
+    return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+}
+
+bool numpy_mlp_measure(int threads, numpy_mlp_ref *out, char *why, size_t why_cap) {
+    memset(out, 0, sizeof *out);
+    const char *py = python(), *script = MT_BENCH_NUMPY_SCRIPT;
+    if (strchr(py, '\'') || strchr(script, '\'')) {
+        snprintf(why, why_cap, "a quote in the python or script path");
+        return false;
+    }
+    if (access(script, R_OK) != 0) {
+        snprintf(why, why_cap, "%s not found", script);
+        return false;
+    }
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "OPENBLAS_NUM_THREADS=%d '%s' '%s' 2>&1", threads, py, script);
+    FILE *f = popen(cmd, "r");
+    if (!f) {
+        snprintf(why, why_cap, "cannot start %s", py);
+        return false;
+    }
+    char line[512], last[512] = "";
+    int got = 0;
+    while (fgets(line, sizeof line, f)) {
+        int batch;
+        double med, best;
+        char ver[32];
+        if (sscanf(line, "mlp %d %lf %lf %31s", &batch, &med, &best, ver) == 4) {
+            if (batch == 4096) out->batch4096_s = med, got |= 1;
+            if (batch == 1) out->batch1_s = med, got |= 2;
+            snprintf(out->version, sizeof out->version, "%s", ver);
+        } else {
+            snprintf(last, sizeof last, "%s", line);
+        }
+    }
+    int rc = pclose(f);
+    if (rc != 0 || got != 3) {
+        last[strcspn(last, "\n")] = 0;
+        snprintf(why, why_cap, "%s %s failed%s%s (python3-numpy installed?)", py, script,
+                 last[0] ? ": " : "", last);
+        return false;
+    }
+    return true;
+}
