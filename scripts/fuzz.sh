@@ -44,14 +44,8 @@ CC=clang cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_
 cmake --build "$dir" -j"$(nproc)" --target fuzz_compile fuzz_npy npy_seeds >/dev/null
 
 rm -rf "$dir/seeds"
-mkdir -p "$dir/seeds/compile" "$dir/seeds/npy" "$dir/corpus/compile" "$dir/corpus/npy" \
-         "$dir/artifacts" "$dir/logs"
-for f in tests/errors/corpus/*.py tests/golden/*.py examples/kernels/*.py \
-         tests/frontend/golden/*.py tests/fuzz/regressions/*.py; do
-  [ -e "$f" ] && cp "$f" "$dir/seeds/compile/$(echo "$f" | tr / _)"
-done
-"$dir/tests/fuzz/npy_seeds" "$dir/seeds/npy" >/dev/null
-cp tests/fuzz/regressions/*.npy "$dir/seeds/npy/" 2>/dev/null || true
+mkdir -p "$dir/corpus/compile" "$dir/corpus/npy" "$dir/artifacts" "$dir/logs"
+scripts/fuzz_seeds.sh "$dir/tests/fuzz/npy_seeds" "$dir/seeds"
 
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:${ASAN_OPTIONS:-}"
 export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"

@@ -40,12 +40,7 @@ done
 for lib in $(ldd "$p/bin/fuzz_compile" "$p/bin/fuzz_npy" | awk '/=> \//{print $3}' | sort -u); do
   case "$(basename "$lib")" in libc.so* | libm.so* | ld-linux*) ;; *) cp -L "$lib" "$p/lib/" ;; esac
 done
-for f in tests/errors/corpus/*.py tests/golden/*.py examples/kernels/*.py \
-         tests/frontend/golden/*.py tests/fuzz/regressions/*.py; do
-  [ -e "$f" ] && cp "$f" "$p/seeds/compile/$(echo "$f" | tr / _)"
-done
-"$dir/tests/fuzz/npy_seeds" "$p/seeds/npy" >/dev/null
-cp tests/fuzz/regressions/*.npy "$p/seeds/npy/" 2>/dev/null || true
+scripts/fuzz_seeds.sh "$dir/tests/fuzz/npy_seeds" "$p/seeds"
 for h in compile npy; do
   [ -d "build-fuzz/corpus/$h" ] && cp -r "build-fuzz/corpus/$h/." "$p/corpus/$h/"
 done
