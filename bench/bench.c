@@ -478,7 +478,7 @@ static double blas_s[2][2];                /* [N=1024|2048][threads-1] sgemm sec
 static double blas_mlp_s[2];               /* NumPy-style MLP on OpenBLAS */
 static numpy_mlp_ref np_ref[2];            /* NumPy's own MLP at 1 and 2 threads */
 static bool np_ok;
-static char np_why[256];
+static char np_why[640];
 static kresult results[NKERNELS];
 static const char *only; /* run only the kernels whose name contains this */
 

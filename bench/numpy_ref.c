@@ -11,9 +11,11 @@
 #define _GNU_SOURCE
 #include "numpy_ref.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef MT_BENCH_NUMPY_SCRIPT
@@ -38,7 +40,10 @@ bool numpy_mlp_measure(int threads, numpy_mlp_ref *out, char *why, size_t why_ca
         return false;
     }
     char cmd[8192];
-    snprintf(cmd, sizeof cmd, "OPENBLAS_NUM_THREADS=%d '%s' '%s' 2>&1", threads, py, script);
+    /* OPENBLAS_THREAD_TIMEOUT is mt_bench's setting for its own OpenBLAS: NumPy
+     * runs with OpenBLAS's default, as its users do */
+    snprintf(cmd, sizeof cmd, "unset OPENBLAS_THREAD_TIMEOUT; OPENBLAS_NUM_THREADS=%d '%s' '%s' 2>&1",
+             threads, py, script);
     FILE *f = popen(cmd, "r");
     if (!f) {
         snprintf(why, why_cap, "cannot start %s", py);
@@ -50,7 +55,8 @@ bool numpy_mlp_measure(int threads, numpy_mlp_ref *out, char *why, size_t why_ca
         int batch;
         double med, best;
         char ver[32];
-        if (sscanf(line, "mlp %d %lf %lf %31s", &batch, &med, &best, ver) == 4) {
+        if (sscanf(line, "mlp %d %lf %lf %31s", &batch, &med, &best, ver) == 4 && isfinite(med) &&
+            med > 0) {
             if (batch == 4096) out->batch4096_s = med, got |= 1;
             if (batch == 1) out->batch1_s = med, got |= 2;
             snprintf(out->version, sizeof out->version, "%s", ver);
@@ -61,8 +67,14 @@ bool numpy_mlp_measure(int threads, numpy_mlp_ref *out, char *why, size_t why_ca
     int rc = pclose(f);
     if (rc != 0 || got != 3) {
         last[strcspn(last, "\n")] = 0;
-        snprintf(why, why_cap, "%s %s failed%s%s (python3-numpy installed?)", py, script,
-                 last[0] ? ": " : "", last);
+        for (char *c = last; *c; c++)
+            if (*c == '|') *c = '/'; /* the reason goes into a Markdown table */
+        char status[48] = "";
+        if (rc == -1) snprintf(status, sizeof status, " (no exit status)");
+        else if (WIFEXITED(rc) && WEXITSTATUS(rc)) snprintf(status, sizeof status, " (exit %d)", WEXITSTATUS(rc));
+        else if (WIFSIGNALED(rc)) snprintf(status, sizeof status, " (signal %d)", WTERMSIG(rc));
+        snprintf(why, why_cap, "%s %s failed%s%s%s%s", py, script, status, last[0] ? ": " : "",
+                 last, rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 127 ? "" : " (python3-numpy installed?)");
         return false;
     }
     return true;

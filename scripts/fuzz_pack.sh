@@ -26,7 +26,7 @@ dir=build-fuzz-static
 echo "== fuzz_pack: building in $dir"
 CC=clang cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g" \
   -DMT_FUZZ=ON -DMT_BUILD_TESTS=OFF -DMT_LLVM_STATIC=ON \
-  -DFFI_LIB="$(find /usr/lib -name libffi.a | head -1)" -DCMAKE_EXE_LINKER_FLAGS=-Wl,--as-needed >/dev/null
+  -DFFI_LIB="$(find /usr/lib -name libffi.a | head -1)" >/dev/null
 cmake --build "$dir" -j"$(nproc)" --target fuzz_compile fuzz_npy npy_seeds >/dev/null
 
 stage="$(mktemp -d)"
@@ -49,11 +49,16 @@ cat >"$p/run.sh" <<'EOF'
 #!/usr/bin/env bash
 # run.sh compile|npy SECONDS WORKERS [TIMEOUT]: one harness, as scripts/fuzz.sh runs it
 set -uo pipefail
+# (SECONDS includes the first pass over the corpus, minutes for a grown one)
 cd "$(dirname "$0")"
+usage() { echo "usage: run.sh compile|npy SECONDS WORKERS [TIMEOUT]" >&2; exit 2; }
+[ $# -ge 3 ] || usage
 name=$1 secs=$2 workers=$3 timeout=${4:-10}
+case "$name" in compile | npy) ;; *) usage ;; esac
+for n in "$secs" "$workers" "$timeout"; do case "$n" in '' | *[!0-9]*) usage ;; esac; done
 mkdir -p logs artifacts
 export LD_LIBRARY_PATH="$PWD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1"
+export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:${ASAN_OPTIONS:-}"
 export LSAN_OPTIONS="suppressions=$PWD/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 dict=(); [ "$name" = compile ] && dict=(-dict=kernel.dict)
@@ -63,7 +68,6 @@ rc=0
     -artifact_prefix="artifacts/$name-" "${dict[@]}" "corpus/$name" "seeds/$name" \
     >"logs/$name.log" 2>&1 || rc=$?
 grep -E '^#[0-9]+' "logs/$name.log" | tail -1
-grep -E '^stat::' "logs/$name.log"
 if [ "$rc" -ne 0 ] || grep -qE '^==[0-9]+==ERROR|^SUMMARY: |runtime error:|^MS: ' "logs/$name.log"; then
   echo "run.sh: $name FAILED (rc $rc; logs/$name.log, artifacts/)"; exit 1
 fi
