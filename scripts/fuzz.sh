@@ -44,34 +44,12 @@ CC=clang cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_
 cmake --build "$dir" -j"$(nproc)" --target fuzz_compile fuzz_npy npy_seeds >/dev/null
 
 rm -rf "$dir/seeds"
-mkdir -p "$dir/corpus/compile" "$dir/corpus/npy" "$dir/artifacts" "$dir/logs"
 scripts/fuzz_seeds.sh "$dir/tests/fuzz/npy_seeds" "$dir/seeds"
-
-export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:${ASAN_OPTIONS:-}"
-export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 
 run() { # name extra-args...
   local name=$1; shift
-  local log="$dir/logs/$name.log"
   echo "== fuzz: $name for ${secs}s"
-  local rc=0
-  local fork=()
-  if [ -n "${MT_FUZZ_FORK:-}" ]; then
-    # fork mode ignores timeouts and OOMs by default; we do not
-    fork=(-fork="$MT_FUZZ_FORK" -ignore_crashes=0 -ignore_timeouts=0 -ignore_ooms=0)
-  fi
-  "$dir/tests/fuzz/fuzz_$name" "${fork[@]}" -max_total_time="$secs" -timeout="${MT_FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 \
-      -print_final_stats=1 -artifact_prefix="$dir/artifacts/$name-" "$@" \
-      "$dir/corpus/$name" "$dir/seeds/$name" >"$log" 2>&1 || rc=$?
-  # the last status line and the final stats: execs, time, coverage
-  grep -E '^#[0-9]+' "$log" | tail -1 || true
-  grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$log" || true
-  if [ "$rc" -ne 0 ] || grep -qE '^==[0-9]+==ERROR|^SUMMARY: |runtime error:|^MS: ' "$log"; then
-    grep -E 'ERROR|SUMMARY|runtime error|fuzz_compile:|fuzz_npy:|Test unit written' "$log" | head -20 >&2
-    echo "fuzz: $name FAILED (see $log; the input is in $dir/artifacts/)" >&2
-    return 1
-  fi
+  scripts/fuzz_run.sh "$dir/tests/fuzz/fuzz_$name" "$name" "$secs" "$dir" "$PWD/tests/lsan.supp" "$@"
 }
 
 status=0

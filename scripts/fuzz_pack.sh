@@ -13,8 +13,8 @@
 #
 #     tar xJf fuzzpack.tar.xz && fuzzpack/run.sh compile SECONDS WORKERS [TIMEOUT]
 #
-# runs one harness with the flags of scripts/fuzz.sh (-fork=WORKERS, crashes,
-# timeouts and OOMs not ignored, -timeout, -rss_limit_mb=2048); the log is
+# runs one harness through scripts/fuzz_run.sh, as scripts/fuzz.sh does (-fork=WORKERS,
+# crashes, timeouts and OOMs not ignored, -timeout, -rss_limit_mb=2048); the log is
 # fuzzpack/logs/NAME.log, a finding's input fuzzpack/artifacts/, the grown corpus
 # fuzzpack/corpus/NAME/ (bring it back into build-fuzz/corpus/ with cp -rn).
 set -euo pipefail
@@ -44,7 +44,7 @@ scripts/fuzz_seeds.sh "$dir/tests/fuzz/npy_seeds" "$p/seeds"
 for h in compile npy; do
   [ -d "build-fuzz/corpus/$h" ] && cp -r "build-fuzz/corpus/$h/." "$p/corpus/$h/"
 done
-cp tests/fuzz/kernel.dict tests/lsan.supp "$p/"
+cp tests/fuzz/kernel.dict tests/lsan.supp scripts/fuzz_run.sh "$p/"
 cat >"$p/run.sh" <<'EOF'
 #!/usr/bin/env bash
 # run.sh compile|npy SECONDS WORKERS [TIMEOUT]: one harness, as scripts/fuzz.sh runs it
@@ -56,21 +56,10 @@ usage() { echo "usage: run.sh compile|npy SECONDS WORKERS [TIMEOUT]" >&2; exit 2
 name=$1 secs=$2 workers=$3 timeout=${4:-10}
 case "$name" in compile | npy) ;; *) usage ;; esac
 for n in "$secs" "$workers" "$timeout"; do case "$n" in '' | *[!0-9]*) usage ;; esac; done
-mkdir -p logs artifacts
 export LD_LIBRARY_PATH="$PWD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:${ASAN_OPTIONS:-}"
-export LSAN_OPTIONS="suppressions=$PWD/lsan.supp:print_suppressions=0"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 dict=(); [ "$name" = compile ] && dict=(-dict=kernel.dict)
-rc=0
-"bin/fuzz_$name" -fork="$workers" -ignore_crashes=0 -ignore_timeouts=0 -ignore_ooms=0 \
-    -max_total_time="$secs" -timeout="$timeout" -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="artifacts/$name-" "${dict[@]}" "corpus/$name" "seeds/$name" \
-    >"logs/$name.log" 2>&1 || rc=$?
-grep -E '^#[0-9]+' "logs/$name.log" | tail -1
-if [ "$rc" -ne 0 ] || grep -qE '^==[0-9]+==ERROR|^SUMMARY: |runtime error:|^MS: ' "logs/$name.log"; then
-  echo "run.sh: $name FAILED (rc $rc; logs/$name.log, artifacts/)"; exit 1
-fi
+MT_FUZZ_FORK=$workers MT_FUZZ_TIMEOUT=$timeout \
+  ./fuzz_run.sh "bin/fuzz_$name" "$name" "$secs" . "$PWD/lsan.supp" "${dict[@]}" || exit 1
 echo "run.sh: $name: no crash, leak or timeout"
 EOF
 chmod +x "$p/run.sh"
