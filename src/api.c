@@ -47,8 +47,8 @@ struct mt_kernel {
     const char *unavailable[MT_STAGE_COUNT_]; /* why a stage has no dump */
     mt_pass_dump *pass_dumps;
     int npass_dumps;
-    const void *llvm_bc;      /* optimized module (bitcode) for the lazy LLVM and ASM dumps */
-    size_t llvm_bc_len;
+    const mt_codegen_bc *llvm_bc; /* optimized module's parts (bitcode) for the lazy LLVM and ASM dumps */
+    int nbc;
     pthread_mutex_t lock;     /* guards the lazy LLVM and ASM dumps */
     mt_jit_module *jm;
     mt_plan plan;
@@ -396,11 +396,14 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
         mt_pipeline_run(a, k->source, len, opts, &c);
         mt_codegen_out cg;
         memset(&cg, 0, sizeof cg);
-        mt_codegen_cpu(ctx->jit, a, c.lowered, c.nlowered, opts->opt_level, &cg);
+        /* LLVM works on the kernel functions on as many threads as the
+         * context runs parallel loops on */
+        int threads = ctx->num_threads > 0 ? ctx->num_threads : mt_parallel_num_cpus();
+        mt_codegen_cpu(ctx->jit, a, c.lowered, c.nlowered, opts->opt_level, threads, &cg);
         k->jm = cg.module;
         for (int s = 0; s < MT_STAGE_COUNT_; s++) k->dumps[s] = c.dumps[s];
         k->llvm_bc = cg.llvm_bc;
-        k->llvm_bc_len = cg.llvm_bc_len;
+        k->nbc = cg.nbc;
         k->unavailable[MT_STAGE_CUDA] = "the CUDA backend is not implemented yet (kernel compiled for target cpu)";
         k->pass_dumps = c.pass_dumps;
         k->npass_dumps = c.npass_dumps;
@@ -408,7 +411,7 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
         k->params = c.entry->params;
         k->results = c.entry->outputs;
         k->times = (mt_compile_times){c.ms_frontend, c.ms_graph, c.ms_tir, cg.ms_irgen,
-                                      cg.ms_opt, cg.ms_jit, 0};
+                                      cg.ms_opt, cg.ms_jit, 0, cg.threads};
         build_plan(a, k, &c, cg.fn_addrs);
         k->dumps[MT_STAGE_PLAN] = mt_memplan_print(k->plan.mem, &k->plan, arena_alloc_cb, a);
         mt_err_pop(&fr);
@@ -458,9 +461,8 @@ static void lazy_dump(mt_kernel *k, mt_stage stage) {
     if (MT_TRY(&fr)) {
         k->dumps[stage] =
             stage == MT_STAGE_LLVM
-                ? mt_jit_ir_text(k->arena, k->llvm_bc, k->llvm_bc_len, err, sizeof err)
-                : mt_jit_emit_asm(k->ctx->jit, k->arena, k->llvm_bc, k->llvm_bc_len, err,
-                                  sizeof err);
+                ? mt_jit_ir_text(k->arena, k->llvm_bc, k->nbc, err, sizeof err)
+                : mt_jit_emit_asm(k->ctx->jit, k->arena, k->llvm_bc, k->nbc, err, sizeof err);
         if (!k->dumps[stage])
             k->unavailable[stage] = mt_arena_printf(
                 k->arena, "%s: %s", stage == MT_STAGE_LLVM ? "LLVM IR" : "assembly", err);

@@ -1230,6 +1230,9 @@ static void print_compile_times(const mt_kernel *k, const char *title) {
     fprintf(stderr, "  %-32s %10.3f %5.1f%%\n", "other (executor plan)", other,
             t.total_ms > 0 ? 100 * other / t.total_ms : 0.0);
     fprintf(stderr, "  %-32s %10.3f\n", "compile total", t.total_ms);
+    if (t.llvm_threads > 1)
+        fprintf(stderr, "  (LLVM optimized and compiled the kernel functions on %d threads)\n",
+                t.llvm_threads);
 }
 
 /* --warm N: N more compiles of src in a context without a cache; prints the

@@ -2,13 +2,15 @@
  * codegen.h -- lowered loop functions to machine code, through LLVM.
  *
  * mt_jit is the process-wide part (one per context): an ORC LLJIT for the
- * host CPU, its target machine (host CPU name and features), and a mutex.
- * mt_codegen_cpu turns a set of lowered loop functions (tir.h, lowered form:
- * no blocks, flat 1-D buffers) into one LLVM module, optimizes it (opt_level
- * 0..3 through the new pass manager), keeps it as bitcode for the dumps, adds it to the JIT's
- * main JITDylib under a ResourceTracker of its own, and returns the function
- * addresses. Releasing the module removes its code from the JIT (modules must
- * be released before the JIT is destroyed). See docs/codegen.md.
+ * host CPU and the target machines (host CPU name and features) that
+ * optimize and compile for it. mt_codegen_cpu turns a set of lowered loop
+ * functions (tir.h, lowered form: no blocks, flat 1-D buffers) into machine
+ * code: one LLVM module per function, optimized (opt_level 0..3 through the
+ * new pass manager) and compiled to an object file on up to `threads`
+ * threads at once, kept as bitcode for the dumps; the objects go into the
+ * JIT's main JITDylib under one ResourceTracker, and the function addresses
+ * come back. Releasing the module removes its code from the JIT (modules
+ * must be released before the JIT is destroyed). See docs/codegen.md.
  *
  * The generated functions follow the calling convention in tir.h:
  *   void name(T0 *noalias p0, ..., int64_t sym0, ...)
@@ -33,27 +35,40 @@ void mt_jit_destroy(mt_jit *jit);
 const char *mt_jit_cpu_name(const mt_jit *jit);     /* e.g. "znver5" */
 const char *mt_jit_cpu_features(const mt_jit *jit); /* "+avx512f,..." */
 
+/* The optimized bitcode of one part of a compiled module (arena). */
+typedef struct mt_codegen_bc {
+    const void *data;
+    size_t len;
+} mt_codegen_bc;
+
 typedef struct mt_codegen_out {
     mt_jit_module *module; /* release with mt_jit_module_release */
     void **fn_addrs;       /* arena array: address of funcs[i] */
-    const void *llvm_bc;   /* optimized module as bitcode (arena); text: mt_jit_ir_text */
-    size_t llvm_bc_len;
+    const mt_codegen_bc *llvm_bc; /* [nbc]: the parts, in function order; text: mt_jit_ir_text */
+    int nbc;
     const char *llvm_ir;   /* NULL: a caller that wants the text sets it (the tests) */
-    double ms_irgen, ms_opt, ms_jit; /* phase times */
+    /* Phase times, wall clock. Parts optimized and compiled on several
+     * threads at once overlap: their wall time is split between ms_opt and
+     * ms_jit in proportion to the CPU time of each phase; ms_jit also has
+     * the linking. */
+    double ms_irgen, ms_opt, ms_jit;
+    int threads;           /* threads the compile used */
 } mt_codegen_out;
 
-/* Compiles funcs[0..n) into one module. Errors (a node codegen does not
- * handle, LLVM verifier failure) are reported with mt_ice/mt_fail after all
- * LLVM objects are disposed. */
+/* Compiles funcs[0..n) into one module on up to `threads` threads (< 1: 1).
+ * Errors (a node codegen does not handle, LLVM verifier failure) are
+ * reported with mt_ice/mt_fail after all LLVM objects are disposed. */
 void mt_codegen_cpu(mt_jit *jit, mt_arena *a, mt_tfunc *const *funcs, int n, int opt_level,
-                    mt_codegen_out *out);
+                    int threads, mt_codegen_out *out);
 void mt_jit_module_release(mt_jit_module *m); /* NULL is a no-op */
 
-/* Dumps of a compiled module, computed on demand from its bitcode
- * (mt_codegen_out.llvm_bc): the optimized IR as text, and the assembly.
- * Return arena text, or NULL and a message in err. */
-const char *mt_jit_ir_text(mt_arena *a, const void *bc, size_t len, char *err, size_t errlen);
-const char *mt_jit_emit_asm(mt_jit *jit, mt_arena *a, const void *bc, size_t len, char *err,
-                            size_t errlen);
+/* Dumps of a compiled module, computed on demand from the bitcode of its
+ * parts (mt_codegen_out.llvm_bc, nbc), linked into one module: the
+ * optimized IR as text, and the assembly. Return arena text, or NULL and a
+ * message in err. */
+const char *mt_jit_ir_text(mt_arena *a, const mt_codegen_bc *parts, int n, char *err,
+                           size_t errlen);
+const char *mt_jit_emit_asm(mt_jit *jit, mt_arena *a, const mt_codegen_bc *parts, int n,
+                            char *err, size_t errlen);
 
 #endif

@@ -1,5 +1,6 @@
 /*
- * jit.c -- the ORC LLJIT for the host CPU and the per-module compile driver.
+ * jit.c -- the ORC LLJIT for the host CPU: setup, target machines, linking
+ * compiled objects, and the dumps of a compiled module.
  *
  * Setup (mt_jit_create). LLVM's native target, asm printer and asm parser are
  * initialized once per process (pthread_once). The host is detected the way
@@ -8,9 +9,9 @@
  * the optimization level on a detected builder, the JIT's target machine
  * builder is made from a TargetMachine for that triple/CPU/features at
  * LLVMCodeGenLevelAggressive (LLVMOrcJITTargetMachineBuilderCreateFromTarget-
- * Machine copies all of it). A second TargetMachine with the same settings is
- * kept for the optimization pipeline (its TargetTransformInfo drives the
- * vectorizer's costs) and for assembly dumps.
+ * Machine copies all of it). The target machines that optimize modules, emit
+ * their object code and print assembly have the same settings and live in
+ * slots (jit_internal.h), one per thread using one.
  *
  * Symbols. The main JITDylib gets absolute definitions for every runtime
  * function generated code may call (libm: expf, tanhf, erff, ...; malloc,
@@ -20,68 +21,48 @@
  * so they resolve even when the host links statically or libm was dropped by
  * --as-needed. A process-symbol generator (dlsym) covers anything else.
  *
- * Modules. Every compiled module goes into the main JITDylib under its own
- * ResourceTracker; mt_jit_module_release removes the tracker, which frees the
- * module's code and symbols. Trackers (rather than a JITDylib per module) are
- * cheap, can be removed (a JITDylib cannot be deleted through the C API) and
- * see the runtime symbols without link-order plumbing. Symbol names do not
- * collide because every module gets a process-unique prefix "mt<N>_".
+ * Modules. compile.c hands over object files; they go into the main
+ * JITDylib under one ResourceTracker per compiled module (mt_jit_link);
+ * mt_jit_module_release removes the tracker, which frees the module's code
+ * and symbols. Trackers (rather than a JITDylib per module) are cheap, can
+ * be removed (a JITDylib cannot be deleted through the C API) and see the
+ * runtime symbols without link-order plumbing. Symbol names do not collide
+ * because every module gets a process-unique prefix "mt<N>_". The mutex
+ * guards the LLJIT: adding objects, lookups (which link them) and removing
+ * trackers.
  *
- * Each module is built in its own LLVMContext (a ThreadSafeContext), so IR
- * generation runs without the lock; the mutex guards the parts that touch
- * shared LLVM state: the pass pipeline (it uses the shared TargetMachine),
- * adding to and looking up in the JIT, removing trackers and emitting asm.
- *
- * Pipeline and dumps. Levels 2 and 3 run an explicit pass pipeline
- * (MT_FN_PIPELINE below; docs/codegen.md says what it leaves out of
- * default<O3> and why), 0 and 1 LLVM's default<O0>/<O1>. The optimized
- * module is kept as bitcode; the llvm and asm dumps are made from it on
- * demand (mt_jit_ir_text, mt_jit_emit_asm), in a context of their own whose
- * diagnostics are recorded, not printed.
+ * Dumps. A compiled module is kept as the bitcode of its parts (one per
+ * kernel function, compile.c); the llvm and asm dumps parse and link them
+ * into one module on demand (mt_jit_ir_text, mt_jit_emit_asm), in a context
+ * of their own whose diagnostics are recorded, not printed.
  *
  * Error handling. LLVM reports through LLVMErrorRef and message strings; they
- * are copied and disposed, every LLVM object of the failed compilation is
- * disposed, the lock released, and only then mt_ice raises (diag.h). The
- * execution session's error reporter records its message for the next
- * failure report instead of printing to stderr.
+ * are copied and disposed, and the lock released, before the caller learns
+ * of it. The execution session's error reporter records its message for the
+ * next failure report instead of printing to stderr.
  */
 #define _GNU_SOURCE
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <llvm-c/BitReader.h>
-#include <llvm-c/BitWriter.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
+#include <llvm-c/Linker.h>
 #include <llvm-c/Orc.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
-#include <llvm-c/Transforms/PassBuilder.h>
 
 #include "codegen/codegen.h"
-#include "codegen/llvm_internal.h"
+#include "codegen/jit_internal.h"
 #include "runtime/parallel.h"
-
-struct mt_jit {
-    LLVMOrcLLJITRef lljit;   /* the JIT; code goes into its main JITDylib */
-    LLVMTargetMachineRef tm; /* host machine for the pass pipeline and asm */
-    char *triple;            /* process triple (LLVM message) */
-    char *cpu;               /* host CPU name (LLVM message) */
-    char *features;          /* host CPU features (LLVM message) */
-    pthread_mutex_t mu;      /* guards lljit and tm */
-    char session_err[512];   /* last error reported by the execution session */
-};
-
-struct mt_jit_module {
-    mt_jit *jit;                  /* owner */
-    LLVMOrcResourceTrackerRef rt; /* tracks the module's code in the main JITDylib */
-};
 
 /* Half-precision conversions from libgcc (compiler-rt names), used by LLVM
  * when the CPU lacks F16C. Declared only to take their addresses. */
@@ -107,7 +88,6 @@ static const struct {
 
 static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
 static int llvm_init_failed;
-static atomic_ulong next_module_id;
 
 static void init_llvm(void) {
     if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter() ||
@@ -115,14 +95,13 @@ static void init_llvm(void) {
         llvm_init_failed = 1;
 }
 
-static double now_ms(void) {
+double mt_jit_now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-/* Writes "what: <LLVM message>" to buf and consumes err. */
-static void take_error(LLVMErrorRef err, const char *what, char *buf, size_t len) {
+void mt_jit_take_error(LLVMErrorRef err, const char *what, char *buf, size_t len) {
     char *m = LLVMGetErrorMessage(err);
     snprintf(buf, len, "%s: %s", what, m ? m : "?");
     LLVMDisposeErrorMessage(m);
@@ -130,7 +109,7 @@ static void take_error(LLVMErrorRef err, const char *what, char *buf, size_t len
 
 static void report_session_error(void *ctx, LLVMErrorRef err) {
     mt_jit *jit = ctx;
-    take_error(err, "JIT session", jit->session_err, sizeof jit->session_err);
+    mt_jit_take_error(err, "JIT session", jit->session_err, sizeof jit->session_err);
 }
 
 static LLVMTargetMachineRef host_tm(mt_jit *jit, char *err, size_t errlen) {
@@ -164,19 +143,45 @@ static int define_runtime_syms(mt_jit *jit, char *err, size_t errlen) {
     LLVMErrorRef e = LLVMOrcJITDylibDefine(jd, mu);
     if (e) {
         LLVMOrcDisposeMaterializationUnit(mu);
-        take_error(e, "defining runtime symbols", err, errlen);
+        mt_jit_take_error(e, "defining runtime symbols", err, errlen);
         return -1;
     }
     LLVMOrcDefinitionGeneratorRef gen;
     e = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
         &gen, LLVMOrcLLJITGetGlobalPrefix(jit->lljit), NULL, NULL);
     if (e) {
-        take_error(e, "process symbol generator", err, errlen);
+        mt_jit_take_error(e, "process symbol generator", err, errlen);
         return -1;
     }
     LLVMOrcJITDylibAddGenerator(jd, gen);
     return 0;
 }
+
+static void mt_jit_destroy_locks(mt_jit *jit) {
+    pthread_mutex_destroy(&jit->mu);
+    for (int i = 0; i < MT_JIT_TMS; i++) pthread_mutex_destroy(&jit->tms[i].mu);
+}
+
+/* Makes the slot's machine if it has none; the slot is locked. */
+static mt_jit_tm *tm_ready(mt_jit *jit, mt_jit_tm *t, char *err, size_t errlen) {
+    if (!t->tm) t->tm = host_tm(jit, err, errlen);
+    if (t->tm) return t;
+    pthread_mutex_unlock(&t->mu);
+    return NULL;
+}
+
+mt_jit_tm *mt_jit_tm_acquire(mt_jit *jit, char *err, size_t errlen) {
+    for (int i = 0; i < MT_JIT_TMS; i++)
+        if (pthread_mutex_trylock(&jit->tms[i].mu) == 0) return tm_ready(jit, &jit->tms[i], err, errlen);
+    /* All busy (more threads compile at once than there are slots): wait
+     * for one, spreading the waiters over the slots. */
+    static atomic_uint spread;
+    mt_jit_tm *t = &jit->tms[atomic_fetch_add(&spread, 1) % MT_JIT_TMS];
+    pthread_mutex_lock(&t->mu);
+    return tm_ready(jit, t, err, errlen);
+}
+
+void mt_jit_tm_release(mt_jit_tm *t) { pthread_mutex_unlock(&t->mu); }
 
 mt_jit *mt_jit_create(char *err, size_t errlen) {
     pthread_once(&llvm_once, init_llvm);
@@ -192,7 +197,7 @@ mt_jit *mt_jit_create(char *err, size_t errlen) {
     LLVMOrcJITTargetMachineBuilderRef jtmb = NULL;
     LLVMErrorRef e = LLVMOrcJITTargetMachineBuilderDetectHost(&jtmb);
     if (e) {
-        take_error(e, "detecting the host", err, errlen);
+        mt_jit_take_error(e, "detecting the host", err, errlen);
         goto fail;
     }
     jit->triple = LLVMOrcJITTargetMachineBuilderGetTargetTriple(jtmb);
@@ -208,20 +213,30 @@ mt_jit *mt_jit_create(char *err, size_t errlen) {
     e = LLVMOrcCreateLLJIT(&jit->lljit, builder);                          /* takes builder */
     if (e) {
         jit->lljit = NULL;
-        take_error(e, "creating the LLJIT", err, errlen);
+        mt_jit_take_error(e, "creating the LLJIT", err, errlen);
         goto fail;
     }
     LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(jit->lljit),
                                             report_session_error, jit);
     if (define_runtime_syms(jit, err, errlen)) goto fail;
-    jit->tm = host_tm(jit, err, errlen);
-    if (!jit->tm) goto fail;
-    if (pthread_mutex_init(&jit->mu, NULL)) {
-        LLVMDisposeTargetMachine(jit->tm);
-        jit->tm = NULL;
-        snprintf(err, errlen, "cannot create the JIT mutex");
+    int nmu = 0; /* slot mutexes made */
+    if (pthread_mutex_init(&jit->mu, NULL) == 0)
+        while (nmu < MT_JIT_TMS && pthread_mutex_init(&jit->tms[nmu].mu, NULL) == 0) nmu++;
+    else
+        nmu = -1;
+    if (nmu < MT_JIT_TMS) {
+        if (nmu >= 0) pthread_mutex_destroy(&jit->mu);
+        while (nmu-- > 0) pthread_mutex_destroy(&jit->tms[nmu].mu);
+        snprintf(err, errlen, "cannot create the JIT's mutexes");
         goto fail;
     }
+    /* The first slot's machine now: its failure is the context's, not the first compile's. */
+    mt_jit_tm *t = mt_jit_tm_acquire(jit, err, errlen);
+    if (!t) {
+        mt_jit_destroy_locks(jit);
+        goto fail;
+    }
+    mt_jit_tm_release(t);
     return jit;
 fail:
     if (jit->lljit) LLVMConsumeError(LLVMOrcDisposeLLJIT(jit->lljit));
@@ -235,11 +250,12 @@ fail:
 void mt_jit_destroy(mt_jit *jit) {
     if (!jit) return;
     LLVMConsumeError(LLVMOrcDisposeLLJIT(jit->lljit));
-    LLVMDisposeTargetMachine(jit->tm);
+    for (int i = 0; i < MT_JIT_TMS; i++)
+        if (jit->tms[i].tm) LLVMDisposeTargetMachine(jit->tms[i].tm);
+    mt_jit_destroy_locks(jit);
     LLVMDisposeMessage(jit->triple);
     LLVMDisposeMessage(jit->cpu);
     LLVMDisposeMessage(jit->features);
-    pthread_mutex_destroy(&jit->mu);
     free(jit);
 }
 
@@ -250,107 +266,39 @@ void mt_jit_module_release(mt_jit_module *m) {
     if (!m) return;
     mt_jit *jit = m->jit;
     pthread_mutex_lock(&jit->mu);
-    LLVMErrorRef e = LLVMOrcResourceTrackerRemove(m->rt);
-    if (e) LLVMConsumeError(e);
-    LLVMOrcReleaseResourceTracker(m->rt);
+    if (m->rt) {
+        LLVMErrorRef e = LLVMOrcResourceTrackerRemove(m->rt);
+        if (e) LLVMConsumeError(e);
+        LLVMOrcReleaseResourceTracker(m->rt);
+    }
     LLVMOrcSymbolStringPoolClearDeadEntries(LLVMOrcExecutionSessionGetSymbolStringPool(
         LLVMOrcLLJITGetExecutionSession(jit->lljit)));
     pthread_mutex_unlock(&jit->mu);
     free(m);
 }
 
-/* ---- compiling a module ---------------------------------------------------- */
+/* ---- linking compiled objects ---------------------------------------------- */
 
-/* LLVM objects of one compilation, in the arena so the error path sees them. */
-typedef struct cg_job {
-    LLVMOrcThreadSafeContextRef tsctx; /* owns the module's context until the JIT does */
-    LLVMModuleRef mod;                 /* until handed to the JIT */
-    LLVMMemoryBufferRef bc;            /* the optimized module's bitcode */
-    mt_jit_module *jm;                 /* the tracker, once created */
-} cg_job;
-
-/* LLVM's default for a diagnostic is to print it, and to exit on an error.
- * The context of a compilation sends them here instead: warnings and remarks
- * are dropped, the first error is kept for the compiling thread (the JIT
- * materializes on the thread that looks the symbols up), which turns it into
- * MT_ERR_INTERNAL. Thread-local, so a context that outlives its compilation
- * never points at a dead buffer. */
-static _Thread_local char compile_error[256];
-
-static void compile_diag(LLVMDiagnosticInfoRef di, void *unused) {
-    (void)unused;
-    if (LLVMGetDiagInfoSeverity(di) != LLVMDSError || compile_error[0]) return;
-    char *m = LLVMGetDiagInfoDescription(di);
-    snprintf(compile_error, sizeof compile_error, "%s", m && m[0] ? m : "an LLVM error");
-    LLVMDisposeMessage(m);
-}
-
-static void job_dispose(cg_job *j) {
-    if (j->bc) LLVMDisposeMemoryBuffer(j->bc);
-    if (j->mod) LLVMDisposeModule(j->mod);
-    if (j->tsctx) LLVMOrcDisposeThreadSafeContext(j->tsctx);
-    mt_jit_module_release(j->jm);
-    j->bc = NULL;
-    j->mod = NULL;
-    j->tsctx = NULL;
-    j->jm = NULL;
-}
-
-/* The optimization pipeline at levels 2 and 3 (docs/codegen.md, "The pass
- * pipeline"): default<O3> less what finds nothing to do in the IR llvm.c
- * emits. The outlined loop functions are inlined into their trampolines once
- * (cgscc(inline), no per-SCC simplification), then one function pipeline:
- * clean-up (sroa promotes the matmul accumulators, early-cse and instcombine
- * fold the index arithmetic), licm, indvars and full unrolling of constant
- * loops, gvn, the loop vectorizer for the loops the schedule left scalar, slp,
- * partial unrolling (loops that llvm.c did not mark unroll.disable), and a
- * final clean-up; globaldce drops the inlined loop functions. */
-#define MT_FN_PIPELINE(unroll)                                                                 \
-    "cgscc(inline),function(sroa<modify-cfg>,early-cse<memssa>,simplifycfg,"                   \
-    "instcombine<max-iterations=1;no-verify-fixpoint>,loop-mssa(licm<allowspeculation>),"                         \
-    "loop(indvars,loop-deletion,loop-unroll-full),sroa<modify-cfg>,gvn<>,"                     \
-    "instcombine<max-iterations=1;no-verify-fixpoint>,simplifycfg,loop-vectorize,loop-load-elim,infer-alignment," \
-    "instcombine<max-iterations=1;no-verify-fixpoint>,"                                                          \
-    "simplifycfg<forward-switch-cond;switch-range-to-icmp;no-keep-loops;hoist-common-insts;"   \
-    "sink-common-insts>,slp-vectorizer,vector-combine,loop-unroll<" unroll ">,"               \
-    "sroa<preserve-cfg>,instcombine<max-iterations=1;no-verify-fixpoint>,loop-mssa(licm<allowspeculation>),"      \
-    "simplifycfg),globaldce"
-
-/* Runs the pipeline of `level` on mod. 0 on success, else a message in msg. */
-static int optimize(mt_jit *jit, LLVMModuleRef mod, int level, char *msg, size_t len) {
-    static const char *pipelines[4] = {"default<O0>", "default<O1>", MT_FN_PIPELINE("O2"),
-                                       MT_FN_PIPELINE("O3")};
-    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-    LLVMPassBuilderOptionsSetLoopVectorization(po, level >= 2);
-    LLVMPassBuilderOptionsSetSLPVectorization(po, level >= 2);
-    LLVMPassBuilderOptionsSetLoopInterleaving(po, level >= 2);
-    LLVMPassBuilderOptionsSetLoopUnrolling(po, level >= 2);
-    pthread_mutex_lock(&jit->mu);
-    LLVMErrorRef e = LLVMRunPasses(mod, pipelines[level], jit->tm, po);
-    pthread_mutex_unlock(&jit->mu);
-    LLVMDisposePassBuilderOptions(po);
-    if (e) {
-        take_error(e, "optimization pipeline", msg, len);
-        return -1;
-    }
-    return 0;
-}
-
-/* Adds the module to the JIT and looks every function up. */
-static int add_and_link(mt_jit *jit, cg_job *j, const char *prefix, mt_tfunc *const *funcs,
-                        int n, void **addrs, char *msg, size_t len) {
+int mt_jit_link(mt_jit *jit, mt_jit_module *jm, LLVMMemoryBufferRef *objs, int nobj,
+                const char *prefix, mt_tfunc *const *funcs, int n, void **addrs, char *msg,
+                size_t len) {
     int rc = 0;
     pthread_mutex_lock(&jit->mu);
     jit->session_err[0] = 0;
-    j->jm->rt = LLVMOrcJITDylibCreateResourceTracker(LLVMOrcLLJITGetMainJITDylib(jit->lljit));
-    LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(j->mod, j->tsctx);
-    j->mod = NULL; /* the TSM owns it now, and keeps the context alive */
-    LLVMOrcDisposeThreadSafeContext(j->tsctx);
-    j->tsctx = NULL;
-    LLVMErrorRef e = LLVMOrcLLJITAddLLVMIRModuleWithRT(jit->lljit, j->jm->rt, tsm); /* takes tsm */
-    if (e) {
-        take_error(e, "adding the module to the JIT", msg, len);
-        rc = -1;
+    LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(jit->lljit);
+    jm->rt = LLVMOrcJITDylibCreateResourceTracker(jd);
+    for (int i = 0; i < nobj; i++) {
+        LLVMMemoryBufferRef obj = objs[i];
+        objs[i] = NULL;
+        if (rc) { /* after a failure the rest are only disposed */
+            LLVMDisposeMemoryBuffer(obj);
+            continue;
+        }
+        LLVMErrorRef e = LLVMOrcLLJITAddObjectFileWithRT(jit->lljit, jm->rt, obj); /* takes obj */
+        if (e) {
+            mt_jit_take_error(e, "adding an object file to the JIT", msg, len);
+            rc = -1;
+        }
     }
     for (int i = 0; i < n && rc == 0; i++) {
         /* malloc, not the arena: an arena failure would longjmp with the lock held */
@@ -363,11 +311,11 @@ static int add_and_link(mt_jit *jit, cg_job *j, const char *prefix, mt_tfunc *co
         }
         snprintf(name, nlen, "%s%s", prefix, funcs[i]->name);
         LLVMOrcExecutorAddress addr = 0;
-        e = LLVMOrcLLJITLookup(jit->lljit, &addr, name);
+        LLVMErrorRef e = LLVMOrcLLJITLookup(jit->lljit, &addr, name);
         if (e) {
             char what[256];
             snprintf(what, sizeof what, "JIT lookup of %.200s", name);
-            take_error(e, what, msg, len);
+            mt_jit_take_error(e, what, msg, len);
             if (jit->session_err[0]) {
                 size_t used = strlen(msg);
                 snprintf(msg + used, len - used, " (%s)", jit->session_err);
@@ -379,59 +327,6 @@ static int add_and_link(mt_jit *jit, cg_job *j, const char *prefix, mt_tfunc *co
     }
     pthread_mutex_unlock(&jit->mu);
     return rc;
-}
-
-void mt_codegen_cpu(mt_jit *jit, mt_arena *a, mt_tfunc *const *funcs, int n, int opt_level,
-                    mt_codegen_out *out) {
-    memset(out, 0, sizeof *out);
-    if (opt_level < 0) opt_level = 0;
-    if (opt_level > 3) opt_level = 3;
-    unsigned long id = atomic_fetch_add(&next_module_id, 1) + 1;
-    const char *prefix = mt_arena_printf(a, "mt%lu_", id);
-    const char *mod_name = mt_arena_printf(a, "mt%lu", id);
-    void **addrs = MT_NEW_ARRAY(a, void *, n > 0 ? n : 1);
-    cg_job *j = MT_NEW(a, cg_job);
-    char *msg = MT_NEW_ARRAY(a, char, 1024);
-    mt_errframe fr;
-    if (MT_TRY(&fr)) {
-        double t0 = now_ms();
-        j->tsctx = LLVMOrcCreateNewThreadSafeContext();
-        LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(j->tsctx);
-        compile_error[0] = 0;
-        LLVMContextSetDiagnosticHandler(ctx, compile_diag, NULL);
-        j->mod = mt_llvm_build_module(a, ctx, mod_name, prefix, jit->triple,
-                                      LLVMOrcLLJITGetDataLayoutStr(jit->lljit), funcs, n);
-        double t1 = now_ms();
-        if (optimize(jit, j->mod, opt_level, msg, 1024)) mt_ice("codegen: %s", msg);
-        if (compile_error[0]) mt_ice("codegen: LLVM: %s", compile_error);
-        /* The optimized IR is kept as bitcode (several times cheaper to
-         * write than text); mt_jit_ir_text prints it when it is asked for. */
-        j->bc = LLVMWriteBitcodeToMemoryBuffer(j->mod);
-        if (!j->bc) mt_fail_noloc(MT_ERR_NOMEM, "out of memory for the module's bitcode");
-        out->llvm_bc_len = LLVMGetBufferSize(j->bc);
-        void *bc = mt_arena_alloc(a, out->llvm_bc_len);
-        memcpy(bc, LLVMGetBufferStart(j->bc), out->llvm_bc_len);
-        out->llvm_bc = bc;
-        LLVMDisposeMemoryBuffer(j->bc);
-        j->bc = NULL;
-        double t2 = now_ms();
-        j->jm = calloc(1, sizeof *j->jm);
-        if (!j->jm) mt_fail_noloc(MT_ERR_NOMEM, "out of memory for a JIT module");
-        j->jm->jit = jit;
-        if (add_and_link(jit, j, prefix, funcs, n, addrs, msg, 1024)) mt_ice("codegen: %s", msg);
-        if (compile_error[0]) mt_ice("codegen: LLVM: %s", compile_error);
-        double t3 = now_ms();
-        out->module = j->jm;
-        out->fn_addrs = addrs;
-        out->ms_irgen = t1 - t0;
-        out->ms_opt = t2 - t1;
-        out->ms_jit = t3 - t2;
-        mt_err_pop(&fr);
-        return;
-    }
-    mt_err_pop(&fr);
-    job_dispose(j);
-    mt_fail(fr.status, fr.loc, "%s", fr.msg);
 }
 
 /* ---- dumps of the optimized module (on demand) ---------------------------- */
@@ -451,12 +346,10 @@ static void record_diag(LLVMDiagnosticInfoRef di, void *ctx) {
     LLVMDisposeMessage(m);
 }
 
-/* Parses a module's bitcode into ctx (a fresh context whose diagnostics go to
- * sink); NULL and a message in sink on failure. */
-static LLVMModuleRef parse_bc(LLVMContextRef ctx, diag_sink *sink, const void *bc, size_t len) {
-    sink->buf[0] = 0;
-    LLVMContextSetDiagnosticHandler(ctx, record_diag, sink);
-    LLVMMemoryBufferRef in = LLVMCreateMemoryBufferWithMemoryRange(bc, len, "mt-bitcode", 0);
+/* Parses one part's bitcode into ctx; NULL and a message in sink on failure. */
+static LLVMModuleRef parse_part(LLVMContextRef ctx, diag_sink *sink, const mt_codegen_bc *bc) {
+    LLVMMemoryBufferRef in =
+        LLVMCreateMemoryBufferWithMemoryRange(bc->data, bc->len, "mt-bitcode", 0);
     LLVMModuleRef mod = NULL;
     if (!in || LLVMParseBitcodeInContext2(ctx, in, &mod)) {
         char why[256];
@@ -465,10 +358,34 @@ static LLVMModuleRef parse_bc(LLVMContextRef ctx, diag_sink *sink, const void *b
         mod = NULL;
     }
     if (in) LLVMDisposeMemoryBuffer(in);
+    return mod;
+}
+
+/* Parses the parts' bitcode into ctx (a fresh context whose diagnostics go
+ * to sink) and links them into one module, the parts in order; NULL and a
+ * message in sink on failure. */
+static LLVMModuleRef parse_bc(LLVMContextRef ctx, diag_sink *sink, const mt_codegen_bc *parts,
+                              int n) {
+    sink->buf[0] = 0;
+    LLVMContextSetDiagnosticHandler(ctx, record_diag, sink);
+    if (n < 1) return LLVMModuleCreateWithNameInContext("mt", ctx); /* no kernel functions */
+    LLVMModuleRef mod = parse_part(ctx, sink, &parts[0]);
+    for (int i = 1; i < n && mod; i++) {
+        LLVMModuleRef part = parse_part(ctx, sink, &parts[i]);
+        if (!part || LLVMLinkModules2(mod, part)) { /* LLVMLinkModules2 disposes part */
+            if (part) {
+                char why[256];
+                snprintf(why, sizeof why, "%s", sink->buf[0] ? sink->buf : "?");
+                snprintf(sink->buf, sink->len, "linking the module's parts: %s", why);
+            }
+            LLVMDisposeModule(mod);
+            mod = NULL;
+        }
+    }
     if (mod) { /* the ModuleID the module had: its source file name */
-        size_t n = 0;
-        const char *src = LLVMGetSourceFileName(mod, &n);
-        LLVMSetModuleIdentifier(mod, src, n);
+        size_t len = 0;
+        const char *src = LLVMGetSourceFileName(mod, &len);
+        LLVMSetModuleIdentifier(mod, src, len);
     }
     return mod;
 }
@@ -488,10 +405,11 @@ static const char *to_arena(mt_arena *a, const char *text, char *err, size_t err
     return res;
 }
 
-const char *mt_jit_ir_text(mt_arena *a, const void *bc, size_t len, char *err, size_t errlen) {
+const char *mt_jit_ir_text(mt_arena *a, const mt_codegen_bc *parts, int n, char *err,
+                           size_t errlen) {
     LLVMContextRef ctx = LLVMContextCreate();
     diag_sink sink = {err, errlen};
-    LLVMModuleRef mod = parse_bc(ctx, &sink, bc, len);
+    LLVMModuleRef mod = parse_bc(ctx, &sink, parts, n);
     const char *res = NULL;
     if (mod) {
         char *text = LLVMPrintModuleToString(mod);
@@ -503,23 +421,27 @@ const char *mt_jit_ir_text(mt_arena *a, const void *bc, size_t len, char *err, s
     return res;
 }
 
-const char *mt_jit_emit_asm(mt_jit *jit, mt_arena *a, const void *bc, size_t len, char *err,
-                            size_t errlen) {
+const char *mt_jit_emit_asm(mt_jit *jit, mt_arena *a, const mt_codegen_bc *parts, int n,
+                            char *err, size_t errlen) {
     LLVMContextRef ctx = LLVMContextCreate();
     diag_sink sink = {err, errlen};
-    LLVMModuleRef mod = parse_bc(ctx, &sink, bc, len);
+    LLVMModuleRef mod = parse_bc(ctx, &sink, parts, n);
     if (!mod) {
         LLVMContextDispose(ctx);
         return NULL;
     }
     LLVMMemoryBufferRef outbuf = NULL;
     char *msg = NULL;
-    pthread_mutex_lock(&jit->mu);
-    LLVMBool bad = LLVMTargetMachineEmitToMemoryBuffer(jit->tm, mod, LLVMAssemblyFile, &msg,
-                                                        &outbuf);
-    pthread_mutex_unlock(&jit->mu);
     char *text = NULL;
-    if (bad) {
+    LLVMBool bad = 1;
+    mt_jit_tm *t = mt_jit_tm_acquire(jit, err, errlen);
+    if (t) {
+        bad = LLVMTargetMachineEmitToMemoryBuffer(t->tm, mod, LLVMAssemblyFile, &msg, &outbuf);
+        mt_jit_tm_release(t);
+    }
+    if (!t) {
+        /* err says why */
+    } else if (bad) {
         snprintf(err, errlen, "emitting assembly: %s", msg ? msg : "?");
         LLVMDisposeMessage(msg);
     } else {

@@ -204,11 +204,11 @@ void *mt_pool_alloc(mt_pool *p, size_t n, size_t *cap) {
 void mt_pool_free(mt_pool *p, void *ptr, size_t cap) {
     if (!ptr) return;
     node *nd = malloc(sizeof *nd), *evicted = NULL;
-    int idx;
+    int idx = -1; /* cap is a class size (mt_pool_alloc), so class_of sets it */
     class_of(cap, &idx);
     pthread_mutex_lock(&p->mu);
     p->live -= cap;
-    bool keep = nd && !p->closed && cap <= p->max_cached;
+    bool keep = nd && !p->closed && cap <= p->max_cached && idx >= 0 && idx < NCLASS;
     if (keep) {
         if (p->cached + cap > p->max_cached) evicted = take_all(p);
         nd->ptr = ptr;

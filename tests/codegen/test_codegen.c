@@ -86,14 +86,14 @@ static mt_codegen_out compile_n(mt_tfunc **fs, int n, int opt) {
     memset(&out, 0, sizeof out);
     mt_errframe f;
     if (MT_TRY(&f)) {
-        mt_codegen_cpu(jit, A, fs, n, opt, &out);
+        mt_codegen_cpu(jit, A, fs, n, opt, 2, &out);
         mt_err_pop(&f);
     } else {
         mt_err_pop(&f);
         fail_msg("%s", f.msg);
     }
     char err[256];
-    out.llvm_ir = mt_jit_ir_text(A, out.llvm_bc, out.llvm_bc_len, err, sizeof err);
+    out.llvm_ir = mt_jit_ir_text(A, out.llvm_bc, out.nbc, err, sizeof err);
     if (!out.llvm_ir) fail_msg("%s", err);
     /* DUMPIR=<text> prints the IR of every module that contains <text>. */
     if (getenv("DUMPIR") && strstr(out.llvm_ir, getenv("DUMPIR"))) fputs(out.llvm_ir, stderr);
@@ -108,7 +108,7 @@ static mt_status compile_fail(mt_tfunc *fn, char *msg, size_t len) {
     mt_codegen_out out;
     mt_errframe f;
     if (MT_TRY(&f)) {
-        mt_codegen_cpu(jit, A, &fn, 1, 3, &out);
+        mt_codegen_cpu(jit, A, &fn, 1, 3, 2, &out);
         mt_err_pop(&f);
         mt_jit_module_release(out.module);
         return MT_OK;
@@ -811,6 +811,70 @@ static void test_two_functions(void **state) {
     mt_jit_module_release(r.module);
 }
 
+/* Each kernel function is a module of its own, optimized and compiled on
+ * up to `threads` threads: the same code on 1, 3 and 8 threads (more than
+ * the functions: one each), the dump links the parts in function order, and
+ * an error in any function fails the whole compile without a leak. */
+static void test_parallel_compile(void **state) {
+    typedef void (*fn_t)(const float *, const float *, float *, int64_t);
+    static const char *names[5] = {"pc_add", "pc_sub", "pc_mul", "pc_add2", "pc_sub2"};
+    static const mt_texpr_kind ops[5] = {TE_ADD, TE_SUB, TE_MUL, TE_ADD, TE_SUB};
+    const int threads[3] = {1, 3, 8};
+    mt_tfunc *fs[5];
+    for (int i = 0; i < 5; i++) fs[i] = make_add(names[i], MT_FLOAT32, ops[i]);
+    for (int t = 0; t < 3; t++) {
+        mt_codegen_out r;
+        mt_errframe f;
+        if (MT_TRY(&f)) {
+            mt_codegen_cpu(jit, A, fs, 5, 3, threads[t], &r);
+            mt_err_pop(&f);
+        } else {
+            mt_err_pop(&f);
+            fail_msg("%s", f.msg);
+        }
+        assert_int_equal(r.threads, threads[t] < 5 ? threads[t] : 5);
+        assert_int_equal(r.nbc, 5);
+        float a[3] = {1, 2, 3}, b[3] = {4, 5, 7}, o[3];
+        for (int i = 0; i < 5; i++) {
+            ((fn_t)r.fn_addrs[i])(a, b, o, 3);
+            float want = ops[i] == TE_ADD ? 3 + 7 : ops[i] == TE_SUB ? 3 - 7 : 3 * 7;
+            assert_true(o[2] == want);
+        }
+        char err[256];
+        const char *ir = mt_jit_ir_text(A, r.llvm_bc, r.nbc, err, sizeof err);
+        if (!ir) fail_msg("%s", err);
+        const char *at = ir;
+        for (int i = 0; i < 5; i++) { /* "define ... @mtN_<name>(", in order */
+            char def[64];
+            snprintf(def, sizeof def, "_%s(", names[i]);
+            const char *p = strstr(at, def);
+            assert_non_null(p);
+            at = p;
+        }
+        const char *s = mt_jit_emit_asm(jit, A, r.llvm_bc, r.nbc, err, sizeof err);
+        if (!s) fail_msg("%s", err);
+        assert_non_null(strstr(s, "pc_sub2"));
+        mt_jit_module_release(r.module);
+    }
+    /* an error in the fourth function, the first three already built */
+    mt_tvar *i = var("i", MT_INT64);
+    mt_tstmt *blk = mt_ts_block(A, "leftover_in_part");
+    blk->body = mt_ts_eval(A, I(0));
+    mt_tbuffer *x = buf1("x", MT_FLOAT32, I(4));
+    mt_tfunc *bad = func("bad_part", loop(i, I(4), blk), (mt_tbuffer *[]){x, NULL}, NULL, 0);
+    mt_tfunc *mixed[5] = {fs[0], fs[1], fs[2], bad, fs[4]};
+    mt_codegen_out r;
+    mt_errframe f;
+    if (MT_TRY(&f)) {
+        mt_codegen_cpu(jit, A, mixed, 5, 3, 3, &r);
+        mt_err_pop(&f);
+        fail_msg("a function with a block compiled");
+    }
+    mt_err_pop(&f);
+    assert_int_equal(f.status, MT_ERR_INTERNAL);
+    assert_non_null(strstr(f.msg, "leftover_in_part"));
+}
+
 static void test_two_modules(void **state) {
     typedef void (*fn_t)(const float *, const float *, float *, int64_t);
     /* Same function name in both: the module prefixes keep them apart. */
@@ -839,13 +903,22 @@ static void test_ir_and_asm(void **state) {
     assert_non_null(strstr(r.llvm_ir, "noalias"));
     assert_non_null(strstr(r.llvm_ir, "asm_probe_fn"));
     char err[256];
-    const char *s = mt_jit_emit_asm(jit, A, r.llvm_bc, r.llvm_bc_len, err, sizeof err);
+    const char *s = mt_jit_emit_asm(jit, A, r.llvm_bc, r.nbc, err, sizeof err);
     if (!s) fail_msg("%s", err);
     assert_non_null(strstr(s, "asm_probe_fn"));
-    assert_null(mt_jit_emit_asm(jit, A, "this is not IR", 14, err, sizeof err));
-    assert_true(strlen(err) > 0);
-    assert_null(mt_jit_ir_text(A, r.llvm_bc, r.llvm_bc_len / 2, err, sizeof err)); /* truncated */
-    assert_true(strlen(err) > 0);
+    mt_codegen_bc junk = {"this is not IR", 14};
+    err[0] = 0;
+    assert_null(mt_jit_emit_asm(jit, A, &junk, 1, err, sizeof err));
+    assert_non_null(strstr(err, "bitcode"));
+    mt_codegen_bc half = {r.llvm_bc[0].data, r.llvm_bc[0].len / 2}; /* truncated */
+    err[0] = 0;
+    assert_null(mt_jit_ir_text(A, &half, 1, err, sizeof err));
+    assert_non_null(strstr(err, "bitcode"));
+    /* a bad part after a good one: the error, and nothing leaked */
+    mt_codegen_bc two[2] = {r.llvm_bc[0], junk};
+    err[0] = 0;
+    assert_null(mt_jit_ir_text(A, two, 2, err, sizeof err));
+    assert_non_null(strstr(err, "bitcode"));
     mt_jit_module_release(r.module);
 }
 
@@ -890,7 +963,8 @@ static void test_errors(void **state) {
 }
 
 /* Two threads compile, run and release kernels at the same time (each with
- * its own arena and error frame): the JIT's mutex keeps them apart. */
+ * its own arena and error frame), each on three threads of its own: the
+ * JIT's locks and target machine slots keep them apart. */
 static void *compile_worker(void *arg) {
     volatile intptr_t ok = 1; /* set inside MT_TRY */
     for (int rep = 0; rep < 6 && ok; rep++) {
@@ -901,22 +975,32 @@ static void *compile_worker(void *arg) {
         mt_tbuffer *o = mt_tbuffer_new(a, "o", MT_FLOAT32, 1, &nv);
         mt_texpr *e = mt_te_bin(a, TE_ADD, mt_te_load(a, x, &iv, 1),
                                 mt_te_float(a, MT_FLOAT32, (double)(intptr_t)arg + rep));
-        mt_tfunc *f = mt_tfunc_new(a, "worker");
-        mt_tfunc_add_param(a, f, x, NULL);
-        mt_tfunc_add_param(a, f, o, NULL);
-        f->sym_vars = MT_NEW_ARRAY(a, mt_tvar *, 1);
-        f->sym_vars[0] = n;
-        f->nsym = 1;
-        f->body = mt_ts_for(a, i, mt_te_i64(a, 0), nv, MT_FOR_SERIAL, mt_ts_store(a, o, &iv, 1, e));
+        /* three functions (o = x + c, then 2c, 3c), compiled on three
+         * threads: with both workers, six threads hold target machines */
+        mt_tfunc *fs[3];
+        for (int q = 0; q < 3; q++) {
+            mt_tfunc *f = fs[q] = mt_tfunc_new(a, mt_arena_printf(a, "worker%d", q));
+            mt_tfunc_add_param(a, f, x, NULL);
+            mt_tfunc_add_param(a, f, o, NULL);
+            f->sym_vars = MT_NEW_ARRAY(a, mt_tvar *, 1);
+            f->sym_vars[0] = n;
+            f->nsym = 1;
+            mt_texpr *eq = mt_te_bin(a, TE_MUL, e, mt_te_float(a, MT_FLOAT32, q + 1));
+            f->body = mt_ts_for(a, i, mt_te_i64(a, 0), nv, MT_FOR_SERIAL,
+                                mt_ts_store(a, o, &iv, 1, q ? eq : e));
+        }
         mt_codegen_out out;
         mt_errframe fr;
         if (MT_TRY(&fr)) {
-            mt_codegen_cpu(jit, a, &f, 1, 3, &out);
+            mt_codegen_cpu(jit, a, fs, 3, 3, 3, &out);
             mt_err_pop(&fr);
+            if (out.threads != 3) ok = 0;
             float xs[5] = {1, 2, 3, 4, 5}, os[5];
-            ((void (*)(float *, float *, int64_t))out.fn_addrs[0])(xs, os, 5);
-            for (int k = 0; k < 5; k++)
-                if (os[k] != xs[k] + (float)((intptr_t)arg + rep)) ok = 0;
+            for (int q = 0; q < 3; q++) {
+                ((void (*)(float *, float *, int64_t))out.fn_addrs[q])(xs, os, 5);
+                for (int k = 0; k < 5; k++)
+                    if (os[k] != (xs[k] + (float)((intptr_t)arg + rep)) * (q + 1)) ok = 0;
+            }
             mt_jit_module_release(out.module);
         } else {
             mt_err_pop(&fr);
@@ -956,6 +1040,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_vectors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_casts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_functions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_parallel_compile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_modules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ir_and_asm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_host_cpu, setup, teardown),

@@ -340,14 +340,14 @@ static mt_codegen_out compile(mt_tfunc *f, int opt) {
     memset(&out, 0, sizeof out);
     mt_errframe fr;
     if (MT_TRY(&fr)) {
-        mt_codegen_cpu(jit, A, &f, 1, opt, &out);
+        mt_codegen_cpu(jit, A, &f, 1, opt, 2, &out);
         mt_err_pop(&fr);
     } else {
         mt_err_pop(&fr);
         fail_msg("%s", fr.msg);
     }
     char err[256];
-    out.llvm_ir = mt_jit_ir_text(A, out.llvm_bc, out.llvm_bc_len, err, sizeof err);
+    out.llvm_ir = mt_jit_ir_text(A, out.llvm_bc, out.nbc, err, sizeof err);
     if (!out.llvm_ir) fail_msg("%s", err);
     if (getenv("DUMPIR") && strstr(out.llvm_ir, getenv("DUMPIR"))) fputs(out.llvm_ir, stderr);
     return out;

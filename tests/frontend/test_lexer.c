@@ -38,7 +38,7 @@ static mt_token *lex_n(const char *src, size_t len, int *ntok, const mt_lex_limi
     char *copy = malloc(len ? len : 1);
     memcpy(copy, src, len);
     mt_errframe f;
-    mt_token *t = NULL;
+    mt_token *volatile t = NULL; /* set inside MT_TRY */
     if (MT_TRY(&f)) {
         t = mt_lex(arena, copy, len, lim, ntok);
         mt_err_pop(&f);

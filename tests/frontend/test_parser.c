@@ -39,7 +39,7 @@ static int teardown(void **state) {
 /* Parses src and returns the printed AST; fails the test on an error. */
 static const char *parse_print(const char *src, size_t len, const mt_parse_limits *lim) {
     mt_errframe f;
-    const char *out = NULL;
+    const char *volatile out = NULL; /* set inside MT_TRY */
     if (MT_TRY(&f)) {
         mt_ast *m = mt_parse(arena, src, len, lim);
         out = mt_ast_print(arena, m);

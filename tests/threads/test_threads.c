@@ -8,6 +8,9 @@
  *   - each thread compiles kernels of its own (sources that differ per
  *     thread and per round, so the compile cache cannot answer them), runs
  *     them on its own tensors and checks every element;
+ *   - each thread compiles a program of two kernel functions, which LLVM
+ *     compiles on two threads of that compile (one module each), runs it
+ *     and dumps its linked LLVM IR;
  *   - each thread also compiles a source that every thread compiles (the
  *     cache and the JIT see the same key from all threads at once) and one
  *     that fails (error frames are per thread: each gets its own diagnostic);
@@ -75,6 +78,55 @@ static void run_affine(job *j, mt_kernel *k, int n, float scale, float bias) {
     mt_tensor_release(b);
 }
 
+/* A program of two kernel functions (matmul + relu, then matmul), which
+ * LLVM compiles on several threads of the compile: relu(x @ w0) @ w1 with
+ * x = 1, w0 = id + 1, w1 = 1 (4 x 8, 8 x 8, 8 x 8) is 64 (id + 1) everywhere. */
+static void two_kernels(job *j, int r) {
+    char src[512];
+    snprintf(src, sizeof src,
+             "def chain_t%d_r%d(x: Tensor((4, 8), \"float32\"), w0: Tensor((8, 8), \"float32\"),"
+             " w1: Tensor((8, 8), \"float32\")):\n"
+             "    return relu(x @ w0) @ w1\n",
+             j->id, r);
+    mt_diag d;
+    mt_kernel *k = mt_jit_compile(test_ctx, src, NULL, &d);
+    if (!k) {
+        failed(j, "thread %d round %d: compiling two kernels failed", j->id, r);
+        return;
+    }
+    mt_compile_times t;
+    if (mt_kernel_compile_times(k, &t) != MT_OK || t.llvm_threads < 1 || t.llvm_threads > 2)
+        failed(j, "thread %d: %d LLVM threads for two kernel functions", j->id, t.llvm_threads);
+    int64_t sx[2] = {4, 8}, sw[2] = {8, 8};
+    mt_tensor *x = mt_tensor_create(MT_FLOAT32, 2, sx), *w0 = mt_tensor_create(MT_FLOAT32, 2, sw),
+              *w1 = mt_tensor_create(MT_FLOAT32, 2, sw);
+    float *px = mt_tensor_data(x), *p0 = mt_tensor_data(w0), *p1 = mt_tensor_data(w1);
+    for (int i = 0; i < 32; i++) px[i] = 1;
+    for (int i = 0; i < 64; i++) {
+        p0[i] = (float)(j->id + 1);
+        p1[i] = 1;
+    }
+    mt_tensor *args[3] = {x, w0, w1}, *out = NULL;
+    if (mt_kernel_run(k, args, 3, &out, 1, &d) != MT_OK) {
+        failed(j, "thread %d: running two kernels failed (%d)", j->id, (int)d.status);
+    } else {
+        const float *po = mt_tensor_data(out);
+        for (int i = 0; i < 32; i++)
+            if (po[i] != 64.0f * (float)(j->id + 1)) {
+                failed(j, "thread %d: wrong element %d of two kernels", j->id, i);
+                break;
+            }
+        mt_tensor_release(out);
+    }
+    const char *ir = mt_kernel_dump(k, MT_STAGE_LLVM);
+    if (!ir || !strstr(ir, "fused_matmul_relu") || !strstr(ir, "define void"))
+        failed(j, "thread %d: LLVM dump of two kernels", j->id, 0);
+    mt_tensor_release(x);
+    mt_tensor_release(w0);
+    mt_tensor_release(w1);
+    mt_kernel_release(k);
+}
+
 /* The shared kernel on this thread's tensors: out = a * b + a. */
 static void run_shared(job *j, int n) {
     int64_t shape = n;
@@ -137,6 +189,7 @@ static void *worker(void *arg) {
             run_shared(j, 1 + (i * 13 + j->id) % 97);
         }
         mt_kernel_release(k);
+        two_kernels(j, r);
 
         /* the same source from every thread at once */
         mt_kernel *same = mt_jit_compile(test_ctx, SHARED_SRC, NULL, &d);

@@ -1,0 +1,300 @@
+/*
+ * compile.c -- the compile driver: lowered loop functions to code in the JIT.
+ *
+ * Every kernel function becomes an LLVM module of its own, in a context of
+ * its own (llvm.c builds it on the calling thread: IR generation uses the
+ * arena and raises through diag.h). The modules are then optimized (the
+ * pass pipeline below), written as bitcode for the dumps and compiled to an
+ * object file, each by whichever thread takes it next: the calling thread
+ * and up to threads - 1 helpers started for this compile, each holding a
+ * target machine of the JIT's (jit_internal.h) while it works, the largest
+ * modules first (estimated from the TIR: nodes, unrolled loops counted once
+ * per iteration). A program of several kernels (the MLP: two matmuls) so
+ * compiles in about the time of its largest kernel. Finally the objects go
+ * into the JIT under one tracker (mt_jit_link, which links them) and the
+ * functions are looked up.
+ *
+ * Workers never raise: LLVM diagnostics, pipeline and emission errors are
+ * recorded in their module's unit, and the calling thread turns the first
+ * one (in function order) into MT_ERR_INTERNAL after every worker has
+ * finished and every LLVM object of the compile is disposed. Helpers run
+ * with all signals blocked (the host's handlers stay on its own threads)
+ * and an 8 MiB stack (LLVM recurses); when a helper cannot be started, the
+ * threads that did start do its share.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/BitWriter.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "codegen/codegen.h"
+#include "codegen/jit_internal.h"
+#include "codegen/llvm_internal.h"
+
+static atomic_ulong next_module_id;
+
+/* One kernel function's module. The calling thread builds it; one worker
+ * then owns it until the workers are joined. */
+typedef struct cg_unit {
+    LLVMContextRef ctx;      /* the module's context, until compiled */
+    LLVMModuleRef mod;       /* until compiled */
+    LLVMMemoryBufferRef bc;  /* the optimized module's bitcode */
+    LLVMMemoryBufferRef obj; /* its object code, until handed to the JIT */
+    double cost;             /* estimated size: the largest start first */
+    double ms_opt, ms_emit;  /* this module's optimization and code generation */
+    char err[512];           /* the first error met compiling it */
+} cg_unit;
+
+typedef struct cg_work {
+    mt_jit *jit;
+    cg_unit *units;
+    const int *order; /* unit indices by decreasing cost */
+    int n;
+    int level;        /* opt_level */
+    atomic_int next;  /* next position in order to take */
+} cg_work;
+
+/* LLVM's default for a diagnostic is to print it, and to exit on an error.
+ * A unit's context sends them here instead: warnings and remarks are
+ * dropped, the first error is kept in the unit. */
+static void unit_diag(LLVMDiagnosticInfoRef di, void *ctx) {
+    cg_unit *u = ctx;
+    if (LLVMGetDiagInfoSeverity(di) != LLVMDSError || u->err[0]) return;
+    char *m = LLVMGetDiagInfoDescription(di);
+    snprintf(u->err, sizeof u->err, "LLVM: %s", m && m[0] ? m : "an LLVM error");
+    LLVMDisposeMessage(m);
+}
+
+/* ---- size estimate --------------------------------------------------------- */
+
+typedef struct cost_ctx {
+    double nodes;
+} cost_ctx;
+
+static void cost_expr(mt_tvisitor *v, const mt_texpr *e) {
+    ((cost_ctx *)v->ctx)->nodes += 1;
+    mt_tvisit_expr_children(v, e);
+}
+
+static void cost_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    cost_ctx *c = v->ctx;
+    c->nodes += 1;
+    int64_t ext = 0;
+    double before = c->nodes;
+    mt_tvisit_stmt_children(v, s);
+    if (s->kind == TS_FOR && s->for_kind == MT_FOR_UNROLLED && mt_te_is_const_int(s->extent, &ext) &&
+        ext > 1)
+        c->nodes = before + (c->nodes - before) * (double)ext;
+}
+
+/* TIR nodes of f, an unrolled loop's body counted once per iteration: what
+ * LLVM's time on the module grows with. */
+static double func_cost(const mt_tfunc *f) {
+    cost_ctx c = {0};
+    mt_tvisitor v = {cost_expr, cost_stmt, &c};
+    if (f->body) mt_tvisit_stmt(&v, f->body);
+    return c.nodes + 1;
+}
+
+/* ---- one module: optimize, bitcode, object code ------------------------------ */
+
+/* The optimization pipeline at levels 2 and 3 (docs/codegen.md, "The pass
+ * pipeline"): default<O3> less what finds nothing to do in the IR llvm.c
+ * emits. The outlined loop functions are inlined into their trampolines once
+ * (cgscc(inline), no per-SCC simplification), then one function pipeline:
+ * clean-up (sroa promotes the matmul accumulators, early-cse and instcombine
+ * fold the index arithmetic), licm, indvars and full unrolling of constant
+ * loops, gvn, the loop vectorizer for the loops the schedule left scalar, slp,
+ * partial unrolling (loops that llvm.c did not mark unroll.disable), and a
+ * final clean-up; globaldce drops the inlined loop functions. */
+#define MT_FN_PIPELINE(unroll)                                                                 \
+    "cgscc(inline),function(sroa<modify-cfg>,early-cse<memssa>,simplifycfg,"                   \
+    "instcombine<max-iterations=1;no-verify-fixpoint>,loop-mssa(licm<allowspeculation>),"                         \
+    "loop(indvars,loop-deletion,loop-unroll-full),sroa<modify-cfg>,gvn<>,"                     \
+    "instcombine<max-iterations=1;no-verify-fixpoint>,simplifycfg,loop-vectorize,loop-load-elim,infer-alignment," \
+    "instcombine<max-iterations=1;no-verify-fixpoint>,"                                                          \
+    "simplifycfg<forward-switch-cond;switch-range-to-icmp;no-keep-loops;hoist-common-insts;"   \
+    "sink-common-insts>,slp-vectorizer,vector-combine,loop-unroll<" unroll ">,"               \
+    "sroa<preserve-cfg>,instcombine<max-iterations=1;no-verify-fixpoint>,loop-mssa(licm<allowspeculation>),"      \
+    "simplifycfg),globaldce"
+
+/* Runs the pipeline of `level` on mod with tm. 0 on success, else a message in msg. */
+static int optimize(LLVMTargetMachineRef tm, LLVMModuleRef mod, int level, char *msg,
+                    size_t len) {
+    static const char *pipelines[4] = {"default<O0>", "default<O1>", MT_FN_PIPELINE("O2"),
+                                       MT_FN_PIPELINE("O3")};
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    LLVMPassBuilderOptionsSetLoopVectorization(po, level >= 2);
+    LLVMPassBuilderOptionsSetSLPVectorization(po, level >= 2);
+    LLVMPassBuilderOptionsSetLoopInterleaving(po, level >= 2);
+    LLVMPassBuilderOptionsSetLoopUnrolling(po, level >= 2);
+    LLVMErrorRef e = LLVMRunPasses(mod, pipelines[level], tm, po);
+    LLVMDisposePassBuilderOptions(po);
+    if (e) {
+        mt_jit_take_error(e, "optimization pipeline", msg, len);
+        return -1;
+    }
+    return 0;
+}
+
+/* Optimizes u's module, keeps its bitcode, compiles it to an object file
+ * and disposes the module and its context. Records errors in u->err. */
+static void compile_unit(cg_work *w, cg_unit *u) {
+    mt_jit_tm *t = mt_jit_tm_acquire(w->jit, u->err, sizeof u->err);
+    double t0 = mt_jit_now_ms(), t1 = t0;
+    if (t && !u->err[0] && optimize(t->tm, u->mod, w->level, u->err, sizeof u->err) == 0 &&
+        !u->err[0]) {
+        u->bc = LLVMWriteBitcodeToMemoryBuffer(u->mod);
+        if (!u->bc) snprintf(u->err, sizeof u->err, "out of memory for the module's bitcode");
+        t1 = mt_jit_now_ms();
+        char *msg = NULL;
+        if (!u->err[0] &&
+            LLVMTargetMachineEmitToMemoryBuffer(t->tm, u->mod, LLVMObjectFile, &msg, &u->obj)) {
+            snprintf(u->err, sizeof u->err, "emitting object code: %s", msg ? msg : "?");
+            u->obj = NULL;
+        }
+        LLVMDisposeMessage(msg);
+    }
+    if (t) mt_jit_tm_release(t);
+    u->ms_opt = t1 - t0;
+    u->ms_emit = mt_jit_now_ms() - t1;
+    LLVMDisposeModule(u->mod);
+    u->mod = NULL;
+    LLVMContextDispose(u->ctx);
+    u->ctx = NULL;
+}
+
+static void *worker(void *arg) {
+    cg_work *w = arg;
+    for (int k; (k = atomic_fetch_add(&w->next, 1)) < w->n;) compile_unit(w, &w->units[w->order[k]]);
+    return NULL;
+}
+
+/* Compiles every unit on the calling thread and up to threads - 1 helpers;
+ * returns the number of threads that worked. */
+static int run_workers(cg_work *w, int threads) {
+    int extra = threads < w->n ? threads : w->n;
+    if (extra > MT_JIT_TMS) extra = MT_JIT_TMS;
+    extra -= 1;
+    pthread_t tid[MT_JIT_TMS];
+    int started = 0;
+    if (extra > 0) {
+        pthread_attr_t attr;
+        int have_attr = pthread_attr_init(&attr) == 0;
+        if (have_attr) pthread_attr_setstacksize(&attr, (size_t)8 << 20);
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        while (started < extra &&
+               pthread_create(&tid[started], have_attr ? &attr : NULL, worker, w) == 0)
+            started++;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (have_attr) pthread_attr_destroy(&attr);
+    }
+    worker(w);
+    for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
+    return started + 1;
+}
+
+/* ---- the driver --------------------------------------------------------------- */
+
+static void units_dispose(cg_unit *u, int n) {
+    for (int i = 0; i < n; i++) {
+        if (u[i].mod) LLVMDisposeModule(u[i].mod);
+        if (u[i].ctx) LLVMContextDispose(u[i].ctx);
+        if (u[i].bc) LLVMDisposeMemoryBuffer(u[i].bc);
+        if (u[i].obj) LLVMDisposeMemoryBuffer(u[i].obj);
+        memset(&u[i], 0, sizeof u[i]);
+    }
+}
+
+/* Unit indices by decreasing cost (insertion sort: a program has few kernels). */
+static int *by_cost(mt_arena *a, const cg_unit *u, int n) {
+    int *order = MT_NEW_ARRAY(a, int, n > 0 ? n : 1);
+    for (int i = 0; i < n; i++) {
+        int j = i;
+        for (; j > 0 && u[order[j - 1]].cost < u[i].cost; j--) order[j] = order[j - 1];
+        order[j] = i;
+    }
+    return order;
+}
+
+void mt_codegen_cpu(mt_jit *jit, mt_arena *a, mt_tfunc *const *funcs, int n, int opt_level,
+                    int threads, mt_codegen_out *out) {
+    memset(out, 0, sizeof *out);
+    if (opt_level < 0) opt_level = 0;
+    if (opt_level > 3) opt_level = 3;
+    if (threads < 1) threads = 1;
+    unsigned long id = atomic_fetch_add(&next_module_id, 1) + 1;
+    const char *prefix = mt_arena_printf(a, "mt%lu_", id);
+    const char *mod_name = mt_arena_printf(a, "mt%lu", id);
+    void **addrs = MT_NEW_ARRAY(a, void *, n > 0 ? n : 1);
+    /* In the arena, so that the error path sees what was made. */
+    cg_unit *units = MT_NEW_ARRAY(a, cg_unit, n > 0 ? n : 1);
+    mt_jit_module **jm = MT_NEW(a, mt_jit_module *);
+    char *msg = MT_NEW_ARRAY(a, char, 1024);
+    mt_errframe fr;
+    if (MT_TRY(&fr)) {
+        double t0 = mt_jit_now_ms();
+        for (int i = 0; i < n; i++) {
+            units[i].ctx = LLVMContextCreate();
+            LLVMContextSetDiagnosticHandler(units[i].ctx, unit_diag, &units[i]);
+            units[i].mod = mt_llvm_build_module(a, units[i].ctx, mod_name, prefix, jit->triple,
+                                                LLVMOrcLLJITGetDataLayoutStr(jit->lljit),
+                                                funcs + i, 1);
+            units[i].cost = func_cost(funcs[i]);
+        }
+        double t1 = mt_jit_now_ms();
+        cg_work w = {jit, units, by_cost(a, units, n), n, opt_level, 0};
+        out->threads = run_workers(&w, threads);
+        double t2 = mt_jit_now_ms();
+        for (int i = 0; i < n; i++)
+            if (units[i].err[0]) mt_ice("codegen: %s", units[i].err);
+        mt_codegen_bc *bc = MT_NEW_ARRAY(a, mt_codegen_bc, n > 0 ? n : 1);
+        double cpu_opt = 0, cpu_emit = 0;
+        for (int i = 0; i < n; i++) {
+            bc[i].len = LLVMGetBufferSize(units[i].bc);
+            void *data = mt_arena_alloc(a, bc[i].len);
+            memcpy(data, LLVMGetBufferStart(units[i].bc), bc[i].len);
+            bc[i].data = data;
+            LLVMDisposeMemoryBuffer(units[i].bc);
+            units[i].bc = NULL;
+            cpu_opt += units[i].ms_opt;
+            cpu_emit += units[i].ms_emit;
+        }
+        out->llvm_bc = bc;
+        out->nbc = n;
+        *jm = calloc(1, sizeof **jm);
+        if (!*jm) mt_fail_noloc(MT_ERR_NOMEM, "out of memory for a JIT module");
+        (*jm)->jit = jit;
+        LLVMMemoryBufferRef *objs = MT_NEW_ARRAY(a, LLVMMemoryBufferRef, n > 0 ? n : 1);
+        for (int i = 0; i < n; i++) {
+            objs[i] = units[i].obj;
+            units[i].obj = NULL;
+        }
+        int rc = mt_jit_link(jit, *jm, objs, n, prefix, funcs, n, addrs, msg, 1024);
+        if (rc) mt_ice("codegen: %s", msg);
+        double t3 = mt_jit_now_ms();
+        out->module = *jm;
+        out->fn_addrs = addrs;
+        out->ms_irgen = t1 - t0;
+        double share = cpu_opt + cpu_emit > 0 ? cpu_opt / (cpu_opt + cpu_emit) : 0.5;
+        out->ms_opt = (t2 - t1) * share;
+        out->ms_jit = (t2 - t1) * (1 - share) + (t3 - t2);
+        mt_err_pop(&fr);
+        return;
+    }
+    mt_err_pop(&fr);
+    units_dispose(units, n);
+    mt_jit_module_release(*jm);
+    mt_fail(fr.status, fr.loc, "%s", fr.msg);
+}
