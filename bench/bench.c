@@ -33,11 +33,13 @@
  *      against a scalar reference in double: a kernel that computes the wrong
  *      thing is marked WRONG, whatever its speed.
  *   5. Compile latency per kernel (and, in five fresh processes started for
- *      it, `mt_bench --first-compile I`, a context and the first compile): the first compile in the process (the
- *      first one also pays for LLVM's one-time work), a warm compile (the
- *      same source again in a context with the cache off; median of 3, with
- *      its phases from mt_kernel_compile_times), and a cached compile (the
- *      same source and options again in the same context; median of many).
+ *      it, `mt_bench --first-compile I`, a default context and the first
+ *      compile): the first compile in the process, in the 1-thread context
+ *      (the first one also pays for LLVM's one-time work), a warm compile
+ *      (the same source again in a context with the default thread count
+ *      and the cache off; median of 3, with its phases from
+ *      mt_kernel_compile_times), and a cached compile (the same source and
+ *      options again in the same context; median of many).
  *
  * Inputs live in three 64 MiB buffers filled once (huge pages where the
  * kernel gives them: a fresh 64 MiB buffer costs 165 ms of page faults with
@@ -735,7 +737,7 @@ static int first_compile_child(const char *arg) {
     int i = atoi(arg);
     if (i < 0 || i >= NKERNELS) return 2;
     double ctx_ms, ms;
-    mt_context *ctx = make_ctx(1, -1, &ctx_ms);
+    mt_context *ctx = make_ctx(0, -1, &ctx_ms); /* the default: all cores */
     mt_kernel *k = compile(ctx, &KERNELS[i], &ms);
     if (!k) return 1;
     printf("%.3f %.3f\n", ctx_ms, ms);
@@ -834,7 +836,7 @@ int main(int argc, char **argv) {
     /* 4. compile latency: warm (cache off) and cached (ctx1 still holds
      * every kernel in its cache) */
     fprintf(stderr, "mt_bench: compile latency ...\n");
-    mt_context *ctxw = make_ctx(1, -1, NULL);
+    mt_context *ctxw = make_ctx(0, -1, NULL); /* the default (all cores), cache off */
     for (int i = 0; i < NKERNELS; i++) {
         kresult *r = &results[i];
         if (!r->compiled[0]) continue;
@@ -931,29 +933,31 @@ int main(int argc, char **argv) {
 
     printf("\n## Compile latency\n\n");
     printf("Context creation (LLVM target and ORC JIT): %.1f ms the first in the process, %.1f ms "
-           "the second. First: this kernel's first compile in the process (the first row also "
-           "pays LLVM's one-time work). Warm: the same source again, cache off (median of 3), "
-           "with its phases. Cached: the same source and options again in the same context "
-           "(median of 2000; %lld hits in all).\n\n",
+           "the second. First: this kernel's first compile in the process, in the 1-thread "
+           "context (LLVM on one thread; the first row also pays LLVM's one-time work). Warm: the "
+           "same source again in a context with the default thread count and the cache off "
+           "(median of 3), with its phases and the threads LLVM ran on (one per kernel function, "
+           "up to the context's threads). Cached: the same source and options again in the same "
+           "context (median of 2000; %lld hits in all).\n\n",
            ctx_first_ms, ctx_warm_ms, (long long)cs.hits);
     if (fresh)
-        printf("A fresh process (median of %d, each started for this): context creation %.1f ms, "
-               "then the first compile (%s) %.1f ms.\n\n",
+        printf("A fresh process (median of %d, each started for this; the default context, all "
+               "cores): context creation %.1f ms, then the first compile (%s) %.1f ms.\n\n",
                FIRST_RUNS, fresh_ctx_ms, KERNELS[first_i].name, fresh_ms);
     printf("| kernel | first | warm | cached | frontend | graph | TIR | IR gen | LLVM opt | JIT "
-           "codegen |\n");
-    printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+           "codegen | LLVM threads |\n");
+    printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for (int i = 0; i < NKERNELS; i++) {
         const kresult *r = &results[i];
         if (!selected(i)) continue;
         if (!r->compiled[0]) {
-            printf("| %s | did not compile | | | | | | | | |\n", KERNELS[i].name);
+            printf("| %s | did not compile | | | | | | | | | |\n", KERNELS[i].name);
             continue;
         }
         const mt_compile_times *w = &r->warm;
-        printf("| %s | %.1f ms | %.1f ms | %.2f µs | %.2f | %.2f | %.2f | %.2f | %.1f | %.1f |\n",
+        printf("| %s | %.1f ms | %.1f ms | %.2f µs | %.2f | %.2f | %.2f | %.2f | %.1f | %.1f | %d |\n",
                KERNELS[i].name, r->first_ms, r->warm_ms, r->cached_us, w->frontend_ms,
-               w->graph_ms, w->tir_ms, w->irgen_ms, w->opt_ms, w->jit_ms);
+               w->graph_ms, w->tir_ms, w->irgen_ms, w->opt_ms, w->jit_ms, w->llvm_threads);
     }
     printf("\n(phase columns in ms, of the warm compile)\n");
 

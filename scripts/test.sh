@@ -4,7 +4,9 @@
 #   release      the suite on a normal build (build/)
 #   asan+ubsan   the suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #                with LeakSanitizer (build-asan/)
-#   tsan         the threaded test under ThreadSanitizer (build-tsan/)
+#   tsan         the threaded tests under ThreadSanitizer (build-tsan/):
+#                test_threads (one context, many threads) and test_codegen
+#                (compiles on several threads, four compiling at once)
 #   valgrind     the examples and mtc under valgrind's memcheck: no error, no
 #                definite or possible leak (uses build/)
 #   fuzz         each libFuzzer harness for MT_FUZZ_SECONDS (default 60) per
@@ -35,11 +37,12 @@ UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
 
 echo "== tsan: building in build-tsan"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DMT_TSAN=ON >/dev/null
-cmake --build build-tsan -j"$jobs" --target test_threads >/dev/null
-echo "== tsan: running test_threads"
+cmake --build build-tsan -j"$jobs" --target test_threads test_codegen >/dev/null
+echo "== tsan: running test_threads and test_codegen"
 tsan_opts="halt_on_error=1:second_deadlock_stack=1"
 [ -f tests/tsan.supp ] && tsan_opts="$tsan_opts:suppressions=$PWD/tests/tsan.supp"
-(cd build-tsan && TSAN_OPTIONS="$tsan_opts" ./tests/test_threads)
+(cd build-tsan && TSAN_OPTIONS="$tsan_opts" ./tests/test_threads &&
+  TSAN_OPTIONS="$tsan_opts" ./tests/test_codegen)
 
 echo "== valgrind: examples and mtc"
 vg=(valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,possible

@@ -18,9 +18,12 @@
  * recorded in their module's unit, and the calling thread turns the first
  * one (in function order) into MT_ERR_INTERNAL after every worker has
  * finished and every LLVM object of the compile is disposed. Helpers run
- * with all signals blocked (the host's handlers stay on its own threads)
- * and an 8 MiB stack (LLVM recurses); when a helper cannot be started, the
- * threads that did start do its share.
+ * with the asynchronous signals blocked (the host's handlers for them stay
+ * on its own threads; faults such as SIGSEGV are not blocked, so a crash in
+ * LLVM still reaches the host's handler) and an 8 MiB stack (LLVM
+ * recurses); when a helper cannot be started, the threads that did start
+ * do its share. A program without kernel functions gets one empty module's
+ * bitcode, for its dumps.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -191,8 +194,13 @@ static int run_workers(cg_work *w, int threads) {
         pthread_attr_t attr;
         int have_attr = pthread_attr_init(&attr) == 0;
         if (have_attr) pthread_attr_setstacksize(&attr, (size_t)8 << 20);
+        /* asynchronous signals stay with the host's threads; a fault on a
+         * helper (SIGSEGV in LLVM) still reaches the host's handler */
         sigset_t all, old;
         sigfillset(&all);
+        static const int sync_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS};
+        for (size_t i = 0; i < sizeof sync_sigs / sizeof sync_sigs[0]; i++)
+            sigdelset(&all, sync_sigs[i]);
         pthread_sigmask(SIG_SETMASK, &all, &old);
         while (started < extra &&
                pthread_create(&tid[started], have_attr ? &attr : NULL, worker, w) == 0)
@@ -215,6 +223,18 @@ static void units_dispose(cg_unit *u, int n) {
         if (u[i].obj) LLVMDisposeMemoryBuffer(u[i].obj);
         memset(&u[i], 0, sizeof u[i]);
     }
+}
+
+/* Copies the bitcode in *buf into the arena, then disposes it (an arena
+ * failure raises with *buf still set, for units_dispose). */
+static mt_codegen_bc keep_bc(mt_arena *a, LLVMMemoryBufferRef *buf) {
+    mt_codegen_bc bc = {NULL, LLVMGetBufferSize(*buf)};
+    void *data = mt_arena_alloc(a, bc.len);
+    memcpy(data, LLVMGetBufferStart(*buf), bc.len);
+    bc.data = data;
+    LLVMDisposeMemoryBuffer(*buf);
+    *buf = NULL;
+    return bc;
 }
 
 /* Unit indices by decreasing cost (insertion sort: a program has few kernels). */
@@ -262,17 +282,22 @@ void mt_codegen_cpu(mt_jit *jit, mt_arena *a, mt_tfunc *const *funcs, int n, int
         mt_codegen_bc *bc = MT_NEW_ARRAY(a, mt_codegen_bc, n > 0 ? n : 1);
         double cpu_opt = 0, cpu_emit = 0;
         for (int i = 0; i < n; i++) {
-            bc[i].len = LLVMGetBufferSize(units[i].bc);
-            void *data = mt_arena_alloc(a, bc[i].len);
-            memcpy(data, LLVMGetBufferStart(units[i].bc), bc[i].len);
-            bc[i].data = data;
-            LLVMDisposeMemoryBuffer(units[i].bc);
-            units[i].bc = NULL;
+            bc[i] = keep_bc(a, &units[i].bc);
             cpu_opt += units[i].ms_opt;
             cpu_emit += units[i].ms_emit;
         }
         out->llvm_bc = bc;
         out->nbc = n;
+        if (n == 0) { /* no kernel functions: an empty module for the dumps */
+            units[0].ctx = LLVMContextCreate();
+            units[0].mod = mt_llvm_build_module(a, units[0].ctx, mod_name, prefix, jit->triple,
+                                                LLVMOrcLLJITGetDataLayoutStr(jit->lljit), funcs, 0);
+            units[0].bc = LLVMWriteBitcodeToMemoryBuffer(units[0].mod);
+            if (!units[0].bc) mt_fail_noloc(MT_ERR_NOMEM, "out of memory for the module's bitcode");
+            bc[0] = keep_bc(a, &units[0].bc);
+            units_dispose(units, 1);
+            out->nbc = 1;
+        }
         *jm = calloc(1, sizeof **jm);
         if (!*jm) mt_fail_noloc(MT_ERR_NOMEM, "out of memory for a JIT module");
         (*jm)->jit = jit;
@@ -294,7 +319,7 @@ void mt_codegen_cpu(mt_jit *jit, mt_arena *a, mt_tfunc *const *funcs, int n, int
         return;
     }
     mt_err_pop(&fr);
-    units_dispose(units, n);
+    units_dispose(units, n > 0 ? n : 1);
     mt_jit_module_release(*jm);
     mt_fail(fr.status, fr.loc, "%s", fr.msg);
 }

@@ -59,6 +59,7 @@
 #include <llvm-c/Orc.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
 
 #include "codegen/codegen.h"
 #include "codegen/jit_internal.h"
@@ -91,8 +92,23 @@ static int llvm_init_failed;
 
 static void init_llvm(void) {
     if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter() ||
-        LLVMInitializeNativeAsmParser())
+        LLVMInitializeNativeAsmParser()) {
         llvm_init_failed = 1;
+        return;
+    }
+    /* LLVM creates some process-wide state (the pass timers' lock, a
+     * ManagedStatic) on the first pass pipeline run. Run one here, inside
+     * pthread_once, so that it is made before any compile helper starts:
+     * ThreadSanitizer cannot see the uninstrumented double-checked locking
+     * of a ManagedStatic first made on a helper. */
+    LLVMContextRef c = LLVMContextCreate();
+    LLVMModuleRef m = LLVMModuleCreateWithNameInContext("mt_warm", c);
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    LLVMErrorRef e = LLVMRunPasses(m, "default<O0>", NULL, po);
+    if (e) LLVMConsumeError(e);
+    LLVMDisposePassBuilderOptions(po);
+    LLVMDisposeModule(m);
+    LLVMContextDispose(c);
 }
 
 double mt_jit_now_ms(void) {

@@ -1,6 +1,6 @@
 /*
  * llvm_internal.h -- what the LLVM IR generator (llvm.c, llvm_expr.c) and the
- * JIT driver (jit.c) share. Private to src/codegen.
+ * compile driver (compile.c) share. Private to src/codegen.
  *
  * llvm.c owns the module, the functions and the statements; llvm_expr.c owns
  * expressions, conversions between dtypes and memory accesses. Both work on

@@ -875,6 +875,55 @@ static void test_parallel_compile(void **state) {
     assert_non_null(strstr(f.msg, "leftover_in_part"));
 }
 
+/* More kernel functions than target machine slots: at most MT_JIT_TMS (8)
+ * threads, every function still compiled and correct. */
+static void test_many_functions(void **state) {
+    typedef void (*fn_t)(const float *, const float *, float *, int64_t);
+    enum { NF = 12 };
+    static const mt_texpr_kind ops[3] = {TE_ADD, TE_SUB, TE_MUL};
+    mt_tfunc *fs[NF];
+    for (int i = 0; i < NF; i++)
+        fs[i] = make_add(mt_arena_printf(A, "many%d", i), MT_FLOAT32, ops[i % 3]);
+    mt_codegen_out r;
+    mt_errframe f;
+    if (MT_TRY(&f)) {
+        mt_codegen_cpu(jit, A, fs, NF, 3, 16, &r);
+        mt_err_pop(&f);
+    } else {
+        mt_err_pop(&f);
+        fail_msg("%s", f.msg);
+    }
+    assert_int_equal(r.threads, 8);
+    assert_int_equal(r.nbc, NF);
+    float a[3] = {1, 2, 3}, b[3] = {4, 5, 7}, o[3];
+    for (int i = 0; i < NF; i++) {
+        ((fn_t)r.fn_addrs[i])(a, b, o, 3);
+        assert_true(o[2] == (i % 3 == 0 ? 10.0f : i % 3 == 1 ? -4.0f : 21.0f));
+    }
+    mt_jit_module_release(r.module);
+}
+
+/* The JIT refuses the third object (its symbol is the first's): the two
+ * already added are removed with the module's tracker, nothing leaks, and
+ * the JIT keeps working. */
+static void test_link_failure(void **state) {
+    mt_tfunc *fs[3] = {make_add("dup", MT_FLOAT32, TE_ADD), make_add("other", MT_FLOAT32, TE_ADD),
+                       make_add("dup", MT_FLOAT32, TE_SUB)};
+    mt_codegen_out r;
+    mt_errframe f;
+    if (MT_TRY(&f)) {
+        mt_codegen_cpu(jit, A, fs, 3, 3, 2, &r);
+        mt_err_pop(&f);
+        mt_jit_module_release(r.module);
+        fail_msg("two functions of one name linked");
+    }
+    mt_err_pop(&f);
+    assert_int_equal(f.status, MT_ERR_INTERNAL);
+    assert_non_null(strstr(f.msg, "dup"));
+    mt_codegen_out ok = compile_n(fs, 2, 3);
+    mt_jit_module_release(ok.module);
+}
+
 static void test_two_modules(void **state) {
     typedef void (*fn_t)(const float *, const float *, float *, int64_t);
     /* Same function name in both: the module prefixes keep them apart. */
@@ -1022,6 +1071,19 @@ static void test_threads(void **state) {
     }
 }
 
+/* Four threads compile at once, each on three threads: twelve want the
+ * eight target machine slots, so some wait for one. */
+static void test_threads_contended(void **state) {
+    pthread_t t[4];
+    for (intptr_t k = 0; k < 4; k++)
+        assert_int_equal(pthread_create(&t[k], NULL, compile_worker, (void *)(k * 100)), 0);
+    for (int k = 0; k < 4; k++) {
+        void *ok;
+        pthread_join(t[k], &ok);
+        assert_true(ok == (void *)1);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_latency, setup, teardown),
@@ -1041,11 +1103,14 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_casts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_functions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_parallel_compile, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_many_functions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_link_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_modules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ir_and_asm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_host_cpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_threads_contended, setup, teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
