@@ -6,3 +6,9 @@ mt_test(test_codegen SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_codegen.c
 # (src/codegen/llvm_stream.c): which kernels get them, and layer_norm's
 # numbers into aligned and unaligned outputs.
 mt_test(test_stream SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_stream.c LIBRARY)
+# The compile driver when its helper threads cannot start or one function's
+# object emission fails (both wrapped at link time: no hook in the library).
+mt_test(test_compile_faults SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_compile_faults.c
+        LAYERS mt_support mt_tir mt_codegen)
+target_link_options(test_compile_faults PRIVATE -Wl,--wrap=pthread_create
+                    -Wl,--wrap=LLVMTargetMachineEmitToMemoryBuffer)

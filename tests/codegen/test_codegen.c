@@ -1060,29 +1060,24 @@ static void *compile_worker(void *arg) {
     return (void *)ok;
 }
 
-static void test_threads(void **state) {
-    pthread_t t[2];
-    for (intptr_t k = 0; k < 2; k++)
+/* n threads run compile_worker at once; each must succeed. */
+static void run_compilers(int n) {
+    pthread_t t[4];
+    assert_true(n <= 4);
+    for (intptr_t k = 0; k < n; k++)
         assert_int_equal(pthread_create(&t[k], NULL, compile_worker, (void *)(k * 100)), 0);
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < n; k++) {
         void *ok;
         pthread_join(t[k], &ok);
         assert_true(ok == (void *)1);
     }
 }
 
+static void test_threads(void **state) { run_compilers(2); }
+
 /* Four threads compile at once, each on three threads: twelve want the
  * eight target machine slots, so some wait for one. */
-static void test_threads_contended(void **state) {
-    pthread_t t[4];
-    for (intptr_t k = 0; k < 4; k++)
-        assert_int_equal(pthread_create(&t[k], NULL, compile_worker, (void *)(k * 100)), 0);
-    for (int k = 0; k < 4; k++) {
-        void *ok;
-        pthread_join(t[k], &ok);
-        assert_true(ok == (void *)1);
-    }
-}
+static void test_threads_contended(void **state) { run_compilers(4); }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
