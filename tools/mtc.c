@@ -1235,11 +1235,13 @@ static void print_compile_times(const mt_kernel *k, const char *title) {
                 t.llvm_threads);
 }
 
-/* --warm N: N more compiles of src in a context without a cache; prints the
+/* --warm N: N more compiles of src in a context without a cache and with
+ * ctx's thread count (LLVM compiles on up to that many threads); prints the
  * phases of the median one (by wall time), the spread, and one cached
  * compile in ctx (which holds the first compile). */
-static void time_warm(mt_context *ctx, const char *src, const mt_compile_options *co, int n) {
-    mt_context_options wo = {0, -1};
+static void time_warm(mt_context *ctx, const char *src, const mt_compile_options *co, int n,
+                      int threads) {
+    mt_context_options wo = {threads, -1};
     mt_context *wctx = mt_context_create(&wo);
     mt_kernel **ks = calloc((size_t)n, sizeof *ks);
     double *ms = calloc((size_t)n, sizeof *ms), *sorted = calloc((size_t)n, sizeof *sorted);
@@ -1358,7 +1360,7 @@ int main(int argc, char **argv) {
         print_compile_times(k, "compile time (the first in this process)");
         fprintf(stderr, "  %-32s %10.3f\n", "context creation (LLVM setup)", t_ctx);
         fprintf(stderr, "  %-32s %10.3f\n", "mt_jit_compile call (wall)", t_compile);
-        if (o.warm) time_warm(ctx, src, &co, o.warm);
+        if (o.warm) time_warm(ctx, src, &co, o.warm, o.threads);
     }
     if (!k) {
         if (diag.text[0]) {
