@@ -4,10 +4,11 @@
  * Every kernel function becomes an LLVM module of its own, in a context of
  * its own (llvm.c builds it on the calling thread: IR generation uses the
  * arena and raises through diag.h); on one thread all of them go into one
- * module, which saves a module's fixed cost (about 1.5 ms) per function. The modules are then optimized (the
- * pass pipeline below), written as bitcode for the dumps and compiled to an
- * object file, each by whichever thread takes it next: the calling thread
- * and up to threads - 1 helpers started for this compile, each holding a
+ * module, which saves a module's fixed cost (about 1.5 ms) per function.
+ * The modules are then optimized (the pass pipeline below), written as
+ * bitcode for the dumps and compiled to an object file, each by whichever
+ * thread takes it next: the calling thread and up to threads - 1 helpers
+ * started for this compile, each holding a
  * target machine of the JIT's (jit_internal.h) while it works, the largest
  * modules first (estimated from the TIR: nodes, unrolled loops counted once
  * per iteration). A program of several kernels (the MLP: two matmuls) so
