@@ -936,9 +936,10 @@ int main(int argc, char **argv) {
            "the second. First: this kernel's first compile in the process, in the 1-thread "
            "context (LLVM on one thread; the first row also pays LLVM's one-time work). Warm: the "
            "same source again in a context with the default thread count and the cache off "
-           "(median of 3), with its phases and the threads LLVM ran on (one per kernel function, "
-           "up to the context's threads). Cached: the same source and options again in the same "
-           "context (median of 2000; %lld hits in all).\n\n",
+           "(median of 3), with its phases and the threads LLVM ran on (one per module, a kernel "
+           "function's or a parallel loop body's, up to the context's threads). Cached: the "
+           "same source and options again in the same context (median of 2000; %lld hits in "
+           "all).\n\n",
            ctx_first_ms, ctx_warm_ms, (long long)cs.hits);
     if (fresh)
         printf("A fresh process (median of %d, each started for this; the default context, all "

@@ -212,8 +212,9 @@ typedef struct mt_compile_times {
     double jit_ms;      /* machine code generation and linking (ORC JIT) */
     double total_ms;    /* the whole compilation: the above and the rest (plan) */
     int llvm_threads;   /* threads LLVM ran on: each kernel function of the
-                         * program is optimized and compiled on its own, up to
-                         * the context's num_threads at once. With more than
+                         * program and each of its parallel loops' bodies is
+                         * optimized and compiled on its own, up to the
+                         * context's num_threads at once. With more than
                          * one, opt_ms and jit_ms split the wall time of that
                          * overlapped work in proportion to its CPU time. */
 } mt_compile_times;

@@ -1231,7 +1231,7 @@ static void print_compile_times(const mt_kernel *k, const char *title) {
             t.total_ms > 0 ? 100 * other / t.total_ms : 0.0);
     fprintf(stderr, "  %-32s %10.3f\n", "compile total", t.total_ms);
     if (t.llvm_threads > 1)
-        fprintf(stderr, "  (LLVM optimized and compiled the kernel functions on %d threads)\n",
+        fprintf(stderr, "  (LLVM optimized and compiled the kernel's modules on %d threads)\n",
                 t.llvm_threads);
 }
 

@@ -1,20 +1,21 @@
 /*
  * compile.c -- the compile driver: lowered loop functions to code in the JIT.
  *
- * Every kernel function becomes an LLVM module of its own, in a context of
- * its own (llvm.c builds it on the calling thread: IR generation uses the
- * arena and raises through diag.h); on one thread all of them go into one
- * module, which saves a module's fixed cost (about 1.5 ms) per function.
+ * Every kernel function becomes an LLVM module of its own, and so does the
+ * body of each of its parallel loops (llvm.c's `split`), each in a context
+ * of its own (llvm.c builds them on the calling thread: IR generation uses
+ * the arena and raises through diag.h); on one thread everything goes into
+ * one module, which saves a module's fixed cost (about 1.5 ms) per part.
  * The modules are then optimized (the pass pipeline below), written as
  * bitcode for the dumps and compiled to an object file, each by whichever
  * thread takes it next: the calling thread and up to threads - 1 helpers
- * started for this compile, each holding a
- * target machine of the JIT's (jit_internal.h) while it works, the largest
- * modules first (estimated from the TIR: nodes, unrolled loops counted once
- * per iteration). A program of several kernels (the MLP: two matmuls) so
- * compiles in about the time of its largest kernel. Finally the objects go
- * into the JIT under one tracker (mt_jit_link, which links them) and the
- * functions are looked up.
+ * started for this compile, each holding a target machine of the JIT's
+ * (jit_internal.h) while it works, the largest modules first (instructions
+ * before optimization). A matmul (its packing loop, its micro-kernel loop)
+ * or a program of several kernels (the MLP: two matmuls) so compiles in
+ * about the time of its largest part. Finally the objects go into the JIT
+ * under one tracker (mt_jit_link, which links them and resolves the
+ * kernels' calls of their loop bodies) and the functions are looked up.
  *
  * Workers never raise: LLVM diagnostics, pipeline and emission errors are
  * recorded in their module's unit, and the calling thread turns the first
@@ -31,6 +32,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +49,7 @@
 
 static atomic_ulong next_module_id;
 
-/* One kernel function's module. The calling thread builds it; one worker
+/* One module: a kernel function's, or a parallel loop body's. The calling thread builds it; one worker
  * then owns it until the workers are joined. */
 typedef struct cg_unit {
     LLVMContextRef ctx;      /* the module's context, until compiled */
@@ -81,33 +83,14 @@ static void unit_diag(LLVMDiagnosticInfoRef di, void *ctx) {
 
 /* ---- size estimate --------------------------------------------------------- */
 
-typedef struct cost_ctx {
-    double nodes;
-} cost_ctx;
-
-static void cost_expr(mt_tvisitor *v, const mt_texpr *e) {
-    ((cost_ctx *)v->ctx)->nodes += 1;
-    mt_tvisit_expr_children(v, e);
-}
-
-static void cost_stmt(mt_tvisitor *v, const mt_tstmt *s) {
-    cost_ctx *c = v->ctx;
-    c->nodes += 1;
-    int64_t ext = 0;
-    double before = c->nodes;
-    mt_tvisit_stmt_children(v, s);
-    if (s->kind == TS_FOR && s->for_kind == MT_FOR_UNROLLED && mt_te_is_const_int(s->extent, &ext) &&
-        ext > 1)
-        c->nodes = before + (c->nodes - before) * (double)ext;
-}
-
-/* TIR nodes of f, an unrolled loop's body counted once per iteration: what
- * LLVM's time on the module grows with. */
-static double func_cost(const mt_tfunc *f) {
-    cost_ctx c = {0};
-    mt_tvisitor v = {cost_expr, cost_stmt, &c};
-    if (f->body) mt_tvisit_stmt(&v, f->body);
-    return c.nodes + 1;
+/* Instructions in mod before optimization: what LLVM's time on it grows with. */
+static double module_cost(LLVMModuleRef mod) {
+    double n = 1;
+    for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f))
+        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+            for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i))
+                n += 1;
+    return n;
 }
 
 /* ---- one module: optimize, bitcode, object code ------------------------------ */
@@ -260,24 +243,51 @@ void mt_codegen_cpu(mt_jit *jit, mt_arena *a, mt_tfunc *const *funcs, int n, int
     const char *prefix = mt_arena_printf(a, "mt%lu_", id);
     const char *mod_name = mt_arena_printf(a, "mt%lu", id);
     void **addrs = MT_NEW_ARRAY(a, void *, n > 0 ? n : 1);
-    /* A module per function; one for all of them on one thread (a module's
-     * fixed cost, about 1.5 ms, would otherwise be paid per function), and
-     * an empty one for a program without functions (its dumps). */
-    int nu = threads == 1 || n == 0 ? 1 : n, per = nu == n ? 1 : n;
-    /* In the arena, so that the error path sees what was made. */
-    cg_unit *units = MT_NEW_ARRAY(a, cg_unit, nu);
+    /* A module per function, and one per parallel loop body of each (so
+     * that a kernel's loops compile on several threads); one module for
+     * everything on one thread (a module's fixed cost, about 1.5 ms, would
+     * otherwise be paid per function), and an empty one for a program
+     * without functions (its dumps). */
+    bool many = threads > 1 && n > 0;
+    int nk = many ? n : 1, per = many ? 1 : n;
+    /* In the arena, so that the error path sees what was made: the kernel
+     * modules, the loop bodies' parts, then all of them as units. */
+    cg_unit *kern = MT_NEW_ARRAY(a, cg_unit, nk);
+    mt_cg_split *split = MT_NEW(a, mt_cg_split);
+    int *kparts = MT_NEW_ARRAY(a, int, nk + 1); /* kernel k's parts: [kparts[k], kparts[k+1]) */
+    cg_unit **unitsp = MT_NEW(a, cg_unit *);
+    int *nup = MT_NEW(a, int);
     mt_jit_module **jm = MT_NEW(a, mt_jit_module *);
     char *msg = MT_NEW_ARRAY(a, char, 1024);
     mt_errframe fr;
     if (MT_TRY(&fr)) {
         double t0 = mt_jit_now_ms();
-        for (int i = 0; i < nu; i++) {
-            units[i].ctx = LLVMContextCreate();
-            LLVMContextSetDiagnosticHandler(units[i].ctx, unit_diag, &units[i]);
-            units[i].mod = mt_llvm_build_module(a, units[i].ctx, mod_name, prefix, jit->triple,
-                                                LLVMOrcLLJITGetDataLayoutStr(jit->lljit),
-                                                funcs + i * per, per);
-            for (int k = 0; k < per; k++) units[i].cost += func_cost(funcs[i * per + k]);
+        for (int i = 0; i < nk; i++) {
+            kern[i].ctx = LLVMContextCreate();
+            LLVMContextSetDiagnosticHandler(kern[i].ctx, unit_diag, &kern[i]);
+            kparts[i] = split->n;
+            kern[i].mod = mt_llvm_build_module(a, kern[i].ctx, mod_name, prefix, jit->triple,
+                                               LLVMOrcLLJITGetDataLayoutStr(jit->lljit),
+                                               funcs + i * per, per, many ? split : NULL);
+        }
+        kparts[nk] = split->n;
+        /* the units, in function order, each kernel followed by its parts */
+        int nu = nk + split->n;
+        cg_unit *units = MT_NEW_ARRAY(a, cg_unit, nu);
+        *unitsp = units;
+        for (int i = 0, u = 0; i < nk; i++) {
+            units[u++] = kern[i];
+            memset(&kern[i], 0, sizeof kern[i]);
+            for (int k = kparts[i]; k < kparts[i + 1]; k++, u++) {
+                units[u].ctx = split->parts[k].ctx;
+                units[u].mod = split->parts[k].mod;
+                memset(&split->parts[k], 0, sizeof split->parts[k]);
+            }
+            *nup = u;
+        }
+        for (int u = 0; u < nu; u++) {
+            LLVMContextSetDiagnosticHandler(units[u].ctx, unit_diag, &units[u]);
+            units[u].cost = module_cost(units[u].mod);
         }
         double t1 = mt_jit_now_ms();
         cg_work w = {jit, units, by_cost(a, units, nu), nu, opt_level, 0};
@@ -315,7 +325,14 @@ void mt_codegen_cpu(mt_jit *jit, mt_arena *a, mt_tfunc *const *funcs, int n, int
         return;
     }
     mt_err_pop(&fr);
-    units_dispose(units, nu);
+    units_dispose(kern, nk);
+    for (int k = 0; k < split->n; k++) {
+        mt_cg_part *p = &split->parts[k];
+        if (p->b) LLVMDisposeBuilder(p->b);
+        if (p->mod) LLVMDisposeModule(p->mod);
+        if (p->ctx) LLVMContextDispose(p->ctx);
+    }
+    if (*unitsp) units_dispose(*unitsp, *nup);
     mt_jit_module_release(*jm);
     mt_fail(fr.status, fr.loc, "%s", fr.msg);
 }

@@ -258,6 +258,56 @@ static LLVMTypeRef buf_align_type(mt_cg *g, const mt_tbuffer *buf) {
 
 static void param_attr(mt_cg *g, LLVMValueRef fn, unsigned idx, const char *name, uint64_t v);
 
+/* The types of the generator in ctx. */
+static void set_context(mt_cg *g, LLVMContextRef ctx) {
+    g->ctx = ctx;
+    g->t_void = LLVMVoidTypeInContext(ctx);
+    g->t_i1 = LLVMInt1TypeInContext(ctx);
+    g->t_i8 = LLVMInt8TypeInContext(ctx);
+    g->t_i32 = LLVMInt32TypeInContext(ctx);
+    g->t_i64 = LLVMInt64TypeInContext(ctx);
+    g->t_half = LLVMHalfTypeInContext(ctx);
+    g->t_f32 = LLVMFloatTypeInContext(ctx);
+    g->t_f64 = LLVMDoubleTypeInContext(ctx);
+    g->t_ptr = LLVMPointerTypeInContext(ctx, 0);
+}
+
+/* The same scalar or pointer type as t (a capture's type, from another
+ * context) in g's context. */
+static LLVMTypeRef same_type(mt_cg *g, LLVMTypeRef t) {
+    switch (LLVMGetTypeKind(t)) {
+    case LLVMPointerTypeKind: return g->t_ptr;
+    case LLVMIntegerTypeKind: return LLVMIntTypeInContext(g->ctx, LLVMGetIntTypeWidth(t));
+    case LLVMHalfTypeKind: return g->t_half;
+    case LLVMFloatTypeKind: return g->t_f32;
+    case LLVMDoubleTypeKind: return g->t_f64;
+    default: mt_ice("codegen: a parallel loop captures a value of LLVM type kind %d",
+                    (int)LLVMGetTypeKind(t));
+    }
+}
+
+/* A new module in a new context for a parallel loop's body; g generates
+ * into it from now on (the caller restores g). */
+static void enter_part(mt_cg *g) {
+    mt_cg_split *sp = g->split;
+    if (sp->n == sp->cap) { /* the old array stays valid if this raises */
+        int cap = sp->cap ? 2 * sp->cap : 4;
+        mt_cg_part *parts = MT_NEW_ARRAY(g->arena, mt_cg_part, cap);
+        if (sp->n) memcpy(parts, sp->parts, sizeof *parts * (size_t)sp->n);
+        sp->parts = parts;
+        sp->cap = cap;
+    }
+    mt_cg_part *p = &sp->parts[sp->n++];
+    p->ctx = LLVMContextCreate();
+    p->mod = LLVMModuleCreateWithNameInContext(sp->mod_name, p->ctx);
+    p->b = LLVMCreateBuilderInContext(p->ctx);
+    LLVMSetTarget(p->mod, sp->triple);
+    LLVMSetDataLayout(p->mod, sp->data_layout);
+    set_context(g, p->ctx);
+    g->mod = p->mod;
+    g->b = p->b;
+}
+
 /* for var in T.parallel(min, min + extent): body  becomes
  *
  *     closure = {min, captures...}            (an alloca of the kernel)
@@ -267,49 +317,35 @@ static void param_attr(mt_cg *g, LLVMValueRef fn, unsigned idx, const char *name
  * run(min + begin, min + end, captures...), which holds the loop itself. In
  * run, buffer pointers are parameters again, so they keep noalias (they are
  * the kernel's buffers, or its allocations, all distinct); once the pass
- * pipeline inlines run into body_fn the attributes become alias scopes. */
+ * pipeline inlines run into body_fn the attributes become alias scopes.
+ * With g->split, body_fn and run go into a module of their own (body_fn
+ * external, declared in the kernel's module), so that LLVM can compile
+ * them on another thread; the closure has the same layout on both sides. */
 static void gen_parallel(mt_cg *g, const mt_tstmt *s, LLVMValueRef min, LLVMValueRef n) {
-    LLVMBuilderRef b = g->b;
     captures c;
     memset(&c, 0, sizeof c);
     c.g = g;
     mt_tvisitor v = {capture_expr, capture_stmt, &c};
     mt_tvisit_stmt(&v, s->body);
     int nc = c.keys.len;
-
-    /* run(i64 begin, i64 end, captures...) */
-    LLVMTypeRef *pt = MT_NEW_ARRAY(g->arena, LLVMTypeRef, nc + 2);
-    LLVMTypeRef *ft = MT_NEW_ARRAY(g->arena, LLVMTypeRef, nc + 1);
-    pt[0] = pt[1] = ft[0] = g->t_i64;
-    for (int i = 0; i < nc; i++) pt[i + 2] = ft[i + 1] = LLVMTypeOf(c.vals.data[i]);
-    LLVMTypeRef run_ty = LLVMFunctionType(g->t_void, pt, (unsigned)nc + 2, 0);
     size_t nlen;
     const char *caller = LLVMGetValueName2(g->fn, &nlen);
     int id = g->nparallel++;
-    LLVMValueRef run = LLVMAddFunction(
-        g->mod, mt_arena_printf(g->arena, "%.*s.par%d", (int)nlen, caller, id), run_ty);
-    LLVMSetLinkage(run, LLVMInternalLinkage);
-    param_attr(g, run, (unsigned)LLVMAttributeFunctionIndex, "nounwind", 0);
-    for (int i = 0; i < nc; i++)
-        if (c.is_buf.data[i]) {
-            unsigned ai = (unsigned)i + 3;
-            param_attr(g, run, ai, "noalias", 0);
-            param_attr(g, run, ai, "nocapture", 0);
-            unsigned al = (unsigned)LLVMABIAlignmentOfType(LLVMGetModuleDataLayout(g->mod),
-                                                          buf_align_type(g, c.keys.data[i]));
-            if (al > 1) param_attr(g, run, ai, "align", al);
-        }
+    const char *body_name = mt_arena_printf(g->arena, "%.*s.par%d.body", (int)nlen, caller, id);
+    const char *run_name = mt_arena_printf(g->arena, "%.*s.par%d", (int)nlen, caller, id);
 
-    /* body_fn(i64 begin, i64 end, ptr closure) */
+    /* the kernel: fill the closure {i64 min, captures...}, call the runtime
+     * with body_fn(i64 begin, i64 end, ptr closure) */
+    LLVMTypeRef *ft = MT_NEW_ARRAY(g->arena, LLVMTypeRef, nc + 1);
+    ft[0] = g->t_i64;
+    for (int i = 0; i < nc; i++) ft[i + 1] = LLVMTypeOf(c.vals.data[i]);
     LLVMTypeRef clo_ty = LLVMStructTypeInContext(g->ctx, ft, (unsigned)nc + 1, 0);
     LLVMTypeRef body_pt[3] = {g->t_i64, g->t_i64, g->t_ptr};
     LLVMTypeRef body_ty = LLVMFunctionType(g->t_void, body_pt, 3, 0);
-    LLVMValueRef body_fn = LLVMAddFunction(
-        g->mod, mt_arena_printf(g->arena, "%.*s.par%d.body", (int)nlen, caller, id), body_ty);
-    LLVMSetLinkage(body_fn, LLVMInternalLinkage);
-    param_attr(g, body_fn, (unsigned)LLVMAttributeFunctionIndex, "nounwind", 0);
-
-    /* the caller: fill the closure, call the runtime */
+    LLVMValueRef body_ref = LLVMAddFunction(g->mod, body_name, body_ty);
+    param_attr(g, body_ref, (unsigned)LLVMAttributeFunctionIndex, "nounwind", 0);
+    if (!g->split) LLVMSetLinkage(body_ref, LLVMInternalLinkage);
+    LLVMBuilderRef b = g->b;
     LLVMBasicBlockRef cur = LLVMGetInsertBlock(b);
     LLVMPositionBuilderAtEnd(b, g->entry);
     LLVMValueRef clo = LLVMBuildAlloca(b, clo_ty, "closure");
@@ -324,8 +360,39 @@ static void gen_parallel(mt_cg *g, const mt_tstmt *s, LLVMValueRef min, LLVMValu
         pf = LLVMAddFunction(g->mod, "mt_parallel_for", pf_ty);
         param_attr(g, pf, (unsigned)LLVMAttributeFunctionIndex, "nounwind", 0);
     }
-    LLVMValueRef args[3] = {n, body_fn, clo};
+    LLVMValueRef args[3] = {n, body_ref, clo};
     LLVMBuildCall2(b, pf_ty, pf, args, 3, "");
+
+    /* body_fn and run: in this module, or in a part of their own */
+    mt_cg saved = *g;
+    LLVMValueRef body_fn = body_ref;
+    if (g->split) {
+        enter_part(g);
+        for (int i = 0; i <= nc; i++) ft[i] = same_type(g, ft[i]);
+        clo_ty = LLVMStructTypeInContext(g->ctx, ft, (unsigned)nc + 1, 0);
+        LLVMTypeRef pt3[3] = {g->t_i64, g->t_i64, g->t_ptr};
+        body_fn = LLVMAddFunction(g->mod, body_name, LLVMFunctionType(g->t_void, pt3, 3, 0));
+        param_attr(g, body_fn, (unsigned)LLVMAttributeFunctionIndex, "nounwind", 0);
+    }
+    b = g->b;
+
+    /* run(i64 begin, i64 end, captures...) */
+    LLVMTypeRef *pt = MT_NEW_ARRAY(g->arena, LLVMTypeRef, nc + 2);
+    pt[0] = pt[1] = g->t_i64;
+    for (int i = 0; i < nc; i++) pt[i + 2] = ft[i + 1];
+    LLVMTypeRef run_ty = LLVMFunctionType(g->t_void, pt, (unsigned)nc + 2, 0);
+    LLVMValueRef run = LLVMAddFunction(g->mod, run_name, run_ty);
+    LLVMSetLinkage(run, LLVMInternalLinkage);
+    param_attr(g, run, (unsigned)LLVMAttributeFunctionIndex, "nounwind", 0);
+    for (int i = 0; i < nc; i++)
+        if (c.is_buf.data[i]) {
+            unsigned ai = (unsigned)i + 3;
+            param_attr(g, run, ai, "noalias", 0);
+            param_attr(g, run, ai, "nocapture", 0);
+            unsigned al = (unsigned)LLVMABIAlignmentOfType(LLVMGetModuleDataLayout(g->mod),
+                                                          buf_align_type(g, c.keys.data[i]));
+            if (al > 1) param_attr(g, run, ai, "align", al);
+        }
 
     /* body_fn: load the closure, call run */
     LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(g->ctx, body_fn, "entry");
@@ -342,7 +409,6 @@ static void gen_parallel(mt_cg *g, const mt_tstmt *s, LLVMValueRef min, LLVMValu
     LLVMBuildRetVoid(b);
 
     /* run: the loop, with a fresh scope holding only the captures */
-    mt_cg saved = *g;
     g->fn = run;
     g->vars.slots = NULL, g->vars.cap = g->vars.used = 0;
     g->bufs.slots = NULL, g->bufs.cap = g->bufs.used = 0;
@@ -365,9 +431,14 @@ static void gen_parallel(mt_cg *g, const mt_tstmt *s, LLVMValueRef min, LLVMValu
     LLVMBuildRetVoid(b);
     LLVMPositionBuilderAtEnd(b, g->entry);
     LLVMBuildBr(b, rb);
+    if (g->split) { /* the part is done: its builder goes */
+        mt_cg_part *p = &g->split->parts[g->split->n - 1];
+        LLVMDisposeBuilder(p->b);
+        p->b = NULL;
+    }
     saved.nparallel = g->nparallel;
     *g = saved;
-    LLVMPositionBuilderAtEnd(b, cur);
+    LLVMPositionBuilderAtEnd(g->b, cur);
 }
 
 static void gen_for(mt_cg *g, const mt_tstmt *s) {
@@ -589,6 +660,17 @@ static void gen_func(mt_cg *g, const mt_tfunc *f, const char *prefix) {
 
 /* ---- the module ------------------------------------------------------------ */
 
+/* Raises the LLVM verifier's complaint about mod, if any. */
+static void verify(mt_arena *a, LLVMModuleRef mod) {
+    char *msg = NULL;
+    if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
+        const char *m = mt_arena_strdup(a, msg ? msg : "");
+        LLVMDisposeMessage(msg);
+        mt_ice("codegen: LLVM verifier: %s", m);
+    }
+    LLVMDisposeMessage(msg);
+}
+
 typedef struct build_state {
     LLVMModuleRef mod;  /* disposed on error */
     LLVMBuilderRef b;   /* always disposed */
@@ -596,7 +678,8 @@ typedef struct build_state {
 
 LLVMModuleRef mt_llvm_build_module(mt_arena *a, LLVMContextRef ctx, const char *mod_name,
                                    const char *prefix, const char *triple,
-                                   const char *data_layout, mt_tfunc *const *funcs, int n) {
+                                   const char *data_layout, mt_tfunc *const *funcs, int n,
+                                   mt_cg_split *split) {
     /* In the arena so that it survives the longjmp with its current values. */
     build_state *st = MT_NEW(a, build_state);
     mt_cg *g = MT_NEW(a, mt_cg);
@@ -607,29 +690,22 @@ LLVMModuleRef mt_llvm_build_module(mt_arena *a, LLVMContextRef ctx, const char *
         LLVMSetTarget(st->mod, triple);
         LLVMSetDataLayout(st->mod, data_layout);
         g->arena = a;
-        g->ctx = ctx;
+        set_context(g, ctx);
         g->mod = st->mod;
         g->b = st->b;
-        g->t_void = LLVMVoidTypeInContext(ctx);
-        g->t_i1 = LLVMInt1TypeInContext(ctx);
-        g->t_i8 = LLVMInt8TypeInContext(ctx);
-        g->t_i32 = LLVMInt32TypeInContext(ctx);
-        g->t_i64 = LLVMInt64TypeInContext(ctx);
-        g->t_half = LLVMHalfTypeInContext(ctx);
-        g->t_f32 = LLVMFloatTypeInContext(ctx);
-        g->t_f64 = LLVMDoubleTypeInContext(ctx);
-        g->t_ptr = LLVMPointerTypeInContext(ctx, 0);
         g->x86 = triple && (strncmp(triple, "x86_64", 6) == 0 || strncmp(triple, "i686", 4) == 0);
+        g->split = split;
+        int first_part = split ? split->n : 0;
+        if (split) {
+            split->mod_name = mod_name;
+            split->triple = triple;
+            split->data_layout = data_layout;
+        }
         for (int i = 0; i < n; i++) gen_func(g, funcs[i], prefix);
         LLVMDisposeBuilder(st->b);
         st->b = NULL;
-        char *msg = NULL;
-        if (LLVMVerifyModule(st->mod, LLVMReturnStatusAction, &msg)) {
-            const char *m = mt_arena_strdup(a, msg ? msg : "");
-            LLVMDisposeMessage(msg);
-            mt_ice("codegen: LLVM verifier: %s", m);
-        }
-        LLVMDisposeMessage(msg);
+        verify(a, st->mod);
+        for (int i = first_part; split && i < split->n; i++) verify(a, split->parts[i].mod);
         mt_err_pop(&fr);
         return st->mod;
     }

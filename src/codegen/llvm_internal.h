@@ -38,6 +38,23 @@ typedef struct mt_cg_map {
 void mt_cg_map_put(mt_arena *a, mt_cg_map *m, const void *key, LLVMValueRef val);
 LLVMValueRef mt_cg_map_get(const mt_cg_map *m, const void *key);
 
+/* A module made for the body of one parallel loop (mt_llvm_build_module's
+ * `split`), in a context of its own; b is NULL once the body is done. */
+typedef struct mt_cg_part {
+    LLVMContextRef ctx;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+} mt_cg_part;
+
+/* Where parallel loop bodies go when they get modules of their own: the
+ * parts made so far (arena array, grown by doubling), and what a new module
+ * needs. The caller disposes every part's objects, also after an error. */
+typedef struct mt_cg_split {
+    mt_cg_part *parts;
+    int n, cap;
+    const char *mod_name, *triple, *data_layout;
+} mt_cg_split;
+
 /* State of generating one function. llvm.c's parallel loops generate an
  * outlined function with a copy of this state (fn, entry and the two maps
  * replaced) and restore it afterwards: per-function fields added here must
@@ -59,6 +76,7 @@ typedef struct mt_cg {
     int nstream;
     bool streamed;          /* the current LLVM function made a streaming store */
     bool x86;               /* the target is x86 (streaming stores and their fence) */
+    mt_cg_split *split;     /* non-NULL: each parallel loop's body in a module of its own */
     LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_half, t_f32, t_f64, t_ptr;
 } mt_cg;
 
@@ -99,10 +117,15 @@ LLVMValueRef mt_cg_math_erf(mt_cg *g, LLVMValueRef x);
 
 /* ---- llvm.c ---- */
 /* Builds, in ctx, a verified module holding one function per funcs[i], named
- * prefix + funcs[i]->name, for the given triple and data layout. On error
- * everything created is disposed and the error raised (mt_ice). */
+ * prefix + funcs[i]->name, for the given triple and data layout. With
+ * split (zeroed, or holding earlier parts) each parallel loop's body
+ * function (<kernel>.par<N>.body, external) goes into a verified module of
+ * its own in split->parts, which the kernel's module declares and calls.
+ * On error the module is disposed and the error raised (mt_ice); the parts
+ * made stay in split for the caller to dispose. */
 LLVMModuleRef mt_llvm_build_module(mt_arena *a, LLVMContextRef ctx, const char *mod_name,
                                    const char *prefix, const char *triple,
-                                   const char *data_layout, mt_tfunc *const *funcs, int n);
+                                   const char *data_layout, mt_tfunc *const *funcs, int n,
+                                   mt_cg_split *split);
 
 #endif

@@ -335,12 +335,14 @@ static mt_tstmt *loop(mt_tvar *i, mt_texpr *min, mt_texpr *ext, mt_for_kind k, m
     return mt_ts_for(A, i, min, ext, k, body);
 }
 
-static mt_codegen_out compile(mt_tfunc *f, int opt) {
+/* Compiles f at opt on `threads` threads: on more than one, each parallel
+ * loop's body is a module of its own (docs/codegen.md). */
+static mt_codegen_out compile_t(mt_tfunc *f, int opt, int threads) {
     mt_codegen_out out;
     memset(&out, 0, sizeof out);
     mt_errframe fr;
     if (MT_TRY(&fr)) {
-        mt_codegen_cpu(jit, A, &f, 1, opt, 2, &out);
+        mt_codegen_cpu(jit, A, &f, 1, opt, threads, &out);
         mt_err_pop(&fr);
     } else {
         mt_err_pop(&fr);
@@ -352,6 +354,7 @@ static mt_codegen_out compile(mt_tfunc *f, int opt) {
     if (getenv("DUMPIR") && strstr(out.llvm_ir, getenv("DUMPIR"))) fputs(out.llvm_ir, stderr);
     return out;
 }
+static mt_codegen_out compile(mt_tfunc *f, int opt) { return compile_t(f, opt, 2); }
 
 static const int64_t sizes[] = {0, 1, 7, 1000, 4097, (1 << 20) + 3};
 
@@ -379,15 +382,23 @@ static void test_chunked_loop(void **state) {
     f->nsym = 1;
     f->num_outputs = 1;
     f->body = outer;
-    for (int opt = 0; opt <= 3; opt += 3) {
-        mt_codegen_out r = compile(f, opt);
+    for (int run = 0; run < 3; run++) {
+        /* opt 0 and 3 on 2 threads (the loop body in a module of its own),
+         * opt 3 on one thread (one module) */
+        int opt = run == 0 ? 0 : 3, threads = run == 2 ? 1 : 2;
+        mt_codegen_out r = compile_t(f, opt, threads);
+        assert_int_equal(r.nbc, threads == 1 ? 1 : 2);
         if (opt == 0) {
             assert_non_null(strstr(r.llvm_ir, "call void @mt_parallel_for("));
             /* the outlined loop keeps noalias on the buffers */
             assert_non_null(strstr(r.llvm_ir, "define internal void @"));
             assert_non_null(strstr(r.llvm_ir, ".par0(i64 %begin, i64 %end"));
             assert_non_null(strstr(r.llvm_ir, "ptr noalias nocapture align 4 %a"));
+            /* the body is exported from its part, the kernel calls it */
+            assert_non_null(strstr(r.llvm_ir, "define void @"));
+            assert_non_null(strstr(r.llvm_ir, ".par0.body(i64"));
         }
+        if (threads == 1) assert_non_null(strstr(r.llvm_ir, "define internal void @"));
         void (*fn)(const float *, const float *, float, float *, int64_t) =
             (void (*)(const float *, const float *, float, float *, int64_t))r.fn_addrs[0];
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
@@ -452,22 +463,25 @@ static void test_captures_and_nesting(void **state) {
     assert_non_null(strstr(res.llvm_ir, ".par0("));
     assert_null(strstr(res.llvm_ir, ".par1("));
     mt_jit_module_release(res.module);
-    res = compile(f, 3);
-    void (*fn)(float *, int64_t) = (void (*)(float *, int64_t))res.fn_addrs[0];
-    for (int64_t M = 0; M <= 9; M += 3) {
-        int64_t R = M + 3;
-        float *ov = calloc((size_t)(2 * R), sizeof(float));
-        int prev = mt_parallel_set_num_threads(2);
-        fn(ov, M);
-        mt_parallel_set_num_threads(prev);
-        for (int64_t rr = 0; rr < 2; rr++)
-            for (int64_t pp = 0; pp < R; pp++) {
-                float want = pp >= 3 ? (float)(pp + rr * 10) + (float)(pp + 3 + rr * 10) : 0.0f;
-                assert_true(ov[rr * R + pp] == want);
-            }
-        free(ov);
+    for (int threads = 1; threads <= 2; threads++) {
+        res = compile_t(f, 3, threads);
+        assert_int_equal(res.nbc, threads); /* one part for the one outlined loop */
+        void (*fn)(float *, int64_t) = (void (*)(float *, int64_t))res.fn_addrs[0];
+        for (int64_t M = 0; M <= 9; M += 3) {
+            int64_t R = M + 3;
+            float *ov = calloc((size_t)(2 * R), sizeof(float));
+            int prev = mt_parallel_set_num_threads(2);
+            fn(ov, M);
+            mt_parallel_set_num_threads(prev);
+            for (int64_t rr = 0; rr < 2; rr++)
+                for (int64_t pp = 0; pp < R; pp++) {
+                    float want = pp >= 3 ? (float)(pp + rr * 10) + (float)(pp + 3 + rr * 10) : 0.0f;
+                    assert_true(ov[rr * R + pp] == want);
+                }
+            free(ov);
+        }
+        mt_jit_module_release(res.module);
     }
-    mt_jit_module_release(res.module);
 }
 
 /* ---- fixtures ---------------------------------------------------------------- */
@@ -489,6 +503,36 @@ static int teardown(void **state) {
     return 0;
 }
 
+/* An internal error while generating a parallel loop's body in a part of
+ * its own (a block left in the lowered TIR, after one good parallel loop):
+ * the compile fails with it and disposes the parts already made (the ASan
+ * build checks the leak). */
+static void test_error_in_part(void **state) {
+    mt_tvar *i = ivar("i"), *j = ivar("j");
+    mt_tbuffer *o = buf1("out", I(64));
+    mt_tstmt *good = loop(i, I(0), I(64), MT_FOR_PARALLEL, st(o, V(i), mt_te_float(A, MT_FLOAT32, 1)));
+    mt_tstmt *blk = mt_ts_block(A, "left_in_part");
+    blk->body = mt_ts_eval(A, I(0));
+    mt_tstmt *bad = loop(j, I(0), I(64), MT_FOR_PARALLEL, blk);
+    mt_tstmt *both[2] = {good, bad};
+    mt_tfunc *f = mt_tfunc_new(A, "two_loops");
+    mt_tfunc_add_param(A, f, o, NULL);
+    f->num_outputs = 1;
+    f->body = mt_ts_seq(A, both, 2);
+    for (int threads = 1; threads <= 2; threads++) {
+        mt_codegen_out out;
+        mt_errframe fr;
+        if (MT_TRY(&fr)) {
+            mt_codegen_cpu(jit, A, &f, 1, 3, threads, &out);
+            mt_err_pop(&fr);
+            fail_msg("a block inside a parallel loop compiled");
+        }
+        mt_err_pop(&fr);
+        assert_int_equal(fr.status, MT_ERR_INTERNAL);
+        assert_non_null(strstr(fr.msg, "left_in_part"));
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_runtime_cover),
@@ -502,6 +546,7 @@ int main(void) {
         cmocka_unit_test(test_pool_idle_sleeps),
         cmocka_unit_test(test_chunked_loop),
         cmocka_unit_test(test_captures_and_nesting),
+        cmocka_unit_test(test_error_in_part),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
