@@ -144,27 +144,23 @@ static int teardown(void **state) {
 
 /* ---- tests --------------------------------------------------------------------- */
 
-/* No helper can be started: the calling thread compiles every function. */
-static void test_no_helpers(void **state) {
-    atomic_store(&creates_left, 0);
+/* Three functions on three threads when only `creates` helpers can start:
+ * 1 + creates threads compile them, and the code is right. */
+static void compile_with_helpers(int creates) {
+    atomic_store(&creates_left, creates);
     mt_codegen_out r;
     char msg[512];
     assert_int_equal(try_compile(three_ops(), 3, 3, &r, msg, sizeof msg), MT_OK);
-    assert_int_equal(r.threads, 1);
+    assert_int_equal(r.threads, 1 + creates);
     check_ops(&r, 3);
     mt_jit_module_release(r.module);
 }
 
+/* No helper can be started: the calling thread compiles every function. */
+static void test_no_helpers(void **state) { compile_with_helpers(0); }
+
 /* One of two helpers starts: two threads share the three functions. */
-static void test_one_helper(void **state) {
-    atomic_store(&creates_left, 1);
-    mt_codegen_out r;
-    char msg[512];
-    assert_int_equal(try_compile(three_ops(), 3, 3, &r, msg, sizeof msg), MT_OK);
-    assert_int_equal(r.threads, 2);
-    check_ops(&r, 3);
-    mt_jit_module_release(r.module);
-}
+static void test_one_helper(void **state) { compile_with_helpers(1); }
 
 /* Emission fails for one function: the compile fails with that error,
  * whichever thread met it, on 1 to 4 threads; then the JIT still works. */
