@@ -11,4 +11,4 @@ mt_test(test_stream SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_stream.c LI
 mt_test(test_compile_faults SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_compile_faults.c
         LAYERS mt_support mt_tir mt_codegen)
 target_link_options(test_compile_faults PRIVATE -Wl,--wrap=pthread_create
-                    -Wl,--wrap=LLVMTargetMachineEmitToMemoryBuffer)
+                    -Wl,--wrap=LLVMTargetMachineEmitToMemoryBuffer -Wl,--wrap=malloc)

@@ -281,6 +281,8 @@ static LLVMTypeRef same_type(mt_cg *g, LLVMTypeRef t) {
     case LLVMHalfTypeKind: return g->t_half;
     case LLVMFloatTypeKind: return g->t_f32;
     case LLVMDoubleTypeKind: return g->t_f64;
+    case LLVMVectorTypeKind:
+        return LLVMVectorType(same_type(g, LLVMGetElementType(t)), LLVMGetVectorSize(t));
     default: mt_ice("codegen: a parallel loop captures a value of LLVM type kind %d",
                     (int)LLVMGetTypeKind(t));
     }

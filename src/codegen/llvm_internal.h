@@ -12,7 +12,9 @@
  * See docs/codegen.md for the mapping.
  *
  * Errors are raised with mt_ice (diag.h); mt_llvm_build_module holds an error
- * frame that disposes the builder and the module before passing them on.
+ * frame that disposes the builder and the module before passing them on;
+ * the parts made for parallel loop bodies (mt_cg_split) are left to the
+ * caller, which disposes them (compile.c).
  */
 #ifndef MT_CODEGEN_LLVM_INTERNAL_H
 #define MT_CODEGEN_LLVM_INTERNAL_H
@@ -58,7 +60,8 @@ typedef struct mt_cg_split {
 /* State of generating one function. llvm.c's parallel loops generate an
  * outlined function with a copy of this state (fn, entry and the two maps
  * replaced) and restore it afterwards: per-function fields added here must
- * be reset there too (gen_parallel). */
+ * be reset there too (gen_parallel), and fields bound to a context or module
+ * (types, builder, module) made again in set_context/enter_part. */
 typedef struct mt_cg {
     mt_arena *arena;        /* scratch for names and maps */
     LLVMContextRef ctx;     /* the module's context */

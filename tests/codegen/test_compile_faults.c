@@ -53,13 +53,26 @@ LLVMBool __wrap_LLVMTargetMachineEmitToMemoryBuffer(LLVMTargetMachineRef tm, LLV
     for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
         size_t len = 0;
         const char *name = LLVMGetValueName2(f, &len);
-        if (!LLVMIsDeclaration(f) && len >= 5 && strcmp(name + len - 5, "_boom") == 0) {
+        if (!LLVMIsDeclaration(f) && ((len >= 5 && strcmp(name + len - 5, "_boom") == 0) ||
+                                      (len >= 15 && strcmp(name + len - 15, "pboom.par0.body") == 0))) {
             atomic_fetch_add(&boom_calls, 1);
             *msg = LLVMCreateMessage("injected emission failure");
             return 1;
         }
     }
     return __real_LLVMTargetMachineEmitToMemoryBuffer(tm, m, ft, msg, out);
+}
+
+/* An arena's second chunk (32-byte header + 128 KiB) fails while armed. */
+static atomic_int fail_chunk;
+enum { CHUNK2 = 32 + (128 << 10) };
+void *__real_malloc(size_t n);
+void *__wrap_malloc(size_t n) {
+    if (n == CHUNK2 && atomic_load(&fail_chunk)) {
+        atomic_fetch_add(&fail_chunk, 1);
+        return NULL;
+    }
+    return __real_malloc(n);
 }
 
 /* ---- helpers ------------------------------------------------------------------- */
@@ -182,11 +195,91 @@ static void test_emission_failure(void **state) {
     mt_jit_module_release(r.module);
 }
 
+
+/* out[i] = i + k for i in T.parallel(n): a kernel with `nl` parallel loops. */
+static mt_tfunc *make_par(const char *name, int nl) {
+    mt_tvar *n = mt_tvar_new(A, "n", MT_INT64);
+    mt_texpr *nv = mt_te_var(A, n);
+    mt_tbuffer *o = mt_tbuffer_new(A, "out", MT_FLOAT32, 1, &nv);
+    mt_tstmt **s = MT_NEW_ARRAY(A, mt_tstmt *, nl);
+    for (int k = 0; k < nl; k++) {
+        mt_tvar *i = mt_tvar_new(A, "i", MT_INT64);
+        mt_texpr *iv = mt_te_var(A, i);
+        mt_texpr *v = mt_te_bin(A, TE_ADD, mt_te_cast(A, MT_FLOAT32, iv), mt_te_float(A, MT_FLOAT32, k));
+        s[k] = mt_ts_for(A, i, mt_te_i64(A, 0), nv, MT_FOR_PARALLEL, mt_ts_store(A, o, &iv, 1, v));
+    }
+    mt_tfunc *f = mt_tfunc_new(A, name);
+    mt_tfunc_add_param(A, f, o, NULL);
+    f->sym_vars = MT_NEW_ARRAY(A, mt_tvar *, 1);
+    f->sym_vars[0] = n;
+    f->nsym = 1;
+    f->num_outputs = 1;
+    f->body = mt_ts_seq(A, s, nl);
+    return f;
+}
+
+/* Emission fails for a parallel loop body's part: the compile fails with
+ * that error, the other units are disposed (ASan). */
+static void test_part_emission_failure(void **state) {
+    for (int threads = 2; threads <= 4; threads++) {
+        mt_tfunc *fs[3] = {make_par("a", 2), make_par("pboom", 1), make_par("b", 6)};
+        mt_codegen_out r;
+        char msg[512];
+        atomic_store(&boom_calls, 0);
+        assert_int_equal(try_compile(fs, 3, threads, &r, msg, sizeof msg), MT_ERR_INTERNAL);
+        assert_non_null(strstr(msg, "emitting object code: injected emission failure"));
+        assert_int_equal(atomic_load(&boom_calls), 1);
+    }
+}
+
+/* The compile's arena runs out at every allocation in turn (its first
+ * chunk filled to leave r bytes, the next chunk refused): the compile
+ * fails with MT_ERR_NOMEM or succeeds, and leaks nothing (ASan). */
+static void test_arena_exhaustion(void **state) {
+    mt_tfunc *fs[2] = {make_par("a", 5), make_par("b", 3)};
+    int ok_in_row = 0, nomem = 0;
+    for (size_t r = 0; r <= 60000 && ok_in_row < 8; r += 16) {
+        mt_arena *S = mt_arena_create();
+        mt_arena_alloc(S, (64 << 10) - r);
+        atomic_store(&fail_chunk, 1);
+        mt_codegen_out out;
+        mt_status st;
+        char msg[512] = "";
+        mt_errframe f;
+        if (MT_TRY(&f)) {
+            mt_codegen_cpu(jit, S, fs, 2, 0, 2, &out);
+            mt_err_pop(&f);
+            st = MT_OK;
+        } else {
+            mt_err_pop(&f);
+            st = f.status;
+            snprintf(msg, sizeof msg, "%s", f.msg);
+        }
+        int hit = atomic_exchange(&fail_chunk, 0) > 1;
+        if (st == MT_OK) {
+            float o[10];
+            ((void (*)(float *, int64_t))out.fn_addrs[1])(o, 10);
+            assert_true(o[9] == 11.0f);
+            mt_jit_module_release(out.module);
+            ok_in_row = hit ? 0 : ok_in_row + 1;
+        } else {
+            if (st != MT_ERR_NOMEM) fail_msg("r %zu: status %d: %s", r, (int)st, msg);
+            nomem++;
+            ok_in_row = 0;
+        }
+        mt_arena_destroy(S);
+    }
+    if (getenv("VERBOSE")) fprintf(stderr, "%d compiles out of memory\n", nomem);
+    assert_true(nomem > 10);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_no_helpers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_helper, setup, teardown),
         cmocka_unit_test_setup_teardown(test_emission_failure, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_part_emission_failure, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_arena_exhaustion, setup, teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

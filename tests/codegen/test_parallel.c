@@ -5,6 +5,7 @@
  * JIT and compared with C references.
  */
 #define _GNU_SOURCE
+#include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -395,8 +396,11 @@ static void test_chunked_loop(void **state) {
             assert_non_null(strstr(r.llvm_ir, ".par0(i64 %begin, i64 %end"));
             assert_non_null(strstr(r.llvm_ir, "ptr noalias nocapture align 4 %a"));
             /* the body is exported from its part, the kernel calls it */
-            assert_non_null(strstr(r.llvm_ir, "define void @"));
-            assert_non_null(strstr(r.llvm_ir, ".par0.body(i64"));
+            const char *body = strstr(r.llvm_ir, ".par0.body(i64");
+            assert_non_null(body);
+            const char *def = body; /* back to the start of its line */
+            while (def > r.llvm_ir && def[-1] != '\n') def--;
+            assert_true(strncmp(def, "define void @", 13) == 0);
         }
         if (threads == 1) assert_non_null(strstr(r.llvm_ir, "define internal void @"));
         void (*fn)(const float *, const float *, float, float *, int64_t) =
@@ -484,6 +488,172 @@ static void test_captures_and_nesting(void **state) {
     }
 }
 
+
+/* ---- review: parts ------------------------------------------------------------ */
+
+/* Compiles fs[0..n) on `threads`; the status (MT_OK and *out, or the error). */
+static mt_status try_compile_n(mt_tfunc **fs, int n, int threads, mt_codegen_out *out,
+                               char *msg, size_t len) {
+    memset(out, 0, sizeof *out);
+    mt_errframe fr;
+    if (MT_TRY(&fr)) {
+        mt_codegen_cpu(jit, A, fs, n, 3, threads, out);
+        mt_err_pop(&fr);
+        return MT_OK;
+    }
+    mt_err_pop(&fr);
+    snprintf(msg, len, "%s", fr.msg);
+    return fr.status;
+}
+
+/* Lets of every compute type (bool i1, int8/uint8 i8, int32, float16 as
+ * float, float64) outside a parallel loop, captured by it, plus math calls
+ * (exp/tanh/erf) and a heap allocation (symbolic size: mt_kernel_malloc)
+ * inside the body; the kernel's own allocation of constant size too.
+ *
+ *   let fl = n > 5; let c8 = int8(n); let u8 = uint8(n + 200); let w = int32(n * 3)
+ *   let h = float16(float(n) * 0.1); let d = float64(n) * 0.5
+ *   for c in T.parallel(n):
+ *       tmp = alloc((n,))        # heap
+ *       for i in range(n): tmp[i] = float(i + c)
+ *       out[c] = tmp[n - 1] + (fl ? 1 : 0) + c8 + u8 + w + h + d + exp(0.25) + tanh(0.5) + erf(0.5)
+ */
+static mt_tfunc *typed_caps(const char *name) {
+    mt_tvar *n = ivar("n"), *c = ivar("c"), *i = ivar("i");
+    mt_tvar *fl = mt_tvar_new(A, "fl", MT_BOOL), *c8 = mt_tvar_new(A, "c8", MT_INT8);
+    mt_tvar *u8 = mt_tvar_new(A, "u8", MT_UINT8), *w = mt_tvar_new(A, "w", MT_INT32);
+    mt_tvar *h = mt_tvar_new(A, "h", MT_FLOAT16), *d = mt_tvar_new(A, "d", MT_FLOAT64);
+    mt_tbuffer *o = buf1("out", V(n));
+    mt_texpr *nv = V(n);
+    mt_tbuffer *tmp = mt_tbuffer_new(A, "tmp", MT_FLOAT32, 1, &nv);
+    mt_tstmt *fill = loop(i, I(0), V(n), MT_FOR_SERIAL,
+                          st(tmp, V(i), mt_te_cast(A, MT_FLOAT32, bin(TE_ADD, V(i), V(c)))));
+#define F32(x) mt_te_cast(A, MT_FLOAT32, (x))
+    mt_texpr *q = mt_te_float(A, MT_FLOAT32, 0.25), *hf = mt_te_float(A, MT_FLOAT32, 0.5);
+    mt_texpr *v = ld(tmp, bin(TE_SUB, V(n), I(1)));
+    v = bin(TE_ADD, v, mt_te_select(A, V(fl), mt_te_float(A, MT_FLOAT32, 1), mt_te_float(A, MT_FLOAT32, 0)));
+    v = bin(TE_ADD, v, F32(V(c8)));
+    v = bin(TE_ADD, v, F32(V(u8)));
+    v = bin(TE_ADD, v, F32(V(w)));
+    v = bin(TE_ADD, v, F32(V(h)));
+    v = bin(TE_ADD, v, F32(V(d)));
+    v = bin(TE_ADD, v, mt_te_call(A, IN_EXP, &q, 1));
+    v = bin(TE_ADD, v, mt_te_call(A, IN_TANH, &hf, 1));
+    v = bin(TE_ADD, v, mt_te_call(A, IN_ERF, &hf, 1));
+    mt_tstmt *pair[2] = {fill, st(o, V(c), v)};
+    mt_tstmt *pl = loop(c, I(0), V(n), MT_FOR_PARALLEL, mt_ts_alloc(A, tmp, mt_ts_seq(A, pair, 2)));
+    mt_tstmt *body = pl;
+    body = mt_ts_let(A, d, bin(TE_MUL, mt_te_cast(A, MT_FLOAT64, V(n)), mt_te_float(A, MT_FLOAT64, 0.5)), body);
+    body = mt_ts_let(A, h, mt_te_cast(A, MT_FLOAT16, bin(TE_MUL, F32(V(n)), mt_te_float(A, MT_FLOAT32, 0.1))), body);
+    body = mt_ts_let(A, w, mt_te_cast(A, MT_INT32, bin(TE_MUL, V(n), I(3))), body);
+    body = mt_ts_let(A, u8, mt_te_cast(A, MT_UINT8, bin(TE_ADD, V(n), I(200))), body);
+    body = mt_ts_let(A, c8, mt_te_cast(A, MT_INT8, V(n)), body);
+    body = mt_ts_let(A, fl, bin(TE_GT, V(n), I(5)), body);
+#undef F32
+    mt_tfunc *f = mt_tfunc_new(A, name);
+    mt_tfunc_add_param(A, f, o, NULL);
+    f->sym_vars = MT_NEW_ARRAY(A, mt_tvar *, 1);
+    f->sym_vars[0] = n;
+    f->nsym = 1;
+    f->num_outputs = 1;
+    f->body = body;
+    return f;
+}
+
+static void test_typed_captures(void **state) {
+    mt_tfunc *f = typed_caps("typed");
+    float res[2][2][40]; /* [threads - 1][case] */
+    memset(res, 0, sizeof res);
+    for (int threads = 1; threads <= 2; threads++) {
+        mt_codegen_out r = compile_t(f, 3, threads);
+        assert_int_equal(r.nbc, threads);
+        void (*fn)(float *, int64_t) = (void (*)(float *, int64_t))r.fn_addrs[0];
+        for (int k = 0; k < 2; k++) {
+            int64_t N = k ? 37 : 4;
+            fn(res[threads - 1][k], N);
+            float want0 = (float)(N - 1) + (N > 5) + (float)(int8_t)N + (float)(uint8_t)(N + 200) +
+                          (float)(N * 3) + (float)(_Float16)((float)N * 0.1f) + (float)((double)N * 0.5);
+            want0 += expf(0.25f) + tanhf(0.5f) + erff(0.5f);
+            if (fabsf(res[threads - 1][k][0] - want0) > 1e-3f)
+                fail_msg("threads %d N %d: %g, want %g", threads, (int)N, res[threads - 1][k][0], want0);
+        }
+        mt_jit_module_release(r.module);
+    }
+    assert_memory_equal(res[0], res[1], sizeof res[0]); /* bit for bit */
+}
+
+/* A let of a vector value captured by a parallel loop: fine on one thread,
+ * an internal error ("captures a value of LLVM type kind 13") on two. */
+static void test_vector_capture(void **state) {
+    mt_tvar *c = ivar("c"), *vv = mt_tvar_new(A, "vv", MT_FLOAT32);
+    mt_tbuffer *o = buf1("out", I(64));
+    mt_texpr *bc = mt_te_broadcast(A, mt_te_float(A, MT_FLOAT32, 2), 4);
+    mt_texpr *vref = V(vv);
+    vref->lanes = 4;
+    mt_texpr *idx = mt_te_ramp(A, bin(TE_MUL, V(c), I(4)), I(1), 4);
+    mt_tstmt *pl = loop(c, I(0), I(16), MT_FOR_PARALLEL, mt_ts_store(A, o, &idx, 1, vref));
+    mt_tfunc *f = mt_tfunc_new(A, "veccap");
+    mt_tfunc_add_param(A, f, o, NULL);
+    f->num_outputs = 1;
+    f->body = mt_ts_let(A, vv, bc, pl);
+    for (int threads = 1; threads <= 2; threads++) {
+        mt_codegen_out r;
+        char msg[512];
+        mt_status s = try_compile_n(&f, 1, threads, &r, msg, sizeof msg);
+        if (s != MT_OK) fail_msg("threads %d: %s", threads, msg);
+        float out[64];
+        ((void (*)(float *))r.fn_addrs[0])(out);
+        for (int k = 0; k < 64; k++) assert_true(out[k] == 2.0f);
+        mt_jit_module_release(r.module);
+    }
+}
+
+/* An error in the kernel after its parts were made (a block after two good
+ * parallel loops), and in a second kernel after the first kernel's parts:
+ * the compile fails, every part is disposed (ASan checks), the JIT works. */
+static mt_tfunc *par_kernel(const char *name, int nloops, bool bad_tail) {
+    mt_tbuffer *o = buf1("out", I(64));
+    mt_tstmt **s = MT_NEW_ARRAY(A, mt_tstmt *, nloops + 1);
+    for (int k = 0; k < nloops; k++) {
+        mt_tvar *i = ivar("i");
+        s[k] = loop(i, I(0), I(64), MT_FOR_PARALLEL,
+                    st(o, V(i), bin(TE_ADD, mt_te_cast(A, MT_FLOAT32, V(i)), mt_te_float(A, MT_FLOAT32, k))));
+    }
+    if (bad_tail) {
+        s[nloops] = mt_ts_block(A, "left_in_kernel");
+        s[nloops]->body = mt_ts_eval(A, I(0));
+    }
+    mt_tfunc *f = mt_tfunc_new(A, name);
+    mt_tfunc_add_param(A, f, o, NULL);
+    f->num_outputs = 1;
+    f->body = mt_ts_seq(A, s, nloops + (bad_tail ? 1 : 0));
+    return f;
+}
+
+static void test_error_after_parts(void **state) {
+    for (int threads = 1; threads <= 3; threads++) {
+        mt_tfunc *one = par_kernel("k_bad", 2, true);
+        mt_codegen_out r;
+        char msg[512];
+        assert_int_equal(try_compile_n(&one, 1, threads, &r, msg, sizeof msg), MT_ERR_INTERNAL);
+        assert_non_null(strstr(msg, "left_in_kernel"));
+        /* 5 good parts in the first kernel (more than the first 4 slots of
+         * the parts array), then the bad kernel */
+        mt_tfunc *two[2] = {par_kernel("k_good", 5, false), par_kernel("k_bad", 1, true)};
+        assert_int_equal(try_compile_n(two, 2, threads, &r, msg, sizeof msg), MT_ERR_INTERNAL);
+        assert_non_null(strstr(msg, "left_in_kernel"));
+    }
+    mt_tfunc *ok[2] = {par_kernel("k_a", 5, false), par_kernel("k_b", 3, false)};
+    mt_codegen_out r;
+    char msg[512];
+    assert_int_equal(try_compile_n(ok, 2, 2, &r, msg, sizeof msg), MT_OK);
+    assert_int_equal(r.nbc, 2 + 5 + 3);
+    float out[64];
+    ((void (*)(float *))r.fn_addrs[1])(out);
+    assert_true(out[10] == 12.0f);
+    mt_jit_module_release(r.module);
+}
+
 /* ---- fixtures ---------------------------------------------------------------- */
 
 static int setup(void **state) {
@@ -547,6 +717,9 @@ int main(void) {
         cmocka_unit_test(test_chunked_loop),
         cmocka_unit_test(test_captures_and_nesting),
         cmocka_unit_test(test_error_in_part),
+        cmocka_unit_test(test_typed_captures),
+        cmocka_unit_test(test_vector_capture),
+        cmocka_unit_test(test_error_after_parts),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
