@@ -173,7 +173,7 @@ static int define_runtime_syms(mt_jit *jit, char *err, size_t errlen) {
     return 0;
 }
 
-static void mt_jit_destroy_locks(mt_jit *jit) {
+static void destroy_locks(mt_jit *jit) {
     pthread_mutex_destroy(&jit->mu);
     for (int i = 0; i < MT_JIT_TMS; i++) pthread_mutex_destroy(&jit->tms[i].mu);
 }
@@ -249,7 +249,7 @@ mt_jit *mt_jit_create(char *err, size_t errlen) {
     /* The first slot's machine now: its failure is the context's, not the first compile's. */
     mt_jit_tm *t = mt_jit_tm_acquire(jit, err, errlen);
     if (!t) {
-        mt_jit_destroy_locks(jit);
+        destroy_locks(jit);
         goto fail;
     }
     mt_jit_tm_release(t);
@@ -268,7 +268,7 @@ void mt_jit_destroy(mt_jit *jit) {
     LLVMConsumeError(LLVMOrcDisposeLLJIT(jit->lljit));
     for (int i = 0; i < MT_JIT_TMS; i++)
         if (jit->tms[i].tm) LLVMDisposeTargetMachine(jit->tms[i].tm);
-    mt_jit_destroy_locks(jit);
+    destroy_locks(jit);
     LLVMDisposeMessage(jit->triple);
     LLVMDisposeMessage(jit->cpu);
     LLVMDisposeMessage(jit->features);

@@ -177,16 +177,22 @@ static void test_one_helper(void **state) { compile_with_helpers(1); }
 
 /* Emission fails for one function: the compile fails with that error,
  * whichever thread met it, on 1 to 4 threads; then the JIT still works. */
+/* Compiles fs[0..n) on `threads`, one of whose modules fails to emit:
+ * the compile fails with that error, the emission was tried once. */
+static void expect_emission_failure(mt_tfunc **fs, int n, int threads) {
+    mt_codegen_out r;
+    char msg[512];
+    atomic_store(&boom_calls, 0);
+    assert_int_equal(try_compile(fs, n, threads, &r, msg, sizeof msg), MT_ERR_INTERNAL);
+    assert_non_null(strstr(msg, "emitting object code: injected emission failure"));
+    assert_int_equal(atomic_load(&boom_calls), 1);
+}
+
 static void test_emission_failure(void **state) {
     for (int threads = 1; threads <= 4; threads++) {
         mt_tfunc **ok = three_ops();
         mt_tfunc *fs[4] = {ok[0], ok[1], make_op("k_boom", TE_ADD), ok[2]};
-        mt_codegen_out r;
-        char msg[512];
-        atomic_store(&boom_calls, 0);
-        assert_int_equal(try_compile(fs, 4, threads, &r, msg, sizeof msg), MT_ERR_INTERNAL);
-        assert_non_null(strstr(msg, "emitting object code: injected emission failure"));
-        assert_int_equal(atomic_load(&boom_calls), 1);
+        expect_emission_failure(fs, 4, threads);
     }
     mt_codegen_out r;
     char msg[512];
@@ -194,7 +200,6 @@ static void test_emission_failure(void **state) {
     check_ops(&r, 3);
     mt_jit_module_release(r.module);
 }
-
 
 /* out[i] = i + k for i in T.parallel(n): a kernel with `nl` parallel loops. */
 static mt_tfunc *make_par(const char *name, int nl) {
@@ -223,12 +228,7 @@ static mt_tfunc *make_par(const char *name, int nl) {
 static void test_part_emission_failure(void **state) {
     for (int threads = 2; threads <= 4; threads++) {
         mt_tfunc *fs[3] = {make_par("a", 2), make_par("pboom", 1), make_par("b", 6)};
-        mt_codegen_out r;
-        char msg[512];
-        atomic_store(&boom_calls, 0);
-        assert_int_equal(try_compile(fs, 3, threads, &r, msg, sizeof msg), MT_ERR_INTERNAL);
-        assert_non_null(strstr(msg, "emitting object code: injected emission failure"));
-        assert_int_equal(atomic_load(&boom_calls), 1);
+        expect_emission_failure(fs, 3, threads);
     }
 }
 
