@@ -110,6 +110,22 @@ typedef enum mt_stage {
 
 typedef enum mt_target { MT_TARGET_CPU = 0, MT_TARGET_CUDA = 1 } mt_target;
 
+/* ---- devices -------------------------------------------------------------
+ * Where a tensor's bytes live and where a kernel runs: DLPack's DLDevice
+ * (device type and ordinal), with DLPack's type codes. MT_DEVICE_TEST is
+ * DLPack's kDLExtDev, which minitriton uses for its test device: host code
+ * run against memory kept apart from the host's (tests only; see docs/api.md). */
+typedef enum mt_device_type {
+    MT_DEVICE_CPU = 1,   /* kDLCPU */
+    MT_DEVICE_CUDA = 2,  /* kDLCUDA */
+    MT_DEVICE_TEST = 12  /* kDLExtDev */
+} mt_device_type;
+
+typedef struct mt_device {
+    int32_t type; /* mt_device_type */
+    int32_t id;   /* ordinal: cuda:1 is {MT_DEVICE_CUDA, 1} */
+} mt_device;
+
 /* ---- diagnostics ---------------------------------------------------------
  * Filled by every call that takes one. On success status is MT_OK and the
  * strings are empty. `text` is the rendered diagnostic, GCC style:
