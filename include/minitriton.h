@@ -169,6 +169,8 @@ typedef struct mt_compile_options {
     int opt_level;         /* LLVM optimization level 0..3; default 3 */
     int unroll_threshold;  /* graph-level for-loops up to this count unroll; default 16 */
     const char *dump_after;/* comma-separated pass names to record (mt_kernel_pass_dump) */
+    const char *arch;      /* target cuda: "sm_80", "sm_86", "sm_89" or "sm_90"; NULL: the
+                            * GPU's, else sm_90. Must be NULL for target cpu. */
     /* Every field is part of the compile cache's key (src/cache.c). */
 } mt_compile_options;
 

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api_internal.h"
 #include "cache.h"
 #include "codegen/codegen.h"
 #include "minitriton.h"
@@ -34,6 +35,8 @@ struct mt_context {
     mt_cache *cache;      /* compiled kernels; closed when the host destroys ctx */
     mt_pool *pool;        /* run buffers (runtime/pool.h); closed when ctx is freed */
     mt_thread_pool *threads; /* parallel loops' workers (runtime/parallel.h); joined when ctx is freed */
+    mt_target_desc host;  /* the host CPU's target: kernels on the CPU (and the test device) */
+    char host_str[256];   /* its text, in every cache key */
 };
 
 struct mt_kernel {
@@ -60,6 +63,10 @@ struct mt_kernel {
 /* ---- context --------------------------------------------------------------- */
 
 mt_context *mt_context_create(const mt_context_options *opts) {
+    return mt_context_create_testing(opts, false);
+}
+
+mt_context *mt_context_create_testing(const mt_context_options *opts, bool test_device) {
     mt_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return NULL;
     char err[256];
@@ -76,6 +83,10 @@ mt_context *mt_context_create(const mt_context_options *opts) {
         free(ctx);
         return NULL;
     }
+    int cores = ctx->num_threads > 0 ? ctx->num_threads : mt_parallel_num_cpus();
+    mt_target_host_cpu(&ctx->host, mt_jit_cpu_name(ctx->jit), mt_jit_cpu_features(ctx->jit), cores);
+    ctx->host.test_device = test_device;
+    mt_target_str(&ctx->host, ctx->host_str, sizeof ctx->host_str);
     atomic_init(&ctx->refs, 1);
     return ctx;
 }
@@ -351,6 +362,19 @@ mt_kernel *mt_jit_compile(mt_context *ctx, const char *source, const mt_compile_
                     "mt_jit_compile: target must be MT_TARGET_CPU or MT_TARGET_CUDA");
         return NULL;
     }
+    if (opts->arch && opts->target != MT_TARGET_CUDA) {
+        mt_diag_set(diag, MT_ERR_INVALID_ARG, file, NULL, MT_NOLOC,
+                    "mt_jit_compile: arch is for target cuda; leave it NULL for target cpu");
+        return NULL;
+    }
+    mt_target_desc gpu;
+    if (opts->target == MT_TARGET_CUDA && !mt_target_cuda(&gpu, opts->arch)) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "mt_jit_compile: unknown arch '%.40s' (known: %s)", opts->arch,
+                 mt_target_cuda_archs());
+        mt_diag_set(diag, MT_ERR_INVALID_ARG, file, NULL, MT_NOLOC, msg);
+        return NULL;
+    }
     int badlen;
     const char *bad = mt_pipeline_unknown_pass(opts->dump_after, &badlen);
     if (bad) {
@@ -361,7 +385,7 @@ mt_kernel *mt_jit_compile(mt_context *ctx, const char *source, const mt_compile_
     }
     /* Without memory for a key the compilation simply bypasses the cache. */
     mt_cache_key key;
-    bool keyed = mt_cache_key_init(&key, source, opts) == 0;
+    bool keyed = mt_cache_key_init(&key, source, opts, ctx->host_str) == 0;
     mt_kernel *k = keyed ? mt_cache_lookup(ctx->cache, &key) : NULL;
     if (!k) {
         double t0 = now_ms();
@@ -393,7 +417,8 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
         if (opts->target == MT_TARGET_CUDA)
             mt_fail_noloc(MT_ERR_UNAVAILABLE, "target cuda is not available yet; use target cpu");
         mt_compiled c;
-        mt_pipeline_run(a, k->source, len, opts, &c);
+        mt_pipeline_targets targets = {&ctx->host, NULL};
+        mt_pipeline_run(a, k->source, len, opts, &targets, &c);
         mt_codegen_out cg;
         memset(&cg, 0, sizeof cg);
         /* LLVM works on the kernel functions on as many threads as the

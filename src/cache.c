@@ -34,9 +34,10 @@ typedef struct options_mirror_ {
     const char *filename, *entry;
     int target, opt_level, unroll_threshold;
     const char *dump_after;
+    const char *arch;
 } options_mirror_;
 _Static_assert(sizeof(mt_compile_options) == sizeof(options_mirror_) &&
-                   offsetof(mt_compile_options, dump_after) == offsetof(options_mirror_, dump_after),
+                   offsetof(mt_compile_options, arch) == offsetof(options_mirror_, arch),
                "mt_compile_options changed: add the new field to the cache key (src/cache.c)");
 
 typedef struct entry {
@@ -144,8 +145,11 @@ static void put_str(writer *w, const char *s) {
 }
 
 /* Serializes into w (w->p NULL: only measures). */
-static void serialize(writer *w, const char *source, const mt_compile_options *o) {
-    put(w, "mtk1", 4);
+static void serialize(writer *w, const char *source, const mt_compile_options *o,
+                      const char *target) {
+    put(w, "mtk2", 4);
+    put_str(w, target);
+    put_str(w, o->arch);
     put_int(w, (int)o->target);
     put_int(w, o->opt_level);
     put_int(w, o->unroll_threshold);
@@ -155,16 +159,17 @@ static void serialize(writer *w, const char *source, const mt_compile_options *o
     put(w, source, strlen(source));
 }
 
-int mt_cache_key_init(mt_cache_key *key, const char *source, const mt_compile_options *opts) {
+int mt_cache_key_init(mt_cache_key *key, const char *source, const mt_compile_options *opts,
+                      const char *target) {
     memset(key, 0, sizeof *key);
     writer w = {NULL, 0};
-    serialize(&w, source, opts);
+    serialize(&w, source, opts, target);
     key->bytes = malloc(w.len);
     if (!key->bytes) return -1;
     key->len = w.len;
     w.p = key->bytes;
     w.len = 0;
-    serialize(&w, source, opts);
+    serialize(&w, source, opts, target);
     key->hash = hash_bytes(key->bytes, key->len);
     return 0;
 }

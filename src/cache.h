@@ -4,9 +4,10 @@
  * mt_jit_compile of a source with options it has already compiled in the
  * same context returns the kernel it made then (one more reference) instead
  * of compiling again. The key is the source and every field of
- * mt_compile_options (the filename too: diagnostics and dumps mention it);
- * the context's own settings (threads, target machine) are the same for all
- * of its entries, so they are not part of it. A key is compared whole, not
+ * mt_compile_options (the filename too: diagnostics and dumps mention it),
+ * and the text of the host target the context compiles for (target/target.h:
+ * CPU, vector width, cores, caches), so that a key says everything the
+ * kernel was made for. A key is compared whole, not
  * only by its hash: a hash collision cannot return the wrong kernel.
  *
  * The cache is bounded (the least recently used entry goes when it is full)
@@ -55,7 +56,8 @@ void mt_cache_close(mt_cache *c);
 
 /* Builds the key of (source, opts); opts must not be NULL (pass the
  * defaults). 0, or -1 when out of memory. */
-int mt_cache_key_init(mt_cache_key *key, const char *source, const mt_compile_options *opts);
+int mt_cache_key_init(mt_cache_key *key, const char *source, const mt_compile_options *opts,
+                      const char *target);
 void mt_cache_key_free(mt_cache_key *key);
 
 /* The cached kernel for key with one new reference, or NULL. Counts a hit or

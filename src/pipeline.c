@@ -1,18 +1,18 @@
 /*
- * pipeline.c -- the pass list, in one place.
+ * pipeline.c -- runs the pass list (passes/registry.c) on a source.
  *
  *   parse                        source -> AST                (stage "ast")
  *   build                        AST -> graph IR              (stage "graph")
- *   fold_constant, cse, dead_code, to_dataflow, legalize, annotate_pattern,
- *   fuse_ops, fuse_tir, dead_code
- *                                                             (stage "graph-opt")
- *   per loop function:
+ *   the graph passes                                          (stage "graph-opt")
+ *   per loop function, with the target of the device it runs on:
  *     inline_producers                                        (stage "tir")
- *     schedule_matmul (register-tiled matmul + epilogue, emitted lowered),
- *     schedule_reduce (row reductions + their row-wise stages, lowered),
- *     schedule (default CPU rules), lower_blocks, flatten_buffers,
- *     simplify, vectorize, remove_unit_loops, simplify, tir_cse
- *                                                             (stage "tir-sched")
+ *     the target's schedule rules, then lowering and cleanup  (stage "tir-sched")
+ *
+ * Each loop function gets its target (mt_tfunc.target) before the TIR
+ * passes: the host's for functions called on the CPU and on the test
+ * device (which runs host code), the GPU's for functions called on a GPU.
+ * The rules that run are that target's (mt_target_rules). The "tir-sched"
+ * dump shows each function's target as T.func_attr "target".
  *
  * After any pass, the IR can be recorded by naming the pass in
  * mt_compile_options.dump_after ("fuse_ops,simplify"); mt_kernel_pass_dump
@@ -25,48 +25,9 @@
 
 #include "frontend/parser.h"
 #include "graph/builder.h"
-#include "passes/graph/graph_passes.h"
-#include "passes/tir/tir_passes.h"
-#include "schedule/schedule.h"
+#include "passes/registry.h"
+#include "support/common.h"
 #include "support/strbuf.h"
-
-static const struct {
-    const char *name;
-    mt_graph_pass_fn run;
-} graph_passes[] = {
-    {"fold_constant", mt_graph_fold_constant},
-    {"cse", mt_graph_cse},
-    {"dead_code", mt_graph_dead_code},
-    {"to_dataflow", mt_graph_to_dataflow},
-    {"legalize", mt_graph_legalize},
-    {"annotate_pattern", mt_graph_annotate_pattern},
-    {"fuse_ops", mt_graph_fuse_ops},
-    {"fuse_tir", mt_graph_fuse_tir},
-    {"dead_code", mt_graph_dead_code},
-};
-
-/* The TIR passes after the "tir" stage; schedule is the target's rule. */
-static const struct {
-    const char *name;
-    mt_tfunc *(*run)(mt_arena *, mt_tfunc *);
-} tir_passes[] = {
-    {"schedule_matmul", mt_schedule_matmul_pass},
-    {"schedule_reduce", mt_schedule_reduce_pass},
-    {"schedule", mt_schedule_default_cpu},
-    {"lower_blocks", mt_tir_lower_blocks},
-    {"flatten_buffers", mt_tir_flatten_buffers},
-    {"simplify", mt_tir_simplify},
-    {"vectorize", mt_tir_vectorize},
-    {"remove_unit_loops", mt_tir_remove_unit_loops},
-    {"simplify", mt_tir_simplify},
-    {"tir_cse", mt_tir_cse},
-};
-
-const char *const mt_pipeline_pass_names[] = {
-    "parse", "build", "fold_constant", "cse", "to_dataflow", "legalize", "annotate_pattern", "fuse_ops", "fuse_tir",
-    "dead_code", "inline_producers", "schedule_matmul", "schedule_reduce", "schedule", "lower_blocks", "flatten_buffers", "simplify",
-    "vectorize", "remove_unit_loops", "tir_cse", NULL,
-};
 
 static double now_ms(void) {
     struct timespec ts;
@@ -94,9 +55,7 @@ const char *mt_pipeline_unknown_pass(const char *list, int *len) {
         const char *e = strchr(p, ',');
         size_t n = e ? (size_t)(e - p) : strlen(p);
         bool known = n == 0 || (n == 3 && strncmp(p, "all", 3) == 0); /* empty names: none */
-        for (int i = 0; !known && mt_pipeline_pass_names[i]; i++)
-            known = strlen(mt_pipeline_pass_names[i]) == n && strncmp(p, mt_pipeline_pass_names[i], n) == 0;
-        if (!known) {
+        if (!known && !mt_pass_name_known(p, n)) {
             *len = n > 64 ? 64 : (int)n;
             return p;
         }
@@ -125,8 +84,106 @@ static const char *print_tfuncs(mt_arena *a, mt_tfunc *const *fs, int n) {
     return mt_sb_str(&sb);
 }
 
+/* The target of the device a loop function runs on. */
+static const mt_target_desc *target_of(const mt_pipeline_targets *t, mt_device d) {
+    return d.type == MT_DEVICE_CUDA ? t->gpu : t->host;
+}
+
+typedef struct assign {
+    mt_arena *arena;
+    mt_gmodule *m;
+    const mt_pipeline_targets *targets;
+} assign;
+
+/* Gives each called loop function the target of its call's device; a
+ * function called on devices of two targets is cloned for the second. */
+static void assign_block(mt_gblock *blk, void *ctx) {
+    assign *as = ctx;
+    for (int i = 0; i < blk->nbindings; i++) {
+        mt_gbinding *b = blk->bindings[i];
+        if (b->kind != MT_CALL_TIR) continue;
+        mt_device d = b->device.type ? b->device : as->m->default_device;
+        const mt_target_desc *t = target_of(as->targets, d);
+        if (!b->callee->target) {
+            b->callee->target = t;
+        } else if (b->callee->target != t) {
+            mt_tfunc *g = MT_NEW(as->arena, mt_tfunc);
+            *g = *b->callee;
+            g->target = t;
+            mt_gmodule_add_tfunc(as->arena, as->m, g);
+            b->callee = g;
+        }
+    }
+}
+
+static void assign_targets(mt_arena *a, mt_gmodule *m, const mt_pipeline_targets *t) {
+    assign as = {a, m, t};
+    for (int fi = 0; fi < m->nfuncs; fi++) mt_gfunc_foreach_bindings(m->funcs[fi], assign_block, &as);
+    for (int i = 0; i < m->ntfuncs; i++)
+        if (!m->tfuncs[i]->target) m->tfuncs[i]->target = t->host;
+}
+
+static void run_tir_pass(mt_arena *a, const mt_pass *p, mt_tfunc **fs, int n, const char *dump_after,
+                         mt_compiled *out) {
+    for (int i = 0; i < n; i++) fs[i] = p->tir(a, fs[i]);
+    if (wanted(dump_after, p->name)) record(a, out, p->name, print_tfuncs(a, fs, n));
+}
+
+/* The target's rules, each tried on every function (a rule leaves alone
+ * what it does not match). Functions of different targets take their own. */
+static void run_rules(mt_arena *a, mt_tfunc **fs, int n, const char *dump_after, mt_compiled *out) {
+    static const mt_target kinds[] = {MT_TARGET_CPU, MT_TARGET_CUDA};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        int nr;
+        const mt_pass *rules = mt_target_rules(kinds[k], &nr);
+        for (int r = 0; r < nr; r++) {
+            bool any = false;
+            for (int i = 0; i < n; i++)
+                if (mt_tfunc_target(fs[i])->kind == kinds[k]) {
+                    fs[i] = rules[r].tir(a, fs[i]);
+                    any = true;
+                }
+            if (any && wanted(dump_after, rules[r].name))
+                record(a, out, rules[r].name, print_tfuncs(a, fs, n));
+        }
+    }
+}
+
+/* The "tir-sched" text: each function with its target as an attribute. */
+static const char *print_scheduled(mt_arena *a, mt_tfunc *const *fs, int n) {
+    mt_tfunc **shown = MT_NEW_ARRAY(a, mt_tfunc *, n > 0 ? n : 1);
+    for (int i = 0; i < n; i++) {
+        char buf[256];
+        shown[i] = MT_NEW(a, mt_tfunc);
+        *shown[i] = *fs[i];
+        mt_tfunc_set_attr(a, shown[i], "target", mt_target_str(mt_tfunc_target(fs[i]), buf, sizeof buf));
+    }
+    return print_tfuncs(a, shown, n);
+}
+
+static mt_gmodule *run_graph_passes(mt_arena *a, mt_gmodule *m, const char *dump_after,
+                                    mt_compiled *out) {
+    for (int i = 0; i < mt_npasses; i++) {
+        const mt_pass *p = &mt_passes[i];
+        if (p->kind != MT_PASS_GRAPH) continue;
+        m = p->graph(a, m);
+        if (wanted(dump_after, p->name)) record(a, out, p->name, mt_gmodule_print(a, m, true));
+    }
+    return m;
+}
+
+static void run_tir_passes(mt_arena *a, mt_tfunc **fs, int n, const char *dump_after, mt_compiled *out) {
+    for (int i = 0; i < mt_npasses; i++) {
+        const mt_pass *p = &mt_passes[i];
+        if (p->kind == MT_PASS_RULES) run_rules(a, fs, n, dump_after, out);
+        else if (p->kind == MT_PASS_TIR) run_tir_pass(a, p, fs, n, dump_after, out);
+        if (p->kind == MT_PASS_TIR && strcmp(p->name, "inline_producers") == 0)
+            out->dumps[MT_STAGE_TIR] = print_tfuncs(a, fs, n);
+    }
+}
+
 void mt_pipeline_run(mt_arena *a, const char *src, size_t len, const mt_compile_options *opts,
-                     mt_compiled *out) {
+                     const mt_pipeline_targets *targets, mt_compiled *out) {
     memset(out, 0, sizeof *out);
     const char *dump_after = opts ? opts->dump_after : NULL;
     double t0 = now_ms();
@@ -135,34 +192,27 @@ void mt_pipeline_run(mt_arena *a, const char *src, size_t len, const mt_compile_
     out->dumps[MT_STAGE_AST] = mt_ast_print(a, ast);
     if (wanted(dump_after, "parse")) record(a, out, "parse", out->dumps[MT_STAGE_AST]);
 
-    mt_build_options bo = {opts ? opts->entry : NULL, opts ? opts->unroll_threshold : 16};
+    mt_device host = {MT_DEVICE_CPU, 0}, none = {0, 0};
+    mt_device gpu = targets->gpu ? (mt_device){MT_DEVICE_CUDA, 0}
+                    : targets->host->test_device ? (mt_device){MT_DEVICE_TEST, 0} : none;
+    mt_build_options bo = {opts ? opts->entry : NULL, opts ? opts->unroll_threshold : 16, host, gpu};
     mt_gmodule *m = mt_build_graph(a, ast, &bo);
+    m->default_device = host;
     out->dumps[MT_STAGE_GRAPH] = mt_gmodule_print(a, m, false);
     if (wanted(dump_after, "build")) record(a, out, "build", out->dumps[MT_STAGE_GRAPH]);
     double t1 = now_ms();
 
-    for (size_t i = 0; i < sizeof graph_passes / sizeof graph_passes[0]; i++) {
-        m = graph_passes[i].run(a, m);
-        if (wanted(dump_after, graph_passes[i].name))
-            record(a, out, graph_passes[i].name, mt_gmodule_print(a, m, true));
-    }
+    m = run_graph_passes(a, m, dump_after, out);
     out->dumps[MT_STAGE_GRAPH_OPT] = mt_gmodule_print(a, m, false);
     out->module = m;
     out->entry = m->funcs[0];
     double t2 = now_ms();
 
-    /* TIR: the "tir" stage is the fused functions with producers inlined */
+    assign_targets(a, m, targets);
     mt_tfunc **fs = MT_NEW_ARRAY(a, mt_tfunc *, m->ntfuncs > 0 ? m->ntfuncs : 1);
-    for (int i = 0; i < m->ntfuncs; i++) fs[i] = mt_tir_inline_producers(a, m->tfuncs[i]);
-    out->dumps[MT_STAGE_TIR] = print_tfuncs(a, fs, m->ntfuncs);
-    if (wanted(dump_after, "inline_producers"))
-        record(a, out, "inline_producers", out->dumps[MT_STAGE_TIR]);
-    for (size_t p = 0; p < sizeof tir_passes / sizeof tir_passes[0]; p++) {
-        for (int i = 0; i < m->ntfuncs; i++) fs[i] = tir_passes[p].run(a, fs[i]);
-        if (wanted(dump_after, tir_passes[p].name))
-            record(a, out, tir_passes[p].name, print_tfuncs(a, fs, m->ntfuncs));
-    }
-    out->dumps[MT_STAGE_TIR_SCHED] = print_tfuncs(a, fs, m->ntfuncs);
+    for (int i = 0; i < m->ntfuncs; i++) fs[i] = m->tfuncs[i];
+    run_tir_passes(a, fs, m->ntfuncs, dump_after, out);
+    out->dumps[MT_STAGE_TIR_SCHED] = print_scheduled(a, fs, m->ntfuncs);
     out->lowered = fs;
     out->nlowered = m->ntfuncs;
     double t3 = now_ms();

@@ -9,6 +9,7 @@
 #include "graph/graph.h"
 #include "minitriton.h"
 #include "support/arena.h"
+#include "target/target.h"
 
 typedef struct mt_pass_dump {
     const char *pass;
@@ -26,12 +27,17 @@ typedef struct mt_compiled {
     double ms_frontend, ms_graph, ms_tir; /* phase times */
 } mt_compiled;
 
+/* The targets of a compilation: the host CPU's, and the GPU's when the
+ * program has one (NULL otherwise). host->test_device makes device("gpu")
+ * the test device, whose functions are compiled for the host. */
+typedef struct mt_pipeline_targets {
+    const mt_target_desc *host;
+    const mt_target_desc *gpu;
+} mt_pipeline_targets;
+
 /* Runs every pass up to codegen. Errors go through mt_fail. */
 void mt_pipeline_run(mt_arena *a, const char *src, size_t len, const mt_compile_options *opts,
-                     mt_compiled *out);
-
-/* Pass names in pipeline order, NULL-terminated. */
-extern const char *const mt_pipeline_pass_names[];
+                     const mt_pipeline_targets *targets, mt_compiled *out);
 
 /* The first name in a comma-separated dump_after list that is neither a pass
  * nor "all" (and its length, at most 64), or NULL when every name is one. */

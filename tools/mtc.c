@@ -53,6 +53,8 @@ static const char USAGE[] =
     "\n"
     "  --entry NAME            entry function (default: the last graph function)\n"
     "  --target cpu|cuda       code generation target (default: cpu)\n"
+    "  --arch sm_80|sm_86|sm_89|sm_90\n"
+    "                          GPU architecture for --target cuda (default: the GPU's, else sm_90)\n"
     "  --emit STAGE[,STAGE...] print stages: ast graph graph-opt tir tir-sched\n"
     "                          llvm asm cuda plan\n"
     "  --run                   run the kernel and print its results\n"
@@ -651,6 +653,7 @@ typedef struct options {
     const char *file;            /* FILE.py, "-" for stdin */
     const char *entry;           /* --entry or NULL */
     mt_target target;            /* --target */
+    const char *arch;            /* --arch or NULL */
     mt_stage emit[MT_STAGE_COUNT_];
     int nemit;                   /* stages in emit, in the order given */
     bool run;                    /* --run or implied */
@@ -714,7 +717,7 @@ static int parse_options(int argc, char **argv, options *o) {
         const char *name; /* without the leading "--" */
         bool arg;         /* takes a value */
     } table[] = {
-        {"entry", true},  {"target", true}, {"emit", true},       {"run", false},
+        {"entry", true},  {"target", true}, {"arch", true}, {"emit", true},       {"run", false},
         {"input", true},  {"random", false}, {"seed", true},      {"dim", true},
         {"output", true}, {"output-dir", true}, {"bench", true},  {"help", false},
         {"version", false}, {"time-passes", false}, {"warm", true}, {"threads", true},
@@ -762,6 +765,8 @@ static int parse_options(int argc, char **argv, options *o) {
             if (!strcmp(val, "cpu")) o->target = MT_TARGET_CPU;
             else if (!strcmp(val, "cuda")) o->target = MT_TARGET_CUDA;
             else return usage_error("unknown target '%s' (cpu or cuda)", val);
+        } else if (!strcmp(opt, "arch")) {
+            o->arch = val;
         } else if (!strcmp(opt, "emit")) {
             char *list = strdup(val), *save = NULL;
             for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -1351,6 +1356,7 @@ int main(int argc, char **argv) {
     co.filename = fname;
     co.entry = o.entry;
     co.target = o.target;
+    co.arch = o.arch;
     mt_diag diag;
     memset(&diag, 0, sizeof diag);
     double t_compile = now_ms();

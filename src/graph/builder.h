@@ -10,6 +10,9 @@
 typedef struct mt_build_options {
     const char *entry;    /* entry function name; NULL = the last graph function */
     int unroll_threshold; /* graph-level for-loops up to this count unroll */
+    mt_device default_device; /* the target's device: where ops outside `with device` run */
+    mt_device gpu_device; /* what device("gpu") / "cuda" mean; type 0: no GPU in
+                           * this compilation (such a with is refused) */
 } mt_build_options;
 
 /* Builds the entry graph function (and what it calls) of an AST_MODULE.

@@ -71,7 +71,9 @@ mt_gvar *mt_b_emit(builder *b, mt_op_id id, mt_gvar **args, int nargs, const mt_
         b->block = mt_gblock_new(b->arena, MT_GBLOCK_BINDINGS, loc);
         mt_gbody_add(b->arena, b->body, b->block);
     }
-    mt_gblock_add(b->arena, b->block, mt_gbinding_op(b->arena, out, op, args, nargs, attrs, loc));
+    mt_gbinding *bd = mt_gbinding_op(b->arena, out, op, args, nargs, attrs, loc);
+    bd->device = b->device;
+    mt_gblock_add(b->arena, b->block, bd);
     return out;
 }
 

@@ -20,6 +20,7 @@
  *    A name first bound inside a loop is not bound on every path after it
  *    (the loop may run zero times).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "graph/builder_internal.h"
@@ -370,21 +371,44 @@ void mt_b_assert(builder *b, const mt_ast *s) {
     add_block(b, blk);
 }
 
+/* The device a `device("...")` string names: "cpu", "gpu", "cuda" or
+ * "cuda:N"; {0, 0} when it is the default device. */
+static mt_device device_named(builder *b, const mt_ast *str) {
+    const char *dev = str->str;
+    mt_device d = {MT_DEVICE_CPU, 0}, none = {0, 0};
+    int n = 0, used = 0;
+    if (strcmp(dev, "cpu") == 0) {
+    } else if (strcmp(dev, "gpu") == 0 || strcmp(dev, "cuda") == 0 ||
+               (sscanf(dev, "cuda:%d%n", &n, &used) == 1 && dev[used] == 0 && n >= 0 &&
+                strncmp(dev, "cuda:", 5) == 0)) {
+        mt_device gpu = b->opts ? b->opts->gpu_device : none;
+        if (!gpu.type)
+            mt_fail(MT_ERR_UNSUPPORTED, str->loc,
+                    "device(\"%s\") needs a GPU in the compilation: the target is cpu, and the CUDA "
+                    "backend is not available yet", dev);
+        d = (mt_device){gpu.type, n};
+    } else {
+        mt_fail(MT_ERR_TYPE, str->loc,
+                "unknown device \"%s\" (expected \"cpu\", \"gpu\", \"cuda\" or \"cuda:N\")", dev);
+    }
+    mt_device def = b->opts ? b->opts->default_device : none;
+    return mt_device_equal(d, def) ? none : d;
+}
+
+/* with device("gpu"): body -- the ops of the body run there (the innermost
+ * with wins); realize_devices inserts the copies. */
 void mt_b_with(builder *b, const mt_ast *s) {
+    mt_device outer = b->device;
     for (int i = 0; i < s->items.len; i++) {
         const mt_ast *item = s->items.data[i], *e = item->lhs;
         bool is_device = e->kind == AST_CALL && e->lhs->kind == AST_NAME && strcmp(e->lhs->name, "device") == 0;
         if (!is_device)
-            mt_fail(MT_ERR_UNSUPPORTED, e->loc, "only 'with device(\"cpu\")' is supported in graph functions");
+            mt_fail(MT_ERR_UNSUPPORTED, e->loc, "only 'with device(...)' is supported in graph functions");
         if (item->rhs) mt_fail(MT_ERR_UNSUPPORTED, item->rhs->loc, "'with device(...) as' is not supported");
         if (e->items.len != 1 || e->kw.len || e->items.data[0]->kind != AST_STR)
-            mt_fail(MT_ERR_TYPE, e->loc, "device() takes one string: \"cpu\" or \"gpu\"");
-        const char *dev = e->items.data[0]->str;
-        if (strcmp(dev, "gpu") == 0 || strcmp(dev, "cuda") == 0)
-            mt_fail(MT_ERR_UNSUPPORTED, e->items.data[0]->loc,
-                    "device(\"%s\") is not supported yet: the GPU backend comes later", dev);
-        if (strcmp(dev, "cpu") != 0)
-            mt_fail(MT_ERR_TYPE, e->items.data[0]->loc, "unknown device \"%s\" (expected \"cpu\" or \"gpu\")", dev);
+            mt_fail(MT_ERR_TYPE, e->loc, "device() takes one string: \"cpu\", \"gpu\", \"cuda\" or \"cuda:N\"");
+        b->device = device_named(b, e->items.data[0]);
     }
     mt_b_stmts(b, &s->body);
+    b->device = outer;
 }

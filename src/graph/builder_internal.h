@@ -48,6 +48,8 @@ typedef struct builder {
     int flow_depth;            /* if/for nesting, for the return rule */
     int nbindings;             /* op bindings and run-time blocks so far (MT_MAX_BINDINGS) */
     int work;                  /* statements and expressions built so far (MT_MAX_BUILD_WORK) */
+    mt_device device;          /* where ops built now run: the innermost `with device`,
+                                * {0, 0} for the default device */
 } builder;
 
 /* The most op bindings one compilation may build. Unrolled loops multiply

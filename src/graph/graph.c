@@ -230,6 +230,19 @@ mt_gbinding *mt_gbinding_tir(mt_arena *a, mt_gvar *const *outs, int nouts, mt_tf
     return b;
 }
 
+mt_gbinding *mt_gbinding_to_device(mt_arena *a, mt_gvar *out, mt_gvar *src, mt_device dst, mt_loc loc) {
+    mt_gbinding *b = MT_NEW(a, mt_gbinding);
+    b->outs = copy_vars(a, &out, 1);
+    b->nouts = 1;
+    b->kind = MT_CALL_TO_DEVICE;
+    b->args = copy_vars(a, &src, 1);
+    b->nargs = 1;
+    b->loc = loc;
+    b->group = -1;
+    b->device = dst;
+    return b;
+}
+
 mt_gtype mt_gtype_scalar(mt_dtype dtype) {
     mt_gtype t;
     memset(&t, 0, sizeof t);
@@ -243,7 +256,8 @@ bool mt_dim_equal(mt_dim x, mt_dim y) {
 }
 
 bool mt_gtype_equal(const mt_gtype *x, const mt_gtype *y) {
-    if (x->dtype != y->dtype || x->ndim != y->ndim) return false;
+    if (x->dtype != y->dtype || x->ndim != y->ndim || !mt_device_equal(x->device, y->device))
+        return false;
     for (int i = 0; i < x->ndim; i++)
         if (!mt_dim_equal(x->dims[i], y->dims[i])) return false;
     return true;
@@ -267,7 +281,12 @@ const char *mt_gtype_str(mt_arena *a, const mt_gtype *t) {
     mt_sb_init(&sb, a);
     mt_sb_puts(&sb, "R.Tensor(");
     put_shape(&sb, t, true);
-    mt_sb_printf(&sb, ", dtype=\"%s\")", mt_dtype_str(t->dtype));
+    mt_sb_printf(&sb, ", dtype=\"%s\"", mt_dtype_str(t->dtype));
+    if (t->device.type) {
+        char dev[32];
+        mt_sb_printf(&sb, ", vdevice=\"%s\"", mt_device_name(t->device, dev, sizeof dev));
+    }
+    mt_sb_putc(&sb, ')');
     return mt_sb_str(&sb);
 }
 

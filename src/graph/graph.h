@@ -53,6 +53,9 @@ typedef struct mt_gtype {
     mt_dtype dtype;
     int ndim;
     mt_dim dims[MT_MAX_RANK];
+    mt_device device; /* where the value lives; {0, 0}: the program's default
+                       * device (the target's). Set by realize_devices; printed
+                       * as vdevice="test:0" when not the default. */
 } mt_gtype;
 
 /* A value: parameter, bound variable or constant. */
@@ -155,7 +158,11 @@ typedef mt_gtype (*mt_infer_fn)(mt_infer_ctx *c);
 mt_gtype mt_op_infer(mt_arena *a, const mt_op_def *op, mt_gvar **args, int nargs,
                      const mt_gattrs *attrs, mt_loc loc);
 
-typedef enum mt_call_kind { MT_CALL_OP, MT_CALL_TIR } mt_call_kind;
+typedef enum mt_call_kind {
+    MT_CALL_OP,
+    MT_CALL_TIR,
+    MT_CALL_TO_DEVICE /* outs[0] = args[0] copied to `device`: R.to_vdevice(x, "test:0") */
+} mt_call_kind;
 
 /* `outs = call(args)`. */
 typedef struct mt_gbinding {
@@ -169,6 +176,9 @@ typedef struct mt_gbinding {
     const mt_gattrs *attrs; /* MT_CALL_OP: non-tensor arguments, or NULL */
     mt_loc loc;          /* the source expression that made it */
     int group;           /* fuse_ops: fusion group id; -1 before / alone */
+    mt_device device;    /* where it runs (TO_DEVICE: the destination); {0, 0}:
+                          * the default device. Set by the builder inside
+                          * `with device(...)` */
 } mt_gbinding;
 
 /* A block of a function body. Bodies are trees of blocks:
@@ -228,6 +238,7 @@ typedef struct mt_gfunc {
 
 /* The whole program: graph functions and the loop functions they call. */
 typedef struct mt_gmodule {
+    mt_device default_device; /* where values with device {0, 0} live: the target's */
     mt_gfunc **funcs;
     int nfuncs;
     mt_tfunc **tfuncs;
@@ -284,6 +295,8 @@ void mt_gfunc_foreach_bindings(mt_gfunc *f, void (*fn)(mt_gblock *blk, void *ctx
 mt_gbinding *mt_gbinding_op(mt_arena *a, mt_gvar *out, const mt_op_def *op,
                             mt_gvar *const *args, int nargs, const mt_gattrs *attrs,
                             mt_loc loc);
+/* out = args[0] on device dst (out's type says dst too). */
+mt_gbinding *mt_gbinding_to_device(mt_arena *a, mt_gvar *out, mt_gvar *src, mt_device dst, mt_loc loc);
 mt_gbinding *mt_gbinding_tir(mt_arena *a, mt_gvar *const *outs, int nouts, mt_tfunc *callee,
                              mt_gvar *const *args, int nargs, mt_loc loc);
 

@@ -82,7 +82,16 @@ static void put_attrs(mt_sb *sb, const mt_gattrs *at, bool first) {
 static void put_binding(mt_sb *sb, mt_arena *a, const mt_gbinding *b, int indent) {
     mt_sb_indent(sb, indent);
     for (int i = 0; i < b->nouts; i++) mt_sb_printf(sb, "%s%s", i ? ", " : "", b->outs[i]->name);
+    if (b->kind == MT_CALL_OP && b->outs[0]->type.device.type) /* placed: say where */
+        mt_sb_printf(sb, ": %s", mt_gtype_str(a, &b->outs[0]->type));
     mt_sb_puts(sb, " = ");
+    if (b->kind == MT_CALL_TO_DEVICE) {
+        char dev[32];
+        mt_sb_puts(sb, "R.to_vdevice(");
+        put_value(sb, b->args[0]);
+        mt_sb_printf(sb, ", \"%s\")\n", mt_device_name(b->device, dev, sizeof dev));
+        return;
+    }
     if (b->kind == MT_CALL_OP) {
         mt_sb_printf(sb, "R.%s(", b->op->name);
         for (int i = 0; i < b->nargs; i++) {

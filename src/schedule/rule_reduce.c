@@ -27,8 +27,8 @@
  * loop when the whole function is smaller -- and in it, per row, the stages
  * in order, each a pass over the row:
  *
- *  - RED: U = 4 independent accumulators of VL = 64 / sizeof lanes (16
- *    float32, 8 float64) in a local buffer, so that SROA keeps them in
+ *  - RED: U = 4 independent accumulators of VL = the target's vector step /
+ *    sizeof lanes (mt_target_lanes: 16 float32, 8 float64) in a local buffer, so that SROA keeps them in
  *    zmm registers; the row is read as T.Ramp vectors, U of them per
  *    step, then single vectors, then a scalar tail (into its own scalar
  *    accumulator) for N % VL; then the U accumulators are combined, the VL
@@ -147,7 +147,8 @@ static mt_texpr *row_ix(rr *c, mt_tbuffer *b, mt_texpr *r) {
 
 /* ---- the stages ---------------------------------------------------------------------- */
 
-static int lanes_of(mt_dtype dt) { return 64 / (int)mt_dtype_size(dt); }
+/* Lanes of dt in the target's widest vector register. */
+static int lanes_of(const rr *c, mt_dtype dt) { return mt_target_lanes(mt_tfunc_target(c->f), dt); }
 
 /* One step of a RED stage at r: e = E(r); also[r] = e; acc[ix] = F(acc[ix], e). */
 static mt_tstmt *red_step(rr *c, const stage *s, mt_texpr *r, mt_tbuffer *acc, mt_texpr *ix, int lanes) {
@@ -170,7 +171,7 @@ static mt_texpr *identity(rr *c, const stage *s, int lanes) {
 
 static mt_tstmt *gen_red(rr *c, const stage *s, rowval *out) {
     mt_dtype dt = s->buf->dtype;
-    int vl = lanes_of(dt), U = RR_U;
+    int vl = lanes_of(c, dt), U = RR_U;
     mt_tbuffer *acc = local(c, "acc", (int64_t)U * vl, dt);
     mt_tbuffer *tail = local(c, "acc_tail", 1, dt);
     svec b = {0};
@@ -216,7 +217,7 @@ static mt_tstmt *gen_red(rr *c, const stage *s, rowval *out) {
 }
 
 static mt_tstmt *gen_elt(rr *c, const stage *s) {
-    int vl = lanes_of(s->buf->dtype);
+    int vl = lanes_of(c, s->buf->dtype);
     mt_tbuffer *fb = mt_lw_flat(&c->lw, s->buf)->flat;
     svec b = {0};
     mt_texpr *nv = bin(c, TE_FLOORDIV, c->N, I(c, vl));

@@ -20,6 +20,13 @@ static inline bool mt_dtype_is_int(mt_dtype t) {
 static inline bool mt_dtype_is_signed(mt_dtype t) {
     return t == MT_INT8 || t == MT_INT32 || t == MT_INT64 || mt_dtype_is_float(t);
 }
+/* Two devices are the same device. */
+static inline bool mt_device_equal(mt_device x, mt_device y) { return x.type == y.type && x.id == y.id; }
+
+/* "cpu", "cuda:1", "test:0" into buf (cap bytes); returns buf. The zero
+ * device {0, 0} (the program's default device, graph/graph.h) is "default". */
+const char *mt_device_name(mt_device d, char *buf, int cap);
+
 static inline int mt_dtype_bits(mt_dtype t) { return (int)mt_dtype_size(t) * 8; }
 
 /* The smallest and largest value of an integer or bool dtype (int64's for

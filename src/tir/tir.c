@@ -297,3 +297,7 @@ int mt_intrin_from_name(const char *name, mt_intrin *out) {
         }
     return -1;
 }
+
+const mt_target_desc *mt_tfunc_target(const mt_tfunc *f) {
+    return f && f->target ? f->target : mt_target_default_cpu();
+}

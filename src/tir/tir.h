@@ -44,6 +44,7 @@
 #include "minitriton.h"
 #include "support/arena.h"
 #include "support/diag.h"
+#include "target/target.h"
 
 typedef struct mt_texpr mt_texpr;
 typedef struct mt_tstmt mt_tstmt;
@@ -231,6 +232,8 @@ struct mt_tfunc {
     int nattrs;
     mt_tbuffer **allocs;  /* function-level T.alloc_buffer (block form) */
     int nallocs;
+    const mt_target_desc *target; /* what it is compiled for (set by the pipeline
+                                   * before scheduling; NULL: see mt_tfunc_target) */
 };
 
 /* ---- construction (tir/tir.c) --------------------------------------------
@@ -273,6 +276,10 @@ mt_tfunc *mt_tfunc_new(mt_arena *a, const char *name);
  * pass that rewrites statements returns). */
 mt_tfunc *mt_tfunc_with_body(mt_arena *a, mt_tfunc *f, mt_tstmt *body);
 void mt_tfunc_add_param(mt_arena *a, mt_tfunc *f, mt_tbuffer *buf, mt_tvar *var);
+
+/* The target f is compiled for: f->target, or mt_target_default_cpu() when
+ * it has none. Passes and rules read machine facts only from here. */
+const mt_target_desc *mt_tfunc_target(const mt_tfunc *f);
 
 /* Facts. */
 bool mt_te_is_const_int(const mt_texpr *e, int64_t *value); /* TE_INT? */

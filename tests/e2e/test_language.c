@@ -361,7 +361,16 @@ static void test_device_cpu(void **s) {
         "        y = x + 1\n"
         "    return y\n");
     assert_int_equal(d.status, MT_ERR_UNSUPPORTED);
-    assert_string_equal(d.message, "device(\"gpu\") is not supported yet: the GPU backend comes later");
+    assert_string_equal(d.message, "device(\"gpu\") needs a GPU in the compilation: the target is cpu, "
+                                   "and the CUDA backend is not available yet");
+    assert_int_equal(d.line, 2);
+    assert_int_equal(d.col, 17); /* on the string */
+    d = compile_err("def f(x: Tensor((2,), \"float32\")):\n"
+                    "    with device(\"tpu\"):\n"
+                    "        y = x + 1\n"
+                    "    return y\n");
+    assert_int_equal(d.status, MT_ERR_TYPE);
+    assert_string_equal(d.message, "unknown device \"tpu\" (expected \"cpu\", \"gpu\", \"cuda\" or \"cuda:N\")");
 }
 
 static void test_names_on_some_paths(void **s) {

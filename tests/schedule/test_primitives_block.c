@@ -25,7 +25,8 @@ static mt_jit *jit;
 /* The first fused loop function of src, in block form, before inlining. */
 static mt_tfunc *kernel(const char *src) {
     mt_compiled c;
-    mt_pipeline_run(A, src, strlen(src), NULL, &c);
+    mt_pipeline_targets targets = {mt_target_default_cpu(), NULL};
+    mt_pipeline_run(A, src, strlen(src), NULL, &targets, &c);
     assert_true(c.module->ntfuncs >= 1);
     return c.module->tfuncs[0];
 }

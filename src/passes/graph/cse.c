@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "passes/graph/graph_passes.h"
+#include "support/common.h"
 
 typedef struct cse_ctx {
     mt_arena *arena;
@@ -28,7 +29,7 @@ static bool same_arg(const mt_gvar *x, const mt_gvar *y) {
 
 static bool same_call(const mt_gbinding *x, const mt_gbinding *y) {
     if (x->kind != MT_CALL_OP || y->kind != MT_CALL_OP || x->op != y->op || x->nargs != y->nargs ||
-        x->nouts != 1 || y->nouts != 1)
+        x->nouts != 1 || y->nouts != 1 || !mt_device_equal(x->device, y->device))
         return false;
     for (int i = 0; i < x->nargs; i++)
         if (!same_arg(x->args[i], y->args[i])) return false;

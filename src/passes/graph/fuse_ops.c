@@ -35,6 +35,7 @@
  * elementwise members into their consumers, reductions included.
  */
 #include "passes/graph/graph_passes.h"
+#include "support/common.h"
 
 enum { MAX_GROUP = 64 };
 
@@ -71,14 +72,17 @@ static void find_consumers(mt_arena *a, const mt_gblock *blk, consumers *c) {
     }
 }
 
-/* The group holding every consumer of p's value, or -1 (none, or several). */
-static int sole_group(const consumers *c, const int *group, const mt_gbinding *p) {
+/* The group holding every consumer of p's value, or -1 (none, several, or
+ * one that runs on another device than p: a group is one kernel). */
+static int sole_group(const consumers *c, const mt_gblock *blk, const int *group,
+                      const mt_gbinding *p) {
     int g = -1;
     for (int e = mt_ptrmap_get(&c->head, p->outs[0]); e; e = c->next[e - 1]) {
         int j = c->binding[e - 1];
         if (g < 0) g = group[j];
         else if (group[j] != g) return -1;
     }
+    if (g >= 0 && !mt_device_equal(blk->bindings[g]->device, p->device)) return -1;
     return g;
 }
 
@@ -113,7 +117,7 @@ static void fuse_block(mt_gblock *blk, void *ctx) {
         if (p->kind != MT_CALL_TIR || p->nouts != 1) continue;
         mt_op_pattern pp = mt_tfunc_pattern(p->callee);
         if (!light(pp) && !heavy(pp)) continue;
-        int g = sole_group(&cons, group, p);
+        int g = sole_group(&cons, blk, group, p);
         if (g < 0 || size[g] >= MAX_GROUP) continue;
         const mt_gbinding *root = blk->bindings[g];
         if (root->kind != MT_CALL_TIR) continue;
@@ -154,7 +158,7 @@ static void fuse_block(mt_gblock *blk, void *ctx) {
         if (group[i] != i || has_heavy[i] || escapes[i] || p->kind != MT_CALL_TIR || p->nouts != 1 ||
             !light(mt_tfunc_pattern(p->callee)))
             continue;
-        int g = sole_group(&cons, group, p);
+        int g = sole_group(&cons, blk, group, p);
         if (g < 0) continue;
         while (merged[g] != g) g = merged[g];
         if (!has_mm[g] || size[g] + size[i] > MAX_GROUP) continue;

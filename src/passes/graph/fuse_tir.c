@@ -247,6 +247,7 @@ static mt_gbinding *fuse_group(mt_arena *a, mt_gmodule *m, const mt_ptrmap *uses
     mt_gmodule_add_tfunc(a, m, fz.f);
     mt_gbinding *nb = mt_gbinding_tir(a, outputs.data, outputs.len, fz.f, inputs.data,
                                       inputs.len, members[n - 1]->loc);
+    nb->device = members[n - 1]->device; /* fuse_ops groups one device's bindings */
     return nb;
 }
 

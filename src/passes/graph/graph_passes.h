@@ -5,7 +5,7 @@
  *
  * A pass returns the module it was given (changed in place: graph passes
  * rebuild the binding lists, which are cheap) and reports user errors through
- * mt_fail. The pipeline (src/pipeline.c) runs them in this order.
+ * mt_fail. The pipeline runs them in this order (passes/registry.c).
  *
  *   fold_constant     assumes: op bindings. guarantees: no op binding whose
  *                     arguments are all constants feeds anything (its uses
@@ -13,6 +13,13 @@
  *   cse               assumes: op bindings. guarantees: in each dataflow
  *                     block, no two bindings apply the same op to the same
  *                     arguments and attributes (later uses read the first).
+ *   realize_devices   assumes: op bindings, placed by `with device` (the
+ *                     builder). guarantees: every value has a device
+ *                     (mt_gtype.device; {0, 0} the default); a binding reads
+ *                     only values on its own device or constants, through
+ *                     R.to_vdevice copies inserted before it; merged and
+ *                     carried values get their branch/loop values on their
+ *                     device (realize_devices.c).
  *   to_dataflow       assumes: built graph. guarantees: every run of pure
  *                     op bindings sits in a dataflow block.
  *   legalize          assumes: op bindings. guarantees: every binding is a
@@ -22,9 +29,17 @@
  *   annotate_pattern  assumes: legalized. guarantees: every loop function has
  *                     an "op_pattern" attr (opaque when unknown).
  *   fuse_ops          assumes: annotated. guarantees: bindings carry fusion
- *                     group ids: a group is a chain/tree of elementwise,
- *                     broadcast and injective calls whose non-root members are
- *                     used only inside the group (or returned).
+ *                     group ids. A group's bindings run on one device, and
+ *                     each member other than the root has all its consumers
+ *                     in the group (TVM's post-dominator rule). It is one of:
+ *                     elementwise/broadcast/injective calls; such calls
+ *                     feeding one reduction (`x - mean(x)`: the reduction is
+ *                     the root); a reduction or a matmul (out_ewise_fusable)
+ *                     with its elementwise epilogue (matmul + bias + relu);
+ *                     and, in front of a matmul group, light calls that only
+ *                     it consumes (a transpose or cast of an operand). A
+ *                     group never holds two reductions/matmuls; opaque calls
+ *                     and copies stay alone.
  *   fuse_tir          assumes: grouped. guarantees: one call_tir per group, to
  *                     a new loop function "fused_<ops>" whose body runs the
  *                     members in order; intermediates are function allocs
@@ -41,6 +56,7 @@ typedef mt_gmodule *(*mt_graph_pass_fn)(mt_arena *a, mt_gmodule *m);
 
 mt_gmodule *mt_graph_fold_constant(mt_arena *a, mt_gmodule *m);
 mt_gmodule *mt_graph_cse(mt_arena *a, mt_gmodule *m);
+mt_gmodule *mt_graph_realize_devices(mt_arena *a, mt_gmodule *m);
 mt_gmodule *mt_graph_to_dataflow(mt_arena *a, mt_gmodule *m);
 mt_gmodule *mt_graph_legalize(mt_arena *a, mt_gmodule *m);
 mt_gmodule *mt_graph_annotate_pattern(mt_arena *a, mt_gmodule *m);

@@ -44,6 +44,7 @@ static void legalize_block(mt_gblock *blk, void *ctx) {
         mt_gbinding *nb = mt_gbinding_tir(a, b->outs, b->nouts, tf, targs, n, b->loc);
         nb->op = b->op;
         nb->attrs = b->attrs;
+        nb->device = b->device;
         blk->bindings[i] = nb;
     }
 }

@@ -13,7 +13,9 @@ static void mark(mt_gblock *blk, void *ctx) {
     (void)ctx;
     bool pure = true;
     for (int i = 0; i < blk->nbindings; i++)
-        if (blk->bindings[i]->kind != MT_CALL_OP && blk->bindings[i]->kind != MT_CALL_TIR) pure = false;
+        if (blk->bindings[i]->kind != MT_CALL_OP && blk->bindings[i]->kind != MT_CALL_TIR &&
+            blk->bindings[i]->kind != MT_CALL_TO_DEVICE)
+            pure = false;
     blk->dataflow = pure;
 }
 

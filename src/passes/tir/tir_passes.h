@@ -9,9 +9,8 @@
  * arena `a`. A pass that finds an input outside what it assumes reports it
  * with mt_ice (these are compiler-internal invariants, not user errors).
  *
- * mt_tir_passes_by_name lists them by the names that dump_after uses (the
- * pipeline, src/pipeline.c, calls them in its own order). docs/tir.md
- * describes each in more detail.
+ * The pass list, with the names dump_after uses, is passes/registry.c.
+ * docs/tir.md describes each pass in more detail.
  */
 #ifndef MT_PASSES_TIR_TIR_PASSES_H
 #define MT_PASSES_TIR_TIR_PASSES_H
@@ -66,7 +65,7 @@ mt_tfunc *mt_tir_remove_unit_loops(mt_arena *a, mt_tfunc *f);
 /* vectorize -- assumes lowered, flattened form. Guarantees: a `vectorized`
  * innermost loop from 0 whose body is stores and lets over float32/float64/
  * int32/int64 buffers, with its variable only in indices `b + i` or free of
- * it, becomes a loop of vector steps (T.Ramp / T.Broadcast, 64 bytes of the
+ * it, becomes a loop of vector steps (T.Ramp / T.Broadcast, the target's vector step of the
  * widest element) and a scalar tail loop; any other loop is left as it is. */
 mt_tfunc *mt_tir_vectorize(mt_arena *a, mt_tfunc *f);
 
@@ -79,18 +78,5 @@ mt_tfunc *mt_tir_vectorize(mt_arena *a, mt_tfunc *f);
  * computes is unchanged (its operators evaluate all operands, and nothing
  * writes memory within one statement). */
 mt_tfunc *mt_tir_cse(mt_arena *a, mt_tfunc *f);
-
-/* ---- the table the pipeline uses ----------------------------------------- */
-
-typedef struct {
-    const char *name;                          /* as in dump_after */
-    mt_tfunc *(*run)(mt_arena *, mt_tfunc *);  /* the pass */
-} mt_tir_pass;
-
-extern const mt_tir_pass mt_tir_passes_by_name[];
-extern const int mt_tir_num_passes;
-
-/* The pass called `name`, or NULL. */
-const mt_tir_pass *mt_tir_pass_find(const char *name);
 
 #endif

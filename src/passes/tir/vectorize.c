@@ -6,8 +6,9 @@
  *                                   ->   for t in range(n % L):
  *                                            y[b + (n // L * L + t)] = f(x[..], s[c])
  *
- * L = 64 bytes (one AVX-512 register) / the widest element the loop loads
- * or stores. The scalar tail is the loop partition of the split: no
+ * L = the target's vector step in bytes (mt_target_step_bytes: the widest
+ * register, at least a 64-byte cache line) / the widest element the loop
+ * loads or stores. The scalar tail is the loop partition of the split: no
  * predicate inside the vector loop. Until this pass, `vectorized` was only
  * a hint to LLVM's loop vectorizer; making the vectors in TIR lets the
  * dumps show them and lets code generation choose how each store is made
@@ -235,7 +236,7 @@ static int count_lets(const mt_tstmt *s) {
 }
 
 /* The loop rewritten, or NULL to leave it. */
-static mt_tstmt *vectorize_loop(mt_arena *a, const mt_tstmt *l) {
+static mt_tstmt *vectorize_loop(mt_arena *a, const mt_tstmt *l, int vector_bytes) {
     int64_t min;
     if (!mt_te_is_const_int(l->min, &min) || min != 0 || count_lets(l->body) > MAX_VLETS) return NULL;
     vec v;
@@ -246,7 +247,8 @@ static mt_tstmt *vectorize_loop(mt_arena *a, const mt_tstmt *l) {
     collect_stores(&v, l->body);
     if (v.ok) check_stmt(&v, l->body);
     if (!v.ok || v.widest == 0) return NULL;
-    v.L = 64 / v.widest;
+    v.L = vector_bytes / v.widest;
+    if (v.L < 2) return NULL;
     mt_texpr *n = mt_te_cast(a, MT_INT64, l->extent), *L = mt_te_i64(a, v.L);
     int64_t cn;
     bool cst = mt_te_is_const_int(n, &cn) && cn >= 0;
@@ -274,7 +276,7 @@ static mt_tstmt *vectorize_loop(mt_arena *a, const mt_tstmt *l) {
 static mt_tstmt *vec_loops(mt_tmutator *m, mt_tstmt *s) {
     mt_tstmt *r = mt_tmutate_stmt_children(m, s);
     if (r->kind != TS_FOR || r->for_kind != MT_FOR_VECTORIZED) return r;
-    mt_tstmt *v = vectorize_loop(m->arena, r);
+    mt_tstmt *v = vectorize_loop(m->arena, r, mt_target_step_bytes(m->ctx));
     return v ? v : r;
 }
 
@@ -285,7 +287,7 @@ static mt_texpr *keep_expr(mt_tmutator *m, mt_texpr *e) {
 
 mt_tfunc *mt_tir_vectorize(mt_arena *a, mt_tfunc *f) {
     if (!f->body) return f;
-    mt_tmutator m = {a, keep_expr, vec_loops, NULL};
+    mt_tmutator m = {a, keep_expr, vec_loops, (void *)mt_tfunc_target(f)};
     mt_tstmt *body = mt_tmutate_stmt(&m, f->body);
     return body == f->body ? f : mt_tfunc_with_body(a, f, body);
 }

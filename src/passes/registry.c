@@ -1,0 +1,75 @@
+/*
+ * registry.c -- the pass list (registry.h). A pass added to the project is
+ * declared in its layer's header (graph_passes.h, tir_passes.h,
+ * schedule.h) and gets one line here.
+ */
+#include "passes/registry.h"
+
+#include <string.h>
+
+#include "passes/tir/tir_passes.h"
+#include "schedule/schedule.h"
+
+#define GRAPH(n, f) {n, MT_PASS_GRAPH, f, NULL}
+#define TIR(n, f) {n, MT_PASS_TIR, NULL, f}
+
+const mt_pass mt_passes[] = {
+    GRAPH("fold_constant", mt_graph_fold_constant),
+    GRAPH("cse", mt_graph_cse),
+    GRAPH("dead_code", mt_graph_dead_code),
+    GRAPH("realize_devices", mt_graph_realize_devices),
+    GRAPH("to_dataflow", mt_graph_to_dataflow),
+    GRAPH("legalize", mt_graph_legalize),
+    GRAPH("annotate_pattern", mt_graph_annotate_pattern),
+    GRAPH("fuse_ops", mt_graph_fuse_ops),
+    GRAPH("fuse_tir", mt_graph_fuse_tir),
+    GRAPH("dead_code", mt_graph_dead_code),
+    TIR("inline_producers", mt_tir_inline_producers),
+    {"schedule rules", MT_PASS_RULES, NULL, NULL},
+    TIR("lower_blocks", mt_tir_lower_blocks),
+    TIR("flatten_buffers", mt_tir_flatten_buffers),
+    TIR("simplify", mt_tir_simplify),
+    TIR("vectorize", mt_tir_vectorize),
+    TIR("remove_unit_loops", mt_tir_remove_unit_loops),
+    TIR("simplify", mt_tir_simplify),
+    TIR("tir_cse", mt_tir_cse),
+};
+const int mt_npasses = (int)(sizeof mt_passes / sizeof mt_passes[0]);
+
+static const mt_pass cpu_rules[] = {
+    TIR("schedule_matmul", mt_schedule_matmul_pass),
+    TIR("schedule_reduce", mt_schedule_reduce_pass),
+    TIR("schedule", mt_schedule_default_cpu),
+};
+
+const mt_pass *mt_target_rules(mt_target kind, int *n) {
+    if (kind == MT_TARGET_CPU) {
+        *n = (int)(sizeof cpu_rules / sizeof cpu_rules[0]);
+        return cpu_rules;
+    }
+    *n = 0;
+    return NULL;
+}
+
+static bool is(const char *pass, const char *name, size_t len) {
+    return strlen(pass) == len && strncmp(pass, name, len) == 0;
+}
+
+static const mt_pass *find(const char *name, size_t len) {
+    for (int i = 0; i < mt_npasses; i++)
+        if (mt_passes[i].kind != MT_PASS_RULES && is(mt_passes[i].name, name, len)) return &mt_passes[i];
+    static const mt_target kinds[] = {MT_TARGET_CPU, MT_TARGET_CUDA};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        int n;
+        const mt_pass *rules = mt_target_rules(kinds[k], &n);
+        for (int i = 0; i < n; i++)
+            if (is(rules[i].name, name, len)) return &rules[i];
+    }
+    return NULL;
+}
+
+const mt_pass *mt_pass_find(const char *name) { return name ? find(name, strlen(name)) : NULL; }
+
+bool mt_pass_name_known(const char *name, size_t len) {
+    return is("parse", name, len) || is("build", name, len) || find(name, len) != NULL;
+}
