@@ -44,6 +44,7 @@ typedef struct copy_entry {
 
 typedef struct placer {
     mt_arena *a;
+    mt_device def;    /* the module's default device, for the copies' names and printing */
     mt_nameset names; /* every name of the function, for the copies' fresh names */
     MT_VEC(copy_entry) copies; /* the copies made in the current block */
 } placer;
@@ -68,10 +69,13 @@ static void collect_names(placer *p, const mt_gbody *body) {
     for (int i = 0; i < body->nblocks; i++) collect_block_names(p, body->blocks[i]);
 }
 
-/* A new copy binding of src to dev: "a_test", "lv_cuda1", ... */
+/* A new copy binding of src to dev ({0, 0}: the default device): "a_test",
+ * "lv_cuda1", "e_cpu", ... The binding names the device itself; the copy's
+ * type keeps {0, 0} for the default device. */
 static mt_gbinding *make_copy(placer *p, mt_gvar *src, mt_device dev, mt_loc loc) {
     char name[32];
-    mt_device_name(dev, name, sizeof name);
+    mt_device where = dev.type ? dev : p->def;
+    mt_device_name(where, name, sizeof name);
     char *colon = strchr(name, ':');
     if (colon && strcmp(colon, ":0") == 0) *colon = 0;
     else if (colon) memmove(colon, colon + 1, strlen(colon));
@@ -79,7 +83,7 @@ static mt_gbinding *make_copy(placer *p, mt_gvar *src, mt_device dev, mt_loc loc
     mt_gtype t = src->type;
     t.device = dev;
     mt_gvar *out = mt_gvar_new(p->a, mt_nameset_fresh(p->a, &p->names, base), &t, src->loc);
-    return mt_gbinding_to_device(p->a, out, src, dev, loc);
+    return mt_gbinding_to_device(p->a, out, src, where, loc);
 }
 
 /* The value of v on dev: v itself, or a copy made before `before` (pushed on
@@ -187,6 +191,7 @@ mt_gmodule *mt_graph_realize_devices(mt_arena *a, mt_gmodule *m) {
         placer p;
         memset(&p, 0, sizeof p);
         p.a = a;
+        p.def = m->default_device;
         for (int i = 0; i < f->nparams; i++) mt_nameset_add(a, &p.names, f->params[i]->name);
         collect_names(&p, &f->body);
         place_body(&p, &f->body);
