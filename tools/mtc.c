@@ -131,24 +131,6 @@ static void *xcalloc(size_t n, size_t size) {
     return p;
 }
 
-static size_t dtype_size(mt_dtype dt) {
-    static const size_t sizes[] = {
-#define MT_X_(name, text, size) [name] = size,
-        MT_DTYPE_LIST(MT_X_)
-#undef MT_X_
-    };
-    return (unsigned)dt < (unsigned)MT_DTYPE_COUNT_ ? sizes[dt] : 0;
-}
-
-static const char *dtype_name(mt_dtype dt) {
-    static const char *const names[] = {
-#define MT_X_(name, text, size) [name] = text,
-        MT_DTYPE_LIST(MT_X_)
-#undef MT_X_
-    };
-    return (unsigned)dt < (unsigned)MT_DTYPE_COUNT_ ? names[dt] : "?";
-}
-
 /* Parses a whole decimal integer in [lo, hi]. */
 static bool parse_int(const char *s, long long lo, long long hi, long long *out) {
     if (!s || !*s) return false;
@@ -210,7 +192,7 @@ static const char *elem_ptr(const mt_tensor *t, const int64_t *idx) {
     const int64_t *st = mt_tensor_strides(t);
     int64_t off = 0;
     for (int i = 0; i < mt_tensor_ndim(t); i++) off += idx[i] * st[i];
-    return (const char *)mt_tensor_data(t) + off * (int64_t)dtype_size(mt_tensor_dtype(t));
+    return (const char *)mt_tensor_data(t) + off * (int64_t)mt_dtype_size(mt_tensor_dtype(t));
 }
 
 static double load_float(mt_dtype dt, const char *p) {
@@ -896,7 +878,7 @@ static void fill_random(mt_tensor *t, uint64_t *state) {
 
 /* "float32 (n, 784)" for parameter i, symbolic dims by name. */
 static void param_sig(const mt_kernel *k, int i, char *buf, size_t cap) {
-    size_t n = (size_t)snprintf(buf, cap, "%s (", dtype_name(mt_kernel_param_dtype(k, i)));
+    size_t n = (size_t)snprintf(buf, cap, "%s (", mt_dtype_str(mt_kernel_param_dtype(k, i)));
     int nd = mt_kernel_param_ndim(k, i);
     for (int a = 0; a < nd && n < cap; a++) {
         int64_t d = mt_kernel_param_dim(k, i, a);
@@ -908,7 +890,7 @@ static void param_sig(const mt_kernel *k, int i, char *buf, size_t cap) {
 }
 
 static void tensor_sig(const mt_tensor *t, char *buf, size_t cap) {
-    size_t n = (size_t)snprintf(buf, cap, "%s (", dtype_name(mt_tensor_dtype(t)));
+    size_t n = (size_t)snprintf(buf, cap, "%s (", mt_dtype_str(mt_tensor_dtype(t)));
     int nd = mt_tensor_ndim(t);
     for (int a = 0; a < nd && n < cap; a++)
         n += (size_t)snprintf(buf + n, cap - n, "%s%lld", a ? ", " : "",

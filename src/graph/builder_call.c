@@ -133,7 +133,7 @@ static void set_default(builder *b, const param *p, mt_gattrs *at) {
         }
         break;
     case K_STR:
-        if (d[0] == '"') at->str = mt_arena_strndup(b->arena, d + 1, strlen(d) - 2);
+        if (d[0] == '"') at->mode = (mt_attr_mode)mt_attr_mode_from_str(d + 1, strlen(d) - 2);
         break;
     case K_DTYPE:
         if (d[0] == '"') {
@@ -284,7 +284,11 @@ mt_gvar *mt_b_library_call(builder *b, const mt_ast *call, const char *fname, co
         case K_STR:
             if (e->kind != AST_STR)
                 mt_fail(MT_ERR_TYPE, e->loc, "'%s' of '%s' must be a string", p->name, fname);
-            at->str = e->str;
+            int mode = mt_attr_mode_from_str(e->str, strlen(e->str));
+            if (mode < 0) /* the words of MT_ATTR_MODE_LIST; gelu's are all of them */
+                mt_fail(MT_ERR_TYPE, e->loc, "'%s' of '%s' must be \"none\" or \"tanh\", got \"%s\"",
+                        p->name, fname, e->str);
+            at->mode = (mt_attr_mode)mode;
             break;
         }
     }

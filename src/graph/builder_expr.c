@@ -430,6 +430,8 @@ static mt_gvar *call(builder *b, const mt_ast *e, const char *name) {
     }
     if (strcmp(fname, "range") == 0)
         mt_fail(MT_ERR_TYPE, e->loc, "range() is only allowed in 'for i in range(...)'");
+    if (strcmp(fname, "device") == 0)
+        mt_fail(MT_ERR_TYPE, callee->loc, "device() is only allowed in 'with device(...):'");
     if (mt_b_is_planned_function(fname))
         mt_fail(MT_ERR_UNSUPPORTED, callee->loc, "library function '%s' is not supported yet", fname);
     if (mt_b_use(b, fname, callee->loc))

@@ -378,7 +378,7 @@ bool mt_gattrs_equal(const mt_gattrs *x, const mt_gattrs *y) {
     if (!y) y = &none;
     if (x->has_axes != y->has_axes || x->naxes != y->naxes || x->keepdims != y->keepdims ||
         x->nshape != y->nshape || x->has_dtype != y->has_dtype || x->has_value != y->has_value ||
-        x->nslice != y->nslice || !str_eq(x->str, y->str))
+        x->nslice != y->nslice || x->mode != y->mode)
         return false;
     if (x->has_dtype && x->dtype != y->dtype) return false;
     if (x->has_value && !(x->value == y->value || (x->value != x->value && y->value != y->value))) return false;
@@ -391,4 +391,20 @@ bool mt_gattrs_equal(const mt_gattrs *x, const mt_gattrs *y) {
             x->squeeze[i] != y->squeeze[i])
             return false;
     return true;
+}
+
+static const char *const mode_names[] = {
+#define MT_X_(k, s) s,
+    MT_ATTR_MODE_LIST(MT_X_)
+#undef MT_X_
+};
+
+const char *mt_attr_mode_str(mt_attr_mode m) {
+    return (unsigned)m < MT_MODE_COUNT_ ? mode_names[m] : "?";
+}
+
+int mt_attr_mode_from_str(const char *word, size_t len) {
+    for (int i = 0; i < MT_MODE_COUNT_; i++)
+        if (strlen(mode_names[i]) == len && strncmp(mode_names[i], word, len) == 0) return i;
+    return -1;
 }

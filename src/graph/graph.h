@@ -106,6 +106,19 @@ typedef enum mt_op_id {
 void mt_slice_indices(int64_t len, int64_t begin, int64_t end, int64_t step, int64_t *start,
                       int64_t *count);
 
+/* The words a string attribute may take (approximate="none" | "tanh" of
+ * gelu), parsed by the builder: X(NAME, "word"). */
+#define MT_ATTR_MODE_LIST(X) X(MT_MODE_NONE, "none") X(MT_MODE_TANH, "tanh")
+typedef enum mt_attr_mode {
+#define MT_X_(k, s) k,
+    MT_ATTR_MODE_LIST(MT_X_)
+#undef MT_X_
+    MT_MODE_COUNT_
+} mt_attr_mode;
+const char *mt_attr_mode_str(mt_attr_mode m);
+/* The mode named word[0..len), or -1. */
+int mt_attr_mode_from_str(const char *word, size_t len);
+
 /* Attributes of an op call: the non-tensor arguments, one field per kind of
  * parameter in a signature (graph/ops.def). Fields an op does not take stay
  * zero. */
@@ -120,7 +133,7 @@ typedef struct mt_gattrs {
     mt_dtype dtype;                /* dtype=... (astype, zeros, full) */
     double value;                  /* fill value (full), eps (layer_norm) */
     bool has_value;
-    const char *str;               /* approximate=... (gelu) */
+    mt_attr_mode mode;             /* a string attribute, parsed: approximate=... (gelu) */
     int nslice;                    /* x[...]: one entry per input dim, as written */
     int64_t begin[MT_MAX_RANK];    /*   start; MT_SLICE_OMITTED when left out */
     int64_t end[MT_MAX_RANK];      /*   stop;  MT_SLICE_OMITTED when left out */

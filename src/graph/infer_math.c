@@ -83,13 +83,8 @@ static mt_gtype broadcast_n(mt_infer_ctx *c, mt_gvar *const *vs, int n) {
 
 /* ---- gelu ------------------------------------------------------------------- */
 
-mt_gtype infer_gelu(mt_infer_ctx *c) {
-    mt_gtype r = infer_unary_float(c);
-    const char *s = c->attrs->str ? c->attrs->str : "none";
-    if (strcmp(s, "none") != 0 && strcmp(s, "tanh") != 0)
-        mt_fail(MT_ERR_TYPE, c->loc, "'approximate' of 'gelu' must be \"none\" or \"tanh\", got \"%s\"", s);
-    return r;
-}
+/* approximate= was checked by the builder (none or tanh) */
+mt_gtype infer_gelu(mt_infer_ctx *c) { return infer_unary_float(c); }
 
 /* ---- comparisons ------------------------------------------------------------ */
 

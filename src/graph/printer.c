@@ -71,7 +71,8 @@ static void put_attrs(mt_sb *sb, const mt_gattrs *at, bool first) {
     }
     if (at->has_dtype) put_sep(sb, &first), mt_sb_printf(sb, "dtype=\"%s\"", mt_dtype_str(at->dtype));
     if (at->has_value) put_sep(sb, &first), mt_sb_printf(sb, "value=%.9g", at->value);
-    if (at->str) put_sep(sb, &first), mt_sb_printf(sb, "mode=\"%s\"", at->str);
+    if (at->mode != MT_MODE_NONE)
+        put_sep(sb, &first), mt_sb_printf(sb, "mode=\"%s\"", mt_attr_mode_str(at->mode));
     if (at->nslice) {
         put_ints(sb, &first, "begin", at->begin, at->nslice);
         put_ints(sb, &first, "end", at->end, at->nslice);

@@ -17,8 +17,9 @@ static inline bool mt_dtype_is_float(mt_dtype t) {
 static inline bool mt_dtype_is_int(mt_dtype t) {
     return t == MT_INT8 || t == MT_UINT8 || t == MT_INT32 || t == MT_INT64;
 }
-static inline bool mt_dtype_is_signed(mt_dtype t) {
-    return t == MT_INT8 || t == MT_INT32 || t == MT_INT64 || mt_dtype_is_float(t);
+/* A signed integer dtype (floats are neither signed nor unsigned integers). */
+static inline bool mt_dtype_is_signed_int(mt_dtype t) {
+    return t == MT_INT8 || t == MT_INT32 || t == MT_INT64;
 }
 /* Two devices are the same device. */
 static inline bool mt_device_equal(mt_device x, mt_device y) { return x.type == y.type && x.id == y.id; }

@@ -78,7 +78,7 @@ COMPUTE(compute_gelu) {
     mt_dtype t = x[0]->dtype == MT_FLOAT16 ? MT_FLOAT32 : x[0]->dtype;
     mt_texpr *v = mt_te_cast(a, t, x[0]);
     mt_texpr *inner;
-    if (attrs->str && attrs->str[0] == 't') { /* "tanh" (infer_gelu allows no other) */
+    if (attrs->mode == MT_MODE_TANH) {
         const double c0 = 0.7978845608028654;  /* sqrt(2 / pi) */
         const double c1 = c0 * 0.044715;
         mt_texpr *poly = bin(a, TE_ADD, imm(a, t, c0), bin(a, TE_MUL, imm(a, t, c1), bin(a, TE_MUL, v, v)));
@@ -98,7 +98,8 @@ COMPUTE(compute_sign) {
     mt_texpr *v = x[0];
     mt_dtype t = v->dtype;
     mt_texpr *zero = imm(a, t, 0), *one = imm(a, t, 1);
-    if (!mt_dtype_is_signed(t)) return mt_te_select(a, bin(a, TE_GT, v, zero), one, zero);
+    if (!mt_dtype_is_signed_int(t) && !mt_dtype_is_float(t)) /* bool, uint8 */
+        return mt_te_select(a, bin(a, TE_GT, v, zero), one, zero);
     /* floats: +-0 + 0.0 is +0.0 and NaN + 0.0 is NaN */
     mt_texpr *rest = mt_dtype_is_float(t) ? bin(a, TE_ADD, v, zero) : zero;
     return mt_te_select(a, bin(a, TE_GT, v, zero), one,
@@ -115,7 +116,7 @@ COMPUTE(compute_power) {
     if (mt_dtype_is_float(t)) return mt_te_call(a, IN_POW, x, 2);
     mt_texpr *args[2] = {mt_te_cast(a, MT_FLOAT64, x[0]), mt_te_cast(a, MT_FLOAT64, x[1])};
     mt_texpr *p = mt_te_cast(a, t, mt_te_call(a, IN_POW, args, 2));
-    if (!mt_dtype_is_signed(t)) return p;
+    if (!mt_dtype_is_signed_int(t)) return p;
     /* 0 ** -k is inf in float64; it is 0 here, like integer division by 0 */
     mt_texpr *zero = imm(a, t, 0);
     mt_texpr *pole = bin(a, TE_AND, bin(a, TE_LT, x[1], zero), bin(a, TE_EQ, x[0], zero));
