@@ -10,3 +10,4 @@ mt_test(test_memplan SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_memplan.c LIBR
 mt_test(test_run_faults SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_run_faults.c LIBRARY)
 target_link_options(test_run_faults PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
                     -Wl,--wrap=aligned_alloc)
+mt_test(test_target SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_target.c LIBRARY)
