@@ -18,6 +18,7 @@
 #include "codegen/codegen.h"
 #include "minitriton.h"
 #include "pipeline.h"
+#include "runtime/device.h"
 #include "runtime/executor.h"
 #include "runtime/memplan.h"
 #include "runtime/parallel.h"
@@ -33,6 +34,7 @@ struct mt_context {
     int num_threads;
     mt_cache *cache;      /* compiled kernels; closed when the host destroys ctx */
     mt_pool *pool;        /* run buffers (runtime/pool.h); closed when ctx is freed */
+    mt_dev *cpu;          /* the CPU device over pool (runtime/device.h); released with ctx */
     mt_thread_pool *threads; /* parallel loops' workers (runtime/parallel.h); joined when ctx is freed */
 };
 
@@ -68,8 +70,10 @@ mt_context *mt_context_create(const mt_context_options *opts) {
     ctx->cache = ctx->jit ? mt_cache_create(entries) : NULL;
     ctx->pool = ctx->cache ? mt_pool_create(0) : NULL;
     ctx->num_threads = opts && opts->num_threads > 0 ? opts->num_threads : 0;
-    ctx->threads = ctx->pool ? mt_thread_pool_create(ctx->num_threads) : NULL;
+    ctx->cpu = ctx->pool ? mt_dev_cpu_create(ctx->pool) : NULL;
+    ctx->threads = ctx->cpu ? mt_thread_pool_create(ctx->num_threads) : NULL;
     if (!ctx->threads) {
+        mt_dev_release(ctx->cpu);
         if (ctx->pool) mt_pool_close(ctx->pool);
         if (ctx->cache) mt_cache_destroy(ctx->cache);
         if (ctx->jit) mt_jit_destroy(ctx->jit);
@@ -84,6 +88,7 @@ static void context_unref(mt_context *ctx) {
     if (atomic_fetch_sub(&ctx->refs, 1) == 1) {
         mt_cache_destroy(ctx->cache);
         mt_jit_destroy(ctx->jit);
+        mt_dev_release(ctx->cpu);
         mt_pool_close(ctx->pool);
         mt_thread_pool_destroy(ctx->threads);
         free(ctx);
@@ -307,8 +312,9 @@ static void build_plan(mt_arena *a, mt_kernel *k, const mt_compiled *c, void **f
     p->ncalls = pl.calls.len;
     p->instrs = pl.code.data;
     p->ninstrs = pl.code.len;
-    if (mt_plan_prepare(p, arena_alloc_cb, a) != 0)
-        mt_ice("the run plan could not be prepared (a kernel signature the call path rejects, or no memory for the memory plan)");
+    mt_run_error err;
+    if (mt_plan_prepare(p, arena_alloc_cb, a, &err) != MT_OK)
+        mt_ice("the run plan could not be prepared: %s", err.msg);
 }
 
 static void kernel_free(mt_kernel *k) {
@@ -440,7 +446,8 @@ mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tens
         return MT_ERR_INVALID_ARG;
     }
     mt_run_error err;
-    mt_run_env env = {k->ctx->pool, k->ctx->threads, k->ctx->num_threads};
+    mt_run_env env = {.cpu = k->ctx->cpu, .threads = k->ctx->threads,
+                      .num_threads = k->ctx->num_threads};
     mt_status st = mt_plan_run(&k->plan, &env, args, nargs, results, nresults, &err);
     if (st != MT_OK) {
         mt_loc loc = MT_NOLOC;
