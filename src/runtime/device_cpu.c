@@ -48,7 +48,7 @@ typedef struct cpu_dev {
 #define MT_DIRECT_CALLS 1
 enum { MAX_DIRECT_ARGS = 12 };
 
-static bool call_direct(void *fn, int n, const uint64_t *a) {
+static inline __attribute__((always_inline)) bool call_direct(void *fn, int n, const uint64_t *a) {
     typedef uint64_t w;
     switch (n) {
     case 0: ((void (*)(void))fn)(); return true;
@@ -87,12 +87,11 @@ static bool call_direct(void *fn, int n, const uint64_t *a) {
 
 enum { MAX_HOST_ARGS = 512 };
 
-mt_status mt_dev_host_call(void *fn, const uint64_t *args, int nptrs, int nscalars, const void *cif,
-                           mt_dev_err *e) {
+/* Through libffi: with more arguments than a direct call takes, or where
+ * there is no direct call. */
+static mt_status call_ffi(void *fn, const uint64_t *args, int nptrs, int nscalars, const void *cif,
+                          mt_dev_err *e) {
     int n = nptrs + nscalars;
-#ifdef MT_DIRECT_CALLS
-    if (n <= MAX_DIRECT_ARGS && call_direct(fn, n, args)) return MT_OK;
-#endif
     if (n > MAX_HOST_ARGS) return mt_dev_fail(e, MT_ERR_LIMIT, "a call with %d arguments", n);
     void *ptrs[MAX_HOST_ARGS];
     void *avalues[MAX_HOST_ARGS];
@@ -112,6 +111,20 @@ mt_status mt_dev_host_call(void *fn, const uint64_t *args, int nptrs, int nscala
     }
     ffi_call((ffi_cif *)cif, FFI_FN(fn), NULL, avalues);
     return MT_OK;
+}
+
+static inline mt_status host_call(void *fn, const uint64_t *args, int nptrs, int nscalars,
+                                  const void *cif, mt_dev_err *e) {
+#ifdef MT_DIRECT_CALLS
+    if (nptrs + nscalars <= MAX_DIRECT_ARGS && call_direct(fn, nptrs + nscalars, args))
+        return MT_OK;
+#endif
+    return call_ffi(fn, args, nptrs, nscalars, cif, e);
+}
+
+mt_status mt_dev_host_call(void *fn, const uint64_t *args, int nptrs, int nscalars, const void *cif,
+                           mt_dev_err *e) {
+    return host_call(fn, args, nptrs, nscalars, cif, e);
 }
 
 /* ---- the device's operations ------------------------------------------------ */
@@ -143,7 +156,7 @@ static mt_status cpu_copy(mt_dev *d, void *dst, const void *src, size_t n, mt_de
 static mt_status cpu_sync(mt_dev *d, mt_dev_err *e) { return MT_OK; }
 
 static mt_status cpu_launch(mt_dev *d, const mt_dev_launch *l, mt_dev_err *e) {
-    return mt_dev_host_call(l->fn, l->args, l->nptrs, l->nscalars, l->host_cif, e);
+    return host_call(l->fn, l->args, l->nptrs, l->nscalars, l->host_cif, e);
 }
 
 static mt_tensor *cpu_new_tensor(mt_dev *d, mt_dtype dtype, int ndim, const int64_t *shape) {

@@ -169,22 +169,23 @@ static void count(test_dev *td, int64_t *counter) {
     pthread_mutex_unlock(&td->mu);
 }
 
-static mt_status test_h2d(mt_dev *d, void *dst, const void *src, size_t n, mt_dev_err *e) {
+/* Between host memory and the device range [p, p + n), either way. */
+static mt_status copy_host(mt_dev *d, const void *p, char *host, size_t n, bool to_device,
+                           mt_dev_err *e) {
     test_dev *td = (test_dev *)d;
     char *rw;
-    if (translate(td, dst, n, &rw, e) != MT_OK) return MT_ERR_INVALID_ARG;
-    if (n) memcpy(rw, src, n);
+    if (translate(td, p, n, &rw, e) != MT_OK) return MT_ERR_INVALID_ARG;
+    if (n) memcpy(to_device ? rw : host, to_device ? host : rw, n);
     count(td, &td->stats.copies);
     return MT_OK;
 }
 
+static mt_status test_h2d(mt_dev *d, void *dst, const void *src, size_t n, mt_dev_err *e) {
+    return copy_host(d, dst, (char *)src, n, true, e); /* src is only read */
+}
+
 static mt_status test_d2h(mt_dev *d, void *dst, const void *src, size_t n, mt_dev_err *e) {
-    test_dev *td = (test_dev *)d;
-    char *rw;
-    if (translate(td, src, n, &rw, e) != MT_OK) return MT_ERR_INVALID_ARG;
-    if (n) memcpy(dst, rw, n);
-    count(td, &td->stats.copies);
-    return MT_OK;
+    return copy_host(d, src, dst, n, false, e);
 }
 
 static mt_status test_d2d(mt_dev *d, void *dst, const void *src, size_t n, mt_dev_err *e) {

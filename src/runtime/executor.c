@@ -208,12 +208,17 @@ static void value_shape(const mt_plan_value *v, const int64_t *symval, int64_t *
         shape[d] = v->dims[d].sym >= 0 ? symval[v->dims[d].sym] : v->dims[d].value;
 }
 
-/* Whether x and y share memory (addresses of different devices never do). */
+/* Devices as tensors and mt_plan_prepare keep them: normalized ({0, 0} is
+ * never left), so a plain comparison does. */
+static inline bool same_device(mt_device a, mt_device b) {
+    return a.type == b.type && a.id == b.id;
+}
+
+/* Whether x and y share memory (addresses of different devices never do).
+ * nbytes was validated when each tensor was made. */
 static bool ranges_overlap(const mt_tensor *x, const mt_tensor *y) {
-    size_t nx, ny;
-    if (!x->data || !y->data || !mt_device_eq(x->device, y->device)) return false;
-    if (!mt_shape_nbytes(x->dtype, x->ndim, x->shape, &nx) ||
-        !mt_shape_nbytes(y->dtype, y->ndim, y->shape, &ny) || nx == 0 || ny == 0)
+    size_t nx = x->nbytes, ny = y->nbytes;
+    if (!x->data || !y->data || nx == 0 || ny == 0 || !same_device(x->device, y->device))
         return false;
     const char *a = x->data, *b = y->data;
     return a < b + ny && b < a + nx;
@@ -252,7 +257,7 @@ static mt_status check_param(const mt_plan *p, int i, const mt_tensor *t, int64_
     const mt_plan_value *v = &p->values[i];
     if (!t) return fail(err, MT_ERR_INVALID_ARG, i, -1, "argument '%s' is NULL", v->name);
     mt_device want = p->devices[v->dev];
-    if (!mt_device_eq(t->device, want)) {
+    if (!same_device(t->device, want)) {
         char got[32], exp[32];
         return fail(err, MT_ERR_INVALID_ARG, i, -1,
                     "argument '%s' is on %s but the kernel expects it on %s", v->name,
@@ -271,10 +276,7 @@ static mt_status check_param(const mt_plan *p, int i, const mt_tensor *t, int64_
         return fail(err, MT_ERR_INVALID_ARG, i, -1,
                     "argument '%s' is not C-contiguous; strided tensors are not supported yet",
                     v->name);
-    size_t nbytes;
-    if (!mt_shape_nbytes(t->dtype, t->ndim, t->shape, &nbytes))
-        return fail(err, MT_ERR_INVALID_ARG, i, -1, "argument '%s' is too large", v->name);
-    if (nbytes > 0 && !t->data)
+    if (t->nbytes > 0 && !t->data) /* sizes were validated when the tensor was made */
         return fail(err, MT_ERR_INVALID_ARG, i, -1, "argument '%s' has no data", v->name);
     return MT_OK;
 }
@@ -290,8 +292,9 @@ static mt_status check_run(run *r, mt_tensor *const *args, int nargs, mt_tensor 
         return fail(err, MT_ERR_INVALID_ARG, -1, -1, "the kernel takes %d argument%s, got %d",
                     p->nparams, p->nparams == 1 ? "" : "s", nargs);
     if (nresults != p->nresults)
-        return fail(err, MT_ERR_INVALID_ARG, -1, -1, "the kernel returns %d result%s, got %d slot%s",
-                    p->nresults, p->nresults == 1 ? "" : "s", nresults, nresults == 1 ? "" : "s");
+        return fail(err, MT_ERR_INVALID_ARG, -1, -1,
+                    "the kernel returns %d result%s, got %d slot%s", p->nresults,
+                    p->nresults == 1 ? "" : "s", nresults, nresults == 1 ? "" : "s");
     if (nargs > 0 && !args) return fail(err, MT_ERR_INVALID_ARG, -1, -1, "args is NULL");
     if (nresults > 0 && !results) return fail(err, MT_ERR_INVALID_ARG, -1, -1, "results is NULL");
     if (p->nsyms > MAX_SYMS) return fail(err, MT_ERR_INTERNAL, -1, -1, "too many symbolic dims");
@@ -361,7 +364,7 @@ static mt_status check_result(const run *r, int ri, const mt_tensor *t, const in
     const mt_plan_value *v = &p->values[p->results[ri]];
     mt_device want = p->devices[v->dev];
     char a[256], b[256];
-    if (!mt_device_eq(t->device, want))
+    if (!same_device(t->device, want))
         return fail(r->err, MT_ERR_INVALID_ARG, -1, ri,
                     "result %d is on %s but the kernel returns it on %s", ri,
                     mt_device_str(t->device, a, sizeof a), mt_device_str(want, b, sizeof b));
@@ -589,9 +592,9 @@ static mt_status arena_layout(run_arena *ra, const run *r) {
 static mt_status arena_open(run_arena *ra, run *r) {
     const mt_memplan *m = r->p->mem;
     ra->m = m;
+    if (m->n == 0) return MT_OK;
     ra->n = m->narenas;
     for (int a = 0; a < ra->n; a++) ra->base[a] = NULL;
-    if (m->n == 0) return MT_OK;
     mt_status st = arena_tables(ra, r->err);
     if (st == MT_OK) st = arena_layout(ra, r);
     for (int a = 0; a < ra->n && st == MT_OK; a++) {
@@ -625,7 +628,7 @@ static void arena_close(run_arena *ra) {
 #endif
         ra->dev[a]->ops->free(ra->dev[a], ra->base[a], ra->cap[a]);
     }
-    free(ra->heap);
+    if (ra->heap) free(ra->heap);
 }
 
 /* Values neither the caller nor the arena holds (a plan without a memory

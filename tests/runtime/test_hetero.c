@@ -260,17 +260,23 @@ static void test_copy_chain(void **state) {
     plan_free(h);
 }
 
-/* Results on the test device: a new one, the caller's, and a parameter
- * returned (a copy on the device). */
-static void test_results_on_device(void **state) {
-    (void)state;
+/* All on the test device: b = scale2@test(a); returns b (and a). */
+static hplan *device_plan(bool return_a) {
     hplan *h = plan_new();
     int a = value(h, "a", MT_VAL_PARAM, MT_FLOAT32, false, TEST);
     int b = value(h, "b", MT_VAL_TEMP, MT_FLOAT32, false, TEST);
     CALL(h, k_scale2, TEST, a, b);
     result(h, b);
-    result(h, a);
+    if (return_a) result(h, a);
     prepare_ok(h);
+    return h;
+}
+
+/* Results on the test device: a new one, the caller's, and a parameter
+ * returned (a copy on the device). */
+static void test_results_on_device(void **state) {
+    (void)state;
+    hplan *h = device_plan(true);
     int64_t n = 300;
     mt_tensor *x = host_vec(n, 1), *xt = mt_tensor_create_on(tdev, MT_FLOAT32, 1, &n);
     mt_dev_err e;
@@ -305,24 +311,32 @@ static void test_results_on_device(void **state) {
     plan_free(h);
 }
 
+/* The start of a program that tests a flag computed on the test device:
+ *   x_t <- x; positive@test(x_t, flag_t)
+ * with x (the parameter), flag_t and out (a CPU result) set. */
+static hplan *flag_plan(int *x, int *flag, int *out) {
+    hplan *h = plan_new();
+    *x = value(h, "x", MT_VAL_PARAM, MT_FLOAT32, false, CPU);
+    int xt = value(h, "x_t", MT_VAL_TEMP, MT_FLOAT32, false, TEST);
+    *flag = value(h, "flag_t", MT_VAL_TEMP, MT_BOOL, true, TEST);
+    *out = value(h, "out", MT_VAL_TEMP, MT_FLOAT32, false, CPU);
+    emit(h, MT_I_COPY, xt, *x, 0);
+    CALL(h, k_positive, TEST, xt, *flag);
+    result(h, *out);
+    return h;
+}
+
 /* if on a flag computed on the test device:
- *   x_t <- x; positive@test(x_t, flag_t);
- *   if flag_t: scale2@cpu(x, out) else: add1@cpu(x, out) */
+ *   (flag_plan); if flag_t: scale2@cpu(x, out) else: add1@cpu(x, out) */
 static void test_if_on_device(void **state) {
     (void)state;
-    hplan *h = plan_new();
-    int x = value(h, "x", MT_VAL_PARAM, MT_FLOAT32, false, CPU);
-    int xt = value(h, "x_t", MT_VAL_TEMP, MT_FLOAT32, false, TEST);
-    int flag = value(h, "flag_t", MT_VAL_TEMP, MT_BOOL, true, TEST);
-    int out = value(h, "out", MT_VAL_TEMP, MT_FLOAT32, false, CPU);
-    emit(h, MT_I_COPY, xt, x, 0);
-    CALL(h, k_positive, TEST, xt, flag);
+    int x, flag, out;
+    hplan *h = flag_plan(&x, &flag, &out);
     int jelse = emit(h, MT_I_JUMP_IF_NOT, flag, 0, 0);
     CALL(h, k_scale2, CPU, x, out);
     int jend = emit(h, MT_I_JUMP, 0, 0, 0);
     h->code[jelse].target = CALL(h, k_add1, CPU, x, out);
     h->code[jend].target = h->p.ninstrs;
-    result(h, out);
     prepare_ok(h);
     for (int sign = -1; sign <= 1; sign += 2) {
         mt_tensor *in = host_vec(50, 3.0f * (float)sign), *o = NULL;
@@ -382,19 +396,13 @@ static void test_loop_on_device(void **state) {
 /* An assertion on a flag that lives on the test device. */
 static void test_assert_on_device(void **state) {
     (void)state;
-    hplan *h = plan_new();
-    int x = value(h, "x", MT_VAL_PARAM, MT_FLOAT32, false, CPU);
-    int xt = value(h, "x_t", MT_VAL_TEMP, MT_FLOAT32, false, TEST);
-    int flag = value(h, "flag_t", MT_VAL_TEMP, MT_BOOL, true, TEST);
-    int out = value(h, "out", MT_VAL_TEMP, MT_FLOAT32, false, CPU);
-    emit(h, MT_I_COPY, xt, x, 0);
-    CALL(h, k_positive, TEST, xt, flag);
+    int x, flag, out;
+    hplan *h = flag_plan(&x, &flag, &out);
     int at = emit(h, MT_I_ASSERT, flag, 0, 0);
     h->code[at].message = "x[0] must be positive";
     h->code[at].line = 4;
     h->code[at].col = 5;
     CALL(h, k_scale2, CPU, x, out);
-    result(h, out);
     prepare_ok(h);
     mt_tensor *neg = host_vec(8, -2), *pos = host_vec(8, 2), *o = NULL;
     mt_run_error err;
@@ -416,13 +424,7 @@ static void test_assert_on_device(void **state) {
  * both; nothing runs. */
 static void test_wrong_device_argument(void **state) {
     (void)state;
-    hplan *on_test = plan_new();
-    int a = value(on_test, "a", MT_VAL_PARAM, MT_FLOAT32, false, TEST);
-    int b = value(on_test, "b", MT_VAL_TEMP, MT_FLOAT32, false, TEST);
-    CALL(on_test, k_scale2, TEST, a, b);
-    result(on_test, b);
-    prepare_ok(on_test);
-    hplan *on_cpu = chain_plan();
+    hplan *on_test = device_plan(false), *on_cpu = chain_plan();
     int64_t n = 16;
     mt_tensor *x = host_vec(n, 0), *xt = mt_tensor_create_on(tdev, MT_FLOAT32, 1, &n), *o = NULL;
     mt_dev_test_stats before = stats();
