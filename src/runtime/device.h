@@ -14,8 +14,10 @@
  *
  *   alloc / free      device memory (cuMemAlloc / cuMemFree); the CPU takes
  *                     it from the context's pool (runtime/pool.h)
- *   copy_h2d/d2h/d2d  synchronous copies (cuMemcpyHtoD, ...); d2d is within
- *                     one device, and may overlap (memmove semantics)
+ *   copy_h2d/d2h/d2d  copies (cuMemcpyHtoD, ...), done when they return;
+ *                     d2d is within one device: equal ends are a no-op, and
+ *                     no other overlap is asked for (the CPU and test
+ *                     devices memmove anyway)
  *   sync              waits for launched work (cuCtxSynchronize)
  *   load / function / unload
  *                     a module: a blob the device understands (PTX, a

@@ -529,7 +529,7 @@ typedef struct run_arena {
  * planned lifetime, or runs past its end into a neighbour, is reported.
  * (Other devices' memory is not the host's to check.) */
 static void arena_poison(const run_arena *ra, int pc) {
-    if (!ra->m || !ra->base[0]) return;
+    if (ra->n == 0 || !ra->base[0]) return; /* not open, or nothing on the CPU */
     ASAN_POISON_MEMORY_REGION(ra->base[0], ra->total[0]);
     for (int i = 0; i < ra->m->n; i++)
         if (ra->m->arena[i] == 0 && mt_memplan_live(ra->m, i, pc))

@@ -6,7 +6,10 @@
  * previous handlers are restored afterwards, so AddressSanitizer's own
  * handler (which lets a user handler take over: allow_user_segv_handler)
  * is back for the rest of the test. The guarded function must hold no lock
- * and no allocation when it faults: it is abandoned where it stands.
+ * and no allocation when it faults: it is abandoned where it stands. Under
+ * valgrind each deliberate fault is also reported as an "Invalid read" (or
+ * write) in a `memfd:mt-test-device` segment: expected, and the only errors
+ * these tests show there.
  */
 #ifndef MT_TEST_FAULT_GUARD_H
 #define MT_TEST_FAULT_GUARD_H
