@@ -537,6 +537,8 @@ static void arena_poison(const run_arena *ra, int pc) {
 }
 #endif
 
+/* Points the per-slot tables at the arrays above, or at one heap block for
+ * plans of more than SMALL slots. */
 static mt_status arena_tables(run_arena *ra, mt_run_error *err) {
     int n = ra->m->n;
     ra->tens = ra->tens_s;
