@@ -267,6 +267,9 @@ MT_API int mt_tensor_ndim(const mt_tensor *t);
 MT_API const int64_t *mt_tensor_shape(const mt_tensor *t);
 MT_API const int64_t *mt_tensor_strides(const mt_tensor *t);
 MT_API int64_t mt_tensor_numel(const mt_tensor *t);
+/* Where the tensor's bytes live: {MT_DEVICE_CPU, 0} for every tensor the
+ * functions above make; {0, 0} for NULL. */
+MT_API mt_device mt_tensor_device(const mt_tensor *t);
 
 /* ---- names and versions -------------------------------------------------- */
 MT_API const char *mt_status_str(mt_status st);

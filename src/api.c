@@ -20,6 +20,7 @@
 #include "minitriton.h"
 #include "pipeline.h"
 #include "planner/planner.h"
+#include "runtime/device.h"
 #include "runtime/executor.h"
 #include "runtime/memplan.h"
 #include "runtime/parallel.h"
@@ -34,6 +35,8 @@ struct mt_context {
     int num_threads;
     mt_cache *cache;      /* compiled kernels; closed when the host destroys ctx */
     mt_pool *pool;        /* run buffers (runtime/pool.h); closed when ctx is freed */
+    mt_dev *cpu;          /* the CPU device over pool (runtime/device.h); released with ctx */
+    mt_dev *test;         /* the test device (mt_context_create_testing), or NULL */
     mt_thread_pool *threads; /* parallel loops' workers (runtime/parallel.h); joined when ctx is freed */
     mt_target_desc host;  /* the host CPU's target: kernels on the CPU (and the test device) */
     char host_str[256];   /* its text, in every cache key */
@@ -75,8 +78,15 @@ mt_context *mt_context_create_testing(const mt_context_options *opts, bool test_
     ctx->cache = ctx->jit ? mt_cache_create(entries) : NULL;
     ctx->pool = ctx->cache ? mt_pool_create(0) : NULL;
     ctx->num_threads = opts && opts->num_threads > 0 ? opts->num_threads : 0;
-    ctx->threads = ctx->pool ? mt_thread_pool_create(ctx->num_threads) : NULL;
+    ctx->cpu = ctx->pool ? mt_dev_cpu_create(ctx->pool) : NULL;
+    ctx->threads = ctx->cpu ? mt_thread_pool_create(ctx->num_threads) : NULL;
+    mt_dev_err derr;
+    if (ctx->threads && test_device && !(ctx->test = mt_dev_test_create(0, &derr))) {
+        mt_thread_pool_destroy(ctx->threads);
+        ctx->threads = NULL;
+    }
     if (!ctx->threads) {
+        mt_dev_release(ctx->cpu);
         if (ctx->pool) mt_pool_close(ctx->pool);
         if (ctx->cache) mt_cache_destroy(ctx->cache);
         if (ctx->jit) mt_jit_destroy(ctx->jit);
@@ -91,10 +101,14 @@ mt_context *mt_context_create_testing(const mt_context_options *opts, bool test_
     return ctx;
 }
 
+struct mt_dev *mt_context_test_device(mt_context *ctx) { return ctx ? ctx->test : NULL; }
+
 static void context_unref(mt_context *ctx) {
     if (atomic_fetch_sub(&ctx->refs, 1) == 1) {
         mt_cache_destroy(ctx->cache);
         mt_jit_destroy(ctx->jit);
+        mt_dev_release(ctx->cpu);
+        mt_dev_release(ctx->test);
         mt_pool_close(ctx->pool);
         mt_thread_pool_destroy(ctx->threads);
         free(ctx);
@@ -258,6 +272,19 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
 
 /* ---- running --------------------------------------------------------------- */
 
+/* The devices a run may name besides the CPU: the test device, in a
+ * context made for the tests (the CUDA device comes with the GPU runtime). */
+static mt_status find_device(void *c, mt_device where, mt_dev **out, mt_dev_err *e) {
+    mt_context *ctx = c;
+    if (ctx->test && where.type == MT_DEVICE_TEST && where.id == 0) {
+        *out = ctx->test;
+        return MT_OK;
+    }
+    char name[32];
+    return mt_dev_fail(e, MT_ERR_UNAVAILABLE, "device %s is not available in this context",
+                       mt_device_str(where, name, sizeof name));
+}
+
 mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tensor **results,
                         int nresults, mt_diag *diag) {
     mt_diag_clear(diag);
@@ -266,7 +293,9 @@ mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tens
         return MT_ERR_INVALID_ARG;
     }
     mt_run_error err;
-    mt_run_env env = {k->ctx->pool, k->ctx->threads, k->ctx->num_threads};
+    mt_run_env env = {.cpu = k->ctx->cpu, .find_device = find_device, .find_ctx = k->ctx,
+                      .threads = k->ctx->threads,
+                      .num_threads = k->ctx->num_threads};
     mt_status st = mt_plan_run(&k->plan, &env, args, nargs, results, nresults, &err);
     if (st != MT_OK) {
         mt_loc loc = MT_NOLOC;

@@ -14,4 +14,7 @@
  * host's, so that heterogeneous programs are tested without a GPU. */
 mt_context *mt_context_create_testing(const mt_context_options *opts, bool test_device);
 
+/* That context's test device (runtime/device.h), or NULL. Owned by ctx. */
+struct mt_dev *mt_context_test_device(mt_context *ctx);
+
 #endif

@@ -11,3 +11,4 @@ mt_test(test_run_faults SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_run_faults.
 target_link_options(test_run_faults PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
                     -Wl,--wrap=aligned_alloc)
 mt_test(test_target SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_target.c LIBRARY)
+mt_test(test_devices_e2e SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_devices.c LIBRARY)

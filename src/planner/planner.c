@@ -50,8 +50,15 @@ typedef struct planner {
     MT_VEC(mt_instr) code;
 } planner;
 
+/* Where a value of type t (or a binding placed on d) lives: {0, 0} is the
+ * module's default device. */
+static mt_device device_of(const planner *pl, mt_device d) {
+    return d.type ? d : pl->m->default_device;
+}
+
 static void plan_dims(planner *pl, mt_plan_value *pv, const mt_gtype *t, bool may_bind) {
     mt_plan *p = pl->plan;
+    pv->device = device_of(pl, t->device);
     pv->dtype = t->dtype;
     pv->ndim = t->ndim;
     for (int d = 0; d < t->ndim; d++) {
@@ -139,6 +146,7 @@ static void plan_call(planner *pl, const mt_gbinding *b) {
     memset(&call, 0, sizeof call);
     call.fn = pl->fn_addrs[ti];
     call.name = low->name;
+    call.device = device_of(pl, b->device);
     call.nargs = b->nargs + b->nouts;
     call.args = MT_NEW_ARRAY(pl->arena, int, call.nargs > 0 ? call.nargs : 1);
     for (int q = 0; q < b->nargs; q++) call.args[q] = value_of(pl, b->args[q]);
@@ -228,6 +236,7 @@ void mt_plan_build(mt_arena *a, const mt_gmodule *m, const mt_gfunc *f, mt_tfunc
     p->ncalls = pl.calls.len;
     p->instrs = pl.code.data;
     p->ninstrs = pl.code.len;
-    if (mt_plan_prepare(p, arena_alloc_cb, a) != 0)
-        mt_ice("the run plan could not be prepared (a kernel signature the call path rejects, or no memory for the memory plan)");
+    mt_run_error err;
+    if (mt_plan_prepare(p, arena_alloc_cb, a, &err) != MT_OK)
+        mt_ice("the run plan could not be prepared: %s", err.msg);
 }

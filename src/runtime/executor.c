@@ -1,28 +1,52 @@
 /*
- * executor.c -- checks the arguments, binds symbolic dims, allocates, calls
- * the kernels (see executor.h).
+ * executor.c -- checks the arguments, binds symbolic dims, allocates, and
+ * runs the program through the devices (see executor.h).
  *
- * Every argument is validated before anything runs: count, NULL tensors,
- * dtype, rank, each dim (constant, or symbolic: the first parameter that has
- * the symbol binds it, the others must agree), C-contiguity, and for a result
- * slot the caller filled: dtype, shape, and that it does not overlap an
- * argument's memory. Nothing is written until all checks pass.
+ * Preparation (mt_plan_prepare, once per plan). The devices the plan names
+ * are numbered (the CPU first), every call's buffers are checked to live on
+ * the call's device -- a value the planner forgot to copy is refused here,
+ * as an internal error naming the kernel, the value and both devices,
+ * rather than left to fault -- the host call interface of each call is
+ * prepared for libffi, and the memory plan lays out one arena per device.
  *
- * Then the program runs: kernel calls (direct, or through libffi; see
- * call_direct), copies, jumps on
- * rank-0 bools, integer loop tests and steps, assertions. Constants are
- * materialized as rank-0 tensors. Intermediates and constants live in one
- * arena per run, laid out by the memory plan (runtime/memplan.h; per run
- * when shapes are symbolic) and taken from the context's pool
- * (runtime/pool.h) in one call, with their tensor headers on the stack;
- * results the caller did not provide get a pool block each (once per run,
- * even when a loop computes them many times). The arena goes back to the
- * pool at the end of the run; a result when the caller releases it. A plan
- * without a memory plan gets a pool block per value. Pooled memory is not
- * zeroed: every value is
- * written (by a kernel, a copy or set_scalar) before it is read. The run sets
- * the calling thread's parallel-for thread count to the context's for its
- * duration (runtime/parallel.h) and restores it afterwards.
+ * A run (mt_plan_run) goes in steps, each a function below:
+ *
+ *   1. check_param: every argument before anything runs -- count, NULL,
+ *      device (an argument on another device than its parameter's is an
+ *      error naming both: nothing is copied implicitly), dtype, rank, each
+ *      dim (constant, or symbolic: the first parameter that has the symbol
+ *      binds it, the others must agree), C-contiguity;
+ *   2. find_devices: the instance of each device (the CPU from the run's
+ *      environment, others through its find_device);
+ *   3. prepare_result: the caller's result slots are checked (device,
+ *      dtype, shape, no overlap with an argument's memory); the others are
+ *      made on their value's device (the CPU: from the context's pool), once
+ *      per run even when a loop computes them many times;
+ *   4. arena_open: intermediates and constants live in one arena per
+ *      device per run, laid out by the memory plan (runtime/memplan.h; per
+ *      run when shapes are symbolic), one block each from the device (the
+ *      CPU's from the pool), with their tensor headers on the stack;
+ *      constants are written through their device;
+ *   5. run_program: kernel launches through the call's device, copies
+ *      (mt_tensor_copy: host, device or cross-device), jumps on rank-0
+ *      bools, integer loop tests and steps, assertions; scalars that
+ *      control flow reads or writes go through their device when they are
+ *      not in host memory;
+ *   6. finish_results: results that are copies (a parameter or constant
+ *      returned) are filled, devices other than the CPU are synchronized,
+ *      and new results are handed to the caller.
+ *
+ * Nothing is written until every check of steps 1-3 passed. The arenas go
+ * back to their devices at the end of the run; a result when the caller
+ * releases it. Device memory is not zeroed: every value is written (by a
+ * kernel, a copy or a constant) before it is read. The run sets the calling
+ * thread's parallel-for pool and thread count to the context's for its
+ * duration (runtime/parallel.h) and restores them afterwards.
+ *
+ * The CPU path stays the fast one: a CPU-only plan resolves no device,
+ * control flow reads host scalars directly, and a launch is one indirect
+ * call into the CPU device, which calls the kernel directly
+ * (device_cpu.c).
  */
 #include "runtime/executor.h"
 
@@ -34,10 +58,9 @@
 
 #include "runtime/memplan.h"
 #include "runtime/parallel.h"
-#include "runtime/pool.h"
 #include "runtime/tensor.h"
 
-enum { MAX_SYMS = 64, MAX_CALL_ARGS = 256, SMALL = 32 };
+enum { MAX_SYMS = 64, MAX_CALL_ARGS = 256, SMALL = 32, MAX_DEVS = MT_PLAN_MAX_DEVICES };
 
 #if defined(__SANITIZE_ADDRESS__)
 #define MT_EXEC_ASAN 1
@@ -49,37 +72,6 @@ enum { MAX_SYMS = 64, MAX_CALL_ARGS = 256, SMALL = 32 };
 #ifdef MT_EXEC_ASAN
 #include <sanitizer/asan_interface.h>
 #endif
-
-static ffi_type *dtype_ffi(mt_dtype dt) {
-    switch (dt) {
-    case MT_BOOL: case MT_UINT8: return &ffi_type_uint8;
-    case MT_INT8: return &ffi_type_sint8;
-    case MT_INT32: return &ffi_type_sint32;
-    case MT_INT64: return &ffi_type_sint64;
-    case MT_FLOAT16: return &ffi_type_uint16;
-    case MT_FLOAT32: return &ffi_type_float;
-    case MT_FLOAT64: return &ffi_type_double;
-    default: return &ffi_type_pointer;
-    }
-}
-
-int mt_plan_prepare(mt_plan *p, void *(*alloc)(void *ctx, size_t n), void *ctx) {
-    for (int c = 0; c < p->ncalls; c++) {
-        mt_plan_call *call = &p->calls[c];
-        int n = call->nargs + call->nsyms;
-        ffi_type **types = alloc(ctx, sizeof(ffi_type *) * (size_t)(n > 0 ? n : 1));
-        for (int i = 0; i < call->nargs; i++) types[i] = &ffi_type_pointer;
-        for (int i = 0; i < call->nsyms; i++) types[call->nargs + i] = &ffi_type_sint64;
-        ffi_cif *cif = alloc(ctx, sizeof(ffi_cif));
-        if (ffi_prep_cif(cif, FFI_DEFAULT_ABI, (unsigned)n, &ffi_type_void, types) != FFI_OK)
-            return -1;
-        call->cif = cif;
-        call->arg_types = (void **)types;
-    }
-    (void)dtype_ffi; /* scalar params by value arrive with issue #3 */
-    p->mem = mt_memplan_build(p, alloc, ctx);
-    return p->mem ? 0 : -1;
-}
 
 static mt_status fail(mt_run_error *err, mt_status st, int param, int result, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
@@ -95,6 +87,114 @@ static mt_status fail(mt_run_error *err, mt_status st, int param, int result, co
     return st;
 }
 
+static void clear_error(mt_run_error *err) {
+    if (!err) return;
+    err->param = err->result = -1;
+    err->line = err->col = 0;
+    err->msg[0] = 0;
+}
+
+/* ---- preparation ------------------------------------------------------------ */
+
+/* The index of device d in table[0, *n), added when new. */
+static int device_index(mt_device d, mt_device *table, int *n) {
+    d = mt_device_norm(d);
+    for (int i = 0; i < *n; i++)
+        if (mt_device_eq(table[i], d)) return i;
+    if (*n == MAX_DEVS) return -1;
+    table[*n] = d;
+    return (*n)++;
+}
+
+/* Numbers the plan's devices and checks that every call's buffers live on
+ * the call's device. */
+static mt_status prepare_devices(mt_plan *p, void *(*alloc)(void *, size_t), void *ctx,
+                                 mt_run_error *err) {
+    mt_device table[MAX_DEVS] = {{MT_DEVICE_CPU, 0}};
+    int n = 1;
+    char a[32], b[32];
+    for (int i = 0; i < p->nvalues; i++)
+        if ((p->values[i].dev = device_index(p->values[i].device, table, &n)) < 0)
+            return fail(err, MT_ERR_LIMIT, -1, -1, "the plan names more than %d devices", MAX_DEVS);
+    for (int c = 0; c < p->ncalls; c++)
+        if ((p->calls[c].dev = device_index(p->calls[c].device, table, &n)) < 0)
+            return fail(err, MT_ERR_LIMIT, -1, -1, "the plan names more than %d devices", MAX_DEVS);
+    for (int i = 1; i < n; i++)
+        if (table[i].type == MT_DEVICE_CPU)
+            return fail(err, MT_ERR_INTERNAL, -1, -1, "the plan names %s: the CPU is cpu:0",
+                        mt_device_str(table[i], a, sizeof a));
+    for (int c = 0; c < p->ncalls; c++) {
+        const mt_plan_call *call = &p->calls[c];
+        for (int q = 0; q < call->nargs; q++) {
+            const mt_plan_value *v = &p->values[call->args[q]];
+            if (v->dev != call->dev)
+                return fail(err, MT_ERR_INTERNAL, -1, -1,
+                            "kernel '%s' runs on %s but its argument '%s' is on %s: the plan "
+                            "lacks a copy",
+                            call->name, mt_device_str(table[call->dev], a, sizeof a), v->name,
+                            mt_device_str(table[v->dev], b, sizeof b));
+        }
+    }
+    p->devices = alloc(ctx, sizeof *p->devices * (size_t)n);
+    if (!p->devices) return fail(err, MT_ERR_NOMEM, -1, -1, "out of memory");
+    memcpy(p->devices, table, sizeof *table * (size_t)n);
+    p->ndevices = n;
+    return MT_OK;
+}
+
+/* The libffi call interface of each call's signature (pointers, then int64s),
+ * for host code with more arguments than a direct call takes. */
+static mt_status prepare_calls(mt_plan *p, void *(*alloc)(void *, size_t), void *ctx,
+                               mt_run_error *err) {
+    for (int c = 0; c < p->ncalls; c++) {
+        mt_plan_call *call = &p->calls[c];
+        if (call->nargs > MAX_CALL_ARGS || call->nsyms > MAX_SYMS)
+            return fail(err, MT_ERR_LIMIT, -1, -1, "kernel '%s' has too many arguments",
+                        call->name);
+        int n = call->nargs + call->nsyms;
+        ffi_type **types = alloc(ctx, sizeof(ffi_type *) * (size_t)(n > 0 ? n : 1));
+        ffi_cif *cif = alloc(ctx, sizeof(ffi_cif));
+        if (!types || !cif) return fail(err, MT_ERR_NOMEM, -1, -1, "out of memory");
+        for (int i = 0; i < call->nargs; i++) types[i] = &ffi_type_pointer;
+        for (int i = 0; i < call->nsyms; i++) types[call->nargs + i] = &ffi_type_sint64;
+        if (ffi_prep_cif(cif, FFI_DEFAULT_ABI, (unsigned)n, &ffi_type_void, types) != FFI_OK)
+            return fail(err, MT_ERR_INTERNAL, -1, -1, "libffi refuses the signature of '%s'",
+                        call->name);
+        call->cif = cif;
+        call->arg_types = (void **)types;
+    }
+    return MT_OK;
+}
+
+mt_status mt_plan_prepare(mt_plan *p, void *(*alloc)(void *ctx, size_t n), void *ctx,
+                          mt_run_error *err) {
+    clear_error(err);
+    if (p->nsyms > MAX_SYMS) return fail(err, MT_ERR_LIMIT, -1, -1, "too many symbolic dims");
+    mt_status st = prepare_devices(p, alloc, ctx, err);
+    if (st == MT_OK) st = prepare_calls(p, alloc, ctx, err);
+    if (st != MT_OK) return st;
+    p->mem = mt_memplan_build(p, alloc, ctx);
+    if (!p->mem) return fail(err, MT_ERR_NOMEM, -1, -1, "out of memory for the memory plan");
+    return MT_OK;
+}
+
+/* ---- a run: its state, arguments, devices, results ------------------------ */
+
+typedef struct run {
+    const mt_plan *p;
+    const mt_run_env *env;
+    mt_run_error *err;
+    mt_dev *dev[MAX_DEVS];      /* per plan device (mt_plan.devices): its instance */
+    int64_t symval[MAX_SYMS];   /* the symbolic dims, bound by the arguments */
+    mt_tensor **vals;           /* per value: its tensor in this run */
+    bool *owned;                /* per value: made by this run, released at its end */
+    mt_tensor **copies;         /* per result: filled by a copy after the program */
+    bool heap_tables;           /* vals, owned, copies are heap blocks, not the arrays below */
+    mt_tensor *vals_s[SMALL];   /* the tables of plans of up to SMALL values and results */
+    mt_tensor *copies_s[SMALL];
+    bool owned_s[SMALL];
+} run;
+
 static void shape_text(char *buf, size_t cap, int ndim, const int64_t *shape) {
     size_t n = (size_t)snprintf(buf, cap, "(");
     for (int i = 0; i < ndim && n < cap; i++)
@@ -108,26 +208,27 @@ static void value_shape(const mt_plan_value *v, const int64_t *symval, int64_t *
         shape[d] = v->dims[d].sym >= 0 ? symval[v->dims[d].sym] : v->dims[d].value;
 }
 
+/* Devices as tensors and mt_plan_prepare keep them: normalized ({0, 0} is
+ * never left), so a plain comparison does. */
+static inline bool same_device(mt_device a, mt_device b) {
+    return a.type == b.type && a.id == b.id;
+}
+
+/* Whether x and y share memory (addresses of different devices never do).
+ * nbytes was validated when each tensor was made. */
 static bool ranges_overlap(const mt_tensor *x, const mt_tensor *y) {
-    size_t nx, ny;
-    if (!x->data || !y->data) return false;
-    if (!mt_shape_nbytes(x->dtype, x->ndim, x->shape, &nx) ||
-        !mt_shape_nbytes(y->dtype, y->ndim, y->shape, &ny) || nx == 0 || ny == 0)
+    size_t nx = x->nbytes, ny = y->nbytes;
+    if (!x->data || !y->data || nx == 0 || ny == 0 || !same_device(x->device, y->device))
         return false;
     const char *a = x->data, *b = y->data;
     return a < b + ny && b < a + nx;
 }
 
-static mt_status check_param(const mt_plan *p, int i, const mt_tensor *t, int64_t *symval,
-                             int *symsrc, mt_run_error *err) {
+/* Argument i's dims against its parameter's: constants match, the first
+ * argument with a symbol binds it, the others agree. */
+static mt_status check_dims(const mt_plan *p, int i, const mt_tensor *t, int64_t *symval,
+                            int *symsrc, mt_run_error *err) {
     const mt_plan_value *v = &p->values[i];
-    if (!t) return fail(err, MT_ERR_INVALID_ARG, i, -1, "argument '%s' is NULL", v->name);
-    if (t->dtype != v->dtype)
-        return fail(err, MT_ERR_INVALID_ARG, i, -1, "argument '%s' has dtype %s, expected %s",
-                    v->name, mt_dtype_str(t->dtype), mt_dtype_str(v->dtype));
-    if (t->ndim != v->ndim)
-        return fail(err, MT_ERR_INVALID_ARG, i, -1, "argument '%s' has rank %d, expected %d",
-                    v->name, t->ndim, v->ndim);
     for (int d = 0; d < v->ndim; d++) {
         int s = v->dims[d].sym;
         if (s < 0) {
@@ -148,37 +249,206 @@ static mt_status check_param(const mt_plan *p, int i, const mt_tensor *t, int64_
                         p->values[symsrc[s]].name);
         }
     }
+    return MT_OK;
+}
+
+static mt_status check_param(const mt_plan *p, int i, const mt_tensor *t, int64_t *symval,
+                             int *symsrc, mt_run_error *err) {
+    const mt_plan_value *v = &p->values[i];
+    if (!t) return fail(err, MT_ERR_INVALID_ARG, i, -1, "argument '%s' is NULL", v->name);
+    mt_device want = p->devices[v->dev];
+    if (!same_device(t->device, want)) {
+        char got[32], exp[32];
+        return fail(err, MT_ERR_INVALID_ARG, i, -1,
+                    "argument '%s' is on %s but the kernel expects it on %s", v->name,
+                    mt_device_str(t->device, got, sizeof got),
+                    mt_device_str(want, exp, sizeof exp));
+    }
+    if (t->dtype != v->dtype)
+        return fail(err, MT_ERR_INVALID_ARG, i, -1, "argument '%s' has dtype %s, expected %s",
+                    v->name, mt_dtype_str(t->dtype), mt_dtype_str(v->dtype));
+    if (t->ndim != v->ndim)
+        return fail(err, MT_ERR_INVALID_ARG, i, -1, "argument '%s' has rank %d, expected %d",
+                    v->name, t->ndim, v->ndim);
+    mt_status st = check_dims(p, i, t, symval, symsrc, err);
+    if (st != MT_OK) return st;
     if (!mt_tensor_is_contiguous(t))
         return fail(err, MT_ERR_INVALID_ARG, i, -1,
                     "argument '%s' is not C-contiguous; strided tensors are not supported yet",
                     v->name);
-    size_t nbytes;
-    if (!mt_shape_nbytes(t->dtype, t->ndim, t->shape, &nbytes))
-        return fail(err, MT_ERR_INVALID_ARG, i, -1, "argument '%s' is too large", v->name);
-    if (nbytes > 0 && !t->data)
+    if (t->nbytes > 0 && !t->data) /* sizes were validated when the tensor was made */
         return fail(err, MT_ERR_INVALID_ARG, i, -1, "argument '%s' has no data", v->name);
     return MT_OK;
 }
 
-/* A rank-0 tensor holding constant v. */
-static void set_scalar(mt_tensor *t, const mt_plan_value *v) {
-    void *d = t->data;
-    switch (v->dtype) {
-    case MT_BOOL: *(uint8_t *)d = v->iconst != 0; break;
-    case MT_INT8: *(int8_t *)d = (int8_t)v->iconst; break;
-    case MT_UINT8: *(uint8_t *)d = (uint8_t)v->iconst; break;
-    case MT_INT32: *(int32_t *)d = (int32_t)v->iconst; break;
-    case MT_INT64: *(int64_t *)d = v->iconst; break;
-    case MT_FLOAT32: *(float *)d = (float)v->fconst; break;
-    case MT_FLOAT64: *(double *)d = v->fconst; break;
-    default: break; /* float16 constants never reach the plan (rank-0 scalars are cast) */
+/* Step 1: the call's shape, then every argument (binding the symbols). */
+static mt_status check_run(run *r, mt_tensor *const *args, int nargs, mt_tensor **results,
+                           int nresults) {
+    const mt_plan *p = r->p;
+    mt_run_error *err = r->err;
+    if (!p->devices)
+        return fail(err, MT_ERR_INTERNAL, -1, -1, "the plan was not prepared (mt_plan_prepare)");
+    if (nargs != p->nparams)
+        return fail(err, MT_ERR_INVALID_ARG, -1, -1, "the kernel takes %d argument%s, got %d",
+                    p->nparams, p->nparams == 1 ? "" : "s", nargs);
+    if (nresults != p->nresults)
+        return fail(err, MT_ERR_INVALID_ARG, -1, -1,
+                    "the kernel returns %d result%s, got %d slot%s", p->nresults,
+                    p->nresults == 1 ? "" : "s", nresults, nresults == 1 ? "" : "s");
+    if (nargs > 0 && !args) return fail(err, MT_ERR_INVALID_ARG, -1, -1, "args is NULL");
+    if (nresults > 0 && !results) return fail(err, MT_ERR_INVALID_ARG, -1, -1, "results is NULL");
+    if (p->nsyms > MAX_SYMS) return fail(err, MT_ERR_INTERNAL, -1, -1, "too many symbolic dims");
+    int symsrc[MAX_SYMS];
+    for (int s = 0; s < p->nsyms; s++) symsrc[s] = -1;
+    for (int i = 0; i < p->nparams; i++) {
+        mt_status st = check_param(p, i, args[i], r->symval, symsrc, err);
+        if (st != MT_OK) return st;
+    }
+    return MT_OK;
+}
+
+/* Step 2: the instance of every device the plan names. */
+static mt_status find_devices(run *r) {
+    const mt_run_env *env = r->env;
+    r->dev[0] = env && env->cpu ? env->cpu : mt_dev_cpu_heap();
+    for (int i = 1; i < r->p->ndevices; i++) {
+        mt_device where = r->p->devices[i];
+        char name[32];
+        mt_device_str(where, name, sizeof name);
+        mt_dev_err e;
+        mt_status st = mt_dev_fail(&e, MT_ERR_UNAVAILABLE, "this run has no device %s", name);
+        r->dev[i] = NULL;
+        if (env && env->find_device) st = env->find_device(env->find_ctx, where, &r->dev[i], &e);
+        if (st == MT_OK && (!r->dev[i] || !mt_device_eq(r->dev[i]->where, where)))
+            st = mt_dev_fail(&e, MT_ERR_INTERNAL, "find_device did not give %s", name);
+        if (st != MT_OK) return fail(r->err, st, -1, -1, "the kernel runs on %s: %s", name, e.msg);
+    }
+    return MT_OK;
+}
+
+/* The run's tables: on the stack for plans of up to SMALL values. */
+static mt_status tables_open(run *r, int nresults) {
+    size_t nv = (size_t)r->p->nvalues, nr = (size_t)nresults;
+    r->heap_tables = nv > SMALL || nr > SMALL;
+    if (!r->heap_tables) {
+        r->vals = r->vals_s;
+        r->owned = r->owned_s;
+        r->copies = r->copies_s;
+        memset(r->vals_s, 0, sizeof *r->vals_s * nv);
+        memset(r->owned_s, 0, sizeof *r->owned_s * nv);
+        memset(r->copies_s, 0, sizeof *r->copies_s * nr);
+        return MT_OK;
+    }
+    r->vals = calloc(nv, sizeof *r->vals);
+    r->owned = calloc(nv, sizeof *r->owned);
+    r->copies = calloc(nr > 0 ? nr : 1, sizeof *r->copies);
+    if (r->vals && r->owned && r->copies) return MT_OK;
+    free(r->vals);
+    free(r->owned);
+    free(r->copies);
+    return fail(r->err, MT_ERR_NOMEM, -1, -1, "out of memory");
+}
+
+static void tables_close(run *r) {
+    if (!r->heap_tables) return;
+    free(r->vals);
+    free(r->owned);
+    free(r->copies);
+}
+
+/* A result slot the caller filled: its device, type and shape, and that it
+ * shares no memory with an argument or an earlier result. */
+static mt_status check_result(const run *r, int ri, const mt_tensor *t, const int64_t *shape,
+                              mt_tensor *const *args, int nargs, mt_tensor *const *results) {
+    const mt_plan *p = r->p;
+    const mt_plan_value *v = &p->values[p->results[ri]];
+    mt_device want = p->devices[v->dev];
+    char a[256], b[256];
+    if (!same_device(t->device, want))
+        return fail(r->err, MT_ERR_INVALID_ARG, -1, ri,
+                    "result %d is on %s but the kernel returns it on %s", ri,
+                    mt_device_str(t->device, a, sizeof a), mt_device_str(want, b, sizeof b));
+    bool same = t->dtype == v->dtype && t->ndim == v->ndim;
+    for (int d = 0; same && d < v->ndim; d++) same = t->shape[d] == shape[d];
+    if (!same) {
+        shape_text(a, sizeof a, v->ndim, shape);
+        shape_text(b, sizeof b, t->ndim, t->shape);
+        return fail(r->err, MT_ERR_INVALID_ARG, -1, ri, "result %d is %s %s, expected %s %s", ri,
+                    mt_dtype_str(t->dtype), b, mt_dtype_str(v->dtype), a);
+    }
+    if (!mt_tensor_is_contiguous(t) || (!t->data && mt_tensor_numel(t) > 0))
+        return fail(r->err, MT_ERR_INVALID_ARG, -1, ri,
+                    "result %d is not a contiguous tensor with data", ri);
+    for (int i = 0; i < nargs; i++)
+        if (ranges_overlap(t, args[i]))
+            return fail(r->err, MT_ERR_INVALID_ARG, i, ri,
+                        "result %d overlaps the memory of argument '%s'", ri, p->values[i].name);
+    for (int q = 0; q < ri; q++)
+        if (results[q] && ranges_overlap(t, results[q]))
+            return fail(r->err, MT_ERR_INVALID_ARG, -1, ri, "results %d and %d overlap", q, ri);
+    return MT_OK;
+}
+
+/* Step 3: result ri's tensor: the caller's (checked) or a new one on its
+ * value's device. A result that is a parameter, a constant or a value
+ * returned twice is filled by a copy at the end. */
+static mt_status prepare_result(run *r, int ri, mt_tensor *const *args, int nargs,
+                                mt_tensor *const *results) {
+    const mt_plan *p = r->p;
+    int id = p->results[ri];
+    const mt_plan_value *v = &p->values[id];
+    int64_t shape[MT_MAX_RANK];
+    value_shape(v, r->symval, shape);
+    bool is_copy = v->kind != MT_VAL_TEMP || r->vals[id] != NULL;
+    mt_tensor *t = results[ri];
+    if (t) {
+        mt_status st = check_result(r, ri, t, shape, args, nargs, results);
+        if (st != MT_OK) return st;
+        mt_tensor_retain(t);
+    } else if (!(t = mt_tensor_create_on(r->dev[v->dev], v->dtype, v->ndim, shape))) {
+        return fail(r->err, MT_ERR_NOMEM, -1, ri, "cannot allocate result %d", ri);
+    }
+    if (is_copy) {
+        r->copies[ri] = t;
+    } else {
+        r->vals[id] = t;
+        r->owned[id] = true;
+    }
+    return MT_OK;
+}
+
+/* ---- scalars: constants and control flow -------------------------------------- */
+
+/* A rank-0 value of any dtype on its way to or from a device. */
+typedef union scalar_buf {
+    uint8_t u8;
+    int8_t i8;
+    int32_t i32;
+    int64_t i64;
+    float f32;
+    double f64;
+} scalar_buf;
+
+/* Writes a rank-0 value of dtype dt (ints from iv, floats from fv) to buf;
+ * returns its size (0: float16, which never reaches the plan: rank-0
+ * scalars are cast). */
+static size_t encode_scalar(mt_dtype dt, int64_t iv, double fv, void *buf) {
+    switch (dt) {
+    case MT_BOOL: *(uint8_t *)buf = iv != 0; return 1;
+    case MT_INT8: *(int8_t *)buf = (int8_t)iv; return 1;
+    case MT_UINT8: *(uint8_t *)buf = (uint8_t)iv; return 1;
+    case MT_INT32: *(int32_t *)buf = (int32_t)iv; return 4;
+    case MT_INT64: *(int64_t *)buf = iv; return 8;
+    case MT_FLOAT32: *(float *)buf = (float)fv; return 4;
+    case MT_FLOAT64: *(double *)buf = fv; return 8;
+    default: return 0;
     }
 }
 
-/* The integer in a rank-0 tensor (bool and any integer dtype). */
-static int64_t get_int(const mt_tensor *t) {
-    const void *d = t->data;
-    switch (t->dtype) {
+/* The integer in a rank-0 value at d (bool and any integer dtype; floats
+ * truncated). */
+static int64_t decode_int(mt_dtype dt, const void *d) {
+    switch (dt) {
     case MT_BOOL: case MT_UINT8: return *(const uint8_t *)d;
     case MT_INT8: return *(const int8_t *)d;
     case MT_INT32: return *(const int32_t *)d;
@@ -189,103 +459,65 @@ static int64_t get_int(const mt_tensor *t) {
     }
 }
 
-static void put_int(mt_tensor *t, int64_t v) {
-    switch (t->dtype) {
-    case MT_INT8: *(int8_t *)t->data = (int8_t)v; break;
-    case MT_UINT8: *(uint8_t *)t->data = (uint8_t)v; break;
-    case MT_INT32: *(int32_t *)t->data = (int32_t)v; break;
-    default: *(int64_t *)t->data = v; break;
+/* Value id <- the scalar (iv, fv): in place in host memory, else through
+ * its device. */
+static mt_status write_scalar(run *r, int id, int64_t iv, double fv) {
+    mt_tensor *t = r->vals[id];
+    if (!t->dev) {
+        encode_scalar(t->dtype, iv, fv, t->data);
+        return MT_OK;
     }
+    scalar_buf buf;
+    size_t n = encode_scalar(t->dtype, iv, fv, &buf);
+    mt_dev_err e;
+    mt_status st = t->dev->ops->copy_h2d(t->dev, t->data, &buf, n, &e);
+    if (st == MT_OK) return MT_OK;
+    char dn[32];
+    return fail(r->err, st, -1, -1, "writing '%s' on %s: %s", r->p->values[id].name,
+                mt_device_str(t->device, dn, sizeof dn), e.msg);
 }
 
-/* Direct calls. Every kernel parameter is a pointer or an int64 (tir.h:
- * buffers, then sym vars; scalar parameters are rank-0 buffers), and on the
- * LP64 ABIs below both are passed exactly like a uintptr_t (the next integer
- * register, then an 8-byte stack slot), so a kernel with up to
- * MAX_DIRECT_ARGS parameters is called through a function type with that
- * many uintptr_t parameters: the same machine-level call libffi would make,
- * without its per-call interpretation of the signature (measured in
- * docs/performance.md, "The run path"). Elsewhere, or with more parameters,
- * libffi makes the call. */
-#if (defined(__x86_64__) && !defined(_WIN32)) || (defined(__aarch64__) && !defined(_WIN32))
-#define MT_DIRECT_CALLS 1
-enum { MAX_DIRECT_ARGS = 12 };
-
-static bool call_direct(void *fn, int n, const uintptr_t *a) {
-    typedef uintptr_t w;
-    switch (n) {
-    case 0: ((void (*)(void))fn)(); return true;
-    case 1: ((void (*)(w))fn)(a[0]); return true;
-    case 2: ((void (*)(w, w))fn)(a[0], a[1]); return true;
-    case 3: ((void (*)(w, w, w))fn)(a[0], a[1], a[2]); return true;
-    case 4: ((void (*)(w, w, w, w))fn)(a[0], a[1], a[2], a[3]); return true;
-    case 5: ((void (*)(w, w, w, w, w))fn)(a[0], a[1], a[2], a[3], a[4]); return true;
-    case 6: ((void (*)(w, w, w, w, w, w))fn)(a[0], a[1], a[2], a[3], a[4], a[5]); return true;
-    case 7:
-        ((void (*)(w, w, w, w, w, w, w))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
-        return true;
-    case 8:
-        ((void (*)(w, w, w, w, w, w, w, w))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
-        return true;
-    case 9:
-        ((void (*)(w, w, w, w, w, w, w, w, w))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
-                                                  a[8]);
-        return true;
-    case 10:
-        ((void (*)(w, w, w, w, w, w, w, w, w, w))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6],
-                                                     a[7], a[8], a[9]);
-        return true;
-    case 11:
-        ((void (*)(w, w, w, w, w, w, w, w, w, w, w))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6],
-                                                        a[7], a[8], a[9], a[10]);
-        return true;
-    case 12:
-        ((void (*)(w, w, w, w, w, w, w, w, w, w, w, w))fn)(a[0], a[1], a[2], a[3], a[4], a[5],
-                                                           a[6], a[7], a[8], a[9], a[10], a[11]);
-        return true;
-    default: return false;
+/* The integer in value id: read in place in host memory, else through its
+ * device. */
+static mt_status read_int(run *r, int id, int64_t *out) {
+    const mt_tensor *t = r->vals[id];
+    if (!t->dev) {
+        *out = decode_int(t->dtype, t->data);
+        return MT_OK;
     }
-}
-#endif
-
-static mt_status call_kernel(const mt_plan_call *call, mt_tensor **vals, const int64_t *symval,
-                             mt_run_error *err) {
-    if (call->nargs > MAX_CALL_ARGS || call->nsyms > MAX_SYMS)
-        return fail(err, MT_ERR_INTERNAL, -1, -1, "kernel '%s' has too many arguments", call->name);
-#ifdef MT_DIRECT_CALLS
-    if (call->nargs + call->nsyms <= MAX_DIRECT_ARGS) {
-        uintptr_t a[MAX_DIRECT_ARGS];
-        for (int i = 0; i < call->nargs; i++) a[i] = (uintptr_t)vals[call->args[i]]->data;
-        for (int i = 0; i < call->nsyms; i++) a[call->nargs + i] = (uintptr_t)symval[call->syms[i]];
-        if (call_direct(call->fn, call->nargs + call->nsyms, a)) return MT_OK;
-    }
-#endif
-    void *ptrs[MAX_CALL_ARGS];
-    int64_t syms[MAX_SYMS];
-    void *avalues[MAX_CALL_ARGS + MAX_SYMS];
-    for (int i = 0; i < call->nargs; i++) {
-        ptrs[i] = vals[call->args[i]]->data;
-        avalues[i] = &ptrs[i];
-    }
-    for (int i = 0; i < call->nsyms; i++) {
-        syms[i] = symval[call->syms[i]];
-        avalues[call->nargs + i] = &syms[i];
-    }
-    ffi_call((ffi_cif *)call->cif, FFI_FN(call->fn), NULL, avalues);
-    return MT_OK;
+    scalar_buf buf = {.i64 = 0};
+    mt_dev_err e;
+    size_t n = t->nbytes < sizeof buf ? t->nbytes : sizeof buf;
+    mt_status st = t->dev->ops->copy_d2h(t->dev, &buf, t->data, n, &e);
+    *out = decode_int(t->dtype, &buf);
+    if (st == MT_OK) return MT_OK;
+    char dn[32];
+    return fail(r->err, st, -1, -1, "reading '%s' on %s: %s", r->p->values[id].name,
+                mt_device_str(t->device, dn, sizeof dn), e.msg);
 }
 
-/* A run's arena: one block holding every value the memory plan places
- * (runtime/memplan.h), with a header per value. Tables live here for plans
- * of up to SMALL slots, in one heap block otherwise. */
+static mt_status set_const(run *r, int id) {
+    const mt_plan_value *v = &r->p->values[id];
+    return write_scalar(r, id, v->iconst, v->fconst);
+}
+
+/* ---- the arenas ------------------------------------------------------------- */
+
+/* A run's arenas: one block per device holding every value the memory plan
+ * places there (runtime/memplan.h), with a header per value. Tables live
+ * here for plans of up to SMALL slots, in one heap block otherwise. */
 typedef struct run_arena {
-    const mt_memplan *m;
-    mt_pool *pool;          /* where base came from (NULL: aligned_alloc) */
-    char *base;
-    size_t total, cap;
-    const size_t *off, *bytes; /* per slot */
-    mt_tensor *tens;        /* per slot */
-    void *heap;             /* the tables, when not below */
+    const mt_memplan *m;       /* NULL: not open */
+    int n;                     /* arenas: one per plan device */
+    mt_dev *dev[MAX_DEVS];     /* each arena's device */
+    char *base[MAX_DEVS];      /* each arena's block (NULL: no slot there) */
+    size_t total[MAX_DEVS];    /* each arena's size */
+    size_t cap[MAX_DEVS];      /* each block's size, as its device gave it */
+    const size_t *off, *bytes; /* per slot: its offset in its arena, its size */
+    mt_tensor *tens;           /* per slot: its header */
+    size_t *off_tab, *bytes_tab, *size_tab; /* per slot: the tables a symbolic layout fills */
+    int *scratch;              /* 2 per slot: mt_memplan_assign's */
+    void *heap;                /* the tables, when not below */
     mt_tensor tens_s[SMALL];
     size_t off_s[SMALL], bytes_s[SMALL], size_s[SMALL];
     int scratch_s[2 * SMALL];
@@ -293,93 +525,212 @@ typedef struct run_arena {
 
 #ifdef MT_EXEC_ASAN
 /* Under AddressSanitizer only the slots live at instruction pc are
- * addressable: a kernel that touches a value outside its planned lifetime,
- * or runs past its end into a neighbour, is reported. */
+ * addressable in the CPU's arena: a kernel that touches a value outside its
+ * planned lifetime, or runs past its end into a neighbour, is reported.
+ * (Other devices' memory is not the host's to check.) */
 static void arena_poison(const run_arena *ra, int pc) {
-    if (!ra || !ra->base) return;
-    ASAN_POISON_MEMORY_REGION(ra->base, ra->total);
+    if (ra->n == 0 || !ra->base[0]) return; /* not open, or nothing on the CPU */
+    ASAN_POISON_MEMORY_REGION(ra->base[0], ra->total[0]);
     for (int i = 0; i < ra->m->n; i++)
-        if (mt_memplan_live(ra->m, i, pc))
-            ASAN_UNPOISON_MEMORY_REGION(ra->base + ra->off[i], ra->bytes[i]);
+        if (ra->m->arena[i] == 0 && mt_memplan_live(ra->m, i, pc))
+            ASAN_UNPOISON_MEMORY_REGION(ra->base[0] + ra->off[i], ra->bytes[i]);
 }
 #endif
 
-/* Sizes and places the planned values for this run (per run when shapes are
- * symbolic), takes one block from the pool and points vals[] at it. */
-static mt_status arena_open(run_arena *ra, const mt_plan *p, const mt_run_env *env,
-                            const int64_t *symval, mt_tensor **vals, mt_run_error *err) {
-    const mt_memplan *m = p->mem;
-    ra->m = m;
-    ra->pool = env ? env->pool : NULL;
-    int n = m->n;
-    if (n == 0) return MT_OK;
-    size_t *off = ra->off_s, *bytes = ra->bytes_s, *size = ra->size_s;
-    int *scratch = ra->scratch_s;
+/* Points the per-slot tables at the arrays above, or at one heap block for
+ * plans of more than SMALL slots. */
+static mt_status arena_tables(run_arena *ra, mt_run_error *err) {
+    int n = ra->m->n;
     ra->tens = ra->tens_s;
-    if (n > SMALL) {
-        size_t un = (size_t)n;
-        char *h = malloc(un * (sizeof(mt_tensor) + 3 * sizeof(size_t) + 2 * sizeof(int)));
-        if (!h) return fail(err, MT_ERR_NOMEM, -1, -1, "out of memory");
-        ra->heap = h;
-        ra->tens = (mt_tensor *)h;
-        off = (size_t *)(h + un * sizeof(mt_tensor));
-        bytes = off + un;
-        size = bytes + un;
-        scratch = (int *)(size + un);
-    }
+    ra->off_tab = ra->off_s;
+    ra->bytes_tab = ra->bytes_s;
+    ra->size_tab = ra->size_s;
+    ra->scratch = ra->scratch_s;
+    if (n <= SMALL) return MT_OK;
+    size_t un = (size_t)n;
+    char *h = malloc(un * (sizeof(mt_tensor) + 3 * sizeof(size_t) + 2 * sizeof(int)));
+    if (!h) return fail(err, MT_ERR_NOMEM, -1, -1, "out of memory");
+    ra->heap = h;
+    ra->tens = (mt_tensor *)h;
+    ra->off_tab = (size_t *)(h + un * sizeof(mt_tensor));
+    ra->bytes_tab = ra->off_tab + un;
+    ra->size_tab = ra->bytes_tab + un;
+    ra->scratch = (int *)(ra->size_tab + un);
+    return MT_OK;
+}
+
+/* Each slot's offset and size and each arena's size: the plan's own when
+ * every shape is constant, else laid out for this run's symbols. */
+static mt_status arena_layout(run_arena *ra, const run *r) {
+    const mt_memplan *m = ra->m;
     if (m->is_static) {
         ra->off = m->offset;
         ra->bytes = m->bytes;
-        ra->total = m->arena_bytes;
+        for (int a = 0; a < ra->n; a++) ra->total[a] = m->arena_size[a];
     } else {
-        for (int i = 0; i < n; i++) {
-            const mt_plan_value *v = &p->values[m->value[i]];
+        for (int i = 0; i < m->n; i++) {
+            const mt_plan_value *v = &r->p->values[m->value[i]];
             int64_t shape[MT_MAX_RANK];
-            value_shape(v, symval, shape);
-            if (!mt_shape_nbytes(v->dtype, v->ndim, shape, &bytes[i]) ||
-                bytes[i] > ((size_t)1 << 62))
-                return fail(err, MT_ERR_NOMEM, -1, -1, "'%s' is too large", v->name);
-            size[i] = mt_memplan_round(bytes[i]);
+            value_shape(v, r->symval, shape);
+            if (!mt_shape_nbytes(v->dtype, v->ndim, shape, &ra->bytes_tab[i]) ||
+                ra->bytes_tab[i] > ((size_t)1 << 62))
+                return fail(r->err, MT_ERR_NOMEM, -1, -1, "'%s' is too large", v->name);
+            ra->size_tab[i] = mt_memplan_round(ra->bytes_tab[i]);
         }
-        ra->total = mt_memplan_assign(m, size, off, scratch);
-        ra->off = off;
-        ra->bytes = bytes;
+        ra->total[0] = mt_memplan_assign(m, ra->size_tab, ra->off_tab, ra->scratch);
+        if (ra->n > 1 && ra->total[0] != SIZE_MAX)
+            mt_memplan_arena_sizes(m, ra->size_tab, ra->off_tab, ra->total);
+        ra->off = ra->off_tab;
+        ra->bytes = ra->bytes_tab;
     }
-    if (ra->total == SIZE_MAX) /* mt_memplan_assign: the sizes overflow a size_t */
-        return fail(err, MT_ERR_NOMEM, -1, -1, "the run's intermediates are too large");
-    if (ra->pool) {
-        ra->base = mt_pool_alloc(ra->pool, ra->total, &ra->cap);
-    } else {
-        ra->base = aligned_alloc(64, ra->total); /* total is a multiple of 64 */
-        ra->cap = ra->total;
+    for (int a = 0; a < ra->n; a++)
+        if (ra->total[a] == SIZE_MAX) /* mt_memplan_assign: the sizes overflow a size_t */
+            return fail(r->err, MT_ERR_NOMEM, -1, -1, "the run's intermediates are too large");
+    return MT_OK;
+}
+
+/* Step 4: lays the arenas out, takes a block per arena from its device and
+ * points the planned values' headers into them; writes the constants. */
+static mt_status arena_open(run_arena *ra, run *r) {
+    const mt_memplan *m = r->p->mem;
+    ra->m = m;
+    if (m->n == 0) return MT_OK;
+    ra->n = m->narenas;
+    for (int a = 0; a < ra->n; a++) ra->base[a] = NULL;
+    mt_status st = arena_tables(ra, r->err);
+    if (st == MT_OK) st = arena_layout(ra, r);
+    for (int a = 0; a < ra->n && st == MT_OK; a++) {
+        ra->dev[a] = r->dev[a];
+        mt_dev_err e;
+        void *base = NULL;
+        if (ra->total[a] &&
+            ra->dev[a]->ops->alloc(ra->dev[a], ra->total[a], &base, &ra->cap[a], &e) != MT_OK)
+            return fail(r->err, MT_ERR_NOMEM, -1, -1,
+                        "cannot allocate the run's %zu-byte arena (%s)", ra->total[a], e.msg);
+        ra->base[a] = base;
     }
-    if (!ra->base)
-        return fail(err, MT_ERR_NOMEM, -1, -1, "cannot allocate the run's %zu-byte arena", ra->total);
-    for (int i = 0; i < n; i++) {
-        const mt_plan_value *v = &p->values[m->value[i]];
+    for (int i = 0; i < m->n && st == MT_OK; i++) {
+        const mt_plan_value *v = &r->p->values[m->value[i]];
         int64_t shape[MT_MAX_RANK];
-        value_shape(v, symval, shape);
+        value_shape(v, r->symval, shape);
         mt_tensor *t = &ra->tens[i];
-        mt_tensor_init_view(t, ra->base + ra->off[i], v->dtype, v->ndim, shape, ra->bytes[i]);
-        if (v->kind == MT_VAL_CONST) set_scalar(t, v);
-        vals[m->value[i]] = t;
+        mt_tensor_init_view(t, ra->base[m->arena[i]] + ra->off[i], v->dtype, v->ndim, shape,
+                            ra->bytes[i], ra->dev[m->arena[i]]);
+        r->vals[m->value[i]] = t;
+        if (v->kind == MT_VAL_CONST) st = set_const(r, m->value[i]);
+    }
+    return st;
+}
+
+static void arena_close(run_arena *ra) {
+    for (int a = 0; a < ra->n; a++) {
+        if (!ra->base[a]) continue;
+#ifdef MT_EXEC_ASAN
+        if (a == 0) ASAN_UNPOISON_MEMORY_REGION(ra->base[0], ra->total[0]);
+#endif
+        ra->dev[a]->ops->free(ra->dev[a], ra->base[a], ra->cap[a]);
+    }
+    if (ra->heap) free(ra->heap);
+}
+
+/* Values neither the caller nor the arena holds (a plan without a memory
+ * plan): a block each on their device. */
+static mt_status alloc_unplanned(run *r) {
+    const mt_plan *p = r->p;
+    for (int i = p->nparams; i < p->nvalues; i++) {
+        if (r->vals[i]) continue;
+        const mt_plan_value *v = &p->values[i];
+        int64_t shape[MT_MAX_RANK];
+        value_shape(v, r->symval, shape);
+        r->vals[i] = mt_tensor_create_on(r->dev[v->dev], v->dtype, v->ndim, shape);
+        if (!r->vals[i]) return fail(r->err, MT_ERR_NOMEM, -1, -1, "cannot allocate '%s'", v->name);
+        r->owned[i] = true;
+        if (v->kind == MT_VAL_CONST) {
+            mt_status st = set_const(r, i);
+            if (st != MT_OK) return st;
+        }
     }
     return MT_OK;
 }
 
-static void arena_close(run_arena *ra) {
-    if (ra->base) {
-#ifdef MT_EXEC_ASAN
-        ASAN_UNPOISON_MEMORY_REGION(ra->base, ra->total);
-#endif
-        if (ra->pool) mt_pool_free(ra->pool, ra->base, ra->cap);
-        else free(ra->base);
+/* ---- the program -------------------------------------------------------------- */
+
+/* A kernel launch on the call's device: buffer addresses, then the
+ * symbolic dims it takes. */
+static mt_status exec_call(run *r, const mt_plan_call *call) {
+    uint64_t words[MAX_CALL_ARGS + MAX_SYMS];
+    for (int i = 0; i < call->nargs; i++)
+        words[i] = (uint64_t)(uintptr_t)r->vals[call->args[i]]->data;
+    for (int i = 0; i < call->nsyms; i++)
+        words[call->nargs + i] = (uint64_t)r->symval[call->syms[i]];
+    mt_dev_launch l = {.fn = call->fn,
+                       .name = call->name,
+                       .nptrs = call->nargs,
+                       .nscalars = call->nsyms,
+                       .args = words,
+                       .dims = call->dims,
+                       .host_cif = call->cif};
+    mt_dev *d = r->dev[call->dev];
+    mt_dev_err e;
+    mt_status st = d->ops->launch(d, &l, &e);
+    if (st != MT_OK) {
+        char dn[32];
+        return fail(r->err, st, -1, -1, "kernel '%s' on %s: %s", call->name,
+                    mt_device_str(d->where, dn, sizeof dn), e.msg);
     }
-    free(ra->heap);
+    if (mt_kernel_alloc_failed()) /* it skipped work: its outputs are not right */
+        return fail(r->err, MT_ERR_NOMEM, -1, -1,
+                    "kernel '%s' could not allocate its scratch buffer (out of memory)",
+                    call->name);
+    return MT_OK;
 }
 
-static mt_status run_program(const mt_plan *p, mt_tensor **vals, const int64_t *symval,
-                             const run_arena *ra, mt_run_error *err) {
+/* value a <- value b, on whatever devices they live. */
+static mt_status exec_copy(run *r, const mt_instr *in) {
+    mt_dev_err e;
+    mt_status st = mt_tensor_copy(r->vals[in->a], r->vals[in->b], &e);
+    if (st == MT_OK) return MT_OK;
+    return fail(r->err, st, -1, -1, "copying '%s' to '%s': %s", r->p->values[in->b].name,
+                r->p->values[in->a].name, e.msg);
+}
+
+static mt_status exec_loop_test(run *r, const mt_instr *in, int *pc) {
+    int64_t i, stop, step;
+    mt_status st = read_int(r, in->a, &i);
+    if (st == MT_OK) st = read_int(r, in->b, &stop);
+    if (st == MT_OK) st = read_int(r, in->c, &step);
+    if (st != MT_OK) return st;
+    if (step == 0) {
+        if (r->err) r->err->line = in->line, r->err->col = in->col;
+        return fail(r->err, MT_ERR_RUNTIME, -1, -1, "range() step must not be zero");
+    }
+    if (!(step > 0 ? i < stop : i > stop)) *pc = in->target;
+    return MT_OK;
+}
+
+static mt_status exec_loop_step(run *r, const mt_instr *in) {
+    /* past INT64_MAX (or MIN) the next test fails: saturate, never wrap */
+    int64_t i, step, next;
+    mt_status st = read_int(r, in->a, &i);
+    if (st == MT_OK) st = read_int(r, in->c, &step);
+    if (st != MT_OK) return st;
+    if (__builtin_add_overflow(i, step, &next)) next = step > 0 ? INT64_MAX : INT64_MIN;
+    return write_scalar(r, in->a, next, (double)next);
+}
+
+static mt_status exec_assert(run *r, const mt_instr *in) {
+    int64_t ok;
+    mt_status st = read_int(r, in->a, &ok);
+    if (st != MT_OK || ok) return st;
+    st = fail(r->err, MT_ERR_RUNTIME, -1, -1, "assertion failed%s%s",
+              in->message && in->message[0] ? ": " : "", in->message ? in->message : "");
+    if (r->err) r->err->line = in->line, r->err->col = in->col;
+    return st;
+}
+
+/* Step 5: the program, from instruction 0 to the end. */
+static mt_status run_program(run *r, const run_arena *ra) {
+    const mt_plan *p = r->p;
     (void)ra;
     (void)mt_kernel_alloc_failed(); /* a flag left by code run outside a run */
     int pc = 0;
@@ -388,222 +739,109 @@ static mt_status run_program(const mt_plan *p, mt_tensor **vals, const int64_t *
         arena_poison(ra, pc);
 #endif
         const mt_instr *in = &p->instrs[pc++];
+        mt_status st = MT_OK;
+        int64_t cond;
         switch (in->kind) {
-        case MT_I_CALL: {
-            mt_status st = call_kernel(&p->calls[in->a], vals, symval, err);
-            if (st != MT_OK) return st;
-            if (mt_kernel_alloc_failed()) /* it skipped work: its outputs are not right */
-                return fail(err, MT_ERR_NOMEM, -1, -1,
-                            "kernel '%s' could not allocate its scratch buffer (out of memory)",
-                            p->calls[in->a].name);
-            break;
-        }
-        case MT_I_COPY: {
-            size_t n = 0;
-            const mt_tensor *src = vals[in->b];
-            mt_shape_nbytes(src->dtype, src->ndim, src->shape, &n);
-            if (n && vals[in->a]->data != src->data) memmove(vals[in->a]->data, src->data, n);
-            break;
-        }
+        case MT_I_CALL: st = exec_call(r, &p->calls[in->a]); break;
+        case MT_I_COPY: st = exec_copy(r, in); break;
         case MT_I_JUMP: pc = in->target; break;
         case MT_I_JUMP_IF_NOT:
-            if (!get_int(vals[in->a])) pc = in->target;
+            st = read_int(r, in->a, &cond);
+            if (st == MT_OK && !cond) pc = in->target;
             break;
-        case MT_I_LOOP_TEST: {
-            int64_t i = get_int(vals[in->a]), stop = get_int(vals[in->b]), step = get_int(vals[in->c]);
-            if (step == 0) {
-                if (err) err->line = in->line, err->col = in->col;
-                return fail(err, MT_ERR_RUNTIME, -1, -1, "range() step must not be zero");
-            }
-            if (!(step > 0 ? i < stop : i > stop)) pc = in->target;
-            break;
+        case MT_I_LOOP_TEST: st = exec_loop_test(r, in, &pc); break;
+        case MT_I_LOOP_STEP: st = exec_loop_step(r, in); break;
+        case MT_I_ASSERT: st = exec_assert(r, in); break;
         }
-        case MT_I_LOOP_STEP: {
-            /* past INT64_MAX (or MIN) the next test fails: saturate, never wrap */
-            int64_t i = get_int(vals[in->a]), step = get_int(vals[in->c]), next;
-            if (__builtin_add_overflow(i, step, &next)) next = step > 0 ? INT64_MAX : INT64_MIN;
-            put_int(vals[in->a], next);
-            break;
-        }
-        case MT_I_ASSERT:
-            if (!get_int(vals[in->a])) {
-                mt_status st = fail(err, MT_ERR_RUNTIME, -1, -1, "assertion failed%s%s",
-                                    in->message && in->message[0] ? ": " : "",
-                                    in->message ? in->message : "");
-                if (err) err->line = in->line, err->col = in->col;
-                return st;
-            }
-            break;
-        }
+        if (st != MT_OK) return st;
     }
     return MT_OK;
 }
 
-/* A new tensor for the run: from the pool when there is one. */
-static mt_tensor *new_tensor(const mt_run_env *env, const mt_plan_value *v, const int64_t *shape) {
-    if (env && env->pool) return mt_pool_tensor(env->pool, v->dtype, v->ndim, shape);
-    return mt_tensor_create(v->dtype, v->ndim, shape);
+/* The program with the context's parallel-for pool and thread count. */
+static mt_status run_on_threads(run *r, const run_arena *ra) {
+    const mt_run_env *env = r->env;
+    mt_thread_pool *prev_pool = mt_parallel_set_pool(env ? env->threads : NULL);
+    int prev = mt_parallel_set_num_threads(env ? env->num_threads : 0);
+    mt_status st = run_program(r, ra);
+    mt_parallel_set_num_threads(prev);
+    mt_parallel_set_pool(prev_pool);
+#ifdef MT_EXEC_ASAN
+    arena_poison(ra, r->p->ninstrs); /* the constants stay readable */
+#endif
+    return st;
+}
+
+/* ---- the end of a run ----------------------------------------------------------- */
+
+/* Step 6: the results that are copies, then every device other than the
+ * CPU synchronized, so that the results are there when the run returns. */
+static mt_status finish_results(run *r, int nresults) {
+    mt_dev_err e;
+    for (int ri = 0; ri < nresults; ri++) {
+        if (!r->copies[ri]) continue;
+        mt_status st = mt_tensor_copy(r->copies[ri], r->vals[r->p->results[ri]], &e);
+        if (st != MT_OK) return fail(r->err, st, -1, ri, "result %d: %s", ri, e.msg);
+    }
+    for (int a = 1; a < r->p->ndevices; a++) {
+        mt_dev *d = r->dev[a];
+        if (d->ops->host_memory) continue;
+        mt_status st = d->ops->sync(d, &e);
+        char dn[32];
+        if (st != MT_OK)
+            return fail(r->err, st, -1, -1, "synchronizing %s: %s",
+                        mt_device_str(d->where, dn, sizeof dn), e.msg);
+    }
+    return MT_OK;
+}
+
+/* New results go to the caller: their reference moves from the run to it. */
+static void hand_over(run *r, mt_tensor **results, int nresults) {
+    for (int ri = 0; ri < nresults; ri++) {
+        if (results[ri]) continue;
+        if (r->copies[ri]) {
+            results[ri] = r->copies[ri];
+            r->copies[ri] = NULL;
+        } else {
+            results[ri] = r->vals[r->p->results[ri]];
+            r->owned[r->p->results[ri]] = false;
+        }
+    }
+}
+
+/* Everything the run still holds. */
+static void release_run(run *r, int nresults) {
+    for (int ri = 0; ri < nresults; ri++)
+        if (r->copies[ri]) mt_tensor_release(r->copies[ri]);
+    for (int i = 0; i < r->p->nvalues; i++)
+        if (r->owned[i] && r->vals[i]) mt_tensor_release(r->vals[i]);
 }
 
 mt_status mt_plan_run(const mt_plan *p, const mt_run_env *env, mt_tensor *const *args, int nargs,
                       mt_tensor **results, int nresults, mt_run_error *err) {
-    if (err) {
-        err->param = err->result = -1;
-        err->line = err->col = 0;
-        err->msg[0] = 0;
-    }
-    if (nargs != p->nparams)
-        return fail(err, MT_ERR_INVALID_ARG, -1, -1, "the kernel takes %d argument%s, got %d",
-                    p->nparams, p->nparams == 1 ? "" : "s", nargs);
-    if (nresults != p->nresults)
-        return fail(err, MT_ERR_INVALID_ARG, -1, -1, "the kernel returns %d result%s, got %d slot%s",
-                    p->nresults, p->nresults == 1 ? "" : "s", nresults, nresults == 1 ? "" : "s");
-    if (nargs > 0 && !args) return fail(err, MT_ERR_INVALID_ARG, -1, -1, "args is NULL");
-    if (nresults > 0 && !results) return fail(err, MT_ERR_INVALID_ARG, -1, -1, "results is NULL");
-    if (p->nsyms > MAX_SYMS) return fail(err, MT_ERR_INTERNAL, -1, -1, "too many symbolic dims");
-
-    int64_t symval[MAX_SYMS];
-    int symsrc[MAX_SYMS];
-    for (int s = 0; s < p->nsyms; s++) symsrc[s] = -1;
-    for (int i = 0; i < p->nparams; i++) {
-        mt_status st = check_param(p, i, args[i], symval, symsrc, err);
-        if (st != MT_OK) return st;
-    }
-
-    /* the run's tables: on the stack for plans up to SMALL values */
-    mt_tensor *vals_s[SMALL], *copies_s[SMALL];
-    bool owned_s[SMALL];
-    bool small = p->nvalues <= SMALL && nresults <= SMALL;
-    mt_tensor **vals = vals_s, **copies = copies_s;
-    bool *owned = owned_s; /* created by this run */
-    if (small) {
-        memset(vals_s, 0, sizeof *vals_s * (size_t)p->nvalues);
-        memset(owned_s, 0, sizeof *owned_s * (size_t)p->nvalues);
-        memset(copies_s, 0, sizeof *copies_s * (size_t)nresults);
-    } else {
-        vals = calloc((size_t)p->nvalues, sizeof *vals);
-        owned = calloc((size_t)p->nvalues, sizeof *owned);
-        copies = calloc((size_t)(nresults > 0 ? nresults : 1), sizeof *copies);
-        if (!vals || !owned || !copies) {
-            free(vals);
-            free(owned);
-            free(copies);
-            return fail(err, MT_ERR_NOMEM, -1, -1, "out of memory");
-        }
-    }
-    mt_status st = MT_OK;
-    for (int i = 0; i < p->nparams; i++) vals[i] = args[i];
-
-    /* results: caller-provided slots, checked; the rest allocated */
-    for (int r = 0; r < nresults && st == MT_OK; r++) {
-        const mt_plan_value *v = &p->values[p->results[r]];
-        int64_t shape[MT_MAX_RANK];
-        value_shape(v, symval, shape);
-        mt_tensor *t = results[r];
-        bool is_copy = v->kind != MT_VAL_TEMP || vals[p->results[r]] != NULL;
-        if (t) {
-            bool same = t->dtype == v->dtype && t->ndim == v->ndim;
-            for (int d = 0; same && d < v->ndim; d++) same = t->shape[d] == shape[d];
-            if (!same) {
-                char want[256], got[256];
-                shape_text(want, sizeof want, v->ndim, shape);
-                shape_text(got, sizeof got, t->ndim, t->shape);
-                st = fail(err, MT_ERR_INVALID_ARG, -1, r,
-                          "result %d is %s %s, expected %s %s", r, mt_dtype_str(t->dtype), got,
-                          mt_dtype_str(v->dtype), want);
-                break;
-            }
-            if (!mt_tensor_is_contiguous(t) || (!t->data && mt_tensor_numel(t) > 0)) {
-                st = fail(err, MT_ERR_INVALID_ARG, -1, r, "result %d is not a contiguous tensor with data", r);
-                break;
-            }
-            for (int i = 0; i < nargs; i++)
-                if (ranges_overlap(t, args[i])) {
-                    st = fail(err, MT_ERR_INVALID_ARG, i, r,
-                              "result %d overlaps the memory of argument '%s'", r, p->values[i].name);
-                    break;
-                }
-            for (int q = 0; q < r && st == MT_OK; q++)
-                if (results[q] && ranges_overlap(t, results[q]))
-                    st = fail(err, MT_ERR_INVALID_ARG, -1, r, "results %d and %d overlap", q, r);
-            if (st != MT_OK) break;
-            mt_tensor_retain(t);
-        } else {
-            t = new_tensor(env, v, shape);
-            if (!t) {
-                st = fail(err, MT_ERR_NOMEM, -1, r, "cannot allocate result %d", r);
-                break;
-            }
-        }
-        if (is_copy)
-            copies[r] = t; /* filled after the calls */
-        else {
-            vals[p->results[r]] = t;
-            owned[p->results[r]] = true;
-        }
-    }
-
-    /* intermediates and constants: the planned ones in one arena, any
-     * others (a plan without a memory plan) one pool block each */
+    run r;
+    r.p = p;
+    r.env = env;
+    r.err = err;
+    clear_error(err);
+    mt_status st = check_run(&r, args, nargs, results, nresults);
+    if (st == MT_OK) st = find_devices(&r);
+    if (st == MT_OK) st = tables_open(&r, nresults);
+    if (st != MT_OK) return st;
+    for (int i = 0; i < p->nparams; i++) r.vals[i] = args[i];
+    for (int ri = 0; ri < nresults && st == MT_OK; ri++)
+        st = prepare_result(&r, ri, args, nargs, results);
     run_arena ra;
     ra.m = NULL;
-    ra.base = NULL;
+    ra.n = 0;
     ra.heap = NULL;
-    if (st == MT_OK && p->mem) st = arena_open(&ra, p, env, symval, vals, err);
-    for (int i = p->nparams; i < p->nvalues && st == MT_OK; i++) {
-        if (vals[i]) continue;
-        const mt_plan_value *v = &p->values[i];
-        int64_t shape[MT_MAX_RANK];
-        value_shape(v, symval, shape);
-        vals[i] = new_tensor(env, v, shape);
-        owned[i] = true;
-        if (!vals[i]) {
-            st = fail(err, MT_ERR_NOMEM, -1, -1, "cannot allocate '%s'", v->name);
-            break;
-        }
-        if (v->kind == MT_VAL_CONST) set_scalar(vals[i], v);
-    }
-
-    if (st == MT_OK) {
-        mt_thread_pool *prev_pool = mt_parallel_set_pool(env ? env->threads : NULL);
-        int prev = mt_parallel_set_num_threads(env ? env->num_threads : 0);
-        st = run_program(p, vals, symval, ra.m ? &ra : NULL, err);
-        mt_parallel_set_num_threads(prev);
-        mt_parallel_set_pool(prev_pool);
-#ifdef MT_EXEC_ASAN
-        if (ra.m) arena_poison(&ra, p->ninstrs); /* the constants stay readable */
-#endif
-    }
-    for (int r = 0; r < nresults && st == MT_OK; r++)
-        if (copies[r]) {
-            const mt_tensor *src = vals[p->results[r]];
-            size_t nbytes = 0;
-            mt_shape_nbytes(src->dtype, src->ndim, src->shape, &nbytes);
-            if (nbytes) memcpy(copies[r]->data, src->data, nbytes);
-        }
-
-    /* Hand new results to the caller: their reference moves from the run to
-     * the caller. Everything else the run holds is released below. */
-    if (st == MT_OK)
-        for (int r = 0; r < nresults; r++) {
-            if (results[r]) continue;
-            if (copies[r]) {
-                results[r] = copies[r];
-                copies[r] = NULL;
-            } else {
-                results[r] = vals[p->results[r]];
-                owned[p->results[r]] = false;
-            }
-        }
-    for (int r = 0; r < nresults; r++)
-        if (copies[r]) mt_tensor_release(copies[r]);
-    for (int i = 0; i < p->nvalues; i++)
-        if (owned[i] && vals[i]) mt_tensor_release(vals[i]);
+    if (st == MT_OK && p->mem) st = arena_open(&ra, &r);
+    if (st == MT_OK) st = alloc_unplanned(&r);
+    if (st == MT_OK) st = run_on_threads(&r, &ra);
+    if (st == MT_OK) st = finish_results(&r, nresults);
+    if (st == MT_OK) hand_over(&r, results, nresults);
+    release_run(&r, nresults);
     arena_close(&ra);
-    if (!small) {
-        free(vals);
-        free(owned);
-        free(copies);
-    }
+    tables_close(&r);
     return st;
 }

@@ -35,6 +35,10 @@
  * thousands of values once took most of its compile time in a cubic version). When every slot has a
  * constant shape this runs once, here; otherwise the executor runs it per
  * run with the sizes of that run's symbolic dims (executor.c).
+ *
+ * Devices. A slot is in the arena of its value's device; slots of
+ * different arenas never conflict, so one placement pass lays out every
+ * arena at once, each from offset 0.
  */
 #include "runtime/memplan.h"
 
@@ -113,7 +117,8 @@ static void intervals(const mt_plan *p, mt_memplan *m) {
 }
 
 static bool overlaps(const mt_memplan *m, int i, int j) {
-    return m->start[i] <= m->end[j] && m->start[j] <= m->end[i];
+    return m->start[i] <= m->end[j] && m->start[j] <= m->end[i] &&
+           (!m->arena || m->arena[i] == m->arena[j]);
 }
 
 /* The placement order: larger first, then earlier start, then lower id (a
@@ -176,6 +181,15 @@ size_t mt_memplan_assign(const mt_memplan *m, const size_t *size, size_t *offset
     return total;
 }
 
+void mt_memplan_arena_sizes(const mt_memplan *m, const size_t *size, const size_t *offset,
+                            size_t *out) {
+    for (int a = 0; a < m->narenas; a++) out[a] = 0;
+    for (int i = 0; i < m->n; i++) {
+        int a = m->arena ? m->arena[i] : 0;
+        if (offset[i] + size[i] > out[a]) out[a] = offset[i] + size[i];
+    }
+}
+
 /* The slot's exact size when its shape is constant; false otherwise. */
 static bool const_bytes(const mt_plan_value *v, size_t *out) {
     int64_t shape[MT_MAX_RANK];
@@ -202,13 +216,19 @@ mt_memplan *mt_memplan_build(const mt_plan *p, void *(*alloc)(void *ctx, size_t 
         if (planned) m->value[m->n++] = i;
     }
     size_t ns = (size_t)(m->n > 0 ? m->n : 1);
+    m->narenas = p->ndevices > 0 ? p->ndevices : 1;
     m->start = alloc(ctx, sizeof(int) * ns);
     m->end = alloc(ctx, sizeof(int) * ns);
+    m->arena = alloc(ctx, sizeof(int) * ns);
     m->bytes = alloc(ctx, sizeof(size_t) * ns);
     m->size = alloc(ctx, sizeof(size_t) * ns);
     m->offset = alloc(ctx, sizeof(size_t) * ns);
+    m->arena_size = alloc(ctx, sizeof(size_t) * (size_t)m->narenas);
     int *scratch = alloc(ctx, sizeof(int) * 2 * ns);
-    if (!m->start || !m->end || !m->bytes || !m->size || !m->offset || !scratch) return NULL;
+    if (!m->start || !m->end || !m->arena || !m->bytes || !m->size || !m->offset ||
+        !m->arena_size || !scratch)
+        return NULL;
+    for (int i = 0; i < m->n; i++) m->arena[i] = p->values[m->value[i]].dev;
     intervals(p, m);
     m->is_static = true;
     for (int i = 0; i < m->n && m->is_static; i++)
@@ -219,7 +239,15 @@ mt_memplan *mt_memplan_build(const mt_plan *p, void *(*alloc)(void *ctx, size_t 
             if (__builtin_add_overflow(m->unplanned_bytes, m->size[i], &m->unplanned_bytes))
                 m->unplanned_bytes = SIZE_MAX;
         }
-        m->arena_bytes = mt_memplan_assign(m, m->size, m->offset, scratch);
+        if (mt_memplan_assign(m, m->size, m->offset, scratch) == SIZE_MAX) {
+            m->arena_bytes = SIZE_MAX; /* the run fails with MT_ERR_NOMEM */
+            for (int a = 0; a < m->narenas; a++) m->arena_size[a] = SIZE_MAX;
+            return m;
+        }
+        mt_memplan_arena_sizes(m, m->size, m->offset, m->arena_size);
+        for (int a = 0; a < m->narenas; a++)
+            if (__builtin_add_overflow(m->arena_bytes, m->arena_size[a], &m->arena_bytes))
+                m->arena_bytes = SIZE_MAX;
     }
     return m;
 }
@@ -266,6 +294,12 @@ char *mt_memplan_print(const mt_memplan *m, const mt_plan *p, void *(*alloc)(voi
             m->unplanned_bytes);
     else
         put(&b, "# arena: planned per run (symbolic shapes); offsets below are not fixed\n");
+    for (int a = 0; m->narenas > 1 && a < m->narenas; a++) {
+        char dev[32];
+        mt_device_str(p->devices[a], dev, sizeof dev);
+        if (m->is_static) put(&b, "#   on %s: %zu bytes\n", dev, m->arena_size[a]);
+        else put(&b, "#   on %s\n", dev);
+    }
     put(&b, "# %-20s %-24s %12s %12s  live\n", "value", "type", "bytes", "offset");
     for (int i = 0; i < m->n; i++) {
         const mt_plan_value *v = &p->values[m->value[i]];
@@ -281,13 +315,19 @@ char *mt_memplan_print(const mt_memplan *m, const mt_plan *p, void *(*alloc)(voi
         }
         if (n < sizeof type) snprintf(type + n, sizeof type - n, ")");
         const char *name = v->name ? v->name : "?";
+        char where[40] = "";
+        if (m->narenas > 1) {
+            char dev[32];
+            mt_device_str(p->devices[m->arena[i]], dev, sizeof dev);
+            snprintf(where, sizeof where, " on %s", dev);
+        }
         if (m->is_static)
-            put(&b, "  %-20s %-24s %12zu %12zu  [%d, %d]%s\n", name, type, m->bytes[i],
+            put(&b, "  %-20s %-24s %12zu %12zu  [%d, %d]%s%s\n", name, type, m->bytes[i],
                 m->offset[i], m->start[i], m->end[i],
-                v->kind == MT_VAL_CONST ? " const" : "");
+                v->kind == MT_VAL_CONST ? " const" : "", where);
         else
-            put(&b, "  %-20s %-24s %12s %12s  [%d, %d]%s\n", name, type, "-", "-", m->start[i],
-                m->end[i], v->kind == MT_VAL_CONST ? " const" : "");
+            put(&b, "  %-20s %-24s %12s %12s  [%d, %d]%s%s\n", name, type, "-", "-", m->start[i],
+                m->end[i], v->kind == MT_VAL_CONST ? " const" : "", where);
     }
     if (b.oom || !b.s) {
         free(b.s);

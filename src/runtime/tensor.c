@@ -23,6 +23,15 @@
  * last release hands it back through the tensor's give_back hook instead of
  * free(); this file only calls the hook, so it still links with libc alone.
  *
+ * Device tensors (mt_tensor_create_on) are the same mechanism: the data is
+ * a block of a device (runtime/device.h), the hook gives it back to the
+ * device and drops the tensor's reference on it. The device's operations
+ * are reached through its table and its reference count is inline
+ * (device.h), so this file still needs no other object. mt_tensor_copy
+ * moves bytes between tensors on any devices: a host-to-host copy is a
+ * memmove, a copy with one device end is that device's copy, and two
+ * devices are bridged through a host buffer.
+ *
  * Reference counting is atomic (a tensor may be retained and released from
  * several threads); the release that drops the count to zero frees the header
  * and, for created tensors, the data. The accessors accept NULL and return a
@@ -33,6 +42,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "runtime/device.h"
 
 /* Bytes per element, from the one dtype list (kept local so that this file
  * links with nothing but libc). */
@@ -81,6 +92,7 @@ static mt_tensor *new_header(mt_dtype dtype, int ndim, const int64_t *shape, siz
     t->ndim = ndim;
     for (int i = 0; i < ndim; i++) t->shape[i] = shape[i];
     t->nbytes = nbytes;
+    t->device = (mt_device){MT_DEVICE_CPU, 0};
     return t;
 }
 
@@ -121,7 +133,7 @@ mt_tensor *mt_tensor_adopt(void *data, mt_dtype dtype, int ndim, const int64_t *
 }
 
 void mt_tensor_init_view(mt_tensor *t, void *data, mt_dtype dtype, int ndim, const int64_t *shape,
-                         size_t nbytes) {
+                         size_t nbytes, mt_dev *dev) {
     memset(t, 0, sizeof *t);
     atomic_init(&t->refs, 1);
     t->dtype = dtype;
@@ -129,7 +141,61 @@ void mt_tensor_init_view(mt_tensor *t, void *data, mt_dtype dtype, int ndim, con
     for (int i = 0; i < ndim; i++) t->shape[i] = shape[i];
     t->nbytes = nbytes;
     t->data = data;
+    t->device = dev ? dev->where : (mt_device){MT_DEVICE_CPU, 0};
+    t->dev = dev && !dev->ops->host_memory ? dev : NULL;
     contiguous_strides(ndim, shape, t->strides);
+}
+
+static void device_give_back(void *owner, void *data, size_t capacity) {
+    mt_dev *d = owner;
+    d->ops->free(d, data, capacity);
+    mt_dev_release(d);
+}
+
+mt_tensor *mt_tensor_create_on(mt_dev *d, mt_dtype dtype, int ndim, const int64_t *shape) {
+    if (d->ops->new_tensor) return d->ops->new_tensor(d, dtype, ndim, shape);
+    size_t nbytes, cap;
+    void *data;
+    if (!mt_shape_nbytes(dtype, ndim, shape, &nbytes) ||
+        d->ops->alloc(d, nbytes, &data, &cap, NULL) != MT_OK)
+        return NULL;
+    mt_tensor *t = mt_tensor_adopt(data, dtype, ndim, shape, device_give_back, d, cap);
+    if (!t) {
+        d->ops->free(d, data, cap);
+        return NULL;
+    }
+    mt_dev_retain(d);
+    t->device = d->where;
+    t->dev = d->ops->host_memory ? NULL : d;
+    return t;
+}
+
+/* src's bytes from device sd to device dd through a host buffer. */
+static mt_status bridge(mt_tensor *dst, const mt_tensor *src, size_t n, mt_dev_err *e) {
+    void *tmp = malloc(n);
+    if (!tmp) return mt_dev_fail(e, MT_ERR_NOMEM, "out of memory for a %zu-byte copy", n);
+    mt_status st = src->dev->ops->copy_d2h(src->dev, tmp, src->data, n, e);
+    if (st == MT_OK) st = dst->dev->ops->copy_h2d(dst->dev, dst->data, tmp, n, e);
+    free(tmp);
+    return st;
+}
+
+mt_status mt_tensor_copy(mt_tensor *dst, const mt_tensor *src, mt_dev_err *e) {
+    size_t n = src->nbytes; /* validated when src was made */
+    bool same = dst->dtype == src->dtype && dst->ndim == src->ndim;
+    for (int i = 0; same && i < src->ndim; i++) same = dst->shape[i] == src->shape[i];
+    if (!same || !mt_tensor_is_contiguous(dst) || !mt_tensor_is_contiguous(src))
+        return mt_dev_fail(e, MT_ERR_INVALID_ARG, "a copy between tensors of different types");
+    if (n == 0) return MT_OK;
+    mt_dev *dd = dst->dev, *sd = src->dev;
+    if (!dd && !sd) {
+        if (dst->data != src->data) memmove(dst->data, src->data, n);
+        return MT_OK;
+    }
+    if (!dd) return sd->ops->copy_d2h(sd, dst->data, src->data, n, e);
+    if (!sd) return dd->ops->copy_h2d(dd, dst->data, src->data, n, e);
+    if (dd == sd) return dd->ops->copy_d2d(dd, dst->data, src->data, n, e);
+    return bridge(dst, src, n, e);
 }
 
 MT_API mt_tensor *mt_tensor_wrap(void *data, mt_dtype dtype, int ndim, const int64_t *shape,
@@ -174,6 +240,10 @@ MT_API int mt_tensor_ndim(const mt_tensor *t) { return t ? t->ndim : -1; }
 MT_API const int64_t *mt_tensor_shape(const mt_tensor *t) { return t ? t->shape : NULL; }
 
 MT_API const int64_t *mt_tensor_strides(const mt_tensor *t) { return t ? t->strides : NULL; }
+
+MT_API mt_device mt_tensor_device(const mt_tensor *t) {
+    return t ? t->device : (mt_device){0, 0};
+}
 
 MT_API int64_t mt_tensor_numel(const mt_tensor *t) {
     if (!t) return -1;

@@ -69,7 +69,10 @@ const char *mt_version(void) { return MT_VERSION_STRING; }
 const char *mt_device_name(mt_device d, char *buf, int cap) {
     switch (d.type) {
     case 0: snprintf(buf, (size_t)cap, "default"); break;
-    case MT_DEVICE_CPU: snprintf(buf, (size_t)cap, "cpu"); break;
+    case MT_DEVICE_CPU:
+        if (d.id) snprintf(buf, (size_t)cap, "cpu:%d", (int)d.id);
+        else snprintf(buf, (size_t)cap, "cpu");
+        break;
     case MT_DEVICE_CUDA: snprintf(buf, (size_t)cap, "cuda:%d", (int)d.id); break;
     case MT_DEVICE_TEST: snprintf(buf, (size_t)cap, "test:%d", (int)d.id); break;
     default: snprintf(buf, (size_t)cap, "device%d:%d", (int)d.type, (int)d.id); break;
