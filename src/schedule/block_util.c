@@ -6,11 +6,6 @@
 #include <string.h>
 const char *mt_blk_bname(const mt_tstmt *b) { return b && b->name ? b->name : "?"; }
 
-bool mt_blk_is_const(const mt_texpr *e, int64_t want) {
-    int64_t v;
-    return mt_te_is_const_int(e, &v) && v == want;
-}
-
 bool mt_blk_is_alloc(const mt_tfunc *f, const mt_tbuffer *b) {
     for (int i = 0; i < f->nallocs; i++)
         if (f->allocs[i] == b) return true;
@@ -233,12 +228,6 @@ mt_tstmt *mt_blk_prepend(mt_arena *a, mt_tstmt *x, mt_tstmt *y) {
     if (y->kind == TS_SEQ) memcpy(v + 1, y->stmts, sizeof(mt_tstmt *) * (size_t)n);
     else v[1] = y;
     return mt_ts_seq(a, v, n + 1);
-}
-
-mt_texpr *mt_blk_add0(mt_arena *a, mt_texpr *x, mt_texpr *y) {
-    if (!x || mt_blk_is_const(x, 0)) return y;
-    if (mt_blk_is_const(y, 0)) return x;
-    return mt_te_bin(a, TE_ADD, x, y);
 }
 
 /* The single point buf[idx]. */

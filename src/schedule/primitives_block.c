@@ -183,7 +183,7 @@ static bool derive_dim(mt_arena *a, mt_texpr *e, const mt_blk_stmts *inner, bool
         if (l->var != var->var) continue;
         if (used[j] || mt_blk_first_use(l->min, iv, n) || mt_blk_first_use(l->extent, iv, n)) return false;
         used[j] = true;
-        *min = mt_blk_add0(a, base, l->min);
+        *min = base ? mt_arith_add(a, base, l->min) : l->min;
         *ext = l->extent;
         return true;
     }
@@ -317,7 +317,7 @@ bool mt_sched_compute_at(mt_sched *s, const char *name, mt_tvar *loop) {
         int64_t c;
         dl[d] = -1;
         if (mt_te_is_const_int(x, &c)) {
-            if (!mt_blk_is_const(rmin[d], c) || !mt_blk_is_const(rext[d], 1))
+            if (!mt_arith_is_const(rmin[d], c) || !mt_arith_is_const(rext[d], 1))
                 return mt_sched_refuse(s, "%s: block '%s' writes dim %d of '%s' at %lld only, and "
                                           "loop '%s' needs more", P, name, d, X->name,
                                        (long long)c, loop->name);
@@ -330,7 +330,7 @@ bool mt_sched_compute_at(mt_sched *s, const char *name, mt_tvar *loop) {
         for (int j = 0; v && v->kind == TE_VAR && j < nl; j++)
             if (nest[j]->var == v->var) dl[d] = j;
         bool ok = dl[d] >= 0 && iter_dim[u] < 0 && b->iters[u].kind == MT_ITER_SPATIAL &&
-                  mt_blk_is_const(nest[dl[d]]->min, 0) &&
+                  mt_arith_is_const(nest[dl[d]]->min, 0) &&
                   mt_texpr_equal(nest[dl[d]]->extent, b->iters[u].extent);
         for (int i = 0; ok && i < b->niters; i++)
             ok = i == u || !mt_blk_first_use(b->iter_values[i], &nest[dl[d]]->var, 1);
@@ -362,11 +362,11 @@ bool mt_sched_compute_at(mt_sched *s, const char *name, mt_tvar *loop) {
         }
         int u = 0;
         while (iter_dim[u] != d) u++;
-        if (mt_blk_is_const(rext[d], 1)) {
+        if (mt_arith_is_const(rext[d], 1)) {
             nb->iter_values[u] = rmin[d];
             continue;
         }
-        nb->iter_values[u] = mt_blk_add0(a, rmin[d], mt_te_var(a, nest[j]->var));
+        nb->iter_values[u] = mt_arith_add(a, rmin[d], mt_te_var(a, nest[j]->var));
         body = mt_ts_for(a, nest[j]->var, mt_te_i64(a, 0), rext[d], MT_FOR_SERIAL, body);
     }
     mt_blk_set_func_body(s, mt_blk_drop(a, f->body, path.data[k]));

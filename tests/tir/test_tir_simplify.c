@@ -231,7 +231,8 @@ static const char *simp_in_loop(mt_tvar *i, int64_t lo, mt_texpr *ext, mt_tvar *
 }
 
 /* Ranges of loop and let variables decide floordiv, floormod, min, max and
- * comparisons (bounds.c), and never when the arithmetic could wrap. */
+ * comparisons (the bounds of tir/arith.c), and never when the arithmetic
+ * could wrap. */
 static void test_bounds(void **state) {
     TIR_GUARD();
     OUT = NULL;
