@@ -93,6 +93,7 @@ static mt_texpr *keep_expr(mt_tmutator *m, mt_texpr *e) { return e; }
 
 void mt_sched_replace(mt_sched *s, const mt_tstmt *old, mt_tstmt *repl) {
     replacer r = {old, repl};
+    mt_tstmt_fill_loc(repl, old->loc); /* what a primitive builds is where old was */
     mt_tmutator m = {s->arena, keep_expr, replace_stmt, &r};
     mt_tfunc *g = MT_NEW(s->arena, mt_tfunc);
     *g = *s->func;
@@ -237,7 +238,7 @@ bool mt_sched_split(mt_sched *s, mt_tvar *loop, mt_texpr *factor, mt_tvar **oute
     mt_texpr *val = mt_arith_add(
         a, l->min, mt_arith_add(a, mt_arith_mul(a, mt_te_var(a, vo), factor), mt_te_var(a, vi)));
     mt_tstmt *body = mt_tsubst_stmt(a, l->body, &loop, &val, 1);
-    mt_tstmt *in = mt_ts_for(a, vi, mt_te_int(a, dt, 0), iext, MT_FOR_SERIAL, body);
+    mt_tstmt *in = mt_ts_at(mt_ts_for(a, vi, mt_te_int(a, dt, 0), iext, MT_FOR_SERIAL, body), l->loc);
     mt_sched_replace(s, l, mt_ts_for(a, vo, mt_te_int(a, dt, 0), oext, MT_FOR_SERIAL, in));
     if (outer) *outer = vo;
     if (inner) *inner = vi;
@@ -278,9 +279,9 @@ bool mt_sched_reorder(mt_sched *s, mt_tvar *outer, mt_tvar *inner) {
     mt_arena *a = s->arena;
     const mt_tstmt *o = mt_sched_get_loop(s, outer), *i = mt_sched_get_loop(s, inner);
     if (!nested_pair(s, "reorder", o, i)) return false;
-    mt_tstmt *no = mt_ts_for(a, o->var, o->min, o->extent, o->for_kind, i->body);
+    mt_tstmt *no = mt_ts_at(mt_ts_for(a, o->var, o->min, o->extent, o->for_kind, i->body), o->loc);
     no->thread_tag = o->thread_tag;
-    mt_tstmt *ni = mt_ts_for(a, i->var, i->min, i->extent, i->for_kind, no);
+    mt_tstmt *ni = mt_ts_at(mt_ts_for(a, i->var, i->min, i->extent, i->for_kind, no), i->loc);
     ni->thread_tag = i->thread_tag;
     mt_sched_replace(s, o, ni);
     return true;

@@ -492,6 +492,7 @@ mt_tfunc *mt_schedule_matmul_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     g->allocs = NULL;
     g->nallocs = 0;
     g->body = body;
+    mt_tstmt_fill_loc(body, f->loc); /* all of it is new */
     if (applied) *applied = 1;
     return g;
 }

@@ -317,6 +317,7 @@ mt_tfunc *mt_schedule_reduce_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     g->allocs = NULL;
     g->nallocs = 0;
     g->body = gen_rows(c);
+    mt_tstmt_fill_loc(g->body, f->loc); /* all of it is new */
     g->attrs = MT_NEW_ARRAY(a, mt_tattr, f->nattrs + 1);
     if (f->nattrs) memcpy(g->attrs, f->attrs, sizeof *g->attrs * (size_t)f->nattrs);
     g->attrs[f->nattrs] = (mt_tattr){"schedule", "reduce_rows"};

@@ -211,7 +211,7 @@ mt_tfunc *mt_tir_inline_producers(mt_arena *a, mt_tfunc *f) {
 
     mt_tfunc *g = MT_NEW(a, mt_tfunc);
     *g = *f;
-    g->body = mt_ts_seq(a, kept.data, kept.len);
+    g->body = mt_ts_at(mt_ts_seq(a, kept.data, kept.len), f->body->loc);
     g->allocs = MT_NEW_ARRAY(a, mt_tbuffer *, f->nallocs);
     g->nallocs = 0;
     for (int i = 0; i < f->nallocs; i++)
