@@ -17,9 +17,17 @@
  * After any pass, the IR can be recorded by naming the pass in
  * mt_compile_options.dump_after ("fuse_ops,simplify"); mt_kernel_pass_dump
  * returns it.
+ *
+ * In debug builds, and when MT_VERIFY_TIR=1, the TIR verifier (tir/verify.h)
+ * checks the loop functions the graph passes made and every function after
+ * every TIR pass, in the form that pass leaves (block until lower_blocks,
+ * lowered after it, flat from flatten_buffers on); a failure is an internal
+ * error that names the pass.
  */
 #include "pipeline.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -29,6 +37,7 @@
 #include "passes/tir/tir_passes.h"
 #include "schedule/schedule.h"
 #include "support/strbuf.h"
+#include "tir/verify.h"
 
 static const struct {
     const char *name;
@@ -125,6 +134,39 @@ static const char *print_tfuncs(mt_arena *a, mt_tfunc *const *fs, int n) {
     return mt_sb_str(&sb);
 }
 
+/* ---- the TIR verifier between passes ------------------------------------- */
+
+static bool verify_env;
+static void read_verify_env(void) {
+    const char *v = getenv("MT_VERIFY_TIR");
+    verify_env = v && strcmp(v, "1") == 0;
+}
+
+static bool verify_enabled(void) {
+#ifndef NDEBUG
+    return true;
+#else
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, read_verify_env);
+    return verify_env;
+#endif
+}
+
+/* The form TIR is in after `pass` (forms only advance). */
+static mt_tir_form form_after(const char *pass, mt_tir_form form) {
+    if (strcmp(pass, "lower_blocks") == 0) return MT_TIR_LOWERED;
+    if (strcmp(pass, "flatten_buffers") == 0) return MT_TIR_FLAT;
+    return form;
+}
+
+static void verify_tir(mt_arena *a, const char *pass, mt_tfunc *const *fs, int n, mt_tir_form form) {
+    if (!verify_enabled()) return;
+    for (int i = 0; i < n; i++) {
+        const char *err = mt_tir_verify(a, fs[i], form);
+        if (err) mt_ice("TIR verifier after pass '%s': %s", pass, err);
+    }
+}
+
 void mt_pipeline_run(mt_arena *a, const char *src, size_t len, const mt_compile_options *opts,
                      mt_compiled *out) {
     memset(out, 0, sizeof *out);
@@ -153,12 +195,17 @@ void mt_pipeline_run(mt_arena *a, const char *src, size_t len, const mt_compile_
 
     /* TIR: the "tir" stage is the fused functions with producers inlined */
     mt_tfunc **fs = MT_NEW_ARRAY(a, mt_tfunc *, m->ntfuncs > 0 ? m->ntfuncs : 1);
+    mt_tir_form form = MT_TIR_BLOCK;
+    verify_tir(a, "fuse_tir", m->tfuncs, m->ntfuncs, form);
     for (int i = 0; i < m->ntfuncs; i++) fs[i] = mt_tir_inline_producers(a, m->tfuncs[i]);
+    verify_tir(a, "inline_producers", fs, m->ntfuncs, form);
     out->dumps[MT_STAGE_TIR] = print_tfuncs(a, fs, m->ntfuncs);
     if (wanted(dump_after, "inline_producers"))
         record(a, out, "inline_producers", out->dumps[MT_STAGE_TIR]);
     for (size_t p = 0; p < sizeof tir_passes / sizeof tir_passes[0]; p++) {
         for (int i = 0; i < m->ntfuncs; i++) fs[i] = tir_passes[p].run(a, fs[i]);
+        form = form_after(tir_passes[p].name, form);
+        verify_tir(a, tir_passes[p].name, fs, m->ntfuncs, form);
         if (wanted(dump_after, tir_passes[p].name))
             record(a, out, tir_passes[p].name, print_tfuncs(a, fs, m->ntfuncs));
     }
