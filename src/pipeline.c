@@ -21,8 +21,9 @@
  * In debug builds, and when MT_VERIFY_TIR=1, the TIR verifier (tir/verify.h)
  * checks the loop functions the graph passes made and every function after
  * every TIR pass, in the form that pass leaves (block until lower_blocks,
- * lowered after it, flat from flatten_buffers on); a failure is an internal
- * error that names the pass.
+ * lowered after it, flat from flatten_buffers on; a function a pass returned
+ * unchanged is not checked again); a failure is an internal error that
+ * names the pass.
  */
 #include "pipeline.h"
 
@@ -159,12 +160,25 @@ static mt_tir_form form_after(const char *pass, mt_tir_form form) {
     return form;
 }
 
-static void verify_tir(mt_arena *a, const char *pass, mt_tfunc *const *fs, int n, mt_tir_form form) {
+/* What was verified last: a pass that returns a function unchanged (the
+ * same pointer: passes never modify their input) in the same form needs
+ * no second look. */
+typedef struct verified {
+    const mt_tfunc **fs; /* fs[i]: the function last verified in slot i ... */
+    mt_tir_form form;    /* ... in this form */
+} verified;
+
+static void verify_tir(mt_arena *a, verified *v, const char *pass, mt_tfunc *const *fs, int n,
+                       mt_tir_form form) {
     if (!verify_enabled()) return;
+    if (!v->fs) v->fs = MT_NEW_ARRAY(a, const mt_tfunc *, n > 0 ? n : 1);
     for (int i = 0; i < n; i++) {
+        if (v->fs[i] == fs[i] && v->form == form) continue;
         const char *err = mt_tir_verify(a, fs[i], form);
         if (err) mt_ice("TIR verifier after pass '%s': %s", pass, err);
+        v->fs[i] = fs[i];
     }
+    v->form = form;
 }
 
 void mt_pipeline_run(mt_arena *a, const char *src, size_t len, const mt_compile_options *opts,
@@ -196,16 +210,17 @@ void mt_pipeline_run(mt_arena *a, const char *src, size_t len, const mt_compile_
     /* TIR: the "tir" stage is the fused functions with producers inlined */
     mt_tfunc **fs = MT_NEW_ARRAY(a, mt_tfunc *, m->ntfuncs > 0 ? m->ntfuncs : 1);
     mt_tir_form form = MT_TIR_BLOCK;
-    verify_tir(a, "fuse_tir", m->tfuncs, m->ntfuncs, form);
+    verified vf = {NULL, form};
+    verify_tir(a, &vf, "fuse_tir", m->tfuncs, m->ntfuncs, form);
     for (int i = 0; i < m->ntfuncs; i++) fs[i] = mt_tir_inline_producers(a, m->tfuncs[i]);
-    verify_tir(a, "inline_producers", fs, m->ntfuncs, form);
+    verify_tir(a, &vf, "inline_producers", fs, m->ntfuncs, form);
     out->dumps[MT_STAGE_TIR] = print_tfuncs(a, fs, m->ntfuncs);
     if (wanted(dump_after, "inline_producers"))
         record(a, out, "inline_producers", out->dumps[MT_STAGE_TIR]);
     for (size_t p = 0; p < sizeof tir_passes / sizeof tir_passes[0]; p++) {
         for (int i = 0; i < m->ntfuncs; i++) fs[i] = tir_passes[p].run(a, fs[i]);
         form = form_after(tir_passes[p].name, form);
-        verify_tir(a, tir_passes[p].name, fs, m->ntfuncs, form);
+        verify_tir(a, &vf, tir_passes[p].name, fs, m->ntfuncs, form);
         if (wanted(dump_after, tir_passes[p].name))
             record(a, out, tir_passes[p].name, print_tfuncs(a, fs, m->ntfuncs));
     }
