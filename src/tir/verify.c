@@ -318,10 +318,6 @@ static void declare_buf(vctx *c, const mt_tbuffer *b, const char *what) {
 }
 
 static void check_for(vctx *c, const mt_tstmt *s) {
-    if (!s->body) {
-        fail_shape(c, "loop without a body");
-        return;
-    }
     check_int(c, s->min, "loop min", false);
     check_int(c, s->extent, "loop extent", false);
     if (!c->err && (s->min->dtype != MT_INT64 || s->extent->dtype != MT_INT64))
@@ -362,10 +358,6 @@ static void check_seq(vctx *c, const mt_tstmt *s) {
 }
 
 static void check_let(vctx *c, const mt_tstmt *s) {
-    if (!s->body) {
-        fail_shape(c, "let without a body");
-        return;
-    }
     check_expr(c, s->value, "let value");
     int nv = c->vars.len;
     bind_var(c, s->var, "let variable");
@@ -377,10 +369,6 @@ static void check_let(vctx *c, const mt_tstmt *s) {
 }
 
 static void check_alloc(vctx *c, const mt_tstmt *s) {
-    if (!s->body) {
-        fail_shape(c, "allocation without a body");
-        return;
-    }
     int nb = c->bufs.len;
     declare_buf(c, s->buf, "allocated buffer");
     check_stmt(c, s->body);
@@ -388,10 +376,6 @@ static void check_alloc(vctx *c, const mt_tstmt *s) {
 }
 
 static void check_if(vctx *c, const mt_tstmt *s) {
-    if (!s->then_s) {
-        fail_shape(c, "if without a then branch");
-        return;
-    }
     check_bool(c, s->cond, "if condition");
     if (!c->err && s->cond->lanes != 1) fail(c, "if condition of %d lanes", s->cond->lanes);
     check_stmt(c, s->then_s);
@@ -433,9 +417,9 @@ static void bind_iters(vctx *c, const mt_tstmt *s) {
 }
 
 static void check_block(vctx *c, const mt_tstmt *s) {
-    if (!s->name || !s->body || s->nreads < 0 || s->nwrites < 0 || s->nallocs < 0 ||
+    if (!s->name || s->nreads < 0 || s->nwrites < 0 || s->nallocs < 0 ||
         (s->nreads && !s->reads) || (s->nwrites && !s->writes) || (s->nallocs && !s->allocs)) {
-        fail_shape(c, "block without a name, a body or its regions");
+        fail_shape(c, "block without a name or its regions");
         return;
     }
     if (c->form != MT_TIR_BLOCK) fail(c, "block '%s' in the %s form", s->name, mt_tir_form_str(c->form));
@@ -450,12 +434,29 @@ static void check_block(vctx *c, const mt_tstmt *s) {
     c->vars.len = nv, c->bufs.len = nb;
 }
 
+/* The statements a statement of kind k must hold, named for messages. */
+static const char *missing_child(const mt_tstmt *s) {
+    switch (s->kind) {
+    case TS_FOR: return s->body ? NULL : "loop without a body";
+    case TS_BLOCK: return s->body ? NULL : "block without a body";
+    case TS_LET: return s->body ? NULL : "let without a body";
+    case TS_ALLOC: return s->body ? NULL : "allocation without a body";
+    case TS_IF: return s->then_s ? NULL : "if without a then branch";
+    default: return NULL;
+    }
+}
+
 static void check_stmt(vctx *c, const mt_tstmt *s) {
     if (c->err) return;
     const mt_tstmt *at = c->at;
     mt_loc loc = c->loc;
     c->at = s;
     if (s->loc.line) c->loc = s->loc;
+    const char *missing = missing_child(s);
+    if (missing) {
+        fail_shape(c, "%s", missing);
+        return;
+    }
     switch (s->kind) {
     case TS_FOR: check_for(c, s); break;
     case TS_BLOCK: check_block(c, s); break;
