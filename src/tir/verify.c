@@ -122,8 +122,8 @@ static void check_bool(vctx *c, const mt_texpr *e, const char *what) {
 /* buf[idx...]: the buffer in scope, one index per dim (one int64 index
  * when flat), integer indices. */
 static void check_access(vctx *c, const mt_tbuffer *b, mt_texpr *const *idx, int n, const char *what) {
-    if (!b) {
-        fail_shape(c, "%s names no buffer", what);
+    if (!b || !b->name || (unsigned)b->dtype >= MT_DTYPE_COUNT_) {
+        fail_shape(c, "%s names no buffer, or one without a name or dtype", what);
         return;
     }
     if (!buf_in_scope(c, b))
@@ -383,7 +383,7 @@ static void check_if(vctx *c, const mt_tstmt *s) {
 }
 
 static void check_region(vctx *c, const mt_tregion *r, const char *what) {
-    if (!r->buf || (r->buf->ndim > 0 && (!r->min || !r->extent))) {
+    if (!r->buf || !r->buf->name || (r->buf->ndim > 0 && (!r->min || !r->extent))) {
         fail_shape(c, "%s region without a buffer or bounds", what);
         return;
     }

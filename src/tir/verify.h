@@ -26,7 +26,8 @@ typedef enum mt_tir_form {
 /* NULL when f is well formed in `form`; else a message (in a) that says
  * what is wrong, in which function and where: the source place of the
  * nearest statement that has one ("at 3:5") and the statement, printed.
- * Never fails itself (no mt_fail / mt_ice), whatever f holds. */
+ * Whatever f holds (missing fields, unknown kinds), it reports and never
+ * crashes or calls mt_ice; only running out of memory in `a` is mt_fail's. */
 const char *mt_tir_verify(mt_arena *a, const mt_tfunc *f, mt_tir_form form);
 
 const char *mt_tir_form_str(mt_tir_form form); /* "block", "lowered", "flat" */
