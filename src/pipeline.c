@@ -14,12 +14,19 @@
  * The rules that run are that target's (mt_target_rules). The "tir-sched"
  * dump shows each function's target as T.func_attr "target".
  *
+ * In debug builds, and with MT_VERIFY_TIR=1 (the test suite sets it), the
+ * TIR verifier (tir/verify.h) checks every function after every TIR pass,
+ * in the form the pass leaves it in (mt_pass.form); a failure is an
+ * internal error naming the pass.
+ *
  * After any pass, the IR can be recorded by naming the pass in
  * mt_compile_options.dump_after ("fuse_ops,simplify"); mt_kernel_pass_dump
  * returns it.
  */
 #include "pipeline.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -28,6 +35,7 @@
 #include "passes/registry.h"
 #include "support/common.h"
 #include "support/strbuf.h"
+#include "tir/verify.h"
 
 static double now_ms(void) {
     struct timespec ts;
@@ -84,6 +92,53 @@ static const char *print_tfuncs(mt_arena *a, mt_tfunc *const *fs, int n) {
     return mt_sb_str(&sb);
 }
 
+/* ---- the TIR verifier between passes ------------------------------------- */
+
+static bool verify_env;
+static void read_verify_env(void) {
+    const char *v = getenv("MT_VERIFY_TIR");
+    verify_env = v && strcmp(v, "1") == 0;
+}
+
+#ifdef NDEBUG
+enum { VERIFY_ALWAYS = 0 };
+#else
+enum { VERIFY_ALWAYS = 1 }; /* debug builds */
+#endif
+
+static bool verify_enabled(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    if (VERIFY_ALWAYS) return true;
+    pthread_once(&once, read_verify_env);
+    return verify_env;
+}
+
+/* What was verified last: a pass that returns a function unchanged (the
+ * same pointer: passes never modify their input) in the same form needs
+ * no second look. */
+typedef struct verified {
+    const mt_tfunc **fs; /* fs[i]: the function last verified in slot i ... */
+    mt_tir_form form;    /* ... in this form (the form the functions are in now) */
+} verified;
+
+static void verify_tir(mt_arena *a, verified *v, const char *pass, mt_tfunc *const *fs, int n,
+                       mt_tir_form form) {
+    if (!verify_enabled()) return;
+    if (!v->fs) v->fs = MT_NEW_ARRAY(a, const mt_tfunc *, n > 0 ? n : 1);
+    for (int i = 0; i < n; i++) {
+        if (v->fs[i] == fs[i] && v->form == form) continue;
+        const char *err = mt_tir_verify(a, fs[i], form);
+        if (err) mt_ice("TIR verifier after pass '%s': %s", pass, err);
+        v->fs[i] = fs[i];
+    }
+    v->form = form;
+}
+
+/* The form after pass p (forms only advance). */
+static mt_tir_form form_after(const mt_pass *p, mt_tir_form form) {
+    return p->form > form ? p->form : form;
+}
+
 /* The target of the device a loop function runs on. */
 static const mt_target_desc *target_of(const mt_pipeline_targets *t, mt_device d) {
     return d.type == MT_DEVICE_CUDA ? t->gpu : t->host;
@@ -124,14 +179,16 @@ static void assign_targets(mt_arena *a, mt_gmodule *m, const mt_pipeline_targets
 }
 
 static void run_tir_pass(mt_arena *a, const mt_pass *p, mt_tfunc **fs, int n, const char *dump_after,
-                         mt_compiled *out) {
+                         verified *v, mt_compiled *out) {
     for (int i = 0; i < n; i++) fs[i] = p->tir(a, fs[i]);
+    verify_tir(a, v, p->name, fs, n, form_after(p, v->form));
     if (wanted(dump_after, p->name)) record(a, out, p->name, print_tfuncs(a, fs, n));
 }
 
 /* The target's rules, each tried on every function (a rule leaves alone
  * what it does not match). Functions of different targets take their own. */
-static void run_rules(mt_arena *a, mt_tfunc **fs, int n, const char *dump_after, mt_compiled *out) {
+static void run_rules(mt_arena *a, mt_tfunc **fs, int n, const char *dump_after, verified *v,
+                      mt_compiled *out) {
     static const mt_target kinds[] = {MT_TARGET_CPU, MT_TARGET_CUDA};
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         int nr;
@@ -143,8 +200,9 @@ static void run_rules(mt_arena *a, mt_tfunc **fs, int n, const char *dump_after,
                     fs[i] = rules[r].tir(a, fs[i]);
                     any = true;
                 }
-            if (any && wanted(dump_after, rules[r].name))
-                record(a, out, rules[r].name, print_tfuncs(a, fs, n));
+            if (!any) continue;
+            verify_tir(a, v, rules[r].name, fs, n, form_after(&rules[r], v->form));
+            if (wanted(dump_after, rules[r].name)) record(a, out, rules[r].name, print_tfuncs(a, fs, n));
         }
     }
 }
@@ -173,10 +231,12 @@ static mt_gmodule *run_graph_passes(mt_arena *a, mt_gmodule *m, const char *dump
 }
 
 static void run_tir_passes(mt_arena *a, mt_tfunc **fs, int n, const char *dump_after, mt_compiled *out) {
+    verified v = {NULL, MT_TIR_BLOCK};
+    verify_tir(a, &v, "fuse_tir", fs, n, MT_TIR_BLOCK); /* what the graph passes made */
     for (int i = 0; i < mt_npasses; i++) {
         const mt_pass *p = &mt_passes[i];
-        if (p->kind == MT_PASS_RULES) run_rules(a, fs, n, dump_after, out);
-        else if (p->kind == MT_PASS_TIR) run_tir_pass(a, p, fs, n, dump_after, out);
+        if (p->kind == MT_PASS_RULES) run_rules(a, fs, n, dump_after, &v, out);
+        else if (p->kind == MT_PASS_TIR) run_tir_pass(a, p, fs, n, dump_after, &v, out);
         if (p->kind == MT_PASS_TIR && strcmp(p->name, "inline_producers") == 0)
             out->dumps[MT_STAGE_TIR] = print_tfuncs(a, fs, n);
     }

@@ -1,4 +1,5 @@
-# Loop IR (src/tir) and TIR passes (src/passes/tir).
+# Loop IR (src/tir) and TIR passes (src/passes/tir); the verifier and source
+# places (test_tir_verify: the whole library, for the pipeline).
 #
 # MT_TIR_PASS_SOURCES (tests/CMakeLists.txt): the pass sources, compiled into
 # the tests rather than linked through the mt_passes layer.
@@ -15,3 +16,4 @@ mt_test(test_tir_cse SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_tir_cse.c
         ${MT_TIR_PASS_SOURCES} LAYERS mt_support mt_tir)
 mt_test(test_tir_vectorize SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_tir_vectorize.c
         ${MT_TIR_PASS_SOURCES} LAYERS mt_support mt_tir)
+mt_test(test_tir_verify SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_tir_verify.c LIBRARY)

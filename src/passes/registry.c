@@ -10,8 +10,9 @@
 #include "passes/tir/tir_passes.h"
 #include "schedule/schedule.h"
 
-#define GRAPH(n, f) {n, MT_PASS_GRAPH, f, NULL}
-#define TIR(n, f) {n, MT_PASS_TIR, NULL, f}
+#define GRAPH(n, f) {n, MT_PASS_GRAPH, f, NULL, MT_TIR_BLOCK}
+#define TIR(n, f) {n, MT_PASS_TIR, NULL, f, MT_TIR_BLOCK}
+#define TIR_TO(n, f, form) {n, MT_PASS_TIR, NULL, f, form}
 
 const mt_pass mt_passes[] = {
     GRAPH("fold_constant", mt_graph_fold_constant),
@@ -25,9 +26,9 @@ const mt_pass mt_passes[] = {
     GRAPH("fuse_tir", mt_graph_fuse_tir),
     GRAPH("dead_code", mt_graph_dead_code),
     TIR("inline_producers", mt_tir_inline_producers),
-    {"schedule rules", MT_PASS_RULES, NULL, NULL},
-    TIR("lower_blocks", mt_tir_lower_blocks),
-    TIR("flatten_buffers", mt_tir_flatten_buffers),
+    {"schedule rules", MT_PASS_RULES, NULL, NULL, MT_TIR_BLOCK},
+    TIR_TO("lower_blocks", mt_tir_lower_blocks, MT_TIR_LOWERED),
+    TIR_TO("flatten_buffers", mt_tir_flatten_buffers, MT_TIR_FLAT),
     TIR("simplify", mt_tir_simplify),
     TIR("vectorize", mt_tir_vectorize),
     TIR("remove_unit_loops", mt_tir_remove_unit_loops),

@@ -26,6 +26,7 @@
 #include "minitriton.h"
 #include "passes/graph/graph_passes.h"
 #include "tir/tir.h"
+#include "tir/verify.h"
 
 typedef mt_tfunc *(*mt_tir_pass_fn)(mt_arena *a, mt_tfunc *f);
 
@@ -40,6 +41,8 @@ typedef struct mt_pass {
     mt_pass_kind kind;
     mt_graph_pass_fn graph;
     mt_tir_pass_fn tir;
+    mt_tir_form form;     /* TIR: the form the functions are in after it, at least
+                           * (lower_blocks: lowered, flatten_buffers: flat) */
 } mt_pass;
 
 /* The pipeline, in order; n passes. */

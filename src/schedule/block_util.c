@@ -6,11 +6,6 @@
 #include <string.h>
 const char *mt_blk_bname(const mt_tstmt *b) { return b && b->name ? b->name : "?"; }
 
-bool mt_blk_is_const(const mt_texpr *e, int64_t want) {
-    int64_t v;
-    return mt_te_is_const_int(e, &v) && v == want;
-}
-
 bool mt_blk_is_alloc(const mt_tfunc *f, const mt_tbuffer *b) {
     for (int i = 0; i < f->nallocs; i++)
         if (f->allocs[i] == b) return true;
@@ -202,7 +197,7 @@ mt_tstmt *mt_blk_drop(mt_arena *a, mt_tstmt *s, const mt_tstmt *t) {
             if (x) out[n++] = x;
         }
         if (!changed) return s;
-        return n ? mt_ts_seq(a, out, n) : NULL;
+        return n ? mt_ts_at(mt_ts_seq(a, out, n), s->loc) : NULL;
     }
     case TS_FOR: case TS_LET: case TS_ALLOC: case TS_BLOCK: {
         mt_tstmt *b = mt_blk_drop(a, s->body, t);
@@ -217,7 +212,7 @@ mt_tstmt *mt_blk_drop(mt_arena *a, mt_tstmt *s, const mt_tstmt *t) {
         if (th == s->then_s && el == s->else_s) return s;
         if (!th && !el) return NULL;
         c = mt_ts_copy(a, s);
-        c->then_s = th ? th : mt_ts_seq(a, NULL, 0);
+        c->then_s = th ? th : mt_ts_at(mt_ts_seq(a, NULL, 0), s->loc);
         c->else_s = el;
         return c;
     }
@@ -232,13 +227,7 @@ mt_tstmt *mt_blk_prepend(mt_arena *a, mt_tstmt *x, mt_tstmt *y) {
     v[0] = x;
     if (y->kind == TS_SEQ) memcpy(v + 1, y->stmts, sizeof(mt_tstmt *) * (size_t)n);
     else v[1] = y;
-    return mt_ts_seq(a, v, n + 1);
-}
-
-mt_texpr *mt_blk_add0(mt_arena *a, mt_texpr *x, mt_texpr *y) {
-    if (!x || mt_blk_is_const(x, 0)) return y;
-    if (mt_blk_is_const(y, 0)) return x;
-    return mt_te_bin(a, TE_ADD, x, y);
+    return mt_ts_at(mt_ts_seq(a, v, n + 1), y->loc);
 }
 
 /* The single point buf[idx]. */
@@ -288,7 +277,7 @@ mt_tstmt *mt_blk_spatial_block(mt_arena *a, const char *name, const mt_tstmt *b,
 void mt_blk_set_func_body(mt_sched *s, mt_tstmt *body) {
     mt_tfunc *g = MT_NEW(s->arena, mt_tfunc);
     *g = *s->func;
-    g->body = body ? body : mt_ts_seq(s->arena, NULL, 0);
+    g->body = body ? body : mt_ts_at(mt_ts_seq(s->arena, NULL, 0), g->loc);
     s->func = g;
 }
 

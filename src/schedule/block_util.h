@@ -9,6 +9,7 @@
 #define MT_SCHEDULE_BLOCK_UTIL_H
 
 #include "schedule/primitives.h"
+#include "tir/arith.h"
 
 typedef MT_VEC(const mt_tstmt *) mt_blk_stmts;
 typedef MT_VEC(const mt_texpr *) mt_blk_exprs;
@@ -17,8 +18,6 @@ typedef MT_VEC(mt_tbuffer *) mt_blk_bufs;
 /* A block's name for messages ("?" for none). */
 const char *mt_blk_bname(const mt_tstmt *b);
 
-/* e is the integer constant want. */
-bool mt_blk_is_const(const mt_texpr *e, int64_t want);
 
 /* b is one of f->allocs. */
 bool mt_blk_is_alloc(const mt_tfunc *f, const mt_tbuffer *b);
@@ -68,9 +67,6 @@ mt_tstmt *mt_blk_drop(mt_arena *a, mt_tstmt *s, const mt_tstmt *t);
 
 /* x followed by the statements of y (flattening y when it is a sequence). */
 mt_tstmt *mt_blk_prepend(mt_arena *a, mt_tstmt *x, mt_tstmt *y);
-
-/* x + y with x == NULL or a 0 on either side folded away. */
-mt_texpr *mt_blk_add0(mt_arena *a, mt_texpr *x, mt_texpr *y);
 
 /* The single point buf[idx]. */
 mt_tregion mt_blk_point_region(mt_arena *a, mt_tbuffer *buf, mt_texpr *const *idx);

@@ -2,11 +2,21 @@
  * default_cpu.c -- the default CPU schedule rules.
  *
  * Rules are tried per loop nest (each top-level statement of the function's
- * body), first match wins. Today there are two: the elementwise/injective
+ * body), first match wins. This file has two: the elementwise/injective
  * rule below, and the fallback, which leaves the nest as it is (always
  * correct; LLVM's loop vectorizer takes the innermost loop because buffer
- * parameters are noalias). Reductions and matmul get the fallback until
- * their rules land.
+ * parameters are noalias).
+ *
+ * Matmul and row reductions have rules of their own, which run before this
+ * one as pipeline passes (src/pipeline.c): schedule_matmul (rule_matmul.c:
+ * float32/float64 matmuls, batched or not, with their elementwise
+ * epilogues; rule_matvec.c for few rows times a transposed B) and
+ * schedule_reduce (rule_reduce.c: reductions over the innermost axis with
+ * their row-wise stages, softmax and layer_norm among them). They emit the
+ * lowered form, which has no blocks and so matches nothing here. A nest
+ * with a reduction that reaches this file is one those rules do not take
+ * (an integer matmul, a reduction over an outer axis, ...), and it gets the
+ * fallback.
  *
  * The injective rule. It matches a perfect nest of serial loops from 0 around
  * exactly one block whose iteration variables are all spatial and bound one

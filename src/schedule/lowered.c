@@ -5,12 +5,13 @@
  * flatten_buffers would turn a[i, T.Ramp(j, 1, 16)] into
  * i * N + T.Ramp(j, 1, 16), which codegen scalarizes; here the ramp takes
  * the whole offset, T.Ramp(i * N + j, 1, 16), one vector access.
+ *
+ * The scalar folding is tir/arith.h's; this file adds the ramp rules,
+ * `(x + c1) + c2 -> x + (c1 + c2)` and `x - c` as `x + (-c)`.
  */
 #include "schedule/lowered.h"
 
 #include <string.h>
-
-static bool cst(const mt_texpr *e, int64_t *v) { return mt_te_is_const_int(e, v); }
 
 mt_texpr *mt_lw_i(mt_lw *c, int64_t v) { return mt_te_i64(c->a, v); }
 
@@ -20,12 +21,11 @@ mt_texpr *mt_lw_add(mt_lw *c, mt_texpr *x, mt_texpr *y) {
     if (y->kind == TE_RAMP && x->lanes == 1) return mt_te_ramp(a, mt_lw_add(c, x, y->a), y->b, y->lanes);
     if (x->kind == TE_RAMP && y->kind == TE_RAMP && x->lanes == y->lanes)
         return mt_te_ramp(a, mt_lw_add(c, x->a, y->a), mt_lw_add(c, x->b, y->b), x->lanes);
-    int64_t cx, cy, c1;
-    bool kx = cst(x, &cx), ky = cst(y, &cy);
-    if (kx && ky) return mt_lw_i(c, (int64_t)((uint64_t)cx + (uint64_t)cy));
-    if (kx && cx == 0) return y;
-    if (ky && cy == 0) return x;
-    if (ky && x->kind == TE_ADD && cst(x->b, &c1)) return mt_lw_add(c, x->a, mt_lw_i(c, c1 + cy));
+    mt_texpr *r = mt_arith_fold(a, TE_ADD, x, y);
+    int64_t cy, c1;
+    if (r) return r;
+    if (mt_te_is_const_int(y, &cy) && x->kind == TE_ADD && mt_te_is_const_int(x->b, &c1))
+        return mt_lw_add(c, x->a, mt_lw_i(c, c1 + cy));
     return mt_te_bin(a, TE_ADD, x, y);
 }
 
@@ -34,44 +34,17 @@ mt_texpr *mt_lw_mul(mt_lw *c, mt_texpr *x, mt_texpr *y) {
     if (x->kind == TE_RAMP && y->lanes == 1)
         return mt_te_ramp(a, mt_lw_mul(c, x->a, y), mt_lw_mul(c, x->b, y), x->lanes);
     if (y->kind == TE_RAMP && x->lanes == 1) return mt_lw_mul(c, y, x);
-    int64_t cx, cy;
-    bool kx = cst(x, &cx), ky = cst(y, &cy);
-    if (kx && ky) return mt_lw_i(c, (int64_t)((uint64_t)cx * (uint64_t)cy));
-    if ((kx && cx == 0) || (ky && cy == 0)) return mt_lw_i(c, 0);
-    if (kx && cx == 1) return y;
-    if (ky && cy == 1) return x;
-    return mt_te_bin(a, TE_MUL, x, y);
+    return mt_arith_mul(a, x, y);
 }
 
 mt_texpr *mt_lw_sub(mt_lw *c, mt_texpr *x, mt_texpr *y) {
-    int64_t cx, cy;
-    if (cst(y, &cy)) return mt_lw_add(c, x, mt_lw_i(c, -cy));
+    int64_t cy;
+    if (mt_te_is_const_int(y, &cy)) return mt_lw_add(c, x, mt_lw_i(c, -cy));
     if (x->kind == TE_RAMP && y->lanes == 1) return mt_te_ramp(c->a, mt_lw_sub(c, x->a, y), x->b, x->lanes);
     if (y->kind == TE_RAMP && x->lanes == 1)
         return mt_te_ramp(c->a, mt_lw_sub(c, x, y->a), mt_lw_mul(c, y->b, mt_lw_i(c, -1)), y->lanes);
-    if (cst(x, &cx) && cst(y, &cy)) return mt_lw_i(c, cx - cy);
     if (mt_texpr_equal(x, y)) return mt_lw_i(c, 0);
     return mt_te_bin(c->a, TE_SUB, x, y);
-}
-
-mt_texpr *mt_lw_bin(mt_lw *c, mt_texpr_kind k, mt_texpr *x, mt_texpr *y) {
-    int64_t cx, cy;
-    if (cst(x, &cx) && cst(y, &cy)) {
-        switch (k) {
-        case TE_MIN: return mt_lw_i(c, cx < cy ? cx : cy);
-        case TE_MAX: return mt_lw_i(c, cx > cy ? cx : cy);
-        case TE_FLOORDIV:
-            if (cy > 0) return mt_lw_i(c, cx >= 0 ? cx / cy : -((-cx + cy - 1) / cy));
-            break;
-        case TE_FLOORMOD:
-            if (cy > 0) return mt_lw_i(c, ((cx % cy) + cy) % cy);
-            break;
-        default: break;
-        }
-    }
-    if (k == TE_FLOORDIV && cst(y, &cy) && cy == 1) return x;
-    if (k == TE_FLOORMOD && cst(y, &cy) && cy == 1) return mt_lw_i(c, 0);
-    return mt_te_bin(c->a, k, x, y);
 }
 
 mt_texpr *mt_lw_norm(mt_lw *c, mt_texpr *e) {

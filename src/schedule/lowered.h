@@ -12,6 +12,7 @@
 #define MT_SCHEDULE_LOWERED_H
 
 #include "support/common.h"
+#include "tir/arith.h"
 #include "tir/tir.h"
 
 typedef struct mt_lw_fbuf {
@@ -28,8 +29,6 @@ mt_texpr *mt_lw_i(mt_lw *c, int64_t v);                 /* int64 immediate */
 mt_texpr *mt_lw_add(mt_lw *c, mt_texpr *x, mt_texpr *y); /* folding, ramp outermost */
 mt_texpr *mt_lw_mul(mt_lw *c, mt_texpr *x, mt_texpr *y);
 mt_texpr *mt_lw_sub(mt_lw *c, mt_texpr *x, mt_texpr *y);
-/* TE_MIN, TE_MAX, TE_FLOORDIV, TE_FLOORMOD with constant folding. */
-mt_texpr *mt_lw_bin(mt_lw *c, mt_texpr_kind k, mt_texpr *x, mt_texpr *y);
 mt_texpr *mt_lw_norm(mt_lw *c, mt_texpr *e); /* an index with the ramp rules */
 mt_texpr *mt_lw_ramp(mt_lw *c, mt_texpr *base, int lanes); /* base itself if lanes == 1 */
 

@@ -9,7 +9,6 @@
 
 /* ---- small helpers ---------------------------------------------------------------- */
 
-bool mm_cst(const mt_texpr *e, int64_t *v) { return mt_te_is_const_int(e, v); }
 mt_texpr *mm_I(mm *c, int64_t v) { return mt_te_i64(c->a, v); }
 mt_texpr *mm_V(mm *c, mt_tvar *v) { return mt_te_var(c->a, v); }
 /* A variable bound to a vector by a let. */
@@ -21,16 +20,11 @@ mt_texpr *mm_Vl(mm *c, mt_tvar *v, int lanes) {
 mt_tvar *mm_ivar(mm *c, const char *name) { return mt_tvar_new(c->a, name, MT_INT64); }
 
 /* Index arithmetic (constant folding, T.Ramp kept outermost) and flat
- * buffers are lowered.c's, through c->lw. */
-
-
-
+ * buffers are lowered.c's, through c->lw, over tir/arith.h. */
 
 mt_texpr *mm_ceildiv(mm *c, mt_texpr *x, int64_t d) {
-    return mt_lw_bin(&c->lw, TE_FLOORDIV, mt_lw_add(&c->lw, x, mm_I(c, d - 1)), mm_I(c, d));
+    return mt_arith_bin(c->a, TE_FLOORDIV, mt_lw_add(&c->lw, x, mm_I(c, d - 1)), mm_I(c, d));
 }
-
-
 
 mt_texpr *mm_fzero(mm *c, int lanes) {
     mt_texpr *z = mt_te_float(c->a, c->dt, 0.0);
@@ -88,8 +82,7 @@ static bool loads_at(const mt_texpr *e, const mt_tbuffer *b, mt_tvar *const *iv,
 static void vec_expr(mt_tvisitor *v, const mt_texpr *e) {
     if (e->kind == TE_LOAD && e->lanes > 1) {
         const mt_texpr *ix = e->args[0];
-        int64_t s;
-        if (!(ix->kind == TE_BROADCAST || (ix->kind == TE_RAMP && mm_cst(ix->b, &s) && s == 1)))
+        if (!(ix->kind == TE_BROADCAST || (ix->kind == TE_RAMP && mt_arith_is_const(ix->b, 1))))
             *(bool *)v->ctx = false;
     }
     mt_tvisit_expr_children(v, e);
@@ -191,7 +184,7 @@ static bool parse_nest(mt_tstmt *s, nest *n) {
     n->nloops = 0;
     while (s->kind == TS_FOR) {
         int64_t lo;
-        if (n->nloops == MM_MAXS + 2 || s->for_kind != MT_FOR_SERIAL || !mm_cst(s->min, &lo) || lo != 0)
+        if (n->nloops == MM_MAXS + 2 || s->for_kind != MT_FOR_SERIAL || !mt_te_is_const_int(s->min, &lo) || lo != 0)
             return false;
         loops[n->nloops++] = s;
         s = s->body;

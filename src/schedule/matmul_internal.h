@@ -50,7 +50,6 @@ typedef struct mm {
 
 typedef MT_VEC(mt_tstmt *) svec;
 
-bool mm_cst(const mt_texpr *e, int64_t *v);
 mt_texpr *mm_I(mm *c, int64_t v);
 mt_texpr *mm_V(mm *c, mt_tvar *v);
 mt_texpr *mm_Vl(mm *c, mt_tvar *v, int lanes);

@@ -15,10 +15,10 @@
  *     rebuilds only its ancestors, and make s->func a shallow copy of the
  *     function with the new body.
  *
- * Index arithmetic is built with constant folding (ceildiv of constants, a
- * product of constant extents, `0 + x`), so that a schedule on static shapes
- * prints as plain numbers; everything else is left for simplify. Fused loops
- * bind with floordiv/floormod: f // E_j and f % E_j; after lowering and
+ * Index arithmetic is built with the folding constructors of tir/arith.h
+ * (ceildiv of constants, a product of constant extents, `0 + x`), so that a
+ * schedule on static shapes prints as plain numbers; everything else is
+ * left for simplify. Fused loops bind with floordiv/floormod: f // E_j and f % E_j; after lowering and
  * flattening, `(f // c) * c + f % c` is what simplify collapses back to f
  * (docs/tir.md), which keeps fused elementwise indices affine.
  *
@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "support/common.h"
+#include "tir/arith.h"
 
 void mt_sched_init(mt_sched *s, mt_arena *a, mt_tfunc *f) {
     s->arena = a;
@@ -92,6 +93,7 @@ static mt_texpr *keep_expr(mt_tmutator *m, mt_texpr *e) { return e; }
 
 void mt_sched_replace(mt_sched *s, const mt_tstmt *old, mt_tstmt *repl) {
     replacer r = {old, repl};
+    mt_tstmt_fill_loc(repl, old->loc); /* what a primitive builds is where old was */
     mt_tmutator m = {s->arena, keep_expr, replace_stmt, &r};
     mt_tfunc *g = MT_NEW(s->arena, mt_tfunc);
     *g = *s->func;
@@ -197,50 +199,6 @@ static void loop_stmt(mt_tvisitor *v, const mt_tstmt *s) {
     if (!h->found) mt_tvisit_stmt_children(v, s);
 }
 
-/* ---- folding constructors -------------------------------------------------- */
-
-static bool cint(const mt_texpr *e, int64_t *v) { return mt_te_is_const_int(e, v); }
-
-static mt_texpr *imm(mt_arena *a, mt_dtype dt, int64_t v) { return mt_te_int(a, dt, v); }
-
-static mt_texpr *mk_add(mt_arena *a, mt_texpr *x, mt_texpr *y) {
-    int64_t p, q;
-    bool xc = cint(x, &p), yc = cint(y, &q);
-    if (xc && yc) return imm(a, x->dtype, (int64_t)((uint64_t)p + (uint64_t)q));
-    if (xc && p == 0) return y;
-    if (yc && q == 0) return x;
-    return mt_te_bin(a, TE_ADD, x, y);
-}
-
-static mt_texpr *mk_sub(mt_arena *a, mt_texpr *x, mt_texpr *y) {
-    int64_t p, q;
-    if (cint(x, &p) && cint(y, &q)) return imm(a, x->dtype, (int64_t)((uint64_t)p - (uint64_t)q));
-    if (cint(y, &q) && q == 0) return x;
-    return mt_te_bin(a, TE_SUB, x, y);
-}
-
-static mt_texpr *mk_mul(mt_arena *a, mt_texpr *x, mt_texpr *y) {
-    int64_t p, q;
-    bool xc = cint(x, &p), yc = cint(y, &q);
-    if (xc && yc) return imm(a, x->dtype, (int64_t)((uint64_t)p * (uint64_t)q));
-    if (xc && p == 1) return y;
-    if (yc && q == 1) return x;
-    return mt_te_bin(a, TE_MUL, x, y);
-}
-
-/* x // y and x % y for y known positive when constant (callers ensure). */
-static mt_texpr *mk_div(mt_arena *a, mt_texpr *x, mt_texpr *y) {
-    int64_t q;
-    if (cint(y, &q) && q == 1) return x;
-    return mt_te_bin(a, TE_FLOORDIV, x, y);
-}
-
-static mt_texpr *mk_mod(mt_arena *a, mt_texpr *x, mt_texpr *y) {
-    int64_t q;
-    if (cint(y, &q) && q == 1) return imm(a, x->dtype, 0);
-    return mt_te_bin(a, TE_FLOORMOD, x, y);
-}
-
 static mt_tvar *new_var(mt_arena *a, const mt_tvar *like, const char *name) {
     return mt_tvar_new(a, name, like->dtype);
 }
@@ -255,7 +213,7 @@ bool mt_sched_split(mt_sched *s, mt_tvar *loop, mt_texpr *factor, mt_tvar **oute
     if (!factor || !mt_dtype_is_int(factor->dtype) || factor->lanes != 1)
         return mt_sched_refuse(s, "split: the factor of loop '%s' is not an integer", loop->name);
     int64_t fc, ec;
-    bool fconst = cint(factor, &fc), econst = cint(l->extent, &ec);
+    bool fconst = mt_te_is_const_int(factor, &fc), econst = mt_te_is_const_int(l->extent, &ec);
     if (fconst && fc <= 0)
         return mt_sched_refuse(s, "split: factor %lld of loop '%s' is not positive", (long long)fc,
                       loop->name);
@@ -265,22 +223,23 @@ bool mt_sched_split(mt_sched *s, mt_tvar *loop, mt_texpr *factor, mt_tvar **oute
     if (factor->dtype != dt) factor = mt_te_cast(a, dt, factor);
     mt_tvar *vo = new_var(a, loop, mt_arena_printf(a, "%s_0", loop->name));
     mt_tvar *vi = new_var(a, loop, mt_arena_printf(a, "%s_1", loop->name));
-    mt_texpr *ext = l->extent, *one = imm(a, dt, 1);
+    mt_texpr *ext = l->extent, *one = mt_te_int(a, dt, 1);
     mt_texpr *oext, *iext;
     if (fconst && econst) {
-        oext = imm(a, dt, ec <= 0 ? 0 : (ec + fc - 1) / fc);
-        iext = (ec % fc == 0 || ec <= fc) ? imm(a, dt, ec < fc ? ec : fc) : NULL;
+        oext = mt_te_int(a, dt, ec <= 0 ? 0 : (ec + fc - 1) / fc);
+        iext = (ec % fc == 0 || ec <= fc) ? mt_te_int(a, dt, ec < fc ? ec : fc) : NULL;
     } else {
-        oext = mk_div(a, mk_add(a, ext, mk_sub(a, factor, one)), factor);
+        oext = mt_arith_floordiv(a, mt_arith_add(a, ext, mt_arith_sub(a, factor, one)), factor);
         iext = NULL;
     }
     if (!iext)
-        iext = mt_te_bin(a, TE_MIN, factor, mk_sub(a, ext, mk_mul(a, mt_te_var(a, vo), factor)));
-    mt_texpr *val = mk_add(a, l->min, mk_add(a, mk_mul(a, mt_te_var(a, vo), factor),
-                                             mt_te_var(a, vi)));
+        iext = mt_te_bin(a, TE_MIN, factor,
+                         mt_arith_sub(a, ext, mt_arith_mul(a, mt_te_var(a, vo), factor)));
+    mt_texpr *val = mt_arith_add(
+        a, l->min, mt_arith_add(a, mt_arith_mul(a, mt_te_var(a, vo), factor), mt_te_var(a, vi)));
     mt_tstmt *body = mt_tsubst_stmt(a, l->body, &loop, &val, 1);
-    mt_tstmt *in = mt_ts_for(a, vi, imm(a, dt, 0), iext, MT_FOR_SERIAL, body);
-    mt_sched_replace(s, l, mt_ts_for(a, vo, imm(a, dt, 0), oext, MT_FOR_SERIAL, in));
+    mt_tstmt *in = mt_ts_at(mt_ts_for(a, vi, mt_te_int(a, dt, 0), iext, MT_FOR_SERIAL, body), l->loc);
+    mt_sched_replace(s, l, mt_ts_for(a, vo, mt_te_int(a, dt, 0), oext, MT_FOR_SERIAL, in));
     if (outer) *outer = vo;
     if (inner) *inner = vi;
     return true;
@@ -307,11 +266,11 @@ bool mt_sched_fuse(mt_sched *s, mt_tvar *outer, mt_tvar *inner, mt_tvar **fused)
     mt_tvar *f = new_var(a, outer, fused_name(a, outer->name, inner->name));
     mt_texpr *fv = mt_te_var(a, f);
     mt_tvar *vars[2] = {outer, inner};
-    mt_texpr *vals[2] = {mk_add(a, o->min, mk_div(a, fv, i->extent)),
-                         mk_add(a, i->min, mk_mod(a, fv, i->extent))};
+    mt_texpr *vals[2] = {mt_arith_add(a, o->min, mt_arith_floordiv(a, fv, i->extent)),
+                         mt_arith_add(a, i->min, mt_arith_floormod(a, fv, i->extent))};
     mt_tstmt *body = mt_tsubst_stmt(a, i->body, vars, vals, 2);
-    mt_sched_replace(s, o, mt_ts_for(a, f, imm(a, dt, 0), mk_mul(a, o->extent, i->extent), MT_FOR_SERIAL,
-                            body));
+    mt_sched_replace(s, o, mt_ts_for(a, f, mt_te_int(a, dt, 0), mt_arith_mul(a, o->extent, i->extent),
+                                     MT_FOR_SERIAL, body));
     if (fused) *fused = f;
     return true;
 }
@@ -320,9 +279,9 @@ bool mt_sched_reorder(mt_sched *s, mt_tvar *outer, mt_tvar *inner) {
     mt_arena *a = s->arena;
     const mt_tstmt *o = mt_sched_get_loop(s, outer), *i = mt_sched_get_loop(s, inner);
     if (!nested_pair(s, "reorder", o, i)) return false;
-    mt_tstmt *no = mt_ts_for(a, o->var, o->min, o->extent, o->for_kind, i->body);
+    mt_tstmt *no = mt_ts_at(mt_ts_for(a, o->var, o->min, o->extent, o->for_kind, i->body), o->loc);
     no->thread_tag = o->thread_tag;
-    mt_tstmt *ni = mt_ts_for(a, i->var, i->min, i->extent, i->for_kind, no);
+    mt_tstmt *ni = mt_ts_at(mt_ts_for(a, i->var, i->min, i->extent, i->for_kind, no), i->loc);
     ni->thread_tag = i->thread_tag;
     mt_sched_replace(s, o, ni);
     return true;

@@ -267,7 +267,7 @@ static mt_tstmt *gen_pack(mm *c, mt_tbuffer *bp, mt_texpr *base, mt_texpr *j0, c
     mt_texpr *j = mt_lw_add(&c->lw, j0, mm_V(c, jj)), *val;
     if (padded) {
         mt_texpr *N = c->ext[c->ns - 1];
-        mt_texpr *jc = mt_lw_bin(&c->lw, TE_MIN, j, mt_lw_sub(&c->lw, N, mm_I(c, 1)));
+        mt_texpr *jc = mt_arith_bin(c->a, TE_MIN, j, mt_lw_sub(&c->lw, N, mm_I(c, 1)));
         val = mt_te_select(a, mm_lt(c, j, N), mm_operand(c, c->Y, NULL, jc, k), mm_fzero(c, 1));
     } else {
         val = mm_operand(c, c->Y, NULL, j, k);
@@ -294,7 +294,7 @@ typedef struct panel {
 static mt_tstmt *sliver(mm *c, const panel *p, mt_texpr *jr, int kind, bool pack, int mr, mt_texpr *i0) {
     int nr = tune.nv * c->vl;
     int64_t Nc = 0;
-    mm_cst(c->ext[c->ns - 1], &Nc);
+    mt_te_is_const_int(c->ext[c->ns - 1], &Nc);
     cols cs = mk_cols(kind == SL_EXACT ? (int)(Nc % nr) : nr, c->vl);
     mt_texpr *j0 = mt_lw_add(&c->lw, p->jc0, mt_lw_mul(&c->lw, jr, mm_I(c, nr)));
     mt_texpr *base = p->bp ? mt_lw_mul(&c->lw, jr, mt_lw_mul(&c->lw, p->kcap, mm_I(c, nr))) : NULL;
@@ -307,9 +307,9 @@ static mt_tstmt *sliver(mm *c, const panel *p, mt_texpr *jr, int kind, bool pack
 static mt_tstmt *sliver_switch(mm *c, const panel *p, mt_texpr *jr, bool pack, int mr, mt_texpr *i0) {
     int nr = tune.nv * c->vl;
     int64_t Nc;
-    if (mm_cst(c->ext[c->ns - 1], &Nc)) {
+    if (mt_te_is_const_int(c->ext[c->ns - 1], &Nc)) {
         if (Nc % nr == 0) return sliver(c, p, jr, SL_FULL, pack, mr, i0);
-        return mt_ts_if(c->a, mm_lt(c, jr, mt_lw_bin(&c->lw, TE_FLOORDIV, p->ncols, mm_I(c, nr))),
+        return mt_ts_if(c->a, mm_lt(c, jr, mt_arith_bin(c->a, TE_FLOORDIV, p->ncols, mm_I(c, nr))),
                         sliver(c, p, jr, SL_FULL, pack, mr, i0), sliver(c, p, jr, SL_EXACT, pack, mr, i0));
     }
     /* symbolic N: a padded sliver computes like a full one; one tile does
@@ -325,7 +325,8 @@ static mt_tstmt *row_tiles(mm *c, const panel *p, mt_texpr *jr, int mr, mt_texpr
     if (jr) return sliver_switch(c, p, jr, false, mr, i0);
     mt_tvar *v = mm_ivar(c, "jr");
     int64_t kcap;
-    if (c->X->kind == TE_LOAD || !mm_cst(p->kcap, &kcap) || kcap * mr * (int64_t)mt_dtype_size(c->dt) > 65536)
+    if (c->X->kind == TE_LOAD || !mt_te_is_const_int(p->kcap, &kcap) ||
+        kcap * mr * (int64_t)mt_dtype_size(c->dt) > 65536)
         return mm_loop(c, v, mm_ceildiv(c, p->ncols, tune.nv * c->vl), MT_FOR_SERIAL,
                     sliver_switch(c, p, mm_V(c, v), false, mr, i0));
     /* the A sliver once for all column slivers: [kk][ii], mr values per k */
@@ -351,15 +352,16 @@ static mt_tstmt *rows(mm *c, const panel *p, mt_texpr *jr, bool par) {
     mt_texpr *M = c->ext[c->ns - 2];
     mt_tvar *io = mm_ivar(c, "io");
     svec s = {0};
-    mm_push(c, &s, mm_loop(c, io, mt_lw_bin(&c->lw, TE_FLOORDIV, M, mm_I(c, MR)), par ? MT_FOR_PARALLEL : MT_FOR_SERIAL,
-                     row_tiles(c, p, jr, MR, mt_lw_mul(&c->lw, mm_V(c, io), mm_I(c, MR)))));
+    mm_push(c, &s, mm_loop(c, io, mt_arith_bin(c->a, TE_FLOORDIV, M, mm_I(c, MR)),
+                           par ? MT_FOR_PARALLEL : MT_FOR_SERIAL,
+                           row_tiles(c, p, jr, MR, mt_lw_mul(&c->lw, mm_V(c, io), mm_I(c, MR)))));
     int64_t Mc;
-    if (mm_cst(M, &Mc)) {
+    if (mt_te_is_const_int(M, &Mc)) {
         if (Mc % MR) mm_push(c, &s, row_tiles(c, p, jr, (int)(Mc % MR), mm_I(c, Mc - Mc % MR)));
     } else {
         mt_tvar *ir = mm_ivar(c, "ir");
-        mt_texpr *base = mt_lw_mul(&c->lw, mt_lw_bin(&c->lw, TE_FLOORDIV, M, mm_I(c, MR)), mm_I(c, MR));
-        mm_push(c, &s, mm_loop(c, ir, mt_lw_bin(&c->lw, TE_FLOORMOD, M, mm_I(c, MR)), MT_FOR_SERIAL,
+        mt_texpr *base = mt_lw_mul(&c->lw, mt_arith_bin(c->a, TE_FLOORDIV, M, mm_I(c, MR)), mm_I(c, MR));
+        mm_push(c, &s, mm_loop(c, ir, mt_arith_bin(c->a, TE_FLOORMOD, M, mm_I(c, MR)), MT_FOR_SERIAL,
                          row_tiles(c, p, jr, 1, mt_lw_add(&c->lw, base, mm_V(c, ir)))));
     }
     return mm_seq(c, &s);
@@ -380,19 +382,20 @@ static mt_tstmt *packed_body(mm *c) {
     int nr = tune.nv * c->vl;
     mt_texpr *N = c->ext[c->ns - 1], *K = c->K;
     int64_t Nc;
-    bool one_jc = mm_cst(N, &Nc) && Nc <= c->ncblk;
+    bool one_jc = mt_te_is_const_int(N, &Nc) && Nc <= c->ncblk;
     mt_tvar *jc = mm_ivar(c, "jc"), *pc = mm_ivar(c, "pc"), *jr = mm_ivar(c, "jr");
     panel p;
     p.jc0 = one_jc ? mm_I(c, 0) : mt_lw_mul(&c->lw, mm_V(c, jc), mm_I(c, c->ncblk));
-    p.ncols = one_jc ? N : mt_lw_bin(&c->lw, TE_MIN, mm_I(c, c->ncblk), mt_lw_sub(&c->lw, N, p.jc0));
+    p.ncols = one_jc ? N : mt_arith_bin(c->a, TE_MIN, mm_I(c, c->ncblk), mt_lw_sub(&c->lw, N, p.jc0));
     int64_t Kc;
-    if (mm_cst(N, &Nc) && Nc % c->ncblk == 0) p.ncols = mm_I(c, c->ncblk);
+    if (mt_te_is_const_int(N, &Nc) && Nc % c->ncblk == 0) p.ncols = mm_I(c, c->ncblk);
     mt_texpr *npc = NULL;
     if (c->split) {
-        npc = mt_lw_bin(&c->lw, TE_MAX, mm_I(c, 1), mm_ceildiv(c, K, c->kcblk));
+        npc = mt_arith_bin(c->a, TE_MAX, mm_I(c, 1), mm_ceildiv(c, K, c->kcblk));
         p.k0 = mt_lw_mul(&c->lw, mm_V(c, pc), mm_I(c, c->kcblk));
-        p.kc = mm_cst(K, &Kc) && Kc % c->kcblk == 0 ? mm_I(c, c->kcblk)
-                                                  : mt_lw_bin(&c->lw, TE_MIN, mm_I(c, c->kcblk), mt_lw_sub(&c->lw, K, p.k0));
+        p.kc = mt_te_is_const_int(K, &Kc) && Kc % c->kcblk == 0
+                   ? mm_I(c, c->kcblk)
+                   : mt_arith_bin(c->a, TE_MIN, mm_I(c, c->kcblk), mt_lw_sub(&c->lw, K, p.k0));
         p.first = mm_eq(c, mm_V(c, pc), mm_I(c, 0));
         p.last = mm_eq(c, mm_V(c, pc), mt_lw_sub(&c->lw, npc, mm_I(c, 1)));
     } else {
@@ -417,7 +420,7 @@ static mt_tstmt *gen_packed(mm *c) {
     int64_t Nc, Kc;
     c->kcblk = tune.kc;
     c->ncblk = tune.nc;
-    if (mm_cst(K, &Kc) && Kc <= 2 * c->kcblk) {
+    if (mt_te_is_const_int(K, &Kc) && Kc <= 2 * c->kcblk) {
         c->split = false;
         c->kcap = mm_I(c, Kc > 0 ? Kc : 1);
     } else if (c->P) {
@@ -429,11 +432,11 @@ static mt_tstmt *gen_packed(mm *c) {
     }
     /* the packed block within 1 MiB (L2) when its depth is known */
     int64_t kcap;
-    if (mm_cst(c->kcap, &kcap)) {
+    if (mt_te_is_const_int(c->kcap, &kcap)) {
         int64_t fit = ((int64_t)1 << 20) / (int64_t)mt_dtype_size(c->dt) / kcap / nr * nr;
         if (fit < c->ncblk) c->ncblk = fit > nr ? fit : nr;
     }
-    ncap = mm_I(c, mm_cst(N, &Nc) && Nc <= c->ncblk ? (Nc + nr - 1) / nr * nr : c->ncblk);
+    ncap = mm_I(c, mt_te_is_const_int(N, &Nc) && Nc <= c->ncblk ? (Nc + nr - 1) / nr * nr : c->ncblk);
     c->bp = mm_local_buf(c, "B_pack", mt_lw_mul(&c->lw, c->kcap, ncap), c->dt);
     c->bp->scope = MT_SCOPE_GLOBAL;
     return mt_ts_alloc(c->a, c->bp, mm_wrap_batch(c, packed_body));
@@ -470,14 +473,14 @@ mt_tfunc *mt_schedule_matmul_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
 
     mt_texpr *M = c->ext[c->ns - 2], *N = c->ext[c->ns - 1];
     int64_t Mc, Nc;
-    bool direct_ok = c->y_vec && mm_cst(N, &Nc);
+    bool direct_ok = c->y_vec && mt_te_is_const_int(N, &Nc);
     mt_tstmt *body;
     if (mm_matvec_fits(c)) { /* few rows times a transposed B: rule_matvec.c */
         int mv = mm_matvec_max_m();
-        if (mm_cst(M, &Mc)) body = Mc < mv ? mm_gen_matvec(c) : gen_packed(c);
+        if (mt_te_is_const_int(M, &Mc)) body = Mc < mv ? mm_gen_matvec(c) : gen_packed(c);
         else body = mt_ts_if(a, mm_lt(c, M, mm_I(c, mv)), mm_gen_matvec(c), gen_packed(c));
     } else if (!direct_ok) body = gen_packed(c);
-    else if (mm_cst(M, &Mc)) body = Mc < tune.pack_min_m ? mm_wrap_batch(c, direct_body) : gen_packed(c);
+    else if (mt_te_is_const_int(M, &Mc)) body = Mc < tune.pack_min_m ? mm_wrap_batch(c, direct_body) : gen_packed(c);
     else {
         mt_tstmt *d = mm_wrap_batch(c, direct_body);
         body = mt_ts_if(a, mm_lt(c, M, mm_I(c, tune.pack_min_m)), d, gen_packed(c));
@@ -489,6 +492,7 @@ mt_tfunc *mt_schedule_matmul_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     g->allocs = NULL;
     g->nallocs = 0;
     g->body = body;
+    mt_tstmt_fill_loc(body, f->loc); /* all of it is new */
     if (applied) *applied = 1;
     return g;
 }

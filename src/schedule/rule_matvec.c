@@ -74,7 +74,7 @@ static mt_tstmt *block(mm *c, mt_texpr *i, mt_texpr *j0, int w) {
         mm_push(c, &f, st(c, acc, slot(c, r, vl), fma3(c, mm_Vl(c, xv, vl), y, ld(c, acc, slot(c, r, vl)))));
     }
     mt_tstmt *body = mt_ts_let(a, xv, mm_operand(c, c->X, i, NULL, k), mm_seq(c, &f));
-    mm_push(c, &s, mm_loop(c, kb, mt_lw_bin(&c->lw, TE_FLOORDIV, K, mm_I(c, vl)), MT_FOR_SERIAL, body));
+    mm_push(c, &s, mm_loop(c, kb, mt_arith_bin(c->a, TE_FLOORDIV, K, mm_I(c, vl)), MT_FOR_SERIAL, body));
 
     /* the lanes: acc[r][0:h] += acc[r][h:2h], h = vl/2 .. 1 */
     for (int r = 0; r < w; r++)
@@ -86,17 +86,17 @@ static mt_tstmt *block(mm *c, mt_texpr *i, mt_texpr *j0, int w) {
 
     /* the K % vl left, in order */
     int64_t Kc;
-    if (!mm_cst(K, &Kc) || Kc % vl) {
+    if (!mt_te_is_const_int(K, &Kc) || Kc % vl) {
         mt_tvar *kt = mm_ivar(c, "kt"), *xs = mt_tvar_new(a, "xs", c->dt);
-        mt_texpr *kk = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, mt_lw_bin(&c->lw, TE_FLOORDIV, K, mm_I(c, vl)), mm_I(c, vl)),
-                                 mm_V(c, kt));
+        mt_texpr *kfull = mt_lw_mul(&c->lw, mt_arith_bin(c->a, TE_FLOORDIV, K, mm_I(c, vl)), mm_I(c, vl));
+        mt_texpr *kk = mt_lw_add(&c->lw, kfull, mm_V(c, kt));
         svec t = {0};
         for (int r = 0; r < w; r++) {
             mt_texpr *y = mm_operand(c, c->Y, NULL, mt_lw_add(&c->lw, j0, mm_I(c, r)), kk);
             mm_push(c, &t, st(c, acc, slot(c, r, 1), fma3(c, mm_V(c, xs), y, ld(c, acc, slot(c, r, 1)))));
         }
         mt_tstmt *tb = mt_ts_let(a, xs, mm_operand(c, c->X, i, NULL, kk), mm_seq(c, &t));
-        mm_push(c, &s, mm_loop(c, kt, mt_lw_bin(&c->lw, TE_FLOORMOD, K, mm_I(c, vl)), MT_FOR_SERIAL, tb));
+        mm_push(c, &s, mm_loop(c, kt, mt_arith_bin(c->a, TE_FLOORMOD, K, mm_I(c, vl)), MT_FOR_SERIAL, tb));
     }
 
     for (int r = 0; r < w; r++)
@@ -113,9 +113,9 @@ static mt_tstmt *all_rows(mm *c, mt_texpr *j0, int w) {
 static mt_tstmt *matvec_body(mm *c) {
     int JB = mvt.jb;
     mt_texpr *N = c->ext[c->ns - 1], *K = c->K;
-    mt_texpr *nb = mt_lw_bin(&c->lw, TE_FLOORDIV, N, mm_I(c, JB)); /* full blocks */
+    mt_texpr *nb = mt_arith_bin(c->a, TE_FLOORDIV, N, mm_I(c, JB)); /* full blocks */
     int64_t es = (int64_t)mt_dtype_size(c->dt), Nc, Kc;
-    bool known = mm_cst(N, &Nc) && mm_cst(K, &Kc);
+    bool known = mt_te_is_const_int(N, &Nc) && mt_te_is_const_int(K, &Kc);
 
     /* blocks per chunk, chunks */
     mt_texpr *bpc, *nch;
@@ -125,14 +125,14 @@ static mt_tstmt *matvec_body(mm *c) {
         bpc = mm_I(c, b);
         nch = mm_I(c, (Nc / JB + b - 1) / b);
     } else {
-        mt_texpr *blk = mt_lw_mul(&c->lw, mt_lw_bin(&c->lw, TE_MAX, K, mm_I(c, 1)), mm_I(c, (int64_t)JB * es));
-        bpc = mt_lw_bin(&c->lw, TE_MAX, mm_I(c, 1), mt_lw_bin(&c->lw, TE_FLOORDIV, mm_I(c, mvt.chunk_bytes), blk));
+        mt_texpr *blk = mt_lw_mul(&c->lw, mt_arith_bin(c->a, TE_MAX, K, mm_I(c, 1)), mm_I(c, (int64_t)JB * es));
+        bpc = mt_arith_bin(c->a, TE_MAX, mm_I(c, 1), mt_arith_bin(c->a, TE_FLOORDIV, mm_I(c, mvt.chunk_bytes), blk));
         mt_texpr *q = mt_lw_add(&c->lw, nb, mt_lw_sub(&c->lw, bpc, mm_I(c, 1)));
-        nch = mt_lw_bin(&c->lw, TE_FLOORDIV, q, bpc);
+        nch = mt_arith_bin(c->a, TE_FLOORDIV, q, bpc);
     }
     mt_tvar *ch = mm_ivar(c, "ch"), *t = mm_ivar(c, "jb");
     mt_texpr *b0 = mt_lw_mul(&c->lw, mm_V(c, ch), bpc);
-    mt_texpr *cnt = mt_lw_bin(&c->lw, TE_MIN, bpc, mt_lw_sub(&c->lw, nb, b0));
+    mt_texpr *cnt = mt_arith_bin(c->a, TE_MIN, bpc, mt_lw_sub(&c->lw, nb, b0));
     mt_texpr *j0 = mt_lw_mul(&c->lw, mt_lw_add(&c->lw, b0, mm_V(c, t)), mm_I(c, JB));
     mt_tstmt *inner = mm_loop(c, t, cnt, MT_FOR_SERIAL, all_rows(c, j0, JB));
     svec s = {0};
@@ -140,11 +140,11 @@ static mt_tstmt *matvec_body(mm *c) {
 
     /* the N % JB columns left */
     mt_texpr *jt0 = mt_lw_mul(&c->lw, nb, mm_I(c, JB));
-    if (mm_cst(N, &Nc)) {
+    if (mt_te_is_const_int(N, &Nc)) {
         if (Nc % JB) mm_push(c, &s, all_rows(c, jt0, (int)(Nc % JB)));
     } else {
         mt_tvar *jt = mm_ivar(c, "jt");
-        mm_push(c, &s, mm_loop(c, jt, mt_lw_bin(&c->lw, TE_FLOORMOD, N, mm_I(c, JB)), MT_FOR_SERIAL,
+        mm_push(c, &s, mm_loop(c, jt, mt_arith_bin(c->a, TE_FLOORMOD, N, mm_I(c, JB)), MT_FOR_SERIAL,
                                all_rows(c, mt_lw_add(&c->lw, jt0, mm_V(c, jt)), 1)));
     }
     return mm_seq(c, &s);

@@ -67,7 +67,6 @@
 
 #include "schedule/rule_reduce.h"
 
-static bool cst(const mt_texpr *e, int64_t *v) { return mt_te_is_const_int(e, v); }
 static mt_texpr *I(rr *c, int64_t v) { return mt_te_i64(c->a, v); }
 static mt_texpr *V(rr *c, mt_tvar *v) { return mt_te_var(c->a, v); }
 static mt_texpr *Vl(rr *c, mt_tvar *v, int lanes) {
@@ -79,7 +78,7 @@ static mt_tvar *ivar(rr *c, const char *n) { return mt_tvar_new(c->a, n, MT_INT6
 static mt_texpr *add(rr *c, mt_texpr *x, mt_texpr *y) { return mt_lw_add(&c->lw, x, y); }
 static mt_texpr *mul(rr *c, mt_texpr *x, mt_texpr *y) { return mt_lw_mul(&c->lw, x, y); }
 static mt_texpr *sub(rr *c, mt_texpr *x, mt_texpr *y) { return mt_lw_sub(&c->lw, x, y); }
-static mt_texpr *bin(rr *c, mt_texpr_kind k, mt_texpr *x, mt_texpr *y) { return mt_lw_bin(&c->lw, k, x, y); }
+static mt_texpr *bin(rr *c, mt_texpr_kind k, mt_texpr *x, mt_texpr *y) { return mt_arith_bin(c->a, k, x, y); }
 static mt_texpr *ramp(rr *c, mt_texpr *b, int lanes) { return mt_lw_ramp(&c->lw, b, lanes); }
 
 typedef MT_VEC(mt_tstmt *) svec;
@@ -191,14 +190,14 @@ static mt_tstmt *gen_red(rr *c, const stage *s, rowval *out) {
     mt_texpr *nv = bin(c, TE_FLOORDIV, sub(c, c->N, base1), I(c, vl));
     mt_tvar *vv = ivar(c, "rv");
     int64_t k;
-    if (!cst(nv, &k) || k > 0) {
+    if (!mt_te_is_const_int(nv, &k) || k > 0) {
         mt_texpr *r = ramp(c, add(c, base1, mul(c, V(c, vv), I(c, vl))), vl);
         push(c, &b, loop(c, vv, nv, MT_FOR_SERIAL, red_step(c, s, r, acc, ramp(c, I(c, 0), vl), vl)));
     }
     /* the scalar tail */
     mt_texpr *base2 = mul(c, bin(c, TE_FLOORDIV, c->N, I(c, vl)), I(c, vl));
     mt_texpr *nt = sub(c, c->N, base2);
-    if (!cst(nt, &k) || k > 0) {
+    if (!mt_te_is_const_int(nt, &k) || k > 0) {
         mt_tvar *t = ivar(c, "rt");
         push(c, &b, loop(c, t, nt, MT_FOR_SERIAL, red_step(c, s, add(c, base2, V(c, t)), tail, I(c, 0), 1)));
     }
@@ -222,7 +221,7 @@ static mt_tstmt *gen_elt(rr *c, const stage *s) {
     svec b = {0};
     mt_texpr *nv = bin(c, TE_FLOORDIV, c->N, I(c, vl));
     int64_t k;
-    if (!cst(nv, &k) || k > 0) {
+    if (!mt_te_is_const_int(nv, &k) || k > 0) {
         mt_tvar *v = ivar(c, "rv");
         mt_texpr *r = ramp(c, mul(c, V(c, v), I(c, vl)), vl);
         mt_tstmt *body = mt_ts_store(c->a, fb, (mt_texpr *[]){row_ix(c, s->buf, r)}, 1, lower(c, s, s->value, r));
@@ -230,7 +229,7 @@ static mt_tstmt *gen_elt(rr *c, const stage *s) {
     }
     mt_texpr *base = mul(c, nv, I(c, vl));
     mt_texpr *nt = sub(c, c->N, base);
-    if (!cst(nt, &k) || k > 0) {
+    if (!mt_te_is_const_int(nt, &k) || k > 0) {
         mt_tvar *t = ivar(c, "rt");
         mt_texpr *r = add(c, base, V(c, t));
         mt_tstmt *body = mt_ts_store(c->a, fb, (mt_texpr *[]){row_ix(c, s->buf, r)}, 1, lower(c, s, s->value, r));
@@ -283,15 +282,16 @@ static mt_tstmt *gen_rows(rr *c) {
         if (65536 / (int64_t)mt_dtype_size(c->rv[i].buf->dtype) < per)
             per = 65536 / (int64_t)mt_dtype_size(c->rv[i].buf->dtype);
     mt_tvar *row = ivar(c, "row");
-    if (cst(M, &Mc) && cst(N, &Nc) && Mc * (Nc > 0 ? Nc : 1) <= per)
+    if (mt_te_is_const_int(M, &Mc) && mt_te_is_const_int(N, &Nc) && Mc * (Nc > 0 ? Nc : 1) <= per)
         return loop(c, row, M, MT_FOR_SERIAL, gen_row(c, V(c, row)));
-    mt_texpr *rb = cst(N, &Nc) ? I(c, Nc >= per ? 1 : per / (Nc > 0 ? Nc : 1))
+    mt_texpr *rb = mt_te_is_const_int(N, &Nc) ? I(c, Nc >= per ? 1 : per / (Nc > 0 ? Nc : 1))
                                : bin(c, TE_MAX, I(c, 1), bin(c, TE_FLOORDIV, I(c, per), bin(c, TE_MAX, N, I(c, 1))));
     mt_tvar *ch = ivar(c, "chunk"), *ri = ivar(c, "ri");
     mt_texpr *first = mul(c, V(c, ch), rb);
     mt_texpr *nch = bin(c, TE_FLOORDIV, sub(c, add(c, M, rb), I(c, 1)), rb);
     int64_t rbc;
-    mt_texpr *cnt = cst(M, &Mc) && cst(rb, &rbc) && Mc % rbc == 0 ? rb : bin(c, TE_MIN, rb, sub(c, M, first));
+    bool whole = mt_te_is_const_int(M, &Mc) && mt_te_is_const_int(rb, &rbc) && Mc % rbc == 0;
+    mt_texpr *cnt = whole ? rb : bin(c, TE_MIN, rb, sub(c, M, first));
     return loop(c, ch, nch, MT_FOR_PARALLEL, loop(c, ri, cnt, MT_FOR_SERIAL, gen_row(c, add(c, first, V(c, ri)))));
 }
 
@@ -318,6 +318,7 @@ mt_tfunc *mt_schedule_reduce_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     g->allocs = NULL;
     g->nallocs = 0;
     g->body = gen_rows(c);
+    mt_tstmt_fill_loc(g->body, f->loc); /* all of it is new */
     g->attrs = MT_NEW_ARRAY(a, mt_tattr, f->nattrs + 1);
     if (f->nattrs) memcpy(g->attrs, f->attrs, sizeof *g->attrs * (size_t)f->nattrs);
     g->attrs[f->nattrs] = (mt_tattr){"schedule", "reduce_rows"};

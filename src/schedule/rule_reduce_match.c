@@ -17,8 +17,6 @@
 
 #include "schedule/rule_reduce.h"
 
-static bool cst(const mt_texpr *e, int64_t *v) { return mt_te_is_const_int(e, v); }
-
 static bool is_param(rr *c, const mt_tbuffer *b) {
     for (int i = 0; i < c->f->nparams; i++)
         if (c->f->params[i].buf == b) return true;
@@ -40,7 +38,8 @@ static const mt_tstmt *parse_nest(const mt_tstmt *s) {
     int nl = 0;
     while (s->kind == TS_FOR) {
         int64_t lo;
-        if (nl == MT_MAX_RANK + 2 || s->for_kind != MT_FOR_SERIAL || !cst(s->min, &lo) || lo != 0) return NULL;
+        if (nl == MT_MAX_RANK + 2 || s->for_kind != MT_FOR_SERIAL || !mt_te_is_const_int(s->min, &lo) || lo != 0)
+            return NULL;
         loops[nl++] = s;
         s = s->body;
     }
@@ -68,8 +67,8 @@ static bool rowidx_ok(rr *c, const stage *s, const mt_tbuffer *b, mt_texpr *cons
         if (!is_var(idx[k], s->ov[k]) || !mt_texpr_equal(b->shape[k], c->O[k])) return false;
     if (n == c->ns) return true;
     int64_t v;
-    if (!cst(b->shape[c->ns], &v) || v != 1) return false;
-    return (cst(idx[c->ns], &v) && v == 0) || (s->kind == ST_ROW && s->rv && is_var(idx[c->ns], s->rv));
+    if (!mt_te_is_const_int(b->shape[c->ns], &v) || v != 1) return false;
+    return (mt_te_is_const_int(idx[c->ns], &v) && v == 0) || (s->kind == ST_ROW && s->rv && is_var(idx[c->ns], s->rv));
 }
 
 static bool row_shape(rr *c, const mt_tbuffer *b) {
@@ -152,7 +151,7 @@ static bool classify(rr *c, stage *s, const mt_tstmt *blk) {
             s->kind = ST_RED;
         } else if (!find_rv(c, s->buf) && row_shape(c, s->buf) && mt_texpr_equal(it->extent, c->N)) {
             s->kind = ST_ELT;
-        } else if (cst(it->extent, &one) && one == 1) {
+        } else if (mt_te_is_const_int(it->extent, &one) && one == 1) {
             s->kind = ST_ROW;
             s->rval = mt_te_i64(c->a, 0);
         } else {
@@ -285,7 +284,7 @@ static bool guard_ok(rr *c, const mt_tstmt *g) {
     s.kind = ST_ROW;
     int64_t one;
     if (blk->niters == c->ns + 1) { /* keepdims: (O.., 1) */
-        if (!cst(blk->iters[c->ns].extent, &one) || one != 1) return false;
+        if (!mt_te_is_const_int(blk->iters[c->ns].extent, &one) || one != 1) return false;
         s.rv = blk->iters[c->ns].var;
     }
     for (int k = 0; k < c->ns; k++) {

@@ -235,6 +235,31 @@ mt_tstmt *mt_ts_copy(mt_arena *a, const mt_tstmt *s) {
     return c;
 }
 
+mt_tstmt *mt_ts_at(mt_tstmt *s, mt_loc loc) {
+    if (s && s->loc.line == 0 && loc.line != 0) s->loc = loc;
+    return s;
+}
+
+void mt_tstmt_fill_loc(mt_tstmt *s, mt_loc loc) {
+    if (!s) return;
+    mt_ts_at(s, loc);
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->nstmts; i++) mt_tstmt_fill_loc(s->stmts[i], loc);
+        break;
+    case TS_IF:
+        mt_tstmt_fill_loc(s->then_s, loc);
+        mt_tstmt_fill_loc(s->else_s, loc);
+        break;
+    case TS_BLOCK:
+        mt_tstmt_fill_loc(s->init, loc);
+        mt_tstmt_fill_loc(s->body, loc);
+        break;
+    case TS_FOR: case TS_LET: case TS_ALLOC: mt_tstmt_fill_loc(s->body, loc); break;
+    default: break;
+    }
+}
+
 mt_tfunc *mt_tfunc_new(mt_arena *a, const char *name) {
     mt_tfunc *f = MT_NEW(a, mt_tfunc);
     f->name = mt_arena_strdup(a, name);

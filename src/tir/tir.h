@@ -29,6 +29,17 @@
  * something builds new nodes (the mutator returns the same pointer when
  * nothing changed). Identity of variables and buffers is by pointer.
  *
+ * Source places: a statement and a function carry the mt_loc of the source
+ * that made them (legalization gives each the graph binding's place, so a
+ * fused function's blocks each name their own op's line). mt_ts_copy and
+ * the mutator keep it: what a mutator hook returns for a statement gets
+ * that statement's place when it has none. A pass that builds further
+ * statements in place of one gives them its place (mt_ts_at); a builder
+ * that makes a whole nest stamps it once (mt_tstmt_fill_loc). Giving a
+ * place to a statement that has none is the one write allowed to a built
+ * node: it changes neither meaning nor printing. The printer does not show
+ * places; the verifier (tir/verify.h) names them. Expressions carry none.
+ *
  * Calling convention of a compiled loop function (codegen and executor rely on
  * it):  void name(p0, p1, ..., s0, s1, ...)  where p_i are the params in
  * order -- a buffer param is a pointer to its element type, a scalar param is
@@ -179,6 +190,7 @@ typedef enum mt_tstmt_kind {
 
 struct mt_tstmt {
     mt_tstmt_kind kind;
+    mt_loc loc;              /* where the user wrote it (line 0: unknown) */
     /* TS_FOR */
     mt_tvar *var;            /* also TS_LET */
     mt_texpr *min, *extent;
@@ -222,6 +234,7 @@ typedef struct mt_tattr {
 
 struct mt_tfunc {
     const char *name;
+    mt_loc loc;           /* where the user wrote it (line 0: unknown) */
     mt_tparam *params;
     int nparams;
     int num_outputs;      /* the last num_outputs buffer params are written */
@@ -269,7 +282,16 @@ mt_tstmt *mt_ts_let(mt_arena *a, mt_tvar *var, mt_texpr *value, mt_tstmt *body);
 mt_tstmt *mt_ts_alloc(mt_arena *a, mt_tbuffer *buf, mt_tstmt *body);
 mt_tstmt *mt_ts_eval(mt_arena *a, mt_texpr *value);
 mt_tstmt *mt_ts_block(mt_arena *a, const char *name); /* fill the block fields after */
-mt_tstmt *mt_ts_copy(mt_arena *a, const mt_tstmt *s);  /* shallow copy, to modify */
+mt_tstmt *mt_ts_copy(mt_arena *a, const mt_tstmt *s);  /* shallow copy (loc too), to modify */
+/* s (NULL: NULL) with the source place loc when it has none yet (and loc
+ * is one); a place it has is kept. For a statement a pass has just built
+ * in place of one with a place: mt_ts_at(mt_ts_for(...), old->loc). */
+mt_tstmt *mt_ts_at(mt_tstmt *s, mt_loc loc);
+/* Gives every statement of s (the whole tree, block init and body
+ * included) that has no place yet the place loc: for a builder that has
+ * just made s (legalization, a rule emitting a loop nest); statements it
+ * shares from elsewhere already have theirs. */
+void mt_tstmt_fill_loc(mt_tstmt *s, mt_loc loc);
 
 mt_tfunc *mt_tfunc_new(mt_arena *a, const char *name);
 /* f itself when body is f's body, else a copy of f with that body (what a
@@ -298,7 +320,8 @@ const char *mt_texpr_print(mt_arena *a, const mt_texpr *e);
  * A visitor calls `expr`/`stmt` hooks for every node; a hook that wants the
  * default walk into children calls mt_tvisit_*_children. Hooks left NULL mean
  * "walk the children". The mutator is the same with results: a hook returns
- * the replacement; the default rebuilds a node only when a child changed and
+ * the replacement (given the replaced statement's source place when it has
+ * none); the default rebuilds a node only when a child changed and
  * otherwise returns the very same pointer. */
 typedef struct mt_tvisitor mt_tvisitor;
 struct mt_tvisitor {

@@ -115,7 +115,8 @@ mt_texpr *mt_tmutate_expr(mt_tmutator *m, mt_texpr *e) {
 
 mt_tstmt *mt_tmutate_stmt(mt_tmutator *m, mt_tstmt *s) {
     if (!s) return NULL;
-    return m->stmt ? m->stmt(m, s) : mt_tmutate_stmt_children(m, s);
+    if (!m->stmt) return mt_tmutate_stmt_children(m, s); /* copies keep s->loc */
+    return mt_ts_at(m->stmt(m, s), s->loc); /* what replaces s says where s was */
 }
 
 static int max_lanes(const mt_texpr *e) {

@@ -433,7 +433,7 @@ static void test_repeated_producer(void **st) {
  * wrapping 200 to -56 would compute with another number than the one
  * written): outside it is a type error at the literal, and the edges of
  * each range compile and compute right. simplify's range analysis
- * (bounds.c) once took T.int8(200) for 200 (tests/tir/test_tir_simplify.c
+ * (then bounds.c, now tir/arith.c) once took T.int8(200) for 200 (tests/tir/test_tir_simplify.c
  * keeps that case at the TIR level). */
 static void test_literal_ranges(void **st) {
     static const char *bad[] = {"x < 200", "maximum(x, 200)", "x + -129", "u > -1", "u < 300",

@@ -1,8 +1,10 @@
 /*
- * test_tir_simplify.c -- one case per simplify rule, before/after text.
+ * test_tir_simplify.c -- one case per simplify rule, before/after text, and
+ * the folding constructors of tir/arith.h.
  */
 #include "tir/tir_test.h"
 #include "passes/tir/tir_passes.h"
+#include "tir/arith.h"
 
 static mt_tbuffer *OUT;
 
@@ -231,7 +233,8 @@ static const char *simp_in_loop(mt_tvar *i, int64_t lo, mt_texpr *ext, mt_tvar *
 }
 
 /* Ranges of loop and let variables decide floordiv, floormod, min, max and
- * comparisons (bounds.c), and never when the arithmetic could wrap. */
+ * comparisons (the bounds of tir/arith.c), and never when the arithmetic
+ * could wrap. */
 static void test_bounds(void **state) {
     TIR_GUARD();
     OUT = NULL;
@@ -326,8 +329,45 @@ static void test_unchanged_is_same(void **state) {
     TIR_GUARD_END();
 }
 
+/* The folding constructors of tir/arith.h build what simplify would leave,
+ * and never fold a vector operand into a scalar. */
+static void test_arith_constructors(void **state) {
+    TIR_GUARD();
+    mt_tvar *i = ivar("i");
+    mt_texpr *x = V(i);
+    ASSERT_TEXT(mt_texpr_print(A, mt_arith_add(A, I(3), I(4))), "7");
+    ASSERT_TEXT(mt_texpr_print(A, mt_arith_add(A, x, I(0))), "i");
+    ASSERT_TEXT(mt_texpr_print(A, mt_arith_sub(A, x, I(0))), "i");
+    ASSERT_TEXT(mt_texpr_print(A, mt_arith_sub(A, I(0), x)), "0 - i");
+    ASSERT_TEXT(mt_texpr_print(A, mt_arith_mul(A, I(0), x)), "0");
+    ASSERT_TEXT(mt_texpr_print(A, mt_arith_mul(A, x, I(1))), "i");
+    ASSERT_TEXT(mt_texpr_print(A, mt_arith_floordiv(A, I(-7), I(2))), "-4");
+    ASSERT_TEXT(mt_texpr_print(A, mt_arith_floormod(A, I(-7), I(2))), "1");
+    ASSERT_TEXT(mt_texpr_print(A, mt_arith_floordiv(A, x, I(0))), "i // 0"); /* never folded */
+    ASSERT_TEXT(mt_texpr_print(A, mt_arith_floormod(A, x, I(1))), "0");
+    ASSERT_TEXT(mt_texpr_print(A, mt_arith_add(A, i32(2147483647), i32(1))), "T.int32(-2147483648)");
+    ASSERT_TEXT(mt_texpr_print(A, mt_arith_bin(A, TE_MIN, I(3), I(-2))), "-2");
+    ASSERT_TEXT(mt_texpr_print(A, mt_arith_bin(A, TE_LT, I(3), I(-2))), "False");
+    ASSERT_TEXT(mt_texpr_print(A, mt_arith_unary(A, TE_NOT, mt_arith_unary(A, TE_NOT, bin(TE_LT, x, I(2))))),
+                "i < 2");
+    /* no reassociation: that is simplify's */
+    ASSERT_TEXT(mt_texpr_print(A, mt_arith_add(A, add(x, I(1)), I(2))), "i + 1 + 2");
+    /* a vector keeps its lanes: v + 0 is v, v * 0 is no scalar 0 */
+    mt_texpr *v = mt_te_ramp(A, x, I(1), 4);
+    assert_ptr_equal(mt_arith_add(A, v, I(0)), v);
+    mt_texpr *z = mt_arith_mul(A, v, I(0));
+    assert_int_equal(z->kind, TE_MUL);
+    assert_int_equal(z->lanes, 4);
+    assert_null(mt_arith_fold(A, TE_ADD, x, i32(1))); /* dtypes differ: not folded */
+    assert_true(mt_arith_is_const(I(5), 5));
+    assert_false(mt_arith_is_const(I(5), 4));
+    assert_false(mt_arith_is_const(x, 5));
+    TIR_GUARD_END();
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        TIR_TEST(test_arith_constructors),
         TIR_TEST(test_fold_int),      TIR_TEST(test_fold_float),
         TIR_TEST(test_fold_compare_logic_select), TIR_TEST(test_fold_cast),
         TIR_TEST(test_identities),    TIR_TEST(test_reassociate),

@@ -232,7 +232,8 @@ static mt_gbinding *fuse_group(mt_arena *a, mt_gmodule *m, const mt_ptrmap *uses
     }
     fz.f->allocs = allocs.data;
     fz.f->nallocs = allocs.len;
-    fz.f->body = mt_ts_seq(a, body, n);
+    fz.f->loc = members[n - 1]->loc; /* the fused binding's place; blocks keep their own */
+    fz.f->body = mt_ts_at(mt_ts_seq(a, body, n), fz.f->loc);
     fz.f->sym_vars = MT_NEW_ARRAY(a, mt_tvar *, fz.nsym > 0 ? fz.nsym : 1);
     for (int k = 0; k < fz.nsym; k++) fz.f->sym_vars[k] = fz.syms[k];
     fz.f->nsym = fz.nsym;

@@ -6,7 +6,9 @@
  * gains the block-form loop function `add`. Constant arguments are not passed:
  * the loop function has them as immediates. The legalizer of each op is named
  * in graph/ops.def: elementwise ops share one (legalize_elemwise.c), the
- * others have their own.
+ * others have their own. The loop function and each of its statements get
+ * the binding's source place (tir.h), so that errors in later passes can
+ * name the line that wrote the op.
  */
 #include "passes/graph/graph_passes.h"
 
@@ -36,6 +38,8 @@ static void legalize_block(mt_gblock *blk, void *ctx) {
         mt_gbinding *b = blk->bindings[i];
         if (b->kind != MT_CALL_OP) continue;
         mt_tfunc *tf = legalize_op(a, b);
+        tf->loc = b->loc;
+        mt_tstmt_fill_loc(tf->body, b->loc);
         mt_gmodule_add_tfunc(a, w->module, tf);
         mt_gvar **targs = MT_NEW_ARRAY(a, mt_gvar *, b->nargs > 0 ? b->nargs : 1);
         int n = 0;

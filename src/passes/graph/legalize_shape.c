@@ -45,67 +45,16 @@
  * its input's range: the loads of the inputs not selected stay in bounds.
  * Inputs with no elements along the axis are left out of the chain.
  *
- * Index expressions are folded while they are built (constants, +0, *1, //1,
- * %1), so dumps show the index arithmetic that matters.
+ * Index expressions are folded while they are built (tir/arith.h: constants,
+ * +0, *1, //1, %1), so dumps show the index arithmetic that matters.
  */
 #include <string.h>
 
 #include "passes/graph/graph_passes.h"
 #include "support/common.h"
-
-/* ---- folded index arithmetic (int64) ----------------------------------------- */
+#include "tir/arith.h"
 
 static mt_texpr *imm(mt_arena *a, int64_t v) { return mt_te_i64(a, v); }
-
-static bool cval(const mt_texpr *e, int64_t *v) { return mt_te_is_const_int(e, v); }
-
-static mt_texpr *ix_add(mt_arena *a, mt_texpr *x, mt_texpr *y) {
-    int64_t p, q;
-    bool cp = cval(x, &p), cq = cval(y, &q);
-    if (cp && cq) return imm(a, p + q);
-    if (cp && p == 0) return y;
-    if (cq && q == 0) return x;
-    return mt_te_bin(a, TE_ADD, x, y);
-}
-
-static mt_texpr *ix_sub(mt_arena *a, mt_texpr *x, mt_texpr *y) {
-    int64_t p, q;
-    bool cp = cval(x, &p), cq = cval(y, &q);
-    if (cp && cq) return imm(a, p - q);
-    if (cq && q == 0) return x;
-    return mt_te_bin(a, TE_SUB, x, y);
-}
-
-static mt_texpr *ix_mul(mt_arena *a, mt_texpr *x, mt_texpr *y) {
-    int64_t p, q;
-    bool cp = cval(x, &p), cq = cval(y, &q);
-    if (cp && cq) return imm(a, p * q);
-    if ((cp && p == 0) || (cq && q == 0)) return imm(a, 0);
-    if (cp && p == 1) return y;
-    if (cq && q == 1) return x;
-    return mt_te_bin(a, TE_MUL, x, y);
-}
-
-static int64_t floordiv(int64_t p, int64_t q) {
-    int64_t d = p / q;
-    return (p % q != 0 && (p < 0) != (q < 0)) ? d - 1 : d;
-}
-
-static mt_texpr *ix_div(mt_arena *a, mt_texpr *x, mt_texpr *y) {
-    int64_t p, q;
-    bool cp = cval(x, &p), cq = cval(y, &q);
-    if (cp && cq && q != 0) return imm(a, floordiv(p, q));
-    if (cq && q == 1) return x;
-    return mt_te_bin(a, TE_FLOORDIV, x, y);
-}
-
-static mt_texpr *ix_mod(mt_arena *a, mt_texpr *x, mt_texpr *y) {
-    int64_t p, q;
-    bool cp = cval(x, &p), cq = cval(y, &q);
-    if (cp && cq && q != 0) return imm(a, p - floordiv(p, q) * q);
-    if (cq && q == 1) return imm(a, 0);
-    return mt_te_bin(a, TE_FLOORMOD, x, y);
-}
 
 static bool is_one(mt_dim d) { return !d.sym && d.value == 1; }
 
@@ -245,8 +194,8 @@ mt_tfunc *legalize_strided_slice(mt_arena *a, const mt_gbinding *b) {
         int64_t step = at->step[d] == MT_SLICE_OMITTED ? 1 : at->step[d], start, count;
         mt_slice_indices(dim.value, at->begin[d], at->end[d], step, &start, &count);
         mt_texpr *v = n.v[od++];
-        idx[d] = step > 0 ? ix_add(a, ix_mul(a, v, imm(a, step)), imm(a, start))
-                          : ix_sub(a, imm(a, start), ix_mul(a, v, imm(a, -step)));
+        idx[d] = step > 0 ? mt_arith_add(a, mt_arith_mul(a, v, imm(a, step)), imm(a, start))
+                          : mt_arith_sub(a, imm(a, start), mt_arith_mul(a, v, imm(a, -step)));
     }
     return gather(&n, idx);
 }
@@ -303,10 +252,10 @@ static void reshape_group(nest *n, const mt_gtype *ti, int a0, int a1, int b0, i
     mt_texpr *flat = imm(a, 0), *stride = imm(a, 1);
     mt_texpr *terms[MT_MAX_RANK];
     for (int j = b1 - 1; j >= b0; j--) {
-        terms[j] = is_one(to->dims[j]) ? imm(a, 0) : ix_mul(a, n->v[j], stride);
-        stride = ix_mul(a, out->shape[j], stride);
+        terms[j] = is_one(to->dims[j]) ? imm(a, 0) : mt_arith_mul(a, n->v[j], stride);
+        stride = mt_arith_mul(a, out->shape[j], stride);
     }
-    for (int j = b0; j < b1; j++) flat = ix_add(a, flat, terms[j]);
+    for (int j = b0; j < b1; j++) flat = mt_arith_add(a, flat, terms[j]);
     int first = a0;
     while (first < a1 && is_one(ti->dims[first])) first++;
     stride = imm(a, 1);
@@ -315,9 +264,9 @@ static void reshape_group(nest *n, const mt_gtype *ti, int a0, int a1, int b0, i
             idx[i] = imm(a, 0);
             continue;
         }
-        mt_texpr *e = ix_div(a, flat, stride);
-        idx[i] = i == first ? e : ix_mod(a, e, in->shape[i]);
-        stride = ix_mul(a, in->shape[i], stride);
+        mt_texpr *e = mt_arith_floordiv(a, flat, stride);
+        idx[i] = i == first ? e : mt_arith_floormod(a, e, in->shape[i]);
+        stride = mt_arith_mul(a, in->shape[i], stride);
     }
 }
 
@@ -386,7 +335,7 @@ mt_tfunc *legalize_concat(mt_arena *a, const mt_gbinding *b) {
     if (nk == 0) return gather(&n, idx); /* no elements: the body never runs */
     mt_texpr *v = n.v[axis], *loads[16], *value;
     for (int i = 0; i < nk; i++) {
-        mt_texpr *e = ix_sub(a, v, imm(a, offset[i]));
+        mt_texpr *e = mt_arith_sub(a, v, imm(a, offset[i]));
         if (i < nk - 1) e = mt_te_bin(a, TE_MIN, e, imm(a, len[i] - 1));
         if (i > 0) e = mt_te_bin(a, TE_MAX, e, imm(a, 0));
         idx[axis] = e;

@@ -276,7 +276,7 @@ static mt_tstmt *cse_visit(mt_tmutator *m, mt_tstmt *s) {
     for (int i = nlets - 1; i >= 0; i--) /* outermost first */
         lets[i]->name = mt_arena_printf(c->arena, "cse_v%d", ++c->made);
     s = mt_tmutate_stmt_children(m, s);
-    for (int i = 0; i < nlets; i++) s = mt_ts_let(c->arena, lets[i], vals[i], s);
+    for (int i = 0; i < nlets; i++) s = mt_ts_at(mt_ts_let(c->arena, lets[i], vals[i], s), s->loc);
     return s;
 }
 

@@ -10,8 +10,8 @@
  *     x[v0, v1]                  ("n", 784)  ==>  x[v0 * 784 + v1]     extent n * 784
  *     s[()]                      ()          ==>  s[0]                 extent 1
  *
- * Products and sums are folded as they are built (constants multiplied,
- * factors of 1 and terms of 0 dropped), so constant shapes give constant
+ * Products and sums are folded as they are built (mt_arith_mul/add:
+ * constants multiplied, factors of 1 and terms of 0 dropped), so constant shapes give constant
  * strides and extents without running simplify; symbolic dims give
  * expressions (`v0 * (3 * n)`). Indices are cast to int64 when they are not.
  *
@@ -24,6 +24,7 @@
  * need flattening too, and nothing runs this pass before lower_blocks).
  */
 #include "passes/tir/tir_passes.h"
+#include "tir/arith.h"
 
 typedef struct flat_ent {
     mt_tbuffer *old;     /* the n-d buffer */
@@ -37,25 +38,6 @@ typedef struct flat_ctx {
 
 static mt_texpr *as_i64(mt_arena *a, mt_texpr *e) { return mt_te_cast(a, MT_INT64, e); }
 
-static mt_texpr *mul(mt_arena *a, mt_texpr *x, mt_texpr *y) {
-    int64_t cx, cy;
-    bool kx = mt_te_is_const_int(x, &cx), ky = mt_te_is_const_int(y, &cy);
-    if (kx && ky) return mt_te_i64(a, (int64_t)((uint64_t)cx * (uint64_t)cy));
-    if ((kx && cx == 0) || (ky && cy == 0)) return mt_te_i64(a, 0);
-    if (kx && cx == 1) return y;
-    if (ky && cy == 1) return x;
-    return mt_te_bin(a, TE_MUL, x, y);
-}
-
-static mt_texpr *add(mt_arena *a, mt_texpr *x, mt_texpr *y) {
-    int64_t cx, cy;
-    bool kx = mt_te_is_const_int(x, &cx), ky = mt_te_is_const_int(y, &cy);
-    if (kx && ky) return mt_te_i64(a, (int64_t)((uint64_t)cx + (uint64_t)cy));
-    if (kx && cx == 0) return y;
-    if (ky && cy == 0) return x;
-    return mt_te_bin(a, TE_ADD, x, y);
-}
-
 /* The entry for b, made on first sight; NULL when b is already 1-d. */
 static flat_ent *entry(mt_arena *a, flat_ctx *fc, mt_tbuffer *b) {
     if (b->ndim == 1) return NULL;
@@ -65,10 +47,10 @@ static flat_ent *entry(mt_arena *a, flat_ctx *fc, mt_tbuffer *b) {
     e.old = b;
     e.strides = MT_NEW_ARRAY(a, mt_texpr *, b->ndim > 0 ? b->ndim : 1);
     mt_texpr *extent = mt_te_i64(a, 1);
-    for (int k = 0; k < b->ndim; k++) extent = mul(a, extent, as_i64(a, b->shape[k]));
+    for (int k = 0; k < b->ndim; k++) extent = mt_arith_mul(a, extent, as_i64(a, b->shape[k]));
     for (int k = b->ndim - 1; k >= 0; k--)
         e.strides[k] = k == b->ndim - 1 ? mt_te_i64(a, 1)
-                                         : mul(a, as_i64(a, b->shape[k + 1]), e.strides[k + 1]);
+                                         : mt_arith_mul(a, as_i64(a, b->shape[k + 1]), e.strides[k + 1]);
     e.flat = mt_tbuffer_new(a, b->name, b->dtype, 1, &extent);
     e.flat->scope = b->scope;
     MT_VEC_PUSH(a, &fc->map, e);
@@ -79,7 +61,7 @@ static mt_texpr *linear(mt_arena *a, const flat_ent *e, mt_texpr *const *idx, in
     if (n != e->old->ndim)
         mt_ice("access to '%s' has %d indices for %d dims", e->old->name, n, e->old->ndim);
     mt_texpr *sum = mt_te_i64(a, 0);
-    for (int k = 0; k < n; k++) sum = add(a, sum, mul(a, as_i64(a, idx[k]), e->strides[k]));
+    for (int k = 0; k < n; k++) sum = mt_arith_add(a, sum, mt_arith_mul(a, as_i64(a, idx[k]), e->strides[k]));
     return sum;
 }
 

@@ -44,6 +44,7 @@
  */
 #include "passes/tir/inline_subst.h"
 #include "passes/tir/tir_passes.h"
+#include "tir/arith.h"
 
 typedef MT_VEC(mt_tbuffer *) bufset;
 typedef MT_VEC(mt_tstmt *) stmtvec;
@@ -93,11 +94,6 @@ static access collect(mt_arena *a, const mt_tstmt *s, const mt_texpr *e) {
     mt_tvisit_stmt(&v, s);
     mt_tvisit_expr(&v, e);
     return acc;
-}
-
-static bool is_const(const mt_texpr *e, int64_t want) {
-    int64_t v;
-    return mt_te_is_const_int(e, &v) && v == want;
 }
 
 /* ---- finding producers --------------------------------------------------- */
@@ -158,7 +154,7 @@ static bool as_producer(mt_arena *a, const mt_tfunc *f, mt_tstmt *stmt, int i, i
         int l = -1;
         for (int j = 0; j < nloops; j++)
             if (loops[j]->var == v->var) l = j;
-        if (l < 0 || loop_used[l] || !is_const(loops[l]->min, 0) ||
+        if (l < 0 || loop_used[l] || !mt_arith_is_const(loops[l]->min, 0) ||
             !mt_texpr_equal(loops[l]->extent, it->extent))
             return false;
         loop_used[l] = true;
@@ -215,7 +211,7 @@ mt_tfunc *mt_tir_inline_producers(mt_arena *a, mt_tfunc *f) {
 
     mt_tfunc *g = MT_NEW(a, mt_tfunc);
     *g = *f;
-    g->body = mt_ts_seq(a, kept.data, kept.len);
+    g->body = mt_ts_at(mt_ts_seq(a, kept.data, kept.len), f->body->loc);
     g->allocs = MT_NEW_ARRAY(a, mt_tbuffer *, f->nallocs);
     g->nallocs = 0;
     for (int i = 0; i < f->nallocs; i++)

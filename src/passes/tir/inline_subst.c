@@ -5,6 +5,8 @@
  */
 #include "passes/tir/inline_subst.h"
 
+#include "tir/arith.h"
+
 typedef struct var_find {
     mt_tvar *const *vars;
     int n;
@@ -24,11 +26,6 @@ static bool uses_any(const mt_texpr *e, mt_tvar *const *vars, int n) {
     mt_tvisitor v = {find_hook, NULL, &f};
     mt_tvisit_expr(&v, e);
     return f.found;
-}
-
-static bool is_const(const mt_texpr *e, int64_t want) {
-    int64_t v;
-    return mt_te_is_const_int(e, &v) && v == want;
 }
 
 typedef struct defs_ctx {
@@ -58,11 +55,11 @@ static mt_tregion map_region(mt_arena *a, const mt_inline_def *p, const mt_tregi
     mt_tregion out = {r->buf, MT_NEW_ARRAY(a, mt_texpr *, nd > 0 ? nd : 1),
                       MT_NEW_ARRAY(a, mt_texpr *, nd > 0 ? nd : 1)};
     bool points = true;
-    for (int k = 0; k < p->nvars; k++) points = points && is_const(c->extent[k], 1);
+    for (int k = 0; k < p->nvars; k++) points = points && mt_arith_is_const(c->extent[k], 1);
     for (int d = 0; d < nd; d++) {
         mt_texpr *m = r->min[d], *e = r->extent[d];
         int k = -1;
-        if (m->kind == TE_VAR && is_const(e, 1))
+        if (m->kind == TE_VAR && mt_arith_is_const(e, 1))
             for (int j = 0; j < p->nvars; j++)
                 if (p->vars[j] == m->var) k = j;
         if (k >= 0) {

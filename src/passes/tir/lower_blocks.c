@@ -25,7 +25,9 @@
  *  - Block alloc_buffers become TS_ALLOC around the lowered block (the first
  *    allocation outermost), function-level f->allocs TS_ALLOC around the whole
  *    body; the result has f->nallocs == 0.
- *  - Reads/writes regions and block names are dropped.
+ *  - Reads/writes regions and block names are dropped. What a block becomes
+ *    (the ifs, the sequence, the allocations) keeps the block's source
+ *    place; the function's allocations take the function's.
  *
  * Nested blocks are lowered bottom-up. Buffers are untouched: multi-dimensional
  * indexing stays until flatten_buffers.
@@ -50,11 +52,11 @@ static mt_tstmt *lower_block(mt_tmutator *m, mt_tstmt *s) {
             mt_texpr *eq = mt_te_bin(a, TE_EQ, v, mt_te_int(a, v->dtype, 0));
             first = first ? mt_te_bin(a, TE_AND, first, eq) : eq;
         }
-        mt_tstmt *pair[2] = {first ? mt_ts_if(a, first, init, NULL) : init, body};
-        body = mt_ts_seq(a, pair, 2);
+        mt_tstmt *pair[2] = {first ? mt_ts_at(mt_ts_if(a, first, init, NULL), s->loc) : init, body};
+        body = mt_ts_at(mt_ts_seq(a, pair, 2), s->loc);
     }
-    if (pred) body = mt_ts_if(a, pred, body, NULL);
-    for (int i = s->nallocs - 1; i >= 0; i--) body = mt_ts_alloc(a, s->allocs[i], body);
+    if (pred) body = mt_ts_at(mt_ts_if(a, pred, body, NULL), s->loc);
+    for (int i = s->nallocs - 1; i >= 0; i--) body = mt_ts_at(mt_ts_alloc(a, s->allocs[i], body), s->loc);
     return body;
 }
 
@@ -70,8 +72,8 @@ mt_tfunc *mt_tir_lower_blocks(mt_arena *a, mt_tfunc *f) {
     mt_tmutator m = {a, keep_expr, lower_stmt, NULL};
     mt_tstmt *body = f->body ? mt_tmutate_stmt(&m, f->body) : NULL;
     if (body == f->body && f->nallocs == 0) return f;
-    if (!body) body = mt_ts_seq(a, NULL, 0);
-    for (int i = f->nallocs - 1; i >= 0; i--) body = mt_ts_alloc(a, f->allocs[i], body);
+    if (!body) body = mt_ts_at(mt_ts_seq(a, NULL, 0), f->loc);
+    for (int i = f->nallocs - 1; i >= 0; i--) body = mt_ts_at(mt_ts_alloc(a, f->allocs[i], body), f->loc);
     mt_tfunc *g = MT_NEW(a, mt_tfunc);
     *g = *f;
     g->body = body;

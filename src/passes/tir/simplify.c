@@ -5,31 +5,20 @@
  * node itself by `rewrite`, which only ever looks one or two levels down
  * (children are already simple). Only scalar nodes (lanes == 1) are touched.
  *
- * Folding is exact in the node's dtype, the way the generated code computes:
- *  - integers wrap around in their width (int8, uint8, int32, int64): the
- *    arithmetic is done on uint64_t and truncated, so INT32_MAX + 1 folds to
- *    INT32_MIN. TE_DIV truncates, TE_FLOORDIV / TE_FLOORMOD follow Python
- *    (-7 // 2 == -4, -7 % 2 == 1). Division or modulo by zero is never folded:
- *    it is left for run time to do whatever the target does.
- *  - float32 results are rounded to float after computing in double; float64
- *    is computed as is; float16 is never folded (the host has no exact half
- *    arithmetic). Float // and % use CPython's float_divmod. T.min/T.max are
- *    not folded on NaN or on two zeros (the sign of a zero result depends on
- *    the target instruction).
- *  - casts of constants: int to int wraps, to bool is != 0, int to float
- *    rounds once; float to int truncates when the result fits the dtype (else
- *    it is left alone, as C would make it undefined).
+ * Constant folding and the identities are tir/arith.c's (mt_arith_fold and
+ * friends; arith.h states the rules): folding is exact in the node's dtype
+ * (integers wrap, // and % follow Python, division by zero, float16 and
+ * T.min/T.max of NaN or two zeros are not folded), identities are x+0,
+ * x*1, int x*0, x//1, x%1, not not x, - -x, select(True, a, b),
+ * select(c, a, a), `True and x` and the IEEE-exact float ones.
  *
- * Identities: x+0, 0+x, x-0, x*1, 1*x, int x*0 -> 0, int x/1, x//1 -> x, int
- * x%1 -> 0, not not x, - -x, select(True, a, b) -> a, select(c, a, a) -> a,
- * `True and x` -> x and the like, and integer reassociation
+ * On top of that, this file adds integer reassociation
  * (x + c1) + c2 -> x + (c1 + c2) (also with -), written `x - c` when the
  * constant is negative, and, in int64 sums, (x // c) * c + x % c -> x for a
  * constant c != 0, also nested (see merge_divmod: what fused loops leave in
- * flattened indices). For floats only the IEEE-exact ones apply: x*1.0,
- * 1.0*x, x/1.0, x-0.0 and x+(-0.0); x+0.0 is kept (it turns -0.0 into 0.0).
+ * flattened indices).
  *
- * Bounds (bounds.c): the range of each loop variable in scope (from its
+ * Bounds (mt_bounds, tir/arith.c): the range of each loop variable in scope (from its
  * loop's min and extent) and of each let variable (from its value) decides
  * integer floordiv, floormod, min, max and comparisons that syntax cannot:
  * `i // 16` -> 0 and `i % 16` -> i for 0 <= i < 16, `T.min(i, 20)` -> i,
@@ -51,165 +40,11 @@
  *    empty sequence is the canonical no-op; a sequence of one statement is
  *    that statement.
  */
-#include <math.h>
-#include <string.h>
-
-#include "passes/tir/bounds.h"
 #include "passes/tir/tir_passes.h"
 #include "support/common.h"
-
-/* ---- constants ----------------------------------------------------------- */
-
-static bool int_const(const mt_texpr *e, int64_t *v) {
-    return e->kind == TE_INT && e->lanes == 1 && (*v = e->ival, true);
-}
-
-static bool float_const(const mt_texpr *e, double *v) {
-    return e->kind == TE_FLOAT && e->lanes == 1 &&
-           (e->dtype == MT_FLOAT32 || e->dtype == MT_FLOAT64) && (*v = e->fval, true);
-}
-
-
-static mt_texpr *int_imm(mt_arena *a, mt_dtype dt, uint64_t v) {
-    return mt_te_int(a, dt, mt_int_wrap(dt, v));
-}
-
-static double round_to(mt_dtype dt, double v) { return dt == MT_FLOAT32 ? (double)(float)v : v; }
-
-/* x op y on integers of dtype dt; false when it must not be folded. */
-static bool fold_int(mt_texpr_kind k, mt_dtype dt, int64_t x, int64_t y, int64_t *out) {
-    uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
-    switch (k) {
-    case TE_ADD: *out = mt_int_wrap(dt, ux + uy); return true;
-    case TE_SUB: *out = mt_int_wrap(dt, ux - uy); return true;
-    case TE_MUL: *out = mt_int_wrap(dt, ux * uy); return true;
-    case TE_DIV:
-        if (y == 0) return false;
-        *out = y == -1 ? mt_int_wrap(dt, 0 - ux) : mt_int_wrap(dt, (uint64_t)(x / y));
-        return true;
-    case TE_FLOORDIV: {
-        if (y == 0) return false;
-        if (y == -1) {
-            *out = mt_int_wrap(dt, 0 - ux);
-            return true;
-        }
-        int64_t q = x / y;
-        if (x % y != 0 && ((x < 0) != (y < 0))) q--;
-        *out = mt_int_wrap(dt, (uint64_t)q);
-        return true;
-    }
-    case TE_FLOORMOD: {
-        if (y == 0) return false;
-        if (y == -1) {
-            *out = 0;
-            return true;
-        }
-        int64_t r = x % y;
-        if (r != 0 && ((r < 0) != (y < 0))) r += y;
-        *out = mt_int_wrap(dt, (uint64_t)r);
-        return true;
-    }
-    case TE_MIN: *out = x < y ? x : y; return true;
-    case TE_MAX: *out = x > y ? x : y; return true;
-    case TE_EQ: *out = x == y; return true;
-    case TE_NE: *out = x != y; return true;
-    case TE_LT: *out = x < y; return true;
-    case TE_LE: *out = x <= y; return true;
-    case TE_GT: *out = x > y; return true;
-    case TE_GE: *out = x >= y; return true;
-    case TE_AND: *out = x && y; return true;
-    case TE_OR: *out = x || y; return true;
-    default: return false;
-    }
-}
-
-/* CPython's float_divmod. */
-static void py_divmod(double vx, double wx, double *floordiv, double *mod) {
-    double m = fmod(vx, wx);
-    double div = (vx - m) / wx;
-    if (m != 0.0) {
-        if ((wx < 0) != (m < 0)) {
-            m += wx;
-            div -= 1.0;
-        }
-    } else {
-        m = copysign(0.0, wx);
-    }
-    double fd;
-    if (div != 0.0) {
-        fd = floor(div);
-        if (div - fd > 0.5) fd += 1.0;
-    } else {
-        fd = copysign(0.0, vx / wx);
-    }
-    *floordiv = fd;
-    *mod = m;
-}
-
-/* Folds x op y on floats: 0 = not folded, 1 = float in *f, 2 = bool in *b. */
-static int fold_float(mt_texpr_kind k, mt_dtype dt, double x, double y, double *f, int64_t *b) {
-    double q, r;
-    switch (k) {
-    case TE_ADD: *f = round_to(dt, x + y); return 1;
-    case TE_SUB: *f = round_to(dt, x - y); return 1;
-    case TE_MUL: *f = round_to(dt, x * y); return 1;
-    case TE_DIV:
-        if (y == 0.0) return 0;
-        *f = round_to(dt, x / y);
-        return 1;
-    case TE_FLOORDIV: case TE_FLOORMOD:
-        if (y == 0.0 || !isfinite(x) || !isfinite(y)) return 0;
-        py_divmod(x, y, &q, &r);
-        *f = round_to(dt, k == TE_FLOORDIV ? q : r);
-        return 1;
-    case TE_MIN: case TE_MAX:
-        if (isnan(x) || isnan(y) || (x == 0.0 && y == 0.0)) return 0;
-        *f = (k == TE_MIN) == (x < y) ? x : y;
-        return 1;
-    case TE_EQ: *b = x == y; return 2;
-    case TE_NE: *b = x != y; return 2;
-    case TE_LT: *b = x < y; return 2;
-    case TE_LE: *b = x <= y; return 2;
-    case TE_GT: *b = x > y; return 2;
-    case TE_GE: *b = x >= y; return 2;
-    default: return 0;
-    }
-}
-
-/* Cast of a constant, or NULL when it is not folded. */
-static mt_texpr *fold_cast(mt_arena *a, mt_dtype to, const mt_texpr *x) {
-    int64_t i;
-    double f;
-    if (to == MT_FLOAT16) return NULL;
-    if (int_const(x, &i)) {
-        if (to == MT_BOOL) return mt_te_int(a, to, i != 0);
-        if (mt_dtype_is_int(to)) return int_imm(a, to, (uint64_t)i);
-        if (to == MT_FLOAT32) return mt_te_float(a, to, (double)(float)i);
-        return mt_te_float(a, to, (double)i);
-    }
-    if (float_const(x, &f)) {
-        if (to == MT_BOOL) return mt_te_int(a, to, f != 0.0);
-        if (mt_dtype_is_float(to)) return mt_te_float(a, to, round_to(to, f));
-        if (isnan(f)) return NULL;
-        double t = trunc(f);
-        double lo, hi; /* t must be in [lo, hi) */
-        switch (to) {
-        case MT_INT8: lo = -128.0, hi = 128.0; break;
-        case MT_UINT8: lo = 0.0, hi = 256.0; break;
-        case MT_INT32: lo = -2147483648.0, hi = 2147483648.0; break;
-        default: lo = -0x1p63, hi = 0x1p63; break;
-        }
-        if (!(t >= lo && t < hi)) return NULL;
-        return mt_te_int(a, to, (int64_t)t);
-    }
-    return NULL;
-}
+#include "tir/arith.h"
 
 /* ---- expression rewriting ------------------------------------------------ */
-
-static mt_texpr *rewrite(mt_arena *a, mt_texpr *e);
-
-static bool is_bits(double v, double want) { return memcmp(&v, &want, sizeof v) == 0; }
 
 /* p + c in dtype dt, as `p - (-c)` when c is negative, `p` when c is 0. */
 static mt_texpr *add_const(mt_arena *a, mt_texpr *p, int64_t c) {
@@ -265,11 +100,11 @@ static void expand(terms *ts, mt_texpr *e, uint64_t k) {
     case TE_SUB: expand(ts, e->a, k), expand(ts, e->b, 0 - k); return;
     case TE_NEG: expand(ts, e->a, 0 - k); return;
     case TE_MUL:
-        if (int_const(e->b, &c)) {
+        if (mt_te_is_const_int(e->b, &c)) {
             expand(ts, e->a, k * (uint64_t)c);
             return;
         }
-        if (int_const(e->a, &c)) {
+        if (mt_te_is_const_int(e->a, &c)) {
             expand(ts, e->b, k * (uint64_t)c);
             return;
         }
@@ -284,11 +119,11 @@ static bool merge_pair(terms *ts) {
     int64_t c, c2;
     for (int i = 0; i < ts->n; i++) {
         mt_texpr *d = ts->t[i].atom;
-        if (!d || d->kind != TE_FLOORDIV || !int_const(d->b, &c) || c == 0 || ts->t[i].coef == 0)
+        if (!d || d->kind != TE_FLOORDIV || !mt_te_is_const_int(d->b, &c) || c == 0 || ts->t[i].coef == 0)
             continue;
         for (int j = 0; j < ts->n; j++) {
             mt_texpr *m = ts->t[j].atom;
-            if (!m || m->kind != TE_FLOORMOD || !int_const(m->b, &c2) || c2 != c ||
+            if (!m || m->kind != TE_FLOORMOD || !mt_te_is_const_int(m->b, &c2) || c2 != c ||
                 ts->t[i].coef != ts->t[j].coef * (uint64_t)c || !mt_texpr_equal(m->a, d->a))
                 continue;
             uint64_t k = ts->t[j].coef;
@@ -343,7 +178,7 @@ static mt_texpr *merge_divmod(mt_arena *a, mt_texpr *e) {
 static mt_texpr *divmod_by_bounds(mt_arena *a, const mt_bounds *b, mt_texpr *e) {
     int64_t c;
     if (e->dtype != MT_INT64 || e->lanes != 1 || (e->kind != TE_FLOORDIV && e->kind != TE_FLOORMOD) ||
-        !int_const(e->b, &c) || c <= 0)
+        !mt_te_is_const_int(e->b, &c) || c <= 0)
         return e;
     mt_range whole = mt_bounds_of(b, e->a);
     if (whole.lo == INT64_MIN && whole.hi == INT64_MAX) return e;
@@ -364,118 +199,48 @@ static mt_texpr *divmod_by_bounds(mt_arena *a, const mt_bounds *b, mt_texpr *e) 
     return e->kind == TE_FLOORDIV ? rebuild(a, &q) : rem;
 }
 
+/* Constants and identities are arith's; what is left here is integer
+ * reassociation and the (x // c) * c + x % c merge. */
 static mt_texpr *rewrite_bin(mt_arena *a, mt_texpr *e) {
-    mt_texpr *x = e->a, *y = e->b;
-    mt_dtype dt = x->dtype;
-    int64_t xi = 0, yi = 0, r;
-    double xf, yf, f;
-    bool xc = int_const(x, &xi), yc = int_const(y, &yi);
-    if (x->lanes != 1 || y->lanes != 1) return e;
-    if (xc && yc) return fold_int(e->kind, dt, xi, yi, &r) ? mt_te_int(a, e->dtype, r) : e;
-    if (float_const(x, &xf) && float_const(y, &yf)) {
-        switch (fold_float(e->kind, dt, xf, yf, &f, &r)) {
-        case 1: return mt_te_float(a, dt, f);
-        case 2: return mt_te_int(a, MT_BOOL, r);
-        default: return e;
-        }
+    mt_texpr *x = e->a, *y = e->b, *r = mt_arith_fold(a, e->kind, x, y);
+    int64_t yi, c1;
+    if (r) return r;
+    if (x->lanes != 1 || y->lanes != 1 || !mt_dtype_is_int(x->dtype)) return e;
+    bool yc = mt_te_is_const_int(y, &yi);
+    switch (e->kind) {
+    case TE_ADD:
+        if (yc && (x->kind == TE_ADD || x->kind == TE_SUB) && mt_te_is_const_int(x->b, &c1))
+            return add_const(a, x->a,
+                             x->kind == TE_ADD ? (int64_t)((uint64_t)c1 + (uint64_t)yi)
+                                               : (int64_t)((uint64_t)yi - (uint64_t)c1));
+        return merge_divmod(a, e);
+    case TE_SUB:
+        if (yc && (x->kind == TE_ADD || x->kind == TE_SUB) && mt_te_is_const_int(x->b, &c1))
+            return add_const(a, x->a,
+                             x->kind == TE_ADD ? (int64_t)((uint64_t)c1 - (uint64_t)yi)
+                                               : (int64_t)(0 - (uint64_t)c1 - (uint64_t)yi));
+        return merge_divmod(a, e);
+    default: return e;
     }
-    if (dt == MT_BOOL) {
-        if (e->kind == TE_AND) {
-            if (xc) return xi ? y : x;
-            if (yc) return yi ? x : y;
-        } else if (e->kind == TE_OR) {
-            if (xc) return xi ? x : y;
-            if (yc) return yi ? y : x;
-        }
-        return e;
-    }
-    if (mt_dtype_is_int(dt)) {
-        int64_t c1;
-        switch (e->kind) {
-        case TE_ADD:
-            if (yc && yi == 0) return x;
-            if (xc && xi == 0) return y;
-            if (yc && (x->kind == TE_ADD || x->kind == TE_SUB) && int_const(x->b, &c1))
-                return add_const(a, x->a,
-                                 x->kind == TE_ADD ? (int64_t)((uint64_t)c1 + (uint64_t)yi)
-                                                   : (int64_t)((uint64_t)yi - (uint64_t)c1));
-            return merge_divmod(a, e);
-        case TE_SUB:
-            if (yc && yi == 0) return x;
-            if (yc && (x->kind == TE_ADD || x->kind == TE_SUB) && int_const(x->b, &c1))
-                return add_const(a, x->a,
-                                 x->kind == TE_ADD ? (int64_t)((uint64_t)c1 - (uint64_t)yi)
-                                                   : (int64_t)(0 - (uint64_t)c1 - (uint64_t)yi));
-            return merge_divmod(a, e);
-        case TE_MUL:
-            if (yc && yi == 1) return x;
-            if (xc && xi == 1) return y;
-            if ((yc && yi == 0) || (xc && xi == 0)) return mt_te_int(a, dt, 0);
-            return e;
-        case TE_DIV: case TE_FLOORDIV:
-            if (yc && yi == 1) return x;
-            return e;
-        case TE_FLOORMOD:
-            if (yc && yi == 1) return mt_te_int(a, dt, 0);
-            return e;
-        default: return e;
-        }
-    }
-    if (dt == MT_FLOAT32 || dt == MT_FLOAT64 || dt == MT_FLOAT16) {
-        bool xk = x->kind == TE_FLOAT, yk = y->kind == TE_FLOAT;
-        switch (e->kind) {
-        case TE_MUL:
-            if (yk && y->fval == 1.0) return x;
-            if (xk && x->fval == 1.0) return y;
-            return e;
-        case TE_DIV:
-            if (yk && y->fval == 1.0) return x;
-            return e;
-        case TE_SUB:
-            if (yk && is_bits(y->fval, 0.0)) return x;
-            return e;
-        case TE_ADD:
-            if (yk && is_bits(y->fval, -0.0)) return x;
-            if (xk && is_bits(x->fval, -0.0)) return y;
-            return e;
-        default: return e;
-        }
-    }
-    return e;
 }
 
 static mt_texpr *rewrite(mt_arena *a, mt_texpr *e) {
-    int64_t i;
-    double f;
+    mt_texpr *r = NULL;
     if (e->lanes != 1) return e;
     switch (e->kind) {
     case TE_ADD: case TE_SUB: case TE_MUL: case TE_DIV: case TE_FLOORDIV: case TE_FLOORMOD:
     case TE_MIN: case TE_MAX: case TE_EQ: case TE_NE: case TE_LT: case TE_LE: case TE_GT:
     case TE_GE: case TE_AND: case TE_OR:
         return rewrite_bin(a, e);
-    case TE_NOT:
-        if (int_const(e->a, &i)) return mt_te_int(a, MT_BOOL, !i);
-        if (e->a->kind == TE_NOT) return e->a->a;
-        return e;
-    case TE_NEG:
-        if (int_const(e->a, &i) && e->dtype != MT_BOOL)
-            return int_imm(a, e->dtype, 0 - (uint64_t)i);
-        if (float_const(e->a, &f)) return mt_te_float(a, e->dtype, -f);
-        if (e->a->kind == TE_NEG) return e->a->a;
-        return e;
-    case TE_SELECT:
-        if (int_const(e->cond, &i)) return i ? e->a : e->b;
-        if (mt_texpr_equal(e->a, e->b)) return e->a;
-        return e;
-    case TE_CAST: {
-        mt_texpr *c = fold_cast(a, e->dtype, e->a);
-        return c ? c : e;
+    case TE_NOT: case TE_NEG: r = mt_arith_fold_unary(a, e->kind, e->a); break;
+    case TE_SELECT: r = mt_arith_fold_select(e->cond, e->a, e->b); break;
+    case TE_CAST: r = mt_arith_fold_cast(a, e->dtype, e->a); break;
+    default: break;
     }
-    default: return e;
-    }
+    return r ? r : e;
 }
 
-/* The ranges of the loop and let variables in scope (bounds.h). */
+/* The ranges of the loop and let variables in scope (tir/arith.h). */
 static mt_bounds *bounds_of(mt_tmutator *m) { return m->ctx; }
 
 static mt_texpr *simp_expr(mt_tmutator *m, mt_texpr *e) {
@@ -595,7 +360,7 @@ static mt_tstmt *simp_stmt(mt_tmutator *m, mt_tstmt *s) {
         if (else_s && is_noop(else_s)) else_s = NULL;
         if (is_noop(then_s)) {
             if (!else_s) return noop(a);
-            return mt_ts_if(a, rewrite(a, mt_te_unary(a, TE_NOT, cond)), else_s, NULL);
+            return mt_ts_if(a, mt_arith_unary(a, TE_NOT, cond), else_s, NULL);
         }
         if (cond == s->cond && then_s == s->then_s && else_s == s->else_s) return s;
         return mt_ts_if(a, cond, then_s, else_s);

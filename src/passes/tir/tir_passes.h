@@ -50,7 +50,7 @@ mt_tfunc *mt_tir_flatten_buffers(mt_arena *a, mt_tfunc *f);
  * (x*1, x+0, x-0, int x*0, int x//1, x%1, not not x, (x+c1)+c2, and in int64
  * sums (x // c) * c + x % c -> x for constant c != 0) are applied,
  * integer floordiv, floormod, min, max and comparisons that the ranges of
- * the loop and let variables in scope decide are folded (bounds.h),
+ * the loop and let variables in scope decide are folded (tir/arith.h),
  * ifs with constant conditions keep only the live branch, trivially
  * substitutable lets are inlined, empty or zero-trip loops are removed and
  * sequences are flat with no no-op statements. An empty sequence is the no-op. */

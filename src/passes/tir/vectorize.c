@@ -212,16 +212,16 @@ static mt_tstmt *vec_stmt(vec *v, mt_tstmt *s) {
     case TS_SEQ: {
         mt_tstmt **out = MT_NEW_ARRAY(v->a, mt_tstmt *, s->nstmts > 0 ? s->nstmts : 1);
         for (int k = 0; k < s->nstmts; k++) out[k] = vec_stmt(v, s->stmts[k]);
-        return mt_ts_seq(v->a, out, s->nstmts);
+        return mt_ts_at(mt_ts_seq(v->a, out, s->nstmts), s->loc);
     }
     case TS_LET: {
         mt_texpr *val = mt_tmutate_expr(&m, s->value);
         if (val->lanes > 1) v->vlets[v->nvlets++] = s->var; /* at most MAX_VLETS: counted */
-        return mt_ts_let(v->a, s->var, val, vec_stmt(v, s->body));
+        return mt_ts_at(mt_ts_let(v->a, s->var, val, vec_stmt(v, s->body)), s->loc);
     }
     default: { /* TS_STORE */
         mt_texpr *idx = vec_index(v, s->idx[0]);
-        return mt_ts_store(v->a, s->buf, &idx, 1, mt_tmutate_expr(&m, s->value));
+        return mt_ts_at(mt_ts_store(v->a, s->buf, &idx, 1, mt_tmutate_expr(&m, s->value)), s->loc);
     }
     }
 }
@@ -261,16 +261,16 @@ static mt_tstmt *vectorize_loop(mt_arena *a, const mt_tstmt *l, int vector_bytes
     v.base = mt_te_bin(a, TE_MUL, mt_te_var(a, vo), L);
     mt_tstmt *body = vec_stmt(&v, l->body);
     mt_tstmt *parts[2];
-    parts[0] = mt_ts_for(a, vo, mt_te_i64(a, 0), nv, MT_FOR_SERIAL, body);
+    parts[0] = mt_ts_at(mt_ts_for(a, vo, mt_te_i64(a, 0), nv, MT_FOR_SERIAL, body), l->loc);
     /* the tail: i = n // L * L + t, scalar */
     mt_tvar *t = mt_tvar_new(a, l->var->name, MT_INT64);
     mt_texpr *first = cst ? mt_te_i64(a, cn / v.L * v.L) : mt_te_bin(a, TE_MUL, nv, L);
     mt_texpr *i = cst && cn < v.L ? mt_te_var(a, t) : mt_te_bin(a, TE_ADD, first, mt_te_var(a, t));
     mt_tstmt *tail = mt_tsubst_stmt(a, l->body, &l->var, &i, 1);
-    parts[1] = mt_ts_for(a, t, mt_te_i64(a, 0), nt, MT_FOR_SERIAL, tail);
+    parts[1] = mt_ts_at(mt_ts_for(a, t, mt_te_i64(a, 0), nt, MT_FOR_SERIAL, tail), l->loc);
     if (cst && cn % v.L == 0) return parts[0];
     if (cst && cn < v.L) return parts[1];
-    return mt_ts_seq(a, parts, 2);
+    return mt_ts_at(mt_ts_seq(a, parts, 2), l->loc);
 }
 
 static mt_tstmt *vec_loops(mt_tmutator *m, mt_tstmt *s) {

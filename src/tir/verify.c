@@ -1,0 +1,559 @@
+/*
+ * verify.c -- the TIR verifier (see verify.h; docs/tir.md lists the rules).
+ *
+ * One walk over the function, statements top-down, keeping what is in
+ * scope:
+ *
+ *  - variables: the scalar params and the symbolic dims for the whole
+ *    function, a loop's variable in its body, a let's in its body, a
+ *    block's iteration variables in its predicate, regions, init and body
+ *    (not in its iter values: those are evaluated outside). A variable
+ *    used where it is not in scope, or bound again where it already is,
+ *    is an error; binding the same variable in two sibling scopes is fine.
+ *  - buffers: the buffer params and f->allocs for the whole function, a
+ *    block's allocations in the block, a TS_ALLOC's buffer in its body.
+ *    Every load, store and region must name one of them.
+ *
+ * Expressions are checked bottom-up where they occur: operands present,
+ * dtypes and lanes that agree (a vector meets a scalar, never a vector of
+ * another width), integer indices, bool conditions, intrinsic arity,
+ * T.Ramp and T.Broadcast of scalars.
+ *
+ * The first failure is kept and the walk stops. The message says what is
+ * wrong, the function, the source place of the innermost statement (or
+ * enclosing statement, or the function) that has one, and that statement
+ * printed (its first lines). A statement with missing parts or an unknown
+ * kind is not printed: the printer assumes well-formed nodes, and the
+ * verifier must never fail itself on what it is given.
+ */
+#include "tir/verify.h"
+
+#include <string.h>
+
+#include "support/common.h"
+#include "support/strbuf.h"
+
+enum { PRINT_LINES = 6, PRINT_CHARS = 400 };
+
+typedef struct vctx {
+    mt_arena *a;
+    const mt_tfunc *f;
+    mt_tir_form form;
+    MT_VEC(const mt_tvar *) vars;    /* in scope, innermost last */
+    MT_VEC(const mt_tbuffer *) bufs; /* in scope, innermost last */
+    const mt_tstmt *at;              /* the statement being checked (NULL: the function) */
+    mt_loc loc;                      /* the nearest source place known */
+    bool shape_only;                 /* only missing parts and unknown kinds fail */
+    const char *err;                 /* the first failure, or NULL */
+} vctx;
+
+static void failv(vctx *c, bool shape, const char *fmt, va_list ap) {
+    if (c->err || (c->shape_only && !shape)) return;
+    c->err = mt_arena_vprintf(c->a, fmt, ap);
+}
+
+static void fail(vctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(vctx *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    failv(c, false, fmt, ap);
+    va_end(ap);
+}
+
+/* Missing parts or an unknown kind: what the printer cannot print. */
+static void fail_shape(vctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail_shape(vctx *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    failv(c, true, fmt, ap);
+    va_end(ap);
+}
+
+static const char *vname(const mt_tvar *v) { return v->name ? v->name : "?"; }
+static const char *bname(const mt_tbuffer *b) { return b->name ? b->name : "?"; }
+
+/* ---- scope ---------------------------------------------------------------- */
+
+static bool var_in_scope(const vctx *c, const mt_tvar *v) {
+    for (int i = c->vars.len - 1; i >= 0; i--)
+        if (c->vars.data[i] == v) return true;
+    return false;
+}
+
+static void bind_var(vctx *c, const mt_tvar *v, const char *what) {
+    if (!v) {
+        fail_shape(c, "%s has no variable", what);
+        return;
+    }
+    if (var_in_scope(c, v)) fail(c, "%s '%s' is bound again inside its own scope", what, vname(v));
+    MT_VEC_PUSH(c->a, &c->vars, v);
+}
+
+static bool buf_in_scope(const vctx *c, const mt_tbuffer *b) {
+    for (int i = c->bufs.len - 1; i >= 0; i--)
+        if (c->bufs.data[i] == b) return true;
+    return false;
+}
+
+/* ---- expressions ---------------------------------------------------------- */
+
+static void check_expr(vctx *c, const mt_texpr *e, const char *what);
+
+static bool is_intlike(mt_dtype dt) { return mt_dtype_is_int(dt) || dt == MT_BOOL; }
+static bool is_compare(mt_texpr_kind k) { return k >= TE_EQ && k <= TE_GE; }
+static int max2(int x, int y) { return x > y ? x : y; }
+
+/* An index or extent: a scalar (or, for an index, vector) integer. */
+static void check_int(vctx *c, const mt_texpr *e, const char *what, bool vector_ok) {
+    check_expr(c, e, what);
+    if (c->err) return;
+    if (!mt_dtype_is_int(e->dtype))
+        fail(c, "%s '%s' is %s, not an integer", what, mt_texpr_print(c->a, e), mt_dtype_str(e->dtype));
+    else if (!vector_ok && e->lanes != 1)
+        fail(c, "%s '%s' is a vector of %d lanes", what, mt_texpr_print(c->a, e), e->lanes);
+}
+
+static void check_bool(vctx *c, const mt_texpr *e, const char *what) {
+    check_expr(c, e, what);
+    if (!c->err && e->dtype != MT_BOOL)
+        fail(c, "%s '%s' is %s, not bool", what, mt_texpr_print(c->a, e), mt_dtype_str(e->dtype));
+}
+
+/* buf[idx...]: the buffer in scope, one index per dim (one int64 index
+ * when flat), integer indices. */
+static void check_access(vctx *c, const mt_tbuffer *b, mt_texpr *const *idx, int n, const char *what) {
+    if (!b || !b->name || (unsigned)b->dtype >= MT_DTYPE_COUNT_) {
+        fail_shape(c, "%s names no buffer, or one without a name or dtype", what);
+        return;
+    }
+    if (!buf_in_scope(c, b))
+        fail(c, "%s '%s' names a buffer that is neither a parameter nor allocated in scope", what,
+             bname(b));
+    else if (n != b->ndim)
+        fail(c, "%s '%s' has %d indices for %d dims", what, bname(b), n, b->ndim);
+    for (int i = 0; !c->err && i < n; i++) {
+        if (!idx || !idx[i]) {
+            fail_shape(c, "%s '%s' has no index %d", what, bname(b), i);
+            return;
+        }
+        check_int(c, idx[i], "index", true);
+        if (!c->err && c->form == MT_TIR_FLAT && idx[i]->dtype != MT_INT64)
+            fail(c, "index '%s' of '%s' is %s in the flat form (int64 expected)",
+                 mt_texpr_print(c->a, idx[i]), bname(b), mt_dtype_str(idx[i]->dtype));
+    }
+}
+
+static void check_binary(vctx *c, const mt_texpr *e) {
+    const char *op = mt_texpr_kind_str(e->kind);
+    if (!e->a || !e->b) {
+        fail_shape(c, "operator '%s' lacks an operand", op);
+        return;
+    }
+    check_expr(c, e->a, "operand");
+    check_expr(c, e->b, "operand");
+    if (c->err) return;
+    if (e->a->dtype != e->b->dtype)
+        fail(c, "operands of '%s' disagree: %s vs %s", op, mt_dtype_str(e->a->dtype),
+             mt_dtype_str(e->b->dtype));
+    else if (e->a->lanes != e->b->lanes && e->a->lanes != 1 && e->b->lanes != 1)
+        fail(c, "operands of '%s' have %d and %d lanes", op, e->a->lanes, e->b->lanes);
+    else if ((e->kind == TE_AND || e->kind == TE_OR) && e->a->dtype != MT_BOOL)
+        fail(c, "operands of '%s' are %s, not bool", op, mt_dtype_str(e->a->dtype));
+    else if (e->dtype != (is_compare(e->kind) ? MT_BOOL : e->a->dtype))
+        fail(c, "'%s' of %s operands is typed %s", op, mt_dtype_str(e->a->dtype), mt_dtype_str(e->dtype));
+    else if (e->lanes != max2(e->a->lanes, e->b->lanes))
+        fail(c, "'%s' has %d lanes, its operands %d and %d", op, e->lanes, e->a->lanes, e->b->lanes);
+}
+
+static void check_unary(vctx *c, const mt_texpr *e) {
+    const char *op = mt_texpr_kind_str(e->kind);
+    if (!e->a) {
+        fail_shape(c, "'%s' has no operand", op);
+        return;
+    }
+    check_expr(c, e->a, "operand");
+    if (c->err) return;
+    if (e->kind == TE_NOT && e->a->dtype != MT_BOOL)
+        fail(c, "'not' of %s (bool expected)", mt_dtype_str(e->a->dtype));
+    else if (e->kind == TE_NEG && e->a->dtype == MT_BOOL)
+        fail(c, "arithmetic negation of a bool");
+    else if (e->kind != TE_CAST && e->dtype != (e->kind == TE_NOT ? MT_BOOL : e->a->dtype))
+        fail(c, "'%s' of %s is typed %s", op, mt_dtype_str(e->a->dtype), mt_dtype_str(e->dtype));
+    else if (e->lanes != e->a->lanes)
+        fail(c, "'%s' has %d lanes, its operand %d", op, e->lanes, e->a->lanes);
+}
+
+static void check_select(vctx *c, const mt_texpr *e) {
+    if (!e->cond || !e->a || !e->b) {
+        fail_shape(c, "T.Select lacks an operand");
+        return;
+    }
+    check_bool(c, e->cond, "select condition");
+    check_expr(c, e->a, "select arm");
+    check_expr(c, e->b, "select arm");
+    if (c->err) return;
+    /* a vector condition may pick between scalar arms (codegen splats them) */
+    int lanes = max2(e->cond->lanes, max2(e->a->lanes, e->b->lanes));
+    if (e->a->dtype != e->b->dtype || e->dtype != e->a->dtype)
+        fail(c, "select arms disagree: %s vs %s", mt_dtype_str(e->a->dtype), mt_dtype_str(e->b->dtype));
+    else if ((e->a->lanes != 1 && e->a->lanes != lanes) || (e->b->lanes != 1 && e->b->lanes != lanes) ||
+             (e->cond->lanes != 1 && e->cond->lanes != lanes) || e->lanes != lanes)
+        fail(c, "select lanes disagree: condition %d, arms %d and %d, result %d", e->cond->lanes,
+             e->a->lanes, e->b->lanes, e->lanes);
+}
+
+static void check_call(vctx *c, const mt_texpr *e) {
+    if ((unsigned)e->intrin >= IN_COUNT_) {
+        fail_shape(c, "call of unknown intrinsic %d", (int)e->intrin);
+        return;
+    }
+    const char *fn = mt_intrin_name(e->intrin);
+    if (e->nargs != mt_intrin_arity(e->intrin) || (e->nargs > 0 && !e->args)) {
+        fail_shape(c, "T.%s takes %d arguments, called with %d", fn, mt_intrin_arity(e->intrin), e->nargs);
+        return;
+    }
+    int lanes = 1;
+    for (int i = 0; !c->err && i < e->nargs; i++) {
+        if (!e->args[i]) {
+            fail_shape(c, "T.%s lacks argument %d", fn, i);
+            return;
+        }
+        check_expr(c, e->args[i], "argument");
+        if (!c->err && e->args[i]->dtype != e->dtype)
+            fail(c, "argument %d of T.%s is %s, the call %s", i, fn, mt_dtype_str(e->args[i]->dtype),
+                 mt_dtype_str(e->dtype));
+        if (!c->err) lanes = max2(lanes, e->args[i]->lanes);
+    }
+    if (!c->err && e->lanes != lanes) fail(c, "T.%s has %d lanes, its arguments %d", fn, e->lanes, lanes);
+}
+
+/* T.Ramp(base, stride, lanes) and T.Broadcast(value, lanes). */
+static void check_vector(vctx *c, const mt_texpr *e) {
+    bool ramp = e->kind == TE_RAMP;
+    if (!e->a || (ramp && !e->b)) {
+        fail_shape(c, "%s lacks an operand", ramp ? "T.Ramp" : "T.Broadcast");
+        return;
+    }
+    if (ramp) {
+        check_int(c, e->a, "ramp base", false);
+        check_int(c, e->b, "ramp stride", false);
+        if (!c->err && (e->a->dtype != e->b->dtype || e->dtype != e->a->dtype))
+            fail(c, "T.Ramp of %s with a %s stride", mt_dtype_str(e->a->dtype), mt_dtype_str(e->b->dtype));
+    } else {
+        check_expr(c, e->a, "broadcast value");
+        if (!c->err && (e->a->lanes != 1 || e->dtype != e->a->dtype))
+            fail(c, "T.Broadcast of a vector or of another dtype");
+    }
+    if (!c->err && e->lanes < 2) fail(c, "%s of %d lanes", ramp ? "T.Ramp" : "T.Broadcast", e->lanes);
+}
+
+/* Immediates, variables and loads. */
+static void check_leaf(vctx *c, const mt_texpr *e) {
+    switch (e->kind) {
+    case TE_INT:
+        if (!is_intlike(e->dtype)) fail(c, "integer immediate of dtype %s", mt_dtype_str(e->dtype));
+        break;
+    case TE_FLOAT:
+        if (!mt_dtype_is_float(e->dtype)) fail(c, "float immediate of dtype %s", mt_dtype_str(e->dtype));
+        break;
+    case TE_VAR:
+        if (!e->var || !e->var->name) fail_shape(c, "variable reference without a (named) variable");
+        else if (!var_in_scope(c, e->var))
+            fail(c, "variable '%s' is used outside the scope that defines it", vname(e->var));
+        else if (e->dtype != e->var->dtype)
+            fail(c, "use of '%s' typed %s, the variable is %s", vname(e->var), mt_dtype_str(e->dtype),
+                 mt_dtype_str(e->var->dtype));
+        break;
+    default: /* TE_LOAD */
+        check_access(c, e->buf, e->args, e->nargs, "load from");
+        if (!c->err && e->dtype != e->buf->dtype)
+            fail(c, "load from '%s' typed %s, the buffer is %s", bname(e->buf), mt_dtype_str(e->dtype),
+                 mt_dtype_str(e->buf->dtype));
+        int lanes = 1;
+        for (int i = 0; !c->err && i < e->nargs; i++) lanes = max2(lanes, e->args[i]->lanes);
+        if (!c->err && e->lanes != lanes) fail(c, "load has %d lanes, its index %d", e->lanes, lanes);
+    }
+}
+
+static void check_expr(vctx *c, const mt_texpr *e, const char *what) {
+    if (c->err) return;
+    if (!e) {
+        fail_shape(c, "missing %s", what);
+        return;
+    }
+    if ((unsigned)e->kind >= TE_COUNT_ || (unsigned)e->dtype >= MT_DTYPE_COUNT_) {
+        fail_shape(c, "%s of unknown kind %d or dtype %d", what, (int)e->kind, (int)e->dtype);
+        return;
+    }
+    if (e->lanes < 1) fail(c, "%s '%s' has %d lanes", what, mt_texpr_kind_str(e->kind), e->lanes);
+    switch (e->kind) {
+    case TE_INT: case TE_FLOAT: case TE_VAR: case TE_LOAD: check_leaf(c, e); break;
+    case TE_NOT: case TE_NEG: case TE_CAST: check_unary(c, e); break;
+    case TE_SELECT: check_select(c, e); break;
+    case TE_CALL: check_call(c, e); break;
+    case TE_RAMP: case TE_BROADCAST: check_vector(c, e); break;
+    default: check_binary(c, e); break;
+    }
+}
+
+/* ---- statements ----------------------------------------------------------- */
+
+static void check_stmt(vctx *c, const mt_tstmt *s);
+
+/* A buffer that comes into scope (param, allocation): its shape is
+ * integer expressions of what is in scope; flat: one dim. */
+static void declare_buf(vctx *c, const mt_tbuffer *b, const char *what) {
+    if (c->err) return;
+    if (!b || !b->name || b->ndim < 0 || (b->ndim > 0 && !b->shape) ||
+        (unsigned)b->dtype >= MT_DTYPE_COUNT_) {
+        fail_shape(c, "%s is missing or incomplete (name, shape or dtype)", what);
+        return;
+    }
+    for (int d = 0; !c->err && d < b->ndim; d++) check_int(c, b->shape[d], "buffer dim", false);
+    if (!c->err && c->form == MT_TIR_FLAT && b->ndim != 1)
+        fail(c, "%s '%s' has %d dims in the flat form", what, b->name, b->ndim);
+    if (!c->err && buf_in_scope(c, b))
+        fail(c, "%s '%s' is already in scope", what, b->name);
+    MT_VEC_PUSH(c->a, &c->bufs, b);
+}
+
+static void check_for(vctx *c, const mt_tstmt *s) {
+    check_int(c, s->min, "loop min", false);
+    check_int(c, s->extent, "loop extent", false);
+    if (!c->err && (s->min->dtype != MT_INT64 || s->extent->dtype != MT_INT64))
+        fail(c, "loop bounds are %s and %s (int64 expected)", mt_dtype_str(s->min->dtype),
+             mt_dtype_str(s->extent->dtype));
+    if (!c->err && (unsigned)s->for_kind > MT_FOR_THREAD) fail_shape(c, "loop of unknown kind");
+    if (!c->err && s->for_kind == MT_FOR_THREAD && !s->thread_tag) fail(c, "thread loop without a tag");
+    int nv = c->vars.len;
+    bind_var(c, s->var, "loop variable");
+    if (!c->err && !mt_dtype_is_int(s->var->dtype))
+        fail(c, "loop variable '%s' is %s", vname(s->var), mt_dtype_str(s->var->dtype));
+    check_stmt(c, s->body);
+    c->vars.len = nv;
+}
+
+static void check_store(vctx *c, const mt_tstmt *s) {
+    check_access(c, s->buf, s->idx, s->nidx, "store to");
+    check_expr(c, s->value, "stored value");
+    if (c->err) return;
+    if (s->value->dtype != s->buf->dtype)
+        fail(c, "store of %s to '%s' of %s", mt_dtype_str(s->value->dtype), bname(s->buf),
+             mt_dtype_str(s->buf->dtype));
+    int lanes = 1;
+    for (int i = 0; i < s->nidx; i++) lanes = max2(lanes, s->idx[i]->lanes);
+    if (!c->err && s->value->lanes != 1 && s->value->lanes != lanes)
+        fail(c, "store of %d lanes at an index of %d", s->value->lanes, lanes);
+}
+
+static void check_seq(vctx *c, const mt_tstmt *s) {
+    if (s->nstmts < 0 || (s->nstmts > 0 && !s->stmts)) {
+        fail_shape(c, "sequence without its statements");
+        return;
+    }
+    for (int i = 0; !c->err && i < s->nstmts; i++) {
+        if (!s->stmts[i]) fail_shape(c, "sequence with a missing statement %d", i);
+        else check_stmt(c, s->stmts[i]);
+    }
+}
+
+static void check_let(vctx *c, const mt_tstmt *s) {
+    check_expr(c, s->value, "let value");
+    int nv = c->vars.len;
+    bind_var(c, s->var, "let variable");
+    if (!c->err && s->value->dtype != s->var->dtype)
+        fail(c, "let '%s' of %s bound to a %s value", vname(s->var), mt_dtype_str(s->var->dtype),
+             mt_dtype_str(s->value->dtype));
+    check_stmt(c, s->body);
+    c->vars.len = nv;
+}
+
+static void check_alloc(vctx *c, const mt_tstmt *s) {
+    int nb = c->bufs.len;
+    declare_buf(c, s->buf, "allocated buffer");
+    check_stmt(c, s->body);
+    c->bufs.len = nb;
+}
+
+static void check_if(vctx *c, const mt_tstmt *s) {
+    check_bool(c, s->cond, "if condition");
+    if (!c->err && s->cond->lanes != 1) fail(c, "if condition of %d lanes", s->cond->lanes);
+    check_stmt(c, s->then_s);
+    if (s->else_s) check_stmt(c, s->else_s);
+}
+
+static void check_region(vctx *c, const mt_tregion *r, const char *what) {
+    if (!r->buf || !r->buf->name || (r->buf->ndim > 0 && (!r->min || !r->extent))) {
+        fail_shape(c, "%s region without a buffer or bounds", what);
+        return;
+    }
+    if (!buf_in_scope(c, r->buf))
+        fail(c, "%s region of '%s', a buffer that is neither a parameter nor allocated in scope", what,
+             bname(r->buf));
+    for (int d = 0; !c->err && d < r->buf->ndim; d++) {
+        check_int(c, r->min[d], "region min", false);
+        check_int(c, r->extent[d], "region extent", false);
+    }
+}
+
+/* The iteration variables: extents and bound values in the enclosing
+ * scope, then the variables themselves in scope. */
+static void bind_iters(vctx *c, const mt_tstmt *s) {
+    if (s->niters < 0 || (s->niters > 0 && (!s->iters || !s->iter_values))) {
+        fail_shape(c, "block '%s' lacks its iteration variables or their values", s->name);
+        return;
+    }
+    for (int i = 0; !c->err && i < s->niters; i++) {
+        const mt_titer *it = &s->iters[i];
+        check_int(c, it->extent, "iteration extent", false);
+        check_int(c, s->iter_values[i], "iteration value", false);
+        if (!c->err && (!it->var || (unsigned)it->kind > MT_ITER_REDUCE))
+            fail_shape(c, "block '%s' has an incomplete iteration variable %d", s->name, i);
+        else if (!c->err && s->iter_values[i]->dtype != it->var->dtype)
+            fail(c, "iteration variable '%s' of %s is bound to a %s value", vname(it->var),
+                 mt_dtype_str(it->var->dtype), mt_dtype_str(s->iter_values[i]->dtype));
+    }
+    for (int i = 0; !c->err && i < s->niters; i++) bind_var(c, s->iters[i].var, "iteration variable");
+}
+
+static void check_block(vctx *c, const mt_tstmt *s) {
+    if (!s->name || s->nreads < 0 || s->nwrites < 0 || s->nallocs < 0 ||
+        (s->nreads && !s->reads) || (s->nwrites && !s->writes) || (s->nallocs && !s->allocs)) {
+        fail_shape(c, "block without a name or its regions");
+        return;
+    }
+    if (c->form != MT_TIR_BLOCK) fail(c, "block '%s' in the %s form", s->name, mt_tir_form_str(c->form));
+    int nv = c->vars.len, nb = c->bufs.len;
+    bind_iters(c, s);
+    for (int i = 0; i < s->nallocs; i++) declare_buf(c, s->allocs[i], "block allocation");
+    if (s->predicate) check_bool(c, s->predicate, "block predicate");
+    for (int i = 0; !c->err && i < s->nreads; i++) check_region(c, &s->reads[i], "read");
+    for (int i = 0; !c->err && i < s->nwrites; i++) check_region(c, &s->writes[i], "write");
+    if (s->init) check_stmt(c, s->init);
+    check_stmt(c, s->body);
+    c->vars.len = nv, c->bufs.len = nb;
+}
+
+/* The statements a statement of kind k must hold, named for messages. */
+static const char *missing_child(const mt_tstmt *s) {
+    switch (s->kind) {
+    case TS_FOR: return s->body ? NULL : "loop without a body";
+    case TS_BLOCK: return s->body ? NULL : "block without a body";
+    case TS_LET: return s->body ? NULL : "let without a body";
+    case TS_ALLOC: return s->body ? NULL : "allocation without a body";
+    case TS_IF: return s->then_s ? NULL : "if without a then branch";
+    default: return NULL;
+    }
+}
+
+static void check_stmt(vctx *c, const mt_tstmt *s) {
+    if (c->err) return;
+    const mt_tstmt *at = c->at;
+    mt_loc loc = c->loc;
+    c->at = s;
+    if (s->loc.line) c->loc = s->loc;
+    const char *missing = missing_child(s);
+    if (missing) {
+        fail_shape(c, "%s", missing);
+        return;
+    }
+    switch (s->kind) {
+    case TS_FOR: check_for(c, s); break;
+    case TS_BLOCK: check_block(c, s); break;
+    case TS_STORE: check_store(c, s); break;
+    case TS_SEQ: check_seq(c, s); break;
+    case TS_IF: check_if(c, s); break;
+    case TS_LET: check_let(c, s); break;
+    case TS_ALLOC: check_alloc(c, s); break;
+    case TS_EVAL: check_expr(c, s->value, "evaluated value"); break;
+    default: fail_shape(c, "statement of unknown kind %d", (int)s->kind);
+    }
+    if (c->err) return; /* keep the place of the failure */
+    c->at = at;
+    c->loc = loc;
+}
+
+/* ---- functions ------------------------------------------------------------ */
+
+/* Params and symbolic dims in scope; buffer shapes may use any of them. */
+static void check_params(vctx *c, const mt_tfunc *f) {
+    int nbufs = 0;
+    if (f->nparams < 0 || (f->nparams > 0 && !f->params) || f->nsym < 0 || (f->nsym > 0 && !f->sym_vars)) {
+        fail_shape(c, "parameters or symbolic dims missing");
+        return;
+    }
+    for (int i = 0; !c->err && i < f->nsym; i++) bind_var(c, f->sym_vars[i], "symbolic dim");
+    for (int i = 0; !c->err && i < f->nparams; i++) {
+        const mt_tparam *p = &f->params[i];
+        if ((p->buf != NULL) == (p->var != NULL))
+            fail_shape(c, "parameter %d is not exactly one of a buffer and a scalar", i);
+        else if (p->var) bind_var(c, p->var, "scalar parameter");
+        else nbufs++;
+    }
+    for (int i = 0; !c->err && i < f->nparams; i++)
+        if (f->params[i].buf) declare_buf(c, f->params[i].buf, "buffer parameter");
+    if (!c->err && (f->num_outputs < 0 || f->num_outputs > nbufs))
+        fail(c, "%d outputs of %d buffer parameters", f->num_outputs, nbufs);
+}
+
+/* Can c->at be printed? The walk stopped at the failure, so the rest of
+ * the statement is unchecked: walk it again looking only for missing parts
+ * (the scope as it was; other failures do not count). */
+static bool printable(const vctx *c) {
+    if (!c->at) return false;
+    vctx t = *c;
+    t.err = NULL;
+    t.shape_only = true;
+    t.at = NULL;
+    check_stmt(&t, c->at);
+    return !t.err;
+}
+
+static const char *message(vctx *c) {
+    mt_sb sb;
+    mt_sb_init(&sb, c->a);
+    mt_sb_printf(&sb, "%s, in function '%s'", c->err, c->f && c->f->name ? c->f->name : "?");
+    if (c->loc.line) mt_sb_printf(&sb, " at %d:%d", c->loc.line, c->loc.col);
+    mt_sb_printf(&sb, " (%s form)", mt_tir_form_str(c->form));
+    if (!printable(c)) return mt_sb_str(&sb);
+    mt_sb_puts(&sb, ", in:");
+    const char *p = mt_tstmt_print(c->a, c->at);
+    for (int line = 0; *p && line < PRINT_LINES; line++) {
+        const char *e = strchr(p, '\n');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (sb.len + n > PRINT_CHARS) {
+            mt_sb_puts(&sb, "\n    ...");
+            break;
+        }
+        mt_sb_puts(&sb, "\n    ");
+        mt_sb_putn(&sb, p, n);
+        p += n + (e != NULL);
+        if (*p && line == PRINT_LINES - 1) mt_sb_puts(&sb, "\n    ...");
+    }
+    return mt_sb_str(&sb);
+}
+
+const char *mt_tir_verify(mt_arena *a, const mt_tfunc *f, mt_tir_form form) {
+    vctx c = {.a = a, .f = f, .form = form};
+    if (!f || !f->name || !f->body) {
+        c.err = "function without a name or a body";
+        return message(&c);
+    }
+    c.loc = f->loc;
+    check_params(&c, f);
+    if (!c.err && form != MT_TIR_BLOCK && f->nallocs != 0)
+        fail(&c, "%d function-level allocations in the %s form", f->nallocs, mt_tir_form_str(form));
+    if (!c.err && f->nallocs > 0 && !f->allocs) fail_shape(&c, "function allocations missing");
+    for (int i = 0; !c.err && i < f->nallocs; i++) declare_buf(&c, f->allocs[i], "function allocation");
+    if (!c.err) check_stmt(&c, f->body);
+    return c.err ? message(&c) : NULL;
+}
+
+const char *mt_tir_form_str(mt_tir_form form) {
+    switch (form) {
+    case MT_TIR_BLOCK: return "block";
+    case MT_TIR_LOWERED: return "lowered";
+    case MT_TIR_FLAT: return "flat";
+    }
+    return "?";
+}
