@@ -29,7 +29,7 @@
 
 struct mt_context {
     atomic_int refs;      /* the host's, plus one per live kernel */
-    mt_jit *jit;
+    mt_backend *backend;  /* code generation for target cpu (codegen.h) */
     int num_threads;
     mt_cache *cache;      /* compiled kernels; closed when the host destroys ctx */
     mt_pool *pool;        /* run buffers (runtime/pool.h); closed when ctx is freed */
@@ -47,10 +47,8 @@ struct mt_kernel {
     const char *unavailable[MT_STAGE_COUNT_]; /* why a stage has no dump */
     mt_pass_dump *pass_dumps;
     int npass_dumps;
-    const mt_codegen_bc *llvm_bc; /* optimized module's parts (bitcode) for the lazy LLVM and ASM dumps */
-    int nbc;
-    pthread_mutex_t lock;     /* guards the lazy LLVM and ASM dumps */
-    mt_jit_module *jm;
+    mt_codegen_out code;      /* the backend's module, and what its lazy dumps are made from */
+    pthread_mutex_t lock;     /* guards the lazy backend dumps (LLVM, ASM) */
     mt_plan plan;
     mt_gvar **params;         /* parameter names, types, places */
     mt_gvar **results;
@@ -63,16 +61,16 @@ mt_context *mt_context_create(const mt_context_options *opts) {
     mt_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return NULL;
     char err[256];
-    ctx->jit = mt_jit_create(err, sizeof err);
+    ctx->backend = mt_backend_llvm_cpu_create(err, sizeof err);
     int entries = opts && opts->cache_entries ? opts->cache_entries : MT_CACHE_DEFAULT_ENTRIES;
-    ctx->cache = ctx->jit ? mt_cache_create(entries) : NULL;
+    ctx->cache = ctx->backend ? mt_cache_create(entries) : NULL;
     ctx->pool = ctx->cache ? mt_pool_create(0) : NULL;
     ctx->num_threads = opts && opts->num_threads > 0 ? opts->num_threads : 0;
     ctx->threads = ctx->pool ? mt_thread_pool_create(ctx->num_threads) : NULL;
     if (!ctx->threads) {
         if (ctx->pool) mt_pool_close(ctx->pool);
         if (ctx->cache) mt_cache_destroy(ctx->cache);
-        if (ctx->jit) mt_jit_destroy(ctx->jit);
+        if (ctx->backend) ctx->backend->destroy(ctx->backend);
         free(ctx);
         return NULL;
     }
@@ -83,7 +81,7 @@ mt_context *mt_context_create(const mt_context_options *opts) {
 static void context_unref(mt_context *ctx) {
     if (atomic_fetch_sub(&ctx->refs, 1) == 1) {
         mt_cache_destroy(ctx->cache);
-        mt_jit_destroy(ctx->jit);
+        ctx->backend->destroy(ctx->backend);
         mt_pool_close(ctx->pool);
         mt_thread_pool_destroy(ctx->threads);
         free(ctx);
@@ -312,7 +310,7 @@ static void build_plan(mt_arena *a, mt_kernel *k, const mt_compiled *c, void **f
 }
 
 static void kernel_free(mt_kernel *k) {
-    mt_jit_module_release(k->jm);
+    k->ctx->backend->release(k->ctx->backend, k->code.module);
     pthread_mutex_destroy(&k->lock);
     mt_arena_destroy(k->arena);
     context_unref(k->ctx);
@@ -394,16 +392,13 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
             mt_fail_noloc(MT_ERR_UNAVAILABLE, "target cuda is not available yet; use target cpu");
         mt_compiled c;
         mt_pipeline_run(a, k->source, len, opts, &c);
-        mt_codegen_out cg;
-        memset(&cg, 0, sizeof cg);
-        /* LLVM works on the kernel functions on as many threads as the
-         * context runs parallel loops on */
+        /* the backend works on the kernel functions on as many threads as
+         * the context runs parallel loops on */
         int threads = ctx->num_threads > 0 ? ctx->num_threads : mt_parallel_num_cpus();
-        mt_codegen_cpu(ctx->jit, a, c.lowered, c.nlowered, opts->opt_level, threads, &cg);
-        k->jm = cg.module;
+        mt_codegen_in in = {c.lowered, c.nlowered, c.device, c.ndevice, opts->opt_level, threads};
+        ctx->backend->compile(ctx->backend, a, &in, &k->code);
+        const mt_codegen_out cg = k->code;
         for (int s = 0; s < MT_STAGE_COUNT_; s++) k->dumps[s] = c.dumps[s];
-        k->llvm_bc = cg.llvm_bc;
-        k->nbc = cg.nbc;
         k->unavailable[MT_STAGE_CUDA] = "the CUDA backend is not implemented yet (kernel compiled for target cpu)";
         k->pass_dumps = c.pass_dumps;
         k->npass_dumps = c.npass_dumps;
@@ -418,7 +413,7 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
     } else {
         mt_err_pop(&fr);
         mt_diag_from_frame(diag, &fr, file, source);
-        mt_jit_module_release(k->jm);
+        ctx->backend->release(ctx->backend, k->code.module);
         mt_arena_destroy(a);
         free(k);
         return NULL;
@@ -453,16 +448,15 @@ mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tens
 
 /* ---- dumps and introspection --------------------------------------------- */
 
-/* Makes the LLVM or ASM dump from the module's bitcode, once (k->lock held). */
+/* Makes a dump of the backend's (LLVM, ASM) from its module, once (k->lock
+ * held). */
 static void lazy_dump(mt_kernel *k, mt_stage stage) {
-    if (k->dumps[stage] || k->unavailable[stage] || !k->llvm_bc) return;
+    if (k->dumps[stage] || k->unavailable[stage] || !k->code.dump_src) return;
     char err[512] = "";
     mt_errframe fr;
     if (MT_TRY(&fr)) {
-        k->dumps[stage] =
-            stage == MT_STAGE_LLVM
-                ? mt_jit_ir_text(k->arena, k->llvm_bc, k->nbc, err, sizeof err)
-                : mt_jit_emit_asm(k->ctx->jit, k->arena, k->llvm_bc, k->nbc, err, sizeof err);
+        mt_backend *be = k->ctx->backend;
+        k->dumps[stage] = be->dump(be, k->arena, &k->code, stage, err, sizeof err);
         if (!k->dumps[stage])
             k->unavailable[stage] = mt_arena_printf(
                 k->arena, "%s: %s", stage == MT_STAGE_LLVM ? "LLVM IR" : "assembly", err);
@@ -475,7 +469,7 @@ static void lazy_dump(mt_kernel *k, mt_stage stage) {
 
 const char *mt_kernel_dump(mt_kernel *k, mt_stage stage) {
     if (!k || (unsigned)stage >= MT_STAGE_COUNT_) return NULL;
-    if (stage == MT_STAGE_LLVM || stage == MT_STAGE_ASM) {
+    if (k->ctx->backend->dumps & 1u << stage) {
         pthread_mutex_lock(&k->lock);
         lazy_dump(k, stage);
         const char *d = k->dumps[stage];

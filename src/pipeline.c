@@ -12,6 +12,7 @@
  *     schedule_reduce (row reductions + their row-wise stages, lowered),
  *     schedule (default CPU rules), lower_blocks, flatten_buffers,
  *     simplify, vectorize, remove_unit_loops, simplify, tir_cse
+ *   split_host_device (all loop functions at once: adds device functions)
  *                                                             (stage "tir-sched")
  *
  * After any pass, the IR can be recorded by naming the pass in
@@ -65,7 +66,7 @@ static const struct {
 const char *const mt_pipeline_pass_names[] = {
     "parse", "build", "fold_constant", "cse", "to_dataflow", "legalize", "annotate_pattern", "fuse_ops", "fuse_tir",
     "dead_code", "inline_producers", "schedule_matmul", "schedule_reduce", "schedule", "lower_blocks", "flatten_buffers", "simplify",
-    "vectorize", "remove_unit_loops", "tir_cse", NULL,
+    "vectorize", "remove_unit_loops", "tir_cse", "split_host_device", NULL,
 };
 
 static double now_ms(void) {
@@ -125,6 +126,21 @@ static const char *print_tfuncs(mt_arena *a, mt_tfunc *const *fs, int n) {
     return mt_sb_str(&sb);
 }
 
+/* Each host function followed by the device functions it launches. */
+static const char *print_split(mt_arena *a, const mt_tsplit *sp, int n) {
+    mt_sb sb;
+    mt_sb_init(&sb, a);
+    for (int i = 0; i < n; i++) {
+        if (i) mt_sb_putc(&sb, '\n');
+        mt_sb_puts(&sb, mt_tfunc_print(a, sp->host[i]));
+        for (int d = sp->first_device[i]; d < sp->first_device[i + 1]; d++) {
+            mt_sb_putc(&sb, '\n');
+            mt_sb_puts(&sb, mt_tfunc_print(a, sp->device[d]));
+        }
+    }
+    return mt_sb_str(&sb);
+}
+
 void mt_pipeline_run(mt_arena *a, const char *src, size_t len, const mt_compile_options *opts,
                      mt_compiled *out) {
     memset(out, 0, sizeof *out);
@@ -162,9 +178,16 @@ void mt_pipeline_run(mt_arena *a, const char *src, size_t len, const mt_compile_
         if (wanted(dump_after, tir_passes[p].name))
             record(a, out, tir_passes[p].name, print_tfuncs(a, fs, m->ntfuncs));
     }
-    out->dumps[MT_STAGE_TIR_SCHED] = print_tfuncs(a, fs, m->ntfuncs);
-    out->lowered = fs;
+    mt_tsplit sp;
+    mt_tir_split_host_device(a, fs, m->ntfuncs, &sp);
+    out->dumps[MT_STAGE_TIR_SCHED] = print_split(a, &sp, m->ntfuncs);
+    if (wanted(dump_after, "split_host_device"))
+        record(a, out, "split_host_device", out->dumps[MT_STAGE_TIR_SCHED]);
+    out->lowered = sp.host;
     out->nlowered = m->ntfuncs;
+    out->device = sp.device;
+    out->ndevice = sp.ndevice;
+    out->first_device = sp.first_device;
     double t3 = now_ms();
     out->ms_frontend = t1 - t0;
     out->ms_graph = t2 - t1;

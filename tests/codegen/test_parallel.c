@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "codegen/codegen.h"
+#include "codegen/cg_util.h"
 #include "runtime/parallel.h"
 #include "support/diag.h"
 #include "tir/tir.h"
@@ -343,16 +343,16 @@ static mt_codegen_out compile_t(mt_tfunc *f, int opt, int threads) {
     memset(&out, 0, sizeof out);
     mt_errframe fr;
     if (MT_TRY(&fr)) {
-        mt_codegen_cpu(jit, A, &f, 1, opt, threads, &out);
+        cg_compile(jit, A, &f, 1, opt, threads, &out);
         mt_err_pop(&fr);
     } else {
         mt_err_pop(&fr);
         fail_msg("%s", fr.msg);
     }
     char err[256];
-    out.llvm_ir = mt_jit_ir_text(A, out.llvm_bc, out.nbc, err, sizeof err);
-    if (!out.llvm_ir) fail_msg("%s", err);
-    if (getenv("DUMPIR") && strstr(out.llvm_ir, getenv("DUMPIR"))) fputs(out.llvm_ir, stderr);
+    const char *ir = mt_jit_ir_text(A, cg_parts(&out), out.nparts, err, sizeof err);
+    if (!ir) fail_msg("%s", err);
+    if (getenv("DUMPIR") && strstr(ir, getenv("DUMPIR"))) fputs(ir, stderr);
     return out;
 }
 static mt_codegen_out compile(mt_tfunc *f, int opt) { return compile_t(f, opt, 2); }
@@ -388,21 +388,22 @@ static void test_chunked_loop(void **state) {
          * opt 3 on one thread (one module) */
         int opt = run == 0 ? 0 : 3, threads = run == 2 ? 1 : 2;
         mt_codegen_out r = compile_t(f, opt, threads);
-        assert_int_equal(r.nbc, threads == 1 ? 1 : 2);
+        assert_int_equal(r.nparts, threads == 1 ? 1 : 2);
+        const char *ir = cg_ir_text(A, &r);
         if (opt == 0) {
-            assert_non_null(strstr(r.llvm_ir, "call void @mt_parallel_for("));
+            assert_non_null(strstr(ir, "call void @mt_parallel_for("));
             /* the outlined loop keeps noalias on the buffers */
-            assert_non_null(strstr(r.llvm_ir, "define internal void @"));
-            assert_non_null(strstr(r.llvm_ir, ".par0(i64 %begin, i64 %end"));
-            assert_non_null(strstr(r.llvm_ir, "ptr noalias nocapture align 4 %a"));
+            assert_non_null(strstr(ir, "define internal void @"));
+            assert_non_null(strstr(ir, "_par0(i64 %begin, i64 %end"));
+            assert_non_null(strstr(ir, "ptr noalias nocapture align 4 %a"));
             /* the body is exported from its part, the kernel calls it */
-            const char *body = strstr(r.llvm_ir, ".par0.body(i64");
+            const char *body = strstr(ir, "_par0.body(i64");
             assert_non_null(body);
             const char *def = body; /* back to the start of its line */
-            while (def > r.llvm_ir && def[-1] != '\n') def--;
+            while (def > ir && def[-1] != '\n') def--;
             assert_true(strncmp(def, "define void @", 13) == 0);
         }
-        if (threads == 1) assert_non_null(strstr(r.llvm_ir, "define internal void @"));
+        if (threads == 1) assert_non_null(strstr(ir, "define internal void @"));
         void (*fn)(const float *, const float *, float, float *, int64_t) =
             (void (*)(const float *, const float *, float, float *, int64_t))r.fn_addrs[0];
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
@@ -464,12 +465,13 @@ static void test_captures_and_nesting(void **state) {
     f->body = body;
     mt_codegen_out res = compile(f, 0);
     /* one outlined loop: the nested parallel loop is not outlined again */
-    assert_non_null(strstr(res.llvm_ir, ".par0("));
-    assert_null(strstr(res.llvm_ir, ".par1("));
+    const char *ir = cg_ir_text(A, &res);
+    assert_non_null(strstr(ir, "_par0("));
+    assert_null(strstr(ir, "_par1("));
     mt_jit_module_release(res.module);
     for (int threads = 1; threads <= 2; threads++) {
         res = compile_t(f, 3, threads);
-        assert_int_equal(res.nbc, threads); /* one part for the one outlined loop */
+        assert_int_equal(res.nparts, threads); /* one part for the one outlined loop */
         void (*fn)(float *, int64_t) = (void (*)(float *, int64_t))res.fn_addrs[0];
         for (int64_t M = 0; M <= 9; M += 3) {
             int64_t R = M + 3;
@@ -497,7 +499,7 @@ static mt_status try_compile_n(mt_tfunc **fs, int n, int threads, mt_codegen_out
     memset(out, 0, sizeof *out);
     mt_errframe fr;
     if (MT_TRY(&fr)) {
-        mt_codegen_cpu(jit, A, fs, n, 3, threads, out);
+        cg_compile(jit, A, fs, n, 3, threads, out);
         mt_err_pop(&fr);
         return MT_OK;
     }
@@ -566,7 +568,7 @@ static void test_typed_captures(void **state) {
     memset(res, 0, sizeof res);
     for (int threads = 1; threads <= 2; threads++) {
         mt_codegen_out r = compile_t(f, 3, threads);
-        assert_int_equal(r.nbc, threads);
+        assert_int_equal(r.nparts, threads);
         void (*fn)(float *, int64_t) = (void (*)(float *, int64_t))r.fn_addrs[0];
         for (int k = 0; k < 2; k++) {
             int64_t N = k ? 37 : 4;
@@ -647,7 +649,7 @@ static void test_error_after_parts(void **state) {
     mt_codegen_out r;
     char msg[512];
     assert_int_equal(try_compile_n(ok, 2, 2, &r, msg, sizeof msg), MT_OK);
-    assert_int_equal(r.nbc, 2 + 5 + 3);
+    assert_int_equal(r.nparts, 2 + 5 + 3);
     float out[64];
     ((void (*)(float *))r.fn_addrs[1])(out);
     assert_true(out[10] == 12.0f);
@@ -693,7 +695,7 @@ static void test_error_in_part(void **state) {
         mt_codegen_out out;
         mt_errframe fr;
         if (MT_TRY(&fr)) {
-            mt_codegen_cpu(jit, A, &f, 1, 3, threads, &out);
+            cg_compile(jit, A, &f, 1, 3, threads, &out);
             mt_err_pop(&fr);
             fail_msg("a block inside a parallel loop compiled");
         }
