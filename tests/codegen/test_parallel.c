@@ -1,8 +1,9 @@
 /*
  * test_parallel.c -- the runtime parallel-for (src/runtime/parallel.c) and
- * the code generated for parallel loops (src/codegen/llvm.c: outlining,
- * closures, captures, nesting), on hand-built lowered TIR run through the
- * JIT and compared with C references.
+ * the code generated for parallel loops (split_host_device outlines them,
+ * src/codegen/llvm.c generates the launches: closures, captures, nesting,
+ * parts), on hand-built lowered TIR run through the JIT and compared with C
+ * references.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -584,8 +585,9 @@ static void test_typed_captures(void **state) {
     assert_memory_equal(res[0], res[1], sizeof res[0]); /* bit for bit */
 }
 
-/* A let of a vector value captured by a parallel loop: fine on one thread,
- * an internal error ("captures a value of LLVM type kind 13") on two. */
+/* A let of a vector value captured by a parallel loop: the parallel body
+ * gets a vector param (mt_tparam.lanes 4, `<4 x float>` in the closure), in
+ * the kernel's module on one thread and in a part of its own on two. */
 static void test_vector_capture(void **state) {
     mt_tvar *c = ivar("c"), *vv = mt_tvar_new(A, "vv", MT_FLOAT32);
     mt_tbuffer *o = buf1("out", I(64));
@@ -656,6 +658,55 @@ static void test_error_after_parts(void **state) {
     mt_jit_module_release(r.module);
 }
 
+/* What codegen refuses: a parallel loop left (split_host_device did not
+ * run), a launched function that is not given as a device function, a
+ * device function nobody launches, and a launch of another kind. */
+static mt_status try_in(const mt_codegen_in *in, char *msg, size_t len) {
+    mt_codegen_out out;
+    mt_errframe fr;
+    if (MT_TRY(&fr)) {
+        mt_codegen_cpu(jit, A, in, &out);
+        mt_err_pop(&fr);
+        mt_jit_module_release(out.module);
+        return MT_OK;
+    }
+    mt_err_pop(&fr);
+    snprintf(msg, len, "%s", fr.msg);
+    return fr.status;
+}
+
+static void test_launch_errors(void **state) {
+    mt_tfunc *f = par_kernel("k", 1, false);
+    mt_tsplit sp;
+    mt_tir_split_host_device(A, &f, 1, &sp);
+    char msg[512];
+    for (int threads = 1; threads <= 2; threads++) {
+        mt_codegen_in raw = {&f, 1, NULL, 0, 3, threads};
+        assert_int_equal(try_in(&raw, msg, sizeof msg), MT_ERR_INTERNAL);
+        assert_non_null(strstr(msg, "parallel loop over 'i' in k: split_host_device must run first"));
+        mt_codegen_in nodev = {sp.host, 1, NULL, 0, 3, threads};
+        assert_int_equal(try_in(&nodev, msg, sizeof msg), MT_ERR_INTERNAL);
+        assert_non_null(strstr(msg, "'k_par0' is launched but not given as a device function"));
+        mt_codegen_in unlaunched = {&f, 1, sp.device, 1, 3, threads};
+        assert_int_equal(try_in(&unlaunched, msg, sizeof msg), MT_ERR_INTERNAL);
+        assert_non_null(strstr(msg, "device function 'k_par0' is launched 0 times"));
+        mt_tfunc *gpu = MT_NEW(A, mt_tfunc); /* k_par0 of another kind */
+        *gpu = *sp.device[0];
+        gpu->attrs = NULL, gpu->nattrs = 0;
+        mt_tfunc_add_attr(A, gpu, MT_ATTR_KIND, "cuda_kernel");
+        mt_tstmt *l = mt_ts_copy(A, sp.host[0]->body);
+        l->launch = MT_NEW(A, mt_tlaunch);
+        *l->launch = *sp.host[0]->body->launch;
+        l->launch->callee = gpu;
+        mt_tfunc *host = mt_tfunc_with_body(A, sp.host[0], l);
+        mt_codegen_in kind = {&host, 1, &gpu, 1, 3, threads};
+        assert_int_equal(try_in(&kind, msg, sizeof msg), MT_ERR_INTERNAL);
+        assert_non_null(strstr(msg, "k launches 'k_par0' of kind 'cuda_kernel'"));
+        mt_codegen_in good = {sp.host, 1, sp.device, 1, 3, threads};
+        assert_int_equal(try_in(&good, msg, sizeof msg), MT_OK);
+    }
+}
+
 /* ---- fixtures ---------------------------------------------------------------- */
 
 static int setup(void **state) {
@@ -722,6 +773,7 @@ int main(void) {
         cmocka_unit_test(test_typed_captures),
         cmocka_unit_test(test_vector_capture),
         cmocka_unit_test(test_error_after_parts),
+        cmocka_unit_test(test_launch_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
