@@ -279,7 +279,7 @@ static bool is_i64_var(const mt_tparam *p) { return p->var && p->var->dtype == M
  * with an argument of the same sort per capture, over grid[0] only? */
 static void check_launch(const mt_cg *g, const mt_tlaunch *l) {
     const mt_tfunc *d = l->callee;
-    const char *kind = mt_tfunc_attr(d, MT_ATTR_KIND);
+    const char *kind = mt_tfunc_get_attr(d, MT_ATTR_KIND);
     if (!kind || strcmp(kind, MT_KIND_PARALLEL_BODY) != 0)
         mt_ice("codegen: %s launches '%s' of kind '%s': the CPU runs parallel bodies", g->f->name,
                d->name, kind ? kind : "none");

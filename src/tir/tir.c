@@ -274,19 +274,24 @@ void mt_tfunc_add_param(mt_arena *a, mt_tfunc *f, mt_tbuffer *buf, mt_tvar *var)
     f->nparams++;
 }
 
-void mt_tfunc_add_attr(mt_arena *a, mt_tfunc *f, const char *key, const char *value) {
+const char *mt_tfunc_get_attr(const mt_tfunc *f, const char *key) {
+    for (int i = 0; i < f->nattrs; i++)
+        if (strcmp(f->attrs[i].key, key) == 0) return f->attrs[i].value;
+    return NULL;
+}
+
+void mt_tfunc_set_attr(mt_arena *a, mt_tfunc *f, const char *key, const char *value) {
+    for (int i = 0; i < f->nattrs; i++)
+        if (strcmp(f->attrs[i].key, key) == 0) {
+            f->attrs[i].value = mt_arena_strdup(a, value);
+            return;
+        }
     mt_tattr *na = MT_NEW_ARRAY(a, mt_tattr, f->nattrs + 1);
     if (f->nattrs) memcpy(na, f->attrs, sizeof(mt_tattr) * (size_t)f->nattrs);
     na[f->nattrs].key = mt_arena_strdup(a, key);
     na[f->nattrs].value = mt_arena_strdup(a, value);
     f->attrs = na;
     f->nattrs++;
-}
-
-const char *mt_tfunc_attr(const mt_tfunc *f, const char *key) {
-    for (int i = 0; i < f->nattrs; i++)
-        if (strcmp(f->attrs[i].key, key) == 0) return f->attrs[i].value;
-    return NULL;
 }
 
 bool mt_te_is_const_int(const mt_texpr *e, int64_t *value) {

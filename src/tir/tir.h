@@ -317,8 +317,10 @@ mt_tfunc *mt_tfunc_new(mt_arena *a, const char *name);
  * pass that rewrites statements returns). */
 mt_tfunc *mt_tfunc_with_body(mt_arena *a, mt_tfunc *f, mt_tstmt *body);
 void mt_tfunc_add_param(mt_arena *a, mt_tfunc *f, mt_tbuffer *buf, mt_tvar *var);
-void mt_tfunc_add_attr(mt_arena *a, mt_tfunc *f, const char *key, const char *value);
-const char *mt_tfunc_attr(const mt_tfunc *f, const char *key); /* value, or NULL */
+/* The value of attr key, or NULL; setting replaces the value of a key f has
+ * (f's attrs array is its own: functions are built before they are shared). */
+const char *mt_tfunc_get_attr(const mt_tfunc *f, const char *key);
+void mt_tfunc_set_attr(mt_arena *a, mt_tfunc *f, const char *key, const char *value);
 
 /* Facts. */
 bool mt_te_is_const_int(const mt_texpr *e, int64_t *value); /* TE_INT? */

@@ -106,16 +106,10 @@ static mt_codegen_out compile1(mt_tfunc *f) { return compile_n(&f, 1, 3); }
 /* Compiles expecting failure; returns the status, message in msg. */
 static mt_status compile_fail(mt_tfunc *fn, char *msg, size_t len) {
     mt_codegen_out out;
-    mt_errframe f;
-    if (MT_TRY(&f)) {
-        cg_compile(jit, A, &fn, 1, 3, 2, &out);
-        mt_err_pop(&f);
-        mt_jit_module_release(out.module);
-        return MT_OK;
-    }
-    mt_err_pop(&f);
-    snprintf(msg, len, "%s", f.msg);
-    return f.status;
+    mt_codegen_in in = cg_split(A, &fn, 1, 3, 2);
+    mt_status st = cg_try(jit, A, &in, &out, msg, len);
+    if (st == MT_OK) mt_jit_module_release(out.module);
+    return st;
 }
 
 static bool close_ulp(double got, double ref, double eps, double ulps) {

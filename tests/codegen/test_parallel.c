@@ -497,16 +497,8 @@ static void test_captures_and_nesting(void **state) {
 /* Compiles fs[0..n) on `threads`; the status (MT_OK and *out, or the error). */
 static mt_status try_compile_n(mt_tfunc **fs, int n, int threads, mt_codegen_out *out,
                                char *msg, size_t len) {
-    memset(out, 0, sizeof *out);
-    mt_errframe fr;
-    if (MT_TRY(&fr)) {
-        cg_compile(jit, A, fs, n, 3, threads, out);
-        mt_err_pop(&fr);
-        return MT_OK;
-    }
-    mt_err_pop(&fr);
-    snprintf(msg, len, "%s", fr.msg);
-    return fr.status;
+    mt_codegen_in in = cg_split(A, fs, n, 3, threads);
+    return cg_try(jit, A, &in, out, msg, len);
 }
 
 /* Lets of every compute type (bool i1, int8/uint8 i8, int32, float16 as
@@ -663,16 +655,9 @@ static void test_error_after_parts(void **state) {
  * device function nobody launches, and a launch of another kind. */
 static mt_status try_in(const mt_codegen_in *in, char *msg, size_t len) {
     mt_codegen_out out;
-    mt_errframe fr;
-    if (MT_TRY(&fr)) {
-        mt_codegen_cpu(jit, A, in, &out);
-        mt_err_pop(&fr);
-        mt_jit_module_release(out.module);
-        return MT_OK;
-    }
-    mt_err_pop(&fr);
-    snprintf(msg, len, "%s", fr.msg);
-    return fr.status;
+    mt_status st = cg_try(jit, A, in, &out, msg, len);
+    if (st == MT_OK) mt_jit_module_release(out.module);
+    return st;
 }
 
 static void test_launch_errors(void **state) {
@@ -693,7 +678,7 @@ static void test_launch_errors(void **state) {
         mt_tfunc *gpu = MT_NEW(A, mt_tfunc); /* k_par0 of another kind */
         *gpu = *sp.device[0];
         gpu->attrs = NULL, gpu->nattrs = 0;
-        mt_tfunc_add_attr(A, gpu, MT_ATTR_KIND, "cuda_kernel");
+        mt_tfunc_set_attr(A, gpu, MT_ATTR_KIND, "cuda_kernel");
         mt_tstmt *l = mt_ts_copy(A, sp.host[0]->body);
         l->launch = MT_NEW(A, mt_tlaunch);
         *l->launch = *sp.host[0]->body->launch;

@@ -30,11 +30,9 @@ static mt_tfunc *func(const char *name, mt_tbuffer *const *bufs, int nb, mt_tvar
     mt_tfunc *f = mt_tfunc_new(A, name);
     for (int i = 0; i < nb; i++) mt_tfunc_add_param(A, f, bufs[i], NULL);
     for (int i = 0; i < nv; i++) mt_tfunc_add_param(A, f, NULL, vars[i]);
-    if (n) {
-        f->sym_vars = MT_NEW_ARRAY(A, mt_tvar *, 1);
-        f->sym_vars[0] = n;
-        f->nsym = 1;
-    }
+    f->nsym = n ? 1 : 0;
+    f->sym_vars = MT_NEW_ARRAY(A, mt_tvar *, 1);
+    f->sym_vars[0] = n;
     f->num_outputs = 1;
     f->body = body;
     return f;
@@ -91,7 +89,7 @@ static void test_captures(void **state) {
                 "        out[c] = loc[0] + tmp[0] + T.Cast(\"float32\", s) + T.Cast(\"float32\", r)\n");
     /* the device function shares the host's objects and the loop body */
     const mt_tfunc *d = sp.device[0];
-    assert_string_equal(mt_tfunc_attr(d, MT_ATTR_KIND), MT_KIND_PARALLEL_BODY);
+    assert_string_equal(mt_tfunc_get_attr(d, MT_ATTR_KIND), MT_KIND_PARALLEL_BODY);
     assert_ptr_equal(d->params[3].buf, a);
     assert_ptr_equal(d->params[2].var, n);
     assert_ptr_equal(d->body->var, c);

@@ -143,7 +143,7 @@ static mt_tfunc *device_func(split *sp, const mt_tstmt *s, const mt_targ *caps, 
     mt_texpr *b = mt_te_var(a, begin);
     d->body = mt_ts_for(a, s->var, b, mt_te_bin(a, TE_SUB, mt_te_var(a, end), b), MT_FOR_SERIAL,
                         serialize(a, s->body));
-    mt_tfunc_add_attr(a, d, MT_ATTR_KIND, MT_KIND_PARALLEL_BODY);
+    mt_tfunc_set_attr(a, d, MT_ATTR_KIND, MT_KIND_PARALLEL_BODY);
     return d;
 }
 
