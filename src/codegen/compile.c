@@ -49,8 +49,9 @@
 
 static atomic_ulong next_module_id;
 
-/* One module: a kernel (host) function's, or a parallel body's. The calling thread builds it; one worker
- * then owns it until the workers are joined. */
+/* One module: a kernel (host) function's, or a parallel body's. The
+ * calling thread builds it; one worker then owns it until the workers are
+ * joined. */
 typedef struct cg_unit {
     LLVMContextRef ctx;      /* the module's context, until compiled */
     LLVMModuleRef mod;       /* until compiled */

@@ -267,13 +267,15 @@ static LLVMTypeRef *closure_types(mt_cg *g, const mt_tfunc *d) {
     ft[0] = g->t_i64;
     for (int i = 0; i < nc; i++) {
         const mt_tparam *p = &d->params[i + 2];
-        ft[i + 1] = p->buf ? g->t_ptr
-                           : mt_cg_vec_type(mt_cg_type(g, p->var->dtype), p->lanes > 1 ? p->lanes : 1);
+        int lanes = p->lanes > 1 ? p->lanes : 1;
+        ft[i + 1] = p->buf ? g->t_ptr : mt_cg_vec_type(mt_cg_type(g, p->var->dtype), lanes);
     }
     return ft;
 }
 
-static bool is_i64_var(const mt_tparam *p) { return p->var && p->var->dtype == MT_INT64 && p->lanes <= 1; }
+static bool is_i64_var(const mt_tparam *p) {
+    return p->var && p->var->dtype == MT_INT64 && p->lanes <= 1;
+}
 
 /* Is l a launch the CPU runs: of a parallel body (begin, end, captures...)
  * with an argument of the same sort per capture, over grid[0] only? */
@@ -285,7 +287,8 @@ static void check_launch(const mt_cg *g, const mt_tlaunch *l) {
                d->name, kind ? kind : "none");
     bool cpu = l->grid[0] && !l->grid[1] && !l->grid[2] && !l->shared_bytes;
     for (int k = 0; k < 3; k++) cpu &= !l->block[k];
-    if (!cpu) mt_ice("codegen: the launch of '%s' has GPU extents (block, shared, grid y/z)", d->name);
+    if (!cpu)
+        mt_ice("codegen: the launch of '%s' has GPU extents (block, shared, grid y/z)", d->name);
     if (d->nparams != l->nargs + 2 || d->nsym || !is_i64_var(&d->params[0]) ||
         !is_i64_var(&d->params[1]))
         mt_ice("codegen: '%s' is not (begin, end) and one param per argument of its launch (%d)",
