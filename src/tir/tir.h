@@ -46,7 +46,9 @@
  * it):  void name(p0, p1, ..., s0, s1, ...)  where p_i are the params in
  * order -- a buffer param is a pointer to its element type, a scalar param is
  * passed by value in its dtype -- and s_j are the function's sym_vars (the
- * symbolic dims used in buffer shapes) as int64_t, in order.
+ * symbolic dims used in buffer shapes) as int64_t, in order. That is a host
+ * function's; a device function is called as its kind says (a parallel body:
+ * by the runtime, through the backend's trampoline).
  */
 #ifndef MT_TIR_TIR_H
 #define MT_TIR_TIR_H
