@@ -31,7 +31,7 @@
 
 struct mt_context {
     atomic_int refs;      /* the host's, plus one per live kernel */
-    mt_jit *jit;
+    mt_backend *backend;  /* code generation for target cpu (codegen.h) */
     int num_threads;
     mt_cache *cache;      /* compiled kernels; closed when the host destroys ctx */
     mt_pool *pool;        /* run buffers (runtime/pool.h); closed when ctx is freed */
@@ -53,10 +53,8 @@ struct mt_kernel {
     const char *unavailable[MT_STAGE_COUNT_]; /* why a stage has no dump */
     mt_pass_dump *pass_dumps;
     int npass_dumps;
-    const mt_codegen_bc *llvm_bc; /* optimized module's parts (bitcode) for the lazy LLVM and ASM dumps */
-    int nbc;
-    pthread_mutex_t lock;     /* guards the lazy LLVM and ASM dumps */
-    mt_jit_module *jm;
+    mt_codegen_out code;      /* the backend's module, and what its lazy dumps are made from */
+    pthread_mutex_t lock;     /* guards the lazy backend dumps (LLVM, ASM) */
     mt_plan plan;
     mt_gvar **params;         /* parameter names, types, places */
     mt_gvar **results;
@@ -73,9 +71,9 @@ mt_context *mt_context_create_testing(const mt_context_options *opts, bool test_
     mt_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return NULL;
     char err[256];
-    ctx->jit = mt_jit_create(err, sizeof err);
+    ctx->backend = mt_backend_llvm_cpu_create(err, sizeof err);
     int entries = opts && opts->cache_entries ? opts->cache_entries : MT_CACHE_DEFAULT_ENTRIES;
-    ctx->cache = ctx->jit ? mt_cache_create(entries) : NULL;
+    ctx->cache = ctx->backend ? mt_cache_create(entries) : NULL;
     ctx->pool = ctx->cache ? mt_pool_create(0) : NULL;
     ctx->num_threads = opts && opts->num_threads > 0 ? opts->num_threads : 0;
     ctx->cpu = ctx->pool ? mt_dev_cpu_create(ctx->pool) : NULL;
@@ -89,12 +87,12 @@ mt_context *mt_context_create_testing(const mt_context_options *opts, bool test_
         mt_dev_release(ctx->cpu);
         if (ctx->pool) mt_pool_close(ctx->pool);
         if (ctx->cache) mt_cache_destroy(ctx->cache);
-        if (ctx->jit) mt_jit_destroy(ctx->jit);
+        if (ctx->backend) ctx->backend->destroy(ctx->backend);
         free(ctx);
         return NULL;
     }
     int cores = ctx->num_threads > 0 ? ctx->num_threads : mt_parallel_num_cpus();
-    mt_target_host_cpu(&ctx->host, mt_jit_cpu_name(ctx->jit), mt_jit_cpu_features(ctx->jit), cores);
+    ctx->backend->describe(ctx->backend, &ctx->host, cores);
     ctx->host.test_device = test_device;
     mt_target_str(&ctx->host, ctx->host_str, sizeof ctx->host_str);
     atomic_init(&ctx->refs, 1);
@@ -106,7 +104,7 @@ struct mt_dev *mt_context_test_device(mt_context *ctx) { return ctx ? ctx->test 
 static void context_unref(mt_context *ctx) {
     if (atomic_fetch_sub(&ctx->refs, 1) == 1) {
         mt_cache_destroy(ctx->cache);
-        mt_jit_destroy(ctx->jit);
+        ctx->backend->destroy(ctx->backend);
         mt_dev_release(ctx->cpu);
         mt_dev_release(ctx->test);
         mt_pool_close(ctx->pool);
@@ -138,7 +136,7 @@ void mt_compile_options_init(mt_compile_options *opts) {
 static void *arena_alloc_cb(void *ctx, size_t n) { return mt_arena_alloc(ctx, n); }
 
 static void kernel_free(mt_kernel *k) {
-    mt_jit_module_release(k->jm);
+    k->ctx->backend->release(k->ctx->backend, k->code.module);
     pthread_mutex_destroy(&k->lock);
     mt_arena_destroy(k->arena);
     context_unref(k->ctx);
@@ -234,16 +232,13 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
         mt_compiled c;
         mt_pipeline_targets targets = {&ctx->host, NULL};
         mt_pipeline_run(a, k->source, len, opts, &targets, &c);
-        mt_codegen_out cg;
-        memset(&cg, 0, sizeof cg);
-        /* LLVM works on the kernel functions on as many threads as the
-         * context runs parallel loops on */
+        /* the backend works on the kernel functions on as many threads as
+         * the context runs parallel loops on */
         int threads = ctx->num_threads > 0 ? ctx->num_threads : mt_parallel_num_cpus();
-        mt_codegen_cpu(ctx->jit, a, c.lowered, c.nlowered, opts->opt_level, threads, &cg);
-        k->jm = cg.module;
+        mt_codegen_in in = {c.lowered, c.nlowered, c.device, c.ndevice, opts->opt_level, threads};
+        ctx->backend->compile(ctx->backend, a, &in, &k->code);
+        const mt_codegen_out cg = k->code;
         for (int s = 0; s < MT_STAGE_COUNT_; s++) k->dumps[s] = c.dumps[s];
-        k->llvm_bc = cg.llvm_bc;
-        k->nbc = cg.nbc;
         k->unavailable[MT_STAGE_CUDA] = "the CUDA backend is not implemented yet (kernel compiled for target cpu)";
         k->pass_dumps = c.pass_dumps;
         k->npass_dumps = c.npass_dumps;
@@ -258,7 +253,7 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
     } else {
         mt_err_pop(&fr);
         mt_diag_from_frame(diag, &fr, file, source);
-        mt_jit_module_release(k->jm);
+        ctx->backend->release(ctx->backend, k->code.module);
         mt_arena_destroy(a);
         free(k);
         return NULL;
@@ -308,16 +303,15 @@ mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tens
 
 /* ---- dumps and introspection --------------------------------------------- */
 
-/* Makes the LLVM or ASM dump from the module's bitcode, once (k->lock held). */
+/* Makes a dump of the backend's (LLVM, ASM) from its module, once (k->lock
+ * held). */
 static void lazy_dump(mt_kernel *k, mt_stage stage) {
-    if (k->dumps[stage] || k->unavailable[stage] || !k->llvm_bc) return;
+    if (k->dumps[stage] || k->unavailable[stage] || !k->code.dump_src) return;
     char err[512] = "";
     mt_errframe fr;
     if (MT_TRY(&fr)) {
-        k->dumps[stage] =
-            stage == MT_STAGE_LLVM
-                ? mt_jit_ir_text(k->arena, k->llvm_bc, k->nbc, err, sizeof err)
-                : mt_jit_emit_asm(k->ctx->jit, k->arena, k->llvm_bc, k->nbc, err, sizeof err);
+        mt_backend *be = k->ctx->backend;
+        k->dumps[stage] = be->dump(be, k->arena, &k->code, stage, err, sizeof err);
         if (!k->dumps[stage])
             k->unavailable[stage] = mt_arena_printf(
                 k->arena, "%s: %s", stage == MT_STAGE_LLVM ? "LLVM IR" : "assembly", err);
@@ -330,7 +324,7 @@ static void lazy_dump(mt_kernel *k, mt_stage stage) {
 
 const char *mt_kernel_dump(mt_kernel *k, mt_stage stage) {
     if (!k || (unsigned)stage >= MT_STAGE_COUNT_) return NULL;
-    if (stage == MT_STAGE_LLVM || stage == MT_STAGE_ASM) {
+    if (k->ctx->backend->dumps & 1u << stage) {
         pthread_mutex_lock(&k->lock);
         lazy_dump(k, stage);
         const char *d = k->dumps[stage];

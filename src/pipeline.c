@@ -6,7 +6,9 @@
  *   the graph passes                                          (stage "graph-opt")
  *   per loop function, with the target of the device it runs on:
  *     inline_producers                                        (stage "tir")
- *     the target's schedule rules, then lowering and cleanup  (stage "tir-sched")
+ *     the target's schedule rules, then lowering and cleanup
+ *   split_host_device (all loop functions at once: the host functions the
+ *     executor calls, and the device functions they launch)  (stage "tir-sched")
  *
  * Each loop function gets its target (mt_tfunc.target) before the TIR
  * passes: the host's for functions called on the CPU and on the test
@@ -33,6 +35,7 @@
 #include "frontend/parser.h"
 #include "graph/builder.h"
 #include "passes/registry.h"
+#include "passes/tir/tir_passes.h"
 #include "support/common.h"
 #include "support/strbuf.h"
 #include "tir/verify.h"
@@ -207,16 +210,29 @@ static void run_rules(mt_arena *a, mt_tfunc **fs, int n, const char *dump_after,
     }
 }
 
-/* The "tir-sched" text: each function with its target as an attribute. */
-static const char *print_scheduled(mt_arena *a, mt_tfunc *const *fs, int n) {
-    mt_tfunc **shown = MT_NEW_ARRAY(a, mt_tfunc *, n > 0 ? n : 1);
+/* f as the "tir-sched" dump shows it: with its target as an attribute. */
+static const char *print_with_target(mt_arena *a, const mt_tfunc *f) {
+    char buf[256];
+    mt_tfunc *shown = MT_NEW(a, mt_tfunc);
+    *shown = *f;
+    mt_tfunc_set_attr(a, shown, "target", mt_target_str(mt_tfunc_target(f), buf, sizeof buf));
+    return mt_tfunc_print(a, shown);
+}
+
+/* The "tir-sched" text: each host function followed by the device
+ * functions it launches, each with its target. */
+static const char *print_split(mt_arena *a, const mt_tsplit *sp, int n) {
+    mt_sb sb;
+    mt_sb_init(&sb, a);
     for (int i = 0; i < n; i++) {
-        char buf[256];
-        shown[i] = MT_NEW(a, mt_tfunc);
-        *shown[i] = *fs[i];
-        mt_tfunc_set_attr(a, shown[i], "target", mt_target_str(mt_tfunc_target(fs[i]), buf, sizeof buf));
+        if (i) mt_sb_putc(&sb, '\n');
+        mt_sb_puts(&sb, print_with_target(a, sp->host[i]));
+        for (int d = sp->first_device[i]; d < sp->first_device[i + 1]; d++) {
+            mt_sb_putc(&sb, '\n');
+            mt_sb_puts(&sb, print_with_target(a, sp->device[d]));
+        }
     }
-    return print_tfuncs(a, shown, n);
+    return mt_sb_str(&sb);
 }
 
 static mt_gmodule *run_graph_passes(mt_arena *a, mt_gmodule *m, const char *dump_after,
@@ -272,9 +288,19 @@ void mt_pipeline_run(mt_arena *a, const char *src, size_t len, const mt_compile_
     mt_tfunc **fs = MT_NEW_ARRAY(a, mt_tfunc *, m->ntfuncs > 0 ? m->ntfuncs : 1);
     for (int i = 0; i < m->ntfuncs; i++) fs[i] = m->tfuncs[i];
     run_tir_passes(a, fs, m->ntfuncs, dump_after, out);
-    out->dumps[MT_STAGE_TIR_SCHED] = print_scheduled(a, fs, m->ntfuncs);
-    out->lowered = fs;
+    mt_tsplit sp;
+    mt_tir_split_host_device(a, fs, m->ntfuncs, &sp);
+    verified vh = {NULL, MT_TIR_FLAT}, vd = {NULL, MT_TIR_FLAT};
+    verify_tir(a, &vh, "split_host_device", sp.host, m->ntfuncs, MT_TIR_FLAT);
+    verify_tir(a, &vd, "split_host_device", sp.device, sp.ndevice, MT_TIR_FLAT);
+    out->dumps[MT_STAGE_TIR_SCHED] = print_split(a, &sp, m->ntfuncs);
+    if (wanted(dump_after, "split_host_device"))
+        record(a, out, "split_host_device", out->dumps[MT_STAGE_TIR_SCHED]);
+    out->lowered = sp.host;
     out->nlowered = m->ntfuncs;
+    out->device = sp.device;
+    out->ndevice = sp.ndevice;
+    out->first_device = sp.first_device;
     double t3 = now_ms();
     out->ms_frontend = t1 - t0;
     out->ms_graph = t2 - t1;

@@ -20,8 +20,12 @@ typedef struct mt_compiled {
     const char *dumps[MT_STAGE_COUNT_]; /* text of each stage (NULL: none) */
     mt_gmodule *module;       /* the optimized graph module */
     mt_gfunc *entry;          /* its entry function */
-    mt_tfunc **lowered;       /* lowered[i] is module->tfuncs[i], lowered */
+    mt_tfunc **lowered;       /* lowered[i] is module->tfuncs[i], lowered: the host functions */
     int nlowered;
+    mt_tfunc **device;        /* the device functions they launch (split_host_device) */
+    int ndevice;
+    int *first_device;        /* [nlowered + 1]: lowered[i] launches device[first_device[i]..
+                                 first_device[i + 1]) */
     mt_pass_dump *pass_dumps; /* recorded after the passes named in dump_after */
     int npass_dumps;
     double ms_frontend, ms_graph, ms_tir; /* phase times */

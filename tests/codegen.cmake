@@ -1,7 +1,8 @@
-# Code generation: hand-built lowered TIR through LLVM and the ORC JIT, run
-# and compared with C references (src/codegen/).
+# Code generation: hand-built lowered TIR through split_host_device, LLVM and
+# the ORC JIT, run and compared with C references (src/codegen/; the tests
+# compile the pass in: the codegen layer does not link the passes).
 mt_test(test_codegen SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_codegen.c
-        LAYERS mt_support mt_tir mt_codegen)
+        ${PROJECT_SOURCE_DIR}/src/passes/tir/split_host_device.c LAYERS mt_support mt_tir mt_codegen)
 # Streaming (non-temporal) stores for outputs past the last-level cache
 # (src/codegen/llvm_stream.c): which kernels get them, and layer_norm's
 # numbers into aligned and unaligned outputs.
@@ -9,6 +10,6 @@ mt_test(test_stream SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_stream.c LI
 # The compile driver when its helper threads cannot start or one function's
 # object emission fails (both wrapped at link time: no hook in the library).
 mt_test(test_compile_faults SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_compile_faults.c
-        LAYERS mt_support mt_tir mt_codegen)
+        ${PROJECT_SOURCE_DIR}/src/passes/tir/split_host_device.c LAYERS mt_support mt_tir mt_codegen)
 target_link_options(test_compile_faults PRIVATE -Wl,--wrap=pthread_create
                     -Wl,--wrap=LLVMTargetMachineEmitToMemoryBuffer -Wl,--wrap=malloc)

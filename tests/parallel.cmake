@@ -2,7 +2,7 @@
 # for parallel loops, schedule primitives and the default CPU rule, the
 # memory pool, and parallel kernels end to end; the executor's run path.
 mt_test(test_parallel SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_parallel.c
-        LAYERS mt_support mt_tir mt_codegen)
+        ${PROJECT_SOURCE_DIR}/src/passes/tir/split_host_device.c LAYERS mt_support mt_tir mt_codegen)
 mt_test(test_schedule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_schedule.c
         ${PROJECT_SOURCE_DIR}/src/schedule/primitives.c
         ${PROJECT_SOURCE_DIR}/src/schedule/default_cpu.c

@@ -17,3 +17,5 @@ mt_test(test_tir_cse SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_tir_cse.c
 mt_test(test_tir_vectorize SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_tir_vectorize.c
         ${MT_TIR_PASS_SOURCES} LAYERS mt_support mt_tir)
 mt_test(test_tir_verify SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_tir_verify.c LIBRARY)
+mt_test(test_split_host_device SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_split_host_device.c
+        ${MT_TIR_PASS_SOURCES} LAYERS mt_support mt_tir)

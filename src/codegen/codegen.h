@@ -1,74 +1,84 @@
 /*
- * codegen.h -- lowered loop functions to machine code, through LLVM.
+ * codegen.h -- the backend interface: a program's lowered functions to code
+ * that runs, or to text that can be compiled.
  *
- * mt_jit is the process-wide part (one per context): an ORC LLJIT for the
- * host CPU and the target machines (host CPU name and features) that
- * optimize and compile for it. mt_codegen_cpu turns a set of lowered loop
- * functions (tir.h, lowered form: no blocks, flat 1-D buffers) into machine
- * code: one LLVM module per function, optimized (opt_level 0..3 through the
- * new pass manager) and compiled to an object file on up to `threads`
- * threads at once, kept as bitcode for the dumps; the objects go into the
- * JIT's main JITDylib under one ResourceTracker, and the function addresses
- * come back. Releasing the module removes its code from the JIT (modules
- * must be released before the JIT is destroyed). See docs/codegen.md.
+ * A backend serves one target kind (mt_target). It is given what
+ * passes/tir/split_host_device.c made of a program (tir.h, "Host and
+ * device"): the host functions, which the executor calls, and the device
+ * functions they launch (TS_LAUNCH). It only prints or compiles what it is
+ * given: finding what runs where, and what a launched function needs, is
+ * the TIR's business. compile() hands back an opaque module, released with
+ * release(), the address of each host function, and what dump() needs to
+ * make the backend's dumps later, on demand (the stages in `dumps`).
  *
- * The generated functions follow the calling convention in tir.h:
- *   void name(T0 *noalias p0, ..., int64_t sym0, ...)
- * with every buffer pointer `noalias`, and are exported under a name that is
- * unique in the process (the module prefix + the function's name).
+ *     mt_backend *be = mt_backend_llvm_cpu_create(err, sizeof err); // per context
+ *     mt_codegen_in in = {host, nhost, device, ndevice, 3, threads};
+ *     mt_codegen_out out;
+ *     be->compile(be, arena, &in, &out);                       // may mt_fail
+ *     ((void (*)(float *, int64_t))out.fn_addrs[0])(buf, n);
+ *     const char *asm_text = be->dump(be, arena, &out, MT_STAGE_ASM, err, sizeof err);
+ *     be->release(be, out.module);
+ *     be->destroy(be);                                         // after every release
+ *
+ * Backends: the LLVM CPU backend (codegen/llvm_cpu.h: TIR -> LLVM IR -> ORC
+ * LLJIT, dumps "llvm" and "asm"); CUDA C comes later behind the same
+ * interface. See docs/codegen.md.
  */
 #ifndef MT_CODEGEN_CODEGEN_H
 #define MT_CODEGEN_CODEGEN_H
 
 #include <stddef.h>
 
+#include "minitriton.h"
 #include "support/arena.h"
 #include "tir/tir.h"
 
-typedef struct mt_jit mt_jit;
-typedef struct mt_jit_module mt_jit_module;
+typedef struct mt_backend mt_backend;
 
-/* Creates the JIT for the host. On failure returns NULL and writes a message
- * into err[0..errlen). Thread-safe; initializes LLVM once per process. */
-mt_jit *mt_jit_create(char *err, size_t errlen);
-void mt_jit_destroy(mt_jit *jit);
-const char *mt_jit_cpu_name(const mt_jit *jit);     /* e.g. "znver5" */
-const char *mt_jit_cpu_features(const mt_jit *jit); /* "+avx512f,..." */
+/* What to compile. */
+typedef struct mt_codegen_in {
+    mt_tfunc *const *host;   /* the functions the executor calls */
+    int nhost;
+    mt_tfunc *const *device; /* the functions they launch, each launched once */
+    int ndevice;
+    int opt_level;           /* 0..3 */
+    int threads;             /* the most threads the compile may use (< 1: 1) */
+} mt_codegen_in;
 
-/* The optimized bitcode of one part of a compiled module (arena). */
-typedef struct mt_codegen_bc {
-    const void *data;
-    size_t len;
-} mt_codegen_bc;
-
+/* What comes back (arrays and texts in the compile's arena). */
 typedef struct mt_codegen_out {
-    mt_jit_module *module; /* release with mt_jit_module_release */
-    void **fn_addrs;       /* arena array: address of funcs[i] */
-    const mt_codegen_bc *llvm_bc; /* [nbc]: the parts, in function order; text: mt_jit_ir_text */
-    int nbc;
-    const char *llvm_ir;   /* NULL: a caller that wants the text sets it (the tests) */
-    /* Phase times, wall clock. Parts optimized and compiled on several
-     * threads at once overlap: their wall time is split between ms_opt and
-     * ms_jit in proportion to the CPU time of each phase; ms_jit also has
-     * the linking. */
+    void *module;            /* the compiled code: release with be->release */
+    void **fn_addrs;         /* fn_addrs[i]: the entry point of host[i] */
+    const void *dump_src;    /* what be->dump reads (LLVM: mt_codegen_bc[nparts]) */
+    int nparts;              /* units compiled apart (LLVM: modules) */
+    /* Phase times, wall clock: making the backend's IR, optimizing it, and
+     * turning it into code (parts compiled at once overlap: llvm_cpu.h). */
     double ms_irgen, ms_opt, ms_jit;
-    int threads;           /* threads the compile used */
+    int threads;             /* threads the compile used */
 } mt_codegen_out;
 
-/* Compiles funcs[0..n) into one module on up to `threads` threads (< 1: 1).
- * Errors (a node codegen does not handle, LLVM verifier failure) are
- * reported with mt_ice/mt_fail after all LLVM objects are disposed. */
-void mt_codegen_cpu(mt_jit *jit, mt_arena *a, mt_tfunc *const *funcs, int n, int opt_level,
-                    int threads, mt_codegen_out *out);
-void mt_jit_module_release(mt_jit_module *m); /* NULL is a no-op */
+struct mt_backend {
+    const char *name;        /* "llvm-cpu" */
+    mt_target target;        /* the target kind it serves */
+    unsigned dumps;          /* the stages dump() makes: bit (1u << stage) each */
+    /* Compiles in into *out. Errors (a node the backend does not handle, an
+     * internal failure) are raised with mt_ice/mt_fail, nothing leaked. */
+    void (*compile)(mt_backend *be, mt_arena *a, const mt_codegen_in *in, mt_codegen_out *out);
+    void (*release)(mt_backend *be, void *module); /* NULL is a no-op */
+    /* The text of `stage` for a compiled module, in a; NULL and a message
+     * in err when it cannot be made (or the backend has no such dump). */
+    const char *(*dump)(mt_backend *be, mt_arena *a, const mt_codegen_out *out, mt_stage stage,
+                        char *err, size_t errlen);
+    void (*destroy)(mt_backend *be); /* after every module is released */
+    /* Fills *t with the target this backend compiles for, parallel loops
+     * on `cores` threads (the LLVM CPU backend: the host CPU's name and
+     * features, target/target.h). */
+    void (*describe)(mt_backend *be, mt_target_desc *t, int cores);
+    void *impl;              /* the backend's own state (LLVM: its mt_jit) */
+};
 
-/* Dumps of a compiled module, computed on demand from the bitcode of its
- * parts (mt_codegen_out.llvm_bc, nbc), linked into one module: the
- * optimized IR as text, and the assembly. Return arena text, or NULL and a
- * message in err. */
-const char *mt_jit_ir_text(mt_arena *a, const mt_codegen_bc *parts, int n, char *err,
-                           size_t errlen);
-const char *mt_jit_emit_asm(mt_jit *jit, mt_arena *a, const mt_codegen_bc *parts, int n,
-                            char *err, size_t errlen);
+/* The LLVM backend for the host CPU (target cpu). NULL and a message in err
+ * when LLVM cannot make a JIT for this machine. Thread-safe. */
+mt_backend *mt_backend_llvm_cpu_create(char *err, size_t errlen);
 
 #endif

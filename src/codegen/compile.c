@@ -1,8 +1,8 @@
 /*
  * compile.c -- the compile driver: lowered loop functions to code in the JIT.
  *
- * Every kernel function becomes an LLVM module of its own, and so does the
- * body of each of its parallel loops (llvm.c's `split`), each in a context
+ * Every kernel (host) function becomes an LLVM module of its own, and so
+ * does each parallel body it launches (llvm.c's `split`), each in a context
  * of its own (llvm.c builds them on the calling thread: IR generation uses
  * the arena and raises through diag.h); on one thread everything goes into
  * one module, which saves a module's fixed cost (about 1.5 ms) per part.
@@ -43,14 +43,15 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
-#include "codegen/codegen.h"
+#include "codegen/llvm_cpu.h"
 #include "codegen/jit_internal.h"
 #include "codegen/llvm_internal.h"
 
 static atomic_ulong next_module_id;
 
-/* One module: a kernel function's, or a parallel loop body's. The calling thread builds it; one worker
- * then owns it until the workers are joined. */
+/* One module: a kernel (host) function's, or a parallel body's. The
+ * calling thread builds it; one worker then owns it until the workers are
+ * joined. */
 typedef struct cg_unit {
     LLVMContextRef ctx;      /* the module's context, until compiled */
     LLVMModuleRef mod;       /* until compiled */
@@ -233,17 +234,17 @@ static int *by_cost(mt_arena *a, const cg_unit *u, int n) {
     return order;
 }
 
-void mt_codegen_cpu(mt_jit *jit, mt_arena *a, mt_tfunc *const *funcs, int n, int opt_level,
-                    int threads, mt_codegen_out *out) {
+void mt_codegen_cpu(mt_jit *jit, mt_arena *a, const mt_codegen_in *in, mt_codegen_out *out) {
     memset(out, 0, sizeof *out);
-    if (opt_level < 0) opt_level = 0;
-    if (opt_level > 3) opt_level = 3;
-    if (threads < 1) threads = 1;
+    mt_tfunc *const *funcs = in->host;
+    int n = in->nhost;
+    int opt_level = in->opt_level < 0 ? 0 : in->opt_level > 3 ? 3 : in->opt_level;
+    int threads = in->threads < 1 ? 1 : in->threads;
     unsigned long id = atomic_fetch_add(&next_module_id, 1) + 1;
     const char *prefix = mt_arena_printf(a, "mt%lu_", id);
     const char *mod_name = mt_arena_printf(a, "mt%lu", id);
     void **addrs = MT_NEW_ARRAY(a, void *, n > 0 ? n : 1);
-    /* A module per function, and one per parallel loop body of each (so
+    /* A module per host function, and one per parallel body it launches (so
      * that a kernel's loops compile on several threads); one module for
      * everything on one thread (a module's fixed cost, about 1.5 ms, would
      * otherwise be paid per function), and an empty one for a program
@@ -262,6 +263,7 @@ void mt_codegen_cpu(mt_jit *jit, mt_arena *a, mt_tfunc *const *funcs, int n, int
     mt_errframe fr;
     if (MT_TRY(&fr)) {
         double t0 = mt_jit_now_ms();
+        mt_llvm_check_launches(a, in);
         for (int i = 0; i < nk; i++) {
             kern[i].ctx = LLVMContextCreate();
             LLVMContextSetDiagnosticHandler(kern[i].ctx, unit_diag, &kern[i]);
@@ -302,8 +304,8 @@ void mt_codegen_cpu(mt_jit *jit, mt_arena *a, mt_tfunc *const *funcs, int n, int
             cpu_opt += units[i].ms_opt;
             cpu_emit += units[i].ms_emit;
         }
-        out->llvm_bc = bc;
-        out->nbc = nu;
+        out->dump_src = bc;
+        out->nparts = nu;
         *jm = calloc(1, sizeof **jm);
         if (!*jm) mt_fail_noloc(MT_ERR_NOMEM, "out of memory for a JIT module");
         (*jm)->jit = jit;

@@ -61,7 +61,7 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
-#include "codegen/codegen.h"
+#include "codegen/llvm_cpu.h"
 #include "codegen/jit_internal.h"
 #include "runtime/parallel.h"
 

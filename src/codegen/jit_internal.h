@@ -18,7 +18,7 @@
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/TargetMachine.h>
 
-#include "codegen/codegen.h"
+#include "codegen/llvm_cpu.h"
 
 /* Target machines kept; also the most threads one compile uses. */
 #define MT_JIT_TMS 8

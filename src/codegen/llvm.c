@@ -28,19 +28,23 @@
  *    loops carry llvm.loop.vectorize.enable, unrolled ones
  *    llvm.loop.unroll.full (constant extent) or .enable. Thread-bound loops
  *    are a GPU construct and an internal error here.
- *  - A parallel loop (the outermost one; parallel loops nested in it are
- *    serial) is outlined (gen_parallel). A visitor collects what its body
- *    uses that is bound outside it: buffers (with the variables of their
- *    shapes, which size allocations) and variables (sym vars, scalar params,
- *    enclosing loop and let variables). The loop itself goes into a new
- *    internal function run(begin, end, captures...) whose buffer parameters
- *    are noalias again, so the vectorizer sees the same facts as in the
- *    kernel; a trampoline body(begin, end, closure) loads the captures from
- *    a struct the kernel fills in an alloca of its entry block, and the
- *    kernel calls mt_parallel_for(extent, body, &closure) (runtime/parallel.h,
- *    resolved by address in jit.c). Handing the buffers to the runtime is a
- *    capture, so a kernel with a parallel loop drops nocapture from its
- *    buffer parameters.
+ *    A parallel loop is an internal error: split_host_device (passes/tir)
+ *    outlines parallel loops into parallel bodies before codegen.
+ *  - TS_LAUNCH runs a parallel body (a device function of kind
+ *    "parallel_body", tir.h: params begin, end, then its captures). The
+ *    body becomes an internal function run(begin, end, captures...) whose
+ *    buffer parameters are noalias nocapture (so the vectorizer sees the
+ *    same facts as in the kernel), scalar ones in their compute types (a
+ *    vector for a vector capture); a trampoline body(begin, end, closure)
+ *    loads the captures from a struct {min, captures...} the kernel fills in
+ *    an alloca of its entry block, and the kernel calls
+ *    mt_parallel_for(extent, body, &closure) (runtime/parallel.h, resolved
+ *    by address in jit.c). The body is generated where it is launched (it
+ *    keeps the kernel's streaming plan), in the kernel's module or, when
+ *    compiling on several threads, in a module of its own (mt_cg_split).
+ *    Handing the buffers to the runtime is a capture, so a kernel that
+ *    launches drops nocapture from its buffer parameters. Launches of other
+ *    kinds, or with GPU extents, are internal errors.
  *  - TS_IF branches to then/else blocks that meet in a merge block.
  *  - TS_LET binds the value to its variable for the extent of the body.
  *  - TS_ALLOC gives the buffer a stack slot (an alloca in the entry block,
@@ -65,6 +69,7 @@
 
 #include "codegen/llvm_internal.h"
 #include "support/common.h"
+#include "support/ptrmap.h"
 
 /* Stack allocations up to this many bytes; larger or symbolic ones use malloc. */
 #define MT_CG_MAX_ALLOCA 65536
@@ -111,9 +116,9 @@ static void find_vector_expr(mt_tvisitor *v, const mt_texpr *e) {
     else mt_tvisit_expr_children(v, e);
 }
 
-/* ... or contain a loop? */
+/* ... or contain a loop (a launch runs one)? */
 static void find_loop(mt_tvisitor *v, const mt_tstmt *s) {
-    if (s->kind == TS_FOR) *(bool *)v->ctx = true;
+    if (s->kind == TS_FOR || s->kind == TS_LAUNCH) *(bool *)v->ctx = true;
     else mt_tvisit_stmt_children(v, s);
 }
 
@@ -213,48 +218,7 @@ static void gen_loop(mt_cg *g, const mt_tstmt *s, LLVMValueRef min, LLVMValueRef
     LLVMPositionBuilderAtEnd(b, exit);
 }
 
-/* ---- parallel loops -------------------------------------------------------- */
-
-/* What a parallel loop's body refers to that is bound outside it. */
-typedef struct captures {
-    mt_cg *g;
-    mt_cg_map seen;          /* every var and buffer met (value: any non-NULL) */
-    MT_VEC(const void *) keys; /* captured vars and buffers, in order of first use */
-    MT_VEC(bool) is_buf;
-    MT_VEC(LLVMValueRef) vals; /* their values in the enclosing function */
-} captures;
-
-static void capture(captures *c, const void *key, bool is_buf) {
-    if (mt_cg_map_get(&c->seen, key)) return;
-    mt_cg_map_put(c->g->arena, &c->seen, key, c->g->fn);
-    LLVMValueRef v = mt_cg_map_get(is_buf ? &c->g->bufs : &c->g->vars, key);
-    if (!v) return; /* defined inside the body */
-    MT_VEC_PUSH(c->g->arena, &c->keys, key);
-    MT_VEC_PUSH(c->g->arena, &c->is_buf, is_buf);
-    MT_VEC_PUSH(c->g->arena, &c->vals, v);
-}
-
-static void capture_buf(mt_tvisitor *v, const mt_tbuffer *buf) {
-    captures *c = v->ctx;
-    if (mt_cg_map_get(&c->seen, buf)) return;
-    capture(c, buf, true);
-    for (int d = 0; d < buf->ndim; d++) mt_tvisit_expr(v, buf->shape[d]); /* allocation sizes */
-}
-
-static void capture_expr(mt_tvisitor *v, const mt_texpr *e) {
-    if (e->kind == TE_VAR) capture(v->ctx, e->var, false);
-    if (e->kind == TE_LOAD) capture_buf(v, e->buf);
-    mt_tvisit_expr_children(v, e);
-}
-
-static void capture_stmt(mt_tvisitor *v, const mt_tstmt *s) {
-    if (s->kind == TS_STORE || s->kind == TS_ALLOC) capture_buf(v, s->buf);
-    mt_tvisit_stmt_children(v, s);
-}
-
-static LLVMTypeRef buf_align_type(mt_cg *g, const mt_tbuffer *buf) {
-    return mt_cg_mem_type(g, buf->dtype);
-}
+/* ---- launches of parallel bodies ------------------------------------------- */
 
 static void param_attr(mt_cg *g, LLVMValueRef fn, unsigned idx, const char *name, uint64_t v);
 
@@ -272,24 +236,8 @@ static void set_context(mt_cg *g, LLVMContextRef ctx) {
     g->t_ptr = LLVMPointerTypeInContext(ctx, 0);
 }
 
-/* The same scalar or pointer type as t (a capture's type, from another
- * context) in g's context. */
-static LLVMTypeRef same_type(mt_cg *g, LLVMTypeRef t) {
-    switch (LLVMGetTypeKind(t)) {
-    case LLVMPointerTypeKind: return g->t_ptr;
-    case LLVMIntegerTypeKind: return LLVMIntTypeInContext(g->ctx, LLVMGetIntTypeWidth(t));
-    case LLVMHalfTypeKind: return g->t_half;
-    case LLVMFloatTypeKind: return g->t_f32;
-    case LLVMDoubleTypeKind: return g->t_f64;
-    case LLVMVectorTypeKind:
-        return LLVMVectorType(same_type(g, LLVMGetElementType(t)), LLVMGetVectorSize(t));
-    default: mt_ice("codegen: a parallel loop captures a value of LLVM type kind %d",
-                    (int)LLVMGetTypeKind(t));
-    }
-}
-
-/* A new module in a new context for a parallel loop's body; g generates
- * into it from now on (the caller restores g). */
+/* A new module in a new context for a parallel body; g generates into it
+ * from now on (the caller restores g). */
 static void enter_part(mt_cg *g) {
     mt_cg_split *sp = g->split;
     if (sp->n == sp->cap) { /* the old array stays valid if this raises */
@@ -310,95 +258,90 @@ static void enter_part(mt_cg *g) {
     g->b = p->b;
 }
 
-/* for var in T.parallel(min, min + extent): body  becomes
- *
- *     closure = {min, captures...}            (an alloca of the kernel)
- *     mt_parallel_for(extent, body_fn, &closure)
- *
- * with body_fn(begin, end, closure) loading the captures and calling
- * run(min + begin, min + end, captures...), which holds the loop itself. In
- * run, buffer pointers are parameters again, so they keep noalias (they are
- * the kernel's buffers, or its allocations, all distinct); once the pass
- * pipeline inlines run into body_fn the attributes become alias scopes.
- * With g->split, body_fn and run go into a module of their own (body_fn
- * external, declared in the kernel's module), so that LLVM can compile
- * them on another thread; the closure has the same layout on both sides. */
-static void gen_parallel(mt_cg *g, const mt_tstmt *s, LLVMValueRef min, LLVMValueRef n) {
-    captures c;
-    memset(&c, 0, sizeof c);
-    c.g = g;
-    mt_tvisitor v = {capture_expr, capture_stmt, &c};
-    mt_tvisit_stmt(&v, s->body);
-    int nc = c.keys.len;
-    size_t nlen;
-    const char *caller = LLVMGetValueName2(g->fn, &nlen);
-    int id = g->nparallel++;
-    const char *body_name = mt_arena_printf(g->arena, "%.*s.par%d.body", (int)nlen, caller, id);
-    const char *run_name = mt_arena_printf(g->arena, "%.*s.par%d", (int)nlen, caller, id);
-
-    /* the kernel: fill the closure {i64 min, captures...}, call the runtime
-     * with body_fn(i64 begin, i64 end, ptr closure) */
+/* The closure's field types in g's context: {i64 min, captures...}, a
+ * capture (param 2 on of the parallel body d) a pointer for a buffer, else
+ * the compute type of its dtype (a vector of its lanes). */
+static LLVMTypeRef *closure_types(mt_cg *g, const mt_tfunc *d) {
+    int nc = d->nparams - 2;
     LLVMTypeRef *ft = MT_NEW_ARRAY(g->arena, LLVMTypeRef, nc + 1);
     ft[0] = g->t_i64;
-    for (int i = 0; i < nc; i++) ft[i + 1] = LLVMTypeOf(c.vals.data[i]);
-    LLVMTypeRef clo_ty = LLVMStructTypeInContext(g->ctx, ft, (unsigned)nc + 1, 0);
-    LLVMTypeRef body_pt[3] = {g->t_i64, g->t_i64, g->t_ptr};
-    LLVMTypeRef body_ty = LLVMFunctionType(g->t_void, body_pt, 3, 0);
-    LLVMValueRef body_ref = LLVMAddFunction(g->mod, body_name, body_ty);
-    param_attr(g, body_ref, (unsigned)LLVMAttributeFunctionIndex, "nounwind", 0);
-    if (!g->split) LLVMSetLinkage(body_ref, LLVMInternalLinkage);
-    LLVMBuilderRef b = g->b;
-    LLVMBasicBlockRef cur = LLVMGetInsertBlock(b);
-    LLVMPositionBuilderAtEnd(b, g->entry);
-    LLVMValueRef clo = LLVMBuildAlloca(b, clo_ty, "closure");
-    LLVMPositionBuilderAtEnd(b, cur);
-    LLVMBuildStore(b, min, LLVMBuildStructGEP2(b, clo_ty, clo, 0, ""));
-    for (int i = 0; i < nc; i++)
-        LLVMBuildStore(b, c.vals.data[i], LLVMBuildStructGEP2(b, clo_ty, clo, (unsigned)i + 1, ""));
-    LLVMTypeRef pf_pt[3] = {g->t_i64, g->t_ptr, g->t_ptr};
-    LLVMTypeRef pf_ty = LLVMFunctionType(g->t_void, pf_pt, 3, 0);
-    LLVMValueRef pf = LLVMGetNamedFunction(g->mod, "mt_parallel_for");
-    if (!pf) {
-        pf = LLVMAddFunction(g->mod, "mt_parallel_for", pf_ty);
-        param_attr(g, pf, (unsigned)LLVMAttributeFunctionIndex, "nounwind", 0);
+    for (int i = 0; i < nc; i++) {
+        const mt_tparam *p = &d->params[i + 2];
+        int lanes = p->lanes > 1 ? p->lanes : 1;
+        ft[i + 1] = p->buf ? g->t_ptr : mt_cg_vec_type(mt_cg_type(g, p->var->dtype), lanes);
     }
-    LLVMValueRef args[3] = {n, body_ref, clo};
-    LLVMBuildCall2(b, pf_ty, pf, args, 3, "");
+    return ft;
+}
 
-    /* body_fn and run: in this module, or in a part of their own */
-    mt_cg saved = *g;
-    LLVMValueRef body_fn = body_ref;
-    if (g->split) {
-        enter_part(g);
-        for (int i = 0; i <= nc; i++) ft[i] = same_type(g, ft[i]);
-        clo_ty = LLVMStructTypeInContext(g->ctx, ft, (unsigned)nc + 1, 0);
-        LLVMTypeRef pt3[3] = {g->t_i64, g->t_i64, g->t_ptr};
-        body_fn = LLVMAddFunction(g->mod, body_name, LLVMFunctionType(g->t_void, pt3, 3, 0));
-        param_attr(g, body_fn, (unsigned)LLVMAttributeFunctionIndex, "nounwind", 0);
-    }
-    b = g->b;
+static bool is_i64_var(const mt_tparam *p) {
+    return p->var && p->var->dtype == MT_INT64 && p->lanes <= 1;
+}
 
-    /* run(i64 begin, i64 end, captures...) */
+/* Is l a launch the CPU runs: of a parallel body (begin, end, captures...)
+ * with an argument of the same sort per capture, over grid[0] only? */
+static void check_launch(const mt_cg *g, const mt_tlaunch *l) {
+    const mt_tfunc *d = l->callee;
+    const char *kind = mt_tfunc_get_attr(d, MT_ATTR_KIND);
+    if (!kind || strcmp(kind, MT_KIND_PARALLEL_BODY) != 0)
+        mt_ice("codegen: %s launches '%s' of kind '%s': the CPU runs parallel bodies", g->f->name,
+               d->name, kind ? kind : "none");
+    bool cpu = l->grid[0] && !l->grid[1] && !l->grid[2] && !l->shared_bytes;
+    for (int k = 0; k < 3; k++) cpu &= !l->block[k];
+    if (!cpu)
+        mt_ice("codegen: the launch of '%s' has GPU extents (block, shared, grid y/z)", d->name);
+    if (d->nparams != l->nargs + 2 || d->nsym || !is_i64_var(&d->params[0]) ||
+        !is_i64_var(&d->params[1]))
+        mt_ice("codegen: '%s' is not (begin, end) and one param per argument of its launch (%d)",
+               d->name, l->nargs);
+    for (int i = 0; i < l->nargs; i++)
+        if ((l->args[i].buf != NULL) != (d->params[i + 2].buf != NULL))
+            mt_ice("codegen: argument %d of the launch of '%s' is a %s, its param not", i, d->name,
+                   l->args[i].buf ? "buffer" : "value");
+}
+
+/* The value of launch argument i, of the closure field type ft. */
+static LLVMValueRef launch_arg(mt_cg *g, const mt_tlaunch *l, int i, LLVMTypeRef ft) {
+    const mt_targ *arg = &l->args[i];
+    LLVMValueRef v = arg->buf ? mt_cg_map_get(&g->bufs, arg->buf) : mt_cg_expr(g, arg->value);
+    if (!v) mt_ice("codegen: buffer '%s' used outside its scope", arg->buf->name);
+    if (LLVMTypeOf(v) != ft)
+        mt_ice("codegen: argument %d of the launch of '%s' does not have its param's type", i,
+               l->callee->name);
+    return v;
+}
+
+/* run(i64 begin, i64 end, captures...): internal, buffers noalias again. */
+static LLVMValueRef declare_run(mt_cg *g, const mt_tfunc *d, LLVMTypeRef *ft, const char *name,
+                                LLVMTypeRef *run_ty) {
+    int nc = d->nparams - 2;
     LLVMTypeRef *pt = MT_NEW_ARRAY(g->arena, LLVMTypeRef, nc + 2);
     pt[0] = pt[1] = g->t_i64;
     for (int i = 0; i < nc; i++) pt[i + 2] = ft[i + 1];
-    LLVMTypeRef run_ty = LLVMFunctionType(g->t_void, pt, (unsigned)nc + 2, 0);
-    LLVMValueRef run = LLVMAddFunction(g->mod, run_name, run_ty);
+    *run_ty = LLVMFunctionType(g->t_void, pt, (unsigned)nc + 2, 0);
+    if (LLVMGetNamedFunction(g->mod, name)) mt_ice("codegen: two functions named '%s'", d->name);
+    LLVMValueRef run = LLVMAddFunction(g->mod, name, *run_ty);
     LLVMSetLinkage(run, LLVMInternalLinkage);
     param_attr(g, run, (unsigned)LLVMAttributeFunctionIndex, "nounwind", 0);
-    for (int i = 0; i < nc; i++)
-        if (c.is_buf.data[i]) {
-            unsigned ai = (unsigned)i + 3;
-            param_attr(g, run, ai, "noalias", 0);
-            param_attr(g, run, ai, "nocapture", 0);
-            unsigned al = (unsigned)LLVMABIAlignmentOfType(LLVMGetModuleDataLayout(g->mod),
-                                                          buf_align_type(g, c.keys.data[i]));
-            if (al > 1) param_attr(g, run, ai, "align", al);
-        }
+    for (int i = 0; i < nc; i++) {
+        const mt_tbuffer *buf = d->params[i + 2].buf;
+        if (!buf) continue;
+        unsigned ai = (unsigned)i + 3;
+        param_attr(g, run, ai, "noalias", 0);
+        param_attr(g, run, ai, "nocapture", 0);
+        unsigned al = (unsigned)LLVMABIAlignmentOfType(LLVMGetModuleDataLayout(g->mod),
+                                                      mt_cg_mem_type(g, buf->dtype));
+        if (al > 1) param_attr(g, run, ai, "align", al);
+    }
+    return run;
+}
 
-    /* body_fn: load the closure, call run */
-    LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(g->ctx, body_fn, "entry");
-    LLVMPositionBuilderAtEnd(b, bb);
+/* body_fn(begin, end, closure): loads the captures, calls run(min + begin,
+ * min + end, captures...). */
+static void gen_trampoline(mt_cg *g, LLVMValueRef body_fn, LLVMValueRef run, LLVMTypeRef run_ty,
+                           LLVMTypeRef *ft, int nc) {
+    LLVMBuilderRef b = g->b;
+    LLVMTypeRef clo_ty = LLVMStructTypeInContext(g->ctx, ft, (unsigned)nc + 1, 0);
+    LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(g->ctx, body_fn, "entry"));
     LLVMValueRef *ra = MT_NEW_ARRAY(g->arena, LLVMValueRef, nc + 2);
     LLVMValueRef cp = LLVMGetParam(body_fn, 2);
     LLVMValueRef m0 = LLVMBuildLoad2(b, g->t_i64, LLVMBuildStructGEP2(b, clo_ty, cp, 0, ""), "min");
@@ -409,41 +352,128 @@ static void gen_parallel(mt_cg *g, const mt_tstmt *s, LLVMValueRef min, LLVMValu
                                    LLVMBuildStructGEP2(b, clo_ty, cp, (unsigned)i + 1, ""), "");
     LLVMBuildCall2(b, run_ty, run, ra, (unsigned)nc + 2, "");
     LLVMBuildRetVoid(b);
+}
 
-    /* run: the loop, with a fresh scope holding only the captures */
+/* Is s `for v in range(begin, end - begin)`, with begin and end d's first
+ * two params: the loop of a parallel body, run over [begin, end) as is? */
+static bool body_loop(const mt_tfunc *d, const mt_tstmt *s) {
+    if (s->kind != TS_FOR || s->for_kind != MT_FOR_SERIAL || !mt_dtype_is_int(s->var->dtype))
+        return false;
+    const mt_texpr *e = s->extent;
+    return s->min->kind == TE_VAR && s->min->var == d->params[0].var && e->kind == TE_SUB &&
+           e->a->kind == TE_VAR && e->a->var == d->params[1].var && mt_texpr_equal(e->b, s->min);
+}
+
+/* run's body: the parallel body d in a fresh scope holding only its params.
+ * It keeps the launching kernel's streaming plan (llvm_stream.c). */
+static void gen_run(mt_cg *g, const mt_tfunc *d, LLVMValueRef run) {
+    LLVMBuilderRef b = g->b;
     g->fn = run;
+    g->f = d;
     g->vars.slots = NULL, g->vars.cap = g->vars.used = 0;
     g->bufs.slots = NULL, g->bufs.cap = g->bufs.used = 0;
     g->entry = new_block(g, "entry");
     LLVMBasicBlockRef rb = new_block(g, "body");
-    LLVMSetValueName2(LLVMGetParam(run, 0), "begin", 5);
-    LLVMSetValueName2(LLVMGetParam(run, 1), "end", 3);
-    for (int i = 0; i < nc; i++) {
-        LLVMValueRef p = LLVMGetParam(run, (unsigned)i + 2);
-        const char *pn = c.is_buf.data[i] ? ((const mt_tbuffer *)c.keys.data[i])->name
-                                          : ((const mt_tvar *)c.keys.data[i])->name;
-        LLVMSetValueName2(p, pn, strlen(pn));
-        mt_cg_map_put(g->arena, c.is_buf.data[i] ? &g->bufs : &g->vars, c.keys.data[i], p);
+    for (int i = 0; i < d->nparams; i++) {
+        const mt_tparam *p = &d->params[i];
+        LLVMValueRef v = LLVMGetParam(run, (unsigned)i);
+        const char *pn = p->buf ? p->buf->name : p->var->name;
+        LLVMSetValueName2(v, pn, strlen(pn));
+        if (p->buf) mt_cg_map_put(g->arena, &g->bufs, p->buf, v);
+        else bind_var(g, p->var, v);
     }
-    g->in_parallel++;
     LLVMPositionBuilderAtEnd(b, rb);
     g->streamed = false;
-    gen_loop(g, s, LLVMGetParam(run, 0), LLVMGetParam(run, 1), false);
+    if (body_loop(d, d->body))
+        gen_loop(g, d->body, LLVMGetParam(run, 0), LLVMGetParam(run, 1), false);
+    else
+        gen_stmt(g, d->body);
     mt_cg_stream_fence(g);
     LLVMBuildRetVoid(b);
     LLVMPositionBuilderAtEnd(b, g->entry);
     LLVMBuildBr(b, rb);
+}
+
+/* The parallel body d: body_fn (declared as body_ref in the kernel's module)
+ * and run, in this module or, with g->split, in a part of its own (body_fn
+ * external there, so that the kernel's module can call it), where the
+ * closure types are made again in the part's context. */
+static void gen_body(mt_cg *g, const mt_tfunc *d, LLVMValueRef body_ref, const char *body_name,
+                     LLVMTypeRef *ft) {
+    mt_cg saved = *g;
+    LLVMBasicBlockRef cur = LLVMGetInsertBlock(g->b);
+    const char *run_name = mt_arena_printf(g->arena, "%s%s", g->prefix, d->name);
+    LLVMValueRef body_fn = body_ref;
+    if (g->split) {
+        enter_part(g);
+        ft = closure_types(g, d);
+        LLVMTypeRef pt[3] = {g->t_i64, g->t_i64, g->t_ptr};
+        body_fn = LLVMAddFunction(g->mod, body_name, LLVMFunctionType(g->t_void, pt, 3, 0));
+        param_attr(g, body_fn, (unsigned)LLVMAttributeFunctionIndex, "nounwind", 0);
+    }
+    LLVMTypeRef run_ty;
+    LLVMValueRef run = declare_run(g, d, ft, run_name, &run_ty);
+    gen_trampoline(g, body_fn, run, run_ty, ft, d->nparams - 2);
+    gen_run(g, d, run);
     if (g->split) { /* the part is done: its builder goes */
         mt_cg_part *p = &g->split->parts[g->split->n - 1];
         LLVMDisposeBuilder(p->b);
         p->b = NULL;
     }
-    saved.nparallel = g->nparallel;
     *g = saved;
     LLVMPositionBuilderAtEnd(g->b, cur);
 }
 
+/* T.launch("k_par0", captures..., grid=(n,), min=m)  becomes
+ *
+ *     closure = {m, captures...}            (an alloca of the kernel)
+ *     mt_parallel_for(n, body_fn, &closure)
+ *
+ * and the parallel body is generated (gen_body). In run, buffer pointers
+ * are parameters again, so they keep noalias (they are the kernel's
+ * buffers, or its allocations, all distinct); once the pass pipeline
+ * inlines run into body_fn the attributes become alias scopes. */
+static void gen_launch(mt_cg *g, const mt_tlaunch *l) {
+    const mt_tfunc *d = l->callee;
+    check_launch(g, l);
+    LLVMValueRef min = l->min ? gen_i64(g, l->min) : LLVMConstInt(g->t_i64, 0, 0);
+    LLVMValueRef n = gen_i64(g, l->grid[0]);
+    int nc = l->nargs;
+    LLVMTypeRef *ft = closure_types(g, d);
+    LLVMValueRef *vals = MT_NEW_ARRAY(g->arena, LLVMValueRef, nc > 0 ? nc : 1);
+    for (int i = 0; i < nc; i++) vals[i] = launch_arg(g, l, i, ft[i + 1]);
+    LLVMTypeRef clo_ty = LLVMStructTypeInContext(g->ctx, ft, (unsigned)nc + 1, 0);
+    LLVMTypeRef body_pt[3] = {g->t_i64, g->t_i64, g->t_ptr};
+    const char *body_name = mt_arena_printf(g->arena, "%s%s.body", g->prefix, d->name);
+    LLVMValueRef body_ref =
+        LLVMAddFunction(g->mod, body_name, LLVMFunctionType(g->t_void, body_pt, 3, 0));
+    param_attr(g, body_ref, (unsigned)LLVMAttributeFunctionIndex, "nounwind", 0);
+    if (!g->split) LLVMSetLinkage(body_ref, LLVMInternalLinkage);
+    LLVMBuilderRef b = g->b;
+    LLVMBasicBlockRef cur = LLVMGetInsertBlock(b);
+    LLVMPositionBuilderAtEnd(b, g->entry);
+    LLVMValueRef clo = LLVMBuildAlloca(b, clo_ty, "closure");
+    LLVMPositionBuilderAtEnd(b, cur);
+    LLVMBuildStore(b, min, LLVMBuildStructGEP2(b, clo_ty, clo, 0, ""));
+    for (int i = 0; i < nc; i++)
+        LLVMBuildStore(b, vals[i], LLVMBuildStructGEP2(b, clo_ty, clo, (unsigned)i + 1, ""));
+    LLVMTypeRef pf_pt[3] = {g->t_i64, g->t_ptr, g->t_ptr};
+    LLVMTypeRef pf_ty = LLVMFunctionType(g->t_void, pf_pt, 3, 0);
+    LLVMValueRef pf = LLVMGetNamedFunction(g->mod, "mt_parallel_for");
+    if (!pf) {
+        pf = LLVMAddFunction(g->mod, "mt_parallel_for", pf_ty);
+        param_attr(g, pf, (unsigned)LLVMAttributeFunctionIndex, "nounwind", 0);
+    }
+    LLVMValueRef args[3] = {n, body_ref, clo};
+    LLVMBuildCall2(b, pf_ty, pf, args, 3, "");
+    g->nlaunch++;
+    gen_body(g, d, body_ref, body_name, ft);
+}
+
 static void gen_for(mt_cg *g, const mt_tstmt *s) {
+    if (s->for_kind == MT_FOR_PARALLEL)
+        mt_ice("codegen: parallel loop over '%s' in %s: split_host_device must run first",
+               s->var->name, g->f->name);
     if (s->for_kind == MT_FOR_THREAD)
         mt_ice("codegen: loop over '%s' is bound to %s: not a CPU loop", s->var->name,
                s->thread_tag ? s->thread_tag : "a thread");
@@ -461,11 +491,6 @@ static void gen_for(mt_cg *g, const mt_tstmt *s) {
         return;
     }
     LLVMValueRef ext = gen_i64(g, s->extent);
-    /* only the outermost parallel loop runs in parallel; nested ones are serial */
-    if (s->for_kind == MT_FOR_PARALLEL && g->in_parallel == 0) {
-        gen_parallel(g, s, min, ext);
-        return;
-    }
     gen_loop(g, s, min, LLVMBuildNSWAdd(g->b, min, ext, "end"), const_ext);
 }
 
@@ -575,6 +600,7 @@ static void gen_stmt(mt_cg *g, const mt_tstmt *s) {
         return;
     }
     case TS_EVAL: mt_cg_expr(g, s->value); return;
+    case TS_LAUNCH: gen_launch(g, s->launch); return;
     case TS_BLOCK:
         mt_ice("codegen: block '%s' in %s: lower_blocks must run before codegen",
                s->name ? s->name : "?", g->f->name);
@@ -609,7 +635,7 @@ static void gen_func(mt_cg *g, const mt_tfunc *f, const char *prefix) {
     g->f = f;
     g->vars.used = g->vars.cap = 0;
     g->bufs.used = g->bufs.cap = 0;
-    g->in_parallel = g->nparallel = 0;
+    g->nlaunch = 0;
     param_attr(g, fn, (unsigned)LLVMAttributeFunctionIndex, "nounwind", 0);
 
     g->entry = new_block(g, "entry");
@@ -649,9 +675,9 @@ static void gen_func(mt_cg *g, const mt_tfunc *f, const char *prefix) {
     for (int i = f->nallocs - 1; i >= 0; i--) alloc_end(g, f->allocs[i], heap[i]);
     mt_cg_stream_fence(g);
     LLVMBuildRetVoid(g->b);
-    /* A parallel loop hands the buffer pointers to mt_parallel_for in its
-     * closure: that is a capture, so the promise is withdrawn. */
-    if (g->nparallel > 0) {
+    /* A launch hands the buffer pointers to mt_parallel_for in its closure:
+     * that is a capture, so the promise is withdrawn. */
+    if (g->nlaunch > 0) {
         unsigned k = LLVMGetEnumAttributeKindForName("nocapture", 9);
         for (int i = 0; i < f->nparams; i++)
             if (f->params[i].buf) LLVMRemoveEnumAttributeAtIndex(fn, (unsigned)i + 1, k);
@@ -696,6 +722,7 @@ LLVMModuleRef mt_llvm_build_module(mt_arena *a, LLVMContextRef ctx, const char *
         g->mod = st->mod;
         g->b = st->b;
         g->x86 = triple && (strncmp(triple, "x86_64", 6) == 0 || strncmp(triple, "i686", 4) == 0);
+        g->prefix = prefix;
         g->split = split;
         int first_part = split ? split->n : 0;
         if (split) {
@@ -715,4 +742,36 @@ LLVMModuleRef mt_llvm_build_module(mt_arena *a, LLVMContextRef ctx, const char *
     if (st->b) LLVMDisposeBuilder(st->b);
     if (st->mod) LLVMDisposeModule(st->mod);
     mt_fail(fr.status, fr.loc, "%s", fr.msg);
+}
+
+/* ---- the program's launches ------------------------------------------------- */
+
+typedef struct launch_count {
+    mt_arena *a;
+    mt_ptrmap n;     /* device function -> 1 + times launched */
+    const char *bad; /* a launched function that is not a device function given */
+} launch_count;
+
+static void count_launch(mt_tvisitor *v, const mt_tstmt *s) {
+    launch_count *lc = v->ctx;
+    if (s->kind == TS_LAUNCH) {
+        if (mt_ptrmap_get(&lc->n, s->launch->callee) == 0) lc->bad = s->launch->callee->name;
+        else mt_ptrmap_add(lc->a, &lc->n, s->launch->callee, 1);
+    }
+    mt_tvisit_stmt_children(v, s);
+}
+
+void mt_llvm_check_launches(mt_arena *a, const mt_codegen_in *in) {
+    launch_count lc = {a, {0}, NULL};
+    for (int i = 0; i < in->ndevice; i++) mt_ptrmap_add(a, &lc.n, in->device[i], 1);
+    mt_tvisitor v = {NULL, count_launch, &lc};
+    for (int i = 0; i < in->nhost; i++) mt_tvisit_stmt(&v, in->host[i]->body);
+    for (int i = 0; i < in->ndevice; i++) mt_tvisit_stmt(&v, in->device[i]->body);
+    if (lc.bad) mt_ice("codegen: '%s' is launched but not given as a device function", lc.bad);
+    for (int i = 0; i < in->ndevice; i++) {
+        int k = mt_ptrmap_get(&lc.n, in->device[i]) - 1;
+        if (k != 1)
+            mt_ice("codegen: device function '%s' is launched %d times (the CPU backend: once)",
+                   in->device[i]->name, k);
+    }
 }

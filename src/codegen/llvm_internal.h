@@ -13,7 +13,7 @@
  *
  * Errors are raised with mt_ice (diag.h); mt_llvm_build_module holds an error
  * frame that disposes the builder and the module before passing them on;
- * the parts made for parallel loop bodies (mt_cg_split) are left to the
+ * the parts made for parallel bodies (mt_cg_split) are left to the
  * caller, which disposes them (compile.c).
  */
 #ifndef MT_CODEGEN_LLVM_INTERNAL_H
@@ -21,6 +21,7 @@
 
 #include <llvm-c/Core.h>
 
+#include "codegen/codegen.h"
 #include "support/arena.h"
 #include "tir/tir.h"
 
@@ -40,15 +41,15 @@ typedef struct mt_cg_map {
 void mt_cg_map_put(mt_arena *a, mt_cg_map *m, const void *key, LLVMValueRef val);
 LLVMValueRef mt_cg_map_get(const mt_cg_map *m, const void *key);
 
-/* A module made for the body of one parallel loop (mt_llvm_build_module's
- * `split`), in a context of its own; b is NULL once the body is done. */
+/* A module made for one parallel body (mt_llvm_build_module's `split`), in
+ * a context of its own; b is NULL once the body is done. */
 typedef struct mt_cg_part {
     LLVMContextRef ctx;
     LLVMModuleRef mod;
     LLVMBuilderRef b;
 } mt_cg_part;
 
-/* Where parallel loop bodies go when they get modules of their own: the
+/* Where parallel bodies go when they get modules of their own: the
  * parts made so far (arena array, grown by doubling), and what a new module
  * needs. The caller disposes every part's objects, also after an error. */
 typedef struct mt_cg_split {
@@ -57,10 +58,10 @@ typedef struct mt_cg_split {
     const char *mod_name, *triple, *data_layout;
 } mt_cg_split;
 
-/* State of generating one function. llvm.c's parallel loops generate an
- * outlined function with a copy of this state (fn, entry and the two maps
+/* State of generating one function. llvm.c's launches generate the
+ * parallel body with a copy of this state (fn, f, entry and the two maps
  * replaced) and restore it afterwards: per-function fields added here must
- * be reset there too (gen_parallel), and fields bound to a context or module
+ * be reset there too (gen_run), and fields bound to a context or module
  * (types, builder, module) made again in set_context/enter_part. */
 typedef struct mt_cg {
     mt_arena *arena;        /* scratch for names and maps */
@@ -73,13 +74,13 @@ typedef struct mt_cg {
     mt_cg_map vars;         /* mt_tvar* -> value in its compute type */
     mt_cg_map bufs;         /* mt_tbuffer* -> base pointer */
     int in_index;           /* > 0 while generating a buffer index (int64 math gets nsw) */
-    int in_parallel;        /* > 0 inside an outlined parallel loop (nested ones run serially) */
-    int nparallel;          /* parallel loops outlined from the current kernel function */
+    int nlaunch;            /* launches in the current kernel function */
+    const char *prefix;     /* of every symbol of the module (process-unique) */
     const mt_tbuffer **stream; /* the kernel's buffers written with streaming stores */
     int nstream;
     bool streamed;          /* the current LLVM function made a streaming store */
     bool x86;               /* the target is x86 (streaming stores and their fence) */
-    mt_cg_split *split;     /* non-NULL: each parallel loop's body in a module of its own */
+    mt_cg_split *split;     /* non-NULL: each parallel body in a module of its own */
     LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_half, t_f32, t_f64, t_ptr;
 } mt_cg;
 
@@ -119,16 +120,22 @@ LLVMValueRef mt_cg_math_sigmoid(mt_cg *g, LLVMValueRef x);
 LLVMValueRef mt_cg_math_erf(mt_cg *g, LLVMValueRef x);
 
 /* ---- llvm.c ---- */
-/* Builds, in ctx, a verified module holding one function per funcs[i], named
- * prefix + funcs[i]->name, for the given triple and data layout. With
- * split (zeroed, or holding earlier parts) each parallel loop's body
- * function (<kernel>.par<N>.body, external) goes into a verified module of
- * its own in split->parts, which the kernel's module declares and calls.
- * On error the module is disposed and the error raised (mt_ice); the parts
- * made stay in split for the caller to dispose. */
+/* Builds, in ctx, a verified module holding one function per funcs[i]
+ * (host functions), named prefix + funcs[i]->name, and the parallel bodies
+ * they launch (prefix + name + ".body" and prefix + name, internal), for
+ * the given triple and data layout. With split (zeroed, or holding earlier
+ * parts) each parallel body (its .body function external) goes into a
+ * verified module of its own in split->parts, which the kernel's module
+ * declares and calls. On error the module is disposed and the error raised
+ * (mt_ice); the parts made stay in split for the caller to dispose. */
 LLVMModuleRef mt_llvm_build_module(mt_arena *a, LLVMContextRef ctx, const char *mod_name,
                                    const char *prefix, const char *triple,
                                    const char *data_layout, mt_tfunc *const *funcs, int n,
                                    mt_cg_split *split);
+
+/* Raises unless every function in->device is a parallel body launched
+ * exactly once by the functions in->host and in->device, and every launch
+ * runs one of them. */
+void mt_llvm_check_launches(mt_arena *a, const mt_codegen_in *in);
 
 #endif

@@ -12,10 +12,12 @@
  *
  * Which stores. A buffer streams when it is a parameter of the loop
  * function (an output or an intermediate of the run), its shape is constant
- * and at least MT_STREAM_MIN_BYTES, and the function never loads from it
- * (a kernel that reads back what it wrote would fetch it from memory
- * again). Of its stores, the full-vector ones (a unit-stride ramp of a
- * multiple of 64 bytes) stream; scalar tails and narrower vectors do not.
+ * and at least MT_STREAM_MIN_BYTES, and the function never loads from it,
+ * nor do the parallel bodies it launches (a kernel that reads back what it
+ * wrote would fetch it from memory again); the bodies keep the plan of the
+ * kernel that launches them. Of its stores, the full-vector ones (a
+ * unit-stride ramp of a multiple of 64 bytes) stream; scalar tails and
+ * narrower vectors do not.
  *
  * Alignment. x86's non-temporal vector stores need an address aligned to
  * the vector (LLVM only selects them for such stores), and a caller's
@@ -59,6 +61,13 @@ static void find_load(mt_tvisitor *v, const mt_texpr *e) {
     if (!r->found) mt_tvisit_expr_children(v, e);
 }
 
+/* ... also in the parallel bodies the function launches (they share its
+ * buffer objects). */
+static void find_load_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    if (s->kind == TS_LAUNCH) mt_tvisit_stmt(v, s->launch->callee->body);
+    mt_tvisit_stmt_children(v, s);
+}
+
 void mt_cg_stream_plan(mt_cg *g, const mt_tfunc *f) {
     g->nstream = 0;
     g->stream = MT_NEW_ARRAY(g->arena, const mt_tbuffer *, f->nparams > 0 ? f->nparams : 1);
@@ -68,7 +77,7 @@ void mt_cg_stream_plan(mt_cg *g, const mt_tfunc *f) {
         int64_t bytes;
         if (!b || !const_bytes(b, &bytes) || bytes < MT_STREAM_MIN_BYTES) continue;
         reads r = {b, false};
-        mt_tvisitor v = {find_load, NULL, &r};
+        mt_tvisitor v = {find_load, find_load_stmt, &r};
         if (f->body) mt_tvisit_stmt(&v, f->body);
         if (!r.found) g->stream[g->nstream++] = b;
     }

@@ -34,6 +34,8 @@ const mt_pass mt_passes[] = {
     TIR("remove_unit_loops", mt_tir_remove_unit_loops),
     TIR("simplify", mt_tir_simplify),
     TIR("tir_cse", mt_tir_cse),
+    /* all of a program's functions at once: the pipeline calls it itself */
+    {"split_host_device", MT_PASS_SPLIT, NULL, NULL, MT_TIR_FLAT},
 };
 const int mt_npasses = (int)(sizeof mt_passes / sizeof mt_passes[0]);
 

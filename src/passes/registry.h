@@ -12,6 +12,7 @@
  *           annotate_pattern fuse_ops fuse_tir dead_code
  *   TIR:    inline_producers [the target's rules] lower_blocks flatten_buffers
  *           simplify vectorize remove_unit_loops simplify tir_cse
+ *           split_host_device (all functions at once: host and device functions)
  *   rules:  cpu: schedule_matmul schedule_reduce schedule
  *           cuda: none yet (the CUDA backend is not built)
  *
@@ -34,6 +35,7 @@ typedef enum mt_pass_kind {
     MT_PASS_GRAPH, /* graph: mt_gmodule -> mt_gmodule */
     MT_PASS_TIR,   /* tir: one loop function -> loop function */
     MT_PASS_RULES, /* the slot of the target's schedule rules (no function) */
+    MT_PASS_SPLIT, /* split_host_device: all functions at once (tir_passes.h), last */
 } mt_pass_kind;
 
 typedef struct mt_pass {

@@ -47,6 +47,13 @@
  *  - Lowered statements: a let prints `x = value` and continues with its body
  *    at the same indentation; TS_ALLOC prints its `T.alloc_buffer` line the
  *    same way; an empty sequence prints `T.evaluate(0)`.
+ *
+ *  - Launches (after split_host_device): `T.launch("k_par0", a, n, grid=(n,))`,
+ *    the callee's name, the arguments (buffers by name), then the extents
+ *    that are set as `grid=`, `block=` (tuples), `shared=`, and `min=` when
+ *    it is not 0. A vector param of a device function prints as
+ *    `x: T.float32x4` (TVM's vector dtype); the function's kind is in its
+ *    T.func_attr line.
  */
 #include <math.h>
 #include <stdint.h>
@@ -369,7 +376,8 @@ static void print_expr(printer *p, const mt_texpr *e, int min_prec) {
     if (paren) mt_sb_putc(&p->sb, ')');
 }
 
-/* `lo + ext`, folded when both are integer immediates; `ext` when lo is 0. */
+/* `lo + ext`, folded when both are integer immediates; `ext` when lo is 0;
+ * `hi` when ext is `hi - lo`. */
 static void print_end(printer *p, const mt_texpr *lo, const mt_texpr *ext) {
     int64_t a, b, s;
     if (mt_te_is_const_int(lo, &a) && mt_te_is_const_int(ext, &b) && lo->dtype == MT_INT64 &&
@@ -379,6 +387,10 @@ static void print_end(printer *p, const mt_texpr *lo, const mt_texpr *ext) {
     }
     if (mt_te_is_const_int(lo, &a) && a == 0) {
         print_expr(p, ext, 0);
+        return;
+    }
+    if (ext->kind == TE_SUB && mt_texpr_equal(ext->b, lo)) { /* lo + (hi - lo) */
+        print_expr(p, ext->a, 0);
         return;
     }
     mt_texpr sum = {0};
@@ -591,6 +603,43 @@ static void print_block(printer *p, const mt_tstmt *s, int ind) {
     print_stmt(p, s->body, in);
 }
 
+/* T.launch("callee", args..., grid=(x, y), block=(x,), shared=n, min=m):
+ * only the extents that are set, and min when it is not 0. */
+static void print_dims(printer *p, const char *key, mt_texpr *const *d) {
+    int n = d[2] ? 3 : d[1] ? 2 : d[0] ? 1 : 0;
+    if (!n) return;
+    mt_sb_printf(&p->sb, ", %s=(", key);
+    for (int i = 0; i < n; i++) {
+        if (i) mt_sb_puts(&p->sb, ", ");
+        if (d[i]) print_expr(p, d[i], 0);
+        else mt_sb_putc(&p->sb, '1');
+    }
+    mt_sb_puts(&p->sb, n == 1 ? ",)" : ")");
+}
+
+static void print_launch(printer *p, const mt_tlaunch *l, int ind) {
+    line_start(p, ind);
+    mt_sb_puts(&p->sb, "T.launch(");
+    put_string_lit(p, l->callee->name ? l->callee->name : "");
+    for (int i = 0; i < l->nargs; i++) {
+        mt_sb_puts(&p->sb, ", ");
+        if (l->args[i].buf) mt_sb_puts(&p->sb, buf_name(p, l->args[i].buf));
+        else print_expr(p, l->args[i].value, 0);
+    }
+    print_dims(p, "grid", l->grid);
+    print_dims(p, "block", l->block);
+    if (l->shared_bytes) {
+        mt_sb_puts(&p->sb, ", shared=");
+        print_expr(p, l->shared_bytes, 0);
+    }
+    int64_t m;
+    if (l->min && !(mt_te_is_const_int(l->min, &m) && m == 0)) {
+        mt_sb_puts(&p->sb, ", min=");
+        print_expr(p, l->min, 0);
+    }
+    mt_sb_puts(&p->sb, ")\n");
+}
+
 static void print_stmt(printer *p, const mt_tstmt *s, int ind) {
     if (!s) {
         line_start(p, ind);
@@ -643,6 +692,7 @@ static void print_stmt(printer *p, const mt_tstmt *s, int ind) {
         print_expr(p, s->value, 0);
         mt_sb_puts(&p->sb, ")\n");
         break;
+    case TS_LAUNCH: print_launch(p, s->launch, ind); break;
     default: mt_ice("printer: unknown statement kind %d", (int)s->kind);
     }
 }
@@ -675,6 +725,7 @@ const char *mt_tfunc_print(mt_arena *a, const mt_tfunc *f) {
         } else {
             const mt_tvar *v = f->params[i].var;
             mt_sb_printf(&p.sb, "%s: T.%s", var_name(&p, v), mt_dtype_str(v->dtype));
+            if (f->params[i].lanes > 1) mt_sb_printf(&p.sb, "x%d", f->params[i].lanes);
         }
     }
     mt_sb_puts(&p.sb, "):\n");

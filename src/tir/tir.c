@@ -229,6 +229,21 @@ mt_tstmt *mt_ts_block(mt_arena *a, const char *name) {
     return s;
 }
 
+mt_tstmt *mt_ts_launch(mt_arena *a, mt_tfunc *callee, const mt_targ *args, int nargs) {
+    MT_ASSERT(callee && nargs >= 0);
+    mt_tstmt *s = snode(a, TS_LAUNCH);
+    mt_tlaunch *l = MT_NEW(a, mt_tlaunch);
+    l->callee = callee;
+    l->nargs = nargs;
+    l->args = MT_NEW_ARRAY(a, mt_targ, nargs > 0 ? nargs : 1);
+    for (int i = 0; i < nargs; i++) {
+        MT_ASSERT((args[i].buf != NULL) != (args[i].value != NULL));
+        l->args[i] = args[i];
+    }
+    s->launch = l;
+    return s;
+}
+
 mt_tstmt *mt_ts_copy(mt_arena *a, const mt_tstmt *s) {
     mt_tstmt *c = MT_NEW(a, mt_tstmt);
     *c = *s;
@@ -282,6 +297,26 @@ void mt_tfunc_add_param(mt_arena *a, mt_tfunc *f, mt_tbuffer *buf, mt_tvar *var)
     np[f->nparams].var = var;
     f->params = np;
     f->nparams++;
+}
+
+const char *mt_tfunc_get_attr(const mt_tfunc *f, const char *key) {
+    for (int i = 0; i < f->nattrs; i++)
+        if (strcmp(f->attrs[i].key, key) == 0) return f->attrs[i].value;
+    return NULL;
+}
+
+void mt_tfunc_set_attr(mt_arena *a, mt_tfunc *f, const char *key, const char *value) {
+    for (int i = 0; i < f->nattrs; i++)
+        if (strcmp(f->attrs[i].key, key) == 0) {
+            f->attrs[i].value = mt_arena_strdup(a, value);
+            return;
+        }
+    mt_tattr *na = MT_NEW_ARRAY(a, mt_tattr, f->nattrs + 1);
+    if (f->nattrs) memcpy(na, f->attrs, sizeof(mt_tattr) * (size_t)f->nattrs);
+    na[f->nattrs].key = mt_arena_strdup(a, key);
+    na[f->nattrs].value = mt_arena_strdup(a, value);
+    f->attrs = na;
+    f->nattrs++;
 }
 
 bool mt_te_is_const_int(const mt_texpr *e, int64_t *value) {

@@ -25,6 +25,19 @@
  *
  * Loops are `min, extent` (exclusive end), as in Halide and TVM.
  *
+ * Host and device. After passes/tir/split_host_device.c a program's lowered
+ * functions are of two sorts: host functions, which the executor calls, and
+ * device functions, which a host function runs with a TS_LAUNCH statement.
+ * A device function says how it is called in its "kind" attribute
+ * (T.func_attr({"kind": "parallel_body"})); MT_KIND_PARALLEL_BODY is the
+ * CPU's parallel loop body:
+ *
+ *     def k_par0(begin: T.int64, end: T.int64, <captures>...):
+ *         for i in range(begin, end): ...
+ *
+ * run by `T.launch("k_par0", <captures>..., grid=(n,), min=m)` on chunks
+ * [m + b, m + e) of [m, m + n) at once, one call per chunk.
+ *
  * Nodes are immutable once built and shared freely; a pass that changes
  * something builds new nodes (the mutator returns the same pointer when
  * nothing changed). Identity of variables and buffers is by pointer.
@@ -44,7 +57,9 @@
  * it):  void name(p0, p1, ..., s0, s1, ...)  where p_i are the params in
  * order -- a buffer param is a pointer to its element type, a scalar param is
  * passed by value in its dtype -- and s_j are the function's sym_vars (the
- * symbolic dims used in buffer shapes) as int64_t, in order.
+ * symbolic dims used in buffer shapes) as int64_t, in order. That is a host
+ * function's; a device function is called as its kind says (a parallel body:
+ * by the runtime, through the backend's trampoline).
  */
 #ifndef MT_TIR_TIR_H
 #define MT_TIR_TIR_H
@@ -151,6 +166,26 @@ struct mt_texpr {
 
 /* ---- statements ---------------------------------------------------------- */
 
+/* An argument of a launch: a buffer, or a scalar (or vector) value. */
+typedef struct mt_targ {
+    mt_tbuffer *buf;  /* a buffer argument, or */
+    mt_texpr *value;  /* a value argument (exactly one of the two is set) */
+} mt_targ;
+
+/* What a TS_LAUNCH runs, and over what. The arguments match the callee's
+ * params after those its kind implies (parallel_body: begin and end). A
+ * GPU kernel's launch fills grid and block; a CPU parallel body's, grid[0]
+ * and min. Extents are int64 expressions of the host function. */
+typedef struct mt_tlaunch {
+    mt_tfunc *callee;        /* the device function */
+    mt_targ *args;           /* nargs arguments, in the callee's param order */
+    int nargs;
+    mt_texpr *grid[3];       /* grid extents x, y, z (NULL: 1); parallel_body: iterations */
+    mt_texpr *block[3];      /* threads per block x, y, z (NULL: 1; GPU kernels) */
+    mt_texpr *shared_bytes;  /* dynamic shared memory per block (NULL: none; GPU kernels) */
+    mt_texpr *min;           /* parallel_body: the first iteration (NULL: 0) */
+} mt_tlaunch;
+
 typedef enum mt_for_kind {
     MT_FOR_SERIAL, MT_FOR_PARALLEL, MT_FOR_VECTORIZED, MT_FOR_UNROLLED, MT_FOR_THREAD
 } mt_for_kind;
@@ -179,7 +214,8 @@ typedef struct mt_tregion {
     X(TS_IF)      /* if cond: then_s else: else_s (may be NULL) */           \
     X(TS_LET)     /* var = value; body (scalar, immutable) */                \
     X(TS_ALLOC)   /* buffer allocated for the extent of body */              \
-    X(TS_EVAL)    /* evaluate value for its effect */
+    X(TS_EVAL)    /* evaluate value for its effect */                        \
+    X(TS_LAUNCH)  /* run a device function: launch (callee, args, extents) */
 
 typedef enum mt_tstmt_kind {
 #define MT_X_(k) k,
@@ -219,6 +255,8 @@ struct mt_tstmt {
     mt_tstmt *init;          /* with T.init(): or NULL */
     mt_tbuffer **allocs;     /* T.alloc_buffer inside the block */
     int nallocs;
+    /* TS_LAUNCH */
+    mt_tlaunch *launch;      /* what it runs (its own node: shared, immutable) */
 };
 
 /* ---- functions ----------------------------------------------------------- */
@@ -226,11 +264,17 @@ struct mt_tstmt {
 typedef struct mt_tparam {
     mt_tbuffer *buf; /* a buffer param, or */
     mt_tvar *var;    /* a scalar param (exactly one of the two is set) */
+    int lanes;       /* var: > 1 a vector of that many lanes (a parallel body's
+                        capture of a vector let); 0 or 1 a scalar */
 } mt_tparam;
 
 typedef struct mt_tattr {
     const char *key, *value; /* T.func_attr({"key": "value"}) */
 } mt_tattr;
+
+/* The "kind" attribute of a device function (absent on host functions). */
+#define MT_ATTR_KIND "kind"
+#define MT_KIND_PARALLEL_BODY "parallel_body" /* CPU: (begin, end, captures...) */
 
 struct mt_tfunc {
     const char *name;
@@ -282,6 +326,8 @@ mt_tstmt *mt_ts_let(mt_arena *a, mt_tvar *var, mt_texpr *value, mt_tstmt *body);
 mt_tstmt *mt_ts_alloc(mt_arena *a, mt_tbuffer *buf, mt_tstmt *body);
 mt_tstmt *mt_ts_eval(mt_arena *a, mt_texpr *value);
 mt_tstmt *mt_ts_block(mt_arena *a, const char *name); /* fill the block fields after */
+/* A launch of callee with args[0..nargs) (copied); fill the extents after. */
+mt_tstmt *mt_ts_launch(mt_arena *a, mt_tfunc *callee, const mt_targ *args, int nargs);
 mt_tstmt *mt_ts_copy(mt_arena *a, const mt_tstmt *s);  /* shallow copy (loc too), to modify */
 /* s (NULL: NULL) with the source place loc when it has none yet (and loc
  * is one); a place it has is kept. For a statement a pass has just built
@@ -298,6 +344,10 @@ mt_tfunc *mt_tfunc_new(mt_arena *a, const char *name);
  * pass that rewrites statements returns). */
 mt_tfunc *mt_tfunc_with_body(mt_arena *a, mt_tfunc *f, mt_tstmt *body);
 void mt_tfunc_add_param(mt_arena *a, mt_tfunc *f, mt_tbuffer *buf, mt_tvar *var);
+/* The value of attr key, or NULL; setting replaces the value of a key f has
+ * (f's attrs array is its own: functions are built before they are shared). */
+const char *mt_tfunc_get_attr(const mt_tfunc *f, const char *key);
+void mt_tfunc_set_attr(mt_arena *a, mt_tfunc *f, const char *key, const char *value);
 
 /* The target f is compiled for: f->target, or mt_target_default_cpu() when
  * it has none. Passes and rules read machine facts only from here. */

@@ -375,6 +375,32 @@ static void check_alloc(vctx *c, const mt_tstmt *s) {
     c->bufs.len = nb;
 }
 
+/* T.launch (split_host_device): a callee, each argument a buffer in scope
+ * or a scalar expression, integer extents. */
+static void check_launch(vctx *c, const mt_tstmt *s) {
+    const mt_tlaunch *l = s->launch;
+    if (!l || !l->callee || l->nargs < 0 || (l->nargs > 0 && !l->args)) {
+        fail_shape(c, "launch without its callee or arguments");
+        return;
+    }
+    for (int i = 0; !c->err && i < l->nargs; i++) {
+        const mt_targ *g = &l->args[i];
+        if ((g->buf != NULL) == (g->value != NULL))
+            fail_shape(c, "launch argument %d is not exactly one of a buffer and a value", i);
+        else if (g->buf && !buf_in_scope(c, g->buf))
+            fail(c, "launch of '%s' passes buffer '%s', which is not in scope", l->callee->name,
+                 bname(g->buf));
+        else if (g->value)
+            check_expr(c, g->value, "launch argument");
+    }
+    for (int d = 0; !c->err && d < 3; d++) {
+        if (l->grid[d]) check_int(c, l->grid[d], "launch grid extent", false);
+        if (!c->err && l->block[d]) check_int(c, l->block[d], "launch block extent", false);
+    }
+    if (!c->err && l->shared_bytes) check_int(c, l->shared_bytes, "launch shared bytes", false);
+    if (!c->err && l->min) check_int(c, l->min, "launch min", false);
+}
+
 static void check_if(vctx *c, const mt_tstmt *s) {
     check_bool(c, s->cond, "if condition");
     if (!c->err && s->cond->lanes != 1) fail(c, "if condition of %d lanes", s->cond->lanes);
@@ -466,6 +492,7 @@ static void check_stmt(vctx *c, const mt_tstmt *s) {
     case TS_LET: check_let(c, s); break;
     case TS_ALLOC: check_alloc(c, s); break;
     case TS_EVAL: check_expr(c, s->value, "evaluated value"); break;
+    case TS_LAUNCH: check_launch(c, s); break;
     default: fail_shape(c, "statement of unknown kind %d", (int)s->kind);
     }
     if (c->err) return; /* keep the place of the failure */

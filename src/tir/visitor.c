@@ -11,7 +11,9 @@
  *                stmts; TS_IF cond, then, else; TS_LET value, body; TS_ALLOC
  *                body; TS_EVAL value; TS_BLOCK iter extents, iter values,
  *                predicate, read regions (min, extent per dim), write regions,
- *                init, body.
+ *                init, body; TS_LAUNCH min, grid x y z, block x y z, shared
+ *                bytes (those set), then the value arguments. The callee of a
+ *                launch is another function, not a child.
  *
  * The mutator rebuilds bottom-up and copies a node (mt_te_copy / mt_ts_copy)
  * only when one of its children came back as a different pointer, so an
@@ -35,6 +37,15 @@
 #include "tir/tir.h"
 
 /* ---- visitor ------------------------------------------------------------- */
+
+/* A launch's extents in walking order: min, grid x y z, block x y z, shared
+ * bytes (entries may be NULL). */
+enum { LAUNCH_EXPRS = 8 };
+static void launch_exprs(const mt_tlaunch *l, mt_texpr **ex) {
+    ex[0] = l->min;
+    for (int d = 0; d < 3; d++) ex[1 + d] = l->grid[d], ex[4 + d] = l->block[d];
+    ex[7] = l->shared_bytes;
+}
 
 void mt_tvisit_expr(mt_tvisitor *v, const mt_texpr *e) {
     if (!e) return;
@@ -102,6 +113,13 @@ void mt_tvisit_stmt_children(mt_tvisitor *v, const mt_tstmt *s) {
         break;
     case TS_ALLOC: mt_tvisit_stmt(v, s->body); break;
     case TS_EVAL: mt_tvisit_expr(v, s->value); break;
+    case TS_LAUNCH: {
+        mt_texpr *ex[LAUNCH_EXPRS];
+        launch_exprs(s->launch, ex);
+        for (int i = 0; i < LAUNCH_EXPRS; i++) mt_tvisit_expr(v, ex[i]);
+        for (int i = 0; i < s->launch->nargs; i++) mt_tvisit_expr(v, s->launch->args[i].value);
+        break;
+    }
     default: mt_ice("visitor: unknown statement kind %d", (int)s->kind);
     }
 }
@@ -214,6 +232,38 @@ static mt_tstmt *mutate_block(mt_tmutator *m, mt_tstmt *s) {
     return c;
 }
 
+/* A launch with its extents and value arguments mutated (s itself when none
+ * changed). */
+static mt_tstmt *mutate_launch(mt_tmutator *m, mt_tstmt *s) {
+    const mt_tlaunch *l = s->launch;
+    mt_texpr *ex[LAUNCH_EXPRS], *nex[LAUNCH_EXPRS];
+    launch_exprs(l, ex);
+    bool changed = false;
+    for (int i = 0; i < LAUNCH_EXPRS; i++) {
+        nex[i] = mt_tmutate_expr(m, ex[i]);
+        changed |= nex[i] != ex[i];
+    }
+    mt_targ *args = NULL;
+    for (int i = 0; i < l->nargs; i++) {
+        mt_texpr *x = mt_tmutate_expr(m, l->args[i].value);
+        if (x != l->args[i].value && !args) {
+            args = MT_NEW_ARRAY(m->arena, mt_targ, l->nargs);
+            memcpy(args, l->args, sizeof(mt_targ) * (size_t)l->nargs);
+        }
+        if (args) args[i].value = x;
+    }
+    if (!changed && !args) return s;
+    mt_tlaunch *nl = MT_NEW(m->arena, mt_tlaunch);
+    *nl = *l;
+    if (args) nl->args = args;
+    nl->min = nex[0];
+    for (int d = 0; d < 3; d++) nl->grid[d] = nex[1 + d], nl->block[d] = nex[4 + d];
+    nl->shared_bytes = nex[7];
+    mt_tstmt *c = mt_ts_copy(m->arena, s);
+    c->launch = nl;
+    return c;
+}
+
 mt_tstmt *mt_tmutate_stmt_children(mt_tmutator *m, mt_tstmt *s) {
     mt_tstmt *c;
     switch (s->kind) {
@@ -290,6 +340,7 @@ mt_tstmt *mt_tmutate_stmt_children(mt_tmutator *m, mt_tstmt *s) {
         c->value = val;
         return c;
     }
+    case TS_LAUNCH: return mutate_launch(m, s);
     default: mt_ice("mutator: unknown statement kind %d", (int)s->kind);
     }
 }

@@ -30,7 +30,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "codegen/codegen.h"
+#include "codegen/cg_util.h"
 #include "support/common.h"
 
 
@@ -86,17 +86,17 @@ static mt_codegen_out compile_n(mt_tfunc **fs, int n, int opt) {
     memset(&out, 0, sizeof out);
     mt_errframe f;
     if (MT_TRY(&f)) {
-        mt_codegen_cpu(jit, A, fs, n, opt, 2, &out);
+        cg_compile(jit, A, fs, n, opt, 2, &out);
         mt_err_pop(&f);
     } else {
         mt_err_pop(&f);
         fail_msg("%s", f.msg);
     }
     char err[256];
-    out.llvm_ir = mt_jit_ir_text(A, out.llvm_bc, out.nbc, err, sizeof err);
-    if (!out.llvm_ir) fail_msg("%s", err);
+    const char *ir = mt_jit_ir_text(A, cg_parts(&out), out.nparts, err, sizeof err);
+    if (!ir) fail_msg("%s", err);
     /* DUMPIR=<text> prints the IR of every module that contains <text>. */
-    if (getenv("DUMPIR") && strstr(out.llvm_ir, getenv("DUMPIR"))) fputs(out.llvm_ir, stderr);
+    if (getenv("DUMPIR") && strstr(ir, getenv("DUMPIR"))) fputs(ir, stderr);
     assert_non_null(out.module);
     for (int i = 0; i < n; i++) assert_non_null(out.fn_addrs[i]);
     return out;
@@ -106,16 +106,10 @@ static mt_codegen_out compile1(mt_tfunc *f) { return compile_n(&f, 1, 3); }
 /* Compiles expecting failure; returns the status, message in msg. */
 static mt_status compile_fail(mt_tfunc *fn, char *msg, size_t len) {
     mt_codegen_out out;
-    mt_errframe f;
-    if (MT_TRY(&f)) {
-        mt_codegen_cpu(jit, A, &fn, 1, 3, 2, &out);
-        mt_err_pop(&f);
-        mt_jit_module_release(out.module);
-        return MT_OK;
-    }
-    mt_err_pop(&f);
-    snprintf(msg, len, "%s", f.msg);
-    return f.status;
+    mt_codegen_in in = cg_split(A, &fn, 1, 3, 2);
+    mt_status st = cg_try(jit, A, &in, &out, msg, len);
+    if (st == MT_OK) mt_jit_module_release(out.module);
+    return st;
 }
 
 static bool close_ulp(double got, double ref, double eps, double ulps) {
@@ -334,7 +328,7 @@ static void test_float16(void **state) {
         seq(2, st(h, V(i), bin(TE_ADD, bin(TE_MUL, x, x), mt_te_float(A, MT_FLOAT16, 0.1))),
             st(w, V(i), bin(TE_MUL, mt_te_cast(A, MT_FLOAT32, x), F32(3))));
     mt_codegen_out o = compile1(func("f16", loop(i, V(n), body), (mt_tbuffer *[]){a, h, w, NULL}, &n, 1));
-    assert_non_null(strstr(o.llvm_ir, "half"));
+    assert_non_null(strstr(cg_ir_text(A, &o), "half"));
     enum { N = 77 };
     _Float16 in[N], ho[N];
     float wo[N];
@@ -573,9 +567,9 @@ static void test_alloc(void **state) {
     for (int opt = 0; opt <= 3; opt += 3) {
         mt_codegen_out r = compile_n(&f, 1, opt);
         if (opt == 0) {
-            assert_non_null(strstr(r.llvm_ir, "alloca [16 x float]"));
-            assert_non_null(strstr(r.llvm_ir, "@mt_kernel_malloc")); /* checked malloc */
-            assert_non_null(strstr(r.llvm_ir, "@free"));
+            assert_non_null(strstr(cg_ir_text(A, &r), "alloca [16 x float]"));
+            assert_non_null(strstr(cg_ir_text(A, &r), "@mt_kernel_malloc")); /* checked malloc */
+            assert_non_null(strstr(cg_ir_text(A, &r), "@free"));
         }
         enum { N = 40 };
         float av[N], oo[16], oo2[N], oo3[1];
@@ -609,8 +603,8 @@ static void test_loop_nest(void **state) {
     mt_tfunc *f = func("nest", seq(2, outer, nest2), (mt_tbuffer *[]){a, bias, o, o2, NULL},
                        (mt_tvar *[]){n, m}, 2);
     mt_codegen_out r0 = compile_n(&f, 1, 0); /* the loop hints, before passes consume them */
-    assert_non_null(strstr(r0.llvm_ir, "!\"llvm.loop.vectorize.enable\", i1 true}"));
-    assert_non_null(strstr(r0.llvm_ir, "!{!\"llvm.loop.unroll.full\"}"));
+    assert_non_null(strstr(cg_ir_text(A, &r0), "!\"llvm.loop.vectorize.enable\", i1 true}"));
+    assert_non_null(strstr(cg_ir_text(A, &r0), "!{!\"llvm.loop.unroll.full\"}"));
     mt_jit_module_release(r0.module);
     mt_codegen_out r = compile1(f);
     for (int rep = 0; rep < 2; rep++) {
@@ -644,7 +638,7 @@ static void test_loop_metadata(void **state) {
     mt_tfunc *f = func("ew", loop(i, V(n), loop(j, V(m), st(o, idx, bin(TE_ADD, ld(a, idx), F32(1))))),
                        (mt_tbuffer *[]){a, o, NULL}, (mt_tvar *[]){n, m}, 2);
     mt_codegen_out r = compile_n(&f, 1, 0);
-    const char *ir = r.llvm_ir;
+    const char *ir = cg_ir_text(A, &r);
     assert_non_null(strstr(ir, "!{!\"llvm.loop.unroll.disable\"}"));
     assert_non_null(strstr(ir, "!{!\"llvm.loop.interleave.count\", i32 1}"));
     assert_non_null(strstr(ir, "!{!\"llvm.loop.vectorize.followup_vectorized\""));
@@ -656,8 +650,8 @@ static void test_loop_metadata(void **state) {
     f = func("red", loop(j2, V(m), st(acc, I(0), bin(TE_ADD, ld(acc, I(0)), ld(x, V(j2))))),
              (mt_tbuffer *[]){x, acc, NULL}, (mt_tvar *[]){m}, 1);
     r = compile_n(&f, 1, 0);
-    assert_null(strstr(r.llvm_ir, "llvm.loop.interleave.count"));
-    assert_non_null(strstr(r.llvm_ir, "llvm.loop.vectorize.followup_vectorized"));
+    assert_null(strstr(cg_ir_text(A, &r), "llvm.loop.interleave.count"));
+    assert_non_null(strstr(cg_ir_text(A, &r), "llvm.loop.vectorize.followup_vectorized"));
     mt_jit_module_release(r.module);
     /* a loop over explicit vectors (the schedule's own vector code) is not
      * unrolled again: for i in n: o[ramp(8i, 1, 8)] = a[ramp(8i, 1, 8)] */
@@ -668,8 +662,8 @@ static void test_loop_metadata(void **state) {
     f = func("vec", loop(i3, V(n), st(vo, ramp, ld(va, ramp))), (mt_tbuffer *[]){va, vo, NULL},
              (mt_tvar *[]){n}, 1);
     r = compile_n(&f, 1, 0);
-    assert_non_null(strstr(r.llvm_ir, "!{!\"llvm.loop.unroll.disable\"}"));
-    assert_null(strstr(r.llvm_ir, "followup_vectorized"));
+    assert_non_null(strstr(cg_ir_text(A, &r), "!{!\"llvm.loop.unroll.disable\"}"));
+    assert_null(strstr(cg_ir_text(A, &r), "followup_vectorized"));
     mt_jit_module_release(r.module);
 }
 
@@ -723,7 +717,7 @@ static void test_vectors(void **state) {
                        (mt_tbuffer *[]){a, o[0], o[1], o[2], o[3], o[4], NULL}, &n, 1);
     for (int opt = 0; opt <= 3; opt += 3) {
         mt_codegen_out r = compile_n(&f, 1, opt);
-        if (opt == 0) assert_non_null(strstr(r.llvm_ir, "<8 x float>"));
+        if (opt == 0) assert_non_null(strstr(cg_ir_text(A, &r), "<8 x float>"));
         enum { N = 64 };
         float av[N], oo[5][N];
         for (int k = 0; k < N; k++) av[k] = (k - 30) * 0.11f;
@@ -826,14 +820,14 @@ static void test_parallel_compile(void **state) {
         mt_codegen_out r;
         mt_errframe f;
         if (MT_TRY(&f)) {
-            mt_codegen_cpu(jit, A, fs, 5, 3, threads[t], &r);
+            cg_compile(jit, A, fs, 5, 3, threads[t], &r);
             mt_err_pop(&f);
         } else {
             mt_err_pop(&f);
             fail_msg("%s", f.msg);
         }
         assert_int_equal(r.threads, threads[t] < 5 ? threads[t] : 5);
-        assert_int_equal(r.nbc, threads[t] == 1 ? 1 : 5); /* one module on one thread */
+        assert_int_equal(r.nparts, threads[t] == 1 ? 1 : 5); /* one module on one thread */
         float a[3] = {1, 2, 3}, b[3] = {4, 5, 7}, o[3];
         for (int i = 0; i < 5; i++) {
             ((fn_t)r.fn_addrs[i])(a, b, o, 3);
@@ -841,7 +835,7 @@ static void test_parallel_compile(void **state) {
             assert_true(o[2] == want);
         }
         char err[256];
-        const char *ir = mt_jit_ir_text(A, r.llvm_bc, r.nbc, err, sizeof err);
+        const char *ir = mt_jit_ir_text(A, cg_parts(&r), r.nparts, err, sizeof err);
         if (!ir) fail_msg("%s", err);
         const char *at = ir;
         for (int i = 0; i < 5; i++) { /* "define ... @mtN_<name>(", in order */
@@ -851,7 +845,7 @@ static void test_parallel_compile(void **state) {
             assert_non_null(p);
             at = p;
         }
-        const char *s = mt_jit_emit_asm(jit, A, r.llvm_bc, r.nbc, err, sizeof err);
+        const char *s = mt_jit_emit_asm(jit, A, cg_parts(&r), r.nparts, err, sizeof err);
         if (!s) fail_msg("%s", err);
         assert_non_null(strstr(s, "pc_sub2"));
         mt_jit_module_release(r.module);
@@ -866,7 +860,7 @@ static void test_parallel_compile(void **state) {
     mt_codegen_out r;
     mt_errframe f;
     if (MT_TRY(&f)) {
-        mt_codegen_cpu(jit, A, mixed, 5, 3, 3, &r);
+        cg_compile(jit, A, mixed, 5, 3, 3, &r);
         mt_err_pop(&f);
         fail_msg("a function with a block compiled");
     }
@@ -887,14 +881,14 @@ static void test_many_functions(void **state) {
     mt_codegen_out r;
     mt_errframe f;
     if (MT_TRY(&f)) {
-        mt_codegen_cpu(jit, A, fs, NF, 3, 16, &r);
+        cg_compile(jit, A, fs, NF, 3, 16, &r);
         mt_err_pop(&f);
     } else {
         mt_err_pop(&f);
         fail_msg("%s", f.msg);
     }
     assert_int_equal(r.threads, 8);
-    assert_int_equal(r.nbc, NF);
+    assert_int_equal(r.nparts, NF);
     float a[3] = {1, 2, 3}, b[3] = {4, 5, 7}, o[3];
     for (int i = 0; i < NF; i++) {
         ((fn_t)r.fn_addrs[i])(a, b, o, 3);
@@ -912,7 +906,7 @@ static void test_link_failure(void **state) {
     mt_codegen_out r;
     mt_errframe f;
     if (MT_TRY(&f)) {
-        mt_codegen_cpu(jit, A, fs, 3, 3, 2, &r);
+        cg_compile(jit, A, fs, 3, 3, 2, &r);
         mt_err_pop(&f);
         mt_jit_module_release(r.module);
         fail_msg("two functions of one name linked");
@@ -949,22 +943,22 @@ static void test_two_modules(void **state) {
 
 static void test_ir_and_asm(void **state) {
     mt_codegen_out r = compile1(make_add("asm_probe_fn", MT_FLOAT32, TE_ADD));
-    assert_non_null(strstr(r.llvm_ir, "noalias"));
-    assert_non_null(strstr(r.llvm_ir, "asm_probe_fn"));
+    assert_non_null(strstr(cg_ir_text(A, &r), "noalias"));
+    assert_non_null(strstr(cg_ir_text(A, &r), "asm_probe_fn"));
     char err[256];
-    const char *s = mt_jit_emit_asm(jit, A, r.llvm_bc, r.nbc, err, sizeof err);
+    const char *s = mt_jit_emit_asm(jit, A, cg_parts(&r), r.nparts, err, sizeof err);
     if (!s) fail_msg("%s", err);
     assert_non_null(strstr(s, "asm_probe_fn"));
     mt_codegen_bc junk = {"this is not IR", 14};
     err[0] = 0;
     assert_null(mt_jit_emit_asm(jit, A, &junk, 1, err, sizeof err));
     assert_non_null(strstr(err, "bitcode"));
-    mt_codegen_bc half = {r.llvm_bc[0].data, r.llvm_bc[0].len / 2}; /* truncated */
+    mt_codegen_bc half = {cg_parts(&r)[0].data, cg_parts(&r)[0].len / 2}; /* truncated */
     err[0] = 0;
     assert_null(mt_jit_ir_text(A, &half, 1, err, sizeof err));
     assert_non_null(strstr(err, "bitcode"));
     /* a bad part after a good one: the error, and nothing leaked */
-    mt_codegen_bc two[2] = {r.llvm_bc[0], junk};
+    mt_codegen_bc two[2] = {cg_parts(&r)[0], junk};
     err[0] = 0;
     assert_null(mt_jit_ir_text(A, two, 2, err, sizeof err));
     assert_non_null(strstr(err, "bitcode"));
@@ -1041,7 +1035,7 @@ static void *compile_worker(void *arg) {
         mt_codegen_out out;
         mt_errframe fr;
         if (MT_TRY(&fr)) {
-            mt_codegen_cpu(jit, a, fs, 3, 3, 3, &out);
+            cg_compile(jit, a, fs, 3, 3, 3, &out);
             mt_err_pop(&fr);
             if (out.threads != 3) ok = 0;
             float xs[5] = {1, 2, 3, 4, 5}, os[5];

@@ -1,8 +1,9 @@
 /*
  * test_parallel.c -- the runtime parallel-for (src/runtime/parallel.c) and
- * the code generated for parallel loops (src/codegen/llvm.c: outlining,
- * closures, captures, nesting), on hand-built lowered TIR run through the
- * JIT and compared with C references.
+ * the code generated for parallel loops (split_host_device outlines them,
+ * src/codegen/llvm.c generates the launches: closures, captures, nesting,
+ * parts), on hand-built lowered TIR run through the JIT and compared with C
+ * references.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -19,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "codegen/codegen.h"
+#include "codegen/cg_util.h"
 #include "runtime/parallel.h"
 #include "support/diag.h"
 #include "tir/tir.h"
@@ -343,16 +344,16 @@ static mt_codegen_out compile_t(mt_tfunc *f, int opt, int threads) {
     memset(&out, 0, sizeof out);
     mt_errframe fr;
     if (MT_TRY(&fr)) {
-        mt_codegen_cpu(jit, A, &f, 1, opt, threads, &out);
+        cg_compile(jit, A, &f, 1, opt, threads, &out);
         mt_err_pop(&fr);
     } else {
         mt_err_pop(&fr);
         fail_msg("%s", fr.msg);
     }
     char err[256];
-    out.llvm_ir = mt_jit_ir_text(A, out.llvm_bc, out.nbc, err, sizeof err);
-    if (!out.llvm_ir) fail_msg("%s", err);
-    if (getenv("DUMPIR") && strstr(out.llvm_ir, getenv("DUMPIR"))) fputs(out.llvm_ir, stderr);
+    const char *ir = mt_jit_ir_text(A, cg_parts(&out), out.nparts, err, sizeof err);
+    if (!ir) fail_msg("%s", err);
+    if (getenv("DUMPIR") && strstr(ir, getenv("DUMPIR"))) fputs(ir, stderr);
     return out;
 }
 static mt_codegen_out compile(mt_tfunc *f, int opt) { return compile_t(f, opt, 2); }
@@ -388,21 +389,22 @@ static void test_chunked_loop(void **state) {
          * opt 3 on one thread (one module) */
         int opt = run == 0 ? 0 : 3, threads = run == 2 ? 1 : 2;
         mt_codegen_out r = compile_t(f, opt, threads);
-        assert_int_equal(r.nbc, threads == 1 ? 1 : 2);
+        assert_int_equal(r.nparts, threads == 1 ? 1 : 2);
+        const char *ir = cg_ir_text(A, &r);
         if (opt == 0) {
-            assert_non_null(strstr(r.llvm_ir, "call void @mt_parallel_for("));
+            assert_non_null(strstr(ir, "call void @mt_parallel_for("));
             /* the outlined loop keeps noalias on the buffers */
-            assert_non_null(strstr(r.llvm_ir, "define internal void @"));
-            assert_non_null(strstr(r.llvm_ir, ".par0(i64 %begin, i64 %end"));
-            assert_non_null(strstr(r.llvm_ir, "ptr noalias nocapture align 4 %a"));
+            assert_non_null(strstr(ir, "define internal void @"));
+            assert_non_null(strstr(ir, "_par0(i64 %begin, i64 %end"));
+            assert_non_null(strstr(ir, "ptr noalias nocapture align 4 %a"));
             /* the body is exported from its part, the kernel calls it */
-            const char *body = strstr(r.llvm_ir, ".par0.body(i64");
+            const char *body = strstr(ir, "_par0.body(i64");
             assert_non_null(body);
             const char *def = body; /* back to the start of its line */
-            while (def > r.llvm_ir && def[-1] != '\n') def--;
+            while (def > ir && def[-1] != '\n') def--;
             assert_true(strncmp(def, "define void @", 13) == 0);
         }
-        if (threads == 1) assert_non_null(strstr(r.llvm_ir, "define internal void @"));
+        if (threads == 1) assert_non_null(strstr(ir, "define internal void @"));
         void (*fn)(const float *, const float *, float, float *, int64_t) =
             (void (*)(const float *, const float *, float, float *, int64_t))r.fn_addrs[0];
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
@@ -464,12 +466,13 @@ static void test_captures_and_nesting(void **state) {
     f->body = body;
     mt_codegen_out res = compile(f, 0);
     /* one outlined loop: the nested parallel loop is not outlined again */
-    assert_non_null(strstr(res.llvm_ir, ".par0("));
-    assert_null(strstr(res.llvm_ir, ".par1("));
+    const char *ir = cg_ir_text(A, &res);
+    assert_non_null(strstr(ir, "_par0("));
+    assert_null(strstr(ir, "_par1("));
     mt_jit_module_release(res.module);
     for (int threads = 1; threads <= 2; threads++) {
         res = compile_t(f, 3, threads);
-        assert_int_equal(res.nbc, threads); /* one part for the one outlined loop */
+        assert_int_equal(res.nparts, threads); /* one part for the one outlined loop */
         void (*fn)(float *, int64_t) = (void (*)(float *, int64_t))res.fn_addrs[0];
         for (int64_t M = 0; M <= 9; M += 3) {
             int64_t R = M + 3;
@@ -494,16 +497,8 @@ static void test_captures_and_nesting(void **state) {
 /* Compiles fs[0..n) on `threads`; the status (MT_OK and *out, or the error). */
 static mt_status try_compile_n(mt_tfunc **fs, int n, int threads, mt_codegen_out *out,
                                char *msg, size_t len) {
-    memset(out, 0, sizeof *out);
-    mt_errframe fr;
-    if (MT_TRY(&fr)) {
-        mt_codegen_cpu(jit, A, fs, n, 3, threads, out);
-        mt_err_pop(&fr);
-        return MT_OK;
-    }
-    mt_err_pop(&fr);
-    snprintf(msg, len, "%s", fr.msg);
-    return fr.status;
+    mt_codegen_in in = cg_split(A, fs, n, 3, threads);
+    return cg_try(jit, A, &in, out, msg, len);
 }
 
 /* Lets of every compute type (bool i1, int8/uint8 i8, int32, float16 as
@@ -566,7 +561,7 @@ static void test_typed_captures(void **state) {
     memset(res, 0, sizeof res);
     for (int threads = 1; threads <= 2; threads++) {
         mt_codegen_out r = compile_t(f, 3, threads);
-        assert_int_equal(r.nbc, threads);
+        assert_int_equal(r.nparts, threads);
         void (*fn)(float *, int64_t) = (void (*)(float *, int64_t))r.fn_addrs[0];
         for (int k = 0; k < 2; k++) {
             int64_t N = k ? 37 : 4;
@@ -582,8 +577,9 @@ static void test_typed_captures(void **state) {
     assert_memory_equal(res[0], res[1], sizeof res[0]); /* bit for bit */
 }
 
-/* A let of a vector value captured by a parallel loop: fine on one thread,
- * an internal error ("captures a value of LLVM type kind 13") on two. */
+/* A let of a vector value captured by a parallel loop: the parallel body
+ * gets a vector param (mt_tparam.lanes 4, `<4 x float>` in the closure), in
+ * the kernel's module on one thread and in a part of its own on two. */
 static void test_vector_capture(void **state) {
     mt_tvar *c = ivar("c"), *vv = mt_tvar_new(A, "vv", MT_FLOAT32);
     mt_tbuffer *o = buf1("out", I(64));
@@ -647,11 +643,53 @@ static void test_error_after_parts(void **state) {
     mt_codegen_out r;
     char msg[512];
     assert_int_equal(try_compile_n(ok, 2, 2, &r, msg, sizeof msg), MT_OK);
-    assert_int_equal(r.nbc, 2 + 5 + 3);
+    assert_int_equal(r.nparts, 2 + 5 + 3);
     float out[64];
     ((void (*)(float *))r.fn_addrs[1])(out);
     assert_true(out[10] == 12.0f);
     mt_jit_module_release(r.module);
+}
+
+/* What codegen refuses: a parallel loop left (split_host_device did not
+ * run), a launched function that is not given as a device function, a
+ * device function nobody launches, and a launch of another kind. */
+static mt_status try_in(const mt_codegen_in *in, char *msg, size_t len) {
+    mt_codegen_out out;
+    mt_status st = cg_try(jit, A, in, &out, msg, len);
+    if (st == MT_OK) mt_jit_module_release(out.module);
+    return st;
+}
+
+static void test_launch_errors(void **state) {
+    mt_tfunc *f = par_kernel("k", 1, false);
+    mt_tsplit sp;
+    mt_tir_split_host_device(A, &f, 1, &sp);
+    char msg[512];
+    for (int threads = 1; threads <= 2; threads++) {
+        mt_codegen_in raw = {&f, 1, NULL, 0, 3, threads};
+        assert_int_equal(try_in(&raw, msg, sizeof msg), MT_ERR_INTERNAL);
+        assert_non_null(strstr(msg, "parallel loop over 'i' in k: split_host_device must run first"));
+        mt_codegen_in nodev = {sp.host, 1, NULL, 0, 3, threads};
+        assert_int_equal(try_in(&nodev, msg, sizeof msg), MT_ERR_INTERNAL);
+        assert_non_null(strstr(msg, "'k_par0' is launched but not given as a device function"));
+        mt_codegen_in unlaunched = {&f, 1, sp.device, 1, 3, threads};
+        assert_int_equal(try_in(&unlaunched, msg, sizeof msg), MT_ERR_INTERNAL);
+        assert_non_null(strstr(msg, "device function 'k_par0' is launched 0 times"));
+        mt_tfunc *gpu = MT_NEW(A, mt_tfunc); /* k_par0 of another kind */
+        *gpu = *sp.device[0];
+        gpu->attrs = NULL, gpu->nattrs = 0;
+        mt_tfunc_set_attr(A, gpu, MT_ATTR_KIND, "cuda_kernel");
+        mt_tstmt *l = mt_ts_copy(A, sp.host[0]->body);
+        l->launch = MT_NEW(A, mt_tlaunch);
+        *l->launch = *sp.host[0]->body->launch;
+        l->launch->callee = gpu;
+        mt_tfunc *host = mt_tfunc_with_body(A, sp.host[0], l);
+        mt_codegen_in kind = {&host, 1, &gpu, 1, 3, threads};
+        assert_int_equal(try_in(&kind, msg, sizeof msg), MT_ERR_INTERNAL);
+        assert_non_null(strstr(msg, "k launches 'k_par0' of kind 'cuda_kernel'"));
+        mt_codegen_in good = {sp.host, 1, sp.device, 1, 3, threads};
+        assert_int_equal(try_in(&good, msg, sizeof msg), MT_OK);
+    }
 }
 
 /* ---- fixtures ---------------------------------------------------------------- */
@@ -693,7 +731,7 @@ static void test_error_in_part(void **state) {
         mt_codegen_out out;
         mt_errframe fr;
         if (MT_TRY(&fr)) {
-            mt_codegen_cpu(jit, A, &f, 1, 3, threads, &out);
+            cg_compile(jit, A, &f, 1, 3, threads, &out);
             mt_err_pop(&fr);
             fail_msg("a block inside a parallel loop compiled");
         }
@@ -720,6 +758,7 @@ int main(void) {
         cmocka_unit_test(test_typed_captures),
         cmocka_unit_test(test_vector_capture),
         cmocka_unit_test(test_error_after_parts),
+        cmocka_unit_test(test_launch_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

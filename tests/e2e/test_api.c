@@ -116,6 +116,19 @@ static void test_pass_dumps(void **s) {
     k = compile_ok_opts(ADD, &o);
     assert_non_null(mt_kernel_pass_dump(k, "schedule_reduce"));
     mt_kernel_release(k);
+
+    /* split_host_device, after tir_cse: the parallel loop becomes a launch
+     * of a parallel body; its dump is the tir-sched stage */
+    o.dump_after = "tir_cse,split_host_device";
+    k = compile_ok_opts("def big(a: Tensor((1000000,), \"float32\")):\n    return a * 2.0\n", &o);
+    const char *cse = mt_kernel_pass_dump(k, "tir_cse"), *split = mt_kernel_pass_dump(k, "split_host_device");
+    assert_non_null(strstr(cse, "T.parallel("));
+    assert_null(strstr(cse, "T.launch("));
+    assert_null(strstr(split, "T.parallel("));
+    assert_non_null(strstr(split, "    T.launch(\"multiply_par0\", lv, a, grid=(62,))\n"));
+    assert_non_null(strstr(split, "T.func_attr({\"kind\": \"parallel_body\", \"target\": \"cpu "));
+    assert_string_equal(split, mt_kernel_dump(k, MT_STAGE_TIR_SCHED));
+    mt_kernel_release(k);
 }
 
 static void test_introspection(void **s) {

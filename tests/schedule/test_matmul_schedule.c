@@ -334,28 +334,35 @@ static void test_symbolic_all(void **st) {
 }
 
 /* The scheduled loop IR of relu(a @ w + c) at 1024^3: B packed by column
- * blocks of 256 (1024 x 256 floats, 1 MiB), row blocks of 8 across threads,
- * a 16-register accumulator fed by broadcasts and FMAs, the epilogue on the
- * registers as they are stored. */
+ * blocks of 256 (1024 x 256 floats, 1 MiB), row blocks of 8 across threads
+ * (each parallel loop a parallel body the kernel launches), a 16-register
+ * accumulator fed by broadcasts and FMAs, the epilogue on the registers as
+ * they are stored. */
 static void test_tir_structure(void **st) {
     static const char *const want[] = {
         "    B_pack = T.alloc_buffer((262144,), \"float32\")\n"
         "    for jc in range(4):\n"
-        "        for jr in T.parallel(8):\n"
-        "            for kk in range(1024):\n"
-        "                B_pack[T.Ramp(jr * 32768 + kk * 32, 1, 16)] = w[T.Ramp(kk * 1024 + (jc * 256 + jr * 32), 1, 16)]\n",
-        "        for io in T.parallel(128):\n"
-        "            for jr_1 in range(8):\n"
-        "                acc = T.alloc_buffer((256,), \"float32\", scope=\"local\")\n"
-        "                acc[T.Ramp(0, 1, 16)] = T.Broadcast(0.0, 16)\n",
-        "                    aik_7 = a[(io * 8 + 7) * 1024 + kk_1]\n"
-        "                    bkj = B_pack[T.Ramp(jr_1 * 32768 + kk_1 * 32, 1, 16)]\n"
-        "                    bkj_1 = B_pack[T.Ramp(jr_1 * 32768 + (kk_1 * 32 + 16), 1, 16)]\n"
-        "                    acc[T.Ramp(0, 1, 16)] = T.fma(aik, bkj, acc[T.Ramp(0, 1, 16)])\n",
-        "                    acc[T.Ramp(240, 1, 16)] = T.fma(aik_7, bkj_1, acc[T.Ramp(240, 1, 16)])\n"
-        "                m = acc[T.Ramp(0, 1, 16)]\n"
-        "                e = T.max(m + c[T.Ramp(jc * 256 + jr_1 * 32, 1, 16)], 0.0)\n"
-        "                lv2[T.Ramp(io * 8 * 1024 + (jc * 256 + jr_1 * 32), 1, 16)] = e\n",
+        "        T.launch(\"fused_matmul_add_relu_par0\", B_pack, w, jc, grid=(8,))\n"
+        "        T.launch(\"fused_matmul_add_relu_par1\", a, B_pack, c, jc, lv2, grid=(128,))\n",
+        "def fused_matmul_add_relu_par0(begin: T.int64, end: T.int64, B_pack: T.Buffer((262144,), "
+        "\"float32\"), w: T.Buffer((1048576,), \"float32\"), jc: T.int64):\n"
+        "    T.func_attr({\"kind\": \"parallel_body\", \"target\": \"cpu -mcpu=",
+        "\"})\n"
+        "    for jr in range(begin, end):\n"
+        "        for kk in range(1024):\n"
+        "            B_pack[T.Ramp(jr * 32768 + kk * 32, 1, 16)] = w[T.Ramp(kk * 1024 + (jc * 256 + jr * 32), 1, 16)]\n",
+        "    for io in range(begin, end):\n"
+        "        for jr in range(8):\n"
+        "            acc = T.alloc_buffer((256,), \"float32\", scope=\"local\")\n"
+        "            acc[T.Ramp(0, 1, 16)] = T.Broadcast(0.0, 16)\n",
+        "                aik_7 = a[(io * 8 + 7) * 1024 + kk]\n"
+        "                bkj = B_pack[T.Ramp(jr * 32768 + kk * 32, 1, 16)]\n"
+        "                bkj_1 = B_pack[T.Ramp(jr * 32768 + (kk * 32 + 16), 1, 16)]\n"
+        "                acc[T.Ramp(0, 1, 16)] = T.fma(aik, bkj, acc[T.Ramp(0, 1, 16)])\n",
+        "                acc[T.Ramp(240, 1, 16)] = T.fma(aik_7, bkj_1, acc[T.Ramp(240, 1, 16)])\n"
+        "            m = acc[T.Ramp(0, 1, 16)]\n"
+        "            e = T.max(m + c[T.Ramp(jc * 256 + jr * 32, 1, 16)], 0.0)\n"
+        "            lv2[T.Ramp(io * 8 * 1024 + (jc * 256 + jr * 32), 1, 16)] = e\n",
     };
     mt_kernel *k = compile_ok("def f(a: Tensor((1024, 1024), \"float32\"), w: Tensor((1024, 1024), \"float32\"),\n"
                    "      c: Tensor((1024,), \"float32\")):\n"

@@ -15,7 +15,7 @@
 
 #include <stdlib.h>
 
-#include "codegen/codegen.h"
+#include "codegen/cg_util.h"
 #include "passes/tir/tir_passes.h"
 #include "pipeline.h"
 #include "schedule/primitives.h"
@@ -114,7 +114,7 @@ typedef void (*kern3)(float *, float *, float *);
 static float **run(mt_tfunc *f) {
     mt_tfunc *low = lower(f);
     mt_codegen_out out;
-    mt_codegen_cpu(jit, A, &low, 1, 2, 2, &out);
+    cg_compile(jit, A, &low, 1, 2, 2, &out);
     float **bufs = calloc((size_t)f->nparams, sizeof *bufs);
     for (int i = 0; i < f->nparams; i++) {
         int64_t n = numel(f->params[i].buf);

@@ -333,14 +333,15 @@ static void test_structure(void **st) {
     rcase big = {OP_SOFTMAX, MT_FLOAT32, 1, {256, 0}, 1024, false};
     mt_kernel *k = compile_fired(&big);
     const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
-    assert_non_null(strstr(t, "T.parallel("));
+    assert_non_null(strstr(t, "T.launch(")); /* the parallel row loop, outlined */
+    assert_non_null(strstr(t, "\"kind\": \"parallel_body\""));
     int nexp = 0; /* one per accumulator of the sum pass; none in the others */
     for (const char *p = strstr(t, "T.exp("); p; p = strstr(p + 1, "T.exp(")) nexp++;
     assert_int_equal(nexp, 4);
     mt_kernel_release(k);
     rcase small = {OP_SUM, MT_FLOAT32, 1, {4, 0}, 100, false};
     k = compile_fired(&small);
-    assert_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "T.parallel("));
+    assert_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "T.launch("));
     mt_kernel_release(k);
 }
 

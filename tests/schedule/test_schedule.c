@@ -10,7 +10,7 @@
 
 #include <stdlib.h>
 
-#include "codegen/codegen.h"
+#include "codegen/cg_util.h"
 #include "passes/tir/tir_passes.h"
 #include "runtime/parallel.h"
 #include "schedule/primitives.h"
@@ -75,7 +75,7 @@ static void same_results(mt_tfunc *f, mt_tfunc *g, int nbufs, const int64_t *len
     mt_tfunc *fs[2] = {lower(f), lower(g)};
     fs[1]->name = "scheduled";
     mt_codegen_out out;
-    mt_codegen_cpu(jit, A, fs, 2, 3, 2, &out);
+    cg_compile(jit, A, fs, 2, 3, 2, &out);
     float *bufs[2][3];
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < nbufs; i++) {

@@ -66,8 +66,6 @@ mt_gmodule *mt_graph_dead_code(mt_arena *a, mt_gmodule *m);
 
 /* The op pattern recorded on a loop function (attr "op_pattern"). */
 mt_op_pattern mt_tfunc_pattern(const mt_tfunc *f);
-void mt_tfunc_set_attr(mt_arena *a, mt_tfunc *f, const char *key, const char *value);
-const char *mt_tfunc_get_attr(const mt_tfunc *f, const char *key);
 
 /* Compute functions of elementwise ops (legalize_elemwise.c), named in the
  * last column of MT_EWISE rows in graph/ops.def: the scalar result from

@@ -10,7 +10,9 @@
  * with mt_ice (these are compiler-internal invariants, not user errors).
  *
  * The pass list, with the names dump_after uses, is passes/registry.c.
- * docs/tir.md describes each pass in more detail.
+ * docs/tir.md describes each pass in more detail. split_host_device, which
+ * adds functions, has a signature of its own (module passes, below) and
+ * the pipeline calls it after the table's passes.
  */
 #ifndef MT_PASSES_TIR_TIR_PASSES_H
 #define MT_PASSES_TIR_TIR_PASSES_H
@@ -78,5 +80,33 @@ mt_tfunc *mt_tir_vectorize(mt_arena *a, mt_tfunc *f);
  * computes is unchanged (its operators evaluate all operands, and nothing
  * writes memory within one statement). */
 mt_tfunc *mt_tir_cse(mt_arena *a, mt_tfunc *f);
+
+/* ---- module passes ----------------------------------------------------------
+ * A pass that adds functions takes all of a program's functions at once. */
+
+/* The functions of a program after split_host_device. */
+typedef struct mt_tsplit {
+    mt_tfunc **host;     /* [n]: host[i] is funcs[i] with its parallel loops launched */
+    mt_tfunc **device;   /* the device functions made, in order of their launches */
+    int ndevice;
+    int *first_device;   /* [n + 1]: host[i] launches device[first_device[i] ..
+                            first_device[i + 1]) */
+} mt_tsplit;
+
+/* split_host_device -- assumes lowered, flattened form, the last pass (it
+ * runs after tir_cse), and no TS_LAUNCH yet. Guarantees: no MT_FOR_PARALLEL
+ * loop remains. Each outermost parallel loop of constant extent other than 0
+ * or 1 (or of a symbolic extent) is replaced by a TS_LAUNCH of a new device
+ * function of kind "parallel_body" (tir.h): params (begin, end, captures...),
+ * body the loop over [begin, end) as a serial loop, with every parallel loop
+ * nested in it serial; the launch has grid[0] = the loop's extent, min = its
+ * min, and one argument per capture (what the body uses that is bound
+ * outside it: buffers, the variables of their shapes, sym vars, scalar
+ * params, enclosing loop and let variables, in order of first use). Other
+ * parallel loops become serial. host[i] is funcs[i] itself when it has no
+ * parallel loop; device names are "<host>_par<k>", unique in the program.
+ * The device functions share the host's nodes (variables, buffers, the loop
+ * body). */
+void mt_tir_split_host_device(mt_arena *a, mt_tfunc *const *funcs, int n, mt_tsplit *out);
 
 #endif
