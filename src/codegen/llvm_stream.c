@@ -16,7 +16,7 @@
  * nor do the parallel bodies it launches (a kernel that reads back what it
  * wrote would fetch it from memory again); the bodies keep the plan of the
  * kernel that launches them. Of its stores, the full-vector ones (a
- * unit-stride ramp of a multiple of 64 bytes) stream; scalar tails and
+ * unit-stride ramp of a multiple of the target's cache line, 64 bytes) stream; scalar tails and
  * narrower vectors do not.
  *
  * Alignment. x86's non-temporal vector stores need an address aligned to
@@ -85,7 +85,8 @@ void mt_cg_stream_plan(mt_cg *g, const mt_tfunc *f) {
 
 bool mt_cg_stream_store(mt_cg *g, const mt_tbuffer *buf, LLVMValueRef ptr, LLVMValueRef v,
                         int bytes) {
-    if (bytes % 64) return false;
+    int line = mt_tfunc_target(g->f)->cache_line_bytes; /* a store that fills whole lines */
+    if (bytes % line) return false;
     bool streams = false;
     for (int i = 0; i < g->nstream; i++) streams |= g->stream[i] == buf;
     if (!streams) return false;
@@ -93,12 +94,12 @@ bool mt_cg_stream_store(mt_cg *g, const mt_tbuffer *buf, LLVMValueRef ptr, LLVMV
     LLVMBasicBlockRef plain = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "store");
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "stored");
     LLVMValueRef low = LLVMBuildAnd(g->b, LLVMBuildPtrToInt(g->b, ptr, g->t_i64, ""),
-                                    LLVMConstInt(g->t_i64, 63, 0), "");
+                                    LLVMConstInt(g->t_i64, (unsigned long long)line - 1, 0), "");
     LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, low, LLVMConstInt(g->t_i64, 0, 0), ""),
                     nt, plain);
     LLVMPositionBuilderAtEnd(g->b, nt);
     LLVMValueRef st = LLVMBuildStore(g->b, v, ptr);
-    LLVMSetAlignment(st, 64);
+    LLVMSetAlignment(st, (unsigned)line);
     LLVMMetadataRef one = LLVMValueAsMetadata(LLVMConstInt(g->t_i32, 1, 0));
     LLVMSetMetadata(st, LLVMGetMDKindIDInContext(g->ctx, "nontemporal", 11),
                     LLVMMetadataAsValue(g->ctx, LLVMMDNodeInContext2(g->ctx, &one, 1)));

@@ -133,6 +133,8 @@ static mt_tfunc *device_func(split *sp, const mt_tstmt *s, const mt_targ *caps, 
     mt_arena *a = sp->a;
     const char *base = mt_arena_printf(a, "%s_par%d", sp->host->name, sp->nlaunch++);
     mt_tfunc *d = mt_tfunc_new(a, mt_nameset_fresh(a, &sp->names, base));
+    d->target = sp->host->target; /* it runs where its host does */
+    d->loc = s->loc;
     mt_tvar *begin = mt_tvar_new(a, "begin", MT_INT64), *end = mt_tvar_new(a, "end", MT_INT64);
     mt_tfunc_add_param(a, d, NULL, begin);
     mt_tfunc_add_param(a, d, NULL, end);
