@@ -262,7 +262,7 @@ static bool match_matmul(mm *c, const mt_tstmt *blk) {
     c->C = init->buf;
     c->dt = c->C->dtype;
     if (c->dt != MT_FLOAT32 && c->dt != MT_FLOAT64) return false;
-    c->vl = mt_target_lanes(mt_tfunc_target(c->f), c->dt);
+    c->vl = mt_target_register_lanes(mt_tfunc_target(c->f), c->dt); /* a register per vector */
     c->ns = init->nidx;
     if (c->ns < 2 || !is_fzero(init->value) || !spatial_index(blk, init->idx, init->nidx, c->sv))
         return false;

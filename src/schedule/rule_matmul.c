@@ -20,11 +20,14 @@
  * layered form of BLIS (F. Van Zee and R. van de Geijn, ACM TOMS 41(3),
  * 2015): a register-tiled micro-kernel inside cache blocking and packing.
  *
- *  - Micro-kernel. A tile of MR = 8 rows by NR = 32 columns of C lives in
- *    MR * NR / 16 = 16 zmm registers. For each k it loads two vectors of B's
- *    row k and broadcasts MR values of A's column k: 16 FMAs for 10 loads,
- *    with 16 independent accumulation chains to cover the FMA latency
- *    (4 cycles x 2 FMA pipes on Zen 5). In TIR the tile is a local buffer
+ *  - Micro-kernel. A tile of MR rows by NR = 2 registers' width of columns
+ *    of C lives in MR * 2 vector registers, both read from the target: with
+ *    AVX-512 (32 zmm) MR = 8, NR = 32 float32, 16 accumulators; with AVX2
+ *    (16 ymm) MR = 6, NR = 16, 12 accumulators (tile_rows: accumulators, two
+ *    B vectors and a broadcast fit the register file). For each k it loads
+ *    two vectors of B's row k and broadcasts MR values of A's column k: 16
+ *    FMAs for 10 loads with AVX-512, with 16 independent accumulation chains
+ *    to cover the FMA latency (4 cycles x 2 FMA pipes on Zen 5). In TIR the tile is a local buffer
  *    `acc` accessed only at constant offsets as T.Ramp vectors, and the
  *    FMAs are explicit T.fma calls on vectors: LLVM's SROA turns acc into
  *    registers and each T.fma is one vfmadd231ps. Nothing depends on the
@@ -43,8 +46,8 @@
  *    intermediate; the epilogue runs on the last block only. With no such
  *    output (a float16 result), K is not blocked.
  *  - Epilogue. Applied to the accumulator registers as they are stored: the
- *    epilogue expressions are evaluated on 16-lane vectors (j becomes
- *    T.Ramp(j, 1, 16)), so relu(a @ w + c) costs one vector load of c and a
+ *    epilogue expressions are evaluated on register-wide vectors (j becomes
+ *    T.Ramp(j, 1, 16) with AVX-512), so relu(a @ w + c) costs one vector load of c and a
  *    max per stored vector and the matmul's result never goes to memory.
  *  - Small M (a constant M < 32, or a symbolic M below 32 at run time): B is
  *    read in place, no packing to amortize; column slivers run in parallel,
@@ -83,6 +86,15 @@ typedef struct mm_tune {
 } mm_tune;
 
 static const mm_tune tune = {8, 2, 512, 512, 32};
+
+/* Rows of the register tile: tune.mr, or fewer so that the MR * nv
+ * accumulators, the nv vectors of B and A's broadcast fit the target's
+ * vector registers (32 with AVX-512: 8 rows; 16 with AVX2: 6 rows). */
+static int tile_rows(const mm *c) {
+    int regs = mt_tfunc_target(c->f)->vector_registers;
+    int fit = (regs - tune.nv - 1) / tune.nv;
+    return fit < 1 ? 1 : fit < tune.mr ? fit : tune.mr;
+}
 
 /* ---- the register tile ------------------------------------------------------------- */
 
@@ -348,7 +360,7 @@ static mt_tstmt *row_tiles(mm *c, const panel *p, mt_texpr *jr, int mr, mt_texpr
 /* All rows: blocks of MR (across threads when par), then the M % MR left,
  * as one tile of that height (M constant) or one row at a time. */
 static mt_tstmt *rows(mm *c, const panel *p, mt_texpr *jr, bool par) {
-    int MR = tune.mr;
+    int MR = tile_rows(c);
     mt_texpr *M = c->ext[c->ns - 2];
     mt_tvar *io = mm_ivar(c, "io");
     svec s = {0};

@@ -11,7 +11,7 @@
  *
  * The schedule. Columns in blocks of JB = 8; for each block and each row i:
  *
- *     acc[r] = 0 (vl lanes, r < JB)                   JB zmm registers
+ *     acc[r] = 0 (vl lanes, r < JB)                   JB vector registers
  *     for kb < K / vl:  xv = X(i, kb*vl : +vl)
  *                       acc[r] = fma(xv, Y(kb*vl : +vl, j0 + r), acc[r])
  *     s[r] = horizontal sum of acc[r]                 a halving tree

@@ -143,6 +143,11 @@ int mt_target_step_bytes(const mt_target_desc *t) {
     return t->vector_bytes > t->cache_line_bytes ? t->vector_bytes : t->cache_line_bytes;
 }
 
+int mt_target_register_lanes(const mt_target_desc *t, mt_dtype dtype) {
+    int n = t->vector_bytes / (int)mt_dtype_size(dtype);
+    return n > 0 ? n : 1;
+}
+
 int mt_target_lanes(const mt_target_desc *t, mt_dtype dtype) {
     int n = mt_target_step_bytes(t) / (int)mt_dtype_size(dtype);
     return n > 0 ? n : 1;

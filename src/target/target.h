@@ -85,4 +85,8 @@ int mt_target_step_bytes(const mt_target_desc *t);
 /* Vector lanes of dtype in one vector step (mt_target_step_bytes; at least 1). */
 int mt_target_lanes(const mt_target_desc *t, mt_dtype dtype);
 
+/* Vector lanes of dtype in one register (vector_bytes; at least 1): what a
+ * register-tiled schedule counts its accumulators in. */
+int mt_target_register_lanes(const mt_target_desc *t, mt_dtype dtype);
+
 #endif

@@ -19,6 +19,10 @@
 
 #include "test_util.h"
 
+#include "pipeline.h"
+#include "support/diag.h"
+#include "target/target.h"
+
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static double rnd(void) { /* uniform in [-1, 1) */
     rng ^= rng << 13;
@@ -333,6 +337,25 @@ static void test_symbolic_all(void **st) {
     mt_kernel_release(k);
 }
 
+static const char *MM_BIAS_RELU =
+    "def f(a: Tensor((1024, 1024), \"float32\"), w: Tensor((1024, 1024), \"float32\"),\n"
+    "      c: Tensor((1024,), \"float32\")):\n"
+    "    return relu(a @ w + c)\n";
+
+/* The "tir-sched" text of src compiled for target t (no code generated). */
+static const char *sched_text(mt_arena *a, const char *src, const mt_target_desc *t) {
+    mt_errframe fr;
+    if (!MT_TRY(&fr)) {
+        mt_err_pop(&fr);
+        fail_msg("pipeline failed: %s", fr.msg);
+    }
+    mt_compiled c;
+    mt_pipeline_targets targets = {t, NULL};
+    mt_pipeline_run(a, src, strlen(src), NULL, &targets, &c);
+    mt_err_pop(&fr);
+    return c.dumps[MT_STAGE_TIR_SCHED];
+}
+
 /* The scheduled loop IR of relu(a @ w + c) at 1024^3: B packed by column
  * blocks of 256 (1024 x 256 floats, 1 MiB), row blocks of 8 across threads
  * (each parallel loop a parallel body the kernel launches), a 16-register
@@ -364,15 +387,36 @@ static void test_tir_structure(void **st) {
         "            e = T.max(m + c[T.Ramp(jc * 256 + jr * 32, 1, 16)], 0.0)\n"
         "            lv2[T.Ramp(io * 8 * 1024 + (jc * 256 + jr * 32), 1, 16)] = e\n",
     };
-    mt_kernel *k = compile_ok("def f(a: Tensor((1024, 1024), \"float32\"), w: Tensor((1024, 1024), \"float32\"),\n"
-                   "      c: Tensor((1024,), \"float32\")):\n"
-                   "    return relu(a @ w + c)\n");
-    const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+    mt_arena *a = mt_arena_create();
+    const char *t = sched_text(a, MM_BIAS_RELU, mt_target_default_cpu()); /* AVX-512 facts */
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         if (!strstr(t, want[i])) fail_msg("scheduled TIR lacks:\n%s\n--- got ---\n%s", want[i], t);
     /* no intermediate of the matmul is left */
     assert_null(strstr(t, "T.alloc_buffer((1048576,)"));
-    mt_kernel_release(k);
+    mt_arena_destroy(a);
+}
+
+/* The tile follows the target's registers: on an AVX2 machine (16 ymm of
+ * 8 float32) 6 rows of 2 x 8 lanes, 12 accumulators, instead of AVX-512's
+ * 8 rows of 2 x 16. */
+static void test_tile_from_target(void **st) {
+    (void)st;
+    mt_target_desc avx2;
+    mt_target_host_cpu(&avx2, "znver3", "+avx,+avx2", 2);
+    mt_arena *a = mt_arena_create();
+    const char *t = sched_text(a, MM_BIAS_RELU, &avx2);
+    static const char *const want[] = {
+        "acc = T.alloc_buffer((96,), \"float32\", scope=\"local\")",
+        "acc[T.Ramp(0, 1, 8)] = T.Broadcast(0.0, 8)",
+        "aik_5 = a[(io * 6 + 5) * 1024 + kk]",
+        "acc[T.Ramp(88, 1, 8)] = T.fma(aik_5, bkj_1, acc[T.Ramp(88, 1, 8)])",
+        "-vector-bytes=32",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        if (!strstr(t, want[i])) fail_msg("scheduled TIR lacks:\n%s\n--- got ---\n%s", want[i], t);
+    assert_null(strstr(t, "aik_6"));
+    assert_null(strstr(t, ", 16)]"));
+    mt_arena_destroy(a);
 }
 
 /* What the rule leaves alone. */
@@ -397,6 +441,7 @@ int main(void) {
         cmocka_unit_test(test_batched),       cmocka_unit_test(test_epilogues),
         cmocka_unit_test(test_transposed_b),  cmocka_unit_test(test_symbolic_m),
         cmocka_unit_test(test_symbolic_all),  cmocka_unit_test(test_tir_structure),
+        cmocka_unit_test(test_tile_from_target),
         cmocka_unit_test(test_not_applied),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
