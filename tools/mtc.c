@@ -818,6 +818,8 @@ static int parse_options(int argc, char **argv, options *o) {
     if (!o->file) return usage_error("no source file given");
     if (o->output && o->output_dir)
         return usage_error("--output and --output-dir exclude each other");
+    if (o->arch && o->target != MT_TARGET_CUDA)
+        return usage_error("--arch is for --target cuda");
     return -1;
 }
 

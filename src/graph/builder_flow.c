@@ -20,7 +20,6 @@
  *    A name first bound inside a loop is not bound on every path after it
  *    (the loop may run zero times).
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "graph/builder_internal.h"
@@ -371,16 +370,30 @@ void mt_b_assert(builder *b, const mt_ast *s) {
     add_block(b, blk);
 }
 
+/* N of "cuda:N": decimal digits only, no sign, space or leading zero, at
+ * most 9 of them (no overflow). */
+static bool cuda_index(const char *dev, int *n) {
+    if (strncmp(dev, "cuda:", 5) != 0) return false;
+    const char *p = dev + 5;
+    size_t len = strlen(p);
+    if (len == 0 || len > 9 || (p[0] == '0' && len > 1)) return false;
+    int v = 0;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9') return false;
+        v = v * 10 + (*p - '0');
+    }
+    *n = v;
+    return true;
+}
+
 /* The device a `device("...")` string names: "cpu", "gpu", "cuda" or
  * "cuda:N"; {0, 0} when it is the default device. */
 static mt_device device_named(builder *b, const mt_ast *str) {
     const char *dev = str->str;
     mt_device d = {MT_DEVICE_CPU, 0}, none = {0, 0};
-    int n = 0, used = 0;
+    int n = 0;
     if (strcmp(dev, "cpu") == 0) {
-    } else if (strcmp(dev, "gpu") == 0 || strcmp(dev, "cuda") == 0 ||
-               (sscanf(dev, "cuda:%d%n", &n, &used) == 1 && dev[used] == 0 && n >= 0 &&
-                strncmp(dev, "cuda:", 5) == 0)) {
+    } else if (strcmp(dev, "gpu") == 0 || strcmp(dev, "cuda") == 0 || cuda_index(dev, &n)) {
         mt_device gpu = b->opts ? b->opts->gpu_device : none;
         if (!gpu.type)
             mt_fail(MT_ERR_UNSUPPORTED, str->loc,

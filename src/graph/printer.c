@@ -83,8 +83,12 @@ static void put_attrs(mt_sb *sb, const mt_gattrs *at, bool first) {
 static void put_binding(mt_sb *sb, mt_arena *a, const mt_gbinding *b, int indent) {
     mt_sb_indent(sb, indent);
     for (int i = 0; i < b->nouts; i++) mt_sb_printf(sb, "%s%s", i ? ", " : "", b->outs[i]->name);
-    if (b->kind == MT_CALL_OP && b->outs[0]->type.device.type) /* placed: say where */
-        mt_sb_printf(sb, ": %s", mt_gtype_str(a, &b->outs[0]->type));
+    if (b->kind == MT_CALL_OP && b->device.type) { /* placed: say where */
+        /* before realize_devices only the binding knows its device */
+        mt_gtype t = b->outs[0]->type;
+        t.device = b->device;
+        mt_sb_printf(sb, ": %s", mt_gtype_str(a, &t));
+    }
     mt_sb_puts(sb, " = ");
     if (b->kind == MT_CALL_TO_DEVICE) {
         char dev[32];

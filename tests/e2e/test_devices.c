@@ -203,11 +203,24 @@ static void test_cpu_with_is_plain(void **s) {
     mt_kernel_release(k);
 }
 
+/* The "graph" dump (before realize_devices, which has not yet given the
+ * values their devices) still says where each placed op runs. */
+static void test_graph_dump_shows_placement(void **s) {
+    (void)s;
+    mt_kernel *k = compile_t(CHAIN, "cse");
+    const char *g = mt_kernel_dump(k, MT_STAGE_GRAPH);
+    assert_non_null(strstr(g, "d: R.Tensor((1000,), dtype=\"float32\", vdevice=\"test:0\") = R.multiply(c, "));
+    assert_non_null(strstr(g, "e: R.Tensor((1000,), dtype=\"float32\", vdevice=\"test:0\") = R.add(d, a)"));
+    assert_non_null(strstr(g, "g = R.subtract(e, "));
+    assert_non_null(strstr(mt_kernel_pass_dump(k, "cse"), "d: R.Tensor((1000,), dtype=\"float32\", vdevice=\"test:0\")"));
+    mt_kernel_release(k);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chain_graph),     cmocka_unit_test(test_chain_runs),
         cmocka_unit_test(test_control_flow),    cmocka_unit_test(test_blocks_returned),
-        cmocka_unit_test(test_cpu_with_is_plain),
+        cmocka_unit_test(test_cpu_with_is_plain), cmocka_unit_test(test_graph_dump_shows_placement),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
