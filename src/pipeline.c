@@ -151,7 +151,24 @@ typedef struct assign {
     mt_arena *arena;
     mt_gmodule *m;
     const mt_pipeline_targets *targets;
+    mt_ptrmap clones; /* a function given another target -> its copy for the other one + 1 */
+    MT_VEC(mt_tfunc *) made;
 } assign;
+
+/* f's copy for target t: one per function (the two targets are the host's
+ * and the GPU's), named after f ("f_1": mt_gmodule_add_tfunc keeps names
+ * unique). */
+static mt_tfunc *clone_for(assign *as, mt_tfunc *f, const mt_target_desc *t) {
+    int k = mt_ptrmap_get(&as->clones, f);
+    if (k > 0) return as->made.data[k - 1];
+    mt_tfunc *g = MT_NEW(as->arena, mt_tfunc);
+    *g = *f;
+    g->target = t;
+    mt_gmodule_add_tfunc(as->arena, as->m, g);
+    MT_VEC_PUSH(as->arena, &as->made, g);
+    mt_ptrmap_add(as->arena, &as->clones, f, as->made.len);
+    return g;
+}
 
 /* Gives each called loop function the target of its call's device; a
  * function called on devices of two targets is cloned for the second. */
@@ -162,20 +179,15 @@ static void assign_block(mt_gblock *blk, void *ctx) {
         if (b->kind != MT_CALL_TIR) continue;
         mt_device d = b->device.type ? b->device : as->m->default_device;
         const mt_target_desc *t = target_of(as->targets, d);
-        if (!b->callee->target) {
-            b->callee->target = t;
-        } else if (b->callee->target != t) {
-            mt_tfunc *g = MT_NEW(as->arena, mt_tfunc);
-            *g = *b->callee;
-            g->target = t;
-            mt_gmodule_add_tfunc(as->arena, as->m, g);
-            b->callee = g;
-        }
+        if (!b->callee->target) b->callee->target = t;
+        else if (b->callee->target != t) b->callee = clone_for(as, b->callee, t);
     }
 }
 
 static void assign_targets(mt_arena *a, mt_gmodule *m, const mt_pipeline_targets *t) {
-    assign as = {a, m, t};
+    assign as;
+    memset(&as, 0, sizeof as);
+    as.arena = a, as.m = m, as.targets = t;
     for (int fi = 0; fi < m->nfuncs; fi++) mt_gfunc_foreach_bindings(m->funcs[fi], assign_block, &as);
     for (int i = 0; i < m->ntfuncs; i++)
         if (!m->tfuncs[i]->target) m->tfuncs[i]->target = t->host;

@@ -287,8 +287,9 @@ static void put(sbuf *b, const char *fmt, ...) {
 char *mt_memplan_print(const mt_memplan *m, const mt_plan *p, void *(*alloc)(void *ctx, size_t n),
                        void *ctx) {
     sbuf b = {0};
-    put(&b, "# memory plan: %d value%s in one arena per run; the program has %d instruction%s\n",
-        m->n, m->n == 1 ? "" : "s", p->ninstrs, p->ninstrs == 1 ? "" : "s");
+    put(&b, "# memory plan: %d value%s in %s per run; the program has %d instruction%s\n", m->n,
+        m->n == 1 ? "" : "s", m->narenas > 1 ? "one arena per device" : "one arena", p->ninstrs,
+        p->ninstrs == 1 ? "" : "s");
     if (m->is_static)
         put(&b, "# arena: %zu bytes (one buffer per value: %zu bytes)\n", m->arena_bytes,
             m->unplanned_bytes);
