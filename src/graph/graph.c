@@ -200,45 +200,38 @@ static mt_gvar **copy_vars(mt_arena *a, mt_gvar *const *vs, int n) {
     return r;
 }
 
+/* A binding of kind: outs = call(args), ungrouped, on the default device. */
+static mt_gbinding *new_binding(mt_arena *a, mt_call_kind kind, mt_gvar *const *outs, int nouts,
+                                mt_gvar *const *args, int nargs, mt_loc loc) {
+    mt_gbinding *b = MT_NEW(a, mt_gbinding);
+    b->kind = kind;
+    b->outs = copy_vars(a, outs, nouts);
+    b->nouts = nouts;
+    b->args = copy_vars(a, args, nargs);
+    b->nargs = nargs;
+    b->loc = loc;
+    b->group = -1;
+    return b;
+}
+
 mt_gbinding *mt_gbinding_op(mt_arena *a, mt_gvar *out, const mt_op_def *op,
                             mt_gvar *const *args, int nargs, const mt_gattrs *attrs,
                             mt_loc loc) {
-    mt_gbinding *b = MT_NEW(a, mt_gbinding);
-    b->outs = copy_vars(a, &out, 1);
-    b->nouts = 1;
-    b->kind = MT_CALL_OP;
+    mt_gbinding *b = new_binding(a, MT_CALL_OP, &out, 1, args, nargs, loc);
     b->op = op;
-    b->args = copy_vars(a, args, nargs);
-    b->nargs = nargs;
     b->attrs = attrs;
-    b->loc = loc;
-    b->group = -1;
     return b;
 }
 
 mt_gbinding *mt_gbinding_tir(mt_arena *a, mt_gvar *const *outs, int nouts, mt_tfunc *callee,
                              mt_gvar *const *args, int nargs, mt_loc loc) {
-    mt_gbinding *b = MT_NEW(a, mt_gbinding);
-    b->outs = copy_vars(a, outs, nouts);
-    b->nouts = nouts;
-    b->kind = MT_CALL_TIR;
+    mt_gbinding *b = new_binding(a, MT_CALL_TIR, outs, nouts, args, nargs, loc);
     b->callee = callee;
-    b->args = copy_vars(a, args, nargs);
-    b->nargs = nargs;
-    b->loc = loc;
-    b->group = -1;
     return b;
 }
 
 mt_gbinding *mt_gbinding_to_device(mt_arena *a, mt_gvar *out, mt_gvar *src, mt_device dst, mt_loc loc) {
-    mt_gbinding *b = MT_NEW(a, mt_gbinding);
-    b->outs = copy_vars(a, &out, 1);
-    b->nouts = 1;
-    b->kind = MT_CALL_TO_DEVICE;
-    b->args = copy_vars(a, &src, 1);
-    b->nargs = 1;
-    b->loc = loc;
-    b->group = -1;
+    mt_gbinding *b = new_binding(a, MT_CALL_TO_DEVICE, &out, 1, &src, 1, loc);
     b->device = dst;
     return b;
 }

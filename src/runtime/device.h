@@ -60,6 +60,7 @@
 #include <stdio.h>
 
 #include "minitriton.h"
+#include "support/common.h"
 
 struct mt_pool;
 typedef struct mt_dev mt_dev;
@@ -140,9 +141,7 @@ static inline mt_device mt_device_norm(mt_device d) {
 }
 
 static inline bool mt_device_eq(mt_device a, mt_device b) {
-    a = mt_device_norm(a);
-    b = mt_device_norm(b);
-    return a.type == b.type && a.id == b.id;
+    return mt_device_equal(mt_device_norm(a), mt_device_norm(b));
 }
 
 static inline bool mt_device_is_cpu(mt_device d) { return mt_device_norm(d).type == MT_DEVICE_CPU; }

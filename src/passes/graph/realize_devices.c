@@ -86,47 +86,35 @@ static mt_gbinding *make_copy(placer *p, mt_gvar *src, mt_device dev, mt_loc loc
     return mt_gbinding_to_device(p->a, out, src, where, loc);
 }
 
-/* The value of v on dev: v itself, or a copy made before `before` (pushed on
- * out) or earlier in the block. */
-static mt_gvar *on_device(placer *p, mt_gvar *v, mt_device dev, mt_loc loc, mt_gbinding ***out,
-                          int *nout, int *cap) {
+typedef MT_VEC(mt_gbinding *) bindings;
+
+/* The value of v on dev: v itself, or a copy pushed on out (before the
+ * binding that needs it) or made earlier in the block. */
+static mt_gvar *on_device(placer *p, mt_gvar *v, mt_device dev, mt_loc loc, bindings *out) {
     if (is_const(v) || mt_device_equal(v->type.device, dev)) return v;
     for (int i = 0; i < p->copies.len; i++)
         if (p->copies.data[i].src == v && mt_device_equal(p->copies.data[i].dev, dev))
             return p->copies.data[i].copy;
     mt_gbinding *c = make_copy(p, v, dev, loc);
-    if (*nout == *cap) {
-        *cap = *cap ? 2 * *cap : 8;
-        mt_gbinding **nb = MT_NEW_ARRAY(p->a, mt_gbinding *, *cap);
-        if (*nout) memcpy(nb, *out, sizeof *nb * (size_t)*nout);
-        *out = nb;
-    }
-    (*out)[(*nout)++] = c;
+    MT_VEC_PUSH(p->a, out, c);
     copy_entry e = {v, dev, c->outs[0]};
     MT_VEC_PUSH(p->a, &p->copies, e);
     return c->outs[0];
 }
 
 static void place_bindings(placer *p, mt_gblock *blk) {
-    int n = 0, cap = blk->nbindings + 4;
-    mt_gbinding **out = MT_NEW_ARRAY(p->a, mt_gbinding *, cap);
+    bindings out = {0};
     p->copies.len = 0;
     for (int i = 0; i < blk->nbindings; i++) {
         mt_gbinding *b = blk->bindings[i];
         if (b->kind != MT_CALL_TO_DEVICE)
             for (int k = 0; k < b->nargs; k++)
-                b->args[k] = on_device(p, b->args[k], b->device, b->loc, &out, &n, &cap);
+                b->args[k] = on_device(p, b->args[k], b->device, b->loc, &out);
         for (int k = 0; k < b->nouts; k++) b->outs[k]->type.device = b->device;
-        if (n == cap) {
-            cap *= 2;
-            mt_gbinding **nb = MT_NEW_ARRAY(p->a, mt_gbinding *, cap);
-            memcpy(nb, out, sizeof *nb * (size_t)n);
-            out = nb;
-        }
-        out[n++] = b;
+        MT_VEC_PUSH(p->a, &out, b);
     }
-    blk->bindings = out;
-    blk->nbindings = n;
+    blk->bindings = out.data;
+    blk->nbindings = out.len;
 }
 
 /* vals[k] moved onto the device of dst[k] at the end of body, where they differ. */
