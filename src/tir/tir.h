@@ -38,6 +38,44 @@
  * run by `T.launch("k_par0", <captures>..., grid=(n,), min=m)` on chunks
  * [m + b, m + e) of [m, m + n) at once, one call per chunk.
  *
+ * GPU kernels. A function compiled for a CUDA target (mt_tfunc_target(f)->kind
+ * == MT_TARGET_CUDA) is a host function that launches kernels. Its CUDA
+ * schedule (schedule/gpu_*.c) writes each kernel as a nest of loops bound to
+ * GPU indices (MT_FOR_THREAD, thread_tag "blockIdx.x" ... "threadIdx.z"),
+ * and split_host_device makes each outermost blockIdx loop a device function
+ * of kind "cuda_kernel" (MT_KIND_CUDA_KERNEL):
+ *
+ *     def add_kernel0(a: T.Buffer((n,), "float32"), out: ..., n: T.int64):
+ *         T.func_attr({"kind": "cuda_kernel"})
+ *         for bx in T.thread_binding(T.ceildiv(n, 256), thread="blockIdx.x"):
+ *             for tx in T.thread_binding(256, thread="threadIdx.x"):
+ *                 if bx * 256 + tx < n:
+ *                     out[bx * 256 + tx] = a[bx * 256 + tx] * 2.0
+ *
+ * launched by `T.launch("add_kernel0", a, out, n, grid=(T.ceildiv(n, 256),),
+ * block=(256,))`. A kernel's params are its captures in launch order:
+ * buffers (global memory) and scalars (int64 dims, scalar params in their
+ * dtype); it has no sym vars. Its body is, outermost, the loops bound to
+ * blockIdx.x (then .y, .z, each directly inside the previous), min 0, each
+ * extent the launch's grid dim; inside them anything of the flat lowered
+ * form: serial loops, ifs, lets, TS_ALLOC of per-thread (MT_SCOPE_LOCAL) or
+ * per-block (MT_SCOPE_SHARED) buffers of constant size, and loops bound to
+ * threadIdx.x/y/z, min 0, constant extent equal to the launch's block dim.
+ *
+ * Phases. An outermost threadIdx loop (one inside no other threadIdx loop)
+ * is a phase: every thread of the block runs its body with its own index.
+ * What is outside the phases (the blockIdx loops, serial loops around
+ * phases, allocations, lets, ifs on values that do not depend on a thread)
+ * is run by all threads of a block alike, so it never stores to memory.
+ * Phases are separated by barriers: a phase sees every store of the
+ * phases before it in the block (CUDA: __syncthreads() after each phase
+ * but the kernel's last). Within a phase threads see only their own
+ * stores. A per-thread buffer allocated outside the phases keeps each
+ * thread's values from one phase to the next (registers, in CUDA). This
+ * is what both the CUDA C backend (codegen/cuda_c.c) and the emulation
+ * (passes/tir/emulate_gpu.c: each phase a serial loop over the threads)
+ * rely on.
+ *
  * Nodes are immutable once built and shared freely; a pass that changes
  * something builds new nodes (the mutator returns the same pointer when
  * nothing changed). Identity of variables and buffers is by pointer.
@@ -275,6 +313,7 @@ typedef struct mt_tattr {
 /* The "kind" attribute of a device function (absent on host functions). */
 #define MT_ATTR_KIND "kind"
 #define MT_KIND_PARALLEL_BODY "parallel_body" /* CPU: (begin, end, captures...) */
+#define MT_KIND_CUDA_KERNEL "cuda_kernel"     /* GPU: (captures...), see "GPU kernels" */
 
 struct mt_tfunc {
     const char *name;
