@@ -171,6 +171,10 @@ typedef struct mt_compile_options {
     const char *dump_after;/* comma-separated pass names to record (mt_kernel_pass_dump) */
     const char *arch;      /* target cuda: "sm_80", "sm_86", "sm_89" or "sm_90"; NULL: the
                             * GPU's, else sm_90. Must be NULL for target cpu. */
+    int emulate;           /* target cuda: nonzero runs the GPU kernels on the CPU under the
+                            * CUDA execution model (blocks, threads, shared memory, barriers;
+                            * GPU memory kept apart from the host's): see docs/gpu.md.
+                            * Must be 0 for target cpu. */
     /* Every field is part of the compile cache's key (src/cache.c). */
 } mt_compile_options;
 
@@ -214,6 +218,22 @@ MT_API mt_dtype mt_kernel_result_dtype(const mt_kernel *k, int i);
 MT_API int mt_kernel_result_ndim(const mt_kernel *k, int i);
 MT_API int64_t mt_kernel_result_dim(const mt_kernel *k, int i, int axis);
 MT_API const char *mt_kernel_name(const mt_kernel *k);
+
+/* The device parameter i (result i) lives on: the CPU, or for target cuda
+ * the GPU, {MT_DEVICE_CUDA, 0} (with emulate: the context's emulated GPU,
+ * which answers to that name); {0, 0} when i is out of range.
+ * mt_kernel_run takes every argument on its parameter's device (another
+ * device is an error naming both: no silent copies). */
+MT_API mt_device mt_kernel_param_device(const mt_kernel *k, int i);
+MT_API mt_device mt_kernel_result_device(const mt_kernel *k, int i);
+
+/* A new tensor on device `where`, as k's runs name it (for an emulated
+ * kernel, cuda:0 is the emulated GPU), with src's dtype, shape and values
+ * (src: on the CPU, or on a device of k's; C-contiguous). *out receives it
+ * (release it with mt_tensor_release); it keeps its device alive past k.
+ * MT_ERR_UNAVAILABLE when k's runs have no such device. */
+MT_API mt_status mt_kernel_tensor_to(mt_kernel *k, const mt_tensor *src, mt_device where,
+                                     mt_tensor **out, mt_diag *diag);
 
 MT_API void mt_kernel_retain(mt_kernel *k);
 MT_API void mt_kernel_release(mt_kernel *k);

@@ -37,6 +37,8 @@ struct mt_context {
     mt_pool *pool;        /* run buffers (runtime/pool.h); closed when ctx is freed */
     mt_dev *cpu;          /* the CPU device over pool (runtime/device.h); released with ctx */
     mt_dev *test;         /* the test device (mt_context_create_testing), or NULL */
+    mt_dev *emulated;     /* the emulated GPU, made for the first emulated run (emu_lock) */
+    pthread_mutex_t emu_lock;
     mt_thread_pool *threads; /* parallel loops' workers (runtime/parallel.h); joined when ctx is freed */
     mt_target_desc host;  /* the host CPU's target: kernels on the CPU (and the test device) */
     char host_str[256];   /* its text, in every cache key */
@@ -56,6 +58,8 @@ struct mt_kernel {
     mt_codegen_out code;      /* the backend's module, and what its lazy dumps are made from */
     pthread_mutex_t lock;     /* guards the lazy backend dumps (LLVM, ASM) */
     mt_plan plan;
+    const char *no_run;       /* why the kernel cannot run here (NULL: it can) */
+    bool emulated;            /* its GPU is the context's emulated GPU */
     mt_gvar **params;         /* parameter names, types, places */
     mt_gvar **results;
     mt_compile_times times;
@@ -95,6 +99,7 @@ mt_context *mt_context_create_testing(const mt_context_options *opts, bool test_
     ctx->backend->describe(ctx->backend, &ctx->host, cores);
     ctx->host.test_device = test_device;
     mt_target_str(&ctx->host, ctx->host_str, sizeof ctx->host_str);
+    pthread_mutex_init(&ctx->emu_lock, NULL);
     atomic_init(&ctx->refs, 1);
     return ctx;
 }
@@ -107,6 +112,8 @@ static void context_unref(mt_context *ctx) {
         ctx->backend->destroy(ctx->backend);
         mt_dev_release(ctx->cpu);
         mt_dev_release(ctx->test);
+        mt_dev_release(ctx->emulated);
+        pthread_mutex_destroy(&ctx->emu_lock);
         mt_pool_close(ctx->pool);
         mt_thread_pool_destroy(ctx->threads);
         free(ctx);
@@ -175,6 +182,11 @@ mt_kernel *mt_jit_compile(mt_context *ctx, const char *source, const mt_compile_
                     "mt_jit_compile: target must be MT_TARGET_CPU or MT_TARGET_CUDA");
         return NULL;
     }
+    if (opts->emulate && opts->target != MT_TARGET_CUDA) {
+        mt_diag_set(diag, MT_ERR_INVALID_ARG, file, NULL, MT_NOLOC,
+                    "mt_jit_compile: emulate is for target cuda; leave it 0 for target cpu");
+        return NULL;
+    }
     if (opts->arch && opts->target != MT_TARGET_CUDA) {
         mt_diag_set(diag, MT_ERR_INVALID_ARG, file, NULL, MT_NOLOC,
                     "mt_jit_compile: arch is for target cuda; leave it NULL for target cpu");
@@ -210,6 +222,36 @@ mt_kernel *mt_jit_compile(mt_context *ctx, const char *source, const mt_compile_
     return k;
 }
 
+/* The GPU's target for target cuda (in a: the functions point at it), else
+ * NULL. The arch was checked by mt_jit_compile. */
+static const mt_target_desc *gpu_target(mt_arena *a, const mt_compile_options *opts) {
+    if (opts->target != MT_TARGET_CUDA) return NULL;
+    mt_target_desc *t = MT_NEW(a, mt_target_desc);
+    mt_target_cuda(t, opts->arch);
+    return t;
+}
+
+/* A kernel for a GPU, compiled without emulation: the host side of its
+ * launches runs with the CUDA runtime, which is not built yet. Its plan is
+ * made (for the parameters and results) with no code behind it. */
+static void no_run_here(mt_kernel *k, mt_compiled *c, mt_codegen_out *cg) {
+    cg->fn_addrs = MT_NEW_ARRAY(k->arena, void *, c->nlowered > 0 ? c->nlowered : 1);
+    c->lowered = c->gpu_host;
+    k->no_run = "running on a CUDA GPU is not implemented yet; compile with emulate (mtc --emulate) "
+                "to run the GPU kernels on the CPU";
+    const char *why = "target cuda without emulate: no LLVM code is made";
+    k->unavailable[MT_STAGE_LLVM] = k->unavailable[MT_STAGE_ASM] = why;
+}
+
+/* The CUDA C of a GPU kernel's kernels (the backend comes later). */
+static void gpu_dumps(mt_kernel *k, const mt_compiled *c) {
+    if (!c->gpu_host) {
+        k->unavailable[MT_STAGE_CUDA] = "the kernel is compiled for target cpu (no CUDA C)";
+        return;
+    }
+    k->unavailable[MT_STAGE_CUDA] = "the CUDA C emitter is not built yet";
+}
+
 static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
                                    const mt_compile_options *opts, const char *file,
                                    mt_diag *diag) {
@@ -227,19 +269,24 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
         size_t len = strlen(source);
         k->source = mt_arena_strndup(a, source, len);
         k->filename = mt_arena_strdup(a, file);
-        if (opts->target == MT_TARGET_CUDA)
-            mt_fail_noloc(MT_ERR_UNAVAILABLE, "target cuda is not available yet; use target cpu");
         mt_compiled c;
-        mt_pipeline_targets targets = {&ctx->host, NULL};
+        mt_pipeline_targets targets = {&ctx->host, gpu_target(a, opts), opts->emulate != 0};
         mt_pipeline_run(a, k->source, len, opts, &targets, &c);
-        /* the backend works on the kernel functions on as many threads as
-         * the context runs parallel loops on */
-        int threads = ctx->num_threads > 0 ? ctx->num_threads : mt_parallel_num_cpus();
-        mt_codegen_in in = {c.lowered, c.nlowered, c.device, c.ndevice, opts->opt_level, threads};
-        ctx->backend->compile(ctx->backend, a, &in, &k->code);
-        const mt_codegen_out cg = k->code;
+        mt_codegen_out cg;
+        memset(&cg, 0, sizeof cg);
+        if (c.lowered) {
+            /* the backend works on the kernel functions on as many threads as
+             * the context runs parallel loops on */
+            int threads = ctx->num_threads > 0 ? ctx->num_threads : mt_parallel_num_cpus();
+            mt_codegen_in in = {c.lowered, c.nlowered, c.device, c.ndevice, opts->opt_level, threads};
+            ctx->backend->compile(ctx->backend, a, &in, &k->code);
+            cg = k->code;
+        } else {
+            no_run_here(k, &c, &cg);
+        }
         for (int s = 0; s < MT_STAGE_COUNT_; s++) k->dumps[s] = c.dumps[s];
-        k->unavailable[MT_STAGE_CUDA] = "the CUDA backend is not implemented yet (kernel compiled for target cpu)";
+        gpu_dumps(k, &c);
+        k->emulated = targets.emulate;
         k->pass_dumps = c.pass_dumps;
         k->npass_dumps = c.npass_dumps;
         k->name = c.entry->name;
@@ -269,11 +316,25 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
 
 /* The devices a run may name besides the CPU: the test device, in a
  * context made for the tests (the CUDA device comes with the GPU runtime). */
+/* The context's emulated GPU, made on first use. */
+static mt_dev *emulated_gpu(mt_context *ctx, mt_dev_err *e) {
+    pthread_mutex_lock(&ctx->emu_lock);
+    if (!ctx->emulated) ctx->emulated = mt_dev_emulated_gpu_create(0, e);
+    mt_dev *d = ctx->emulated;
+    pthread_mutex_unlock(&ctx->emu_lock);
+    return d;
+}
+
 static mt_status find_device(void *c, mt_device where, mt_dev **out, mt_dev_err *e) {
-    mt_context *ctx = c;
+    const mt_kernel *k = c;
+    mt_context *ctx = k->ctx;
     if (ctx->test && where.type == MT_DEVICE_TEST && where.id == 0) {
         *out = ctx->test;
         return MT_OK;
+    }
+    if (k->emulated && where.type == MT_DEVICE_CUDA && where.id == 0) {
+        *out = emulated_gpu(ctx, e);
+        return *out ? MT_OK : MT_ERR_NOMEM;
     }
     char name[32];
     return mt_dev_fail(e, MT_ERR_UNAVAILABLE, "device %s is not available in this context",
@@ -287,8 +348,12 @@ mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tens
         mt_diag_set(diag, MT_ERR_INVALID_ARG, NULL, NULL, MT_NOLOC, "mt_kernel_run: kernel is NULL");
         return MT_ERR_INVALID_ARG;
     }
+    if (k->no_run) {
+        mt_diag_set(diag, MT_ERR_UNAVAILABLE, k->filename, NULL, MT_NOLOC, k->no_run);
+        return MT_ERR_UNAVAILABLE;
+    }
     mt_run_error err;
-    mt_run_env env = {.cpu = k->ctx->cpu, .find_device = find_device, .find_ctx = k->ctx,
+    mt_run_env env = {.cpu = k->ctx->cpu, .find_device = find_device, .find_ctx = k,
                       .threads = k->ctx->threads,
                       .num_threads = k->ctx->num_threads};
     mt_status st = mt_plan_run(&k->plan, &env, args, nargs, results, nresults, &err);
@@ -394,6 +459,55 @@ int64_t mt_kernel_result_dim(const mt_kernel *k, int i, int axis) {
     const mt_gvar *v = result_at(k, i);
     if (!v || axis < 0 || axis >= v->type.ndim) return -1;
     return v->type.dims[axis].sym ? -1 : v->type.dims[axis].value;
+}
+
+static mt_device value_device(const mt_kernel *k, int id) {
+    mt_device d = k->plan.values[id].device;
+    return d.type ? d : (mt_device){MT_DEVICE_CPU, 0};
+}
+
+mt_device mt_kernel_param_device(const mt_kernel *k, int i) {
+    return param_at(k, i) ? value_device(k, i) : (mt_device){0, 0};
+}
+
+mt_device mt_kernel_result_device(const mt_kernel *k, int i) {
+    return result_at(k, i) ? value_device(k, k->plan.results[i]) : (mt_device){0, 0};
+}
+
+/* The device k's runs call `where` (the CPU included). */
+static mt_status device_of(mt_kernel *k, mt_device where, mt_dev **out, mt_dev_err *e) {
+    if (mt_device_is_cpu(where)) {
+        *out = k->ctx->cpu;
+        return MT_OK;
+    }
+    return find_device(k, where, out, e);
+}
+
+mt_status mt_kernel_tensor_to(mt_kernel *k, const mt_tensor *src, mt_device where, mt_tensor **out,
+                              mt_diag *diag) {
+    mt_diag_clear(diag);
+    if (!k || !src || !out) {
+        mt_diag_set(diag, MT_ERR_INVALID_ARG, NULL, NULL, MT_NOLOC,
+                    "mt_kernel_tensor_to: kernel, tensor and out must not be NULL");
+        return MT_ERR_INVALID_ARG;
+    }
+    *out = NULL;
+    mt_dev_err e = {""};
+    mt_dev *d;
+    mt_status st = device_of(k, where, &d, &e);
+    mt_tensor *t = NULL;
+    if (st == MT_OK) {
+        t = mt_tensor_create_on(d, src->dtype, src->ndim, src->shape);
+        st = t ? mt_tensor_copy(t, src, &e) : MT_ERR_NOMEM;
+        if (!t) snprintf(e.msg, sizeof e.msg, "cannot allocate the tensor on the device");
+    }
+    if (st != MT_OK) {
+        mt_tensor_release(t);
+        mt_diag_set(diag, st, NULL, NULL, MT_NOLOC, e.msg);
+        return st;
+    }
+    *out = t;
+    return MT_OK;
 }
 
 mt_status mt_kernel_compile_times(const mt_kernel *k, mt_compile_times *out) {

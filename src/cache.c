@@ -35,9 +35,11 @@ typedef struct options_mirror_ {
     int target, opt_level, unroll_threshold;
     const char *dump_after;
     const char *arch;
+    int emulate;
 } options_mirror_;
 _Static_assert(sizeof(mt_compile_options) == sizeof(options_mirror_) &&
-                   offsetof(mt_compile_options, arch) == offsetof(options_mirror_, arch),
+                   offsetof(mt_compile_options, arch) == offsetof(options_mirror_, arch) &&
+                   offsetof(mt_compile_options, emulate) == offsetof(options_mirror_, emulate),
                "mt_compile_options changed: add the new field to the cache key (src/cache.c)");
 
 typedef struct entry {
@@ -151,6 +153,7 @@ static void serialize(writer *w, const char *source, const mt_compile_options *o
     put_str(w, target);
     put_str(w, o->arch);
     put_int(w, (int)o->target);
+    put_int(w, o->emulate != 0);
     put_int(w, o->opt_level);
     put_int(w, o->unroll_threshold);
     put_str(w, o->filename ? o->filename : "<source>");

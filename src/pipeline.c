@@ -270,6 +270,21 @@ static void run_tir_passes(mt_arena *a, mt_tfunc **fs, int n, const char *dump_a
     }
 }
 
+/* split_host_device on every function, its results verified. */
+static void split(mt_arena *a, mt_tfunc *const *fs, int n, mt_tsplit *sp) {
+    mt_tir_split_host_device(a, fs, n, sp);
+    verified vh = {NULL, MT_TIR_FLAT}, vd = {NULL, MT_TIR_FLAT};
+    verify_tir(a, &vh, "split_host_device", sp->host, n, MT_TIR_FLAT);
+    verify_tir(a, &vd, "split_host_device", sp->device, sp->ndevice, MT_TIR_FLAT);
+}
+
+static void finish(mt_compiled *out, double t0, double t1, double t2) {
+    double t3 = now_ms();
+    out->ms_frontend = t1 - t0;
+    out->ms_graph = t2 - t1;
+    out->ms_tir = t3 - t2;
+}
+
 void mt_pipeline_run(mt_arena *a, const char *src, size_t len, const mt_compile_options *opts,
                      const mt_pipeline_targets *targets, mt_compiled *out) {
     memset(out, 0, sizeof *out);
@@ -285,7 +300,7 @@ void mt_pipeline_run(mt_arena *a, const char *src, size_t len, const mt_compile_
                     : targets->host->test_device ? (mt_device){MT_DEVICE_TEST, 0} : none;
     mt_build_options bo = {opts ? opts->entry : NULL, opts ? opts->unroll_threshold : 16, host, gpu};
     mt_gmodule *m = mt_build_graph(a, ast, &bo);
-    m->default_device = host;
+    m->default_device = targets->gpu ? gpu : host;
     out->dumps[MT_STAGE_GRAPH] = mt_gmodule_print(a, m, false);
     if (wanted(dump_after, "build")) record(a, out, "build", out->dumps[MT_STAGE_GRAPH]);
     double t1 = now_ms();
@@ -301,20 +316,27 @@ void mt_pipeline_run(mt_arena *a, const char *src, size_t len, const mt_compile_
     for (int i = 0; i < m->ntfuncs; i++) fs[i] = m->tfuncs[i];
     run_tir_passes(a, fs, m->ntfuncs, dump_after, out);
     mt_tsplit sp;
-    mt_tir_split_host_device(a, fs, m->ntfuncs, &sp);
-    verified vh = {NULL, MT_TIR_FLAT}, vd = {NULL, MT_TIR_FLAT};
-    verify_tir(a, &vh, "split_host_device", sp.host, m->ntfuncs, MT_TIR_FLAT);
-    verify_tir(a, &vd, "split_host_device", sp.device, sp.ndevice, MT_TIR_FLAT);
+    split(a, fs, m->ntfuncs, &sp);
     out->dumps[MT_STAGE_TIR_SCHED] = print_split(a, &sp, m->ntfuncs);
     if (wanted(dump_after, "split_host_device"))
         record(a, out, "split_host_device", out->dumps[MT_STAGE_TIR_SCHED]);
-    out->lowered = sp.host;
     out->nlowered = m->ntfuncs;
+    if (targets->gpu) {
+        out->gpu_host = sp.host;
+        out->gpu_device = sp.device;
+        out->ngpu_device = sp.ndevice;
+        if (!targets->emulate) {
+            finish(out, t0, t1, t2);
+            return;
+        }
+        for (int i = 0; i < m->ntfuncs; i++) fs[i] = mt_tir_emulate_gpu(a, fs[i], targets->host);
+        verified ve = {NULL, MT_TIR_FLAT};
+        verify_tir(a, &ve, "emulate_gpu", fs, m->ntfuncs, MT_TIR_FLAT);
+        split(a, fs, m->ntfuncs, &sp);
+    }
+    out->lowered = sp.host;
     out->device = sp.device;
     out->ndevice = sp.ndevice;
     out->first_device = sp.first_device;
-    double t3 = now_ms();
-    out->ms_frontend = t1 - t0;
-    out->ms_graph = t2 - t1;
-    out->ms_tir = t3 - t2;
+    finish(out, t0, t1, t2);
 }

@@ -26,17 +26,28 @@ typedef struct mt_compiled {
     int ndevice;
     int *first_device;        /* [nlowered + 1]: lowered[i] launches device[first_device[i]..
                                  first_device[i + 1]) */
+    /* Target cuda: the program split for the GPU (host functions launching
+     * kernels, tir.h "GPU kernels"), what the CUDA C backend prints. NULL
+     * otherwise. With emulate, lowered/device above are the same program
+     * emulated on the CPU (emulate_gpu); without, they are NULL: the host
+     * side runs on a GPU only. */
+    mt_tfunc **gpu_host;      /* [nlowered] */
+    mt_tfunc **gpu_device;    /* the kernels (and CPU parallel bodies) they launch */
+    int ngpu_device;
     mt_pass_dump *pass_dumps; /* recorded after the passes named in dump_after */
     int npass_dumps;
     double ms_frontend, ms_graph, ms_tir; /* phase times */
 } mt_compiled;
 
-/* The targets of a compilation: the host CPU's, and the GPU's when the
- * program has one (NULL otherwise). host->test_device makes device("gpu")
- * the test device, whose functions are compiled for the host. */
+/* The targets of a compilation: the host CPU's, and the GPU's for target
+ * cuda (NULL otherwise: then host->test_device makes device("gpu") the
+ * test device, whose functions are compiled for the host). With a GPU, the
+ * program's default device is the GPU (cuda:0), and emulate asks for the
+ * CPU emulation of its kernels. */
 typedef struct mt_pipeline_targets {
     const mt_target_desc *host;
     const mt_target_desc *gpu;
+    bool emulate;
 } mt_pipeline_targets;
 
 /* Runs every pass up to codegen. Errors go through mt_fail. */

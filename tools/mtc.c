@@ -55,6 +55,8 @@ static const char USAGE[] =
     "  --target cpu|cuda       code generation target (default: cpu)\n"
     "  --arch sm_80|sm_86|sm_89|sm_90\n"
     "                          GPU architecture for --target cuda (default: the GPU's, else sm_90)\n"
+    "  --emulate               run the GPU kernels of --target cuda on the CPU, under\n"
+    "                          the CUDA execution model (see docs/gpu.md)\n"
     "  --emit STAGE[,STAGE...] print stages: ast graph graph-opt tir tir-sched\n"
     "                          llvm asm cuda plan\n"
     "  --run                   run the kernel and print its results\n"
@@ -636,6 +638,7 @@ typedef struct options {
     const char *entry;           /* --entry or NULL */
     mt_target target;            /* --target */
     const char *arch;            /* --arch or NULL */
+    bool emulate;                /* --emulate */
     mt_stage emit[MT_STAGE_COUNT_];
     int nemit;                   /* stages in emit, in the order given */
     bool run;                    /* --run or implied */
@@ -703,6 +706,7 @@ static int parse_options(int argc, char **argv, options *o) {
         {"input", true},  {"random", false}, {"seed", true},      {"dim", true},
         {"output", true}, {"output-dir", true}, {"bench", true},  {"help", false},
         {"version", false}, {"time-passes", false}, {"warm", true}, {"threads", true},
+        {"emulate", false},
     };
     bool only_files = false;
     for (int i = 1; i < argc; i++) {
@@ -734,7 +738,9 @@ static int parse_options(int argc, char **argv, options *o) {
         }
         if (!strcmp(opt, "help")) return OPT_HELP;
         if (!strcmp(opt, "version")) return OPT_VERSION;
-        if (!strcmp(opt, "run")) {
+        if (!strcmp(opt, "emulate")) {
+            o->emulate = true;
+        } else if (!strcmp(opt, "run")) {
             o->run = true;
         } else if (!strcmp(opt, "time-passes")) {
             o->time_passes = true;
@@ -820,6 +826,8 @@ static int parse_options(int argc, char **argv, options *o) {
         return usage_error("--output and --output-dir exclude each other");
     if (o->arch && o->target != MT_TARGET_CUDA)
         return usage_error("--arch is for --target cuda");
+    if (o->emulate && o->target != MT_TARGET_CUDA)
+        return usage_error("--emulate is for --target cuda");
     return -1;
 }
 
@@ -1138,6 +1146,18 @@ static int report_run_error(mt_status st, const mt_diag *d) {
     return EXIT_RUNTIME;
 }
 
+/* *t replaced by its copy on device `where` (nothing when it is there). */
+static mt_status move_to(mt_kernel *k, mt_tensor **t, mt_device where, mt_diag *d) {
+    mt_device at = mt_tensor_device(*t);
+    if (at.type == where.type && at.id == where.id) return MT_OK;
+    mt_tensor *moved;
+    mt_status st = mt_kernel_tensor_to(k, *t, where, &moved, d);
+    if (st != MT_OK) return st;
+    mt_tensor_release(*t);
+    *t = moved;
+    return MT_OK;
+}
+
 /* Runs (and benches) the kernel, then prints or writes the results. */
 static int run_kernel(mt_kernel *k, options *o) {
     int np = mt_kernel_num_params(k), nres = mt_kernel_num_results(k);
@@ -1154,7 +1174,10 @@ static int run_kernel(mt_kernel *k, options *o) {
     rc = EXIT_OK;
     mt_diag d;
     memset(&d, 0, sizeof d);
-    mt_status st = mt_kernel_run(k, args, np, res, nres, &d);
+    mt_status st = MT_OK;
+    for (int i = 0; i < np && st == MT_OK; i++)
+        st = move_to(k, &args[i], mt_kernel_param_device(k, i), &d);
+    if (st == MT_OK) st = mt_kernel_run(k, args, np, res, nres, &d);
     if (st != MT_OK) {
         rc = report_run_error(st, &d);
         goto out;
@@ -1177,6 +1200,12 @@ static int run_kernel(mt_kernel *k, options *o) {
         double med = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
         printf("median %.4f ms (min %.4f, max %.4f) over %d runs\n", med, times[0], times[n - 1],
                n);
+    }
+    for (int r = 0; r < nres && st == MT_OK; r++)
+        st = move_to(k, &res[r], (mt_device){MT_DEVICE_CPU, 0}, &d);
+    if (st != MT_OK) {
+        rc = report_run_error(st, &d);
+        goto out;
     }
     if (o->output || o->output_dir) rc = write_outputs(o, res, nres);
     else if (!o->bench) print_results(res, nres);
@@ -1341,6 +1370,7 @@ int main(int argc, char **argv) {
     co.entry = o.entry;
     co.target = o.target;
     co.arch = o.arch;
+    co.emulate = o.emulate;
     mt_diag diag;
     memset(&diag, 0, sizeof diag);
     double t_compile = now_ms();

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "passes/tir/tir_passes.h"
+#include "schedule/gpu_rules.h"
 #include "schedule/schedule.h"
 
 #define GRAPH(n, f) {n, MT_PASS_GRAPH, f, NULL, MT_TIR_BLOCK}
@@ -45,13 +46,18 @@ static const mt_pass cpu_rules[] = {
     TIR("schedule", mt_schedule_default_cpu),
 };
 
+static const mt_pass cuda_rules[] = {
+    TIR("gpu_reduce_rows", mt_schedule_gpu_reduce),
+    TIR("gpu_fallback", mt_schedule_gpu_fallback),
+};
+
 const mt_pass *mt_target_rules(mt_target kind, int *n) {
     if (kind == MT_TARGET_CPU) {
         *n = (int)(sizeof cpu_rules / sizeof cpu_rules[0]);
         return cpu_rules;
     }
-    *n = 0;
-    return NULL;
+    *n = (int)(sizeof cuda_rules / sizeof cuda_rules[0]);
+    return cuda_rules;
 }
 
 static bool is(const char *pass, const char *name, size_t len) {

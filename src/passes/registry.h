@@ -14,7 +14,7 @@
  *           simplify vectorize remove_unit_loops simplify tir_cse
  *           split_host_device (all functions at once: host and device functions)
  *   rules:  cpu: schedule_matmul schedule_reduce schedule
- *           cuda: none yet (the CUDA backend is not built)
+ *           cuda: gpu_reduce_rows gpu_fallback
  *
  * "parse" and "build" are the front end's stages, not passes, but
  * dump_after accepts them too (mt_pass_name_known).

@@ -47,7 +47,7 @@
  *
  * Kinds: device_cpu.c (the host, the pool, direct calls and libffi),
  * device_test.c (host code over memory the host cannot read: a memfd
- * mapped twice, see there).
+ * mapped twice, see there; also the emulated GPU).
  */
 #ifndef MT_RUNTIME_DEVICE_H
 #define MT_RUNTIME_DEVICE_H
@@ -201,6 +201,12 @@ void mt_dev_host_unload(mt_dev *d, mt_dev_module *m);
  * code launched on a read-write alias of it. id is its ordinal (test:id).
  * The caller holds the one reference. NULL with e set on failure. */
 mt_dev *mt_dev_test_create(int id, mt_dev_err *e);
+
+/* The emulated GPU (docs/gpu.md, "Emulation"): a test device answering
+ * to cuda:ordinal, where kernels compiled with the emulate option run
+ * (host code, compiled from the GPU schedule, over memory the host cannot
+ * read). Same ownership as mt_dev_test_create. */
+mt_dev *mt_dev_emulated_gpu_create(int ordinal, mt_dev_err *e);
 
 /* The test device's counters (tests: leaks, what ran). */
 typedef struct mt_dev_test_stats {

@@ -238,24 +238,36 @@ static void test_destroy(mt_dev *d) {
     free(td);
 }
 
-static const mt_dev_ops test_ops = {
-    .kind = "test",
-    .host_memory = false,
-    .alloc = test_alloc,
-    .free = test_free,
-    .copy_h2d = test_h2d,
-    .copy_d2h = test_d2h,
-    .copy_d2d = test_d2d,
-    .sync = test_sync,
-    .load = mt_dev_host_load,
-    .function = mt_dev_host_function,
-    .unload = mt_dev_host_unload,
-    .launch = test_launch,
-    .new_tensor = NULL,
-    .destroy = test_destroy,
-};
+#define TEST_DEVICE_OPS                \
+    .host_memory = false,              \
+    .alloc = test_alloc,               \
+    .free = test_free,                 \
+    .copy_h2d = test_h2d,              \
+    .copy_d2h = test_d2h,              \
+    .copy_d2d = test_d2d,              \
+    .sync = test_sync,                 \
+    .load = mt_dev_host_load,          \
+    .function = mt_dev_host_function,  \
+    .unload = mt_dev_host_unload,      \
+    .launch = test_launch,             \
+    .new_tensor = NULL,                \
+    .destroy = test_destroy
+
+static const mt_dev_ops test_ops = {.kind = "test", TEST_DEVICE_OPS};
+/* The same device answering to cuda:N: the GPU of emulated kernels. */
+static const mt_dev_ops emulated_ops = {.kind = "emulated cuda", TEST_DEVICE_OPS};
+
+static mt_dev *create(const mt_dev_ops *ops, mt_device where, mt_dev_err *e);
 
 mt_dev *mt_dev_test_create(int id, mt_dev_err *e) {
+    return create(&test_ops, (mt_device){MT_DEVICE_TEST, id}, e);
+}
+
+mt_dev *mt_dev_emulated_gpu_create(int ordinal, mt_dev_err *e) {
+    return create(&emulated_ops, (mt_device){MT_DEVICE_CUDA, ordinal}, e);
+}
+
+static mt_dev *create(const mt_dev_ops *ops, mt_device where, mt_dev_err *e) {
     test_dev *td = calloc(1, sizeof *td);
     if (!td) return mt_dev_fail(e, MT_ERR_NOMEM, "out of memory"), NULL;
     if (pthread_mutex_init(&td->mu, NULL)) {
@@ -264,8 +276,8 @@ mt_dev *mt_dev_test_create(int id, mt_dev_err *e) {
     }
     long page = sysconf(_SC_PAGESIZE);
     td->page = page > 0 ? (size_t)page : 4096;
-    td->base.ops = &test_ops;
-    td->base.where = (mt_device){MT_DEVICE_TEST, id};
+    td->base.ops = ops;
+    td->base.where = where;
     atomic_init(&td->base.refs, 1);
     return &td->base;
 }
@@ -273,7 +285,7 @@ mt_dev *mt_dev_test_create(int id, mt_dev_err *e) {
 void mt_dev_test_get_stats(mt_dev *d, mt_dev_test_stats *out) {
     test_dev *td = (test_dev *)d;
     memset(out, 0, sizeof *out);
-    if (!d || d->ops != &test_ops) return;
+    if (!d || (d->ops != &test_ops && d->ops != &emulated_ops)) return;
     pthread_mutex_lock(&td->mu);
     *out = td->stats;
     pthread_mutex_unlock(&td->mu);

@@ -318,3 +318,42 @@ bool mt_sched_unroll(mt_sched *s, mt_tvar *loop) {
     annotate(s, l, MT_FOR_UNROLLED);
     return true;
 }
+
+/* Is e at most n for sure: a constant <= n, or T.min(c, ..) / T.min(.., c)
+ * with a constant c <= n (what split's clamped inner extent is)? */
+static bool at_most(const mt_texpr *e, int64_t n) {
+    int64_t c;
+    if (mt_te_is_const_int(e, &c)) return c <= n;
+    if (e->kind != TE_MIN) return false;
+    return (mt_te_is_const_int(e->a, &c) && c <= n) || (mt_te_is_const_int(e->b, &c) && c <= n);
+}
+
+bool mt_sched_bind(mt_sched *s, mt_tvar *loop, const char *tag, int64_t threads) {
+    mt_arena *a = s->arena;
+    const mt_tstmt *l = mt_sched_get_loop(s, loop);
+    if (!need_serial(s, "bind", l) || !independent(s, "bind", l)) return false;
+    int64_t m;
+    if (!mt_te_is_const_int(l->min, &m) || m != 0)
+        return mt_sched_refuse(s, "bind: loop '%s' does not start at 0", loop->name);
+    bool thread = strncmp(tag, "threadIdx.", 10) == 0;
+    if (!thread && strncmp(tag, "blockIdx.", 9) != 0)
+        return mt_sched_refuse(s, "bind: unknown thread tag '%s'", tag);
+    int64_t ext;
+    mt_tstmt *n;
+    if (!thread || (mt_te_is_const_int(l->extent, &ext) && ext == threads)) {
+        n = mt_ts_copy(a, l);
+    } else {
+        if (threads <= 0 || !at_most(l->extent, threads))
+            return mt_sched_refuse(s, "bind: loop '%s' may run more than %lld iterations",
+                                   loop->name, (long long)threads);
+        mt_texpr *guard = mt_te_bin(a, TE_LT, mt_te_var(a, loop), l->extent);
+        mt_tstmt *body = mt_ts_at(mt_ts_if(a, guard, l->body, NULL), l->loc);
+        n = mt_ts_at(mt_ts_for(a, loop, l->min, mt_te_int(a, loop->dtype, threads), MT_FOR_SERIAL, body),
+                     l->loc);
+    }
+    n->for_kind = MT_FOR_THREAD;
+    n->thread_tag = mt_arena_strdup(a, tag);
+    mt_sched_replace(s, l, n);
+    return true;
+}
+

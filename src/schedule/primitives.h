@@ -27,6 +27,7 @@
  *   parallel(i)        i runs its iterations on threads (MT_FOR_PARALLEL).
  *   vectorize(i)       i is an innermost loop the vectorizer must take.
  *   unroll(i)          i is unrolled (fully when its extent is a constant).
+ *   bind(i, tag, T)    i runs on GPU blocks or threads (see mt_sched_bind).
  *
  * Block primitives (primitives_block.c, primitives_reduction.c) name a block by its name (a refusal
  * when no block or several blocks carry it):
@@ -87,6 +88,15 @@ bool mt_sched_vectorize(mt_sched *s, mt_tvar *loop);
 
 /* Preconditions: the loop is serial. */
 bool mt_sched_unroll(mt_sched *s, mt_tvar *loop);
+
+/* Binds a loop to a GPU index: tag "blockIdx.x" .. "blockIdx.z" (every
+ * iteration a block: the extent becomes the launch's grid dim) or
+ * "threadIdx.x" .. "threadIdx.z" (every iteration a thread of the block).
+ * A thread loop runs exactly `threads` iterations: one of a smaller extent
+ * (split's clamped tail, T.min(F, ..) with F <= threads) becomes
+ * `for v in T.thread_binding(threads): if v < extent: body`. Preconditions:
+ * the loop is serial, starts at 0, and is independent (as for parallel). */
+bool mt_sched_bind(mt_sched *s, mt_tvar *loop, const char *tag, int64_t threads);
 
 /* ---- block primitives (primitives_block.c, primitives_reduction.c) ------- */
 

@@ -96,54 +96,6 @@ static mt_tbuffer *local(rr *c, const char *name, int64_t n, mt_dtype dt) {
 static mt_texpr *ld(rr *c, mt_tbuffer *b, mt_texpr *ix) { return mt_te_load(c->a, b, &ix, 1); }
 static mt_tstmt *st(rr *c, mt_tbuffer *b, mt_texpr *ix, mt_texpr *v) { return mt_ts_store(c->a, b, &ix, 1, v); }
 
-/* ---- lowering expressions ---------------------------------------------------------- */
-
-typedef struct low_ctx {
-    rr *c;
-    const stage *s;
-    mt_texpr *r; /* the inner index: a scalar or a T.Ramp */
-} low_ctx;
-
-static mt_texpr *low_hook(mt_tmutator *m, mt_texpr *e) {
-    low_ctx *l = m->ctx;
-    rr *c = l->c;
-    if (e->kind == TE_VAR) {
-        for (int k = 0; k < c->ns; k++)
-            if (e->var == l->s->ov[k]) return c->oval[k];
-        if (l->s->rv && e->var == l->s->rv) return l->s->kind == ST_ROW ? l->s->rval : l->r;
-        return e;
-    }
-    if (e->kind == TE_LOAD) {
-        rowval *v = find_rv(c, e->buf);
-        if (v) return ld(c, v->local, I(c, 0));
-        mt_texpr *idx[MT_MAX_RANK];
-        for (int d = 0; d < e->nargs; d++) idx[d] = mt_tmutate_expr(m, e->args[d]);
-        return mt_lw_load(&c->lw, e->buf, idx, e->nargs);
-    }
-    return mt_tmutate_expr_children(m, e);
-}
-
-static mt_texpr *lower(rr *c, const stage *s, mt_texpr *e, mt_texpr *r) {
-    low_ctx l = {c, s, r};
-    mt_tmutator m = {c->a, low_hook, NULL, &l};
-    return mt_tmutate_expr(&m, e);
-}
-
-/* F(x, y) of a RED stage. */
-static mt_texpr *fapply(rr *c, const stage *s, mt_texpr *x, mt_texpr *y) {
-    mt_tvar *vars[2] = {s->accv, s->ev};
-    mt_texpr *vals[2] = {x, y};
-    return mt_tsubst_expr(c->a, s->tmpl, vars, vals, 2);
-}
-
-/* buf[o.., r] for an ELT output (r a scalar or a T.Ramp). */
-static mt_texpr *row_ix(rr *c, mt_tbuffer *b, mt_texpr *r) {
-    mt_texpr *idx[MT_MAX_RANK + 1];
-    for (int k = 0; k < c->ns; k++) idx[k] = c->oval[k];
-    idx[c->ns] = r;
-    return mt_lw_index(&c->lw, b, idx, c->ns + 1);
-}
-
 /* ---- the stages ---------------------------------------------------------------------- */
 
 /* Lanes of dt in the target's widest vector register. */
@@ -155,9 +107,9 @@ static mt_tstmt *red_step(rr *c, const stage *s, mt_texpr *r, mt_tbuffer *acc, m
     mt_texpr *e = Vl(c, ev, lanes);
     svec b = {0};
     if (s->also) push(c, &b, mt_ts_store(c->a, mt_lw_flat(&c->lw, s->also)->flat,
-                                          (mt_texpr *[]){row_ix(c, s->also, r)}, 1, e));
-    push(c, &b, st(c, acc, ix, fapply(c, s, ld(c, acc, ix), e)));
-    mt_texpr *val = lower(c, s, s->value, r);
+                                          (mt_texpr *[]){mt_rr_row_ix(c, s->also, r)}, 1, e));
+    push(c, &b, st(c, acc, ix, mt_rr_fapply(c, s, ld(c, acc, ix), e)));
+    mt_texpr *val = mt_rr_lower(c, s, s->value, r);
     if (val->lanes != lanes) val = mt_te_broadcast(c->a, val, lanes);
     return mt_ts_let(c->a, ev, val, seq(c, &b));
 }
@@ -204,14 +156,14 @@ static mt_tstmt *gen_red(rr *c, const stage *s, rowval *out) {
     /* combine the accumulators, fold the lanes */
     for (int u = 1; u < U; u++) {
         mt_texpr *x = ramp(c, I(c, 0), vl), *y = ramp(c, I(c, (int64_t)u * vl), vl);
-        push(c, &b, st(c, acc, x, fapply(c, s, ld(c, acc, x), ld(c, acc, y))));
+        push(c, &b, st(c, acc, x, mt_rr_fapply(c, s, ld(c, acc, x), ld(c, acc, y))));
     }
     for (int w = vl / 2; w >= 1; w /= 2) {
         mt_texpr *x = ramp(c, I(c, 0), w), *y = ramp(c, I(c, w), w);
-        push(c, &b, st(c, acc, x, fapply(c, s, ld(c, acc, x), ld(c, acc, y))));
+        push(c, &b, st(c, acc, x, mt_rr_fapply(c, s, ld(c, acc, x), ld(c, acc, y))));
     }
-    mt_texpr *h = fapply(c, s, ld(c, acc, I(c, 0)), ld(c, tail, I(c, 0)));
-    push(c, &b, st(c, out->local, I(c, 0), fapply(c, s, lower(c, s, s->init, I(c, 0)), h)));
+    mt_texpr *h = mt_rr_fapply(c, s, ld(c, acc, I(c, 0)), ld(c, tail, I(c, 0)));
+    push(c, &b, st(c, out->local, I(c, 0), mt_rr_fapply(c, s, mt_rr_lower(c, s, s->init, I(c, 0)), h)));
     return mt_ts_alloc(c->a, acc, mt_ts_alloc(c->a, tail, seq(c, &b)));
 }
 
@@ -224,7 +176,7 @@ static mt_tstmt *gen_elt(rr *c, const stage *s) {
     if (!mt_te_is_const_int(nv, &k) || k > 0) {
         mt_tvar *v = ivar(c, "rv");
         mt_texpr *r = ramp(c, mul(c, V(c, v), I(c, vl)), vl);
-        mt_tstmt *body = mt_ts_store(c->a, fb, (mt_texpr *[]){row_ix(c, s->buf, r)}, 1, lower(c, s, s->value, r));
+        mt_tstmt *body = mt_ts_store(c->a, fb, (mt_texpr *[]){mt_rr_row_ix(c, s->buf, r)}, 1, mt_rr_lower(c, s, s->value, r));
         push(c, &b, loop(c, v, nv, MT_FOR_SERIAL, body));
     }
     mt_texpr *base = mul(c, nv, I(c, vl));
@@ -232,7 +184,7 @@ static mt_tstmt *gen_elt(rr *c, const stage *s) {
     if (!mt_te_is_const_int(nt, &k) || k > 0) {
         mt_tvar *t = ivar(c, "rt");
         mt_texpr *r = add(c, base, V(c, t));
-        mt_tstmt *body = mt_ts_store(c->a, fb, (mt_texpr *[]){row_ix(c, s->buf, r)}, 1, lower(c, s, s->value, r));
+        mt_tstmt *body = mt_ts_store(c->a, fb, (mt_texpr *[]){mt_rr_row_ix(c, s->buf, r)}, 1, mt_rr_lower(c, s, s->value, r));
         push(c, &b, loop(c, t, nt, MT_FOR_SERIAL, body));
     }
     return seq(c, &b);
@@ -255,7 +207,7 @@ static mt_tstmt *gen_row(rr *c, mt_texpr *row) {
         const stage *s = &c->st[i];
         if (s->kind == ST_RED) push(c, &b, gen_red(c, s, find_rv(c, s->buf)));
         else if (s->kind == ST_ELT) push(c, &b, gen_elt(c, s));
-        else push(c, &b, st(c, find_rv(c, s->buf)->local, I(c, 0), lower(c, s, s->value, NULL)));
+        else push(c, &b, st(c, find_rv(c, s->buf)->local, I(c, 0), mt_rr_lower(c, s, s->value, NULL)));
     }
     for (int i = 0; i < c->nrv; i++) {
         rowval *v = &c->rv[i];

@@ -57,6 +57,17 @@ static inline rowval *find_rv(rr *c, const mt_tbuffer *b) {
     return NULL;
 }
 
+/* E of stage s with its iteration variables replaced: the outer ones by
+ * c->oval, the inner one by r (a scalar or a T.Ramp; ROW stages: s->rval),
+ * per-row values by element 0 of their local, other loads flattened. */
+mt_texpr *mt_rr_lower(rr *c, const stage *s, mt_texpr *e, mt_texpr *r);
+
+/* F(x, y) of a RED stage. */
+mt_texpr *mt_rr_fapply(rr *c, const stage *s, mt_texpr *x, mt_texpr *y);
+
+/* The flat index of b[o.., r] for a row buffer b (r a scalar or a T.Ramp). */
+mt_texpr *mt_rr_row_ix(rr *c, mt_tbuffer *b, mt_texpr *r);
+
 /* Fills c->ns, O, N, st, rv, rows from c->f; false when the function is
  * not row-wise work this rule does exactly. */
 bool mt_reduce_match(rr *c);

@@ -335,3 +335,51 @@ bool mt_reduce_match(rr *c) {
         if (c->st[i].kind == ST_ELT) fuse_exp(c, i);
     return true;
 }
+
+/* ---- lowering expressions ---------------------------------------------------------- */
+
+typedef struct low_ctx {
+    rr *c;
+    const stage *s;
+    mt_texpr *r; /* the inner index: a scalar or a T.Ramp */
+} low_ctx;
+
+static mt_texpr *low_hook(mt_tmutator *m, mt_texpr *e) {
+    low_ctx *l = m->ctx;
+    rr *c = l->c;
+    if (e->kind == TE_VAR) {
+        for (int k = 0; k < c->ns; k++)
+            if (e->var == l->s->ov[k]) return c->oval[k];
+        if (l->s->rv && e->var == l->s->rv) return l->s->kind == ST_ROW ? l->s->rval : l->r;
+        return e;
+    }
+    if (e->kind == TE_LOAD) {
+        rowval *v = find_rv(c, e->buf);
+        if (v) return mt_te_load(c->a, v->local, (mt_texpr *[]){mt_te_i64(c->a, 0)}, 1);
+        mt_texpr *idx[MT_MAX_RANK];
+        for (int d = 0; d < e->nargs; d++) idx[d] = mt_tmutate_expr(m, e->args[d]);
+        return mt_lw_load(&c->lw, e->buf, idx, e->nargs);
+    }
+    return mt_tmutate_expr_children(m, e);
+}
+
+mt_texpr *mt_rr_lower(rr *c, const stage *s, mt_texpr *e, mt_texpr *r) {
+    low_ctx l = {c, s, r};
+    mt_tmutator m = {c->a, low_hook, NULL, &l};
+    return mt_tmutate_expr(&m, e);
+}
+
+/* F(x, y) of a RED stage. */
+mt_texpr *mt_rr_fapply(rr *c, const stage *s, mt_texpr *x, mt_texpr *y) {
+    mt_tvar *vars[2] = {s->accv, s->ev};
+    mt_texpr *vals[2] = {x, y};
+    return mt_tsubst_expr(c->a, s->tmpl, vars, vals, 2);
+}
+
+/* buf[o.., r] for an ELT output (r a scalar or a T.Ramp). */
+mt_texpr *mt_rr_row_ix(rr *c, mt_tbuffer *b, mt_texpr *r) {
+    mt_texpr *idx[MT_MAX_RANK + 1];
+    for (int k = 0; k < c->ns; k++) idx[k] = c->oval[k];
+    idx[c->ns] = r;
+    return mt_lw_index(&c->lw, b, idx, c->ns + 1);
+}

@@ -164,6 +164,57 @@ static mt_tstmt *outline(split *sp, const mt_tstmt *s) {
     return l;
 }
 
+/* ---- GPU kernels ------------------------------------------------------------------ */
+
+/* Is s a loop bound to a GPU index whose tag starts with prefix? */
+static bool bound_to(const mt_tstmt *s, const char *prefix) {
+    return s->kind == TS_FOR && s->for_kind == MT_FOR_THREAD && s->thread_tag &&
+           strncmp(s->thread_tag, prefix, strlen(prefix)) == 0;
+}
+
+typedef struct block_dims {
+    mt_texpr *dim[3]; /* the extent of the threadIdx.x, .y, .z loops */
+} block_dims;
+
+static void dims_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    block_dims *b = v->ctx;
+    if (bound_to(s, "threadIdx.")) {
+        int d = s->thread_tag[10] - 'x';
+        if (d >= 0 && d < 3 && !b->dim[d]) b->dim[d] = s->extent;
+    }
+    mt_tvisit_stmt_children(v, s);
+}
+
+static void no_expr(mt_tvisitor *v, const mt_texpr *e) { (void)v, (void)e; }
+
+/* The launch that replaces blockIdx loop s: kernel <host>_kernel<k>(captures)
+ * whose body is s itself (tir.h, "GPU kernels"). */
+static mt_tstmt *outline_kernel(split *sp, const mt_tstmt *s) {
+    mt_arena *a = sp->a;
+    captures c;
+    memset(&c, 0, sizeof c);
+    c.sp = sp;
+    mt_tvisitor v = {capture_expr, capture_stmt, &c};
+    mt_tvisit_stmt(&v, s);
+    const char *base = mt_arena_printf(a, "%s_kernel%d", sp->host->name, sp->nlaunch++);
+    mt_tfunc *d = mt_tfunc_new(a, mt_nameset_fresh(a, &sp->names, base));
+    d->target = sp->host->target;
+    d->loc = s->loc;
+    for (int i = 0; i < c.args.len; i++)
+        mt_tfunc_add_param(a, d, c.args.data[i].buf, c.args.data[i].buf ? NULL : c.args.data[i].value->var);
+    d->body = (mt_tstmt *)s;
+    mt_tfunc_set_attr(a, d, MT_ATTR_KIND, MT_KIND_CUDA_KERNEL);
+    MT_VEC_PUSH(a, &sp->device, d);
+    mt_tstmt *l = mt_ts_launch(a, d, c.args.data, c.args.len);
+    const mt_tstmt *g = s;
+    for (int k = 0; k < 3 && bound_to(g, "blockIdx."); k++, g = g->body) l->launch->grid[k] = g->extent;
+    block_dims b = {{NULL, NULL, NULL}};
+    mt_tvisitor dv = {no_expr, dims_stmt, &b};
+    mt_tvisit_stmt(&dv, s);
+    for (int k = 0; k < 3; k++) l->launch->block[k] = b.dim[k];
+    return mt_ts_at(l, s->loc);
+}
+
 /* ---- the host ------------------------------------------------------------------ */
 
 static void bind(split *sp, const void *key, int delta) { mt_ptrmap_add(sp->a, &sp->bound, key, delta); }
@@ -184,6 +235,7 @@ static mt_tstmt *split_stmt(mt_tmutator *m, mt_tstmt *s) {
         int64_t n;
         bool tiny = mt_te_is_const_int(s->extent, &n) && n <= 1;
         if (s->for_kind == MT_FOR_PARALLEL && !tiny) return outline(sp, s);
+        if (bound_to(s, "blockIdx.")) return outline_kernel(sp, s);
         mt_tstmt *r = split_scoped(m, s, s->var);
         if (s->for_kind != MT_FOR_PARALLEL) return r;
         if (r == s) r = mt_ts_copy(m->arena, s);

@@ -106,7 +106,17 @@ typedef struct mt_tsplit {
  * parallel loops become serial. host[i] is funcs[i] itself when it has no
  * parallel loop; device names are "<host>_par<k>", unique in the program.
  * The device functions share the host's nodes (variables, buffers, the loop
- * body). */
+ * body). GPU kernels: each outermost loop bound to blockIdx (a function of a
+ * CUDA target, tir.h "GPU kernels") is replaced by a TS_LAUNCH of a device
+ * function "<host>_kernel<k>" of kind "cuda_kernel": params the captures,
+ * body the loop itself; the launch's grid the blockIdx loops' extents, its
+ * block the threadIdx loops' extents. */
 void mt_tir_split_host_device(mt_arena *a, mt_tfunc *const *funcs, int n, mt_tsplit *out);
+
+/* emulate_gpu -- f in the GPU kernel form (tir.h) as a CPU function for
+ * target host: the outermost blockIdx loop parallel, every other index loop
+ * serial (emulate_gpu.c). Functions of other targets are returned as they
+ * are. Runs on the lowered form, before split_host_device. */
+mt_tfunc *mt_tir_emulate_gpu(mt_arena *a, mt_tfunc *f, const mt_target_desc *host);
 
 #endif

@@ -1,0 +1,163 @@
+/*
+ * gpu_default.c -- the GPU's fallback schedule: every loop nest a kernel,
+ * its independent loops spread over blocks and threads.
+ *
+ * The last CUDA rule (registry.c), in the spirit of dlight's Fallback: it
+ * takes any block-form function the rules before it left alone (a function
+ * they scheduled is in lowered form and has no blocks) and makes each
+ * top-level statement of its body one kernel (tir.h, "GPU kernels"), so
+ * that every program runs on the GPU, correctly if not always fast:
+ *
+ *  1. The perfect loop nest at the top of the statement is reordered so
+ *     that its independent loops (no block under them reduces over their
+ *     variable: mt_sched_bind's precondition, as for parallel) come first,
+ *     each moved outward past reduce loops (a matmul's i, k, j becomes
+ *     i, j, k: each output element is one thread's serial sum).
+ *  2. Those leading independent loops are fused into one loop over all
+ *     output elements, split by THREADS, and bound: the outer part to
+ *     blockIdx.x, the inner to threadIdx.x, a guard `if tx < extent` for
+ *     the last block:
+ *
+ *         for i_j_fused_0 in T.thread_binding(T.ceildiv(n * 64, 256), thread="blockIdx.x"):
+ *             for i_j_fused_1 in T.thread_binding(256, thread="threadIdx.x"):
+ *                 if i_j_fused_1 < T.min(256, n * 64 - i_j_fused_0 * 256):
+ *                     ... one output element, its reduce loops serial ...
+ *
+ *     A nest of fewer than THREADS iterations (constant) gets one block of
+ *     exactly that many threads.
+ *  3. A statement with no independent leading loop (a reduction to one
+ *     value, legalize's `if n == 0` guard, a rank-0 store) runs on one
+ *     thread of one block.
+ *
+ * The nests of one function stay in order, one kernel each; the buffers
+ * they pass each other are the function's allocations (global memory,
+ * allocated by the host). Knob: THREADS = 256 per block (at most the
+ * target's max_threads_per_block). Grid: blockIdx.x reaches 2^31 - 1
+ * blocks, 5.5e11 elements at 256 threads, past any GPU's memory, so no
+ * grid-stride loop is needed.
+ */
+#include "schedule/gpu_rules.h"
+
+#include <string.h>
+
+#include "schedule/primitives.h"
+#include "support/common.h"
+#include "tir/arith.h"
+
+enum { THREADS = 256, MAX_NEST = MT_MAX_RANK + 8 };
+
+/* ---- facts ------------------------------------------------------------------ */
+
+static void find_block(mt_tvisitor *v, const mt_tstmt *s) {
+    if (s->kind == TS_BLOCK) *(bool *)v->ctx = true;
+    else if (!*(bool *)v->ctx) mt_tvisit_stmt_children(v, s);
+}
+
+static void skip_expr(mt_tvisitor *v, const mt_texpr *e) { (void)v, (void)e; }
+
+static bool has_blocks(const mt_tstmt *s) {
+    bool found = false;
+    mt_tvisitor v = {skip_expr, find_block, &found};
+    mt_tvisit_stmt(&v, s);
+    return found;
+}
+
+/* Could loop var run on threads (no reduction over it)? Asked of a scratch
+ * copy of the schedule, which the check leaves as it was. */
+static bool independent(const mt_sched *s, mt_tvar *var) {
+    mt_sched t = *s;
+    return mt_sched_parallel(&t, var);
+}
+
+/* The variables of the perfect loop nest at the top of item, outermost
+ * first; returns how many. */
+static int nest_of(const mt_sched *s, mt_tvar *top, mt_tvar **vars) {
+    int n = 0;
+    const mt_tstmt *l = mt_sched_get_loop(s, top);
+    while (n < MAX_NEST) {
+        vars[n++] = l->var;
+        if (l->body->kind != TS_FOR || l->body->for_kind != MT_FOR_SERIAL) break;
+        l = l->body;
+    }
+    return n;
+}
+
+/* ---- the kernel of one statement ----------------------------------------------- */
+
+/* Moves independent loops outward past reduce loops (step 1). */
+static void hoist_independent(mt_sched *s, mt_tvar **first) {
+    mt_tvar *vars[MAX_NEST];
+    for (bool moved = true; moved;) {
+        moved = false;
+        int n = nest_of(s, *first, vars);
+        for (int i = 0; i + 1 < n && !moved; i++) {
+            if (independent(s, vars[i]) || !independent(s, vars[i + 1])) continue;
+            mt_sched t = *s;
+            if (!mt_sched_reorder(&t, vars[i], vars[i + 1])) continue;
+            *s = t;
+            if (i == 0) *first = vars[1];
+            moved = true;
+        }
+    }
+}
+
+/* One block of one thread around statement old (step 3). */
+static void single_thread(mt_sched *s, const mt_tstmt *old) {
+    mt_arena *a = s->arena;
+    mt_tvar *bx = mt_tvar_new(a, "bx", MT_INT64), *tx = mt_tvar_new(a, "tx", MT_INT64);
+    mt_tstmt *in = mt_ts_at(mt_ts_for(a, tx, mt_te_i64(a, 0), mt_te_i64(a, 1), MT_FOR_THREAD,
+                                      (mt_tstmt *)old), old->loc);
+    in->thread_tag = "threadIdx.x";
+    mt_tstmt *out = mt_ts_at(mt_ts_for(a, bx, mt_te_i64(a, 0), mt_te_i64(a, 1), MT_FOR_THREAD, in),
+                             old->loc);
+    out->thread_tag = "blockIdx.x";
+    mt_sched_replace(s, old, out);
+}
+
+/* Fuses the leading independent loops and binds them (step 2); false when
+ * there is none. */
+static bool bind_spatial(mt_sched *s, mt_tvar *first, int threads) {
+    mt_tvar *vars[MAX_NEST];
+    int n = nest_of(s, first, vars), k = 0;
+    while (k < n && independent(s, vars[k])) k++;
+    if (k == 0) return false;
+    mt_tvar *f = vars[0];
+    for (int i = 1; i < k; i++)
+        if (!mt_sched_fuse(s, f, vars[i], &f)) break;
+    int64_t ext;
+    if (mt_te_is_const_int(mt_sched_get_loop(s, f)->extent, &ext) && ext < threads)
+        threads = ext > 0 ? (int)ext : 1;
+    mt_tvar *bx, *tx;
+    if (!mt_sched_split(s, f, mt_te_int(s->arena, f->dtype, threads), &bx, &tx)) return false;
+    return mt_sched_bind(s, bx, "blockIdx.x", 0) && mt_sched_bind(s, tx, "threadIdx.x", threads);
+}
+
+/* ---- entry ------------------------------------------------------------------------ */
+
+mt_tfunc *mt_schedule_gpu_fallback(mt_arena *a, mt_tfunc *f) {
+    const mt_target_desc *t = mt_tfunc_target(f);
+    if (t->kind != MT_TARGET_CUDA || !f->body || !has_blocks(f->body)) return f;
+    int threads = THREADS < t->max_threads_per_block ? THREADS : t->max_threads_per_block;
+    mt_tstmt *const *items = f->body->kind == TS_SEQ ? f->body->stmts : &f->body;
+    int nitems = f->body->kind == TS_SEQ ? f->body->nstmts : 1;
+    mt_sched s;
+    mt_sched_init(&s, a, f);
+    for (int i = 0; i < nitems; i++) {
+        const mt_tstmt *item = items[i];
+        if (item->kind == TS_FOR && item->for_kind == MT_FOR_SERIAL) {
+            mt_tvar *first = item->var;
+            hoist_independent(&s, &first);
+            mt_sched trial = s;
+            if (bind_spatial(&trial, first, threads)) {
+                s = trial;
+                continue;
+            }
+            item = mt_sched_get_loop(&s, first);
+        }
+        single_thread(&s, item);
+    }
+    mt_tfunc *g = s.func;
+    if (g == f) return f;
+    mt_tfunc_set_attr(a, g, "schedule", "gpu_fallback");
+    return g;
+}
