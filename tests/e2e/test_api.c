@@ -279,14 +279,34 @@ static void test_names(void **s) {
     assert_string_equal(mt_version(), MT_VERSION_STRING);
 }
 
+/* Target cuda compiles; without emulate its runs need a GPU runtime, and
+ * the run says so (the parameters live on the GPU). */
 static void test_cuda_target_unavailable(void **s) {
+    (void)s;
     mt_compile_options o;
     mt_compile_options_init(&o);
     o.target = MT_TARGET_CUDA;
     mt_diag d;
+    mt_kernel *k = mt_jit_compile(test_ctx, ADD, &o, &d);
+    assert_non_null(k);
+    mt_device dev = mt_kernel_param_device(k, 0);
+    assert_int_equal(dev.type, MT_DEVICE_CUDA);
+    assert_int_equal(mt_kernel_result_device(k, 0).type, MT_DEVICE_CUDA);
+    assert_int_equal(mt_kernel_param_device(k, 9).type, 0);
+    assert_null(mt_kernel_dump(k, MT_STAGE_LLVM));
+    int64_t shape[2] = {2, 3};
+    mt_tensor *a = mt_tensor_create(MT_FLOAT32, 2, shape), *b = mt_tensor_create(MT_FLOAT32, 2, shape);
+    mt_tensor *args[2] = {a, b}, *res[1] = {NULL};
+    assert_int_equal(mt_kernel_run(k, args, 2, res, 1, &d), MT_ERR_UNAVAILABLE);
+    assert_non_null(strstr(d.message, "emulate"));
+    mt_tensor_release(a);
+    mt_tensor_release(b);
+    mt_kernel_release(k);
+    o.target = MT_TARGET_CPU;
+    o.emulate = 1;
     assert_null(mt_jit_compile(test_ctx, ADD, &o, &d));
-    assert_int_equal(d.status, MT_ERR_UNAVAILABLE);
-    assert_non_null(strstr(d.message, "cuda"));
+    assert_int_equal(d.status, MT_ERR_INVALID_ARG);
+    assert_non_null(strstr(d.message, "emulate is for target cuda"));
 }
 
 int main(void) {

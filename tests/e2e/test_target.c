@@ -84,7 +84,7 @@ static void test_cpu_text(void **s) {
     assert_non_null(strstr(mt_target_str(&t, buf, sizeof buf), " -test-device"));
 }
 
-/* The rules run are the target's: the CPU has three, CUDA none yet. */
+/* The rules run are the target's: the CPU has three, CUDA two. */
 static void test_rules_by_target(void **s) {
     (void)s;
     int n;
@@ -92,8 +92,11 @@ static void test_rules_by_target(void **s) {
     assert_int_equal(n, 3);
     assert_string_equal(r[0].name, "schedule_matmul");
     assert_string_equal(r[2].name, "schedule");
-    assert_null(mt_target_rules(MT_TARGET_CUDA, &n));
-    assert_int_equal(n, 0);
+    r = mt_target_rules(MT_TARGET_CUDA, &n);
+    assert_int_equal(n, 2);
+    assert_string_equal(r[0].name, "gpu_reduce_rows");
+    assert_string_equal(r[1].name, "gpu_fallback");
+    assert_true(mt_pass_name_known("gpu_fallback", 12));
     assert_true(mt_pass_name_known("realize_devices", 15));
     assert_true(mt_pass_name_known("parse", 5));
     assert_false(mt_pass_name_known("schedule_rules", 14));
@@ -111,8 +114,8 @@ static void test_printed_in_tir_sched(void **s) {
     mt_kernel_release(k);
 }
 
-/* The options choose the target: arch only with cuda, known archs only,
- * and cuda itself is refused until its backend exists. */
+/* The options choose the target: arch only with cuda, known archs only;
+ * the arch chosen is the one in the scheduled TIR. */
 static void test_options(void **s) {
     (void)s;
     mt_compile_options o;
@@ -129,8 +132,10 @@ static void test_options(void **s) {
     assert_int_equal(d.status, MT_ERR_INVALID_ARG);
     assert_non_null(strstr(d.message, "unknown arch 'sm_75' (known: sm_80, sm_86, sm_89, sm_90)"));
     o.arch = "sm_80";
-    assert_null(mt_jit_compile(test_ctx, ADD, &o, &d));
-    assert_int_equal(d.status, MT_ERR_UNAVAILABLE);
+    mt_kernel *k = mt_jit_compile(test_ctx, ADD, &o, &d);
+    assert_non_null(k);
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "\"target\": \"cuda -arch=sm_80"));
+    mt_kernel_release(k);
 }
 
 int main(void) {
