@@ -43,8 +43,12 @@
  *    keeps the kernel's streaming plan), in the kernel's module or, when
  *    compiling on several threads, in a module of its own (mt_cg_split).
  *    Handing the buffers to the runtime is a capture, so a kernel that
- *    launches drops nocapture from its buffer parameters. Launches of other
- *    kinds, or with GPU extents, are internal errors.
+ *    launches drops nocapture from its buffer parameters. A launch of a
+ *    GPU kernel (kind "cuda_kernel", from a GPU program's host function)
+ *    is a call of mt_gpu_launch (runtime/gpu_launch.h) with the kernel's
+ *    name, its grid and block, and one pointer per argument slot; the
+ *    kernel's code is CUDA C, made elsewhere (codegen/cuda_c.c). Launches
+ *    of other kinds are internal errors.
  *  - TS_IF branches to then/else blocks that meet in a merge block.
  *  - TS_LET binds the value to its variable for the extent of the body.
  *  - TS_ALLOC gives the buffer a stack slot (an alloca in the entry block,
@@ -52,7 +56,9 @@
  *    mt_kernel_malloc/free pair around the body otherwise; when that
  *    allocation fails the body is skipped and the executor fails the run
  *    with MT_ERR_NOMEM (runtime/parallel.h). Scope (local, shared, global)
- *    makes no difference on the CPU.
+ *    makes no difference on the CPU. In a GPU program's host function the
+ *    buffer is device memory between kernels: mt_gpu_alloc / mt_gpu_free
+ *    (runtime/gpu_launch.h), the body skipped when it fails.
  *  - TS_STORE and TS_EVAL defer to llvm_expr.c.
  *  - TS_BLOCK and any other kind is an internal error ("lowering must run
  *    first"), raised only after the module is disposed.
@@ -433,8 +439,17 @@ static void gen_body(mt_cg *g, const mt_tfunc *d, LLVMValueRef body_ref, const c
  * are parameters again, so they keep noalias (they are the kernel's
  * buffers, or its allocations, all distinct); once the pass pipeline
  * inlines run into body_fn the attributes become alias scopes. */
+static void gen_gpu_launch(mt_cg *g, const mt_tlaunch *l);
+static LLVMValueRef runtime_fn(mt_cg *g, const char *name, LLVMTypeRef ret, LLVMTypeRef *params,
+                               int n, LLVMTypeRef *fnty);
+
 static void gen_launch(mt_cg *g, const mt_tlaunch *l) {
     const mt_tfunc *d = l->callee;
+    const char *kind = mt_tfunc_get_attr(d, MT_ATTR_KIND);
+    if (kind && strcmp(kind, MT_KIND_CUDA_KERNEL) == 0) {
+        gen_gpu_launch(g, l);
+        return;
+    }
     check_launch(g, l);
     LLVMValueRef min = l->min ? gen_i64(g, l->min) : LLVMConstInt(g->t_i64, 0, 0);
     LLVMValueRef n = gen_i64(g, l->grid[0]);
@@ -494,6 +509,52 @@ static void gen_for(mt_cg *g, const mt_tstmt *s) {
     gen_loop(g, s, min, LLVMBuildNSWAdd(g->b, min, ext, "end"), const_ext);
 }
 
+/* T.launch of a GPU kernel from a host function (runtime/gpu_launch.h):
+ *
+ *     slots = {a0, a1, ...}            (an alloca of the entry block each)
+ *     args = {&slot0, &slot1, ...}
+ *     mt_gpu_launch("name", gx, gy, gz, bx, by, bz, shared, args)
+ *
+ * The kernel itself is CUDA C (codegen/cuda_c.c), not generated here. */
+static void gen_gpu_launch(mt_cg *g, const mt_tlaunch *l) {
+    LLVMBuilderRef b = g->b;
+    int n = l->nargs;
+    LLVMTypeRef arr_ty = LLVMArrayType2(g->t_ptr, (uint64_t)(n > 0 ? n : 1));
+    LLVMBasicBlockRef cur = LLVMGetInsertBlock(b);
+    LLVMPositionBuilderAtEnd(b, g->entry);
+    LLVMValueRef arr = LLVMBuildAlloca(b, arr_ty, "kargs");
+    LLVMValueRef *slots = MT_NEW_ARRAY(g->arena, LLVMValueRef, n > 0 ? n : 1);
+    LLVMValueRef *vals = MT_NEW_ARRAY(g->arena, LLVMValueRef, n > 0 ? n : 1);
+    LLVMPositionBuilderAtEnd(b, cur);
+    for (int i = 0; i < n; i++) {
+        const mt_targ *arg = &l->args[i];
+        vals[i] = arg->buf ? mt_cg_map_get(&g->bufs, arg->buf) : mt_cg_expr(g, arg->value);
+        if (!vals[i]) mt_ice("codegen: buffer '%s' used outside its scope", arg->buf->name);
+    }
+    LLVMPositionBuilderAtEnd(b, g->entry);
+    for (int i = 0; i < n; i++) slots[i] = LLVMBuildAlloca(b, LLVMTypeOf(vals[i]), "karg");
+    LLVMPositionBuilderAtEnd(b, cur);
+    for (int i = 0; i < n; i++) {
+        LLVMBuildStore(b, vals[i], slots[i]);
+        LLVMValueRef ix[2] = {LLVMConstInt(g->t_i64, 0, 0), LLVMConstInt(g->t_i64, (unsigned)i, 0)};
+        LLVMBuildStore(b, slots[i], LLVMBuildGEP2(b, arr_ty, arr, ix, 2, ""));
+    }
+    LLVMValueRef a[9];
+    a[0] = LLVMBuildGlobalStringPtr(b, l->callee->name, "kname");
+    for (int k = 0; k < 3; k++) {
+        a[1 + k] = l->grid[k] ? gen_i64(g, l->grid[k]) : LLVMConstInt(g->t_i64, 1, 0);
+        a[4 + k] = l->block[k] ? gen_i64(g, l->block[k]) : LLVMConstInt(g->t_i64, 1, 0);
+    }
+    a[7] = l->shared_bytes ? gen_i64(g, l->shared_bytes) : LLVMConstInt(g->t_i64, 0, 0);
+    a[8] = arr;
+    LLVMTypeRef pt[9] = {g->t_ptr, g->t_i64, g->t_i64, g->t_i64, g->t_i64,
+                         g->t_i64, g->t_i64, g->t_i64, g->t_ptr};
+    LLVMTypeRef fnty;
+    LLVMValueRef fn = runtime_fn(g, "mt_gpu_launch", g->t_void, pt, 9, &fnty);
+    LLVMBuildCall2(b, fnty, fn, a, 9, "");
+    g->nlaunch++;
+}
+
 static void gen_if(mt_cg *g, const mt_tstmt *s) {
     if (s->cond->lanes != 1) mt_ice("codegen: if on a %d-lane condition", s->cond->lanes);
     LLVMBuilderRef b = g->b;
@@ -533,7 +594,8 @@ static LLVMValueRef alloc_begin(mt_cg *g, const mt_tbuffer *buf) {
                buf->name, buf->ndim);
     LLVMTypeRef mem = mt_cg_mem_type(g, buf->dtype);
     int64_t esize = (int64_t)LLVMABISizeOfType(LLVMGetModuleDataLayout(g->mod), mem), n = 1;
-    if (buf->ndim == 0 || mt_te_is_const_int(buf->shape[0], &n)) {
+    bool gpu = mt_tfunc_target(g->f)->kind == MT_TARGET_CUDA; /* a GPU program's host */
+    if (!gpu && (buf->ndim == 0 || mt_te_is_const_int(buf->shape[0], &n))) {
         int64_t bytes;
         if (n < 1) n = 1;
         if (mt_mul_ok(n, esize, &bytes) && bytes <= MT_CG_MAX_ALLOCA) {
@@ -548,10 +610,11 @@ static LLVMValueRef alloc_begin(mt_cg *g, const mt_tbuffer *buf) {
     }
     /* mt_kernel_malloc (runtime/parallel.h): malloc that checks count * esize
      * and records a failure for the executor; noalias like malloc's result */
-    LLVMValueRef args[2] = {gen_i64(g, buf->shape[0]),
+    LLVMValueRef args[2] = {buf->ndim ? gen_i64(g, buf->shape[0]) : LLVMConstInt(g->t_i64, 1, 0),
                             LLVMConstInt(g->t_i64, (unsigned long long)esize, 0)};
     LLVMTypeRef fnty, pt[2] = {g->t_i64, g->t_i64};
-    LLVMValueRef fn = runtime_fn(g, "mt_kernel_malloc", g->t_ptr, pt, 2, &fnty);
+    /* on a GPU: device memory between its kernels (runtime/gpu_launch.h) */
+    LLVMValueRef fn = runtime_fn(g, gpu ? "mt_gpu_alloc" : "mt_kernel_malloc", g->t_ptr, pt, 2, &fnty);
     unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
     LLVMAddAttributeAtIndex(fn, LLVMAttributeReturnIndex, LLVMCreateEnumAttribute(g->ctx, noalias, 0));
     LLVMValueRef p = LLVMBuildCall2(g->b, fnty, fn, args, 2, buf->name);
@@ -563,7 +626,8 @@ static void alloc_end(mt_cg *g, const mt_tbuffer *buf, LLVMValueRef heap) {
     mt_cg_map_put(g->arena, &g->bufs, buf, NULL);
     if (!heap) return;
     LLVMTypeRef fnty;
-    LLVMValueRef fn = runtime_fn(g, "free", g->t_void, &g->t_ptr, 1, &fnty);
+    bool gpu = mt_tfunc_target(g->f)->kind == MT_TARGET_CUDA;
+    LLVMValueRef fn = runtime_fn(g, gpu ? "mt_gpu_free" : "free", g->t_void, &g->t_ptr, 1, &fnty);
     LLVMBuildCall2(g->b, fnty, fn, &heap, 1, "");
 }
 

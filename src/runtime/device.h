@@ -103,6 +103,11 @@ typedef struct mt_dev_launch {
     const uint64_t *args;  /* nptrs + nscalars words */
     mt_dev_dims dims;      /* grid and block */
     const void *host_cif;  /* host code: a prepared ffi_cif of this signature, or NULL */
+    /* A GPU device given host code (fn: a GPU program's host function) runs
+     * it on the host with these kernels as its GPU frame (gpu_launch.h). */
+    int nkernels;
+    const char *const *kernel_names;
+    void *const *kernels;
 } mt_dev_launch;
 
 typedef struct mt_dev_ops {

@@ -669,7 +669,10 @@ static mt_status exec_call(run *r, const mt_plan_call *call) {
                        .nscalars = call->nsyms,
                        .args = words,
                        .dims = call->dims,
-                       .host_cif = call->cif};
+                       .host_cif = call->cif,
+                       .nkernels = r->env ? r->env->ngpu_kernels : 0,
+                       .kernel_names = r->env ? r->env->gpu_kernel_names : NULL,
+                       .kernels = r->env ? r->env->gpu_kernels : NULL};
     mt_dev *d = r->dev[call->dev];
     mt_dev_err e;
     mt_status st = d->ops->launch(d, &l, &e);

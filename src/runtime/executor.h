@@ -137,6 +137,12 @@ typedef struct mt_run_env {
     void *find_ctx;       /* find_device's ctx */
     struct mt_thread_pool *threads; /* runs the kernels' parallel loops (NULL: serially) */
     int num_threads;      /* threads for the kernels' parallel loops (0 = the pool's size) */
+    /* The GPU kernels the host code of a GPU program launches (the program's
+     * module as loaded on its GPU, runtime/gpu_launch.h), handed to every
+     * launch (mt_dev_launch.kernels); none for a CPU program. */
+    int ngpu_kernels;
+    const char *const *gpu_kernel_names;
+    void *const *gpu_kernels;
 } mt_run_env;
 
 /* Runs the plan (see mt_kernel_run for the contract of args/results): each
