@@ -1,0 +1,194 @@
+/*
+ * gpu_bench.c -- minitriton's GPU kernels timed: the workloads of the GPU
+ * goals (docs/performance.md), compiled for target cuda and run on the GPU.
+ *
+ *     mt_gpu_bench [--emulate] [--quick] [--json FILE]
+ *
+ * Each case compiles one program for target cuda, makes its inputs on the
+ * GPU (mt_kernel_tensor_to), runs it once to warm up, then times R runs
+ * back to back with the wall clock; mt_kernel_run returns when the GPU is
+ * done, so a run's time includes its launches and the final wait (a few
+ * microseconds: the references of bench/gpu_reference.py time kernels only
+ * with CUDA events, which favours them on small cases). It prints one
+ * Markdown row per case: the median and best time, and the rate (GB/s from
+ * the minimal bytes, TFLOP/s from 2 m n k). scripts/gpu_check.sh runs it
+ * beside bench/gpu_reference.py and bench/gpu_ratios.py puts the two side
+ * by side. It also times the first compile of a softmax (NVRTC included,
+ * compile cache off).
+ *
+ * --emulate runs the same cases on the CPU emulation at small sizes: a
+ * check that the program works on machines without a GPU, not a benchmark.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "minitriton.h"
+
+#define F32(shape) "Tensor(" shape ", \"float32\")"
+
+typedef struct bench_case {
+    const char *name;   /* as in the goals table */
+    const char *shape;
+    const char *src;
+    double bytes;       /* minimal bytes moved, 0: a FLOP case */
+    double flops;
+} bench_case;
+
+static int emulate, quick;
+static FILE *json;
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static mt_kernel *compile(mt_context *ctx, const char *src, double *ms) {
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.target = MT_TARGET_CUDA;
+    o.emulate = emulate;
+    mt_diag d;
+    double t0 = now_ms();
+    mt_kernel *k = mt_jit_compile(ctx, src, &o, &d);
+    if (ms) *ms = now_ms() - t0;
+    if (!k) fprintf(stderr, "gpu_bench: compile failed: %s\n", d.text);
+    return k;
+}
+
+/* Inputs on the kernel's devices, filled with small values. */
+static int make_args(mt_kernel *k, mt_tensor **args, int np) {
+    for (int i = 0; i < np; i++) {
+        int nd = mt_kernel_param_ndim(k, i);
+        int64_t shape[8];
+        for (int a = 0; a < nd; a++) shape[a] = mt_kernel_param_dim(k, i, a);
+        mt_tensor *h = mt_tensor_create(mt_kernel_param_dtype(k, i), nd, shape);
+        if (!h) return -1;
+        float *p = mt_tensor_data(h);
+        int64_t n = mt_tensor_numel(h);
+        for (int64_t j = 0; j < n; j++) p[j] = (float)((j * 7919) % 1000) * 1e-3f - 0.5f;
+        mt_diag d;
+        mt_status st = mt_kernel_tensor_to(k, h, mt_kernel_param_device(k, i), &args[i], &d);
+        mt_tensor_release(h);
+        if (st != MT_OK) {
+            fprintf(stderr, "gpu_bench: input %d: %s\n", i, d.message);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void report(const bench_case *c, double med, double best, int reps) {
+    char rate[64] = "-";
+    if (c->bytes > 0) snprintf(rate, sizeof rate, "%.1f GB/s", c->bytes / (med * 1e-3) / 1e9);
+    if (c->flops > 0) snprintf(rate, sizeof rate, "%.2f TFLOP/s", c->flops / (med * 1e-3) / 1e12);
+    printf("| %s | %s | %.4f | %.4f | %d | %s |\n", c->name, c->shape, med, best, reps, rate);
+    if (json)
+        fprintf(json, "%s{\"name\": \"%s\", \"shape\": \"%s\", \"median_ms\": %.6f, \"best_ms\": %.6f}",
+                ftell(json) > 2 ? ",\n " : "", c->name, c->shape, med, best);
+    fflush(stdout);
+}
+
+static void run_case(mt_context *ctx, const bench_case *c) {
+    mt_kernel *k = compile(ctx, c->src, NULL);
+    if (!k) return;
+    int np = mt_kernel_num_params(k), nr = mt_kernel_num_results(k);
+    mt_tensor *args[8] = {0}, *res[4] = {0};
+    mt_diag d;
+    int reps = quick || emulate ? 5 : 50;
+    double *t = calloc((size_t)reps, sizeof *t);
+    if (make_args(k, args, np) == 0 && mt_kernel_run(k, args, np, res, nr, &d) == MT_OK) {
+        for (int r = 0; r < reps; r++) {
+            double t0 = now_ms();
+            if (mt_kernel_run(k, args, np, res, nr, &d) != MT_OK) break;
+            t[r] = now_ms() - t0;
+        }
+        qsort(t, (size_t)reps, sizeof *t, cmp);
+        report(c, t[reps / 2], t[0], reps);
+    } else {
+        printf("| %s | %s | failed: %s | | | |\n", c->name, c->shape, d.message);
+    }
+    for (int i = 0; i < np; i++) mt_tensor_release(args[i]);
+    for (int i = 0; i < nr; i++) mt_tensor_release(res[i]);
+    free(t);
+    mt_kernel_release(k);
+}
+
+/* The sources, with sizes filled in. */
+static char *fmt(const char *f, long a, long b) {
+    char *s = malloc(1024);
+    snprintf(s, 1024, f, a, b, a, b);
+    return s;
+}
+
+int main(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--emulate")) emulate = 1;
+        else if (!strcmp(argv[i], "--quick")) quick = 1;
+        else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = fopen(argv[++i], "w");
+        else {
+            fprintf(stderr, "usage: mt_gpu_bench [--emulate] [--quick] [--json FILE]\n");
+            return 2;
+        }
+    }
+    mt_context_options co = {0, -1};
+    mt_context *ctx = mt_context_create(&co);
+    if (!ctx) return 1;
+    if (json) fputs("[", json);
+    long big = emulate ? 1L << 16 : 1L << 28, small = emulate ? 1L << 12 : 1L << 24;
+    long rows = emulate ? 64 : 4096, cols = emulate ? 256 : 4096;
+    long trows = emulate ? 256 : 32768, tcols = emulate ? 64 : 1024, mm = emulate ? 128 : 4096;
+    printf("| case | shape | median ms | best ms | reps | rate |\n|---|---|---:|---:|---:|---|\n");
+    const char *add = "def f(a: Tensor((%ld,), \"float32\"), b: Tensor((%ld,), \"float32\")):\n"
+                      "    return a + b + a\n";
+    const char *ex = "def f(a: Tensor((%ld,), \"float32\"), b: Tensor((%ld,), \"float32\")):\n"
+                     "    return exp(a) * b + 1.0\n";
+    const char *sm = "def f(x: Tensor((%ld, %ld), \"float32\")):\n    return softmax(x, axis=-1)\n";
+    const char *ln = "def f(x: Tensor((%ld, %ld), \"float32\"), g: Tensor((%ld,), \"float32\"), "
+                     "b: Tensor((%ld,), \"float32\")):\n    return layer_norm(x, g, b)\n";
+    const char *mmf = "def f(a: Tensor((%ld, %ld), \"float32\"), b: Tensor((%ld, %ld), \"float32\")):\n"
+                      "    return a @ b\n";
+    char lnsrc[2][1024];
+    snprintf(lnsrc[0], sizeof lnsrc[0], ln, rows, cols, cols, cols);
+    snprintf(lnsrc[1], sizeof lnsrc[1], ln, trows, tcols, tcols, tcols);
+    char shp[8][48];
+    snprintf(shp[0], 48, "%ldM", small >> 20);
+    snprintf(shp[1], 48, "%ldM", big >> 20);
+    snprintf(shp[2], 48, "%ldx%ld", rows, cols);
+    snprintf(shp[3], 48, "%ldx%ld", trows, tcols);
+    snprintf(shp[4], 48, "%ldx%ldx%ld", mm, mm, mm);
+    char *srcs[] = {fmt(add, small, small), fmt(ex, small, small), fmt(add, big, big),
+                    fmt(ex, big, big), fmt(sm, rows, cols), fmt(sm, trows, tcols),
+                    fmt(mmf, mm, mm)};
+    const bench_case cases[] = {
+        {"a+b+a", shp[0], srcs[0], 12.0 * small, 0},
+        {"exp(a)*b+1", shp[0], srcs[1], 12.0 * small, 0},
+        {"a+b+a", shp[1], srcs[2], 12.0 * big, 0},
+        {"exp(a)*b+1", shp[1], srcs[3], 12.0 * big, 0},
+        {"softmax", shp[2], srcs[4], 8.0 * rows * cols, 0},
+        {"softmax", shp[3], srcs[5], 8.0 * trows * tcols, 0},
+        {"layer_norm", shp[2], lnsrc[0], 8.0 * rows * cols, 0},
+        {"layer_norm", shp[3], lnsrc[1], 8.0 * trows * tcols, 0},
+        {"matmul fp32", shp[4], srcs[6], 0, 2.0 * mm * mm * mm},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(ctx, &cases[i]);
+    double ms;
+    mt_kernel *k = compile(ctx, srcs[5], &ms);
+    if (k) printf("\nfirst compile of a softmax (target cuda%s, cache off): %.1f ms\n",
+                  emulate ? ", emulated" : "", ms);
+    mt_kernel_release(k);
+    for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) free(srcs[i]);
+    if (json) {
+        fputs("]\n", json);
+        fclose(json);
+    }
+    mt_context_destroy(ctx);
+    return 0;
+}
