@@ -13,3 +13,11 @@ mt_test(test_compile_faults SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_com
         ${PROJECT_SOURCE_DIR}/src/passes/tir/split_host_device.c LAYERS mt_support mt_tir mt_codegen)
 target_link_options(test_compile_faults PRIVATE -Wl,--wrap=pthread_create
                     -Wl,--wrap=LLVMTargetMachineEmitToMemoryBuffer -Wl,--wrap=malloc)
+# CUDA C to cubins with NVRTC loaded at run time (src/codegen/nvrtc.c): the
+# compiles and ptxas's report (skipped where NVRTC is absent), and a library
+# that is not there (MT_NVRTC_LIBRARY, set by the test itself).
+# The file is compiled in: it needs nothing else of the codegen layer.
+mt_test(test_nvrtc SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_nvrtc.c
+        ${PROJECT_SOURCE_DIR}/src/codegen/nvrtc.c LAYERS mt_support)
+mt_test(test_nvrtc_absent SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_nvrtc_absent.c
+        ${PROJECT_SOURCE_DIR}/src/codegen/nvrtc.c LAYERS mt_support)

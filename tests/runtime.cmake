@@ -3,3 +3,16 @@
 # test device, with copies between them.
 mt_test(test_devices SOURCES ${PROJECT_SOURCE_DIR}/tests/runtime/test_devices.c LIBRARY)
 mt_test(test_hetero SOURCES ${PROJECT_SOURCE_DIR}/tests/runtime/test_hetero.c LIBRARY)
+# The CUDA device (src/runtime/device_cuda.c, cuda_driver.c): on a machine
+# without a GPU, the reason it is unavailable (the rest skipped); with one,
+# memory, NVRTC-compiled and PTX kernels, launches and their errors. The
+# whole library: the runtime layer alone needs the codegen layer's parallel
+# runtime, and the test NVRTC.
+mt_test(test_cuda_device SOURCES ${PROJECT_SOURCE_DIR}/tests/runtime/test_cuda_device.c LIBRARY)
+# The driver missing (MT_CUDA_DRIVER_LIBRARY=/nonexistent/...), and the
+# toolkit's link stub, whose cuInit refuses, where the toolkit has one.
+mt_test(test_cuda_absent SOURCES ${PROJECT_SOURCE_DIR}/tests/runtime/test_cuda_absent.c LIBRARY)
+if(EXISTS /usr/local/cuda/lib64/stubs/libcuda.so)
+  add_test(NAME test_cuda_stub COMMAND test_cuda_absent /usr/local/cuda/lib64/stubs/libcuda.so
+           CUDA_ERROR_STUB_LIBRARY)
+endif()

@@ -47,7 +47,8 @@
  *
  * Kinds: device_cpu.c (the host, the pool, direct calls and libffi),
  * device_test.c (host code over memory the host cannot read: a memfd
- * mapped twice, see there; also the emulated GPU).
+ * mapped twice, see there; also the emulated GPU), device_cuda.c (an
+ * NVIDIA GPU through the driver API, runtime/cuda_driver.h).
  */
 #ifndef MT_RUNTIME_DEVICE_H
 #define MT_RUNTIME_DEVICE_H
@@ -222,6 +223,41 @@ typedef struct mt_dev_test_stats {
     int64_t syncs;         /* sync calls */
 } mt_dev_test_stats;
 void mt_dev_test_get_stats(mt_dev *d, mt_dev_test_stats *out);
+
+/* A CUDA device (device_cuda.c): the GPU ordinal's primary context and a
+ * stream of the device's own; launches are queued on the stream, copies
+ * wait for it. The caller holds the one reference. Without the driver
+ * (libcuda.so.1), without a GPU or with an ordinal past the last:
+ * MT_ERR_UNAVAILABLE and e naming what is missing. */
+mt_status mt_dev_cuda_open(int ordinal, mt_dev **out, mt_dev_err *e);
+
+/* The same, NULL with e set on failure. */
+mt_dev *mt_dev_cuda_create(int ordinal, mt_dev_err *e);
+
+/* How many CUDA devices there are; 0 with e set (why) when none can be used. */
+int mt_dev_cuda_count(mt_dev_err *e);
+
+/* What a CUDA device is (cuDeviceGetName, cuDeviceGetAttribute). */
+typedef struct mt_dev_cuda_props {
+    char name[128];        /* "NVIDIA H100 80GB HBM3" */
+    int sm;                /* compute capability * 10: 90 */
+    int cc_major, cc_minor;
+    int sms;               /* multiprocessors */
+    int max_shared_optin;  /* shared memory per block a kernel may opt into, bytes */
+    int max_threads;       /* threads per block */
+    int warp_size;
+    int driver_version;    /* cuDriverGetVersion: 13000 is CUDA 13.0 */
+} mt_dev_cuda_props;
+
+/* d's compute capability * 10 (90 on an H100); 0 when d is not a CUDA device. */
+int mt_dev_cuda_sm(mt_dev *d);
+
+/* d's stream (a CUstream), for work of the caller's ordered with d's;
+ * NULL when d is not a CUDA device. */
+void *mt_dev_cuda_stream(mt_dev *d);
+
+/* d's properties into *out; false (out zeroed) when d is not a CUDA device. */
+bool mt_dev_cuda_get_props(mt_dev *d, mt_dev_cuda_props *out);
 
 /* A fixed list of devices, for mt_run_env.find_device (executor.h): ctx is
  * a mt_dev_list. */
