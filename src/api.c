@@ -17,6 +17,8 @@
 #include "api_internal.h"
 #include "cache.h"
 #include "codegen/codegen.h"
+#include "codegen/cuda_c.h"
+#include "codegen/nvrtc.h"
 #include "minitriton.h"
 #include "pipeline.h"
 #include "planner/planner.h"
@@ -28,6 +30,7 @@
 #include "runtime/tensor.h"
 #include "support/arena.h"
 #include "support/diag.h"
+#include "support/strbuf.h"
 
 struct mt_context {
     atomic_int refs;      /* the host's, plus one per live kernel */
@@ -38,6 +41,8 @@ struct mt_context {
     mt_dev *cpu;          /* the CPU device over pool (runtime/device.h); released with ctx */
     mt_dev *test;         /* the test device (mt_context_create_testing), or NULL */
     mt_dev *emulated;     /* the emulated GPU, made for the first emulated run (emu_lock) */
+    mt_dev *cuda;         /* the GPU (cuda:0), opened by the first GPU run (emu_lock) */
+    char cuda_err[256];   /* why it could not be opened */
     pthread_mutex_t emu_lock;
     mt_thread_pool *threads; /* parallel loops' workers (runtime/parallel.h); joined when ctx is freed */
     mt_target_desc host;  /* the host CPU's target: kernels on the CPU (and the test device) */
@@ -60,6 +65,14 @@ struct mt_kernel {
     mt_plan plan;
     const char *no_run;       /* why the kernel cannot run here (NULL: it can) */
     bool emulated;            /* its GPU is the context's emulated GPU */
+    /* A GPU program (not emulated): its kernels' cubin and names, and the
+     * module loaded on the context's GPU at the first run (lock). */
+    void *cubin;
+    size_t cubin_size;
+    int nkernels;
+    const char **kernel_names;
+    void **kernel_fns;
+    struct mt_dev_module *module;
     mt_gvar **params;         /* parameter names, types, places */
     mt_gvar **results;
     mt_compile_times times;
@@ -113,6 +126,7 @@ static void context_unref(mt_context *ctx) {
         mt_dev_release(ctx->cpu);
         mt_dev_release(ctx->test);
         mt_dev_release(ctx->emulated);
+        mt_dev_release(ctx->cuda);
         pthread_mutex_destroy(&ctx->emu_lock);
         mt_pool_close(ctx->pool);
         mt_thread_pool_destroy(ctx->threads);
@@ -144,6 +158,7 @@ static void *arena_alloc_cb(void *ctx, size_t n) { return mt_arena_alloc(ctx, n)
 
 static void kernel_free(mt_kernel *k) {
     k->ctx->backend->release(k->ctx->backend, k->code.module);
+    if (k->module) k->ctx->cuda->ops->unload(k->ctx->cuda, k->module);
     pthread_mutex_destroy(&k->lock);
     mt_arena_destroy(k->arena);
     context_unref(k->ctx);
@@ -231,25 +246,80 @@ static const mt_target_desc *gpu_target(mt_arena *a, const mt_compile_options *o
     return t;
 }
 
-/* A kernel for a GPU, compiled without emulation: the host side of its
- * launches runs with the CUDA runtime, which is not built yet. Its plan is
- * made (for the parameters and results) with no code behind it. */
-static void no_run_here(mt_kernel *k, mt_compiled *c, mt_codegen_out *cg) {
-    cg->fn_addrs = MT_NEW_ARRAY(k->arena, void *, c->nlowered > 0 ? c->nlowered : 1);
-    c->lowered = c->gpu_host;
-    k->no_run = "running on a CUDA GPU is not implemented yet; compile with emulate (mtc --emulate) "
-                "to run the GPU kernels on the CPU";
-    const char *why = "target cuda without emulate: no LLVM code is made";
-    k->unavailable[MT_STAGE_LLVM] = k->unavailable[MT_STAGE_ASM] = why;
+/* The names of the program's GPU kernels, in the order of the CUDA C. */
+static void kernel_names(mt_kernel *k, const mt_compiled *c) {
+    k->kernel_names = MT_NEW_ARRAY(k->arena, const char *, c->ngpu_device > 0 ? c->ngpu_device : 1);
+    k->nkernels = 0;
+    for (int i = 0; i < c->ngpu_device; i++) {
+        const char *kind = mt_tfunc_get_attr(c->gpu_device[i], MT_ATTR_KIND);
+        if (kind && strcmp(kind, MT_KIND_CUDA_KERNEL) == 0)
+            k->kernel_names[k->nkernels++] = c->gpu_device[i]->name;
+    }
+    k->kernel_fns = MT_NEW_ARRAY(k->arena, void *, k->nkernels > 0 ? k->nkernels : 1);
 }
 
-/* The CUDA C of a GPU kernel's kernels (the backend comes later). */
-static void gpu_dumps(mt_kernel *k, const mt_compiled *c) {
-    if (!c->gpu_host) {
+/* ptxas's report (registers, spills, shared memory per kernel) as comment
+ * lines after the CUDA C. */
+static const char *with_ptxas(mt_arena *a, const char *cuda, const mt_nvrtc_out *o, int sm) {
+    mt_sb sb;
+    mt_sb_init(&sb, a);
+    mt_sb_puts(&sb, cuda);
+    mt_sb_printf(&sb, "\n// ptxas (NVRTC %d.%d, sm_%d, %.1f ms):\n", mt_nvrtc_version() / 1000,
+                 mt_nvrtc_version() % 1000 / 10, sm, o->ms);
+    for (int i = 0; i < o->nkernels; i++) {
+        const mt_nvrtc_kernel_info *ki = &o->kernels[i];
+        mt_sb_printf(&sb, "//   %s: %d registers, %d bytes spill stores, %d bytes spill loads, "
+                          "%d bytes shared, %d bytes stack\n",
+                     ki->name, ki->registers, ki->spill_store_bytes, ki->spill_load_bytes,
+                     ki->shared_bytes, ki->stack_bytes);
+    }
+    return mt_sb_str(&sb);
+}
+
+/* A GPU program, not emulated: its host functions compiled by the LLVM
+ * backend (their launches call the runtime, runtime/gpu_launch.h), its
+ * kernels' CUDA C compiled by NVRTC when it is there; without NVRTC the
+ * kernel compiles (its dumps are made) but cannot run. */
+static void gpu_program(mt_context *ctx, mt_kernel *k, mt_compiled *c, mt_codegen_out *cg,
+                        const mt_compile_options *opts) {
+    mt_arena *a = k->arena;
+    c->lowered = c->gpu_host;
+    c->device = c->gpu_device;
+    c->ndevice = c->ngpu_device;
+    mt_codegen_in in = {c->gpu_host, c->nlowered, c->gpu_device, c->ngpu_device, opts->opt_level, 1};
+    ctx->backend->compile(ctx->backend, a, &in, &k->code);
+    *cg = k->code;
+    kernel_names(k, c);
+    const char *cuda = mt_cuda_c_emit(a, c->gpu_host, c->nlowered, c->gpu_device, c->ngpu_device);
+    c->dumps[MT_STAGE_CUDA] = cuda;
+    char why[256];
+    if (k->nkernels == 0) return;
+    if (!mt_nvrtc_available(why, sizeof why)) {
+        k->no_run = mt_arena_printf(a, "cannot run on the GPU: %s", why);
+        return;
+    }
+    mt_target_desc t;
+    mt_target_cuda(&t, opts->arch);
+    mt_nvrtc_out o;
+    char err[512];
+    mt_status st = mt_nvrtc_compile(cuda, k->name ? k->name : "kernel.cu", t.sm, &o, err, sizeof err);
+    if (st != MT_OK) mt_fail_noloc(st, "NVRTC: %s", err);
+    k->cubin = mt_arena_alloc(a, o.size);
+    memcpy(k->cubin, o.image, o.size);
+    k->cubin_size = o.size;
+    c->dumps[MT_STAGE_CUDA] = with_ptxas(a, cuda, &o, t.sm);
+    mt_nvrtc_out_free(&o);
+}
+
+/* The CUDA C of a GPU program. */
+static void gpu_dumps(mt_kernel *k, mt_compiled *c, const mt_target_desc *gpu) {
+    if (!gpu) {
         k->unavailable[MT_STAGE_CUDA] = "the kernel is compiled for target cpu (no CUDA C)";
         return;
     }
-    k->unavailable[MT_STAGE_CUDA] = "the CUDA C emitter is not built yet";
+    if (!k->dumps[MT_STAGE_CUDA])
+        k->dumps[MT_STAGE_CUDA] =
+            mt_cuda_c_emit(k->arena, c->gpu_host, c->nlowered, c->gpu_device, c->ngpu_device);
 }
 
 static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
@@ -282,10 +352,10 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
             ctx->backend->compile(ctx->backend, a, &in, &k->code);
             cg = k->code;
         } else {
-            no_run_here(k, &c, &cg);
+            gpu_program(ctx, k, &c, &cg, opts);
         }
         for (int s = 0; s < MT_STAGE_COUNT_; s++) k->dumps[s] = c.dumps[s];
-        gpu_dumps(k, &c);
+        gpu_dumps(k, &c, targets.gpu);
         k->emulated = targets.emulate;
         k->pass_dumps = c.pass_dumps;
         k->npass_dumps = c.npass_dumps;
@@ -325,6 +395,40 @@ static mt_dev *emulated_gpu(mt_context *ctx, mt_dev_err *e) {
     return d;
 }
 
+/* The context's GPU, opened on first use (the failure kept for later). */
+static mt_status real_gpu(mt_context *ctx, mt_dev **out, mt_dev_err *e) {
+    pthread_mutex_lock(&ctx->emu_lock);
+    mt_status st = MT_OK;
+    if (!ctx->cuda && !ctx->cuda_err[0]) {
+        mt_dev_err oe = {""};
+        st = mt_dev_cuda_open(0, &ctx->cuda, &oe);
+        if (st != MT_OK) snprintf(ctx->cuda_err, sizeof ctx->cuda_err, "%s", oe.msg[0] ? oe.msg : "no GPU");
+    }
+    *out = ctx->cuda;
+    pthread_mutex_unlock(&ctx->emu_lock);
+    if (!*out) return mt_dev_fail(e, MT_ERR_UNAVAILABLE, "cuda:0: %s", ctx->cuda_err);
+    return MT_OK;
+}
+
+/* k's kernels loaded on the GPU (once; k->lock). */
+static mt_status load_kernels(mt_kernel *k, mt_dev_err *e) {
+    mt_dev *d;
+    mt_status st = real_gpu(k->ctx, &d, e);
+    if (st != MT_OK) return st;
+    pthread_mutex_lock(&k->lock);
+    if (!k->module) {
+        mt_dev_image img = {.format = MT_IMAGE_CUBIN, .data = k->cubin, .size = k->cubin_size};
+        mt_dev_module *m = NULL;
+        st = d->ops->load(d, &img, &m, e);
+        for (int i = 0; i < k->nkernels && st == MT_OK; i++)
+            st = d->ops->function(d, m, k->kernel_names[i], &k->kernel_fns[i], e);
+        if (st == MT_OK) k->module = m;
+        else if (m) d->ops->unload(d, m);
+    }
+    pthread_mutex_unlock(&k->lock);
+    return st;
+}
+
 static mt_status find_device(void *c, mt_device where, mt_dev **out, mt_dev_err *e) {
     const mt_kernel *k = c;
     mt_context *ctx = k->ctx;
@@ -336,6 +440,7 @@ static mt_status find_device(void *c, mt_device where, mt_dev **out, mt_dev_err 
         *out = emulated_gpu(ctx, e);
         return *out ? MT_OK : MT_ERR_NOMEM;
     }
+    if (where.type == MT_DEVICE_CUDA && where.id == 0) return real_gpu(ctx, out, e);
     char name[32];
     return mt_dev_fail(e, MT_ERR_UNAVAILABLE, "device %s is not available in this context",
                        mt_device_str(where, name, sizeof name));
@@ -356,7 +461,24 @@ mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tens
     mt_run_env env = {.cpu = k->ctx->cpu, .find_device = find_device, .find_ctx = k,
                       .threads = k->ctx->threads,
                       .num_threads = k->ctx->num_threads};
+    if (k->cubin) {
+        mt_dev_err e = {""};
+        mt_status st = load_kernels(k, &e);
+        if (st != MT_OK) {
+            mt_diag_set(diag, st, k->filename, NULL, MT_NOLOC, e.msg);
+            return st;
+        }
+        env.ngpu_kernels = k->nkernels;
+        env.gpu_kernel_names = k->kernel_names;
+        env.gpu_kernels = k->kernel_fns;
+    }
     mt_status st = mt_plan_run(&k->plan, &env, args, nargs, results, nresults, &err);
+    if (st == MT_OK && k->cubin) { /* a run returns when its GPU work is done */
+        mt_dev_err e = {""};
+        st = k->ctx->cuda->ops->sync(k->ctx->cuda, &e);
+        if (st != MT_OK) snprintf(err.msg, sizeof err.msg, "cuda:0: %s", e.msg);
+        err.param = err.result = -1, err.line = 0;
+    }
     if (st != MT_OK) {
         mt_loc loc = MT_NOLOC;
         if (err.param >= 0 && err.param < k->plan.nparams) loc = k->params[err.param]->loc;

@@ -446,7 +446,8 @@ static LLVMValueRef runtime_fn(mt_cg *g, const char *name, LLVMTypeRef ret, LLVM
 static void gen_launch(mt_cg *g, const mt_tlaunch *l) {
     const mt_tfunc *d = l->callee;
     const char *kind = mt_tfunc_get_attr(d, MT_ATTR_KIND);
-    if (kind && strcmp(kind, MT_KIND_CUDA_KERNEL) == 0) {
+    if (kind && strcmp(kind, MT_KIND_CUDA_KERNEL) == 0 &&
+        mt_tfunc_target(g->f)->kind == MT_TARGET_CUDA) { /* a GPU program's host */
         gen_gpu_launch(g, l);
         return;
     }

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "runtime/cuda_driver.h"
+#include "runtime/gpu_launch.h"
 
 typedef struct cuda_dev {
     mt_dev base;
@@ -217,8 +218,50 @@ static mt_status allow_shared(cuda_dev *c, const mt_dev_launch *l, mt_dev_err *e
                  "cuFuncSetAttribute", e);
 }
 
+/* ---- host code that launches kernels (a GPU program's host function) ------------ */
+
+static mt_status frame_launch(void *dev, void *fn, const uint32_t grid[3], const uint32_t block[3],
+                              uint32_t shared, void **args, char *msg, int msglen) {
+    cuda_dev *c = dev;
+    mt_dev_err e = {""};
+    mt_dev_launch l = {.fn = fn, .dims = {{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, shared}};
+    mt_status st = allow_shared(c, &l, &e);
+    if (st == MT_OK)
+        st = check(c, c->cu->cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1],
+                                            block[2], shared, c->stream, args, NULL),
+                   "cuLaunchKernel", &e);
+    if (st != MT_OK) snprintf(msg, (size_t)msglen, "%s", e.msg);
+    return st;
+}
+
+static mt_status frame_alloc(void *dev, int64_t bytes, void **out, char *msg, int msglen) {
+    mt_dev_err e = {""};
+    size_t cap;
+    mt_status st = cuda_alloc(dev, (size_t)bytes, out, &cap, &e);
+    if (st != MT_OK) snprintf(msg, (size_t)msglen, "%s", e.msg);
+    return st;
+}
+
+static void frame_free(void *dev, void *ptr) { cuda_free(dev, ptr, 0); }
+
+/* Runs host function l->fn on the host with this device's kernels as its
+ * GPU frame (runtime/gpu_launch.h); its launches queue on the stream. */
+static mt_status host_driven(cuda_dev *c, const mt_dev_launch *l, mt_dev_err *e) {
+    mt_status st = enter(c, e);
+    if (st != MT_OK) return st;
+    mt_gpu_frame f = {.dev = c, .nkernels = l->nkernels, .names = l->kernel_names,
+                      .fns = l->kernels, .launch = frame_launch, .alloc = frame_alloc,
+                      .free = frame_free};
+    mt_gpu_frame_push(&f);
+    st = mt_dev_host_call(l->fn, l->args, l->nptrs, l->nscalars, l->host_cif, e);
+    mt_gpu_frame_pop(&f);
+    if (st == MT_OK && f.status != MT_OK) st = mt_dev_fail(e, f.status, "%s", f.msg);
+    return st;
+}
+
 static mt_status cuda_launch(mt_dev *d, const mt_dev_launch *l, mt_dev_err *e) {
     cuda_dev *c = (cuda_dev *)d;
+    if (l->kernels) return host_driven(c, l, e);
     int n = l->nptrs + l->nscalars;
     if (n > MAX_LAUNCH_ARGS) return mt_dev_fail(e, MT_ERR_LIMIT, "a launch with %d arguments", n);
     void *params[MAX_LAUNCH_ARGS];
