@@ -64,8 +64,32 @@ echo "|---|---|---|---|" >> "$REPORT"
 run_test test_cuda_device
 run_test test_nvrtc
 for t in test_ops_nn test_ops_math test_ops_math_operators test_ops_shape test_gpu_emulation; do
-  run_test "$t" MT_TEST_TARGET=cuda
+  [ -x "$B/tests/$t" ] && run_test "$t" MT_TEST_TARGET=cuda
 done
+
+# ---- the programs of tests/gpu on the GPU against their emulation ---------------
+{
+  echo
+  echo "GPU runs of tests/gpu/*.py against the emulation (mtc --random, same seed):"
+  echo
+  echo '```'
+} >> "$REPORT"
+for p in tests/gpu/*.py; do
+  case "$p" in */compare.py) continue ;; esac
+  for n in 1 1000; do
+    g="$OUT/run/$(basename "$p" .py)_$n"; rm -rf "$g"; mkdir -p "$g"
+    "$B/mtc" "$p" --target cuda --random --dim n=$n --output-dir "$g/gpu" > "$g/gpu.log" 2>&1 &&
+      "$B/mtc" "$p" --target cuda --emulate --random --dim n=$n --output-dir "$g/emu" > "$g/emu.log" 2>&1
+    rc=$?
+    echo "$p n=$n:" >> "$REPORT"
+    if [ $rc -ne 0 ]; then
+      cat "$g/gpu.log" "$g/emu.log" 2>/dev/null | head -5 >> "$REPORT"; fails=$((fails+1)); continue
+    fi
+    python3 tests/gpu/compare.py "$g/emu" "$g/gpu" 1e-4 1e-5 >> "$REPORT" 2>&1 || fails=$((fails+1))
+  done
+done
+echo '```' >> "$REPORT"
+echo "failed checks: $fails" >> "$REPORT"
 
 # ---- benchmark and references ---------------------------------------------------
 {

@@ -12,8 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 B=build-gpu
 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMT_BUILD_TESTS=ON -DMT_LLVM_STATIC=ON \
-  -DMT_LINK_SHARED=ON -DFFI_LIB="$(find /usr/lib -name libffi.a | head -1)" >/dev/null
-TESTS="test_cuda_device test_ops_nn test_ops_math test_ops_math_operators test_ops_shape test_gpu_emulation"
+  -DMT_LINK_SHARED=ON -DFFI_LIB="$(find /usr/lib -name libffi_pic.a | head -1)" >/dev/null
+TESTS="test_cuda_device test_nvrtc test_ops_nn test_ops_math test_ops_math_operators test_ops_shape test_gpu_emulation"
 targets="minitriton mt_gpu_bench mtc"
 for t in $TESTS; do
   if grep -q "^build tests/$t:" "$B/build.ninja"; then targets="$targets $t"; fi
@@ -21,12 +21,12 @@ done
 cmake --build "$B" -j"$(nproc)" --target $targets
 rm -rf "$B/lib" && mkdir -p "$B/lib"
 cp -L "$B/libminitriton.so.0" "$B/lib/" && strip --strip-unneeded "$B/lib/libminitriton.so.0"
-bins="$B/bench/mt_gpu_bench"
+bins="$B/bench/mt_gpu_bench $B/mtc"
 for t in $TESTS; do [ -x "$B/tests/$t" ] && bins="$bins $B/tests/$t"; done
 for lib in $(ldd $bins "$B/lib/libminitriton.so.0" | awk '/=> \//{print $3}' | sort -u); do
   case "$(basename "$lib")" in libc.so* | libm.so* | ld-linux* | libminitriton*) ;; *) cp -L "$lib" "$B/lib/" ;; esac
 done
-files="$B/lib $B/bench/mt_gpu_bench"
+files="$B/lib $B/bench/mt_gpu_bench $B/mtc"
 for t in $TESTS; do [ -x "$B/tests/$t" ] && files="$files $B/tests/$t"; done
 tar -cJf .gpupack.tar.xz $files
 ls -la .gpupack.tar.xz

@@ -8,7 +8,7 @@ mt_test(test_hetero SOURCES ${PROJECT_SOURCE_DIR}/tests/runtime/test_hetero.c LI
 # memory, NVRTC-compiled and PTX kernels, launches and their errors. The
 # whole library: the runtime layer alone needs the codegen layer's parallel
 # runtime, and the test NVRTC.
-mt_test(test_cuda_device SOURCES ${PROJECT_SOURCE_DIR}/tests/runtime/test_cuda_device.c LIBRARY)
+mt_test(test_cuda_device SOURCES ${PROJECT_SOURCE_DIR}/tests/runtime/test_cuda_device.c LIBRARY STATIC)
 # The driver missing (MT_CUDA_DRIVER_LIBRARY=/nonexistent/...), and the
 # toolkit's link stub, whose cuInit refuses, where the toolkit has one.
 mt_test(test_cuda_absent SOURCES ${PROJECT_SOURCE_DIR}/tests/runtime/test_cuda_absent.c LIBRARY)
