@@ -52,9 +52,9 @@ run_test() { # name [env...]
   local name=$1; shift
   local log="$OUT/test_$name${MT_TEST_TARGET:+_$MT_TEST_TARGET}.log"
   if [ ! -x "$B/tests/$name" ]; then echo "| $name | missing |" >> "$REPORT"; fails=$((fails+1)); return; fi
-  local t0=$(date +%s.%N)
+  local t0=$(date +%s)
   env "$@" timeout 300 "$B/tests/$name" > "$log" 2>&1
-  local rc=$? t=$(echo "$(date +%s.%N) - $t0" | bc)
+  local rc=$? t=$(( $(date +%s) - t0 ))
   local summary=$(grep -E "PASSED|FAILED|SKIPPED" "$log" | tr '\n' ' ' | sed 's/  */ /g')
   echo "| $name $* | rc=$rc | ${t}s | $summary |" >> "$REPORT"
   [ $rc -eq 0 ] || fails=$((fails+1))
@@ -63,6 +63,7 @@ echo "| test | status | time | cmocka |" >> "$REPORT"
 echo "|---|---|---|---|" >> "$REPORT"
 run_test test_cuda_device
 run_test test_nvrtc
+# the op suites on the GPU itself (tests/test_util.h: MT_TEST_TARGET=cuda)
 for t in test_ops_nn test_ops_math test_ops_math_operators test_ops_shape test_gpu_emulation; do
   [ -x "$B/tests/$t" ] && run_test "$t" MT_TEST_TARGET=cuda
 done
@@ -85,7 +86,7 @@ for p in tests/gpu/*.py; do
     if [ $rc -ne 0 ]; then
       cat "$g/gpu.log" "$g/emu.log" 2>/dev/null | head -5 >> "$REPORT"; fails=$((fails+1)); continue
     fi
-    python3 tests/gpu/compare.py "$g/emu" "$g/gpu" 1e-4 1e-5 >> "$REPORT" 2>&1 || fails=$((fails+1))
+    python3 tests/gpu/compare.py "$g/emu" "$g/gpu" 1e-4 1e-4 >> "$REPORT" 2>&1 || fails=$((fails+1))
   done
 done
 echo '```' >> "$REPORT"
