@@ -21,3 +21,13 @@ mt_test(test_nvrtc SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_nvrtc.c
         ${PROJECT_SOURCE_DIR}/src/codegen/nvrtc.c LAYERS mt_support)
 mt_test(test_nvrtc_absent SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_nvrtc_absent.c
         ${PROJECT_SOURCE_DIR}/src/codegen/nvrtc.c LAYERS mt_support)
+# CUDA C (src/codegen/cuda_c.c): hand-built GPU kernels printed, checked as
+# text (one golden file, tests/golden/cuda_c/) and compiled with nvcc for
+# sm_80 and sm_90 where nvcc is found (else skipped), and with NVRTC.
+mt_test(test_cuda_c SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_cuda_c.c
+        LAYERS mt_support mt_tir mt_codegen)
+# The same CUDA C run on a GPU and compared with the CPU backend on the same
+# TIR (elementwise checks of every expression kind, casts and intrinsic, and
+# two whole kernels): skipped without nvcc or without a GPU.
+mt_test(test_cuda_c_gpu SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_cuda_c_gpu.c
+        ${PROJECT_SOURCE_DIR}/src/passes/tir/split_host_device.c LAYERS mt_support mt_tir mt_codegen)

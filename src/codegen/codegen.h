@@ -22,7 +22,7 @@
  *
  * Backends: the LLVM CPU backend (codegen/llvm_cpu.h: TIR -> LLVM IR -> ORC
  * LLJIT, dumps "llvm" and "asm"); CUDA C comes later behind the same
- * interface. See docs/codegen.md.
+ * interface (its text is codegen/cuda_c.h's). See docs/codegen.md.
  */
 #ifndef MT_CODEGEN_CODEGEN_H
 #define MT_CODEGEN_CODEGEN_H
