@@ -286,7 +286,9 @@ static void gpu_program(mt_context *ctx, mt_kernel *k, mt_compiled *c, mt_codege
     c->lowered = c->gpu_host;
     c->device = c->gpu_device;
     c->ndevice = c->ngpu_device;
-    mt_codegen_in in = {c->gpu_host, c->nlowered, c->gpu_device, c->ngpu_device, opts->opt_level, 1};
+    int threads = ctx->num_threads > 0 ? ctx->num_threads : mt_parallel_num_cpus();
+    mt_codegen_in in = {c->gpu_host, c->nlowered, c->gpu_device, c->ngpu_device, opts->opt_level,
+                        threads};
     ctx->backend->compile(ctx->backend, a, &in, &k->code);
     *cg = k->code;
     kernel_names(k, c);

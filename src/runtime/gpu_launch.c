@@ -53,12 +53,13 @@ void mt_gpu_launch(const char *kernel, int64_t gx, int64_t gy, int64_t gz, int64
     }
     uint32_t g[3], b[3], sh;
     int64_t gv[3] = {gx, gy, gz}, bv[3] = {bx, by, bz};
-    for (int k = 0; k < 3; k++)
-        if (!dim(gv[k], &g[k]) || !dim(bv[k], &b[k]) || !dim(shared, &sh)) {
-            record(f, MT_ERR_LIMIT, "launch of '%s': grid (%lld, %lld, %lld) is past the GPU's limits",
-                   kernel, (long long)gx, (long long)gy, (long long)gz);
-            return;
-        }
+    bool ok = dim(shared, &sh);
+    for (int k = 0; k < 3; k++) ok = ok && dim(gv[k], &g[k]) && dim(bv[k], &b[k]);
+    if (!ok) {
+        record(f, MT_ERR_LIMIT, "launch of '%s': grid (%lld, %lld, %lld) is past the GPU's limits",
+               kernel, (long long)gx, (long long)gy, (long long)gz);
+        return;
+    }
     if (!g[0] || !g[1] || !g[2] || !b[0] || !b[1] || !b[2]) return;
     char msg[200] = "";
     mt_status st = f->launch(f->dev, fn, g, b, sh, args, msg, (int)sizeof msg);

@@ -46,7 +46,6 @@
 #include "schedule/gpu_rules.h"
 
 #include <math.h>
-#include <string.h>
 
 #include "schedule/rule_reduce.h"
 
@@ -231,21 +230,6 @@ mt_tfunc *mt_schedule_gpu_reduce(mt_arena *a, mt_tfunc *f) {
         for (int s = 0; s < c->nst; s++) red = red || (c->st[s].kind == ST_RED && c->st[s].buf == v->buf);
         v->local = scoped(&g, v->buf->name, red ? g.threads : 1, v->buf->dtype, MT_SCOPE_SHARED);
     }
-    mt_tparam *params = MT_NEW_ARRAY(a, mt_tparam, f->nparams > 0 ? f->nparams : 1);
-    for (int i = 0; i < f->nparams; i++) {
-        params[i] = f->params[i];
-        if (params[i].buf) params[i].buf = mt_lw_flat(&c->lw, params[i].buf)->flat;
-    }
-    mt_tfunc *h = MT_NEW(a, mt_tfunc);
-    *h = *f;
-    h->params = params;
-    h->allocs = NULL;
-    h->nallocs = 0;
-    h->body = gen_rows(&g);
-    mt_tstmt_fill_loc(h->body, f->loc);
-    h->attrs = MT_NEW_ARRAY(a, mt_tattr, f->nattrs + 1);
-    if (f->nattrs) memcpy(h->attrs, f->attrs, sizeof *h->attrs * (size_t)f->nattrs);
-    h->attrs[f->nattrs] = (mt_tattr){"schedule", "gpu_reduce_rows"};
-    h->nattrs = f->nattrs + 1;
+    mt_tfunc *h = mt_rr_function(c, gen_rows(&g), "gpu_reduce_rows");
     return h;
 }

@@ -259,22 +259,7 @@ mt_tfunc *mt_schedule_reduce_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
         rowval *v = &c->rv[i];
         v->local = local(c, v->buf->name, 1, v->buf->dtype);
     }
-    mt_tparam *params = MT_NEW_ARRAY(a, mt_tparam, f->nparams > 0 ? f->nparams : 1);
-    for (int i = 0; i < f->nparams; i++) {
-        params[i] = f->params[i];
-        if (params[i].buf) params[i].buf = mt_lw_flat(&c->lw, params[i].buf)->flat;
-    }
-    mt_tfunc *g = MT_NEW(a, mt_tfunc);
-    *g = *f;
-    g->params = params;
-    g->allocs = NULL;
-    g->nallocs = 0;
-    g->body = gen_rows(c);
-    mt_tstmt_fill_loc(g->body, f->loc); /* all of it is new */
-    g->attrs = MT_NEW_ARRAY(a, mt_tattr, f->nattrs + 1);
-    if (f->nattrs) memcpy(g->attrs, f->attrs, sizeof *g->attrs * (size_t)f->nattrs);
-    g->attrs[f->nattrs] = (mt_tattr){"schedule", "reduce_rows"};
-    g->nattrs = f->nattrs + 1;
+    mt_tfunc *g = mt_rr_function(c, gen_rows(c), "reduce_rows");
     if (applied) *applied = 1;
     return g;
 }

@@ -68,6 +68,11 @@ mt_texpr *mt_rr_fapply(rr *c, const stage *s, mt_texpr *x, mt_texpr *y);
 /* The flat index of b[o.., r] for a row buffer b (r a scalar or a T.Ramp). */
 mt_texpr *mt_rr_row_ix(rr *c, mt_tbuffer *b, mt_texpr *r);
 
+/* The scheduled function: c->f with flat params, no allocations (the
+ * rule's own are in body), body (stamped with f's place) and the attribute
+ * "schedule": schedule. */
+mt_tfunc *mt_rr_function(rr *c, mt_tstmt *body, const char *schedule);
+
 /* Fills c->ns, O, N, st, rv, rows from c->f; false when the function is
  * not row-wise work this rule does exactly. */
 bool mt_reduce_match(rr *c);

@@ -383,3 +383,24 @@ mt_texpr *mt_rr_row_ix(rr *c, mt_tbuffer *b, mt_texpr *r) {
     idx[c->ns] = r;
     return mt_lw_index(&c->lw, b, idx, c->ns + 1);
 }
+
+mt_tfunc *mt_rr_function(rr *c, mt_tstmt *body, const char *schedule) {
+    const mt_tfunc *f = c->f;
+    mt_tparam *params = MT_NEW_ARRAY(c->a, mt_tparam, f->nparams > 0 ? f->nparams : 1);
+    for (int i = 0; i < f->nparams; i++) {
+        params[i] = f->params[i];
+        if (params[i].buf) params[i].buf = mt_lw_flat(&c->lw, params[i].buf)->flat;
+    }
+    mt_tfunc *g = MT_NEW(c->a, mt_tfunc);
+    *g = *f;
+    g->params = params;
+    g->allocs = NULL;
+    g->nallocs = 0;
+    g->body = body;
+    mt_tstmt_fill_loc(g->body, f->loc); /* all of it is new */
+    g->attrs = MT_NEW_ARRAY(c->a, mt_tattr, f->nattrs + 1);
+    if (f->nattrs) memcpy(g->attrs, f->attrs, sizeof *g->attrs * (size_t)f->nattrs);
+    g->attrs[f->nattrs] = (mt_tattr){"schedule", schedule};
+    g->nattrs = f->nattrs + 1;
+    return g;
+}
