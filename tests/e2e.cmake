@@ -1,5 +1,7 @@
 # End-to-end tests through the public API (the whole library).
 mt_test(test_numerics SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_numerics.c LIBRARY)
+# ... and again with target cuda, emulated (tests/test_util.h, MT_TEST_TARGET)
+mt_test_gpu_emulated(test_numerics)
 mt_test(test_api SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_api.c LIBRARY)
 mt_test(test_errors SOURCES ${PROJECT_SOURCE_DIR}/tests/errors/test_errors.c LIBRARY)
 mt_test(test_golden SOURCES ${PROJECT_SOURCE_DIR}/tests/golden/test_golden.c LIBRARY)
