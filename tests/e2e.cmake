@@ -1,5 +1,7 @@
 # End-to-end tests through the public API (the whole library).
 mt_test(test_numerics SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_numerics.c LIBRARY)
+# ... and again with target cuda, emulated (tests/test_util.h, MT_TEST_TARGET)
+mt_test_gpu_emulated(test_numerics)
 mt_test(test_api SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_api.c LIBRARY)
 mt_test(test_errors SOURCES ${PROJECT_SOURCE_DIR}/tests/errors/test_errors.c LIBRARY)
 mt_test(test_golden SOURCES ${PROJECT_SOURCE_DIR}/tests/golden/test_golden.c LIBRARY)
@@ -12,3 +14,12 @@ target_link_options(test_run_faults PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc 
                     -Wl,--wrap=aligned_alloc)
 mt_test(test_target SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_target.c LIBRARY)
 mt_test(test_devices_e2e SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_devices.c LIBRARY)
+# Target cuda under emulation against the CPU: random fused programs, device
+# placement, wrong-device arguments, the GPU schedules' TIR.
+mt_test(test_gpu_emulation SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_gpu_emulation.c LIBRARY)
+# mtc --target cuda --emulate: the GPU schedule printed, and the run on the emulated GPU
+add_test(NAME mtc_cuda_emulate
+         COMMAND $<TARGET_FILE:mtc> --target cuda --emulate --random --emit tir-sched
+                 ${PROJECT_SOURCE_DIR}/examples/kernels/fused_add.py)
+set_tests_properties(mtc_cuda_emulate PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"schedule\": \"gpu_fallback\".*T.launch\\(\"fused_add_add_kernel0\".*thread=\"threadIdx.x\".*\\[\\[ *-?[0-9]")

@@ -116,7 +116,7 @@ static void binary_case(const char *op, ref2 ref, mt_dtype dt, double tol) {
         mt_tensor *args[2] = {random_tensor(dt, s, 0), random_tensor(dt, s, strcmp(op, "/") == 0 || strcmp(op, "//") == 0 || strcmp(op, "%") == 0)};
         mt_tensor *out = NULL;
         mt_diag d;
-        assert_int_equal(mt_kernel_run(k, args, 2, &out, 1, &d), MT_OK);
+        assert_int_equal(test_kernel_run(k, args, 2, &out, 1, &d), MT_OK);
         int64_t n = numel(s);
         double *want = malloc(sizeof(double) * (size_t)n);
         for (int64_t i = 0; i < n; i++) want[i] = ref(get(args[0], i), get(args[1], i));
@@ -161,7 +161,7 @@ static void test_int_div_edges_vector(void **st) {
         bp[i] = bs[i % 4];
     }
     mt_tensor *args[2] = {a, b}, *out[2] = {NULL, NULL};
-    assert_int_equal(mt_kernel_run(k, args, 2, out, 2, NULL), MT_OK);
+    assert_int_equal(test_kernel_run(k, args, 2, out, 2, NULL), MT_OK);
     const int32_t *q = mt_tensor_data(out[0]), *r = mt_tensor_data(out[1]);
     for (int i = 0; i < 48; i++) {
         int64_t x = ap[i], y = bp[i], wq, wr;
@@ -196,7 +196,7 @@ static void unary_case(const char *expr, ref1 ref, int positive, double tol) {
         mt_kernel *k = compile_ok(src);
         mt_tensor *x = random_tensor(MT_FLOAT32, s, positive);
         mt_tensor *out = NULL;
-        assert_int_equal(mt_kernel_run(k, &x, 1, &out, 1, NULL), MT_OK);
+        assert_int_equal(test_kernel_run(k, &x, 1, &out, 1, NULL), MT_OK);
         int64_t n = numel(s);
         double *want = malloc(sizeof(double) * (size_t)n);
         for (int64_t i = 0; i < n; i++) want[i] = ref(get(x, i));
@@ -228,7 +228,7 @@ static void test_fused_add_add(void **st) {
         mt_kernel *k = compile_ok(src);
         mt_tensor *args[2] = {random_tensor(MT_FLOAT32, s, 0), random_tensor(MT_FLOAT32, s, 0)};
         mt_tensor *out = NULL;
-        assert_int_equal(mt_kernel_run(k, args, 2, &out, 1, NULL), MT_OK);
+        assert_int_equal(test_kernel_run(k, args, 2, &out, 1, NULL), MT_OK);
         int64_t n = numel(s);
         double *want = malloc(sizeof(double) * (size_t)n);
         for (int64_t i = 0; i < n; i++) want[i] = r_aba(get(args[0], i), get(args[1], i));
@@ -265,7 +265,7 @@ static void test_broadcast(void **st) {
         mt_tensor *args[2] = {random_tensor(MT_FLOAT32, &cases[ci].a, 0),
                               random_tensor(MT_FLOAT32, &cases[ci].b, 0)};
         mt_tensor *out = NULL;
-        assert_int_equal(mt_kernel_run(k, args, 2, &out, 1, NULL), MT_OK);
+        assert_int_equal(test_kernel_run(k, args, 2, &out, 1, NULL), MT_OK);
         const shape *os = &cases[ci].out;
         for (int d = 0; d < os->ndim; d++) assert_int_equal(mt_tensor_shape(out)[d], os->dims[d]);
         int64_t n = numel(os);
@@ -291,7 +291,7 @@ static void test_literals(void **st) {
     int64_t shp[1] = {5};
     mt_tensor *x = mt_tensor_wrap(xs, MT_FLOAT64, 1, shp, NULL);
     mt_tensor *y = NULL;
-    assert_int_equal(mt_kernel_run(k, &x, 1, &y, 1, NULL), MT_OK);
+    assert_int_equal(test_kernel_run(k, &x, 1, &y, 1, NULL), MT_OK);
     for (int i = 0; i < 5; i++) assert_true(((double *)mt_tensor_data(y))[i] == 2 * xs[i] + 0.5 + 1);
     mt_tensor_release(y);
     mt_tensor_release(x);
@@ -303,7 +303,7 @@ static void test_literals(void **st) {
     assert_int_equal(mt_kernel_result_dtype(k, 0), MT_INT32);
     assert_int_equal(mt_kernel_result_ndim(k, 0), 0);
     mt_tensor *o = NULL;
-    assert_int_equal(mt_kernel_run(k, NULL, 0, &o, 1, NULL), MT_OK);
+    assert_int_equal(test_kernel_run(k, NULL, 0, &o, 1, NULL), MT_OK);
     assert_int_equal(*(int32_t *)mt_tensor_data(o), 2);
     mt_tensor_release(o);
     mt_kernel_release(k);
@@ -315,7 +315,7 @@ static void test_literals(void **st) {
     int64_t s3[1] = {3};
     mt_tensor *a = mt_tensor_wrap(as, MT_INT32, 1, s3, NULL);
     o = NULL;
-    assert_int_equal(mt_kernel_run(k, &a, 1, &o, 1, NULL), MT_OK);
+    assert_int_equal(test_kernel_run(k, &a, 1, &o, 1, NULL), MT_OK);
     assert_true(((float *)mt_tensor_data(o))[0] == 0.5f);
     assert_true(((float *)mt_tensor_data(o))[1] == -1.5f);
     assert_true(((float *)mt_tensor_data(o))[2] == 3.5f);
@@ -337,7 +337,7 @@ static void test_symbolic(void **st) {
         mt_tensor *args[2] = {random_tensor(MT_FLOAT32, &sa, 0), random_tensor(MT_FLOAT32, &sb, 0)};
         mt_tensor *out = NULL;
         mt_diag d;
-        assert_int_equal(mt_kernel_run(k, args, 2, &out, 1, &d), MT_OK);
+        assert_int_equal(test_kernel_run(k, args, 2, &out, 1, &d), MT_OK);
         assert_int_equal(mt_tensor_shape(out)[0], ns[i]);
         int64_t n = numel(&sa);
         double *want = malloc(sizeof(double) * (size_t)(n ? n : 1));
@@ -364,7 +364,7 @@ static void test_results(void **st) {
     mt_tensor *args[2] = {mt_tensor_wrap(av, MT_FLOAT32, 1, s4, NULL), mt_tensor_wrap(bv, MT_FLOAT32, 1, s4, NULL)};
     mt_tensor *res[4] = {NULL, mt_tensor_wrap(mine, MT_FLOAT32, 1, s4, NULL), NULL, NULL};
     mt_diag d;
-    assert_int_equal(mt_kernel_run(k, args, 2, res, 4, &d), MT_OK);
+    assert_int_equal(test_kernel_run(k, args, 2, res, 4, &d), MT_OK);
     for (int i = 0; i < 4; i++) {
         assert_true(((float *)mt_tensor_data(res[0]))[i] == av[i] + bv[i]);
         assert_true(mine[i] == (av[i] + bv[i]) * 2);
@@ -388,7 +388,7 @@ static void test_chains(void **st) {
     shape s = {1, {37}};
     mt_tensor *x = random_tensor(MT_FLOAT32, &s, 0);
     mt_tensor *out = NULL;
-    assert_int_equal(mt_kernel_run(k, &x, 1, &out, 1, NULL), MT_OK);
+    assert_int_equal(test_kernel_run(k, &x, 1, &out, 1, NULL), MT_OK);
     double want[37];
     for (int i = 0; i < 37; i++) {
         double xv = get(x, i), t = xv * xv, u = t + xv, v = t - u;
@@ -403,7 +403,8 @@ static void test_chains(void **st) {
 
 /* A producer read three times is inlined three times and computed once
  * (tir_cse): the scheduled TIR has one T.exp in each of its two loops (62
- * vectors of 16, then a scalar tail of 8), and the values are right. */
+ * vectors of 16, then a scalar tail of 8; on the GPU, one T.exp in the one
+ * kernel, a thread per element), and the values are right. */
 static void test_repeated_producer(void **st) {
     mt_kernel *k = compile_ok("def f(x: Tensor((1000,), \"float32\")):\n"
                               "    t = exp(x) * 2.0\n    return t * t + t\n");
@@ -411,13 +412,15 @@ static void test_repeated_producer(void **st) {
     assert_non_null(tir);
     const char *e = strstr(tir, "T.exp(");
     assert_non_null(e);
-    e = strstr(e + 1, "T.exp(");
-    assert_non_null(e);
+    if (!test_gpu_emulated()) {
+        e = strstr(e + 1, "T.exp(");
+        assert_non_null(e);
+    }
     assert_null(strstr(e + 1, "T.exp("));
     shape s = {1, {1000}};
     mt_tensor *x = random_tensor(MT_FLOAT32, &s, 0);
     mt_tensor *out = NULL;
-    assert_int_equal(mt_kernel_run(k, &x, 1, &out, 1, NULL), MT_OK);
+    assert_int_equal(test_kernel_run(k, &x, 1, &out, 1, NULL), MT_OK);
     double want[1000];
     for (int i = 0; i < 1000; i++) {
         double t = exp(get(x, i)) * 2.0;
@@ -456,7 +459,7 @@ static void test_literal_ranges(void **st) {
     mt_tensor *in[2] = {mt_tensor_wrap(xs, MT_INT8, 1, shp, NULL),
                         mt_tensor_wrap(us, MT_UINT8, 1, shp, NULL)};
     mt_tensor *out[4] = {NULL};
-    assert_int_equal(mt_kernel_run(k, in, 2, out, 4, NULL), MT_OK);
+    assert_int_equal(test_kernel_run(k, in, 2, out, 4, NULL), MT_OK);
     const bool *lt = mt_tensor_data(out[0]), *gt = mt_tensor_data(out[2]), *lt2 = mt_tensor_data(out[3]);
     const int8_t *mx = mt_tensor_data(out[1]);
     for (int i = 0; i < 8; i++) {
@@ -485,7 +488,7 @@ static void test_instcombine_no_fixpoint_check(void **st) {
     int64_t shp[3] = {4, 3, 5};
     mt_tensor *in[2] = {mt_tensor_wrap(xs, MT_INT8, 3, shp, NULL), mt_tensor_wrap(ys, MT_INT8, 3, shp, NULL)};
     mt_tensor *out[2] = {NULL, NULL};
-    assert_int_equal(mt_kernel_run(k, in, 2, out, 2, NULL), MT_OK);
+    assert_int_equal(test_kernel_run(k, in, 2, out, 2, NULL), MT_OK);
     assert_int_equal(mt_tensor_shape(out[0])[0], 5);
     const int8_t *u = mt_tensor_data(out[0]), *y = mt_tensor_data(out[1]);
     for (int i = 0; i < 60; i++) assert_int_equal(u[i], 0);
@@ -506,7 +509,7 @@ static void test_long_chain_compiles(void **st) {
     shape s = {1, {33}};
     mt_tensor *x = random_tensor(MT_FLOAT32, &s, 0);
     mt_tensor *out = NULL;
-    assert_int_equal(mt_kernel_run(k, &x, 1, &out, 1, NULL), MT_OK);
+    assert_int_equal(test_kernel_run(k, &x, 1, &out, 1, NULL), MT_OK);
     for (int64_t i = 0; i < 33; i++) {
         float y = (float)get(x, i);
         for (int r = 0; r < 40; r++) {

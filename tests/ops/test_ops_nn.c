@@ -144,7 +144,7 @@ static const char *shape_src(char *buf, int ndim, const int64_t *dims) {
 static mt_tensor *run1(mt_kernel *k, mt_tensor *const *args, int nargs) {
     mt_tensor *out = NULL;
     mt_diag d;
-    if (mt_kernel_run(k, args, nargs, &out, 1, &d) != MT_OK) fail_msg("run failed: %s", d.text);
+    if (test_kernel_run(k, args, nargs, &out, 1, &d) != MT_OK) fail_msg("run failed: %s", d.text);
     return out;
 }
 
@@ -417,7 +417,7 @@ static void test_reduce_symbolic(void **st) {
                     /* the result slot is pre-filled so that a missing write shows */
                     mt_tensor *out = filled(result_dtype((rop)op, MT_FLOAT32), ond, odims, 12345);
                     mt_diag d;
-                    if (mt_kernel_run(k, &x, 1, &out, 1, &d) != MT_OK) fail_msg("%s", d.text);
+                    if (test_kernel_run(k, &x, 1, &out, 1, &d) != MT_OK) fail_msg("%s", d.text);
                     bool red[2] = {axis == 0, axis == 1};
                     int64_t nout = mt_tensor_numel(out), nred;
                     double want[40], scale[40];
@@ -465,7 +465,7 @@ static void test_reduce_empty_const(void **st) {
         mt_tensor *x = mt_tensor_create(dt, 2, dims);
         mt_tensor *out = filled(mt_kernel_result_dtype(k, 0), 1, od, 77);
         mt_diag d;
-        if (mt_kernel_run(k, &x, 1, &out, 1, &d) != MT_OK) fail_msg("%s", d.text);
+        if (test_kernel_run(k, &x, 1, &out, 1, &d) != MT_OK) fail_msg("%s", d.text);
         for (int j = 0; j < 3; j++)
             if (get(out, j) != cases[i].want) fail_msg("%s: got %g, want %g", src, get(out, j), cases[i].want);
         mt_tensor_release(out);
@@ -513,7 +513,7 @@ static void test_reduce_nan_ties_wrap(void **st) {
     int64_t d4[1] = {4}, d3[1] = {3};
     mt_tensor *args[2] = {filled(MT_INT32, 1, d4, 1 << 30), filled(MT_INT8, 1, d3, 100)};
     mt_tensor *res[2] = {NULL, NULL};
-    assert_int_equal(mt_kernel_run(k, args, 2, res, 2, NULL), MT_OK);
+    assert_int_equal(test_kernel_run(k, args, 2, res, 2, NULL), MT_OK);
     assert_int_equal(mt_tensor_dtype(res[0]), MT_INT32);
     assert_int_equal(geti(res[0], 0), 0);
     assert_int_equal(geti(res[1], 0), (int8_t)(uint8_t)300);
@@ -685,7 +685,7 @@ static void test_matmul_symbolic(void **st) {
         mt_tensor *args[2] = {rand_tensor(MT_FLOAT32, 2, sa, -2, 2), rand_tensor(MT_FLOAT32, 2, sb, -2, 2)};
         mt_tensor *out = filled(MT_FLOAT32, 2, so, 12345);
         mt_diag d;
-        if (mt_kernel_run(k, args, 2, &out, 1, &d) != MT_OK) fail_msg("%s", d.text);
+        if (test_kernel_run(k, args, 2, &out, 1, &d) != MT_OK) fail_msg("%s", d.text);
         int64_t n = mt_tensor_numel(out);
         double *want = malloc(sizeof(double) * (size_t)(n + 1)), *scale = malloc(sizeof(double) * (size_t)(n + 1));
         ref_matmul(args[0], args[1], want, scale);
@@ -905,7 +905,7 @@ static void test_chain(void **st) {
                               rand_tensor(MT_FLOAT32, 1, db, -1, 1), rand_tensor(MT_FLOAT32, 1, db, 0.5, 1.5)};
         mt_tensor *res[4] = {NULL, NULL, NULL, NULL};
         mt_diag d;
-        if (mt_kernel_run(k, args, 4, res, 4, &d) != MT_OK) fail_msg("%s", d.text);
+        if (test_kernel_run(k, args, 4, res, 4, &d) != MT_OK) fail_msg("%s", d.text);
         /* reference */
         double h[9 * 10], p[9 * 10], ln[9 * 10];
         for (int64_t i = 0; i < n; i++)

@@ -97,7 +97,7 @@ static void expect_shape(const mt_tensor *t, const shp *want) {
 static mt_tensor *run(mt_kernel *k, mt_tensor **args, int nargs) {
     mt_tensor *out = NULL;
     mt_diag d;
-    if (mt_kernel_run(k, args, nargs, &out, 1, &d) != MT_OK) fail_msg("run failed: %s", d.text);
+    if (test_kernel_run(k, args, nargs, &out, 1, &d) != MT_OK) fail_msg("run failed: %s", d.text);
     return out;
 }
 
