@@ -16,10 +16,6 @@
  *      both devices;
  *  (d) the scheduled TIR of target cuda (`mtc --emit tir-sched`): the GPU
  *      rules, the thread bindings, one launch for an elementwise chain.
- *
- * The compiler bugs these tests found are kept as tests that skip() with
- * a comment naming the bug (search for "BUG"), to be enabled once fixed;
- * MT_RUN_KNOWN_BUGS=1 runs them anyway.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -30,14 +26,6 @@
 
 static const mt_device CPU = {MT_DEVICE_CPU, 0}, GPU = {MT_DEVICE_CUDA, 0};
 
-/* Skips a test kept for a known compiler bug, unless MT_RUN_KNOWN_BUGS is set. */
-#define skip_known_bug(why)                                                    \
-    do {                                                                       \
-        if (!getenv("MT_RUN_KNOWN_BUGS")) {                                    \
-            print_message("skipped: BUG %s (MT_RUN_KNOWN_BUGS=1 runs it)\n", (why)); \
-            skip();                                                            \
-        }                                                                      \
-    } while (0)
 
 static bool dev_is(mt_device d, mt_device want) { return d.type == want.type && d.id == want.id; }
 
@@ -590,19 +578,13 @@ static void test_gpu_with_in_cuda_program(void **s) {
     mt_kernel_release(k);
 }
 
-/* BUG (device("gpu") under target cuda is not the default device): in a
- * cuda program, `with device("gpu")` names the program's default device,
- * so, as `device("cpu")` in a CPU program (test_devices.c,
- * test_cpu_with_is_plain), it should change nothing: no copies, one fused
- * kernel. The graph has `c_cuda = R.to_vdevice(c, "cuda:0")` and
- * `d_cuda = R.to_vdevice(d, "cuda:0")`, copies from cuda:0 to cuda:0, and
- * the chain is split into three kernels. The builder compares the named
- * device with mt_build_options.default_device, which src/pipeline.c sets
- * to the host CPU also for target cuda (it sets m->default_device to the
- * GPU only after the build). */
+/* In a cuda program, `with device("gpu")` names the program's default
+ * device, so, as `device("cpu")` in a CPU program (test_devices.c,
+ * test_cpu_with_is_plain), it changes nothing: no copies (a cuda:0 ->
+ * cuda:0 copy split the chain into three kernels when the builder took the
+ * CPU for the default device of target cuda). */
 static void test_gpu_with_is_plain(void **s) {
     (void)s;
-    skip_known_bug("device(\"gpu\") under target cuda copies cuda:0 -> cuda:0 (see the comment)");
     mt_kernel *k = compile_gpu(GPU_WITH);
     const char *opt = mt_kernel_dump(k, MT_STAGE_GRAPH_OPT);
     assert_null(strstr(opt, "to_vdevice"));
@@ -621,15 +603,11 @@ static const char *CPU_WITH =
     "    g = softmax(e - 1.0)\n"
     "    return g, d\n";
 
-/* BUG (device("cpu") ignored under target cuda): the ops inside
- * `with device("cpu")` run on the GPU: the optimized graph has no copy,
- * one fused kernel computes c, d, e and g on cuda:0, and result d (computed
- * on the CPU, per the program) is on cuda:0. Same cause as above: the
- * builder takes the CPU for the default device and records "cpu" as the
- * default ({0, 0}), which the graph then puts on the GPU. */
+/* The ops inside `with device("cpu")` of a cuda program run on the CPU,
+ * with the copies in the graph, and result d (computed on the CPU) is
+ * returned there. */
 static void test_cpu_with_in_cuda_program(void **s) {
     (void)s;
-    skip_known_bug("device(\"cpu\") is ignored under target cuda (see the comment)");
     mt_kernel *k = compile_gpu(CPU_WITH);
     const char *opt = mt_kernel_dump(k, MT_STAGE_GRAPH_OPT);
     assert_non_null(strstr(opt, "R.to_vdevice(c, \"cpu\")"));
@@ -683,11 +661,9 @@ static const char *FLOW_CPU =
     "    y = y * 1.0\n"
     "    return y\n";
 
-/* BUG (device("cpu") ignored under target cuda), as above: the graph has
- * no copy to the CPU. */
+/* Control flow mixing the two devices: the graph copies x to the CPU. */
 static void test_flow_mixed(void **s) {
     (void)s;
-    skip_known_bug("device(\"cpu\") is ignored under target cuda (see test_cpu_with_in_cuda_program)");
     mt_kernel *k = compile_gpu(FLOW_CPU);
     const char *opt = mt_kernel_dump(k, MT_STAGE_GRAPH_OPT);
     assert_non_null(strstr(opt, "vdevice=\"cpu\""));
