@@ -164,9 +164,13 @@ int main(int argc, char **argv) {
     snprintf(shp[2], 48, "%ldx%ld", rows, cols);
     snprintf(shp[3], 48, "%ldx%ld", trows, tcols);
     snprintf(shp[4], 48, "%ldx%ldx%ld", mm, mm, mm);
+    const char *mlp = "def f(x: Tensor((%ld, 784), \"float32\"), w0: Tensor((128, 784), \"float32\"), "
+                      "b0: Tensor((128,), \"float32\"), w1: Tensor((10, 128), \"float32\"), "
+                      "b1: Tensor((10,), \"float32\")):\n"
+                      "    return relu(x @ w0.T + b0) @ w1.T + b1\n";
     char *srcs[] = {fmt(add, small, small), fmt(ex, small, small), fmt(add, big, big),
                     fmt(ex, big, big), fmt(sm, rows, cols), fmt(sm, trows, tcols),
-                    fmt(mmf, mm, mm)};
+                    fmt(mmf, mm, mm), fmt(mlp, emulate ? 64 : 4096, 0), fmt(mlp, 1, 0)};
     const bench_case cases[] = {
         {"a+b+a", shp[0], srcs[0], 12.0 * small, 0},
         {"exp(a)*b+1", shp[0], srcs[1], 12.0 * small, 0},
@@ -177,6 +181,8 @@ int main(int argc, char **argv) {
         {"layer_norm", shp[2], lnsrc[0], 8.0 * rows * cols, 0},
         {"layer_norm", shp[3], lnsrc[1], 8.0 * trows * tcols, 0},
         {"matmul fp32", shp[4], srcs[6], 0, 2.0 * mm * mm * mm},
+        {"MLP 784-128-10", "batch 4096", srcs[7], 0, 0},
+        {"MLP 784-128-10", "batch 1", srcs[8], 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(ctx, &cases[i]);
     double ms;

@@ -51,6 +51,8 @@ def main():
         row("softmax", shape, "triton row softmax (ours)", ">= 1 (Triton)")
         row("layer_norm", shape, "F.layer_norm(weight, bias)", ">= 1 (torch)")
     row("matmul fp32", "4096x4096x4096", "torch.matmul, TF32 off (cuBLAS)", ">= 0.70 of cuBLAS")
+    for batch in ("batch 4096", "batch 1"):
+        row("MLP 784-128-10", batch, "torch eager MLP 784-128-10", "> 1 (torch eager)")
 
 
 if __name__ == "__main__":

@@ -63,8 +63,9 @@ echo "| test | status | time | cmocka |" >> "$REPORT"
 echo "|---|---|---|---|" >> "$REPORT"
 run_test test_cuda_device
 run_test test_nvrtc
+run_test test_cuda_c_gpu
 # the op suites on the GPU itself (tests/test_util.h: MT_TEST_TARGET=cuda)
-for t in test_ops_nn test_ops_math test_ops_math_operators test_ops_shape test_gpu_emulation; do
+for t in test_ops_nn test_ops_math test_ops_math_operators test_ops_shape test_numerics; do
   [ -x "$B/tests/$t" ] && run_test "$t" MT_TEST_TARGET=cuda
 done
 

@@ -25,20 +25,28 @@
  *                          the CPU under the CUDA execution model. Arguments
  *                          and results live on the emulated GPU (cuda:0);
  *                          test_kernel_run moves them there and back.
+ *     "cuda"               target cuda on the machine's GPU (scripts/gpu_check.sh
+ *                          runs the suites so on a GPU machine); the same moves.
  *
  * tests/ops_*.cmake and tests/e2e.cmake register each such suite twice, the
  * second time as <suite>_gpu_emulated with MT_TEST_TARGET=cuda-emulate.
  * A test that checks what only the CPU pipeline makes (its scheduled TIR,
- * LLVM text) says so with skip_if_gpu_emulated(why). */
+ * LLVM text) says so with skip_if_gpu_target(why). */
 static int test_gpu_emulated(void) {
     const char *t = getenv("MT_TEST_TARGET");
     return t && strcmp(t, "cuda-emulate") == 0;
 }
 
-#define skip_if_gpu_emulated(why)                                                         \
+/* Target cuda, emulated or on the GPU. */
+static int test_gpu_target(void) {
+    const char *t = getenv("MT_TEST_TARGET");
+    return t && (strcmp(t, "cuda-emulate") == 0 || strcmp(t, "cuda") == 0);
+}
+
+#define skip_if_gpu_target(why)                                                         \
     do {                                                                                  \
-        if (test_gpu_emulated()) {                                                        \
-            print_message("skipped under MT_TEST_TARGET=cuda-emulate: %s\n", (why));      \
+        if (test_gpu_target()) {                                                          \
+            print_message("skipped under target cuda: %s\n", (why));                       \
             skip();                                                                       \
         }                                                                                 \
     } while (0)
@@ -49,9 +57,9 @@ __attribute__((unused)) static mt_compile_options test_target_options(const mt_c
     mt_compile_options o;
     if (opts) o = *opts;
     else mt_compile_options_init(&o);
-    if (test_gpu_emulated()) {
+    if (test_gpu_target()) {
         o.target = MT_TARGET_CUDA;
-        o.emulate = 1;
+        o.emulate = test_gpu_emulated();
     }
     return o;
 }
@@ -62,11 +70,13 @@ static mt_context *test_ctx;
 static int test_setup_ctx(void **state) {
     (void)state;
     const char *t = getenv("MT_TEST_TARGET");
-    if (t && *t && strcmp(t, "cpu") != 0 && strcmp(t, "cuda-emulate") != 0) {
-        fprintf(stderr, "MT_TEST_TARGET=%s: want cpu or cuda-emulate\n", t);
+    if (t && *t && strcmp(t, "cpu") != 0 && !test_gpu_target()) {
+        fprintf(stderr, "MT_TEST_TARGET=%s: want cpu, cuda-emulate or cuda\n", t);
         return -1;
     }
-    if (test_gpu_emulated()) print_message("MT_TEST_TARGET=cuda-emulate: target cuda, emulated on the CPU\n");
+    if (test_gpu_target())
+        print_message("MT_TEST_TARGET=%s: target cuda%s\n", t,
+                      test_gpu_emulated() ? ", emulated on the CPU" : ", on the GPU");
     test_ctx = mt_context_create(NULL);
     return test_ctx ? 0 : -1;
 }
@@ -83,7 +93,7 @@ __attribute__((unused)) static mt_kernel *compile_ok_opts(const char *src, const
     mt_diag d;
     mt_compile_options o = test_target_options(opts);
     mt_kernel *k = mt_jit_compile(test_ctx, src, &o, &d);
-    if (!k) fail_msg("compile failed%s:\n%s\nsource:\n%s", test_gpu_emulated() ? " (cuda, emulated)" : "",
+    if (!k) fail_msg("compile failed%s:\n%s\nsource:\n%s", test_gpu_target() ? " (target cuda)" : "",
                      d.text, src);
     return k;
 }
@@ -124,7 +134,7 @@ __attribute__((unused)) static void test_copy_into(mt_tensor *dst, const mt_tens
 }
 
 /* mt_kernel_run for the selected target. On the CPU it is mt_kernel_run.
- * Under cuda-emulate it moves each argument to its parameter's device
+ * Under target cuda it moves each argument to its parameter's device
  * (mt_kernel_tensor_to), runs, checks that each result is on the device
  * mt_kernel_result_device names, and brings the results back to the host:
  * a NULL slot receives a new host tensor; a slot holding a (host) tensor
@@ -134,7 +144,7 @@ __attribute__((unused)) static void test_copy_into(mt_tensor *dst, const mt_tens
  * passed as given, so mt_kernel_run reports it as it would. */
 __attribute__((unused)) static mt_status test_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs,
                                                          mt_tensor **results, int nresults, mt_diag *diag) {
-    if (!test_gpu_emulated() || !k || nargs < 0 || nresults < 0 || (nargs && !args) || (nresults && !results))
+    if (!test_gpu_target() || !k || nargs < 0 || nresults < 0 || (nargs && !args) || (nresults && !results))
         return mt_kernel_run(k, args, nargs, results, nresults, diag);
     const mt_device cpu = {MT_DEVICE_CPU, 0};
     mt_tensor **a = calloc((size_t)nargs + 1, sizeof *a), **moved = calloc((size_t)nargs + 1, sizeof *moved);

@@ -412,7 +412,7 @@ static void test_repeated_producer(void **st) {
     assert_non_null(tir);
     const char *e = strstr(tir, "T.exp(");
     assert_non_null(e);
-    if (!test_gpu_emulated()) {
+    if (!test_gpu_target()) {
         e = strstr(e + 1, "T.exp(");
         assert_non_null(e);
     }
