@@ -65,6 +65,7 @@ struct mt_kernel {
     mt_plan plan;
     const char *no_run;       /* why the kernel cannot run here (NULL: it can) */
     bool emulated;            /* its GPU is the context's emulated GPU */
+    bool gpu_program;         /* target cuda, not emulated: host code launching kernels */
     /* A GPU program (not emulated): its kernels' cubin and names, and the
      * module loaded on the context's GPU at the first run (lock). */
     void *cubin;
@@ -283,6 +284,7 @@ static const char *with_ptxas(mt_arena *a, const char *cuda, const mt_nvrtc_out 
 static void gpu_program(mt_context *ctx, mt_kernel *k, mt_compiled *c, mt_codegen_out *cg,
                         const mt_compile_options *opts) {
     mt_arena *a = k->arena;
+    k->gpu_program = true;
     c->lowered = c->gpu_host;
     c->device = c->gpu_device;
     c->ndevice = c->ngpu_device;
@@ -463,6 +465,7 @@ mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tens
     mt_run_env env = {.cpu = k->ctx->cpu, .find_device = find_device, .find_ctx = k,
                       .threads = k->ctx->threads,
                       .num_threads = k->ctx->num_threads};
+    env.gpu_program = k->gpu_program;
     if (k->cubin) {
         mt_dev_err e = {""};
         mt_status st = load_kernels(k, &e);
@@ -475,7 +478,7 @@ mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tens
         env.gpu_kernels = k->kernel_fns;
     }
     mt_status st = mt_plan_run(&k->plan, &env, args, nargs, results, nresults, &err);
-    if (st == MT_OK && k->cubin) { /* a run returns when its GPU work is done */
+    if (st == MT_OK && k->gpu_program && k->ctx->cuda) { /* a run returns when its GPU work is done */
         mt_dev_err e = {""};
         st = k->ctx->cuda->ops->sync(k->ctx->cuda, &e);
         if (st != MT_OK) snprintf(err.msg, sizeof err.msg, "cuda:0: %s", e.msg);

@@ -16,6 +16,13 @@
  *   -std=c++17                 the language of the code we emit (NVRTC
  *                              13's default, spelled out for 11.x and 12.x)
  *   --ptxas-options=-v         ptxas's per-kernel report, into the log
+ *   --include-path=DIR         the toolkit's headers (cuda_fp16.h, which the
+ *                              CUDA C of float16 kernels includes: NVRTC 13
+ *                              has no search path of its own): MT_CUDA_INCLUDE,
+ *                              else the include/ beside the NVRTC library
+ *                              (../include, ../../include), else
+ *                              /usr/local/cuda/include; left out when none
+ *                              has cuda_fp16.h
  *   --no-cache                 (NVRTC 12.9 and later) no NVRTC compile cache:
  *                              where a driver is installed, NVRTC keeps the
  *                              cubins it made and hands one back for the same
@@ -39,6 +46,7 @@
  * own block; it is not a kernel and is skipped). Items missing from a line
  * (sm_90 prints no smem for a kernel without shared memory) stay 0.
  */
+#define _GNU_SOURCE /* dladdr */
 #include "codegen/nvrtc.h"
 
 #include <dlfcn.h>
@@ -64,6 +72,7 @@ static struct {
     void *lib;               /* the library loaded, NULL if none */
     char why[320];           /* what was tried, when lib is NULL */
     int version;             /* major * 1000 + minor * 10 */
+    char include[600];       /* "--include-path=DIR" of the toolkit's headers, "" if none */
     nvrtc_result (*Version)(int *major, int *minor);
     const char *(*GetErrorString)(nvrtc_result r);
     nvrtc_result (*CreateProgram)(nvrtc_prog *p, const char *src, const char *name, int nheaders,
@@ -130,6 +139,38 @@ static bool try_library(const char *path, char *why, size_t len) {
     return true;
 }
 
+/* Does dir hold cuda_fp16.h? Then it is the include path. */
+static bool try_include(const char *dir) {
+    char path[600];
+    if (!dir || !*dir || snprintf(path, sizeof path, "%s/cuda_fp16.h", dir) >= (int)sizeof path)
+        return false;
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    fclose(f);
+    snprintf(nv.include, sizeof nv.include, "--include-path=%s", dir);
+    return true;
+}
+
+/* The toolkit's headers (see the top of the file). */
+static void find_include(void) {
+    if (try_include(getenv("MT_CUDA_INCLUDE"))) return;
+    Dl_info info;
+    if (dladdr((void *)nv.CompileProgram, &info) && info.dli_fname) {
+        char dir[500];
+        snprintf(dir, sizeof dir, "%s", info.dli_fname);
+        char *slash = strrchr(dir, '/');
+        if (slash) {
+            *slash = 0;
+            char cand[560];
+            snprintf(cand, sizeof cand, "%s/../include", dir);
+            if (try_include(cand)) return;
+            snprintf(cand, sizeof cand, "%s/../../include", dir);
+            if (try_include(cand)) return;
+        }
+    }
+    try_include("/usr/local/cuda/include");
+}
+
 static void load(void) {
     char why[256];
     const char *env = getenv("MT_NVRTC_LIBRARY");
@@ -147,6 +188,7 @@ static void load(void) {
     }
     int major = 0, minor = 0;
     if (nv.lib && nv.Version(&major, &minor) == NVRTC_OK) nv.version = major * 1000 + minor * 10;
+    if (nv.lib) find_include();
 }
 
 static bool loaded(char *why, size_t len) {
@@ -315,8 +357,10 @@ static mt_status take_cubin(nvrtc_prog p, mt_nvrtc_out *out, char *err, size_t e
 static mt_status compile(nvrtc_prog p, int sm, mt_nvrtc_out *out, char *err, size_t errlen) {
     char arch[40];
     snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d", sm);
-    const char *opts[] = {arch, "-std=c++17", "--ptxas-options=-v", "--no-cache"};
-    int nopts = nv.version >= 12090 ? 4 : 3; /* --no-cache: see the top of the file */
+    const char *opts[5] = {arch, "-std=c++17", "--ptxas-options=-v"};
+    int nopts = 3;
+    if (nv.version >= 12090) opts[nopts++] = "--no-cache"; /* see the top of the file */
+    if (nv.include[0]) opts[nopts++] = nv.include;
     nvrtc_result r = nv.CompileProgram(p, nopts, opts);
     take_log(p, out);
     if (r != NVRTC_OK) return compile_failed(r, sm, out, err, errlen);

@@ -104,8 +104,10 @@ typedef struct mt_dev_launch {
     const uint64_t *args;  /* nptrs + nscalars words */
     mt_dev_dims dims;      /* grid and block */
     const void *host_cif;  /* host code: a prepared ffi_cif of this signature, or NULL */
-    /* A GPU device given host code (fn: a GPU program's host function) runs
-     * it on the host with these kernels as its GPU frame (gpu_launch.h). */
+    /* host_code: fn is a GPU program's host function, which a GPU device
+     * runs on the host with these kernels as its GPU frame (gpu_launch.h);
+     * else fn is the device's own function handle. */
+    bool host_code;
     int nkernels;
     const char *const *kernel_names;
     void *const *kernels;

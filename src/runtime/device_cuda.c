@@ -261,7 +261,7 @@ static mt_status host_driven(cuda_dev *c, const mt_dev_launch *l, mt_dev_err *e)
 
 static mt_status cuda_launch(mt_dev *d, const mt_dev_launch *l, mt_dev_err *e) {
     cuda_dev *c = (cuda_dev *)d;
-    if (l->kernels) return host_driven(c, l, e);
+    if (l->host_code) return host_driven(c, l, e);
     int n = l->nptrs + l->nscalars;
     if (n > MAX_LAUNCH_ARGS) return mt_dev_fail(e, MT_ERR_LIMIT, "a launch with %d arguments", n);
     void *params[MAX_LAUNCH_ARGS];

@@ -670,6 +670,7 @@ static mt_status exec_call(run *r, const mt_plan_call *call) {
                        .args = words,
                        .dims = call->dims,
                        .host_cif = call->cif,
+                       .host_code = r->env && r->env->gpu_program,
                        .nkernels = r->env ? r->env->ngpu_kernels : 0,
                        .kernel_names = r->env ? r->env->gpu_kernel_names : NULL,
                        .kernels = r->env ? r->env->gpu_kernels : NULL};

@@ -137,9 +137,11 @@ typedef struct mt_run_env {
     void *find_ctx;       /* find_device's ctx */
     struct mt_thread_pool *threads; /* runs the kernels' parallel loops (NULL: serially) */
     int num_threads;      /* threads for the kernels' parallel loops (0 = the pool's size) */
-    /* The GPU kernels the host code of a GPU program launches (the program's
-     * module as loaded on its GPU, runtime/gpu_launch.h), handed to every
-     * launch (mt_dev_launch.kernels); none for a CPU program. */
+    /* A GPU program (target cuda, not emulated): its calls are host code
+     * that launches these GPU kernels (the program's module as loaded on
+     * its GPU, runtime/gpu_launch.h), handed to every launch
+     * (mt_dev_launch.host_code, .kernels). */
+    bool gpu_program;
     int ngpu_kernels;
     const char *const *gpu_kernel_names;
     void *const *gpu_kernels;
