@@ -16,7 +16,9 @@
  *                  result, without its warning); floats follow IEEE (x // 0
  *                  is +-inf or NaN, x % 0 is NaN).
  *   power          floats: pow (glibc, < 1 ulp). Integers: computed in
- *                  float64 and converted back (saturating): exact whenever
+ *                  float64, rounded to the nearest integer (CUDA's pow is
+ *                  within 2 ulp, not exact: 3 ** 1 could truncate to 2)
+ *                  and converted back (saturating): exact whenever
  *                  the base and the true result are within 2^53 in
  *                  magnitude, so every in-range int8/uint8/int32 result and
  *                  int64 results up to 2^53; beyond the dtype's range the
@@ -115,7 +117,8 @@ COMPUTE(compute_power) {
     mt_dtype t = x[0]->dtype;
     if (mt_dtype_is_float(t)) return mt_te_call(a, IN_POW, x, 2);
     mt_texpr *args[2] = {mt_te_cast(a, MT_FLOAT64, x[0]), mt_te_cast(a, MT_FLOAT64, x[1])};
-    mt_texpr *p = mt_te_cast(a, t, mt_te_call(a, IN_POW, args, 2));
+    mt_texpr *pw = mt_te_call(a, IN_POW, args, 2);
+    mt_texpr *p = mt_te_cast(a, t, mt_te_call(a, IN_ROUND, &pw, 1));
     if (!mt_dtype_is_signed_int(t)) return p;
     /* 0 ** -k is inf in float64; it is 0 here, like integer division by 0 */
     mt_texpr *zero = imm(a, t, 0);
