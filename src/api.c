@@ -277,22 +277,13 @@ static const char *with_ptxas(mt_arena *a, const char *cuda, const mt_nvrtc_out 
     return mt_sb_str(&sb);
 }
 
-/* A GPU program, not emulated: its host functions compiled by the LLVM
- * backend (their launches call the runtime, runtime/gpu_launch.h), its
- * kernels' CUDA C compiled by NVRTC when it is there; without NVRTC the
- * kernel compiles (its dumps are made) but cannot run. */
-static void gpu_program(mt_context *ctx, mt_kernel *k, mt_compiled *c, mt_codegen_out *cg,
-                        const mt_compile_options *opts) {
+/* A GPU program, not emulated: its host functions (compiled by the LLVM
+ * backend like any host code: their launches call the runtime,
+ * runtime/gpu_launch.h) and its kernels' CUDA C, compiled by NVRTC when it
+ * is there; without NVRTC the kernel compiles (its dumps are made) but
+ * cannot run. */
+static void gpu_kernels(mt_kernel *k, mt_compiled *c, const mt_target_desc *gpu) {
     mt_arena *a = k->arena;
-    k->gpu_program = true;
-    c->lowered = c->gpu_host;
-    c->device = c->gpu_device;
-    c->ndevice = c->ngpu_device;
-    int threads = ctx->num_threads > 0 ? ctx->num_threads : mt_parallel_num_cpus();
-    mt_codegen_in in = {c->gpu_host, c->nlowered, c->gpu_device, c->ngpu_device, opts->opt_level,
-                        threads};
-    ctx->backend->compile(ctx->backend, a, &in, &k->code);
-    *cg = k->code;
     kernel_names(k, c);
     const char *cuda = mt_cuda_c_emit(a, c->gpu_host, c->nlowered, c->gpu_device, c->ngpu_device);
     c->dumps[MT_STAGE_CUDA] = cuda;
@@ -302,16 +293,14 @@ static void gpu_program(mt_context *ctx, mt_kernel *k, mt_compiled *c, mt_codege
         k->no_run = mt_arena_printf(a, "cannot run on the GPU: %s", why);
         return;
     }
-    mt_target_desc t;
-    mt_target_cuda(&t, opts->arch);
     mt_nvrtc_out o;
     char err[512];
-    mt_status st = mt_nvrtc_compile(cuda, k->name ? k->name : "kernel.cu", t.sm, &o, err, sizeof err);
+    mt_status st = mt_nvrtc_compile(cuda, k->name ? k->name : "kernel.cu", gpu->sm, &o, err, sizeof err);
     if (st != MT_OK) mt_fail_noloc(st, "NVRTC: %s", err);
     k->cubin = mt_arena_alloc(a, o.size);
     memcpy(k->cubin, o.image, o.size);
     k->cubin_size = o.size;
-    c->dumps[MT_STAGE_CUDA] = with_ptxas(a, cuda, &o, t.sm);
+    c->dumps[MT_STAGE_CUDA] = with_ptxas(a, cuda, &o, gpu->sm);
     mt_nvrtc_out_free(&o);
 }
 
@@ -346,18 +335,19 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
         mt_compiled c;
         mt_pipeline_targets targets = {&ctx->host, gpu_target(a, opts), opts->emulate != 0};
         mt_pipeline_run(a, k->source, len, opts, &targets, &c);
-        mt_codegen_out cg;
-        memset(&cg, 0, sizeof cg);
-        if (c.lowered) {
-            /* the backend works on the kernel functions on as many threads as
-             * the context runs parallel loops on */
-            int threads = ctx->num_threads > 0 ? ctx->num_threads : mt_parallel_num_cpus();
-            mt_codegen_in in = {c.lowered, c.nlowered, c.device, c.ndevice, opts->opt_level, threads};
-            ctx->backend->compile(ctx->backend, a, &in, &k->code);
-            cg = k->code;
-        } else {
-            gpu_program(ctx, k, &c, &cg, opts);
+        k->gpu_program = targets.gpu && !targets.emulate;
+        if (k->gpu_program) { /* the host side of the GPU split is what runs here */
+            c.lowered = c.gpu_host;
+            c.device = c.gpu_device;
+            c.ndevice = c.ngpu_device;
         }
+        /* the backend works on the kernel functions on as many threads as
+         * the context runs parallel loops on */
+        int threads = ctx->num_threads > 0 ? ctx->num_threads : mt_parallel_num_cpus();
+        mt_codegen_in in = {c.lowered, c.nlowered, c.device, c.ndevice, opts->opt_level, threads};
+        ctx->backend->compile(ctx->backend, a, &in, &k->code);
+        const mt_codegen_out cg = k->code;
+        if (k->gpu_program) gpu_kernels(k, &c, targets.gpu);
         for (int s = 0; s < MT_STAGE_COUNT_; s++) k->dumps[s] = c.dumps[s];
         gpu_dumps(k, &c, targets.gpu);
         k->emulated = targets.emulate;

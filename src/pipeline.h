@@ -29,8 +29,8 @@ typedef struct mt_compiled {
     /* Target cuda: the program split for the GPU (host functions launching
      * kernels, tir.h "GPU kernels"), what the CUDA C backend prints. NULL
      * otherwise. With emulate, lowered/device above are the same program
-     * emulated on the CPU (emulate_gpu); without, they are NULL: the host
-     * side runs on a GPU only. */
+     * emulated on the CPU (emulate_gpu); without, they are NULL (the API
+     * compiles gpu_host for the CPU: it launches gpu_device's kernels). */
     mt_tfunc **gpu_host;      /* [nlowered] */
     mt_tfunc **gpu_device;    /* the kernels (and CPU parallel bodies) they launch */
     int ngpu_device;
