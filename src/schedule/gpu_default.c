@@ -62,13 +62,6 @@ static bool has_blocks(const mt_tstmt *s) {
     return found;
 }
 
-/* Could loop var run on threads (no reduction over it)? Asked of a scratch
- * copy of the schedule, which the check leaves as it was. */
-static bool independent(const mt_sched *s, mt_tvar *var) {
-    mt_sched t = *s;
-    return mt_sched_parallel(&t, var);
-}
-
 /* The variables of the perfect loop nest at the top of item, outermost
  * first; returns how many. */
 static int nest_of(const mt_sched *s, mt_tvar *top, mt_tvar **vars) {
@@ -91,7 +84,7 @@ static void hoist_independent(mt_sched *s, mt_tvar **first) {
         moved = false;
         int n = nest_of(s, *first, vars);
         for (int i = 0; i + 1 < n && !moved; i++) {
-            if (independent(s, vars[i]) || !independent(s, vars[i + 1])) continue;
+            if (mt_sched_independent(s, vars[i]) || !mt_sched_independent(s, vars[i + 1])) continue;
             mt_sched t = *s;
             if (!mt_sched_reorder(&t, vars[i], vars[i + 1])) continue;
             *s = t;
@@ -119,7 +112,7 @@ static void single_thread(mt_sched *s, const mt_tstmt *old) {
 static bool bind_spatial(mt_sched *s, mt_tvar *first, int threads) {
     mt_tvar *vars[MAX_NEST];
     int n = nest_of(s, first, vars), k = 0;
-    while (k < n && independent(s, vars[k])) k++;
+    while (k < n && mt_sched_independent(s, vars[k])) k++;
     if (k == 0) return false;
     mt_tvar *f = vars[0];
     for (int i = 1; i < k; i++)

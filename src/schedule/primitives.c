@@ -293,6 +293,10 @@ static void annotate(mt_sched *s, const mt_tstmt *l, mt_for_kind kind) {
     mt_sched_replace(s, l, n);
 }
 
+bool mt_sched_independent(mt_sched *s, mt_tvar *loop) {
+    return independent(s, "independent", mt_sched_get_loop(s, loop));
+}
+
 bool mt_sched_parallel(mt_sched *s, mt_tvar *loop) {
     const mt_tstmt *l = mt_sched_get_loop(s, loop);
     if (!need_serial(s, "parallel", l) || !independent(s, "parallel", l)) return false;

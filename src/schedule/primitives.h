@@ -77,6 +77,10 @@ bool mt_sched_fuse(mt_sched *s, mt_tvar *outer, mt_tvar *inner, mt_tvar **fused)
  * loops changes the order of a floating-point reduction. */
 bool mt_sched_reorder(mt_sched *s, mt_tvar *outer, mt_tvar *inner);
 
+/* Are loop's iterations independent (the condition parallel and bind add
+ * to a serial loop; false with the reason in s->error)? Changes no loop. */
+bool mt_sched_independent(mt_sched *s, mt_tvar *loop);
+
 /* Preconditions: the loop is serial; every store under it is inside a block;
  * no block under it binds a reduce variable to an expression of the loop's
  * variable (its iterations would update the same element). */
