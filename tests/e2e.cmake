@@ -23,3 +23,8 @@ add_test(NAME mtc_cuda_emulate
                  ${PROJECT_SOURCE_DIR}/examples/kernels/fused_add.py)
 set_tests_properties(mtc_cuda_emulate PROPERTIES PASS_REGULAR_EXPRESSION
   "\"schedule\": \"gpu_fallback\".*T.launch\\(\"fused_add_add_kernel0\".*thread=\"threadIdx.x\".*\\[\\[ *-?[0-9]")
+# The CUDA C of whole programs (target cuda): golden text for the seed's add,
+# a softmax, a layer_norm, a GEMV and a matmul + bias + relu
+# (tests/golden/cuda), and every golden and tests/gpu program through NVRTC
+# for sm_80 and sm_90 with no register spills (skipped without NVRTC).
+mt_test(test_cuda_text SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_cuda_text.c LIBRARY)

@@ -24,7 +24,8 @@
  *                     ... one output element, its reduce loops serial ...
  *
  *     A nest of fewer than THREADS iterations (constant) gets one block of
- *     exactly that many threads.
+ *     exactly that many threads. Each reduction in a thread accumulates in
+ *     a register and stores its output once (cache_write, local).
  *  3. A statement with no independent leading loop (a reduction to one
  *     value, legalize's `if n == 0` guard, a rank-0 store) runs on one
  *     thread of one block.
@@ -75,6 +76,36 @@ static int nest_of(const mt_sched *s, mt_tvar *top, mt_tvar **vars) {
     return n;
 }
 
+/* The names of the reduction blocks under s (with a reduce variable). */
+typedef struct red_blocks {
+    mt_arena *a;
+    MT_VEC(const char *) names;
+} red_blocks;
+
+static void red_block(mt_tvisitor *v, const mt_tstmt *s) {
+    red_blocks *r = v->ctx;
+    if (s->kind == TS_BLOCK && s->name)
+        for (int i = 0; i < s->niters; i++)
+            if (s->iters[i].kind == MT_ITER_REDUCE) {
+                MT_VEC_PUSH(r->a, &r->names, s->name);
+                break;
+            }
+    mt_tvisit_stmt_children(v, s);
+}
+
+/* Each reduction under loop accumulates in a register and stores its
+ * output once (cache_write, local), instead of updating global memory at
+ * every step; a reduction that cache_write does not take stays as it is. */
+static void accumulate_locally(mt_sched *s, mt_tvar *loop) {
+    red_blocks r = {s->arena, {0}};
+    mt_tvisitor v = {skip_expr, red_block, &r};
+    mt_tvisit_stmt(&v, mt_sched_get_loop(s, loop));
+    for (int i = 0; i < r.names.len; i++) {
+        mt_sched t = *s;
+        if (mt_sched_cache_write(&t, r.names.data[i], MT_SCOPE_LOCAL)) *s = t;
+    }
+}
+
 /* ---- the kernel of one statement ----------------------------------------------- */
 
 /* Moves independent loops outward past reduce loops (step 1). */
@@ -122,7 +153,10 @@ static bool bind_spatial(mt_sched *s, mt_tvar *first, int threads) {
         threads = ext > 0 ? (int)ext : 1;
     mt_tvar *bx, *tx;
     if (!mt_sched_split(s, f, mt_te_int(s->arena, f->dtype, threads), &bx, &tx)) return false;
-    return mt_sched_bind(s, bx, "blockIdx.x", 0) && mt_sched_bind(s, tx, "threadIdx.x", threads);
+    if (!mt_sched_bind(s, bx, "blockIdx.x", 0) || !mt_sched_bind(s, tx, "threadIdx.x", threads))
+        return false;
+    accumulate_locally(s, tx);
+    return true;
 }
 
 /* ---- entry ------------------------------------------------------------------------ */

@@ -36,6 +36,21 @@ static int swap_regions(mt_arena *a, const mt_tregion *rs, int n, const mt_tbuff
     return m;
 }
 
+/* The write-back wb, run only when the reduce loops path[r .. len-2] run
+ * at least once: with no reduce iteration the block never wrote its buffer
+ * (and the accumulator was never initialized). */
+static mt_tstmt *write_back_if_ran(mt_arena *a, const mt_blk_stmts *path, int r, mt_tstmt *wb) {
+    mt_texpr *ran = NULL;
+    for (int j = r; j <= path->len - 2; j++) {
+        const mt_tstmt *l = path->data[j];
+        int64_t c;
+        if (mt_te_is_const_int(l->extent, &c) && c > 0) continue;
+        mt_texpr *pos = mt_te_bin(a, TE_GT, l->extent, mt_te_int(a, l->extent->dtype, 0));
+        ran = ran ? mt_te_bin(a, TE_AND, ran, pos) : pos;
+    }
+    return ran ? mt_ts_if(a, ran, wb, NULL) : wb;
+}
+
 bool mt_sched_cache_write(mt_sched *s, const char *name, mt_scope scope) {
     static const char P[] = "cache_write";
     mt_arena *a = s->arena;
@@ -110,7 +125,7 @@ bool mt_sched_cache_write(mt_sched *s, const char *name, mt_scope scope) {
     wb->writes = MT_NEW_ARRAY(a, mt_tregion, 1);
     wb->writes[0] = mt_blk_point_region(a, B, idx);
     wb->nwrites = 1;
-    mt_tstmt *pair[2] = {nest, wb};
+    mt_tstmt *pair[2] = {nest, write_back_if_ran(a, &path, r, wb)};
     mt_sched_replace(s, path.data[r], mt_ts_alloc(a, acc, mt_ts_seq(a, pair, 2)));
     return true;
 }
