@@ -255,6 +255,8 @@ typedef struct mt_compile_times {
                          * context's num_threads at once. With more than
                          * one, opt_ms and jit_ms split the wall time of that
                          * overlapped work in proportion to its CPU time. */
+    double cuda_ms;     /* target cuda: printing the kernels' CUDA C */
+    double nvrtc_ms;    /* target cuda: NVRTC compiling it to a cubin (0 when emulated) */
 } mt_compile_times;
 
 /* Fills *out. MT_ERR_INVALID_ARG when k or out is NULL. */

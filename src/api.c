@@ -285,7 +285,9 @@ static const char *with_ptxas(mt_arena *a, const char *cuda, const mt_nvrtc_out 
 static void gpu_kernels(mt_kernel *k, mt_compiled *c, const mt_target_desc *gpu) {
     mt_arena *a = k->arena;
     kernel_names(k, c);
+    double t0 = now_ms();
     const char *cuda = mt_cuda_c_emit(a, c->gpu_host, c->nlowered, c->gpu_device, c->ngpu_device);
+    k->times.cuda_ms = now_ms() - t0;
     c->dumps[MT_STAGE_CUDA] = cuda;
     char why[256];
     if (k->nkernels == 0) return;
@@ -295,7 +297,9 @@ static void gpu_kernels(mt_kernel *k, mt_compiled *c, const mt_target_desc *gpu)
     }
     mt_nvrtc_out o;
     char err[512];
+    t0 = now_ms();
     mt_status st = mt_nvrtc_compile(cuda, k->name ? k->name : "kernel.cu", gpu->sm, &o, err, sizeof err);
+    k->times.nvrtc_ms = now_ms() - t0;
     if (st != MT_OK) mt_fail_noloc(st, "NVRTC: %s", err);
     k->cubin = mt_arena_alloc(a, o.size);
     memcpy(k->cubin, o.image, o.size);
@@ -310,9 +314,11 @@ static void gpu_dumps(mt_kernel *k, mt_compiled *c, const mt_target_desc *gpu) {
         k->unavailable[MT_STAGE_CUDA] = "the kernel is compiled for target cpu (no CUDA C)";
         return;
     }
-    if (!k->dumps[MT_STAGE_CUDA])
-        k->dumps[MT_STAGE_CUDA] =
-            mt_cuda_c_emit(k->arena, c->gpu_host, c->nlowered, c->gpu_device, c->ngpu_device);
+    if (k->dumps[MT_STAGE_CUDA]) return;
+    double t0 = now_ms();
+    k->dumps[MT_STAGE_CUDA] =
+        mt_cuda_c_emit(k->arena, c->gpu_host, c->nlowered, c->gpu_device, c->ngpu_device);
+    k->times.cuda_ms = now_ms() - t0;
 }
 
 static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
@@ -356,8 +362,9 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
         k->name = c.entry->name;
         k->params = c.entry->params;
         k->results = c.entry->outputs;
-        k->times = (mt_compile_times){c.ms_frontend, c.ms_graph, c.ms_tir, cg.ms_irgen,
-                                      cg.ms_opt, cg.ms_jit, 0, cg.threads};
+        double cuda_ms = k->times.cuda_ms, nvrtc_ms = k->times.nvrtc_ms;
+        k->times = (mt_compile_times){c.ms_frontend, c.ms_graph, c.ms_tir, cg.ms_irgen, cg.ms_opt,
+                                      cg.ms_jit, 0, cg.threads, cuda_ms, nvrtc_ms};
         mt_plan_build(a, c.module, c.entry, c.lowered, cg.fn_addrs, &k->plan);
         k->dumps[MT_STAGE_PLAN] = mt_memplan_print(k->plan.mem, &k->plan, arena_alloc_cb, a);
         mt_err_pop(&fr);

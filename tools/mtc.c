@@ -1234,6 +1234,8 @@ static void print_compile_times(const mt_kernel *k, const char *title) {
         {"LLVM IR generation", t.irgen_ms},
         {"LLVM optimization", t.opt_ms},
         {"JIT code generation", t.jit_ms},
+        {"CUDA C (target cuda)", t.cuda_ms},
+        {"NVRTC (target cuda)", t.nvrtc_ms},
     };
     double sum = 0;
     fflush(stdout);
