@@ -64,6 +64,24 @@ __attribute__((unused)) static mt_compile_options test_target_options(const mt_c
     return o;
 }
 
+/* The whole file at path, NUL-terminated (free it), or NULL. */
+__attribute__((unused)) static char *test_read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (!buf) {
+        fclose(f);
+        return NULL;
+    }
+    size_t got = fread(buf, 1, (size_t)n, f);
+    buf[got] = 0;
+    fclose(f);
+    return buf;
+}
+
 /* One context for a whole test binary (creating the JIT costs ~20 ms). */
 static mt_context *test_ctx;
 

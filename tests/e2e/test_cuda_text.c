@@ -18,19 +18,6 @@
 
 #include "test_util.h"
 
-static char *read_all(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    size_t got = fread(buf, 1, (size_t)n, f);
-    buf[got] = 0;
-    fclose(f);
-    return buf;
-}
-
 static const char *src_dir(void) {
     const char *d = getenv("MT_SOURCE_DIR");
     return d ? d : ".";
@@ -73,7 +60,7 @@ static bool nvrtc_here(void) {
 static mt_kernel *check_golden(const char *name) {
     char path[1024];
     snprintf(path, sizeof path, "%s/tests/golden/cuda/%s.py", src_dir(), name);
-    char *src = read_all(path);
+    char *src = test_read_file(path);
     if (!src) fail_msg("cannot read %s", path);
     mt_kernel *k = compile_cuda(src, name, "sm_90");
     char *got = cuda_text(k);
@@ -84,7 +71,7 @@ static mt_kernel *check_golden(const char *name) {
         fputs(got, f);
         fclose(f);
     } else {
-        char *want = read_all(path);
+        char *want = test_read_file(path);
         if (!want) fail_msg("no %s (MT_UPDATE_GOLDEN=1 writes it)", path);
         if (strcmp(got, want) != 0)
             fail_msg("%s: the CUDA C differs from %s:\n%s", name, path, got);
@@ -145,7 +132,7 @@ static int corpus(const char *sub, const char *arch) {
             continue;
         char path[2048];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        char *src = read_all(path);
+        char *src = test_read_file(path);
         if (!src) fail_msg("cannot read %s", path);
         check_nvrtc(e->d_name, src, arch);
         free(src);

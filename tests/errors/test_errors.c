@@ -21,19 +21,6 @@ static const char *const status_names[] = {
 #undef MT_X_
 };
 
-static char *read_all(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    size_t got = fread(buf, 1, (size_t)n, f);
-    buf[got] = 0;
-    fclose(f);
-    return buf;
-}
-
 static int cmp_str(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
@@ -56,7 +43,7 @@ static void test_corpus(void **state) {
     for (int i = 0; i < n; i++) {
         char path[2048];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        char *src = read_all(path);
+        char *src = test_read_file(path);
         char status[64], msg[512];
         int line, col;
         if (!src || sscanf(src, "# expect: %63s %d:%d %511[^\n]", status, &line, &col, msg) != 4) {

@@ -17,19 +17,6 @@
 
 #include "test_util.h"
 
-static char *read_all(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    size_t got = fread(buf, 1, (size_t)n, f);
-    buf[got] = 0;
-    fclose(f);
-    return buf;
-}
-
 /* Appends s to the growing buffer *buf. */
 static void append(char **buf, size_t *len, const char *s) {
     size_t n = strlen(s);
@@ -41,7 +28,7 @@ static void append(char **buf, size_t *len, const char *s) {
 static int check_one(const char *dir, const char *name) {
     char path[2048], passes[512];
     snprintf(path, sizeof path, "%s/%s.py", dir, name);
-    char *src = read_all(path);
+    char *src = test_read_file(path);
     if (!src || sscanf(src, "# passes: %511[^\n]", passes) != 1) {
         printf("FAIL %s: no '# passes:' header\n", name);
         free(src);
@@ -81,7 +68,7 @@ static int check_one(const char *dir, const char *name) {
         if (f) fclose(f);
         printf("updated %s\n", path);
     } else {
-        char *want = read_all(path);
+        char *want = test_read_file(path);
         if (!want || strcmp(want, got) != 0) {
             printf("FAIL %s: IR differs from %s\n--- got ---\n%s", name, path, got);
             rc = 1;
