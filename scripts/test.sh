@@ -16,7 +16,7 @@
 # Exits non-zero if anything fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MT_SETUP_EXTRA="${MT_SETUP_EXTRA:-} valgrind clang libclang-rt-14-dev" ./scripts/setup.sh
+MT_SETUP_EXTRA="${MT_SETUP_EXTRA:-} valgrind clang libclang-rt-14-dev graphviz" ./scripts/setup.sh
 jobs="$(nproc)"
 
 run_suite() { # name build-dir cmake-args...
