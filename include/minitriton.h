@@ -301,6 +301,41 @@ MT_API int64_t mt_tensor_numel(const mt_tensor *t);
  * functions above make; {0, 0} for NULL. */
 MT_API mt_device mt_tensor_device(const mt_tensor *t);
 
+/* ---- host functions ---------------------------------------------------------
+ * A C function the host program registers on a context, which kernels then
+ * call by name in destination-passing style:
+ *
+ *     y = call_dps_packed("my_norm", (x, w), out_sinfo=Tensor(("n", 64), "float32"))
+ *
+ * It is called through libffi as
+ *
+ *     int fn(DLTensor *in_0, ..., DLTensor *out_0, ...)
+ *
+ * (<dlpack/dlpack.h>), with the inputs then the outputs, which the library
+ * allocated with out_sinfo's shapes; it writes the outputs and returns 0,
+ * anything else failing the run (MT_ERR_RUNTIME naming it). The tensors are
+ * on the device the call is placed on (host memory by default; device
+ * memory inside `with device("gpu")`, after that device finished the work
+ * before the call); fn runs on the thread calling mt_kernel_run and must
+ * not keep the pointers. The registration gives each input's and output's
+ * dtype and rank (ndim -1: any); compiles check calls against it, with a
+ * diagnostic on the call for an unknown name, a wrong number of inputs or
+ * outputs, or a wrong dtype or rank. A name (letters, digits, '_', '.';
+ * at most 64) is registered once per context and cannot be replaced or
+ * removed; at most MT_MAX_EXTERNS per context, MT_MAX_EXTERN_ARGS values
+ * per function. A call whose results are unused may be dropped as dead
+ * code, like any op; two equal calls are not merged. */
+#define MT_MAX_EXTERNS 64
+#define MT_MAX_EXTERN_ARGS 32
+typedef struct mt_extern_arg {
+    mt_dtype dtype;
+    int ndim; /* -1: any rank */
+} mt_extern_arg;
+MT_API mt_status mt_context_register_extern(mt_context *ctx, const char *name, void *fn,
+                                            const mt_extern_arg *inputs, int ninputs,
+                                            const mt_extern_arg *outputs, int noutputs,
+                                            mt_diag *diag);
+
 /* ---- DLPack ---------------------------------------------------------------
  * Tensors shared with other frameworks (NumPy, PyTorch, CuPy, ...) through
  * DLPack's managed tensors, without copying. Include <dlpack/dlpack.h>

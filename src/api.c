@@ -47,6 +47,9 @@ struct mt_context {
     mt_thread_pool *threads; /* parallel loops' workers (runtime/parallel.h); joined when ctx is freed */
     mt_target_desc host;  /* the host CPU's target: kernels on the CPU (and the test device) */
     char host_str[256];   /* its text, in every cache key */
+    mt_gextern *externs[MT_MAX_EXTERNS]; /* host functions, never changed once registered */
+    int nexterns;
+    pthread_mutex_t ext_lock; /* nexterns */
 };
 
 struct mt_kernel {
@@ -114,11 +117,105 @@ mt_context *mt_context_create_testing(const mt_context_options *opts, bool test_
     ctx->host.test_device = test_device;
     mt_target_str(&ctx->host, ctx->host_str, sizeof ctx->host_str);
     pthread_mutex_init(&ctx->emu_lock, NULL);
+    pthread_mutex_init(&ctx->ext_lock, NULL);
     atomic_init(&ctx->refs, 1);
     return ctx;
 }
 
 struct mt_dev *mt_context_test_device(mt_context *ctx) { return ctx ? ctx->test : NULL; }
+
+/* ---- host functions ---------------------------------------------------------- */
+
+static bool extern_name_ok(const char *s) {
+    if (!s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_')) return false;
+    size_t n = 0;
+    for (; *s; s++, n++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '_' || *s == '.'))
+            return false;
+    return n <= 64;
+}
+
+static mt_status check_extern_args(const mt_extern_arg *args, int n, const char *what, mt_diag *diag) {
+    for (int i = 0; i < n; i++) {
+        if ((unsigned)args[i].dtype >= MT_DTYPE_COUNT_ || args[i].ndim < -1 || args[i].ndim > MT_MAX_RANK) {
+            char msg[128];
+            snprintf(msg, sizeof msg, "mt_context_register_extern: %s %d has dtype %d and rank %d", what, i,
+                     (int)args[i].dtype, args[i].ndim);
+            mt_diag_set(diag, MT_ERR_INVALID_ARG, NULL, NULL, MT_NOLOC, msg);
+            return MT_ERR_INVALID_ARG;
+        }
+    }
+    return MT_OK;
+}
+
+static mt_status register_fail(mt_diag *diag, mt_status st, const char *msg, const char *name) {
+    char text[256];
+    snprintf(text, sizeof text, "mt_context_register_extern: %s%s%.64s%s", msg, name ? " '" : "",
+             name ? name : "", name ? "'" : "");
+    mt_diag_set(diag, st, NULL, NULL, MT_NOLOC, text);
+    return st;
+}
+
+/* One allocation: the record, its dtypes and ranks, its name. */
+static mt_gextern *new_extern(const char *name, void *fn, const mt_extern_arg *in, int nin,
+                              const mt_extern_arg *out, int nout) {
+    int n = nin + nout;
+    size_t len = strlen(name) + 1;
+    mt_gextern *e = malloc(sizeof *e + sizeof(mt_dtype) * (size_t)n + sizeof(int) * (size_t)n + len);
+    if (!e) return NULL;
+    mt_dtype *dt = (mt_dtype *)(e + 1);
+    int *nd = (int *)(dt + n);
+    char *nm = (char *)(nd + n);
+    for (int i = 0; i < n; i++) {
+        const mt_extern_arg *x = i < nin ? &in[i] : &out[i - nin];
+        dt[i] = x->dtype;
+        nd[i] = x->ndim;
+    }
+    memcpy(nm, name, len);
+    *e = (mt_gextern){nm, fn, nin, nout, dt, nd};
+    return e;
+}
+
+mt_status mt_context_register_extern(mt_context *ctx, const char *name, void *fn, const mt_extern_arg *inputs,
+                                     int ninputs, const mt_extern_arg *outputs, int noutputs, mt_diag *diag) {
+    mt_diag_clear(diag);
+    if (!ctx || !fn) return register_fail(diag, MT_ERR_INVALID_ARG, "context and fn must not be NULL", NULL);
+    if (!extern_name_ok(name))
+        return register_fail(diag, MT_ERR_INVALID_ARG,
+                             "a name is letters, digits, '_' and '.', not starting with a digit, at most 64:",
+                             name ? name : "(null)");
+    if (ninputs < 0 || noutputs < 1 || ninputs + noutputs > MT_MAX_EXTERN_ARGS ||
+        (ninputs && !inputs) || !outputs)
+        return register_fail(diag, MT_ERR_INVALID_ARG, "it needs 0 or more inputs and 1 or more outputs, "
+                             "at most 32 in all, for", name);
+    mt_status st = check_extern_args(inputs, ninputs, "input", diag);
+    if (st == MT_OK) st = check_extern_args(outputs, noutputs, "output", diag);
+    if (st != MT_OK) return st;
+    pthread_mutex_lock(&ctx->ext_lock);
+    st = MT_OK;
+    for (int i = 0; i < ctx->nexterns && st == MT_OK; i++)
+        if (strcmp(ctx->externs[i]->name, name) == 0)
+            st = register_fail(diag, MT_ERR_INVALID_ARG, "a host function is already registered as", name);
+    if (st == MT_OK && ctx->nexterns == MT_MAX_EXTERNS)
+        st = register_fail(diag, MT_ERR_LIMIT, "the context has the most host functions it takes (64); not", name);
+    mt_gextern *e = st == MT_OK ? new_extern(name, fn, inputs, ninputs, outputs, noutputs) : NULL;
+    if (st == MT_OK && !e) st = register_fail(diag, MT_ERR_NOMEM, "out of memory registering", name);
+    if (e) ctx->externs[ctx->nexterns++] = e;
+    pthread_mutex_unlock(&ctx->ext_lock);
+    return st;
+}
+
+/* The host functions registered now, for one compilation. */
+static int snapshot_externs(mt_context *ctx, mt_arena *a, const mt_gextern *const **out) {
+    pthread_mutex_lock(&ctx->ext_lock);
+    int n = ctx->nexterns;
+    const mt_gextern **copy = MT_NEW_ARRAY(a, const mt_gextern *, n > 0 ? n : 1);
+    for (int i = 0; i < n; i++) copy[i] = ctx->externs[i];
+    pthread_mutex_unlock(&ctx->ext_lock);
+    *out = copy;
+    return n;
+}
 
 static void context_unref(mt_context *ctx) {
     if (atomic_fetch_sub(&ctx->refs, 1) == 1) {
@@ -129,6 +226,8 @@ static void context_unref(mt_context *ctx) {
         mt_dev_release(ctx->emulated);
         mt_dev_release(ctx->cuda);
         pthread_mutex_destroy(&ctx->emu_lock);
+        pthread_mutex_destroy(&ctx->ext_lock);
+        for (int i = 0; i < ctx->nexterns; i++) free(ctx->externs[i]);
         mt_pool_close(ctx->pool);
         mt_thread_pool_destroy(ctx->threads);
         free(ctx);
@@ -339,7 +438,8 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
         k->source = mt_arena_strndup(a, source, len);
         k->filename = mt_arena_strdup(a, file);
         mt_compiled c;
-        mt_pipeline_targets targets = {&ctx->host, gpu_target(a, opts), opts->emulate != 0};
+        mt_pipeline_targets targets = {&ctx->host, gpu_target(a, opts), opts->emulate != 0, NULL, 0};
+        targets.nexterns = snapshot_externs(ctx, a, &targets.externs);
         mt_pipeline_run(a, k->source, len, opts, &targets, &c);
         k->gpu_program = targets.gpu && !targets.emulate;
         if (k->gpu_program) { /* the host side of the GPU split is what runs here */

@@ -40,15 +40,18 @@ typedef struct mt_compiled {
     double ms_frontend, ms_graph, ms_tir; /* phase times */
 } mt_compiled;
 
-/* The targets of a compilation: the host CPU's, and the GPU's for target
- * cuda (NULL otherwise: then host->test_device makes device("gpu") the
- * test device, whose functions are compiled for the host). With a GPU, the
- * program's default device is the GPU (cuda:0), and emulate asks for the
- * CPU emulation of its kernels. */
+/* The targets of a compilation and what its context offers: the host
+ * CPU's target, and the GPU's for target cuda (NULL otherwise: then
+ * host->test_device makes device("gpu") the test device, whose functions
+ * are compiled for the host). With a GPU, the program's default device is
+ * the GPU (cuda:0), and emulate asks for the CPU emulation of its kernels.
+ * externs are the host functions registered on the context. */
 typedef struct mt_pipeline_targets {
     const mt_target_desc *host;
     const mt_target_desc *gpu;
     bool emulate;
+    const mt_gextern *const *externs;
+    int nexterns;
 } mt_pipeline_targets;
 
 /* Runs every pass up to codegen. Errors go through mt_fail. */

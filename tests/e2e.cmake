@@ -28,3 +28,7 @@ set_tests_properties(mtc_cuda_emulate PROPERTIES PASS_REGULAR_EXPRESSION
 # (tests/golden/cuda), and every golden and tests/gpu program through NVRTC
 # for sm_80 and sm_90 with no register spills (skipped without NVRTC).
 mt_test(test_cuda_text SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_cuda_text.c LIBRARY)
+# Host functions (mt_context_register_extern, call_dps_packed): registration,
+# placed compile errors, runs against C references; emulated: on the device.
+mt_test(test_extern SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_extern.c LIBRARY)
+mt_test_gpu_emulated(test_extern)

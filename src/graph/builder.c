@@ -31,7 +31,7 @@
  * other library function is an op of the registry (graph/ops.def) or a
  * builder rule (builder_expr.c: linear, neg, *_like). */
 static const char *const planned_functions[] = {
-    "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "flatten", "call_dps_packed",
+    "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "flatten",
     "device", "range",
 };
 
@@ -216,6 +216,16 @@ static mt_gtype parse_annotation(mt_arena *a, const mt_ast *param) {
     parse_shape(shape, &t);
     mt_gtype_check_size(a, &t, shape->loc);
     return t;
+}
+
+mt_gtype mt_b_sinfo(builder *b, const mt_ast *ann) {
+    mt_ast param;
+    memset(&param, 0, sizeof param);
+    param.kind = AST_PARAM;
+    param.name = "out_sinfo";
+    param.lhs = (mt_ast *)ann;
+    param.loc = ann->loc;
+    return parse_annotation(b->arena, &param);
 }
 
 /* ---- statements ----------------------------------------------------------- */

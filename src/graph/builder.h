@@ -13,6 +13,8 @@ typedef struct mt_build_options {
     mt_device default_device; /* the target's device: where ops outside `with device` run */
     mt_device gpu_device; /* what device("gpu") / "cuda" mean; type 0: no GPU in
                            * this compilation (such a with is refused) */
+    const mt_gextern *const *externs; /* the host functions call_dps_packed may name */
+    int nexterns;
 } mt_build_options;
 
 /* Builds the entry graph function (and what it calls) of an AST_MODULE.

@@ -63,19 +63,23 @@ mt_gvar *mt_b_emit(builder *b, mt_op_id id, mt_gvar **args, int nargs, const mt_
         if (all_weak && folded->type.dtype != MT_BOOL) folded->weak = true;
         return folded;
     }
+    mt_gvar *out = mt_gvar_new(b->arena, name ? mt_b_fresh_name(b, name) : mt_b_temp_name(b), &t, loc);
+    out->temp = !name;
+    mt_gbinding *bd = mt_gbinding_op(b->arena, out, op, args, nargs, attrs, loc);
+    bd->device = b->device;
+    mt_b_add_binding(b, bd, loc);
+    return out;
+}
+
+void mt_b_add_binding(builder *b, mt_gbinding *bd, mt_loc loc) {
     if (++b->nbindings > MT_MAX_BINDINGS)
         mt_fail(MT_ERR_LIMIT, loc, "kernel too large: more than %d operations after unrolling",
                 MT_MAX_BINDINGS);
-    mt_gvar *out = mt_gvar_new(b->arena, name ? mt_b_fresh_name(b, name) : mt_b_temp_name(b), &t, loc);
-    out->temp = !name;
     if (!b->block) {
         b->block = mt_gblock_new(b->arena, MT_GBLOCK_BINDINGS, loc);
         mt_gbody_add(b->arena, b->body, b->block);
     }
-    mt_gbinding *bd = mt_gbinding_op(b->arena, out, op, args, nargs, attrs, loc);
-    bd->device = b->device;
     mt_gblock_add(b->arena, b->block, bd);
-    return out;
 }
 
 /* ---- operators ---------------------------------------------------------------- */
@@ -419,6 +423,15 @@ static mt_gvar *call(builder *b, const mt_ast *e, const char *name) {
         return vals[0];
     }
     if (strcmp(fname, "linear") == 0) return linear(b, e, name);
+    if (strcmp(fname, "call_dps_packed") == 0) {
+        mt_gvar *vals[32];
+        const char *names[1] = {name};
+        int n = mt_b_extern_call(b, e, vals, 32, name ? names : NULL);
+        if (n != 1)
+            mt_fail(MT_ERR_TYPE, e->loc, "the host function returns %d values; unpack them "
+                    "(a, b = call_dps_packed(...))", n);
+        return vals[0];
+    }
     if (strcmp(fname, "zeros_like") == 0 || strcmp(fname, "ones_like") == 0 || strcmp(fname, "full_like") == 0)
         return like(b, e, fname, name);
     if (strcmp(fname, "neg") == 0) fname = "negative";
@@ -509,6 +522,7 @@ int mt_b_values(builder *b, const mt_ast *e, mt_gvar **out, int max, const char 
     if (e->kind == AST_CALL && e->lhs->kind == AST_NAME) {
         const mt_ast *def = mt_b_find_def(b, e->lhs->name);
         if (def) return mt_b_inline_call(b, e, def, out, max);
+        if (strcmp(e->lhs->name, "call_dps_packed") == 0) return mt_b_extern_call(b, e, out, max, names);
     }
     out[0] = mt_b_expr_named(b, e, names ? names[0] : NULL);
     return 1;

@@ -104,6 +104,14 @@ void mt_b_with(builder *b, const mt_ast *s);
 /* Calls a graph function of the source, inlined: its return values. */
 int mt_b_inline_call(builder *b, const mt_ast *call, const mt_ast *def, mt_gvar **out, int max);
 
+/* The type an out_sinfo=Tensor(shape, dtype) gives (builder.c). */
+mt_gtype mt_b_sinfo(builder *b, const mt_ast *ann);
+/* Appends a binding to the current block (a new one when none is open). */
+void mt_b_add_binding(builder *b, mt_gbinding *bd, mt_loc loc);
+/* call_dps_packed("name", (inputs), out_sinfo=...): its outputs in out[0..)
+ * (named names[k] when given), their count (builder_extern.c). */
+int mt_b_extern_call(builder *b, const mt_ast *call, mt_gvar **out, int max, const char *const *names);
+
 /* ---- expressions (builder_expr.c) ----------------------------------------- */
 mt_gvar *mt_b_expr(builder *b, const mt_ast *e);
 /* Builds e; a binding it makes is named `name` (NULL: a temporary). */

@@ -84,6 +84,7 @@ static void edges(dotter *d, mt_gvar *const *args, int nargs, int to) {
 
 static const char *op_name(const mt_gbinding *b) {
     if (b->kind == MT_CALL_TO_DEVICE) return "to_device";
+    if (b->kind == MT_CALL_EXTERN) return b->ext->name;
     return b->op ? b->op->name : b->callee->name;
 }
 

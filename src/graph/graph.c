@@ -236,6 +236,13 @@ mt_gbinding *mt_gbinding_to_device(mt_arena *a, mt_gvar *out, mt_gvar *src, mt_d
     return b;
 }
 
+mt_gbinding *mt_gbinding_extern(mt_arena *a, mt_gvar *const *outs, int nouts, const mt_gextern *ext,
+                                mt_gvar *const *args, int nargs, mt_loc loc) {
+    mt_gbinding *b = new_binding(a, MT_CALL_EXTERN, outs, nouts, args, nargs, loc);
+    b->ext = ext;
+    return b;
+}
+
 mt_gtype mt_gtype_scalar(mt_dtype dtype) {
     mt_gtype t;
     memset(&t, 0, sizeof t);

@@ -176,8 +176,20 @@ mt_gtype mt_op_infer(mt_arena *a, const mt_op_def *op, mt_gvar **args, int nargs
 typedef enum mt_call_kind {
     MT_CALL_OP,
     MT_CALL_TIR,
-    MT_CALL_TO_DEVICE /* outs[0] = args[0] copied to `device`: R.to_vdevice(x, "test:0") */
+    MT_CALL_TO_DEVICE, /* outs[0] = args[0] copied to `device`: R.to_vdevice(x, "test:0") */
+    MT_CALL_EXTERN     /* a host function: R.call_dps_packed("name", (args), out_sinfo=...) */
 } mt_call_kind;
+
+/* A host function the program may call (mt_context_register_extern): run
+ * as int fn(DLTensor *in_0, ..., DLTensor *out_0, ...), destination
+ * passing; 0 means success. */
+typedef struct mt_gextern {
+    const char *name;
+    void *fn;
+    int nin, nout;
+    const mt_dtype *dtypes; /* inputs then outputs */
+    const int *ndims;       /* inputs then outputs; -1: any rank */
+} mt_gextern;
 
 /* `outs = call(args)`. */
 typedef struct mt_gbinding {
@@ -186,6 +198,7 @@ typedef struct mt_gbinding {
     mt_call_kind kind;
     const mt_op_def *op; /* MT_CALL_OP; kept on the call_tir that legalizes it */
     mt_tfunc *callee;    /* MT_CALL_TIR */
+    const mt_gextern *ext; /* MT_CALL_EXTERN */
     mt_gvar **args;
     int nargs;
     const mt_gattrs *attrs; /* MT_CALL_OP: non-tensor arguments, or NULL */
@@ -312,6 +325,8 @@ mt_gbinding *mt_gbinding_op(mt_arena *a, mt_gvar *out, const mt_op_def *op,
                             mt_loc loc);
 /* out = args[0] on device dst (out's type says dst too). */
 mt_gbinding *mt_gbinding_to_device(mt_arena *a, mt_gvar *out, mt_gvar *src, mt_device dst, mt_loc loc);
+mt_gbinding *mt_gbinding_extern(mt_arena *a, mt_gvar *const *outs, int nouts, const mt_gextern *ext,
+                                mt_gvar *const *args, int nargs, mt_loc loc);
 mt_gbinding *mt_gbinding_tir(mt_arena *a, mt_gvar *const *outs, int nouts, mt_tfunc *callee,
                              mt_gvar *const *args, int nargs, mt_loc loc);
 

@@ -107,7 +107,8 @@ static void put_binding(mt_sb *sb, mt_arena *a, const mt_gbinding *b, int indent
         mt_sb_puts(sb, ")\n");
         return;
     }
-    mt_sb_printf(sb, "R.call_tir(cls.%s, (", b->callee->name);
+    if (b->kind == MT_CALL_EXTERN) mt_sb_printf(sb, "R.call_dps_packed(\"%s\", (", b->ext->name);
+    else mt_sb_printf(sb, "R.call_tir(cls.%s, (", b->callee->name);
     for (int i = 0; i < b->nargs; i++) {
         if (i) mt_sb_puts(sb, ", ");
         put_value(sb, b->args[i]);

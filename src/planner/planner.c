@@ -131,9 +131,29 @@ static void emit_copies(planner *pl, mt_gvar *const *dst, mt_gvar *const *src, i
 
 static void plan_body(planner *pl, const mt_gbody *body);
 
+/* A host function: called through libffi with a DLTensor per value. */
+static void plan_extern(planner *pl, const mt_gbinding *b) {
+    mt_plan_call call;
+    memset(&call, 0, sizeof call);
+    call.fn = b->ext->fn;
+    call.name = b->ext->name;
+    call.is_extern = true;
+    call.device = device_of(pl, b->device);
+    call.nargs = b->nargs + b->nouts;
+    call.args = MT_NEW_ARRAY(pl->arena, int, call.nargs > 0 ? call.nargs : 1);
+    for (int q = 0; q < b->nargs; q++) call.args[q] = value_of(pl, b->args[q]);
+    for (int q = 0; q < b->nouts; q++) call.args[b->nargs + q] = value_of(pl, b->outs[q]);
+    MT_VEC_PUSH(pl->arena, &pl->calls, call);
+    emit(pl, MT_I_CALL, pl->calls.len - 1, 0, 0);
+}
+
 static void plan_call(planner *pl, const mt_gbinding *b) {
     if (b->kind == MT_CALL_TO_DEVICE) { /* a copy across devices */
         emit(pl, MT_I_COPY, value_of(pl, b->outs[0]), value_of(pl, b->args[0]), 0);
+        return;
+    }
+    if (b->kind == MT_CALL_EXTERN) {
+        plan_extern(pl, b);
         return;
     }
     MT_ASSERT(b->kind == MT_CALL_TIR);

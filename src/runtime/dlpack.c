@@ -20,7 +20,6 @@
  * layout of it (DLPackVersion, flags) is declared below when the header
  * lacks it, as DLPack's ABI defines it, so both kinds of producer work.
  */
-#include <dlpack/dlpack.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,7 +28,7 @@
 
 #include "minitriton.h"
 #include "runtime/device.h"
-#include "runtime/tensor.h"
+#include "runtime/dlpack_internal.h"
 #include "support/diag.h"
 
 #ifndef DLPACK_MAJOR_VERSION
@@ -233,6 +232,16 @@ static void delete_exported(exported *x) {
 static void delete_legacy(DLManagedTensor *m) { delete_exported((exported *)m->manager_ctx); }
 static void delete_versioned(DLManagedTensorVersioned *m) { delete_exported((exported *)m->manager_ctx); }
 
+void mt_tensor_to_dltensor(const mt_tensor *t, DLTensor *out) {
+    out->data = t->data;
+    out->device = (DLDevice){(DLDeviceType)t->device.type, t->device.id};
+    out->ndim = t->ndim;
+    out->dtype = dtype_to_dl(t->dtype);
+    out->shape = (int64_t *)t->shape;
+    out->strides = (int64_t *)t->strides;
+    out->byte_offset = 0;
+}
+
 static exported *export(mt_tensor *t, const char *fn, mt_diag *diag) {
     mt_diag_clear(diag);
     if (!t) {
@@ -249,13 +258,9 @@ static exported *export(mt_tensor *t, const char *fn, mt_diag *diag) {
     memcpy(x->shape, t->shape, sizeof x->shape);
     memcpy(x->strides, t->strides, sizeof x->strides);
     DLTensor *dl = &x->m.dl_tensor;
-    dl->data = t->data;
-    dl->device = (DLDevice){(DLDeviceType)t->device.type, t->device.id};
-    dl->ndim = t->ndim;
-    dl->dtype = dtype_to_dl(t->dtype);
-    dl->shape = x->shape;
+    mt_tensor_to_dltensor(t, dl);
+    dl->shape = x->shape; /* the managed tensor's own copies */
     dl->strides = x->strides;
-    dl->byte_offset = 0;
     x->mv.dl_tensor = *dl;
     return x;
 }

@@ -56,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/dlpack_internal.h"
 #include "runtime/memplan.h"
 #include "runtime/parallel.h"
 #include "runtime/tensor.h"
@@ -157,7 +158,8 @@ static mt_status prepare_calls(mt_plan *p, void *(*alloc)(void *, size_t), void 
         if (!types || !cif) return fail(err, MT_ERR_NOMEM, -1, -1, "out of memory");
         for (int i = 0; i < call->nargs; i++) types[i] = &ffi_type_pointer;
         for (int i = 0; i < call->nsyms; i++) types[call->nargs + i] = &ffi_type_sint64;
-        if (ffi_prep_cif(cif, FFI_DEFAULT_ABI, (unsigned)n, &ffi_type_void, types) != FFI_OK)
+        ffi_type *ret = call->is_extern ? &ffi_type_sint32 : &ffi_type_void;
+        if (ffi_prep_cif(cif, FFI_DEFAULT_ABI, (unsigned)n, ret, types) != FFI_OK)
             return fail(err, MT_ERR_INTERNAL, -1, -1, "libffi refuses the signature of '%s'",
                         call->name);
         call->cif = cif;
@@ -660,7 +662,30 @@ static mt_status alloc_unplanned(run *r) {
 
 /* A kernel launch on the call's device: buffer addresses, then the
  * symbolic dims it takes. */
+/* A host function: a DLTensor per value, after the device finished the
+ * work before it (the function may read device memory on its own). */
+static mt_status exec_extern(run *r, const mt_plan_call *call) {
+    DLTensor dl[MAX_CALL_ARGS];
+    void *ptrs[MAX_CALL_ARGS], *argv[MAX_CALL_ARGS];
+    mt_dev *d = r->dev[call->dev];
+    mt_dev_err e = {""};
+    if (d->ops->sync && d->ops->sync(d, &e) != MT_OK)
+        return fail(r->err, MT_ERR_RUNTIME, -1, -1, "before host function '%s': %s", call->name, e.msg);
+    for (int i = 0; i < call->nargs; i++) {
+        mt_tensor_to_dltensor(r->vals[call->args[i]], &dl[i]);
+        ptrs[i] = &dl[i];
+        argv[i] = &ptrs[i];
+    }
+    ffi_sarg ret = 0;
+    ffi_call(call->cif, FFI_FN(call->fn), &ret, argv);
+    if ((int32_t)ret != 0)
+        return fail(r->err, MT_ERR_RUNTIME, -1, -1, "host function '%s' failed (it returned %d)",
+                    call->name, (int)(int32_t)ret);
+    return MT_OK;
+}
+
 static mt_status exec_call(run *r, const mt_plan_call *call) {
+    if (call->is_extern) return exec_extern(r, call);
     uint64_t words[MAX_CALL_ARGS + MAX_SYMS];
     for (int i = 0; i < call->nargs; i++)
         words[i] = (uint64_t)(uintptr_t)r->vals[call->args[i]]->data;

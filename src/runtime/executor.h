@@ -61,6 +61,8 @@ typedef struct mt_plan_call {
     mt_device device;    /* where it runs ({0, 0}: the CPU) */
     mt_dev_dims dims;    /* grid and block (devices that run host code ignore them) */
     int dev;             /* set by mt_plan_prepare: the index of device in mt_plan.devices */
+    bool is_extern;      /* a host function (mt_context_register_extern): fn is called on
+                            the host as int fn(DLTensor *args...), whatever the device */
     void *cif;           /* set by mt_plan_prepare: the host call's ffi_cif */
     void **arg_types;    /* set by mt_plan_prepare: ffi_type* per argument */
 } mt_plan_call;

@@ -14,7 +14,8 @@ static void mark(mt_gblock *blk, void *ctx) {
     bool pure = true;
     for (int i = 0; i < blk->nbindings; i++)
         if (blk->bindings[i]->kind != MT_CALL_OP && blk->bindings[i]->kind != MT_CALL_TIR &&
-            blk->bindings[i]->kind != MT_CALL_TO_DEVICE)
+            blk->bindings[i]->kind != MT_CALL_TO_DEVICE &&
+            blk->bindings[i]->kind != MT_CALL_EXTERN) /* destination passing: pure here */
             pure = false;
     blk->dataflow = pure;
 }
