@@ -2,7 +2,8 @@
 
 Where the library is looked for, in order (the first that loads wins):
 
-1. the environment variable MINITRITON_LIBRARY: a path to the .so file;
+1. the environment variable MINITRITON_LIBRARY: a path to the .so file
+   (when it is set, nothing else is tried);
 2. the build tree of the repository this package was installed from
    (recorded by setup.py at install time: <repo>/build/libminitriton.so),
    and the build tree next to this file when it is imported from a clone
@@ -176,7 +177,10 @@ def _candidates():
 
 def _load():
     tried = []
+    env = os.environ.get("MINITRITON_LIBRARY")
     for what, name in _candidates():
+        if env and what != "MINITRITON_LIBRARY":
+            break  # a library named explicitly is the only one tried
         if name is None:
             tried.append("%s: found nothing" % what)
             continue
@@ -190,6 +194,7 @@ def _load():
     raise ImportError(
         "minitriton: cannot find the shared library libminitriton.so; tried:\n  - "
         + "\n  - ".join(tried)
+        + ("\nMINITRITON_LIBRARY is set, so nothing else was tried." if env else "")
         + "\nBuild it (cmake --build build --target minitriton) in the repository the package "
         "was installed from, install it (cmake --install build), or set MINITRITON_LIBRARY "
         "to its path."

@@ -32,6 +32,8 @@ from ._lib import (
 )
 from .errors import CompileError, MinitritonError, RunError
 
+MT_ERR_UNAVAILABLE = STATUS_NAMES.index("MT_ERR_UNAVAILABLE")
+
 __all__ = ["Tensor", "jit", "compile", "JITFunction", "Kernel", "Array", "context", "configure",
            "cache_stats", "from_dlpack"]
 
@@ -474,17 +476,20 @@ class Kernel:
         self.compile()
         args = self._bind(args, kwargs)
         owned = []  # mt_tensor references this call holds, released at the end
+        keep = []   # arrays that tensors of this call borrow (converted arguments)
         outs = []
         try:
             argv = (ctypes.c_void_p * max(self._np, 1))()
             for i, a in enumerate(args):
-                argv[i] = self._argument(i, a, owned)
-            outs = self._out_slots(out)
+                argv[i] = self._argument(i, a, owned, keep)
+            outs = self._out_slots(out, keep)
             resv = (ctypes.c_void_p * max(self._nr, 1))()
             for i, (t, _) in enumerate(outs):
                 resv[i] = t
             diag = Diag()
             st = lib.mt_kernel_run(self._k, argv, self._np, resv, self._nr, ctypes.byref(diag))
+            if st == MT_ERR_UNAVAILABLE and self.target == "gpu" and not self.emulate:
+                raise self._gpu_error(diag, "cannot run")
             if st:
                 raise _error(RunError, diag, self._origin)
             fresh = [resv[i] for i in range(self._nr) if outs[i][1] is None]
@@ -503,6 +508,15 @@ class Kernel:
                 if t:
                     pylib.mt_tensor_release(t)
         return results[0] if self._nr == 1 else tuple(results)
+
+    def _gpu_error(self, diag, what):
+        msg = diag.message.decode("utf-8", "replace")
+        if diag.status == MT_ERR_UNAVAILABLE:
+            msg = ("%s(): %s: no GPU is available here (%s); @jit(target=\"gpu\", emulate=True) "
+                   "runs the same GPU kernels on the CPU" % (self.name, what, msg))
+        else:
+            msg = "%s(): %s: %s" % (self.name, what, msg)
+        return RunError(msg, msg, _status_name(diag.status))
 
     def _bind(self, args, kwargs):
         if not kwargs and len(args) == self._np:
@@ -525,8 +539,9 @@ class Kernel:
                 self.name, "s" if len(missing) > 1 else "", ", ".join(repr(m) for m in missing)))
         return bound
 
-    def _argument(self, i, a, owned):
-        """An mt_tensor (a new reference, put in owned) for argument i."""
+    def _argument(self, i, a, owned, keep):
+        """An mt_tensor (a new reference, put in owned) for argument i; the
+        arrays it borrows go into keep, alive until the run is over."""
         name = self._param_names[i]
         dev = self._param_dev[i]
         if isinstance(a, Array):
@@ -538,7 +553,7 @@ class Kernel:
         elif isinstance(a, (list, tuple)):
             a = np.asarray(a, dtype=_NP_DTYPES[self._param_dtype[i]])
         if isinstance(a, np.ndarray):
-            t = self._wrap(name, a)
+            t = self._wrap(name, a, keep)
             owned.append(t)
         elif hasattr(a, "__dlpack__"):
             t = _import_dlpack(a, "argument '%s'" % name)
@@ -555,8 +570,7 @@ class Kernel:
             diag = Diag()
             st = lib.mt_kernel_tensor_to(self._k, t, dev, ctypes.byref(moved), ctypes.byref(diag))
             if st:
-                raise _error(RunError, diag, prefix="%s(): cannot copy argument '%s' to the GPU: "
-                             % (self.name, name))
+                raise self._gpu_error(diag, "cannot copy argument '%s' to the GPU" % name)
             owned.append(moved.value)
             return moved.value
         return t
@@ -582,7 +596,7 @@ class Kernel:
                            % (self.name, name, v))
         return np.asarray(v, dtype=dt)
 
-    def _wrap(self, what, a, writable=False):
+    def _wrap(self, what, a, keep, writable=False):
         code = _mt_dtype(a.dtype)
         if code < 0:
             raise RunError("%s(): %s has dtype %s, which minitriton does not have (it has %s)"
@@ -598,13 +612,14 @@ class Kernel:
             a = np.ascontiguousarray(a)  # a strided argument is copied (documented)
         if writable and not a.flags.writeable:
             raise RunError("%s(): %s is read-only" % (self.name, what))
+        keep.append(a)
         shape = (_c_i64 * max(a.ndim, 1))(*a.shape)
         t = lib.mt_tensor_wrap(a.ctypes.data if a.size else None, code, a.ndim, shape, None)
         if not t:
             raise MemoryError("minitriton: cannot wrap an array")
         return t
 
-    def _out_slots(self, out):
+    def _out_slots(self, out, keep):
         """[(mt_tensor or None, the object to return)] per result."""
         if out is None:
             return [(None, None)] * self._nr
@@ -621,7 +636,7 @@ class Kernel:
                     lib.mt_tensor_retain(o._t)
                     slots.append((o._t, o))
                 elif isinstance(o, np.ndarray):
-                    slots.append((self._wrap("out[%d]" % i, o, writable=True), o))
+                    slots.append((self._wrap("out[%d]" % i, o, keep, writable=True), o))
                 else:
                     raise TypeError("%s(): out[%d] is a %s; expected a NumPy array or a "
                                     "minitriton.Array" % (self.name, i, type(o).__name__))
