@@ -1,0 +1,58 @@
+"""Finding libminitriton: MINITRITON_LIBRARY, the build tree recorded at
+install time, the system; and what the error says when none loads."""
+import os
+import subprocess
+import sys
+
+import minitriton as mt
+
+
+def _python(code, **env):
+    e = dict(os.environ)
+    e.update(env)
+    return subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_the_library_loaded():
+    assert os.path.isfile(mt.library_path)
+    assert mt.library_version == "0.1.0" == mt.__version__
+
+
+def test_installed_from_the_repository_records_its_build_tree():
+    try:
+        from minitriton import _install_info
+    except ImportError:  # imported from the source tree, not installed
+        return
+    if _install_info.BUILD_DIR and "MINITRITON_LIBRARY" not in os.environ:
+        assert mt.library_path == os.path.join(_install_info.BUILD_DIR, "libminitriton.so")
+
+
+def test_explicit_library():
+    r = _python("import minitriton; print(minitriton.library_path)", MINITRITON_LIBRARY=mt.library_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == mt.library_path
+
+
+def test_missing_library_says_what_was_tried():
+    r = _python("import minitriton", MINITRITON_LIBRARY="/nonexistent/libminitriton.so")
+    assert r.returncode != 0
+    assert "ImportError: minitriton: cannot find the shared library" in r.stderr
+    assert "MINITRITON_LIBRARY: /nonexistent/libminitriton.so does not exist" in r.stderr
+
+
+def test_context_is_shared_and_configured_once():
+    c = mt.context()
+    assert c and mt.context() == c
+    try:
+        mt.configure(num_threads=2)
+    except RuntimeError as e:
+        assert "already exists" in str(e)
+    else:
+        raise AssertionError("configure after the context exists must fail")
+    r = _python("import minitriton as mt, numpy as np\n"
+                "mt.configure(num_threads=1, cache_entries=-1)\n"
+                "k = mt.compile('def f(x: Tensor((2,), \"float32\")):\\n    return x + x\\n')\n"
+                "print(k(np.ones(2, np.float32)), mt.cache_stats()['capacity'])")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["[2.", "2.]", "0"]
