@@ -99,7 +99,9 @@ _s = ctypes.c_char_p
 _diag = ctypes.POINTER(Diag)
 
 # name: (restype, argtypes). Functions that may call a DLPack producer's
-# deleter (which may need the GIL) go through PYFUNCS: called with the GIL held.
+# deleter (which may need the GIL) are also in PYFUNCS, bound through
+# PyDLL, which keeps the GIL held during the call. Every function used must
+# be declared: ctypes would pass a pointer as a C int without argtypes.
 FUNCS = {
     "mt_version": (_s, []),
     "mt_context_create": (_p, [ctypes.POINTER(ContextOptions)]),
@@ -129,6 +131,7 @@ FUNCS = {
     "mt_kernel_release": (None, [_p]),
     "mt_tensor_wrap": (_p, [_p, _i, _i, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64)]),
     "mt_tensor_retain": (None, [_p]),
+    "mt_tensor_release": (None, [_p]),  # for tensors whose release runs no Python code
     "mt_tensor_data": (_p, [_p]),
     "mt_tensor_dtype": (_i, [_p]),
     "mt_tensor_ndim": (_i, [_p]),

@@ -40,6 +40,7 @@ __all__ = ["Tensor", "jit", "compile", "JITFunction", "Kernel", "Array", "contex
 _NP_DTYPES = [np.dtype(np.bool_), np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int32),
               np.dtype(np.int64), np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)]
 _c_i64 = ctypes.c_int64
+_release = lib.mt_tensor_release  # for tensors whose release runs no Python code
 _VOIDP_NULL = ctypes.c_void_p()
 
 
@@ -176,14 +177,11 @@ def _function_source(fn):
 # ---- arrays ----------------------------------------------------------------------
 
 
+_NP_CODES = {d: i for i, d in enumerate(_NP_DTYPES)}  # a non-native byte order is another dtype
+
+
 def _mt_dtype(np_dtype):
-    dt = np.dtype(np_dtype)
-    if dt.byteorder == ">" or (dt.byteorder == "=" and not dt.isnative):
-        return -1
-    for i, d in enumerate(_NP_DTYPES):
-        if dt == d:
-            return i
-    return -1
+    return _NP_CODES.get(np_dtype, -1)
 
 
 def _shape_of(t):
@@ -208,16 +206,17 @@ class _HostBuffer:
 
     def __del__(self):
         t, self._t = self._t, None
-        if t and pylib is not None:
-            pylib.mt_tensor_release(t)
+        if t and lib is not None:
+            lib.mt_tensor_release(t)  # a kernel's result: no DLPack deleter to run
 
 
-def _host_array(t):
+def _host_array(t, dtype=None):
     """A NumPy array over host tensor t, taking over the caller's reference."""
     shape = _shape_of(t)
-    dtype = _NP_DTYPES[lib.mt_tensor_dtype(t)]
+    if dtype is None:
+        dtype = _NP_DTYPES[lib.mt_tensor_dtype(t)]
     if lib.mt_tensor_numel(t) == 0:  # no memory to share
-        pylib.mt_tensor_release(t)
+        lib.mt_tensor_release(t)
         return np.empty(shape, dtype)
     return np.asarray(_HostBuffer(t, shape, dtype))
 
@@ -233,8 +232,11 @@ class Array:
     GPU's memory cannot be shared (it is not CUDA memory): __dlpack__
     raises BufferError there."""
 
-    def __init__(self, t, kernel=None, emulated=False):
+    def __init__(self, t, kernel=None, emulated=False, imported=False):
         self._t = t              # one reference, released with the Array
+        # an imported tensor's last release calls its producer's deleter,
+        # which may need the GIL: released through the GIL-holding binding
+        self._release = pylib.mt_tensor_release if imported else lib.mt_tensor_release
         self._kernel = kernel    # the Kernel whose device the tensor is on (copies go through it)
         self._emulated = emulated
         self.shape = _shape_of(t)
@@ -260,8 +262,8 @@ class Array:
 
     def __del__(self):
         t, self._t = getattr(self, "_t", None), None
-        if t and pylib is not None:
-            pylib.mt_tensor_release(t)
+        if t and getattr(self, "_release", None) is not None:
+            self._release(t)
 
     def numpy(self):
         """A host copy as a NumPy array (a view without copying for a host Array)."""
@@ -309,7 +311,7 @@ class Array:
 def from_dlpack(obj):
     """An Array over a DLPack producer's memory, without copying (the
     producer's memory stays alive as long as the Array)."""
-    return Array(_import_dlpack(obj, "from_dlpack"))
+    return Array(_import_dlpack(obj, "from_dlpack"), imported=True)
 
 
 def _import_dlpack(obj, what):
@@ -406,6 +408,9 @@ class Kernel:
         self._param_ndim = [lib.mt_kernel_param_ndim(k, i) for i in range(self._np)]
         self._param_dtype = [lib.mt_kernel_param_dtype(k, i) for i in range(self._np)]
         self._param_dev = [lib.mt_kernel_param_device(k, i) for i in range(self._np)]
+        self._result_dtype = [lib.mt_kernel_result_dtype(k, i) for i in range(self._nr)]
+        self._result_on_cpu = [lib.mt_kernel_result_device(k, i).type == DEVICE_CPU
+                               for i in range(self._nr)]
         return k
 
     def __del__(self):
@@ -475,7 +480,7 @@ class Kernel:
     def __call__(self, *args, out=None, **kwargs):
         self.compile()
         args = self._bind(args, kwargs)
-        owned = []  # mt_tensor references this call holds, released at the end
+        owned = []  # (mt_tensor, its release function): references this call holds
         keep = []   # arrays that tensors of this call borrow (converted arguments)
         outs = []
         try:
@@ -492,21 +497,18 @@ class Kernel:
                 raise self._gpu_error(diag, "cannot run")
             if st:
                 raise _error(RunError, diag, self._origin)
-            fresh = [resv[i] for i in range(self._nr) if outs[i][1] is None]
-            owned.extend(fresh)  # released if wrapping one fails
-            results = []
-            for i in range(self._nr):
-                if outs[i][1] is not None:
-                    results.append(outs[i][1])
-                else:
-                    results.append(self._result(resv[i]))  # the result owns the reference now
-                    owned.remove(resv[i])
+            fresh = [i for i in range(self._nr) if outs[i][1] is None]
+            owned.extend((resv[i], _release) for i in fresh)  # released if wrapping one fails
+            results = [o for _, o in outs]
+            for i in fresh:
+                results[i] = self._result(i, resv[i])  # the result owns the reference now
+                owned.remove((resv[i], _release))
         finally:
-            for t in owned:
-                pylib.mt_tensor_release(t)
-            for t, _ in outs:
+            for t, release in owned:
+                release(t)
+            for t, release in outs:
                 if t:
-                    pylib.mt_tensor_release(t)
+                    (release._release if isinstance(release, Array) else _release)(t)
         return results[0] if self._nr == 1 else tuple(results)
 
     def _gpu_error(self, diag, what):
@@ -546,7 +548,7 @@ class Kernel:
         dev = self._param_dev[i]
         if isinstance(a, Array):
             lib.mt_tensor_retain(a._t)
-            owned.append(a._t)
+            owned.append((a._t, a._release))
             return a._t
         if isinstance(a, (bool, int, float, np.generic)) and not isinstance(a, np.ndarray):
             a = self._scalar(i, a)
@@ -554,24 +556,26 @@ class Kernel:
             a = np.asarray(a, dtype=_NP_DTYPES[self._param_dtype[i]])
         if isinstance(a, np.ndarray):
             t = self._wrap(name, a, keep)
-            owned.append(t)
+            owned.append((t, _release))
         elif hasattr(a, "__dlpack__"):
             t = _import_dlpack(a, "argument '%s'" % name)
-            owned.append(t)
+            owned.append((t, pylib.mt_tensor_release))  # its deleter may need the GIL
         else:
             raise TypeError("%s(): argument '%s' is a %s; expected a NumPy array, a DLPack tensor "
                             "(__dlpack__), a minitriton.Array%s" % (
                                 self.name, name, type(a).__name__,
                                 " or a Python scalar" if self._param_ndim[i] == 0 else ""))
+        if dev.type == DEVICE_CPU:
+            return t  # the run checks the argument's device
         d = lib.mt_tensor_device(t)
-        if (d.type, d.id) == (DEVICE_CPU, 0) and dev.type != DEVICE_CPU:
+        if (d.type, d.id) == (DEVICE_CPU, 0):
             # a host argument of a GPU parameter: copied there for this call
             moved = ctypes.c_void_p()
             diag = Diag()
             st = lib.mt_kernel_tensor_to(self._k, t, dev, ctypes.byref(moved), ctypes.byref(diag))
             if st:
                 raise self._gpu_error(diag, "cannot copy argument '%s' to the GPU" % name)
-            owned.append(moved.value)
+            owned.append((moved.value, _release))
             return moved.value
         return t
 
@@ -641,16 +645,15 @@ class Kernel:
                     raise TypeError("%s(): out[%d] is a %s; expected a NumPy array or a "
                                     "minitriton.Array" % (self.name, i, type(o).__name__))
         except BaseException:
-            for t, _ in slots:
+            for t, o in slots:
                 if t:
-                    pylib.mt_tensor_release(t)
+                    (o._release if isinstance(o, Array) else _release)(t)
             raise
         return slots
 
-    def _result(self, t):
-        d = lib.mt_tensor_device(t)
-        if d.type == DEVICE_CPU:
-            return _host_array(t)
+    def _result(self, i, t):
+        if self._result_on_cpu[i]:
+            return _host_array(t, _NP_DTYPES[self._result_dtype[i]])
         return Array(t, self, self.emulate)
 
     def __repr__(self):

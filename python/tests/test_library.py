@@ -56,3 +56,20 @@ def test_context_is_shared_and_configured_once():
                 "print(k(np.ones(2, np.float32)), mt.cache_stats()['capacity'])")
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["[2.", "2.]", "0"]
+
+
+def test_every_c_function_used_is_declared():
+    # ctypes passes a pointer as a C int to a function without argtypes:
+    # every mt_ function the package calls must be declared in _lib.
+    import re
+    from minitriton import _lib
+    pkg = os.path.dirname(mt.__file__)
+    used = set()
+    for name in os.listdir(pkg):
+        if name.endswith(".py"):
+            with open(os.path.join(pkg, name), encoding="utf-8") as f:
+                used |= set(re.findall(r"\b(?:py)?lib\.(mt_\w+)", f.read()))
+    assert used and not used - set(_lib.FUNCS) - set(_lib.PYFUNCS)
+    for name in used:
+        if "pylib." + name in open(os.path.join(pkg, "jit.py"), encoding="utf-8").read():
+            assert name in _lib.PYFUNCS, name
