@@ -73,3 +73,28 @@ def test_every_c_function_used_is_declared():
     for name in used:
         if "pylib." + name in open(os.path.join(pkg, "jit.py"), encoding="utf-8").read():
             assert name in _lib.PYFUNCS, name
+
+
+def test_a_copy_outside_the_repository_uses_the_system(tmp_path):
+    # a copy of the package that knows no build tree: found through the
+    # dynamic loader's search path (LD_LIBRARY_PATH), else an ImportError
+    # that lists every place tried
+    import shutil
+    pkg = tmp_path / "minitriton"
+    shutil.copytree(os.path.dirname(mt.__file__), pkg,
+                    ignore=shutil.ignore_patterns("_install_info.py", "__pycache__"))
+    libdir = os.path.dirname(mt.library_path)
+    code = "import minitriton; print(minitriton.library_path)"
+    env = {"PYTHONPATH": str(tmp_path), "MINITRITON_LIBRARY": ""}
+    if os.path.exists(os.path.join(libdir, "libminitriton.so.0")):
+        r = _python(code, LD_LIBRARY_PATH=libdir, **env)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.strip() == "libminitriton.so.0"  # by find_library or the loader
+    r = _python(code, LD_LIBRARY_PATH="", **env)
+    if r.returncode == 0:  # installed on this system (cmake --install): found there
+        assert "minitriton" in r.stdout
+        return
+    assert "cannot find the shared library" in r.stderr
+    for what in ('ctypes.util.find_library("minitriton")', "the dynamic loader's search path",
+                 "the default prefix /usr/local/lib"):
+        assert what in r.stderr, r.stderr
