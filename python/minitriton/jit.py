@@ -20,7 +20,6 @@ would start a thread pool per kernel.
 import ast
 import ctypes
 import inspect
-import textwrap
 import threading
 
 import numpy as np
@@ -156,9 +155,12 @@ def _function_source(fn):
             "minitriton: cannot get the source of %s (%s): define kernels in a file, or pass the "
             "source text to minitriton.compile()" % (getattr(fn, "__qualname__", fn), e)) from None
     first = next((l for l in lines if l.strip()), "")
-    indent = len(first) - len(first.lstrip())
-    text = textwrap.dedent("".join(lines))
-    text_lines = text.splitlines(keepends=True)
+    prefix = first[:len(first) - len(first.lstrip())]
+    indent = len(prefix)
+    # the first line's indentation off every line that has it (lines that
+    # do not, inside a string or a comment, are kept as they are)
+    text_lines = [l[indent:] if l.startswith(prefix) else l for l in lines]
+    text = "".join(text_lines)
     def_line, end_line = 1, len(text_lines)
     try:
         for node in ast.parse(text).body:

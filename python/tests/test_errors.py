@@ -134,3 +134,24 @@ def test_bad_options():
         jit(emulate=True)(lambda x: x)
     with pytest.raises(TypeError):
         jit(3)
+
+
+class Holder:
+    @staticmethod
+    @jit(
+        target="cpu",   # a decorator over several lines, and another above it
+        opt_level=2,
+    )
+    # a comment between the decorators and the def
+    def method_kernel(x: Tensor(("n",), "float32")):
+        """A docstring whose second line
+is less indented than the body."""
+# a comment at column 0 inside the body
+        return x + 1.0
+
+
+def test_source_with_awkward_layout():
+    k = Holder.__dict__["method_kernel"]
+    k = k.__func__ if hasattr(k, "__func__") else k
+    np.testing.assert_array_equal(k(np.zeros(2, np.float32)), [1.0, 1.0])
+    assert k.source.lstrip("\n").startswith("def method_kernel(")
