@@ -188,8 +188,7 @@ def _mt_dtype(np_dtype):
 
 def _shape_of(t):
     n = lib.mt_tensor_ndim(t)
-    p = lib.mt_tensor_shape(t)
-    return tuple(p[i] for i in range(n))
+    return tuple(lib.mt_tensor_shape(t)[:n]) if n else ()
 
 
 class _HostBuffer:
@@ -217,7 +216,7 @@ def _host_array(t, dtype=None):
     shape = _shape_of(t)
     if dtype is None:
         dtype = _NP_DTYPES[lib.mt_tensor_dtype(t)]
-    if lib.mt_tensor_numel(t) == 0:  # no memory to share
+    if 0 in shape:  # no memory to share
         lib.mt_tensor_release(t)
         return np.empty(shape, dtype)
     return np.asarray(_HostBuffer(t, shape, dtype))
@@ -283,11 +282,13 @@ class Array:
             raise _error(RunError, diag)
         return _host_array(out.value)
 
-    def __array__(self, dtype=None):
+    def __array__(self, dtype=None, copy=None):
         if self._device[0] != DEVICE_CPU:
             raise TypeError("minitriton.Array on %s: copy it to the host with .numpy()" % self.device)
         a = self.numpy()
-        return a if dtype is None else a.astype(dtype, copy=False)
+        if dtype is not None:
+            a = a.astype(dtype, copy=False)
+        return a.copy() if copy else a
 
     def __dlpack_device__(self):
         return self._device

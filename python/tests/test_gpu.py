@@ -71,3 +71,36 @@ def test_gpu_without_emulation():
     np.testing.assert_array_equal(r.numpy(), x * 2)
     assert r.__dlpack_device__() == (2, 0)
     r.__dlpack__()
+
+
+def test_device_arrays_cross_kernels():
+    # every kernel shares the process's context, so its emulated GPU too
+    @jit(target="gpu", emulate=True)
+    def first(x: Tensor(("n",), "float32")):
+        return x + 1.0
+
+    @jit(target="gpu", emulate=True)
+    def second(x: Tensor(("n",), "float32"), y: Tensor(("n",), "float32")):
+        return x * y
+
+    a = first(np.arange(4, dtype=np.float32))
+    b = second(a, a)
+    del a
+    np.testing.assert_array_equal(b.numpy(), (np.arange(4, dtype=np.float32) + 1) ** 2)
+
+
+def test_gpu_array_into_a_cpu_kernel_is_refused():
+    @jit
+    def cpu(x: Tensor(("n",), "float32")):
+        return x + 1.0
+
+    @jit(target="gpu", emulate=True)
+    def gpu(x: Tensor(("n",), "float32")):
+        return x + 1.0
+
+    a = gpu(np.zeros(3, np.float32))
+    with pytest.raises(mt.RunError) as e:  # no copy back to the host behind the caller's back
+        cpu(a)
+    assert e.value.status == "MT_ERR_INVALID_ARG"
+    assert "cuda:0" in e.value.message and "cpu" in e.value.message
+    np.testing.assert_array_equal(cpu(a.numpy()), [2.0, 2.0, 2.0])
