@@ -24,7 +24,7 @@ if ! "$venv/bin/python" -c "import numpy, pytest, setuptools" 2>/dev/null; then
   rm -rf "$venv"
   "$py" -m venv --system-site-packages "$venv"
 fi
-MINITRITON_BUILD_DIR=$build "$venv/bin/pip" install -q --disable-pip-version-check \
+MINITRITON_BUILD_DIR=$build "$venv/bin/pip" install -q --disable-pip-version-check --no-cache-dir \
   --no-build-isolation --no-index ./python
 # outside the source tree, so that the installed package is the one imported
 cd "$venv"

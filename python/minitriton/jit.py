@@ -40,7 +40,6 @@ _NP_DTYPES = [np.dtype(np.bool_), np.dtype(np.int8), np.dtype(np.uint8), np.dtyp
               np.dtype(np.int64), np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)]
 _c_i64 = ctypes.c_int64
 _release = lib.mt_tensor_release  # for tensors whose release runs no Python code
-_VOIDP_NULL = ctypes.c_void_p()
 
 
 # ---- annotations ----------------------------------------------------------------
@@ -123,13 +122,12 @@ def _status_name(st):
     return STATUS_NAMES[st] if 0 <= st < len(STATUS_NAMES) else "MT_ERR_%d" % st
 
 
-def _error(cls, diag, origin=None, prefix=None):
+def _error(cls, diag, origin=None, prefix=None, filename=None):
     """The exception for a filled diag; origin = (filename, lines, indent)
     moves the column back to the place in the undedented Python file."""
     text = diag.text.decode("utf-8", "replace")
     message = diag.message.decode("utf-8", "replace")
     line, col = diag.line, diag.col
-    filename = None
     if origin is not None:
         filename, lines, indent = origin
         if line > 0 and indent and 0 < line <= len(lines):
@@ -404,7 +402,7 @@ class Kernel:
         diag = Diag()
         k = lib.mt_jit_compile(context(), cstr(src), ctypes.byref(opts), ctypes.byref(diag))
         if not k:
-            raise _error(CompileError, diag, self._origin)
+            raise _error(CompileError, diag, self._origin, filename=self._filename())
         self._np = lib.mt_kernel_num_params(k)
         self._nr = lib.mt_kernel_num_results(k)
         self._param_names = [lib.mt_kernel_param_name(k, i).decode() for i in range(self._np)]
@@ -420,6 +418,9 @@ class Kernel:
         k, self._k = getattr(self, "_k", None), None
         if k and lib is not None:
             lib.mt_kernel_release(k)
+
+    def _filename(self):
+        return self._opts["filename"] or "<source>"
 
     # -- introspection
 
@@ -499,7 +500,7 @@ class Kernel:
             if st == MT_ERR_UNAVAILABLE and self.target == "gpu" and not self.emulate:
                 raise self._gpu_error(diag, "cannot run")
             if st:
-                raise _error(RunError, diag, self._origin)
+                raise _error(RunError, diag, self._origin, filename=self._filename())
             fresh = [i for i in range(self._nr) if outs[i][1] is None]
             owned.extend((resv[i], _release) for i in fresh)  # released if wrapping one fails
             results = [o for _, o in outs]

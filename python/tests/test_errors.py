@@ -70,7 +70,7 @@ def test_compile_errors_from_source_text():
             mt.compile(src, filename="k.py")
         if status:
             assert e.value.status == status, str(e.value)
-        assert e.value.line == line
+        assert e.value.line == line and e.value.filename == "k.py"
         assert str(e.value).startswith("k.py:%d:" % line)
 
 
