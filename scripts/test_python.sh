@@ -30,7 +30,7 @@ MINITRITON_BUILD_DIR=$build "$venv/bin/pip" install -q --disable-pip-version-che
 cd "$venv"
 "$venv/bin/python" -c 'import minitriton as m; print("python: minitriton from %s, library %s" % (m.__file__, m.library_path))'
 set +e
-"$venv/bin/python" -m pytest -q -p no:cacheprovider "$root/python/tests"
+MT_PYTHON_INSTALLED=$build "$venv/bin/python" -m pytest -q -p no:cacheprovider "$root/python/tests"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then echo "test_python: pytest ran no test"; exit 1; fi

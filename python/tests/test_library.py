@@ -20,6 +20,10 @@ def test_the_library_loaded():
 
 
 def test_installed_from_the_repository_records_its_build_tree():
+    if os.environ.get("MT_PYTHON_INSTALLED"):  # scripts/test_python.sh: the pip-installed package
+        assert os.path.realpath(mt.__file__).startswith(os.path.realpath(sys.prefix))
+        from minitriton import _install_info
+        assert _install_info.BUILD_DIR == os.environ["MT_PYTHON_INSTALLED"]
     try:
         from minitriton import _install_info
     except ImportError:  # imported from the source tree, not installed
