@@ -212,10 +212,11 @@ class _HostBuffer:
     (__array_interface__): the array made from it keeps it as its base, and
     the tensor goes back to the library's pool when the array is freed."""
 
-    __slots__ = ("_t", "__array_interface__", "__weakref__")
+    __slots__ = ("_t", "_release", "__array_interface__", "__weakref__")
 
-    def __init__(self, t, shape, dtype):
+    def __init__(self, t, shape, dtype, release):
         self._t = t
+        self._release = release
         self.__array_interface__ = {
             "version": 3, "shape": shape, "typestr": dtype.str,
             "data": (lib.mt_tensor_data(t), False), "strides": None,
@@ -223,19 +224,21 @@ class _HostBuffer:
 
     def __del__(self):
         t, self._t = self._t, None
-        if t and lib is not None:
-            lib.mt_tensor_release(t)  # a kernel's result: no DLPack deleter to run
+        if t and self._release is not None:
+            self._release(t)
 
 
-def _host_array(t, dtype=None):
-    """A NumPy array over host tensor t, taking over the caller's reference."""
+def _host_array(t, dtype=None, release=None):
+    """A NumPy array over host tensor t, taking over the caller's reference
+    (dropped with `release`: lib's, or pylib's for an imported tensor)."""
+    release = release or _release
     shape = _shape_of(t)
     if dtype is None:
         dtype = _NP_DTYPES[lib.mt_tensor_dtype(t)]
     if 0 in shape:  # no memory to share
-        lib.mt_tensor_release(t)
+        release(t)
         return np.empty(shape, dtype)
-    return np.asarray(_HostBuffer(t, shape, dtype))
+    return np.asarray(_HostBuffer(t, shape, dtype, release))
 
 
 class Array:
@@ -286,7 +289,7 @@ class Array:
         """A host copy as a NumPy array (a view without copying for a host Array)."""
         if self._device[0] == DEVICE_CPU:
             lib.mt_tensor_retain(self._t)
-            return _host_array(self._t)
+            return _host_array(self._t, release=self._release)
         if self._kernel is None:
             raise RunError("minitriton: this Array is on %s, which no kernel of this process "
                            "can copy from" % self.device)

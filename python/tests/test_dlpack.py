@@ -64,6 +64,16 @@ def test_dlpack_import_keeps_the_producer_alive():
     del b
     gc.collect()
     assert sys.getrefcount(y) == before  # the deleter ran: the reference went back
+    # the last reference held by a NumPy view of the Array
+    c = mt.from_dlpack(Producer(y))
+    view = c.numpy()
+    assert np.shares_memory(view, y)
+    del c
+    gc.collect()
+    assert sys.getrefcount(y) > before
+    del view
+    gc.collect()
+    assert sys.getrefcount(y) == before
 
 
 @needs_numpy_dlpack
