@@ -123,18 +123,24 @@ def _status_name(st):
 
 
 def _error(cls, diag, origin=None, prefix=None, filename=None):
-    """The exception for a filled diag; origin = (filename, lines, indent)
-    moves the column back to the place in the undedented Python file."""
+    """The exception for a filled diag. origin (from _function_source) maps
+    the place back to the Python file it came from: its name, its line, and
+    the column with the indentation the compiler did not see."""
     text = diag.text.decode("utf-8", "replace")
     message = diag.message.decode("utf-8", "replace")
     line, col = diag.line, diag.col
-    if origin is not None:
-        filename, lines, indent = origin
-        if line > 0 and indent and 0 < line <= len(lines):
-            col += indent
-            src = lines[line - 1].rstrip("\r\n")
-            text = "%s:%d:%d: error: %s\n%s\n%s^\n" % (filename, line, col, message, src,
-                                                       " " * (col - 1 if col > 0 else 0))
+    part = None
+    for first, p in origin or ():
+        if first <= line < first + len(p.text):
+            part, offset = p, line - first
+    if part is not None:
+        filename = part.filename
+        line = part.file_line + offset
+        if col > 0:
+            col += part.indent
+        src = part.original[offset].rstrip("\r\n")
+        text = "%s:%d:%d: error: %s\n%s\n%s^\n" % (filename, line, col, message, src,
+                                                   " " * (col - 1 if col > 0 else 0))
     if prefix:
         text, message = prefix + text, prefix + message
     return cls(text.rstrip("\n"), message, _status_name(diag.status), line, col, filename)
@@ -143,35 +149,95 @@ def _error(cls, diag, origin=None, prefix=None, filename=None):
 # ---- the kernel's source ---------------------------------------------------------
 
 
+class _Part:
+    """One function's text as the compiler gets it, and where it came from."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        try:
+            lines, start = inspect.getsourcelines(fn)
+            self.filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+        except (OSError, TypeError) as e:
+            raise CompileError(
+                "minitriton: cannot get the source of %s (%s): define kernels in a file, or pass "
+                "the source text to minitriton.compile()" % (getattr(fn, "__qualname__", fn), e)
+            ) from None
+        first = next((l for l in lines if l.strip()), "")
+        prefix = first[:len(first) - len(first.lstrip())]
+        self.indent = len(prefix)
+        # the first line's indentation off every line that has it (lines that
+        # do not, inside a string or a comment, are kept as they are)
+        text_lines = [l[self.indent:] if l.startswith(prefix) else l for l in lines]
+        def_line, end_line = 1, len(text_lines)
+        self.node = None
+        try:
+            for node in ast.parse("".join(text_lines)).body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    def_line, end_line = node.lineno, node.end_lineno or end_line
+                    self.node = node
+                    break
+        except SyntaxError:
+            pass  # the compiler will say where
+        self.text = [l if l.endswith("\n") else l + "\n" for l in text_lines[def_line - 1:end_line]]
+        self.original = lines[def_line - 1:end_line]  # for diagnostics: the file's own lines
+        self.file_line = start + def_line - 1           # the def's line in its file
+
+    def called_names(self):
+        if self.node is None:
+            return []
+        return [n.func.id for n in ast.walk(self.node)
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+
+
+def _lookup(fn, name):
+    """What `name` means where fn was defined: a closure cell, else a global."""
+    code = getattr(fn, "__code__", None)
+    if code is not None and fn.__closure__ and name in code.co_freevars:
+        try:
+            return fn.__closure__[code.co_freevars.index(name)].cell_contents
+        except ValueError:  # an empty cell
+            return None
+    return getattr(fn, "__globals__", {}).get(name)
+
+
 def _function_source(fn):
-    """(source for the compiler, filename, the file's lines, indent)."""
-    try:
-        lines, start = inspect.getsourcelines(fn)
-        filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
-    except (OSError, TypeError) as e:
-        raise CompileError(
-            "minitriton: cannot get the source of %s (%s): define kernels in a file, or pass the "
-            "source text to minitriton.compile()" % (getattr(fn, "__qualname__", fn), e)) from None
-    first = next((l for l in lines if l.strip()), "")
-    prefix = first[:len(first) - len(first.lstrip())]
-    indent = len(prefix)
-    # the first line's indentation off every line that has it (lines that
-    # do not, inside a string or a comment, are kept as they are)
-    text_lines = [l[indent:] if l.startswith(prefix) else l for l in lines]
-    text = "".join(text_lines)
-    def_line, end_line = 1, len(text_lines)
-    try:
-        for node in ast.parse(text).body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                def_line, end_line = node.lineno, node.end_lineno or end_line
-                break
-    except SyntaxError:
-        pass  # the compiler will say where
-    body = "".join(text_lines[def_line - 1:end_line])
-    file_def_line = start + def_line - 1
-    # the file's lines, for re-rendering diagnostics with the original indentation
-    file_lines = [""] * (file_def_line - 1) + lines[def_line - 1:end_line]
-    return "\n" * (file_def_line - 1) + body, filename, file_lines, indent
+    """(source for the compiler, origin) for a @jit function and the @jit
+    functions it calls (found by name where each was defined, recursively).
+
+    The functions of the entry's file are placed at their lines in that
+    file (empty lines before and between them), the others after them; the
+    origin maps each line of the source back to its file, line and
+    indentation: [(first source line, part)]."""
+    parts = [_Part(fn)]
+    seen = {id(fn)}
+    i = 0
+    while i < len(parts):
+        for name in parts[i].called_names():
+            obj = _lookup(parts[i].fn, name)
+            if isinstance(obj, JITFunction) and id(obj.fn) not in seen:
+                seen.add(id(obj.fn))
+                parts.append(_Part(obj.fn))
+        i += 1
+    home = parts[0].filename
+    local = sorted((p for p in parts if p.filename == home), key=lambda p: p.file_line)
+    others = [p for p in parts if p.filename != home]
+    out, origin, line = [], [], 1  # line: the source line the next text goes on
+    for p in local:
+        if p.file_line < line:  # overlapping (one inside another): after the rest
+            others.insert(0, p)
+            continue
+        out.append("\n" * (p.file_line - line))
+        line = p.file_line
+        origin.append((line, p))
+        out.extend(p.text)
+        line += len(p.text)
+    for p in others:
+        out.append("\n")
+        line += 1
+        origin.append((line, p))
+        out.extend(p.text)
+        line += len(p.text)
+    return "".join(out), origin
 
 
 # ---- arrays ----------------------------------------------------------------------
@@ -702,9 +768,9 @@ class JITFunction(Kernel):
         self.fn = fn
 
         def source():
-            src, filename, lines, indent = _function_source(fn)
-            self._origin = (filename, lines, indent)
-            self._opts["filename"] = self._opts["filename"] or filename
+            src, origin = _function_source(fn)
+            self._origin = origin
+            self._opts["filename"] = self._opts["filename"] or origin[0][1].filename
             return src
 
         super().__init__(source, name=fn.__name__, entry=fn.__name__, **options)
