@@ -2,11 +2,13 @@
 DLPack tensors.
 
 The decorated function is never run by Python. Its source text (from
-inspect, dedented, decorators dropped) is the kernel: minitriton's own
-parser reads it (docs/language.md). So that diagnostics point into the
-Python file, the source handed to the compiler starts with as many empty
-lines as precede the `def` in that file, and the columns of a diagnostic
-are moved right by the indentation that dedenting removed.
+inspect, dedented, decorators dropped), with the sources of the @jit
+functions it calls, is the kernel: minitriton's own parser reads it
+(docs/language.md). So that diagnostics point into the Python file, the
+source handed to the compiler puts each function of the entry's file at
+its line in that file (empty lines before and between), and a diagnostic's
+place is mapped back (_function_source, _error): the file, the line, and
+the column moved right by the indentation that dedenting removed.
 
 Compilation is lazy (first call, .compile(), or a dump) and happens once
 per jit object; the C library's compile cache also makes a second jit
