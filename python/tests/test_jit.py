@@ -294,3 +294,13 @@ def test_tensor_annotation_validates():
         Tensor((2, 3), "complex64")
     with pytest.raises(TypeError):
         Tensor((2.5,), "float32")
+
+
+def test_rank0_results():
+    @jit
+    def total(x: Tensor(("n",), "float32")):
+        return sum(x), x.shape[0]
+
+    s, n = total(np.arange(5, dtype=np.float32))
+    assert s.shape == () and s.dtype == np.float32 and float(s) == 10.0
+    assert n.shape == () and int(n) == 5
