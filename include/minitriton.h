@@ -99,7 +99,8 @@ typedef enum mt_dtype {
     X(MT_STAGE_LLVM, "llvm")             \
     X(MT_STAGE_ASM, "asm")               \
     X(MT_STAGE_CUDA, "cuda")             \
-    X(MT_STAGE_PLAN, "plan") /* the run's memory plan: arena offsets, sizes, lifetimes */
+    X(MT_STAGE_PLAN, "plan") /* the run's memory plan: arena offsets, sizes, lifetimes */ \
+    X(MT_STAGE_DOT, "dot")   /* the graph for Graphviz, one cluster per fused group */
 
 typedef enum mt_stage {
 #define MT_X_(name, text) name,
@@ -202,8 +203,15 @@ MT_API mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs,
 MT_API const char *mt_kernel_dump(mt_kernel *k, mt_stage stage);
 MT_API const char *mt_kernel_dump_unavailable(mt_kernel *k, mt_stage stage);
 
-/* The IR text recorded after pass `pass` (named in opts->dump_after), or NULL. */
+/* The IR text recorded after pass `pass` (named in opts->dump_after, or
+ * "all"), or NULL. A pass that ran more than once is recorded each time as
+ * pass#1, pass#2, ... (simplify#2); its bare name gives its last run. */
 MT_API const char *mt_kernel_pass_dump(const mt_kernel *k, const char *pass);
+/* The recorded dumps in the order the passes ran: how many, and the i-th's
+ * name ("fuse_ops", "simplify#1") and text; NULL when i is out of range. */
+MT_API int mt_kernel_num_pass_dumps(const mt_kernel *k);
+MT_API const char *mt_kernel_pass_dump_name(const mt_kernel *k, int i);
+MT_API const char *mt_kernel_pass_dump_at(const mt_kernel *k, int i);
 
 /* Introspection of parameters and results. A dim of -1 is symbolic: its name
  * is given by mt_kernel_param_dim_name. Index out of range gives -1 / NULL. */

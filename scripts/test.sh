@@ -20,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 py_pkgs="python3 python3-venv python3-setuptools python3-wheel python3-numpy python3-pytest"
-MT_SETUP_EXTRA="${MT_SETUP_EXTRA:-} valgrind clang libclang-rt-14-dev $py_pkgs" ./scripts/setup.sh
+MT_SETUP_EXTRA="${MT_SETUP_EXTRA:-} valgrind clang libclang-rt-14-dev graphviz $py_pkgs" ./scripts/setup.sh
 jobs="$(nproc)"
 
 run_suite() { # name build-dir cmake-args...

@@ -533,9 +533,21 @@ const char *mt_kernel_dump_unavailable(mt_kernel *k, mt_stage stage) {
 const char *mt_kernel_pass_dump(const mt_kernel *k, const char *pass) {
     if (!k || !pass) return NULL;
     const char *last = NULL; /* a pass that runs twice: its last run */
-    for (int i = 0; i < k->npass_dumps; i++)
+    for (int i = 0; i < k->npass_dumps; i++) {
+        if (strcmp(k->pass_dumps[i].name, pass) == 0) return k->pass_dumps[i].text;
         if (strcmp(k->pass_dumps[i].pass, pass) == 0) last = k->pass_dumps[i].text;
+    }
     return last;
+}
+
+int mt_kernel_num_pass_dumps(const mt_kernel *k) { return k ? k->npass_dumps : 0; }
+
+const char *mt_kernel_pass_dump_name(const mt_kernel *k, int i) {
+    return k && i >= 0 && i < k->npass_dumps ? k->pass_dumps[i].name : NULL;
+}
+
+const char *mt_kernel_pass_dump_at(const mt_kernel *k, int i) {
+    return k && i >= 0 && i < k->npass_dumps ? k->pass_dumps[i].text : NULL;
 }
 
 int mt_kernel_num_params(const mt_kernel *k) { return k ? k->plan.nparams : -1; }

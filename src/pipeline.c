@@ -76,10 +76,19 @@ const char *mt_pipeline_unknown_pass(const char *list, int *len) {
     return NULL;
 }
 
+/* Keeps text as the dump after pass; a pass dumped again is numbered:
+ * simplify#1, simplify#2, ... */
 static void record(mt_arena *a, mt_compiled *out, const char *pass, const char *text) {
     mt_pass_dump *nd = MT_NEW_ARRAY(a, mt_pass_dump, out->npass_dumps + 1);
     if (out->npass_dumps) memcpy(nd, out->pass_dumps, sizeof *nd * (size_t)out->npass_dumps);
+    int runs = 1;
+    for (int i = 0; i < out->npass_dumps; i++) {
+        if (strcmp(nd[i].pass, pass) != 0) continue;
+        if (runs == 1) nd[i].name = mt_arena_printf(a, "%s#1", pass);
+        runs++;
+    }
     nd[out->npass_dumps].pass = pass;
+    nd[out->npass_dumps].name = runs == 1 ? pass : mt_arena_printf(a, "%s#%d", pass, runs);
     nd[out->npass_dumps].text = text;
     out->pass_dumps = nd;
     out->npass_dumps++;
@@ -253,6 +262,8 @@ static mt_gmodule *run_graph_passes(mt_arena *a, mt_gmodule *m, const char *dump
         const mt_pass *p = &mt_passes[i];
         if (p->kind != MT_PASS_GRAPH) continue;
         m = p->graph(a, m);
+        /* the groups, before fuse_tir makes each one call */
+        if (strcmp(p->name, "fuse_ops") == 0) out->dumps[MT_STAGE_DOT] = mt_gmodule_dot(a, m);
         if (wanted(dump_after, p->name)) record(a, out, p->name, mt_gmodule_print(a, m, true));
     }
     return m;

@@ -12,7 +12,8 @@
 #include "target/target.h"
 
 typedef struct mt_pass_dump {
-    const char *pass;
+    const char *pass; /* the pass */
+    const char *name; /* the pass, or pass#1, pass#2, ... for a pass that ran more than once */
     const char *text;
 } mt_pass_dump;
 

@@ -17,3 +17,18 @@ add_test(NAME mtc_nul_byte COMMAND bash -c
   mtc_nul $<TARGET_FILE:mtc> WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties(mtc_nul_byte PROPERTIES
   PASS_REGULAR_EXPRESSION "^mtc_nul.py:2:13: error: the source contains a NUL byte\n$")
+
+# --emit dot parses as Graphviz (dot renders it; scripts/test.sh installs
+# graphviz) for the examples and a program with if/for/assert
+foreach(k fused_add const_add add)
+  add_test(NAME mtc_emit_dot_${k} COMMAND bash -c
+    "set -o pipefail; \"$1\" --emit dot \"$2\" | dot -Tsvg -o /dev/null"
+    mtc_dot $<TARGET_FILE:mtc> ${PROJECT_SOURCE_DIR}/examples/kernels/${k}.py)
+endforeach()
+add_test(NAME mtc_emit_dot_control_flow COMMAND bash -c
+  "set -o pipefail; \"$1\" --emit dot \"$2\" | dot -Tsvg -o /dev/null"
+  mtc_dot $<TARGET_FILE:mtc> ${PROJECT_SOURCE_DIR}/tests/golden/control_flow.py)
+add_test(NAME mtc_dump_after COMMAND $<TARGET_FILE:mtc> --dump-after simplify,fuse_ops
+         ${PROJECT_SOURCE_DIR}/examples/kernels/fused_add.py)
+set_tests_properties(mtc_dump_after PROPERTIES PASS_REGULAR_EXPRESSION
+  ";; ---- after fuse_ops ----\n.*;; ---- after simplify#1 ----\n.*;; ---- after simplify#2 ----\n")

@@ -58,7 +58,10 @@ static const char USAGE[] =
     "  --emulate               run the GPU kernels of --target cuda on the CPU, under\n"
     "                          the CUDA execution model (see docs/gpu.md)\n"
     "  --emit STAGE[,STAGE...] print stages: ast graph graph-opt tir tir-sched\n"
-    "                          llvm asm cuda plan\n"
+    "                          llvm asm cuda plan dot (Graphviz)\n"
+    "  --dump-after PASS[,PASS...]|all\n"
+    "                          print the IR after those passes (a pass that runs\n"
+    "                          twice prints twice: simplify#1, simplify#2)\n"
     "  --run                   run the kernel and print its results\n"
     "  --input NAME=FILE.npy   data for parameter NAME (a scalar takes a 0-d array)\n"
     "  --random                fill parameters without --input with random data\n"
@@ -641,6 +644,7 @@ typedef struct options {
     bool emulate;                /* --emulate */
     mt_stage emit[MT_STAGE_COUNT_];
     int nemit;                   /* stages in emit, in the order given */
+    const char *dump_after;      /* --dump-after or NULL */
     bool run;                    /* --run or implied */
     bool random;                 /* --random */
     uint64_t seed;               /* --seed */
@@ -705,7 +709,7 @@ static int parse_options(int argc, char **argv, options *o) {
         {"input", true},  {"random", false}, {"seed", true},      {"dim", true},
         {"output", true}, {"output-dir", true}, {"bench", true},  {"help", false},
         {"version", false}, {"time-passes", false}, {"warm", true}, {"threads", true},
-        {"emulate", false},
+        {"emulate", false}, {"dump-after", true},
     };
     bool only_files = false;
     for (int i = 1; i < argc; i++) {
@@ -754,13 +758,16 @@ static int parse_options(int argc, char **argv, options *o) {
             else return usage_error("unknown target '%s' (cpu or cuda)", val);
         } else if (!strcmp(opt, "arch")) {
             o->arch = val;
+        } else if (!strcmp(opt, "dump-after")) {
+            if (!*val) return usage_error("--dump-after needs a pass name or 'all'");
+            o->dump_after = val;
         } else if (!strcmp(opt, "emit")) {
             char *list = strdup(val), *save = NULL;
             for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
                 mt_stage st;
                 if (mt_stage_from_str(tok, &st) != 0) {
                     int rc = usage_error("unknown stage '%s' (ast graph graph-opt tir tir-sched "
-                                         "llvm asm cuda plan)", tok);
+                                         "llvm asm cuda plan dot)", tok);
                     free(list);
                     return rc;
                 }
@@ -1299,6 +1306,16 @@ done:
     mt_context_destroy(wctx);
 }
 
+/* Prints the --dump-after dumps in the order the passes ran. */
+static void print_pass_dumps(mt_kernel *k) {
+    for (int i = 0; i < mt_kernel_num_pass_dumps(k); i++) {
+        const char *text = mt_kernel_pass_dump_at(k, i);
+        printf(";; ---- after %s ----\n%s", mt_kernel_pass_dump_name(k, i), text);
+        size_t n = strlen(text);
+        if (n > 0 && text[n - 1] != '\n') fputc('\n', stdout);
+    }
+}
+
 /* Prints the --emit stages; EXIT_COMPILE when one was unavailable. */
 static int emit_stages(mt_kernel *k, const options *o) {
     int rc = EXIT_OK;
@@ -1378,6 +1395,7 @@ int main(int argc, char **argv) {
     co.target = o.target;
     co.arch = o.arch;
     co.emulate = o.emulate;
+    co.dump_after = o.dump_after;
     mt_diag diag;
     memset(&diag, 0, sizeof diag);
     double t_compile = now_ms();
@@ -1399,6 +1417,7 @@ int main(int argc, char **argv) {
         }
         rc = EXIT_COMPILE;
     } else {
+        print_pass_dumps(k);
         rc = emit_stages(k, &o);
         if (rc == EXIT_OK && o.run) rc = run_kernel(k, &o);
         mt_kernel_release(k);

@@ -343,5 +343,8 @@ void mt_gtype_check_size(mt_arena *a, const mt_gtype *t, mt_loc loc);
 const char *mt_gfunc_print(mt_arena *a, const mt_gfunc *f);
 /* Every graph function, then (with_tir) every loop function. */
 const char *mt_gmodule_print(mt_arena *a, const mt_gmodule *m, bool with_tir);
+/* The graph functions as one Graphviz digraph, each fusion group (after
+ * fuse_ops) a cluster (graph/dot.c). */
+const char *mt_gmodule_dot(mt_arena *a, const mt_gmodule *m);
 
 #endif

@@ -88,6 +88,26 @@ static void test_dumps(void **s) {
     mt_kernel_release(k);
 }
 
+/* --emit dot: one cluster per fused group, named as its kernel; edges
+ * from definitions to uses (dot itself parses it: tests/tools.cmake) */
+static void test_dot(void **s) {
+    mt_kernel *k = compile_ok("def f(x: Tensor((4, 8), \"float32\"), w: Tensor((8, 16), \"float32\"),\n"
+                              "      b: Tensor((16,), \"float32\")):\n"
+                              "    return softmax(relu(x @ w + b), axis=-1)\n");
+    const char *dot = mt_kernel_dump(k, MT_STAGE_DOT);
+    assert_non_null(dot);
+    assert_true(strncmp(dot, "digraph minitriton {", 20) == 0);
+    assert_non_null(strstr(dot, "label=\"f\"; style=solid;"));
+    assert_non_null(strstr(dot, "[shape=ellipse, label=\"x\\nfloat32 (4, 8)\"]"));
+    const char *c = strstr(dot, "subgraph cluster_1 {");
+    assert_non_null(c);
+    assert_non_null(strstr(c, "style=\"rounded,filled\""));
+    assert_non_null(strstr(dot, "[label=\"relu\\nfloat32 (4, 16)\"]")); /* a temporary: no name */
+    assert_non_null(strstr(dot, " [label=\"x @ w + b\"];")); /* an edge: what the user wrote */
+    assert_null(strstr(dot, "cluster_3")); /* the function, two groups */
+    mt_kernel_release(k);
+}
+
 static void test_pass_dumps(void **s) {
     mt_compile_options o;
     mt_compile_options_init(&o);
@@ -115,6 +135,24 @@ static void test_pass_dumps(void **s) {
     o.dump_after = "all,remove_unit_loops,parse";
     k = compile_ok_opts(ADD, &o);
     assert_non_null(mt_kernel_pass_dump(k, "schedule_reduce"));
+    /* in the order the passes ran, a pass that ran twice numbered */
+    int n = mt_kernel_num_pass_dumps(k), at_s1 = -1, at_s2 = -1, at_fuse = -1;
+    assert_true(n > 20);
+    assert_string_equal(mt_kernel_pass_dump_name(k, 0), "parse");
+    for (int i = 0; i < n; i++) {
+        const char *name = mt_kernel_pass_dump_name(k, i);
+        assert_non_null(mt_kernel_pass_dump_at(k, i));
+        assert_string_not_equal(name, "simplify"); /* it ran twice: numbered */
+        if (!strcmp(name, "simplify#1")) at_s1 = i;
+        if (!strcmp(name, "simplify#2")) at_s2 = i;
+        if (!strcmp(name, "fuse_ops")) at_fuse = i;
+    }
+    assert_true(at_fuse >= 0 && at_fuse < at_s1 && at_s1 < at_s2);
+    assert_ptr_equal(mt_kernel_pass_dump(k, "simplify#1"), mt_kernel_pass_dump_at(k, at_s1));
+    assert_ptr_equal(mt_kernel_pass_dump(k, "simplify"), mt_kernel_pass_dump_at(k, at_s2)); /* the last */
+    assert_null(mt_kernel_pass_dump_name(k, n));
+    assert_null(mt_kernel_pass_dump_at(k, -1));
+    assert_int_equal(mt_kernel_num_pass_dumps(NULL), 0);
     mt_kernel_release(k);
 
     /* split_host_device, after tir_cse: the parallel loop becomes a launch
@@ -317,6 +355,7 @@ int main(void) {
         cmocka_unit_test(test_null_arguments),
         cmocka_unit_test(test_the_issue_example),
         cmocka_unit_test(test_dumps),
+        cmocka_unit_test(test_dot),
         cmocka_unit_test(test_pass_dumps),
         cmocka_unit_test(test_introspection),
         cmocka_unit_test(test_run_errors),
