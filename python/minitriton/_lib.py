@@ -89,7 +89,6 @@ STATUS_NAMES = [
     "MT_ERR_LIMIT", "MT_ERR_IO", "MT_ERR_UNAVAILABLE", "MT_ERR_INTERNAL",
 ]
 DTYPES = ["bool", "int8", "uint8", "int32", "int64", "float16", "float32", "float64"]
-STAGES = ["ast", "graph", "graph-opt", "tir", "tir-sched", "llvm", "asm", "cuda", "plan"]
 TARGET_CPU, TARGET_CUDA = 0, 1
 DEVICE_CPU, DEVICE_CUDA, DEVICE_TEST = 1, 2, 12
 
@@ -142,7 +141,13 @@ FUNCS = {
     "mt_tensor_to_dlpack": (_p, [_p, _diag]),
     "mt_tensor_to_dlpack_versioned": (_p, [_p, _diag]),
     "mt_status_str": (_s, [_i]),
+    "mt_stage_str": (_s, [_i]),
+    "mt_kernel_num_pass_dumps": (_i, [_p]),
+    "mt_kernel_pass_dump_name": (_s, [_p, _i]),
+    "mt_kernel_pass_dump_at": (_s, [_p, _i]),
 }
+# newer than the first 0.1 library: a library without them still loads
+OPTIONAL = {"mt_kernel_num_pass_dumps", "mt_kernel_pass_dump_name", "mt_kernel_pass_dump_at"}
 PYFUNCS = {
     "mt_tensor_release": (None, [_p]),
     "mt_tensor_from_dlpack": (_p, [_p, _diag]),
@@ -208,7 +213,13 @@ lib, path = _load()
 pylib = ctypes.PyDLL(path, handle=lib._handle)  # same library, calls keep the GIL
 
 for _name, (_res, _args) in FUNCS.items():
-    _f = getattr(lib, _name)
+    try:
+        _f = getattr(lib, _name)
+    except AttributeError:
+        if _name in OPTIONAL:
+            continue
+        raise ImportError("minitriton: %s has no %s (a library older than this package)"
+                          % (path, _name)) from None
     _f.restype, _f.argtypes = _res, _args
 for _name, (_res, _args) in PYFUNCS.items():
     _f = getattr(pylib, _name)
@@ -219,3 +230,11 @@ if VERSION.split(".")[:2] != ["0", "1"]:
     raise ImportError(
         "minitriton: %s is version %s; this package is for the 0.1 C API" % (path, VERSION)
     )
+
+# The stages mt_kernel_dump knows, by their mtc --emit names, in enum order.
+STAGES = []
+while len(STAGES) < 64:
+    _n = lib.mt_stage_str(len(STAGES)).decode()
+    if _n == "unknown":
+        break
+    STAGES.append(_n)

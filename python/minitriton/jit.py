@@ -515,8 +515,8 @@ class Kernel:
     # -- introspection
 
     def dump(self, stage="tir"):
-        """The text of a stage: one of ast, graph, graph-opt, tir, tir-sched,
-        llvm, asm, cuda, plan. Raises ValueError for another name and
+        """The text of a stage: one of minitriton.STAGES (ast, graph,
+        graph-opt, tir, tir-sched, llvm, asm, cuda, plan, dot). Raises ValueError for another name and
         MinitritonError (status MT_ERR_UNAVAILABLE) when the stage does not
         exist for this kernel (cuda for a CPU kernel), saying why."""
         if stage not in STAGES:
@@ -531,10 +531,23 @@ class Kernel:
         return text.decode()
 
     def pass_dump(self, name):
-        """The IR after pass `name`, recorded when dump_after named it; None otherwise."""
+        """The IR after pass `name`, recorded when dump_after named it; None
+        otherwise. A pass that ran more than once: "simplify#2" is its
+        second run, the bare name its last."""
         self.compile()
         text = lib.mt_kernel_pass_dump(self._k, name.encode())
         return None if text is None else text.decode()
+
+    def pass_dumps(self):
+        """[(name, text)] of every recorded pass dump, in the order the
+        passes ran ("simplify#1", "simplify#2" for a pass run twice)."""
+        self.compile()
+        if not hasattr(lib, "mt_kernel_num_pass_dumps"):
+            raise MinitritonError("%s: this libminitriton cannot list its pass dumps (too old)"
+                                  % self.name)
+        k = self._k
+        return [(lib.mt_kernel_pass_dump_name(k, i).decode(), lib.mt_kernel_pass_dump_at(k, i).decode())
+                for i in range(lib.mt_kernel_num_pass_dumps(k))]
 
     def _signature_dims(self, ndim, dim, dim_name):
         return tuple(dim(a) if dim(a) >= 0 else (dim_name(a) or b"?").decode() for a in range(ndim))

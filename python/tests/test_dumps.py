@@ -22,6 +22,7 @@ EXPECT = {
     "llvm": "define",
     "asm": "ret",
     "plan": "memory plan",
+    "dot": "digraph",
 }
 
 
@@ -48,7 +49,9 @@ def test_a_missing_stage_says_why():
     assert e.value.message
     with pytest.raises(ValueError, match="stages: ast, graph"):
         fused.dump("bytecode")
-    assert mt.STAGES == ["ast", "graph", "graph-opt", "tir", "tir-sched", "llvm", "asm", "cuda", "plan"]
+    # the library's stages, in mt_stage order
+    assert mt.STAGES[:9] == ["ast", "graph", "graph-opt", "tir", "tir-sched", "llvm", "asm", "cuda", "plan"]
+    assert set(mt.STAGES) == set(EXPECT) | {"cuda"}
 
 
 def test_gpu_stages():
@@ -79,3 +82,16 @@ def test_ast_places_are_the_files():
     import inspect
     _, start = inspect.getsourcelines(fused.fn)
     assert "FunctionDef fused @%d:1" % (start + 1) in fused.dump("ast")  # the line after @jit
+
+
+def test_every_pass_dump_in_order():
+    @jit(dump_after="all")
+    def k(x: Tensor(("n",), "float32")):
+        return exp(x) * 2.0
+
+    dumps = k.pass_dumps()
+    names = [n for n, _ in dumps]
+    assert names[0] == "parse" and "fuse_ops" in names and "vectorize" in names
+    assert names.index("fuse_ops") < names.index("vectorize")
+    assert all(text for _, text in dumps)
+    assert dict(dumps)["fuse_ops"] == k.pass_dump("fuse_ops")
