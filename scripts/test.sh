@@ -2,6 +2,9 @@
 # Builds minitriton and runs the whole test suite:
 #
 #   release      the suite on a normal build (build/)
+#   python       the Python package (python/): pip-installed into build/venv,
+#                its pytest suite against build/libminitriton.so
+#                (scripts/test_python.sh)
 #   asan+ubsan   the suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #                with LeakSanitizer (build-asan/)
 #   tsan         the threaded tests under ThreadSanitizer (build-tsan/):
@@ -16,7 +19,8 @@
 # Exits non-zero if anything fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MT_SETUP_EXTRA="${MT_SETUP_EXTRA:-} valgrind clang libclang-rt-14-dev graphviz" ./scripts/setup.sh
+py_pkgs="python3 python3-venv python3-setuptools python3-wheel python3-numpy python3-pytest"
+MT_SETUP_EXTRA="${MT_SETUP_EXTRA:-} valgrind clang libclang-rt-14-dev graphviz $py_pkgs" ./scripts/setup.sh
 jobs="$(nproc)"
 
 run_suite() { # name build-dir cmake-args...
@@ -31,6 +35,8 @@ run_suite() { # name build-dir cmake-args...
 }
 
 run_suite "release" build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+echo "== python: pip install ./python into build/venv, pytest python/tests"
+./scripts/test_python.sh build
 # allocator_may_return_null: the library must see NULL from malloc for a size
 # it cannot have (tests/robust checks MT_ERR_NOMEM), not an ASan abort.
 ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:allocator_may_return_null=1" \
