@@ -275,6 +275,19 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
                                    const mt_compile_options *opts, const char *file,
                                    mt_diag *diag);
 
+static mt_status real_gpu(mt_context *ctx, mt_dev **out, mt_dev_err *e);
+
+/* "sm_90" for the context's GPU when there is one and the compiler knows its
+ * arch (target/target.c); false otherwise (then sm_90 is the default). */
+static bool present_arch(mt_context *ctx, char *buf, size_t cap) {
+    mt_dev *gpu;
+    mt_dev_err e = {""};
+    mt_target_desc t;
+    if (real_gpu(ctx, &gpu, &e) != MT_OK) return false;
+    snprintf(buf, cap, "sm_%d", mt_dev_cuda_sm(gpu));
+    return mt_target_cuda(&t, buf);
+}
+
 mt_kernel *mt_jit_compile(mt_context *ctx, const char *source, const mt_compile_options *opts,
                           mt_diag *diag) {
     mt_diag_clear(diag);
@@ -314,6 +327,14 @@ mt_kernel *mt_jit_compile(mt_context *ctx, const char *source, const mt_compile_
                  mt_target_cuda_archs());
         mt_diag_set(diag, MT_ERR_INVALID_ARG, file, NULL, MT_NOLOC, msg);
         return NULL;
+    }
+    /* target cuda without an arch: the present GPU's, when it is one we know */
+    mt_compile_options resolved;
+    char arch[16];
+    if (opts->target == MT_TARGET_CUDA && !opts->arch && !opts->emulate && present_arch(ctx, arch, sizeof arch)) {
+        resolved = *opts;
+        resolved.arch = arch;
+        opts = &resolved;
     }
     int badlen;
     const char *bad = mt_pipeline_unknown_pass(opts->dump_after, &badlen);
