@@ -77,7 +77,11 @@ struct mt_kernel {
     const char **kernel_names;
     void **kernel_fns;
     struct mt_dev_module *module;
-    mt_gvar **params;         /* parameter names, types, places */
+    mt_gvar **params;         /* the entry's parameter names, types, places */
+    int npublic;              /* parameters the caller passes: those not bound */
+    int *public_param;        /* [npublic] their indices in params */
+    mt_tensor **bound;        /* [plan.nparams] a bound parameter's value, else NULL */
+    bool bound_placed;        /* bound[] moved to their parameters' devices (k->lock) */
     mt_gvar **results;
     mt_compile_times times;
 };
@@ -257,6 +261,7 @@ void mt_compile_options_init(mt_compile_options *opts) {
 static void *arena_alloc_cb(void *ctx, size_t n) { return mt_arena_alloc(ctx, n); }
 
 static void kernel_free(mt_kernel *k) {
+    for (int i = 0; k->bound && i < k->plan.nparams; i++) mt_tensor_release(k->bound[i]);
     k->ctx->backend->release(k->ctx->backend, k->code.module);
     if (k->module) k->ctx->cuda->ops->unload(k->ctx->cuda, k->module);
     pthread_mutex_destroy(&k->lock);
@@ -274,6 +279,7 @@ static double now_ms(void) {
 static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
                                    const mt_compile_options *opts, const char *file,
                                    mt_diag *diag);
+static bool check_bound_params(const mt_compile_options *opts, const char *file, mt_diag *diag);
 
 static mt_status real_gpu(mt_context *ctx, mt_dev **out, mt_dev_err *e);
 
@@ -344,9 +350,12 @@ mt_kernel *mt_jit_compile(mt_context *ctx, const char *source, const mt_compile_
         mt_diag_set(diag, MT_ERR_INVALID_ARG, file, NULL, MT_NOLOC, msg);
         return NULL;
     }
-    /* Without memory for a key the compilation simply bypasses the cache. */
+    if (!check_bound_params(opts, file, diag)) return NULL;
+    /* Without memory for a key the compilation simply bypasses the cache; so
+     * does one with bound parameters (the kernel holds their values). */
     mt_cache_key key;
-    bool keyed = mt_cache_key_init(&key, source, opts, ctx->host_str) == 0;
+    memset(&key, 0, sizeof key);
+    bool keyed = opts->nparams == 0 && mt_cache_key_init(&key, source, opts, ctx->host_str) == 0;
     mt_kernel *k = keyed ? mt_cache_lookup(ctx->cache, &key) : NULL;
     if (!k) {
         double t0 = now_ms();
@@ -441,6 +450,80 @@ static void gpu_dumps(mt_kernel *k, mt_compiled *c, const mt_target_desc *gpu) {
     k->times.cuda_ms = now_ms() - t0;
 }
 
+/* ---- bound parameters ------------------------------------------------------ */
+
+/* opts->params are well formed: names given once, host tensors with data. */
+static bool check_bound_params(const mt_compile_options *opts, const char *file, mt_diag *diag) {
+    const char *why = NULL, *name = "";
+    if (opts->nparams < 0 || (opts->nparams > 0 && !opts->params)) why = "params is NULL or nparams negative";
+    for (int i = 0; !why && i < opts->nparams; i++) {
+        const mt_bound_param *bp = &opts->params[i];
+        name = bp->name ? bp->name : "";
+        if (!bp->name || !bp->value) why = "a bound parameter needs a name and a value";
+        for (int j = 0; !why && j < i; j++)
+            if (strcmp(opts->params[j].name, bp->name) == 0) why = "this parameter is bound twice";
+        if (!why && (bp->value->dev || bp->value->device.type != MT_DEVICE_CPU))
+            why = "a bound value must be a host tensor (copy it to the host first)";
+        if (!why && !mt_tensor_is_contiguous(bp->value)) why = "a bound value must be C-contiguous";
+        if (!why && bp->value->nbytes > 0 && !bp->value->data) why = "a bound value has no data";
+    }
+    if (!why) return true;
+    char msg[256];
+    snprintf(msg, sizeof msg, "mt_jit_compile: params: %s%s%.64s%s", why, *name ? " ('" : "", name,
+             *name ? "')" : "");
+    mt_diag_set(diag, MT_ERR_INVALID_ARG, file, NULL, MT_NOLOC, msg);
+    return false;
+}
+
+/* The types of the bound values, for the builder's checks. */
+static int bound_types(mt_arena *a, const mt_compile_options *opts, const mt_gbound **out) {
+    mt_gbound *b = MT_NEW_ARRAY(a, mt_gbound, opts->nparams > 0 ? opts->nparams : 1);
+    for (int i = 0; i < opts->nparams; i++) {
+        const mt_tensor *t = opts->params[i].value;
+        b[i].name = mt_arena_strdup(a, opts->params[i].name);
+        b[i].type = mt_gtype_scalar(t->dtype);
+        b[i].type.ndim = t->ndim;
+        for (int d = 0; d < t->ndim; d++) b[i].type.dims[d].value = t->shape[d];
+    }
+    *out = b;
+    return opts->nparams;
+}
+
+static const mt_tensor *bound_value(const mt_compile_options *opts, const char *name) {
+    for (int i = 0; i < opts->nparams; i++)
+        if (strcmp(opts->params[i].name, name) == 0) return opts->params[i].value;
+    return NULL;
+}
+
+/* The kernel's own copies of its bound values, and the parameters the
+ * caller still passes. */
+static void keep_bound(mt_kernel *k, const mt_gfunc *entry, const mt_compile_options *opts) {
+    int n = entry->nparams;
+    k->public_param = MT_NEW_ARRAY(k->arena, int, n > 0 ? n : 1);
+    k->npublic = 0;
+    if (opts->nparams > 0) k->bound = MT_NEW_ARRAY(k->arena, mt_tensor *, n > 0 ? n : 1);
+    for (int i = 0; i < n; i++) {
+        const mt_gvar *v = entry->params[i];
+        const mt_tensor *src = v->bound ? bound_value(opts, v->name) : NULL;
+        if (!src) {
+            k->public_param[k->npublic++] = i;
+            continue;
+        }
+        mt_tensor *t = mt_tensor_create(src->dtype, src->ndim, src->shape);
+        if (!t) {
+            for (int j = 0; j < i; j++) mt_tensor_release(k->bound[j]);
+            k->bound = NULL;
+            mt_fail(MT_ERR_NOMEM, MT_NOLOC, "out of memory copying bound parameter '%s'", v->name);
+        }
+        if (src->nbytes) memcpy(t->data, src->data, src->nbytes);
+        k->bound[i] = t;
+    }
+}
+
+/* The bound values on their parameters' devices (the first run moves them;
+ * k->lock held). */
+static mt_status place_bound(mt_kernel *k, mt_dev_err *e);
+
 static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
                                    const mt_compile_options *opts, const char *file,
                                    mt_diag *diag) {
@@ -459,8 +542,9 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
         k->source = mt_arena_strndup(a, source, len);
         k->filename = mt_arena_strdup(a, file);
         mt_compiled c;
-        mt_pipeline_targets targets = {&ctx->host, gpu_target(a, opts), opts->emulate != 0, NULL, 0};
+        mt_pipeline_targets targets = {&ctx->host, gpu_target(a, opts), opts->emulate != 0, NULL, 0, NULL, 0};
         targets.nexterns = snapshot_externs(ctx, a, &targets.externs);
+        targets.nbound = bound_types(a, opts, &targets.bound);
         mt_pipeline_run(a, k->source, len, opts, &targets, &c);
         k->gpu_program = targets.gpu && !targets.emulate;
         if (k->gpu_program) { /* the host side of the GPU split is what runs here */
@@ -488,6 +572,7 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
                                       cg.ms_jit, 0, cg.threads, cuda_ms, nvrtc_ms};
         mt_plan_build(a, c.module, c.entry, c.lowered, cg.fn_addrs, &k->plan);
         k->dumps[MT_STAGE_PLAN] = mt_memplan_print(k->plan.mem, &k->plan, arena_alloc_cb, a);
+        keep_bound(k, c.entry, opts);
         mt_err_pop(&fr);
     } else {
         mt_err_pop(&fr);
@@ -568,6 +653,68 @@ static mt_status find_device(void *c, mt_device where, mt_dev **out, mt_dev_err 
                        mt_device_str(where, name, sizeof name));
 }
 
+static mt_device value_device(const mt_kernel *k, int id);
+static mt_status device_of(mt_kernel *k, mt_device where, mt_dev **out, mt_dev_err *e);
+
+static mt_status place_bound(mt_kernel *k, mt_dev_err *e) {
+    if (k->bound_placed) return MT_OK;
+    for (int i = 0; i < k->plan.nparams; i++) {
+        mt_device want = value_device(k, i);
+        if (!k->bound[i] || want.type == MT_DEVICE_CPU) continue;
+        mt_dev *d;
+        mt_status st = device_of(k, want, &d, e);
+        mt_tensor *t = st == MT_OK ? mt_tensor_create_on(d, k->bound[i]->dtype, k->bound[i]->ndim,
+                                                         k->bound[i]->shape)
+                                   : NULL;
+        if (st == MT_OK && !t) st = mt_dev_fail(e, MT_ERR_NOMEM, "cannot allocate bound parameter '%s' on the device",
+                                                k->params[i]->name);
+        if (st == MT_OK) st = mt_tensor_copy(t, k->bound[i], e);
+        if (st != MT_OK) {
+            mt_tensor_release(t);
+            return st;
+        }
+        mt_tensor_release(k->bound[i]);
+        k->bound[i] = t;
+    }
+    k->bound_placed = true;
+    return MT_OK;
+}
+
+/* The full argument list of a kernel with bound parameters: the caller's
+ * arguments with the kernel's values in the bound places (in stack when it
+ * holds them, else a new array in *out). */
+static mt_status with_bound(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tensor **stack, int cap,
+                            mt_tensor ***out, mt_diag *diag) {
+    if (nargs != k->npublic) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "the kernel takes %d argument%s (%d more are bound), got %d", k->npublic,
+                 k->npublic == 1 ? "" : "s", k->plan.nparams - k->npublic, nargs);
+        mt_diag_set(diag, MT_ERR_INVALID_ARG, k->filename, NULL, MT_NOLOC, msg);
+        return MT_ERR_INVALID_ARG;
+    }
+    if (nargs > 0 && !args) {
+        mt_diag_set(diag, MT_ERR_INVALID_ARG, k->filename, NULL, MT_NOLOC, "mt_kernel_run: args is NULL");
+        return MT_ERR_INVALID_ARG;
+    }
+    mt_dev_err e = {""};
+    pthread_mutex_lock(&k->lock);
+    mt_status st = place_bound(k, &e);
+    pthread_mutex_unlock(&k->lock);
+    if (st != MT_OK) {
+        mt_diag_set(diag, st, k->filename, NULL, MT_NOLOC, e.msg);
+        return st;
+    }
+    int n = k->plan.nparams;
+    mt_tensor **full = n <= cap ? stack : malloc(sizeof *full * (size_t)n);
+    if (!full) {
+        mt_diag_set(diag, MT_ERR_NOMEM, k->filename, NULL, MT_NOLOC, "out of memory");
+        return MT_ERR_NOMEM;
+    }
+    for (int i = 0, j = 0; i < n; i++) full[i] = k->bound[i] ? k->bound[i] : args[j++];
+    *out = full;
+    return MT_OK;
+}
+
 mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tensor **results,
                         int nresults, mt_diag *diag) {
     mt_diag_clear(diag);
@@ -595,7 +742,12 @@ mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tens
         env.gpu_kernel_names = k->kernel_names;
         env.gpu_kernels = k->kernel_fns;
     }
-    mt_status st = mt_plan_run(&k->plan, &env, args, nargs, results, nresults, &err);
+    mt_tensor *stack[16], **full = NULL;
+    mt_status st = k->bound ? with_bound(k, args, nargs, stack, 16, &full, diag) : MT_OK;
+    if (st != MT_OK) return st;
+    if (full) args = full, nargs = k->plan.nparams;
+    st = mt_plan_run(&k->plan, &env, args, nargs, results, nresults, &err);
+    if (full && full != stack) free(full);
     if (st == MT_OK && k->gpu_program && k->ctx->cuda) { /* a run returns when its GPU work is done */
         mt_dev_err e = {""};
         st = k->ctx->cuda->ops->sync(k->ctx->cuda, &e);
@@ -671,12 +823,12 @@ const char *mt_kernel_pass_dump_at(const mt_kernel *k, int i) {
     return k && i >= 0 && i < k->npass_dumps ? k->pass_dumps[i].text : NULL;
 }
 
-int mt_kernel_num_params(const mt_kernel *k) { return k ? k->plan.nparams : -1; }
+int mt_kernel_num_params(const mt_kernel *k) { return k ? k->npublic : -1; }
 int mt_kernel_num_results(const mt_kernel *k) { return k ? k->plan.nresults : -1; }
 const char *mt_kernel_name(const mt_kernel *k) { return k ? k->name : NULL; }
 
 static const mt_gvar *param_at(const mt_kernel *k, int i) {
-    return k && i >= 0 && i < k->plan.nparams ? k->params[i] : NULL;
+    return k && i >= 0 && i < k->npublic ? k->params[k->public_param[i]] : NULL;
 }
 static const mt_gvar *result_at(const mt_kernel *k, int i) {
     return k && i >= 0 && i < k->plan.nresults ? k->results[i] : NULL;
@@ -724,7 +876,7 @@ static mt_device value_device(const mt_kernel *k, int id) {
 }
 
 mt_device mt_kernel_param_device(const mt_kernel *k, int i) {
-    return param_at(k, i) ? value_device(k, i) : (mt_device){0, 0};
+    return param_at(k, i) ? value_device(k, k->public_param[i]) : (mt_device){0, 0};
 }
 
 mt_device mt_kernel_result_device(const mt_kernel *k, int i) {

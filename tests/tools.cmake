@@ -32,3 +32,12 @@ add_test(NAME mtc_dump_after COMMAND $<TARGET_FILE:mtc> --dump-after simplify,fu
          ${PROJECT_SOURCE_DIR}/examples/kernels/fused_add.py)
 set_tests_properties(mtc_dump_after PROPERTIES PASS_REGULAR_EXPRESSION
   ";; ---- after fuse_ops ----\n.*;; ---- after simplify#1 ----\n.*;; ---- after simplify#2 ----\n")
+# --param binds a parameter to a .npy file's data at compile time
+add_test(NAME mtc_param COMMAND $<TARGET_FILE:mtc> --param w=tests/tools/data/w.npy
+         --param b=tests/tools/data/b.npy --input x=tests/tools/data/x.npy tests/tools/data/lin.py
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(mtc_param PROPERTIES PASS_REGULAR_EXPRESSION "^\\[\\[ 0\\. 13\\.\\]\n \\[ 8\\. 25\\.\\]\\]\n$")
+add_test(NAME mtc_param_mismatch COMMAND $<TARGET_FILE:mtc> --param b=tests/tools/data/w.npy
+         --input x=tests/tools/data/x.npy tests/tools/data/lin.py WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(mtc_param_mismatch PROPERTIES PASS_REGULAR_EXPRESSION
+  "lin.py:1:72: error: parameter 'b' is float32 \\(2,\\) but the value bound to it is float32 \\(3, 2\\)")

@@ -471,6 +471,39 @@ static mt_gvar *materialize(builder *b, mt_gvar *v, const char *name, mt_loc loc
     return mt_b_emit(b, full->id, NULL, 0, at, loc, name);
 }
 
+/* Whether parameter p is bound at compile time; its value must have the
+ * type the annotation says, which must be fixed (an error at the
+ * annotation otherwise). */
+static bool check_bound(builder *b, const mt_ast *p, const mt_gtype *t) {
+    const mt_gbound *bd = NULL;
+    for (int i = 0; b->opts && i < b->opts->nbound && !bd; i++)
+        if (strcmp(b->opts->bound[i].name, p->name) == 0) bd = &b->opts->bound[i];
+    if (!bd) return false;
+    mt_loc at = !p->lhs ? p->loc : p->lhs->kind == AST_CALL ? p->lhs->lhs->loc : p->lhs->loc; /* Tensor */
+    for (int d = 0; d < t->ndim; d++)
+        if (t->dims[d].sym)
+            mt_fail(MT_ERR_SHAPE, at, "parameter '%s' is bound to a value but its dim %d is symbolic (\"%s\"); "
+                    "a bound parameter's shape must be fixed", p->name, d, t->dims[d].sym);
+    bool same = bd->type.dtype == t->dtype && bd->type.ndim == t->ndim;
+    for (int d = 0; same && d < t->ndim; d++) same = bd->type.dims[d].value == t->dims[d].value;
+    if (!same)
+        mt_fail(MT_ERR_TYPE, at, "parameter '%s' is %s %s but the value bound to it is %s %s", p->name,
+                mt_dtype_str(t->dtype), mt_shape_str(b->arena, t), mt_dtype_str(bd->type.dtype),
+                mt_shape_str(b->arena, &bd->type));
+    return true;
+}
+
+/* Every bound name is a parameter of the entry. */
+static void check_bound_names(builder *b, const mt_ast *def) {
+    for (int i = 0; b->opts && i < b->opts->nbound; i++) {
+        bool found = false;
+        for (int j = 0; j < def->items.len && !found; j++) found = strcmp(def->items.data[j]->name, b->opts->bound[i].name) == 0;
+        if (!found)
+            mt_fail(MT_ERR_NAME, def->loc, "a value is bound to '%s', which is no parameter of '%s'",
+                    b->opts->bound[i].name, def->name);
+    }
+}
+
 static mt_gfunc *build_function(builder *b, const mt_ast *def) {
     check_decorators(def);
     mt_gfunc *f = mt_gfunc_new(b->arena, def->name, def->loc);
@@ -501,6 +534,7 @@ static mt_gfunc *build_function(builder *b, const mt_ast *def) {
             syms[nsyms++] = t.dims[d].sym;
         }
         mt_gvar *v = mt_gvar_new(b->arena, mt_b_fresh_name(b, p->name), &t, p->loc);
+        v->bound = check_bound(b, p, &t);
         f->params[f->nparams++] = v;
         mt_b_bind(b, p->name, v);
     }
@@ -542,6 +576,7 @@ mt_gmodule *mt_build_graph(mt_arena *a, const mt_ast *module, const mt_build_opt
     if (is_prim_func(entry))
         mt_fail(MT_ERR_UNSUPPORTED, entry->loc,
                 "loop functions (@T.prim_func) as the entry are not supported yet");
+    check_bound_names(&b, entry);
     mt_gmodule *m = mt_gmodule_new(a);
     mt_gmodule_add_func(a, m, build_function(&b, entry));
     return m;

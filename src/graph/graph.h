@@ -69,6 +69,7 @@ typedef struct mt_gvar {
     int64_t iconst;    /*   value otherwise */
     int id;            /* creation order in the function */
     bool temp;         /* named by the compiler (lv, lv1, ...), not the user */
+    bool bound;        /* an entry parameter bound at compile time (mt_gbound) */
     const struct mt_ast *expr; /* a temp's source expression, quoted in messages */
 } mt_gvar;
 
@@ -179,6 +180,13 @@ typedef enum mt_call_kind {
     MT_CALL_TO_DEVICE, /* outs[0] = args[0] copied to `device`: R.to_vdevice(x, "test:0") */
     MT_CALL_EXTERN     /* a host function: R.call_dps_packed("name", (args), out_sinfo=...) */
 } mt_call_kind;
+
+/* A parameter of the entry function bound at compile time to a value of
+ * this type (mt_compile_options.params): the kernel supplies it itself. */
+typedef struct mt_gbound {
+    const char *name;
+    mt_gtype type;
+} mt_gbound;
 
 /* A host function the program may call (mt_context_register_extern): run
  * as int fn(DLTensor *in_0, ..., DLTensor *out_0, ...), destination
