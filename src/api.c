@@ -80,8 +80,11 @@ struct mt_kernel {
     mt_gvar **params;         /* the entry's parameter names, types, places */
     int npublic;              /* parameters the caller passes: those not bound */
     int *public_param;        /* [npublic] their indices in params */
-    mt_tensor **bound;        /* [plan.nparams] a bound parameter's value, else NULL */
+    int nentry;               /* the entry's parameters (plan.nparams adds the hoisted values) */
+    mt_tensor **bound;        /* [nentry] a bound parameter's value, else NULL */
     bool bound_placed;        /* bound[] moved to their parameters' devices (k->lock) */
+    mt_plan once;             /* what is computed once from the bound values (planner.h) */
+    mt_tensor **hoisted;      /* [once.nresults] its results, from the first run on (k->lock) */
     mt_gvar **results;
     mt_compile_times times;
 };
@@ -261,7 +264,8 @@ void mt_compile_options_init(mt_compile_options *opts) {
 static void *arena_alloc_cb(void *ctx, size_t n) { return mt_arena_alloc(ctx, n); }
 
 static void kernel_free(mt_kernel *k) {
-    for (int i = 0; k->bound && i < k->plan.nparams; i++) mt_tensor_release(k->bound[i]);
+    for (int i = 0; k->bound && i < k->nentry; i++) mt_tensor_release(k->bound[i]);
+    for (int i = 0; k->hoisted && i < k->once.nresults; i++) mt_tensor_release(k->hoisted[i]);
     k->ctx->backend->release(k->ctx->backend, k->code.module);
     if (k->module) k->ctx->cuda->ops->unload(k->ctx->cuda, k->module);
     pthread_mutex_destroy(&k->lock);
@@ -520,6 +524,19 @@ static void keep_bound(mt_kernel *k, const mt_gfunc *entry, const mt_compile_opt
     }
 }
 
+/* The plan dump, with what runs once from the bound values. */
+static const char *with_once(mt_arena *a, const char *plan, const mt_plan *once) {
+    if (once->ninstrs == 0) return plan;
+    mt_sb sb;
+    mt_sb_init(&sb, a);
+    mt_sb_puts(&sb, plan);
+    mt_sb_printf(&sb, "# computed once, on the first run, from the bound parameters (%d value%s kept):",
+                 once->nresults, once->nresults == 1 ? "" : "s");
+    for (int i = 0; i < once->ncalls; i++) mt_sb_printf(&sb, " %s", once->calls[i].name);
+    mt_sb_putc(&sb, '\n');
+    return mt_sb_str(&sb);
+}
+
 /* The bound values on their parameters' devices (the first run moves them;
  * k->lock held). */
 static mt_status place_bound(mt_kernel *k, mt_dev_err *e);
@@ -570,8 +587,10 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
         double cuda_ms = k->times.cuda_ms, nvrtc_ms = k->times.nvrtc_ms;
         k->times = (mt_compile_times){c.ms_frontend, c.ms_graph, c.ms_tir, cg.ms_irgen, cg.ms_opt,
                                       cg.ms_jit, 0, cg.threads, cuda_ms, nvrtc_ms};
-        mt_plan_build(a, c.module, c.entry, c.lowered, cg.fn_addrs, &k->plan);
-        k->dumps[MT_STAGE_PLAN] = mt_memplan_print(k->plan.mem, &k->plan, arena_alloc_cb, a);
+        mt_plan_build(a, c.module, c.entry, c.lowered, cg.fn_addrs, &k->plan, &k->once);
+        k->nentry = c.entry->nparams;
+        k->dumps[MT_STAGE_PLAN] = with_once(a, mt_memplan_print(k->plan.mem, &k->plan, arena_alloc_cb, a),
+                                            &k->once);
         keep_bound(k, c.entry, opts);
         mt_err_pop(&fr);
     } else {
@@ -658,7 +677,7 @@ static mt_status device_of(mt_kernel *k, mt_device where, mt_dev **out, mt_dev_e
 
 static mt_status place_bound(mt_kernel *k, mt_dev_err *e) {
     if (k->bound_placed) return MT_OK;
-    for (int i = 0; i < k->plan.nparams; i++) {
+    for (int i = 0; i < k->nentry; i++) {
         mt_device want = value_device(k, i);
         if (!k->bound[i] || want.type == MT_DEVICE_CPU) continue;
         mt_dev *d;
@@ -680,15 +699,39 @@ static mt_status place_bound(mt_kernel *k, mt_dev_err *e) {
     return MT_OK;
 }
 
+/* The values computed once from the bound ones (k->once), on the first
+ * run (k->lock held, bound values placed). */
+static mt_status compute_once(mt_kernel *k, const mt_run_env *env, mt_run_error *err) {
+    if (k->hoisted || k->once.ninstrs == 0) return MT_OK;
+    mt_tensor *in[64], **ins = k->once.nparams <= 64 ? in : malloc(sizeof *ins * (size_t)k->once.nparams);
+    mt_tensor **out = calloc((size_t)(k->once.nresults > 0 ? k->once.nresults : 1), sizeof *out);
+    if (!ins || !out) {
+        if (ins != in) free(ins);
+        free(out);
+        snprintf(err->msg, sizeof err->msg, "out of memory");
+        return MT_ERR_NOMEM;
+    }
+    for (int i = 0, j = 0; i < k->nentry; i++)
+        if (k->bound[i]) ins[j++] = k->bound[i];
+    mt_status st = mt_plan_run(&k->once, env, ins, k->once.nparams, out, k->once.nresults, err);
+    if (ins != in) free(ins);
+    if (st != MT_OK) {
+        free(out);
+        return st;
+    }
+    k->hoisted = out;
+    return MT_OK;
+}
+
 /* The full argument list of a kernel with bound parameters: the caller's
- * arguments with the kernel's values in the bound places (in stack when it
- * holds them, else a new array in *out). */
-static mt_status with_bound(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tensor **stack, int cap,
-                            mt_tensor ***out, mt_diag *diag) {
+ * arguments with the kernel's values in the bound places, then the values
+ * computed once (in stack when it holds them, else a new array in *out). */
+static mt_status with_bound(mt_kernel *k, const mt_run_env *env, mt_tensor *const *args, int nargs,
+                            mt_tensor **stack, int cap, mt_tensor ***out, mt_diag *diag) {
     if (nargs != k->npublic) {
         char msg[128];
         snprintf(msg, sizeof msg, "the kernel takes %d argument%s (%d more are bound), got %d", k->npublic,
-                 k->npublic == 1 ? "" : "s", k->plan.nparams - k->npublic, nargs);
+                 k->npublic == 1 ? "" : "s", k->nentry - k->npublic, nargs);
         mt_diag_set(diag, MT_ERR_INVALID_ARG, k->filename, NULL, MT_NOLOC, msg);
         return MT_ERR_INVALID_ARG;
     }
@@ -697,11 +740,17 @@ static mt_status with_bound(mt_kernel *k, mt_tensor *const *args, int nargs, mt_
         return MT_ERR_INVALID_ARG;
     }
     mt_dev_err e = {""};
+    mt_run_error err;
+    memset(&err, 0, sizeof err);
     pthread_mutex_lock(&k->lock);
     mt_status st = place_bound(k, &e);
+    if (st != MT_OK) snprintf(err.msg, sizeof err.msg, "%s", e.msg);
+    if (st == MT_OK) st = compute_once(k, env, &err);
     pthread_mutex_unlock(&k->lock);
     if (st != MT_OK) {
-        mt_diag_set(diag, st, k->filename, NULL, MT_NOLOC, e.msg);
+        char msg[600];
+        snprintf(msg, sizeof msg, "bound parameters: %s", err.msg);
+        mt_diag_set(diag, st, k->filename, NULL, MT_NOLOC, msg);
         return st;
     }
     int n = k->plan.nparams;
@@ -710,7 +759,8 @@ static mt_status with_bound(mt_kernel *k, mt_tensor *const *args, int nargs, mt_
         mt_diag_set(diag, MT_ERR_NOMEM, k->filename, NULL, MT_NOLOC, "out of memory");
         return MT_ERR_NOMEM;
     }
-    for (int i = 0, j = 0; i < n; i++) full[i] = k->bound[i] ? k->bound[i] : args[j++];
+    for (int i = 0, j = 0; i < k->nentry; i++) full[i] = k->bound[i] ? k->bound[i] : args[j++];
+    for (int i = k->nentry; i < n; i++) full[i] = k->hoisted[i - k->nentry];
     *out = full;
     return MT_OK;
 }
@@ -743,7 +793,7 @@ mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tens
         env.gpu_kernels = k->kernel_fns;
     }
     mt_tensor *stack[16], **full = NULL;
-    mt_status st = k->bound ? with_bound(k, args, nargs, stack, 16, &full, diag) : MT_OK;
+    mt_status st = k->bound ? with_bound(k, &env, args, nargs, stack, 16, &full, diag) : MT_OK;
     if (st != MT_OK) return st;
     if (full) args = full, nargs = k->plan.nparams;
     st = mt_plan_run(&k->plan, &env, args, nargs, results, nresults, &err);
@@ -756,7 +806,7 @@ mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tens
     }
     if (st != MT_OK) {
         mt_loc loc = MT_NOLOC;
-        if (err.param >= 0 && err.param < k->plan.nparams) loc = k->params[err.param]->loc;
+        if (err.param >= 0 && err.param < k->nentry) loc = k->params[err.param]->loc;
         if (err.line > 0) loc = mt_loc_make(err.line, err.col);
         mt_diag_set(diag, st, k->filename, k->source, loc, err.msg);
     }

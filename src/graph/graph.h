@@ -305,6 +305,13 @@ bool mt_gfunc_uses(const mt_gfunc *f, const mt_gblock *skip, const mt_gvar *v);
  * about many values builds this once instead of calling mt_gfunc_uses for
  * each (which is linear in f, so quadratic over a pass). */
 void mt_gfunc_count_uses(mt_arena *a, const mt_gfunc *f, mt_ptrmap *uses);
+/* The bindings of f computable once from its bound parameters (values given
+ * at compile time, mt_gvar.bound): those of the top-level bindings blocks
+ * (which run once per call, in order) whose inputs are bound parameters,
+ * scalar constants or outputs of such bindings, at least one not a scalar
+ * constant; never a host function. *vals maps each of their outputs, and
+ * *bindings each of them, to 1. Both empty when no parameter is bound. */
+void mt_gfunc_bound_values(mt_arena *a, const mt_gfunc *f, mt_ptrmap *vals, mt_ptrmap *bindings);
 
 /* Replacements old -> new of the uses of values (args, conditions, branch
  * and loop values, outputs) found by a pass that walks a function in program

@@ -3,7 +3,8 @@
  * compiled with model weights given at compile time takes only the other
  * arguments, computes what the unbound kernel computes, keeps its own copy
  * of the values, and refuses every malformed binding with a message (at the
- * parameter's annotation when the source is at fault). Under
+ * parameter's annotation when the source is at fault). What only the bound
+ * values determine is computed once. Under
  * MT_TEST_TARGET=cuda-emulate the bound values move to the emulated GPU on
  * the first run.
  */
@@ -64,6 +65,46 @@ static void test_mlp_bound_matches_unbound(void **s) {
     mt_tensor_release(w1);
     mt_kernel_release(kb);
     mt_kernel_release(ku);
+}
+
+/* What only the bound values determine runs once, on the first run, and
+ * its result is kept: (w * 2).T @ s + 1 is one kernel outside the per-call
+ * program (the plan says so), returned and used like a weight. */
+static void test_computed_once(void **s) {
+    const char *src = "def f(x: Tensor((\"n\", 3), \"float32\"), w: Tensor((2, 3), \"float32\"),\n"
+                      "      s: Tensor((2, 2), \"float32\")):\n"
+                      "    w2 = (w * 2.0).T @ s + 1.0\n"
+                      "    return relu(x @ w2), w2\n";
+    int64_t ws[2] = {2, 3}, ss[2] = {2, 2}, xs[2] = {4, 3};
+    float wv[6] = {1, 2, 3, 4, 5, 6}, sv[4] = {1, 0, 0, -1};
+    mt_tensor *w = mt_tensor_wrap(wv, MT_FLOAT32, 2, ws, NULL), *sm = mt_tensor_wrap(sv, MT_FLOAT32, 2, ss, NULL);
+    mt_bound_param ps[2] = {{"w", w}, {"s", sm}};
+    mt_diag d;
+    mt_kernel *k = compile_bound(src, ps, 2, &d);
+    if (!k) fail_msg("%s", d.text);
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_PLAN),
+                           "# computed once, on the first run, from the bound parameters (1 value kept): "
+                           "fused_multiply_transpose_matmul_add\n"));
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_GRAPH_OPT), "cls.fused_matmul_relu, (x, w2)"));
+    const float w2want[6] = {3, -7, 5, -9, 7, -11};
+    for (int rep = 0; rep < 3; rep++) {
+        mt_tensor *x = filled(MT_FLOAT32, 2, xs, rep), *r[2] = {NULL, NULL};
+        assert_int_equal(test_kernel_run(k, &x, 1, r, 2, &d), MT_OK);
+        const float *xv = mt_tensor_data(x), *o = mt_tensor_data(r[0]), *w2 = mt_tensor_data(r[1]);
+        for (int i = 0; i < 6; i++) assert_float_equal(w2[i], w2want[i], 0);
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 2; j++) {
+                double acc = 0;
+                for (int q = 0; q < 3; q++) acc += (double)xv[i * 3 + q] * w2want[q * 2 + j];
+                assert_float_equal(o[i * 2 + j], acc > 0 ? acc : 0, 1e-5);
+            }
+        mt_tensor_release(r[0]);
+        mt_tensor_release(r[1]);
+        mt_tensor_release(x);
+    }
+    mt_tensor_release(w);
+    mt_tensor_release(sm);
+    mt_kernel_release(k);
 }
 
 static void test_run_argument_count(void **s) {
@@ -134,6 +175,7 @@ static void test_refusals(void **s) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mlp_bound_matches_unbound),
+        cmocka_unit_test(test_computed_once),
         cmocka_unit_test(test_run_argument_count),
         cmocka_unit_test(test_not_cached),
         cmocka_unit_test(test_refusals),
