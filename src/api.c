@@ -266,6 +266,7 @@ static void *arena_alloc_cb(void *ctx, size_t n) { return mt_arena_alloc(ctx, n)
 static void kernel_free(mt_kernel *k) {
     for (int i = 0; k->bound && i < k->nentry; i++) mt_tensor_release(k->bound[i]);
     for (int i = 0; k->hoisted && i < k->once.nresults; i++) mt_tensor_release(k->hoisted[i]);
+    free(k->hoisted);
     k->ctx->backend->release(k->ctx->backend, k->code.module);
     if (k->module) k->ctx->cuda->ops->unload(k->ctx->cuda, k->module);
     pthread_mutex_destroy(&k->lock);
