@@ -16,7 +16,7 @@ Requests and answers:
                        evaluates EXPR once and answers
                        "ok N V0 V1 ... V32": the result's size and its values
                        at the sample indices (sample_indices), or "err TEXT".
-    time REPS          one untimed call, then REPS timed calls of EXPR;
+    time REPS WARM     WARM (0 or 1) untimed calls, then REPS timed calls of EXPR;
                        answers "t T1 T2 ..." (seconds each).
     version            answers "ok NUMPY_VERSION"
     quit
@@ -131,8 +131,9 @@ def main():
                 vals = " ".join(repr(float(flat[i])) for i in sample_indices(flat.size))
                 out.write(f"ok {flat.size} {vals}\n")
             elif words[0] == "time":
-                reps = int(words[1])
-                f(*args)
+                reps, warm = (int(w) for w in words[1].split() + words[2:3])
+                for _ in range(warm):
+                    f(*args)
                 ts = []
                 gc.disable()
                 for _ in range(reps):
