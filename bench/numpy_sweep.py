@@ -14,8 +14,11 @@ Requests and answers:
                        (a scalar: "-"); builds them (input j filled like
                        sweep.c's fill(): a hash of the flat index and j),
                        evaluates EXPR once and answers
-                       "ok N V0 V1 ... V32": the result's size and its values
-                       at the sample indices (sample_indices), or "err TEXT".
+                       "ok N V0 ... V32 M0 ... M32": the result's size, its
+                       values at the sample indices (sample_indices) and their
+                       magnitudes (EXPR over the inputs' absolute values, in
+                       float64: for a sum, the sum of |x|, which bounds its
+                       rounding error), or "err TEXT".
     time REPS WARM     WARM (0 or 1) untimed calls, then REPS timed calls of EXPR;
                        answers "t T1 T2 ..." (seconds each).
     version            answers "ok NUMPY_VERSION"
@@ -128,8 +131,14 @@ def main():
                     f = lambda *x: g(*x).copy()  # noqa: E731
                     r = np.asarray(f(*args))
                 flat = r.reshape(-1)
-                vals = " ".join(repr(float(flat[i])) for i in sample_indices(flat.size))
-                out.write(f"ok {flat.size} {vals}\n")
+                idx = sample_indices(flat.size)
+                vals = " ".join(repr(float(flat[i])) for i in idx)
+                # the magnitude of each sample: EXPR over |inputs| in float64
+                # (for a sum, the sum of |x|): rounding error scales with it
+                m = np.asarray(g(*(np.abs(x).astype(np.float64) for x in args))).reshape(-1)
+                mags = " ".join(repr(abs(float(m[i]))) for i in idx)
+                del m
+                out.write(f"ok {flat.size} {vals} {mags}\n")
             elif words[0] == "time":
                 reps, warm = (int(w) for w in words[1].split() + words[2:3])
                 for _ in range(warm):
