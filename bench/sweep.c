@@ -3,7 +3,7 @@
  * OpenBLAS) and OpenBLAS itself, over many shapes of each op family, measured
  * in the same run (run it with scripts/bench.sh --sweep).
  *
- * The cases are the table CASES below and nowhere else: each is a
+ * The cases are the table CASES below and nowhere else: each is an
  * expression over float32 inputs a, b, c with their shapes. minitriton
  * compiles `def k(a: Tensor(...), ...): return EXPR`; the NumPy side
  * (numpy_sweep.py, one child /usr/bin/python3 per thread count, with
@@ -14,24 +14,28 @@
  *
  * Inputs are filled on both sides by the same formula (input j, flat index
  * i: a hash of i and j, uniform in [-0.5, 0.5)), so the results must agree:
- * the child sends its result at 33 sample indices and a result of ours that
- * differs there is marked WRONG, whatever its speed.
+ * the child sends its result at 33 sample indices, with each sample's
+ * magnitude (the expression over the inputs' absolute values, in float64),
+ * and a result of ours that differs there by more than float32 rounding of
+ * that magnitude is marked WRONG, whatever its speed (check()).
  *
  * Timing: minitriton's run writes into a caller-provided result tensor (the
- * one the first run returned), so no allocation is timed. Each case
- * alternates blocks: NumPy, OpenBLAS (matmul), minitriton, three rounds;
- * a block is one untimed call and then as many timed calls as fit in a
- * time budget (at least one); each side's time is the median of all its
- * timed calls. Pauses between blocks let the other side's idle threads go
- * to sleep (150 ms after a NumPy matmul on several threads: NumPy's OpenBLAS
- * spins its idle threads for about 0.1 s; mt_sweep's own OpenBLAS is told to
- * sleep at once, as in mt_bench).
+ * one the first run returned), so no allocation is timed; NumPy allocates
+ * its result, as its users' code does, and a view (a.T, a slice,
+ * broadcast_to) is copied, since minitriton's result is a new array. Each
+ * case alternates blocks: NumPy, OpenBLAS (matmul), minitriton, three
+ * rounds; a block is one untimed call (left out for calls over 20 ms) and
+ * then as many timed calls as fit in a time budget (at least one); each
+ * side's time is the median of all its timed calls. Pauses between blocks
+ * let the other side's idle threads go to sleep (150 ms after a NumPy matmul
+ * on several threads: NumPy's OpenBLAS spins its idle threads for about
+ * 0.1 s; mt_sweep's own OpenBLAS is told to sleep at once, as in mt_bench).
  *
- * Memory-bound cases (every family but matmul; matmuls of low arithmetic
- * intensity) show their rate as a share of STREAM add's bandwidth measured
- * at the start of the run (stream.c, as mt_bench): bytes moved / time /
- * bandwidth, the bytes being each input read once and the result written
- * once.
+ * Memory-bound cases (every family but matmul, and matmuls under 4 flop per
+ * byte) show their rate as a share of STREAM add's bandwidth (stream.c, as
+ * mt_bench), measured by a pass before each of the case's rounds (the best
+ * of the three): bytes moved / time / bandwidth, the bytes being each input
+ * read once and the result written once, as STREAM counts them.
  *
  * Output: Markdown tables per family on stdout, progress on stderr, then a
  * summary per thread count: the geometric mean of NumPy time / ours, the
@@ -40,7 +44,8 @@
  *
  *   mt_sweep [--quick] [--threads 2|1|1,2] [NAME]
  *
- * --quick: a subset (the `q` cases) with shorter blocks, under a minute;
+ * --quick: a subset (the cases marked quick) with shorter blocks, about half
+ * a minute on an idle machine;
  * --threads: the thread counts (default 2, the goals' count); NAME: only
  * the cases whose text (expression and shapes) contains NAME.
  */
