@@ -611,7 +611,7 @@ static void run_case(int ci, int ti, mt_context *ctx, pychild *py, float **in, s
     const char *ans = py_ask(py, "case %s %s", c->shapes, c->expr);
     bool np = ans && !strncmp(ans, "ok ", 3);
     if (!np) {
-        snprintf(r->note, sizeof r->note, "NumPy: %s", ans ? ans : py->why);
+        snprintf(r->note, sizeof r->note, "NumPy: %.150s", ans ? ans : py->why);
         sanitize(r->note);
     } else if (!check(run.out, ans, r->note, sizeof r->note)) {
         r->st = ST_WRONG;
@@ -655,7 +655,7 @@ static void run_case(int ci, int ti, mt_context *ctx, pychild *py, float **in, s
         if (np) {
             if (!parse_times(py_ask(py, "time %d %d", rn, wn), &snp)) {
                 np = false;
-                snprintf(r->note, sizeof r->note, "NumPy: %s", py->ok ? py->line : py->why);
+                snprintf(r->note, sizeof r->note, "NumPy: %.150s", py->ok ? py->line : py->why);
                 sanitize(r->note);
             }
             usleep(np_spins ? 150 * 1000 : 10 * 1000);
@@ -844,6 +844,27 @@ static void print_summary(int ti) {
                "add: min %.0f %%, median %.0f %%, max %.0f %%; ≥ 80 %%: %d of %d\n",
                (long long)(2 * l3_bytes >> 20), ndw, dshares[0] * 100, med * 100,
                dshares[ndw - 1] * 100, ndw80, ndw);
+    }
+    if (nmeas) {
+        printf("\n| family | cases | geometric mean of NumPy / ours | slower than NumPy | worst |\n"
+               "| --- | --- | --- | --- | --- |\n");
+        for (int f = 0; f < NFAMILIES; f++) {
+            int n = 0, slow = 0, w = -1;
+            double ls = 0;
+            for (int ci = 0; ci < NCASES; ci++) {
+                const result *r = &results[ci][ti];
+                if (CASES[ci].fam != (family)f || !selected(ci) || !measured(r)) continue;
+                double ratio = r->np_s / r->mt_s;
+                n++;
+                ls += log(ratio);
+                slow += ratio < 1;
+                if (w < 0 || ratio < results[w][ti].np_s / results[w][ti].mt_s) w = ci;
+            }
+            if (!n) continue;
+            case_label(w, label, sizeof label);
+            printf("| %s | %d | %.2fx | %d | %s, %.2fx |\n", FAMILY_TITLE[f], n, exp(ls / n), slow,
+                   label, results[w][ti].np_s / results[w][ti].mt_s);
+        }
     }
     if (nslow) {
         int idx[NCASES], n = 0;
