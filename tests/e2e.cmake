@@ -28,3 +28,7 @@ set_tests_properties(mtc_cuda_emulate PROPERTIES PASS_REGULAR_EXPRESSION
 # (tests/golden/cuda), and every golden and tests/gpu program through NVRTC
 # for sm_80 and sm_90 with no register spills (skipped without NVRTC).
 mt_test(test_cuda_text SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_cuda_text.c LIBRARY)
+# Loop functions of the source (@T.prim_func) as the entry and called from
+# graph functions (destination passing, R.call_tir), against C references.
+mt_test(test_prim_func SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_prim_func.c LIBRARY)
+mt_test_gpu_emulated(test_prim_func)

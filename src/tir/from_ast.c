@@ -1349,7 +1349,7 @@ static void find_store(mt_tvisitor *v, const mt_tstmt *s) {
     mt_tvisit_stmt_children(v, s);
 }
 
-static bool stores_into(const mt_tfunc *f, const mt_tbuffer *b) {
+bool mt_tfunc_stores_into(const mt_tfunc *f, const mt_tbuffer *b) {
     writes_of w = {b, false};
     mt_tvisitor v = {NULL, find_store, &w};
     mt_tvisit_stmt(&v, f->body);
@@ -1361,7 +1361,7 @@ static int count_outputs(const mt_tfunc *f) {
     int n = 0;
     for (int i = f->nparams - 1; i >= 0; i--) {
         if (!f->params[i].buf) continue;
-        if (!stores_into(f, f->params[i].buf)) break;
+        if (!mt_tfunc_stores_into(f, f->params[i].buf)) break;
         n++;
     }
     return n;

@@ -38,6 +38,9 @@ bool mt_ast_is_prim_func(const mt_ast *def);
 mt_tfunc *mt_tir_from_ast(mt_arena *a, const mt_ast *module, const mt_ast *def,
                           const mt_tir_symbind *binds, int nbinds);
 
+/* Does f store into buffer b (a store, or a launch passing it)? */
+bool mt_tfunc_stores_into(const mt_tfunc *f, const mt_tbuffer *b);
+
 /* Every loop function of module, in source order (a launched function is
  * built once); *n their count. */
 mt_tfunc **mt_tir_from_module(mt_arena *a, const mt_ast *module, int *n);
