@@ -8,7 +8,8 @@
  * explicit form `R.call_tir(custom_add, (a, s), out_sinfo=Tensor(...))`
  * is the same call, with the outputs' types stated (and checked). Either
  * becomes one MT_CALL_TIR binding; the loop function is opaque to the
- * graph passes (annotate_pattern marks it so: it is not fused) and goes
+ * graph passes (its "op_pattern" attribute is set to "opaque", also when a
+ * pasted dump says otherwise: it is not fused) and goes
  * through the TIR passes like the functions legalization makes.
  *
  * Each argument is checked against its buffer: dtype, rank, and each
@@ -102,6 +103,7 @@ static mt_tfunc *specialized(builder *b, const mt_ast *def, const mt_tir_symbind
     for (int i = 0; i < b->prims.len; i++)
         if (!strcmp(b->prim_keys.data[i], key)) return b->prims.data[i];
     mt_tfunc *f = mt_tir_from_ast(b->arena, b->module, def, binds, n);
+    mt_tfunc_set_attr(b->arena, f, "op_pattern", "opaque"); /* whatever a pasted dump said: not fused */
     MT_VEC_PUSH(b->arena, &b->prims, f);
     MT_VEC_PUSH(b->arena, &b->prim_keys, key);
     return f;

@@ -55,6 +55,7 @@
 #include <string.h>
 
 #include "support/common.h"
+#include "tir/arith.h"
 #include "tir/verify.h"
 
 enum { MAX_DEPTH = 200 };
@@ -360,27 +361,30 @@ static val name_expr(fctx *c, const mt_ast *e) {
     return strong(s->var ? mt_te_var(c->a, s->var) : s->value);
 }
 
-/* The bounds check of one index: a constant, or a loop variable (outside
- * any if or T.where) whose whole range is known. */
+/* The bounds check of one index: a constant, or an integer expression of
+ * loop and block variables (outside any if or T.where) whose range,
+ * by interval arithmetic over the enclosing loops (tir/arith.h), is known
+ * and leaves the dim. */
 static void check_bound(fctx *c, const mt_tbuffer *b, int d, const mt_texpr *ix, mt_loc loc) {
-    int64_t dim, lo, ext;
+    int64_t dim, k;
     if (!mt_te_is_const_int(b->shape[d], &dim)) return;
-    if (mt_te_is_const_int(ix, &lo)) {
-        if (lo < 0 || lo >= dim)
+    if (mt_te_is_const_int(ix, &k)) {
+        if (k < 0 || k >= dim)
             mt_fail(MT_ERR_SHAPE, loc, "index %lld is out of bounds for dim %d of '%s' (size %lld)",
-                    (long long)lo, d, b->name, (long long)dim);
+                    (long long)k, d, b->name, (long long)dim);
         return;
     }
-    if (ix->kind != TE_VAR || c->guarded) return;
-    for (int i = c->loops.len - 1; i >= 0; i--) {
-        const loop_info *l = &c->loops.data[i];
-        if (l->var != ix->var) continue;
-        if (mt_te_is_const_int(l->min, &lo) && mt_te_is_const_int(l->extent, &ext) && ext > 0 &&
-            (lo < 0 || lo + ext > dim))
-            mt_fail(MT_ERR_SHAPE, loc, "index '%s' ranges over [%lld, %lld), out of bounds for dim %d of '%s' (size %lld)",
-                    ix->var->name, (long long)lo, (long long)(lo + ext), d, b->name, (long long)dim);
-        return;
-    }
+    if (c->guarded || ix->lanes != 1) return;
+    mt_bounds bd;
+    memset(&bd, 0, sizeof bd);
+    for (int i = 0; i < c->loops.len; i++)
+        mt_bounds_push_loop(c->a, &bd, c->loops.data[i].var, c->loops.data[i].min, c->loops.data[i].extent);
+    mt_range r = mt_bounds_of(&bd, ix);
+    if (r.lo <= mt_dtype_min(ix->dtype) || r.hi >= mt_dtype_max(ix->dtype) || r.lo > r.hi) return;
+    if (r.lo >= 0 && r.hi < dim) return;
+    mt_fail(MT_ERR_SHAPE, loc, "index '%s' ranges over [%lld, %lld), out of bounds for dim %d of '%s' (size %lld)",
+            ix->kind == TE_VAR ? ix->var->name : mt_texpr_print(c->a, ix), (long long)r.lo, (long long)r.hi + 1, d,
+            b->name, (long long)dim);
 }
 
 /* The indices of b[...] (a tuple, `()` for rank 0, or one expression). */

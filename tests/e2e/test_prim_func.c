@@ -233,6 +233,35 @@ static void test_two_outputs_and_entry_option(void **state) {
     }
 }
 
+/* A called loop function stays a kernel of its own, even when a pasted dump
+ * says it is elementwise: the ops around it fuse without it. */
+static void test_call_not_fused(void **state) {
+    (void)state;
+    mt_kernel *k = compile_ok(
+        "@T.prim_func\n"
+        "def twice(x: T.Buffer((8,), \"float32\"), y: T.Buffer((8,), \"float32\")):\n"
+        "    T.func_attr({\"op_pattern\": \"elemwise\"})\n"
+        "    for i in range(8):\n"
+        "        y[i] = x[i] * 2.0\n"
+        "\n"
+        "def main(a: Tensor((8,), \"float32\")):\n"
+        "    return exp(twice(exp(a) + 1.0)) - 1.0\n");
+    const char *g = mt_kernel_dump(k, MT_STAGE_GRAPH_OPT);
+    assert_non_null(strstr(g, "R.call_tir(cls.twice, "));
+    assert_non_null(strstr(g, "cls.fused_exp_add, "));
+    assert_non_null(strstr(g, "cls.fused_exp_subtract, "));
+    int64_t n = 8;
+    mt_tensor *x = tensor_f32(1, &n, 10), *y;
+    run(k, &x, 1, &y, 1);
+    for (int i = 0; i < 8; i++) {
+        float want = expf((expf(F(x)[i]) + 1.0f) * 2.0f) - 1.0f;
+        assert_true(fabsf(F(y)[i] - want) <= 1e-5f * (1 + fabsf(want)));
+    }
+    mt_tensor_release(x);
+    mt_tensor_release(y);
+    mt_kernel_release(k);
+}
+
 /* Placed diagnostics of calls: arity, dtype, shape, out_sinfo. */
 static void test_call_errors(void **state) {
     (void)state;
@@ -266,6 +295,7 @@ int main(void) {
         cmocka_unit_test(test_entry_lowered_style),
         cmocka_unit_test(test_call_symbolic),
         cmocka_unit_test(test_two_outputs_and_entry_option),
+        cmocka_unit_test(test_call_not_fused),
         cmocka_unit_test(test_call_errors),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
