@@ -89,6 +89,35 @@ static void bind_dim(builder *b, const mt_ast *at, const char *fn, const char *p
     binds[(*nbinds)++] = sb;
 }
 
+/* What a compiled loop function may not hold (a dump's device-side parts):
+ * T.launch (split_host_device makes launches, with the device functions
+ * codegen compiles alongside), and loops bound to GPU indices where it runs
+ * on the CPU. */
+typedef struct compilable {
+    bool cpu;
+    const mt_tstmt *bad;
+} compilable;
+
+static void find_uncompilable(mt_tvisitor *v, const mt_tstmt *s) {
+    compilable *c = v->ctx;
+    if (!c->bad && (s->kind == TS_LAUNCH || (s->kind == TS_FOR && s->for_kind == MT_FOR_THREAD && c->cpu))) c->bad = s;
+    mt_tvisit_stmt_children(v, s);
+}
+
+static void check_compilable(builder *b, const mt_tfunc *f, mt_device where) {
+    mt_device d = where.type ? where : b->opts ? b->opts->default_device : where;
+    compilable c = {d.type == MT_DEVICE_CPU, NULL};
+    mt_tvisitor v = {NULL, find_uncompilable, &c};
+    mt_tvisit_stmt(&v, f->body);
+    if (!c.bad) return;
+    if (c.bad->kind == TS_LAUNCH)
+        mt_fail(MT_ERR_UNSUPPORTED, c.bad->loc,
+                "T.launch in a compiled loop function: launches are made by the compiler (the tir-sched dump); "
+                "compile the launched function itself");
+    mt_fail(MT_ERR_UNSUPPORTED, c.bad->loc,
+            "a loop bound to %s runs on a GPU, but loop function '%s' runs on the CPU", c.bad->thread_tag, f->name);
+}
+
 /* A key for the bindings, to share functions between calls. */
 static const char *binds_key(builder *b, const mt_ast *def, const mt_tir_symbind *binds, int n) {
     const char *k = mt_arena_printf(b->arena, "%p", (const void *)def);
@@ -177,6 +206,7 @@ static int call_prim(builder *b, const mt_ast *call, const mt_ast *const *arg_as
     mt_gtype types[64];
     int nouts;
     mt_tfunc *f = check_call(b, call, arg_ast, def, args, nargs, types, &nouts);
+    check_compilable(b, f, b->device);
     if (nouts > max || nouts > MT_ARRAY_LEN(types)) mt_fail(MT_ERR_LIMIT, call->loc, "too many results");
     if (sinfo) {
         const mt_ast_list *l = sinfo->kind == AST_LIST || sinfo->kind == AST_TUPLE ? &sinfo->items : NULL;
@@ -243,6 +273,7 @@ static mt_tfunc *inputs_first(builder *b, mt_tfunc *f, const bool *written) {
 mt_gfunc *mt_b_prim_entry(builder *b, const mt_ast *def) {
     mt_tfunc *f = mt_tir_from_ast(b->arena, b->module, def, NULL, 0);
     only_buffers(def, f);
+    check_compilable(b, f, b->device);
     if (f->nparams > MT_MAX_PARAMS) mt_fail(MT_ERR_LIMIT, def->loc, "too many parameters (more than %d)", MT_MAX_PARAMS);
     bool *written = MT_NEW_ARRAY(b->arena, bool, f->nparams + 1);
     int nout = 0;
