@@ -168,6 +168,10 @@ static mt_tfunc *check_call(builder *b, const mt_ast *call, const mt_ast *const 
         const mt_tbuffer *p = g->params[i].buf;
         const mt_ast *at = arg_ast[i];
         mt_gtype want = buffer_type(p, def->name, def->items.data[i]->loc), *got = &args[i]->type;
+        if (mt_tfunc_stores_into(g, p))
+            mt_fail(MT_ERR_TYPE, at->loc,
+                    "'%s' stores into '%s', so it is an output: leave it out of the call (tensors are immutable)",
+                    def->name, p->name);
         if (args[i]->is_const)
             mt_fail(MT_ERR_TYPE, at->loc, "argument '%s' of '%s' must be a tensor, not a constant", p->name, def->name);
         if (got->dtype != want.dtype || got->ndim != want.ndim)
