@@ -262,6 +262,33 @@ static void test_call_not_fused(void **state) {
     mt_kernel_release(k);
 }
 
+/* A dump pasted back compiles to the same numbers: the "tir" dump of
+ * layer_norm(x, g, b) * 2.0 (one fused loop function in block form, with
+ * reductions, allocations and a symbolic dim) compiled as the entry. */
+static void test_dump_compiles_back(void **state) {
+    (void)state;
+    mt_kernel *k = compile_ok(
+        "def f(x: Tensor((\"n\", 32), \"float32\"), g: Tensor((32,), \"float32\"), b: Tensor((32,), \"float32\")):\n"
+        "    return layer_norm(x, g, b) * 2.0\n");
+    const char *dump = mt_kernel_dump(k, MT_STAGE_TIR);
+    assert_non_null(strstr(dump, "def fused_layer_norm_multiply("));
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.entry = "fused_layer_norm_multiply";
+    mt_kernel *k2 = compile_ok_opts(dump, &o);
+    assert_int_equal(mt_kernel_num_params(k2), 3);
+    int64_t sx[2] = {9, 32}, sg = 32;
+    mt_tensor *args[3] = {tensor_f32(2, sx, 11), tensor_f32(1, &sg, 12), tensor_f32(1, &sg, 13)}, *y1, *y2;
+    run(k, args, 3, &y1, 1);
+    run(k2, args, 3, &y2, 1);
+    for (int i = 0; i < 9 * 32; i++) assert_true(F(y1)[i] == F(y2)[i]);
+    release(args, 3);
+    mt_tensor_release(y1);
+    mt_tensor_release(y2);
+    mt_kernel_release(k);
+    mt_kernel_release(k2);
+}
+
 /* Placed diagnostics of calls: arity, dtype, shape, out_sinfo. */
 static void test_call_errors(void **state) {
     (void)state;
@@ -296,6 +323,7 @@ int main(void) {
         cmocka_unit_test(test_call_symbolic),
         cmocka_unit_test(test_two_outputs_and_entry_option),
         cmocka_unit_test(test_call_not_fused),
+        cmocka_unit_test(test_dump_compiles_back),
         cmocka_unit_test(test_call_errors),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);

@@ -43,10 +43,26 @@ static const char *const extra_programs[] = {
     "    return transpose(x, (2, 0, 1)) * 0.5, reshape(y, (6, 4)), sum(y.astype(\"int64\"), axis=0)\n",
     "def f(x: Tensor((\"n\", \"m\"), \"float32\")):\n"
     "    return max(x, axis=1), gelu(x, approximate=\"tanh\"), sigmoid(x) - erf(x)\n",
+    "def f(x: Tensor((5, 7), \"float32\"), w: Tensor((3, 7), \"float32\"), b: Tensor((3,), \"float32\")):\n"
+    "    h = log_softmax(linear(x, w, b))\n"
+    "    return h.T, expand_dims(squeeze(broadcast_to(b, (1, 3)), axis=0), 1), prod(x, axis=0), argmin(x, axis=1)\n",
+    "def f(x: Tensor((6,), \"float32\"), i: Tensor((6,), \"int8\"), flag: bool):\n"
+    "    y = power(abs(x), 1.5) + floor(x) - ceil(x) * round(x) + sign(x)\n"
+    "    z = zeros((2, 3)) + full((2, 3), 2.5) + ones((2, 3), \"float32\")\n"
+    "    c = (x > 0.0) == (i.astype(\"float32\") < 1.0)\n"
+    "    if flag:\n"
+    "        y = y * 2.0\n"
+    "    return y, z, c, minimum(i, i * 2), x.astype(\"float16\").astype(\"uint8\")\n",
+    "def f(x: Tensor((\"n\", 64), \"float32\"), w: Tensor((64, 64), \"float32\")):\n"
+    "    for k in range(3):\n"
+    "        x = relu(x @ w) + x\n"
+    "    return mean(x, axis=-1, keepdims=True), min(x, axis=0)\n",
 };
 
 static const char *const extra_names[] = {"softmax", "layer_norm", "argmax_mean", "matmul_relu",
-                                           "where_div_slice_concat", "transpose_reshape_sum", "max_gelu_erf"};
+                                           "where_div_slice_concat", "transpose_reshape_sum", "max_gelu_erf",
+                                           "linear_log_softmax_shapes", "math_creation_compare",
+                                           "mlp_loop_reduce"};
 
 /* The dump text parsed, each loop function built and printed again (as
  * the pipeline joins them: one blank line between). NULL and *err on a
