@@ -210,11 +210,55 @@ static void test_mangled_refused(void **state) {
     mt_arena_destroy(a);
 }
 
+/* Statements carry the places they were written at (what the verifier and
+ * later passes name), and symbolic dims and outputs are what the text says. */
+static void test_places_and_signature(void **state) {
+    (void)state;
+    const char *src =
+        "@T.prim_func\n"
+        "def f(a: T.Buffer((\"n\", 4), \"float32\"), b: T.Buffer((\"n\", 4), \"float32\")):\n"
+        "    for i, j in T.grid(n, 4):\n"
+        "        with T.block(\"s\"):\n"
+        "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+        "            b[vi, vj] = a[vi, vj] * 2.0\n";
+    mt_arena *a = mt_arena_create();
+    mt_errframe fr;
+    if (!MT_TRY(&fr)) {
+        mt_err_pop(&fr);
+        fail_msg("%d:%d: %s", fr.loc.line, fr.loc.col, fr.msg);
+    }
+    mt_ast *m = mt_parse(a, src, strlen(src), NULL);
+    int n;
+    mt_tfunc **fs = mt_tir_from_module(a, m, &n);
+    mt_err_pop(&fr);
+    assert_int_equal(n, 1);
+    const mt_tfunc *f = fs[0];
+    assert_int_equal(f->loc.line, 2);
+    assert_int_equal(f->nsym, 1);
+    assert_string_equal(f->sym_vars[0]->name, "n");
+    assert_int_equal(f->num_outputs, 1);
+    const mt_tstmt *outer = f->body, *inner = outer->body, *blk = inner->body, *st = blk->body;
+    assert_int_equal(outer->kind, TS_FOR);
+    assert_int_equal(outer->loc.line, 3);
+    assert_int_equal(outer->loc.col, 5);
+    assert_int_equal(inner->kind, TS_FOR);
+    assert_int_equal(blk->kind, TS_BLOCK);
+    assert_int_equal(blk->loc.line, 4);
+    assert_int_equal(blk->nreads, 1); /* inferred */
+    assert_int_equal(blk->nwrites, 1);
+    assert_ptr_equal(blk->writes[0].buf, f->params[1].buf);
+    assert_int_equal(st->kind, TS_STORE);
+    assert_int_equal(st->loc.line, 6);
+    assert_int_equal(st->loc.col, 13);
+    mt_arena_destroy(a);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip_cpu),
         cmocka_unit_test(test_roundtrip_cuda),
         cmocka_unit_test(test_mangled_refused),
+        cmocka_unit_test(test_places_and_signature),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }
