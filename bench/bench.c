@@ -4,7 +4,7 @@
  * One run measures the machine's references and minitriton against them, in
  * the same process, because the machine is shared and noisy: absolute
  * figures move by 10 % and more between runs, ratios measured together move
- * much less (/work/shared/MACHINE.md).
+ * much less.
  *
  *   1. Memory bandwidth: a STREAM-like add c = a + b over three 64 MiB
  *      arrays, on 1 and 2 threads (pthreads), best of several passes. Bytes
@@ -560,7 +560,7 @@ static void print_row(const kspec *s, const kresult *r, int ti) {
     }
     case K_MLP:
         /* faster than NumPy measured in this run (3.9 ms was NumPy's time on
-         * MACHINE.md's Zen 5 host; without NumPy, that figure) */
+         * an earlier Zen 5 host; without NumPy, that figure) */
         if (np_ok) snprintf(goal, sizeof goal, "< NumPy %.2f ms (2 threads)", np_ref[1].batch4096_s * 1e3);
         else snprintf(goal, sizeof goal, "< 3.9 ms (2 threads)");
         if (r->ref[ti] > 0) {

@@ -2,8 +2,7 @@
  * numpy_ref.c -- NumPy's MLP as a reference measured in the same run.
  *
  * The MLP goal of the performance issue is "faster than NumPy on OpenBLAS";
- * NumPy's time moves with the host (3.9 ms at batch 4096 on the Zen 5 host of
- * MACHINE.md, about 7 ms on 2026-11-23's Zen 4 host), so the benchmark
+ * NumPy's time moves with the host (3.9 ms at batch 4096 on an earlier Zen 5 host, about 7 ms on 2026-11-23's Zen 4 host), so the benchmark
  * measures it beside the kernel: bench/numpy_mlp.py in a child python3
  * (MT_BENCH_PYTHON, else /usr/bin/python3, which has Debian's python3-numpy)
  * with OPENBLAS_NUM_THREADS set to the row's thread count.

@@ -2,7 +2,13 @@
  * embed.c -- the smallest complete host program: compile a kernel from a
  * string, run it on the program's own buffers, check the result.
  *
- *     cc embed.c -lminitriton && ./a.out
+ * Against an installed minitriton (cmake --install; README "Installing"):
+ *
+ *     cc embed.c $(pkg-config --cflags --libs minitriton) && ./a.out
+ *     cc embed.c $(pkg-config --cflags --libs minitriton-static) && ./a.out
+ *
+ * or from CMake: find_package(minitriton) and link minitriton::minitriton
+ * (or minitriton::minitriton_static). In the build tree it is example_embed.
  */
 #include <stdio.h>
 

@@ -293,6 +293,38 @@ MT_API int64_t mt_tensor_numel(const mt_tensor *t);
  * functions above make; {0, 0} for NULL. */
 MT_API mt_device mt_tensor_device(const mt_tensor *t);
 
+/* ---- DLPack ---------------------------------------------------------------
+ * Tensors shared with other frameworks (NumPy, PyTorch, CuPy, ...) through
+ * DLPack's managed tensors, without copying. Include <dlpack/dlpack.h>
+ * (Debian's libdlpack-dev; DLPack 1.0's header for the versioned struct)
+ * to fill or read them; this header only names the structs.
+ *
+ * Import: on success the new tensor owns src and calls src's deleter when
+ * its last reference is released (mt_tensor_release); on failure NULL is
+ * returned with the reason in diag and src stays the caller's (call its
+ * deleter). Taken: CPU memory (kDLCPU, and kDLCUDAHost: pinned host memory)
+ * and CUDA device memory (kDLCUDA, kDLCUDAManaged; the GPU must be present:
+ * the tensor holds the device, MT_ERR_UNAVAILABLE otherwise); dtypes bool,
+ * int8, uint8, int32, int64, float16, float32, float64 with one lane;
+ * byte_offset (the data must be aligned to its element size); strides (in
+ * elements; NULL means C-contiguous): any are taken, but kernels run only on
+ * C-contiguous tensors and refuse others when run. A versioned tensor must
+ * be DLPack 1.x; one flagged read-only can be a kernel's argument but not
+ * a result slot it writes. The producer's work on the memory must be
+ * finished (synchronized) before a kernel reads it.
+ *
+ * Export: a managed tensor over t's memory holding a reference on t; its
+ * deleter (call it exactly once) releases that reference. Device and dtype
+ * are t's (minitriton's device codes are DLPack's); shape and strides are
+ * always given. NULL with diag on a NULL t or when memory runs out. */
+struct DLManagedTensor;
+struct DLManagedTensorVersioned;
+MT_API mt_tensor *mt_tensor_from_dlpack(struct DLManagedTensor *src, mt_diag *diag);
+MT_API mt_tensor *mt_tensor_from_dlpack_versioned(struct DLManagedTensorVersioned *src,
+                                                  mt_diag *diag);
+MT_API struct DLManagedTensor *mt_tensor_to_dlpack(mt_tensor *t, mt_diag *diag);
+MT_API struct DLManagedTensorVersioned *mt_tensor_to_dlpack_versioned(mt_tensor *t, mt_diag *diag);
+
 /* ---- names and versions -------------------------------------------------- */
 MT_API const char *mt_status_str(mt_status st);
 MT_API const char *mt_dtype_str(mt_dtype dt);     /* "float32", ... */

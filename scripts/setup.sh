@@ -3,7 +3,7 @@
 # Idempotent: installs only what is missing; runs apt-get update only then.
 set -euo pipefail
 
-PKGS=(build-essential cmake llvm-19-dev libffi-dev libcmocka-dev)
+PKGS=(build-essential cmake pkgconf llvm-19-dev libffi-dev libcmocka-dev libdlpack-dev)
 [ "${MT_SETUP_EXTRA:-}" ] && read -r -a EXTRA <<<"$MT_SETUP_EXTRA" && PKGS+=("${EXTRA[@]}")
 
 missing=()

@@ -16,3 +16,5 @@ if(EXISTS /usr/local/cuda/lib64/stubs/libcuda.so)
   add_test(NAME test_cuda_stub COMMAND test_cuda_absent /usr/local/cuda/lib64/stubs/libcuda.so
            CUDA_ERROR_STUB_LIBRARY)
 endif()
+# DLPack in and out (src/runtime/dlpack.c): import, export, refusals, round trips
+mt_test(test_dlpack SOURCES ${PROJECT_SOURCE_DIR}/tests/runtime/test_dlpack.c LIBRARY)

@@ -662,9 +662,8 @@ static int usage_error(const char *fmt, ...) {
     va_start(ap, fmt);
     fputs("mtc: ", stderr);
     vfprintf(stderr, fmt, ap);
-    fputs("\n\n", stderr);
+    fputs("\nTry 'mtc --help' for more information.\n", stderr);
     va_end(ap);
-    fputs(USAGE, stderr);
     return EXIT_USAGE;
 }
 
@@ -1348,7 +1347,13 @@ int main(int argc, char **argv) {
     }
     const char *fname = strcmp(o.file, "-") ? o.file : "<stdin>";
     if (strlen(src) != srclen) {
-        fprintf(stderr, "%s: error: the source contains a NUL byte\n", fname);
+        /* the library takes a C string: a NUL would end the source early */
+        int line = 1, col = 1;
+        for (const char *c = src; *c; c++) {
+            if (*c == '\n') line++, col = 1;
+            else col++;
+        }
+        fprintf(stderr, "%s:%d:%d: error: the source contains a NUL byte\n", fname, line, col);
         free(src);
         rc = EXIT_COMPILE;
         goto done;

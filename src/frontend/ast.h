@@ -126,4 +126,10 @@ void mt_ast_push(mt_arena *a, mt_ast_list *l, mt_ast *n);
  * docs/frontend.md. Stable text: golden tests compare it. */
 const char *mt_ast_print(mt_arena *a, const mt_ast *module);
 
+/* The expression e as source text ("a * 2.0", "softmax(x - m, axis=-1)"),
+ * with the parentheses its precedence needs; cut to max_len characters
+ * ending in "..." when longer. For messages about values without a name
+ * (unparse.c). */
+const char *mt_ast_unparse(mt_arena *a, const mt_ast *e, size_t max_len);
+
 #endif

@@ -67,6 +67,7 @@ mt_gvar *mt_b_emit(builder *b, mt_op_id id, mt_gvar **args, int nargs, const mt_
         mt_fail(MT_ERR_LIMIT, loc, "kernel too large: more than %d operations after unrolling",
                 MT_MAX_BINDINGS);
     mt_gvar *out = mt_gvar_new(b->arena, name ? mt_b_fresh_name(b, name) : mt_b_temp_name(b), &t, loc);
+    out->temp = !name;
     if (!b->block) {
         b->block = mt_gblock_new(b->arena, MT_GBLOCK_BINDINGS, loc);
         mt_gbody_add(b->arena, b->body, b->block);
@@ -447,7 +448,17 @@ static mt_gvar *call(builder *b, const mt_ast *e, const char *name) {
 
 /* ---- entry points ---------------------------------------------------------------- */
 
+static mt_gvar *expr_value(builder *b, const mt_ast *e, const char *name);
+
+/* The value of e; a value the compiler names remembers e, so that messages
+ * quote what the user wrote ('a * 2.0') instead of its temporary name. */
 mt_gvar *mt_b_expr_named(builder *b, const mt_ast *e, const char *name) {
+    mt_gvar *v = expr_value(b, e, name);
+    if (v->temp && !v->expr) v->expr = e;
+    return v;
+}
+
+static mt_gvar *expr_value(builder *b, const mt_ast *e, const char *name) {
     mt_b_work(b, e->loc);
     switch (e->kind) {
     case AST_NAME: {

@@ -68,6 +68,8 @@ typedef struct mt_gvar {
     double fconst;     /*   value when the dtype is a float */
     int64_t iconst;    /*   value otherwise */
     int id;            /* creation order in the function */
+    bool temp;         /* named by the compiler (lv, lv1, ...), not the user */
+    const struct mt_ast *expr; /* a temp's source expression, quoted in messages */
 } mt_gvar;
 
 /* Op patterns, ordered by how freely an op fuses (TVM's OpPatternKind). */

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "frontend/ast.h"
 #include "graph/infer.h"
 #include "support/common.h"
 
@@ -62,6 +63,7 @@ const char *mt_describe_value(mt_arena *a, const mt_gvar *v) {
         return v->weak ? "a literal"
                        : mt_arena_printf(a, "%s %s constant", mt_dtype_is_int(v->type.dtype) ? "an" : "a",
                                          mt_dtype_str(v->type.dtype));
+    if (v->temp && v->expr) return mt_arena_printf(a, "'%s'", mt_ast_unparse(a, v->expr, 60));
     return mt_arena_printf(a, "'%s'", v->name);
 }
 

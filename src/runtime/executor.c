@@ -376,6 +376,9 @@ static mt_status check_result(const run *r, int ri, const mt_tensor *t, const in
         return fail(r->err, MT_ERR_INVALID_ARG, -1, ri, "result %d is %s %s, expected %s %s", ri,
                     mt_dtype_str(t->dtype), b, mt_dtype_str(v->dtype), a);
     }
+    if (t->read_only)
+        return fail(r->err, MT_ERR_INVALID_ARG, -1, ri,
+                    "result %d is read-only (imported so through DLPack)", ri);
     if (!mt_tensor_is_contiguous(t) || (!t->data && mt_tensor_numel(t) > 0))
         return fail(r->err, MT_ERR_INVALID_ARG, -1, ri,
                     "result %d is not a contiguous tensor with data", ri);

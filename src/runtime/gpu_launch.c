@@ -51,7 +51,7 @@ void mt_gpu_launch(const char *kernel, int64_t gx, int64_t gy, int64_t gz, int64
         record(f, MT_ERR_INTERNAL, "kernel '%s' is not in the loaded module", kernel);
         return;
     }
-    uint32_t g[3], b[3], sh;
+    uint32_t g[3], b[3], sh = 0;
     int64_t gv[3] = {gx, gy, gz}, bv[3] = {bx, by, bz};
     bool ok = dim(shared, &sh);
     for (int k = 0; k < 3; k++) ok = ok && dim(gv[k], &g[k]) && dim(bv[k], &b[k]);

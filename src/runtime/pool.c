@@ -12,7 +12,7 @@
  * Blocks. Below 2 MiB: aligned_alloc(64). From 2 MiB: an anonymous mmap,
  * trimmed to 2 MiB alignment, with madvise(MADV_HUGEPAGE): the first touch of
  * a fresh 64 MiB buffer costs 3.6 ms with huge pages instead of 165 ms of 4 KiB
- * page faults (MACHINE.md); a reused block costs nothing.
+ * page faults on the project machine; a reused block costs nothing.
  *
  * Limits. Free blocks are kept up to max_cached bytes (1 GiB by default).
  * Caching a block that would go over the limit first returns every cached

@@ -8,7 +8,7 @@
  * to the caller and come back when the caller releases them, so a host that
  * runs a kernel in a loop and releases the previous result reuses the same
  * pages instead of faulting in fresh ones (10 us per 4 KiB page on the
- * project machine, MACHINE.md). Memory is not zeroed.
+ * project machine). Memory is not zeroed.
  *
  * Lifetime: the context owns the pool and closes it when it is destroyed,
  * which frees every cached block. Tensors still alive (results the host

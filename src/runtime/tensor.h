@@ -36,6 +36,7 @@ struct mt_tensor {
     mt_device device;             /* where data lives: {MT_DEVICE_CPU, 0} for host memory */
     struct mt_dev *dev;           /* the device holding data when the host cannot dereference
                                      it (a reference when the tensor owns data), else NULL */
+    bool read_only;               /* imported read-only (DLPack): no kernel writes it */
 };
 
 /* A C-contiguous tensor over memory the caller allocated (at least

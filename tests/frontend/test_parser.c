@@ -586,6 +586,61 @@ static void test_robust_random_bytes(void **state) {
     }
 }
 
+
+/* ---- mt_ast_unparse ------------------------------------------------------ */
+
+/* The expression statement of a one-line source, unparsed within max_len. */
+static const char *unparse(const char *expr, size_t max_len) {
+    const char *text = parse_print(expr, strlen(expr), NULL); /* fails the test on errors */
+    (void)text;
+    mt_errframe f;
+    const char *volatile out = NULL;
+    if (MT_TRY(&f)) {
+        mt_ast *m = mt_parse(arena, expr, strlen(expr), NULL);
+        out = mt_ast_unparse(arena, m->body.data[0]->lhs, max_len);
+        mt_err_pop(&f);
+    } else {
+        mt_err_pop(&f);
+        fail_msg("unexpected error: %s", f.msg);
+    }
+    return out;
+}
+
+static void check_unparse(const char *src, const char *want) {
+    const char *got = unparse(src, 200);
+    if (strcmp(got, want) != 0) fail_msg("unparse of %s: got '%s', want '%s'", src, got, want);
+}
+
+static void test_unparse(void **state) {
+    check_unparse("a*2.0", "a * 2.0");
+    check_unparse("(a  +  1.5) * (-a)**2", "(a + 1.5) * (-a) ** 2");
+    check_unparse("a - (b - c)", "a - (b - c)");
+    check_unparse("(a - b) - c", "a - b - c");
+    check_unparse("a ** b ** c", "a ** b ** c");
+    check_unparse("(a ** b) ** c", "(a ** b) ** c");
+    check_unparse("-a ** 2", "-a ** 2");
+    check_unparse("not a < b and c", "not a < b and c");
+    check_unparse("(a or b) and c", "(a or b) and c");
+    check_unparse("a if c else b", "a if c else b");
+    check_unparse("x is not None", "x is not None");
+    check_unparse("a not in b", "a not in b");
+    check_unparse("softmax(x - m, axis=-1)", "softmax(x - m, axis=-1)");
+    check_unparse("x[..., 1:3, ::2].T", "x[..., 1:3, ::2].T");
+    check_unparse("f((a,), [1, 2], 'q\"')", "f((a,), [1, 2], \"q\\\"\")");
+    check_unparse("1e-7 + 3.0 + 0.1 + 2", "1e-07 + 3.0 + 0.1 + 2");
+    check_unparse("True & ~b", "True & ~b");
+}
+
+static void test_unparse_budget(void **state) {
+    char src[4096];
+    size_t n = 0;
+    n += (size_t)snprintf(src + n, sizeof src - n, "a0");
+    for (int i = 1; i < 150; i++) n += (size_t)snprintf(src + n, sizeof src - n, " + a%d", i);
+    const char *got = unparse(src, 20);
+    assert_string_equal(got, "a0 + a1 + a2 + a3...");
+    assert_int_equal(strlen(unparse(src, 3)), 3);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_golden, setup, teardown),
@@ -604,6 +659,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_robust_mutations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_robust_token_soup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_robust_random_bytes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unparse, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unparse_budget, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
