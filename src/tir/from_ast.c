@@ -55,10 +55,11 @@
 #include <string.h>
 
 #include "support/common.h"
+#include "support/nameset.h"
 #include "tir/arith.h"
 #include "tir/verify.h"
 
-enum { MAX_DEPTH = 200 };
+enum { MAX_DEPTH = 200, MAX_LETS = 1 << 14 };
 
 /* What a source name stands for: exactly one of the three. */
 typedef struct sym {
@@ -66,6 +67,7 @@ typedef struct sym {
     mt_tvar *var;
     mt_tbuffer *buf;
     mt_texpr *value;
+    int prev;         /* 1 + the index of the entry of the same name it shadows (0: none) */
 } sym;
 
 /* An enclosing loop (for T.axis.remap and the bounds check). */
@@ -94,6 +96,7 @@ typedef struct fctx {
     const mt_tir_symbind *binds;
     int nbinds;
     MT_VEC(sym) scope;
+    mt_nameset heads; /* name -> 1 + the index of its latest entry in scope */
     MT_VEC(loop_info) loops;
     MT_VEC(mt_tstmt *) thread_loops; /* made so far: their variables are shared by name and tag */
     bool in_params;   /* a name not in scope in a param shape is a symbolic dim */
@@ -217,15 +220,25 @@ static mt_dtype dtype_arg(fctx *c, const mt_ast *e) {
 
 /* ---- scope ---------------------------------------------------------------- */
 
+/* The scope is a stack with, per name, a chain from its latest entry down
+ * through the ones it shadows: a lookup is one hash probe (a dump of
+ * thousands of lets stays linear). */
 static const sym *lookup(const fctx *c, const char *name) {
-    for (int i = c->scope.len - 1; i >= 0; i--)
-        if (strcmp(c->scope.data[i].name, name) == 0) return &c->scope.data[i];
-    return NULL;
+    int i = mt_nameset_get(&c->heads, name) - 1;
+    return i >= 0 ? &c->scope.data[i] : NULL;
 }
 
 static void push_sym(fctx *c, const char *name, mt_tvar *v, mt_tbuffer *b, mt_texpr *value) {
-    sym s = {name, v, b, value};
+    sym s = {name, v, b, value, mt_nameset_get(&c->heads, name)};
     MT_VEC_PUSH(c->a, &c->scope, s);
+    mt_nameset_put(c->a, &c->heads, name, c->scope.len);
+}
+
+/* Drops scope[n..): the names pushed there go out of scope. */
+static void scope_truncate(fctx *c, int n) {
+    for (int i = c->scope.len - 1; i >= n; i--)
+        mt_nameset_put(c->a, &c->heads, c->scope.data[i].name, c->scope.data[i].prev);
+    if (n < c->scope.len) c->scope.len = n;
 }
 
 static mt_tbuffer *buffer_named(fctx *c, const mt_ast *e, const char *what) {
@@ -961,7 +974,7 @@ static mt_tstmt *block(fctx *c, const mt_ast *with, const mt_ast *call) {
     b->allocs = h.allocs.data;
     b->nallocs = h.allocs.len;
     if (!h.has_reads || !h.has_writes) infer_regions(c, b, !h.has_reads, !h.has_writes);
-    c->scope.len = mark;
+    scope_truncate(c, mark);
     c->loops.len = lmark;
     c->guarded = guarded;
     return b;
@@ -1061,7 +1074,7 @@ static mt_tstmt *for_stmt(fctx *c, const mt_ast *s) {
         MT_VEC_PUSH(c->a, &c->loops, li);
     }
     mt_tstmt *body = stmts(c, &s->body, 0);
-    c->scope.len = mark;
+    scope_truncate(c, mark);
     c->loops.len = lmark;
     for (int i = n - 1; i >= 0; i--) {
         body = mt_ts_for(c->a, vars[i], mins[i], exts[i], kinds[i], body);
@@ -1203,26 +1216,25 @@ static bool is_binding(fctx *c, const mt_ast *s) {
 }
 
 /* NAME '=' expr, or NAME '=' T.alloc_buffer(...): a let or an allocation
- * scoping the statements after it (rest). */
-static mt_tstmt *binding(fctx *c, const mt_ast *s, const mt_ast_list *l, int rest) {
+ * whose body (filled by stmts) is the statements after it; its name stays
+ * in scope until stmts is done with its list. */
+static mt_tstmt *binding(fctx *c, const mt_ast *s) {
     const char *name = s->items.data[0]->name;
     const sym *old = lookup(c, name);
     if (old && old->buf)
         mt_fail(MT_ERR_TYPE, s->items.data[0]->loc, "cannot assign to buffer '%s'; store into an element: %s[...] = ...",
                 name, name);
-    int mark = c->scope.len;
     mt_tstmt *r;
     if (is_t_call(c, s->rhs, "alloc_buffer")) {
         mt_tbuffer *b = alloc_buffer(c, name, s->rhs);
         push_sym(c, name, NULL, b, NULL);
-        r = mt_ts_alloc(c->a, b, stmts(c, l, rest));
+        r = mt_ts_alloc(c->a, b, NULL);
     } else {
         mt_texpr *v = settle(c, expr(c, s->rhs), s->rhs->loc);
         mt_tvar *var = mt_tvar_new(c->a, name, v->dtype);
         push_sym(c, name, var, NULL, NULL);
-        r = mt_ts_let(c->a, var, v, stmts(c, l, rest));
+        r = mt_ts_let(c->a, var, v, NULL);
     }
-    c->scope.len = mark;
     r->loc = s->loc;
     return r;
 }
@@ -1253,18 +1265,30 @@ static mt_tstmt *stmt(fctx *c, const mt_ast *s) {
     }
 }
 
-/* stmts: stmt* -- a let or an allocation takes the rest as its body. */
+/* stmts: stmt* -- a let or an allocation takes the rest as its body. The
+ * chain of lets is built in a loop, not by recursion: a dump may hold
+ * thousands of lets in a row. */
 static mt_tstmt *stmts(fctx *c, const mt_ast_list *l, int from) {
     MT_VEC(mt_tstmt *) out = {0};
+    mt_tstmt *result = NULL, **hole = &result;
+    int mark = c->scope.len, nlets = 0;
     for (int i = from; i < l->len; i++) {
         const mt_ast *s = l->data[i];
         enter(c, s->loc);
-        mt_tstmt *t = is_binding(c, s) ? binding(c, s, l, i + 1) : stmt(c, s);
+        bool bind = is_binding(c, s);
+        mt_tstmt *t = bind ? binding(c, s) : stmt(c, s);
         leave(c);
         if (t) MT_VEC_PUSH(c->a, &out, t);
-        if (is_binding(c, s)) break;
+        if (!bind) continue;
+        if (++nlets > MAX_LETS)
+            mt_fail(MT_ERR_LIMIT, s->loc, "more than %d lets and allocations in a row", MAX_LETS);
+        *hole = mt_ts_seq(c->a, out.data, out.len);
+        hole = &t->body;
+        memset(&out, 0, sizeof out);
     }
-    return mt_ts_seq(c->a, out.data, out.len);
+    *hole = mt_ts_seq(c->a, out.data, out.len);
+    scope_truncate(c, mark);
+    return result;
 }
 
 /* ---- functions ------------------------------------------------------------ */
