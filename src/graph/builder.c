@@ -535,5 +535,7 @@ mt_gmodule *mt_build_graph(mt_arena *a, const mt_ast *module, const mt_build_opt
     mt_gmodule *m = mt_gmodule_new(a);
     mt_gmodule_add_func(a, m, is_prim_func(entry) ? mt_b_prim_entry(&b, entry) : build_function(&b, entry));
     for (int i = 0; i < b.prims.len; i++) mt_gmodule_add_tfunc(a, m, b.prims.data[i]);
+    int nchecked; /* every loop function of the source is checked, called or not */
+    (void)mt_tir_from_module(a, module, &nchecked);
     return m;
 }
