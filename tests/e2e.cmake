@@ -36,3 +36,7 @@ mt_test_gpu_emulated(test_extern)
 # computes what the unbound one does; every malformed binding refused.
 mt_test(test_bound SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_bound.c LIBRARY)
 mt_test_gpu_emulated(test_bound)
+# Loop functions of the source (@T.prim_func) as the entry and called from
+# graph functions (destination passing, R.call_tir), against C references.
+mt_test(test_prim_func SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_prim_func.c LIBRARY)
+mt_test_gpu_emulated(test_prim_func)

@@ -5,7 +5,6 @@ mt_test(test_tensor SOURCES ${PROJECT_SOURCE_DIR}/tests/tools/test_tensor.c
 mt_test(test_npy SOURCES ${PROJECT_SOURCE_DIR}/tests/tools/test_npy.c
         ${PROJECT_SOURCE_DIR}/tools/npy.c ${PROJECT_SOURCE_DIR}/src/runtime/tensor.c
         LAYERS mt_support)
-
 # mtc's usage errors: the one line that matters and a hint, not the whole help
 add_test(NAME mtc_usage_error COMMAND $<TARGET_FILE:mtc> --bogus x.py)
 set_tests_properties(mtc_usage_error PROPERTIES
@@ -41,3 +40,10 @@ add_test(NAME mtc_param_mismatch COMMAND $<TARGET_FILE:mtc> --param b=tests/tool
          --input x=tests/tools/data/x.npy tests/tools/data/lin.py WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(mtc_param_mismatch PROPERTIES PASS_REGULAR_EXPRESSION
   "lin.py:1:72: error: parameter 'b' is float32 \\(2,\\) but the value bound to it is float32 \\(3, 2\\)")
+# mtc with a loop function as the entry (--entry NAME): its output buffer
+# is the result.
+add_test(NAME mtc_prim_func_entry
+         COMMAND $<TARGET_FILE:mtc> --entry custom_add --random --emit graph
+                 ${PROJECT_SOURCE_DIR}/examples/kernels/custom_add.py)
+set_tests_properties(mtc_prim_func_entry PROPERTIES PASS_REGULAR_EXPRESSION
+  "def custom_add\\(x: R.Tensor\\(\\(2, 3\\), dtype=\"float32\"\\), y: R.Tensor\\(\\(2, 3\\), dtype=\"float32\"\\)\\):.*R.call_tir\\(cls.custom_add, \\(x, y\\), out_sinfo=R.Tensor\\(\\(2, 3\\), dtype=\"float32\"\\)\\).*\\[\\[ *-?[0-9]")

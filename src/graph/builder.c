@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "support/common.h"
+#include "tir/from_ast.h"
 
 /* Library functions of the language (docs/language.md) that the compiler
  * does not build yet, so that a call is "not supported yet" rather than an
@@ -218,15 +219,14 @@ static mt_gtype parse_annotation(mt_arena *a, const mt_ast *param) {
     return t;
 }
 
-mt_gtype mt_b_sinfo(builder *b, const mt_ast *ann) {
-    mt_ast param;
-    memset(&param, 0, sizeof param);
-    param.kind = AST_PARAM;
-    param.name = "out_sinfo";
-    param.lhs = (mt_ast *)ann;
-    param.loc = ann->loc;
-    return parse_annotation(b->arena, &param);
+mt_gtype mt_b_annotation(builder *b, const mt_ast *ann, const char *what) {
+    mt_ast p;
+    memset(&p, 0, sizeof p);
+    p.kind = AST_PARAM, p.loc = ann->loc, p.name = what, p.lhs = (mt_ast *)ann;
+    return parse_annotation(b->arena, &p);
 }
+
+mt_gtype mt_b_sinfo(builder *b, const mt_ast *ann) { return mt_b_annotation(b, ann, "out_sinfo"); }
 
 /* ---- statements ----------------------------------------------------------- */
 
@@ -363,13 +363,7 @@ void mt_b_stmts(builder *b, const mt_ast_list *body) {
 
 /* ---- functions ------------------------------------------------------------ */
 
-static bool is_prim_func(const mt_ast *def) {
-    for (int i = 0; i < def->kw.len; i++) {
-        const mt_ast *d = def->kw.data[i];
-        if (d->kind == AST_ATTR && strcmp(d->name, "prim_func") == 0) return true;
-    }
-    return false;
-}
+static bool is_prim_func(const mt_ast *def) { return mt_ast_is_prim_func(def); }
 
 static void check_decorators(const mt_ast *def) {
     if (def->kw.len)
@@ -421,8 +415,7 @@ static void match_param(builder *b, const mt_ast *call, const mt_ast *param, con
 }
 
 int mt_b_inline_call(builder *b, const mt_ast *call, const mt_ast *def, mt_gvar **out, int max) {
-    if (is_prim_func(def))
-        mt_fail(MT_ERR_UNSUPPORTED, call->loc, "calling loop functions (@T.prim_func) is not supported yet");
+    if (is_prim_func(def)) return mt_b_call_prim(b, call, def, out, max);
     check_decorators(def);
     if (b->inline_depth >= MAX_INLINE_DEPTH)
         mt_fail(MT_ERR_LIMIT, call->loc, "calls nest more than %d deep (recursion is not supported)",
@@ -556,11 +549,12 @@ mt_gmodule *mt_build_graph(mt_arena *a, const mt_ast *module, const mt_build_opt
     b.arena = a;
     b.module = module;
     b.opts = opts;
-    const mt_ast *entry = NULL;
+    const mt_ast *entry = NULL, *last_prim = NULL;
     for (int i = 0; i < module->body.len; i++) {
         const mt_ast *s = module->body.data[i];
         if (s->kind == AST_FUNCDEF) {
             if (opts && opts->entry ? strcmp(s->name, opts->entry) == 0 : !is_prim_func(s)) entry = s;
+            if (is_prim_func(s)) last_prim = s;
             continue;
         }
         if (s->kind == AST_EXPR_STMT && s->lhs->kind == AST_STR) continue; /* module docstring */
@@ -569,15 +563,19 @@ mt_gmodule *mt_build_graph(mt_arena *a, const mt_ast *module, const mt_build_opt
             mt_fail(MT_ERR_UNSUPPORTED, s->loc, "'%s' is not supported in minitriton kernels", s->name);
         mt_fail(MT_ERR_SYNTAX, s->loc, "only function definitions are allowed at the top level");
     }
+    if (!entry && !(opts && opts->entry)) entry = last_prim; /* a source of loop functions only */
     if (!entry) {
         if (opts && opts->entry) mt_fail(MT_ERR_NAME, MT_NOLOC, "entry function '%s' not found", opts->entry);
         mt_fail(MT_ERR_NAME, mt_loc_make(1, 1), "no graph function to compile: the source defines no 'def'");
     }
-    if (is_prim_func(entry))
+    if (is_prim_func(entry) && opts && opts->nbound)
         mt_fail(MT_ERR_UNSUPPORTED, entry->loc,
-                "loop functions (@T.prim_func) as the entry are not supported yet");
+                "bound parameters are for graph functions; '%s' is a loop function", entry->name);
     check_bound_names(&b, entry);
     mt_gmodule *m = mt_gmodule_new(a);
-    mt_gmodule_add_func(a, m, build_function(&b, entry));
+    mt_gmodule_add_func(a, m, is_prim_func(entry) ? mt_b_prim_entry(&b, entry) : build_function(&b, entry));
+    for (int i = 0; i < b.prims.len; i++) mt_gmodule_add_tfunc(a, m, b.prims.data[i]);
+    int nchecked; /* every loop function of the source is checked, called or not */
+    (void)mt_tir_from_module(a, module, &nchecked);
     return m;
 }
