@@ -27,7 +27,7 @@ if [[ "${1:-}" == "--sweep" ]]; then
   target=mt_sweep
   shift
 fi
-MT_SETUP_EXTRA="libopenblas-dev python3-numpy ${MT_SETUP_EXTRA:-}" ./scripts/setup.sh
+MT_SETUP_EXTRA="libopenblas-dev python3-numpy python3-matplotlib ${MT_SETUP_EXTRA:-}" ./scripts/setup.sh
 cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build-bench -j"$(nproc)" --target "$target" >/dev/null
 # OpenBLAS 0.3.21 takes its AVX2 (Haswell) kernels on Zen 5; SkylakeX is its
