@@ -72,6 +72,7 @@
  * takes the whole offset, T.Ramp(i * N + j, 1, 16), one vector access.
  * lower_blocks, flatten_buffers and simplify then leave it as it is.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "schedule/matmul_internal.h"
@@ -491,6 +492,10 @@ mt_tfunc *mt_schedule_matmul_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
         int mv = mm_matvec_max_m();
         if (mt_te_is_const_int(M, &Mc)) body = Mc < mv ? mm_gen_matvec(c) : gen_packed(c);
         else body = mt_ts_if(a, mm_lt(c, M, mm_I(c, mv)), mm_gen_matvec(c), gen_packed(c));
+    } else if (mm_gemv_fits(c) && !getenv("MT_NO_GEMV")) { /* few rows times a row-major B: rule_gemv.c */
+        int mg = mm_gemv_max_m();
+        if (mt_te_is_const_int(M, &Mc)) body = Mc < mg ? mm_gen_gemv(c) : gen_packed(c);
+        else body = mt_ts_if(a, mm_lt(c, M, mm_I(c, mg)), mm_gen_gemv(c), gen_packed(c));
     } else if (!direct_ok) body = gen_packed(c);
     else if (mt_te_is_const_int(M, &Mc)) body = Mc < tune.pack_min_m ? mm_wrap_batch(c, direct_body) : gen_packed(c);
     else {
