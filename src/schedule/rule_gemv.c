@@ -406,9 +406,9 @@ static mt_tstmt *gemv_body(mm *c) {
     } else {
         g->kp = K;
     }
-    g->acc = mm_local_buf(c, "acc", mm_I(c, g->mr * g->nb), c->dt);
+    g->acc = mm_local_buf(c, "sums", mm_I(c, g->mr * g->nb), c->dt);
     if (g->P > 1) {
-        g->part = mm_local_buf(c, "part", mul(c, mm_I(c, g->P), mul(c, M, N)), c->dt);
+        g->part = mm_local_buf(c, "parts", mul(c, mm_I(c, g->P), mul(c, M, N)), c->dt);
         g->part->scope = MT_SCOPE_GLOBAL;
     }
 
