@@ -14,73 +14,82 @@
  * read the way it lies: KB whole rows at a time, each from left to right.
  *
  * The schedule. The rows of w are cut into P parts and the columns into T
- * bands of NB columns; the P * T chunks (part p, band b) run in parallel,
- * each thread a contiguous range of them, so with T = 1 a thread streams a
- * contiguous slab of w. A chunk keeps its sums in acc, a local buffer of
- * rows x NB (within half the L1 data cache: NB is chosen for that), and for
- * each group of up to MR rows of x:
+ * bands of NB columns; the P * T chunks (part p, band b; p-major) run in
+ * parallel, each thread a contiguous range of them, so with T = 1 a thread
+ * streams a contiguous slab of w. A chunk keeps its sums in `sums`, a
+ * buffer of G x NB (its rows a cache line longer than NB, so that the rows
+ * of one band column do not all fall in one set of the L1 cache), and for
+ * each group of up to G = 16 rows of x:
  *
- *     acc = 0
- *     for kb < (rows of the part) / KB:         KB rows of w per sweep
- *         for each tile of NR = nv * vl columns of the band:
- *             w_r = w[k0 + r, j : j + NR]       KB * nv vector loads, r < KB
- *             for each row i of the group:
- *                 acc[i, j : j + NR] = fma(x[i, k0 + KB - 1], w_KB-1, ...
- *                                      fma(x[i, k0], w_0, acc[i, j : j + NR]))
- *     the rows of the part left (fewer than KB): the same, one row per sweep
- *     P == 1: the epilogue of acc at the store (out = f(acc), vectors)
- *     P > 1:  acc to part[p, i, band], and after the parallel loop
- *             out[i, j] = f(part[0, i, j] + ... + part[P-1, i, j])
+ *     sums = 0
+ *     for kb < (rows of the part) / KB:        KB = 4 rows of w per sweep
+ *         for each tile of NR = 2 registers of columns of the band:
+ *             for each register tile of up to RT rows of the group:
+ *                 reg = sums[rows, j : j + NR]                (RT x 2 vectors)
+ *                 for r < KB:  w_v = w[k0 + r, j + v*vl : +vl]    (2 loads)
+ *                              reg[ii, v] = fma(x[i0 + ii, k0 + r], w_v, reg[ii, v])
+ *                 sums[rows, j : j + NR] = reg
+ *     the rows of the part left (fewer than KB): the same, one row a sweep
+ *     P == 1: the epilogue of sums at the store (out = f(sums), vectors)
+ *     P > 1:  sums to parts[p, i, band]; after the parallel loop
+ *             out[i, j] = f(parts[0, i, j] + ... + parts[P-1, i, j])
  *
- * Per sweep each of the KB rows of w is one sequential stream (KB = 8
- * streams per thread, which the hardware prefetchers follow), each vector
- * of w is loaded once for all rows of the group, and the sums go to L1 once
- * per KB rows (one load and one store per KB FMAs and row). The x values
- * are broadcasts (an FMA's memory operand); they do not depend on j, so
- * LLVM hoists them out of the tile loop where registers allow.
+ * Each sweep reads KB rows of w, each one sequential stream over the band
+ * (the hardware prefetchers follow a few such streams per core); the w
+ * vectors of a tile come from memory for the first register tile and from
+ * L1 for the others, so w is read from memory once for the G rows. `reg`
+ * is a local buffer at constant offsets (SROA makes it RT x 2 registers:
+ * RT x 2 independent FMA chains, as in the matmul rule's micro-kernel), the
+ * FMAs go in k-major order, and the sums go to `sums` (L1 or L2) once per
+ * KB rows. A constant row count is split into even register tiles (8 rows:
+ * 4 + 4, not 6 + 2, whose 2-row tile has too few chains for the FMA
+ * latency).
  *
- * Sizes, all from the target: vl = lanes of a register, NR = 2 registers;
- * NB = the columns whose rows-of-a-group sums fit half the L1 data cache,
- * spread evenly over the bands; P = the target's cores when the bands alone
- * do not split evenly over them (e.g. M = 1, N = 4096: T = 1, P = 2, a
- * thread per half of w's rows), else 1; small problems (w within 64 KiB)
- * run on the calling thread. Symbolic N or K: NB is fixed, T is computed at
- * run time, P = cores.
+ * Sizes, all from the target: vl = lanes of a register; RT = the rows whose
+ * RT x 2 accumulators, 2 vectors of w and a broadcast fit the vector
+ * registers (8 with AVX-512, 6 with AVX2); NB = the columns whose G rows of
+ * sums fit a quarter of L2, spread evenly over the bands; P = the target's
+ * cores when the bands alone do not divide evenly among them (M = 1, N =
+ * 4096: T = 1, P = 2, a thread per half of w's rows), else 1; w within 64
+ * KiB runs on the calling thread. Symbolic N or K: NB is fixed, T computed
+ * at run time, P = cores. docs/schedule.md has the measurements.
  *
  * Tails, exact and without masked memory operations: the last band's N %
  * NR columns are one tile of that width (constant N: vectors of vl and one
  * narrower T.Ramp) or single vectors then single columns (symbolic N); the
  * rows of w left after the KB sweeps are single-row sweeps; the rows of x
- * left after the groups of MR are one smaller group (its row count a
- * run-time value when M is symbolic).
+ * after the full groups are one smaller group (a run-time count when M is
+ * symbolic, in register tiles of RT and one-row tiles).
  *
  * Numerics: every element sums k in increasing order within a part, with
  * fused multiply-adds, and the P partial sums in order of p: at P = 1 this
  * is the matmul rule's order exactly; with P parts it is a two-level sum,
  * within the bound of any summation order, |err| <= (K + 1) u sum |x w|.
  */
-#include <stdlib.h>
 #include "schedule/matmul_internal.h"
 
 /* The sizes; docs/schedule.md has the measurements behind them. */
 typedef struct gv_tune {
-    int kb;                /* rows of w per sweep: concurrent row streams */
+    int kb;                /* rows of w per sweep: concurrent row streams; kb lines of a
+                            * tile share an L1 set when N * 4 is a multiple of 4 KiB,
+                            * so more than 4 evict each other between register tiles */
     int nv;                /* vector registers per tile: NR = nv * lanes */
     int mr;                /* rows of x per group (sharing one sweep of w), at most */
     int rt;                /* rows of a register tile, at most */
     int max_m;             /* rows below which this schedule is used */
     int64_t serial_bytes;  /* w of at most this many bytes: no threads */
-    int acc_l2_div;        /* acc within l2 / acc_l2_div */
+    int acc_l2_div;        /* sums within l2 / acc_l2_div */
 } gv_tune;
 
-static const gv_tune gvt = {8, 2, 8, 8, 32, 65536, 8};
+static const gv_tune gvt = {4, 2, 16, 8, 32, 65536, 4};
 
 typedef struct gv {
     mm *c;
     int nr;               /* tile width, nv * vl */
     int mr;               /* rows per group */
     int rt;               /* rows per register tile */
-    int64_t nb;           /* band width (a multiple of nr); acc's row stride */
+    int64_t nb;           /* band width (a multiple of nr) */
+    int64_t stride;       /* sums' row stride: nb and a cache line */
     mt_texpr *T;          /* bands */
     int64_t P;            /* parts of K */
     mt_texpr *kp;         /* rows of w per part */
@@ -124,10 +133,10 @@ typedef struct walk {
 
 enum { W_SWEEP, W_OUT, W_REDUCE };
 
-/* acc's slot for row ii (an expression) of the group, band column jj. */
+/* sums' slot for row ii (an expression) of the group, band column jj. */
 static mt_texpr *acc_ix(gv *g, mt_texpr *ii, mt_texpr *jj, int off, int lanes) {
     mm *c = g->c;
-    return ramp(c, add(c, add(c, mul(c, ii, mm_I(c, g->nb)), jj), mm_I(c, off)), lanes);
+    return ramp(c, add(c, add(c, mul(c, ii, mm_I(c, g->stride)), jj), mm_I(c, off)), lanes);
 }
 
 /* part[p, i, j] */
@@ -193,7 +202,7 @@ static mt_tstmt *reduce_row(walk *w, mt_texpr *ii, void *arg) {
 
 /* Sweep, rows [ii0, ii0 + mr) of the group (ii0 an expression, mr a
  * constant): a register tile. reg (mr x nv vectors, constant offsets, so
- * SROA makes it registers) is loaded from acc, gets krows steps of
+ * SROA makes it registers) is loaded from sums, gets krows steps of
  *     w_v = w[k, j + off_v]  (nv vector loads)
  *     reg[ii, v] = fma(x[i0 + ii, k], w_v, reg[ii, v])   (mr broadcasts, mr * nv FMAs)
  * in k-major order (mr * nv independent chains), and is stored back. */
@@ -243,23 +252,29 @@ static mt_tstmt *tile(walk *w, gcols cs, mt_texpr *j, mt_texpr *jj) {
     tile_arg t = {cs, j, jj};
     if (w->kind == W_OUT) return each_row(w, out_row, &t);
     if (w->kind == W_REDUCE) return each_row(w, reduce_row, &t);
-    /* sweep: the group's rows in register tiles of g->rt rows, then the
-     * rows left: one tile that high (constant) or one-row tiles */
+    /* sweep: the group's rows in register tiles of at most g->rt rows; a
+     * constant count split evenly (8 rows: 4 + 4 rather than 6 + 2, whose
+     * 2-row tile has too few independent chains to cover the FMA latency),
+     * a symbolic one in tiles of rt and one-row tiles for the rest */
     int rt = g->rt;
     int64_t r;
-    if (mt_te_is_const_int(w->rows, &r) && r <= rt) return reg_tile(w, &t, mm_I(c, 0), (int)r);
     svec s = {0};
+    if (mt_te_is_const_int(w->rows, &r)) {
+        int64_t n = (r + rt - 1) / rt, at = 0;
+        for (int64_t q = 0; q < n; q++) {
+            int64_t h = r / n + (q < r % n ? 1 : 0);
+            mm_push(c, &s, reg_tile(w, &t, mm_I(c, at), (int)h));
+            at += h;
+        }
+        return mm_seq(c, &s);
+    }
     mt_tvar *sb = mm_ivar(c, "ib");
     mm_push(c, &s, mm_loop(c, sb, bin(c, TE_FLOORDIV, w->rows, mm_I(c, rt)), MT_FOR_SERIAL,
                            reg_tile(w, &t, mul(c, mm_V(c, sb), mm_I(c, rt)), rt)));
     mt_texpr *base = mul(c, bin(c, TE_FLOORDIV, w->rows, mm_I(c, rt)), mm_I(c, rt));
-    if (mt_te_is_const_int(w->rows, &r)) {
-        if (r % rt) mm_push(c, &s, reg_tile(w, &t, base, (int)(r % rt)));
-    } else {
-        mt_tvar *ir = mm_ivar(c, "ir");
-        mm_push(c, &s, mm_loop(c, ir, bin(c, TE_FLOORMOD, w->rows, mm_I(c, rt)), MT_FOR_SERIAL,
-                               reg_tile(w, &t, add(c, base, mm_V(c, ir)), 1)));
-    }
+    mt_tvar *ir = mm_ivar(c, "ir");
+    mm_push(c, &s, mm_loop(c, ir, bin(c, TE_FLOORMOD, w->rows, mm_I(c, rt)), MT_FOR_SERIAL,
+                           reg_tile(w, &t, add(c, base, mm_V(c, ir)), 1)));
     return mm_seq(c, &s);
 }
 
@@ -302,11 +317,11 @@ static mt_tstmt *walk_cols(walk *w, mt_texpr *j0, mt_texpr *width, mt_texpr *las
 static mt_tstmt *group(gv *g, mt_texpr *i0, mt_texpr *rows, mt_texpr *p, mt_texpr *kp0, mt_texpr *kpn,
                        mt_texpr *j0, mt_texpr *nbw, mt_texpr *last) {
     mm *c = g->c;
-    int vl = c->vl, KB = getenv("MT_GEMV_KB") ? atoi(getenv("MT_GEMV_KB")) : gvt.kb;
+    int vl = c->vl, KB = gvt.kb;
     svec s = {0};
-    /* acc = 0 over the group's rows */
+    /* sums = 0 over the group's rows */
     mt_tvar *z = mm_ivar(c, "z");
-    mm_push(c, &s, mm_loop(c, z, mul(c, rows, mm_I(c, g->nb / vl)), MT_FOR_SERIAL,
+    mm_push(c, &s, mm_loop(c, z, mul(c, rows, mm_I(c, g->stride / vl)), MT_FOR_SERIAL,
                            st1(c, g->acc, ramp(c, mul(c, mm_V(c, z), mm_I(c, vl)), vl), mm_fzero(c, vl))));
     /* KB rows of w per sweep */
     mt_tvar *kb = mm_ivar(c, "kb");
@@ -359,7 +374,7 @@ static mt_tstmt *gemv_body(mm *c) {
     gv *g = MT_NEW(c->a, gv);
     g->c = c;
     const mt_target_desc *tg = mt_tfunc_target(c->f);
-    int vl = c->vl, KB = getenv("MT_GEMV_KB") ? atoi(getenv("MT_GEMV_KB")) : gvt.kb;
+    int vl = c->vl, KB = gvt.kb;
     int64_t es = (int64_t)mt_dtype_size(c->dt);
     g->nr = gvt.nv * vl;
     mt_texpr *M = c->ext[c->ns - 2], *N = c->ext[c->ns - 1], *K = c->K;
@@ -370,9 +385,8 @@ static mt_tstmt *gemv_body(mm *c) {
     int fit = (tg->vector_registers - gvt.nv - 1) / gvt.nv;
     g->rt = fit < 1 ? 1 : fit < gvt.rt ? fit : gvt.rt;
 
-    /* band width: the group's sums within l1d / acc_l1_div */
-    int64_t budget = getenv("MT_GEMV_BUDGET") ? atoll(getenv("MT_GEMV_BUDGET")) : tg->l2_bytes / gvt.acc_l2_div;
-    if (getenv("MT_GEMV_MR")) g->mr = atoi(getenv("MT_GEMV_MR")) < g->mr ? atoi(getenv("MT_GEMV_MR")) : g->mr;
+    /* band width: a group's sums within l2 / acc_l2_div */
+    int64_t budget = tg->l2_bytes / gvt.acc_l2_div;
     int64_t nbmax = budget / (g->mr * es) / g->nr * g->nr;
     if (nbmax < g->nr) nbmax = g->nr;
     bool nconst = mt_te_is_const_int(N, &Nc), kconst = mt_te_is_const_int(K, &Kc);
@@ -406,7 +420,12 @@ static mt_tstmt *gemv_body(mm *c) {
     } else {
         g->kp = K;
     }
-    g->acc = mm_local_buf(c, "sums", mm_I(c, g->mr * g->nb), c->dt);
+    /* sums' rows one cache line apart beyond the band, so that the rows of a
+     * band column fall in different sets of the L1 cache (a band of 1024
+     * float32 would put all of them in one set) */
+    int64_t line = tg->cache_line_bytes / es;
+    g->stride = g->nb + (line > vl ? line : vl);
+    g->acc = mm_local_buf(c, "sums", mm_I(c, g->mr * g->stride), c->dt);
     if (g->P > 1) {
         g->part = mm_local_buf(c, "parts", mul(c, mm_I(c, g->P), mul(c, M, N)), c->dt);
         g->part->scope = MT_SCOPE_GLOBAL;
@@ -430,6 +449,6 @@ static mt_tstmt *gemv_body(mm *c) {
 /* Does the matched function fit (see the top)? Y along j as vectors. */
 bool mm_gemv_fits(mm *c) { return c->y_vec; }
 
-int mm_gemv_max_m(void) { return getenv("MT_GEMV_MAXM") ? atoi(getenv("MT_GEMV_MAXM")) : gvt.max_m; }
+int mm_gemv_max_m(void) { return gvt.max_m; }
 
 mt_tstmt *mm_gen_gemv(mm *c) { return mm_wrap_batch(c, gemv_body); }
