@@ -94,7 +94,7 @@ typedef struct gv {
     int64_t P;            /* parts of K */
     mt_texpr *kp;         /* rows of w per part */
     mt_tbuffer *part;     /* partial sums [P, M, N] (P > 1), else NULL */
-    mt_tbuffer *acc;      /* the chunk's sums [rows, nb] */
+    mt_tbuffer *acc;      /* the chunk's sums, "sums": [rows, stride] */
 } gv;
 
 static mt_texpr *ld1(mm *c, mt_tbuffer *b, mt_texpr *ix) { return mt_te_load(c->a, b, &ix, 1); }
@@ -124,7 +124,7 @@ static gcols mk_gcols(int width, int vl) {
 /* What a walk over the columns of a band does with each tile. */
 typedef struct walk {
     gv *g;
-    int kind;            /* W_SWEEP, W_OUT, W_ZERO, W_REDUCE */
+    int kind;            /* W_SWEEP, W_OUT, W_REDUCE */
     mt_texpr *k0;        /* sweep: first row of w */
     int krows;           /* sweep: rows of w */
     mt_texpr *i0, *rows; /* the group of rows of x */
@@ -442,11 +442,11 @@ static mt_tstmt *gemv_body(mm *c) {
     mt_tvar *i = mm_ivar(c, "i");
     walk w = {g, W_REDUCE, NULL, 0, mm_V(c, i), mm_I(c, 1), NULL};
     mt_tstmt *red = mm_loop(c, i, M, MT_FOR_SERIAL, walk_cols(&w, mm_I(c, 0), N, NULL));
-    (void)Mc;
     return mt_ts_alloc(c->a, g->part, mm_seq2(c, loop, red));
 }
 
-/* Does the matched function fit (see the top)? Y along j as vectors. */
+/* Does the matched function fit (see the top)? Y along j as vectors
+ * (c->y_vec, which the matmul rule's entry works out before asking). */
 bool mm_gemv_fits(mm *c) { return c->y_vec; }
 
 int mm_gemv_max_m(void) { return gvt.max_m; }
