@@ -3,6 +3,7 @@
 mt_test(test_matmul_schedule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_matmul_schedule.c LIBRARY)
 mt_test(test_rule_reduce SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_rule_reduce.c LIBRARY)
 mt_test(test_matvec_schedule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_matvec_schedule.c LIBRARY)
+mt_test(test_gemv_schedule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_gemv_schedule.c LIBRARY)
 # The block schedule primitives (compute_inline, compute_at, cache_write,
 # decompose_reduction) on the loop functions of compiled kernels.
 mt_test(test_primitives_block SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_primitives_block.c LIBRARY)

@@ -79,4 +79,10 @@ bool mm_matvec_fits(mm *c);
 int mm_matvec_max_m(void);
 mt_tstmt *mm_gen_matvec(mm *c);
 
+/* rule_gemv.c: the skinny schedule for few rows times a row-major B
+ * (x @ w); fits says whether the operands allow it. */
+bool mm_gemv_fits(mm *c);
+int mm_gemv_max_m(void);
+mt_tstmt *mm_gen_gemv(mm *c);
+
 #endif

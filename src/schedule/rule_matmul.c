@@ -49,12 +49,13 @@
  *    epilogue expressions are evaluated on register-wide vectors (j becomes
  *    T.Ramp(j, 1, 16) with AVX-512), so relu(a @ w + c) costs one vector load of c and a
  *    max per stored vector and the matmul's result never goes to memory.
- *  - Small M (a constant M < 32, or a symbolic M below 32 at run time): B is
- *    read in place, no packing to amortize; column slivers run in parallel,
- *    all rows of a sliver inside it. Needs a constant N and Y loadable as
- *    unit-stride vectors along j. When Y is instead contiguous along k (x @
- *    w.T, the transpose fused in as a prologue) and so is X, small M goes to
- *    the matrix-vector schedule of rule_matvec.c (dot products over k).
+ *  - Small M (a constant M < 32, or a symbolic M below 32 at run time): no
+ *    packing to amortize. With Y contiguous along j (x @ w, w row-major)
+ *    the function goes to the skinny schedule of rule_gemv.c (w streamed
+ *    row by row, sums in L1/L2); with Y contiguous along k instead (x @
+ *    w.T, the transpose fused in as a prologue) and X along k too, to the
+ *    matrix-vector schedule of rule_matvec.c (dot products over k). Other
+ *    small-M operands take the packed path below.
  *  - Tails, exact and without masked memory operations. Rows: M % MR rows
  *    take one tile of that height (constant M) or a loop of one-row tiles.
  *    Columns, constant N: the last sliver is N % NR wide, vectors of 16 and
@@ -82,10 +83,9 @@ typedef struct mm_tune {
     int nv;         /* vector registers per tile row: NR = nv * lanes */
     int kc;         /* depth of a K block when K is blocked (K > 2 * kc) */
     int nc;         /* columns of a packed block of B (N blocking) */
-    int pack_min_m; /* from this many rows on, B is packed */
 } mm_tune;
 
-static const mm_tune tune = {8, 2, 512, 512, 32};
+static const mm_tune tune = {8, 2, 512, 512};
 
 /* Rows of the register tile: tune.mr, or fewer so that the MR * nv
  * accumulators, the nv vectors of B and A's broadcast fit the target's
@@ -379,15 +379,6 @@ static mt_tstmt *rows(mm *c, const panel *p, mt_texpr *jr, bool par) {
     return mm_seq(c, &s);
 }
 
-/* Small M: B read in place (no packing to amortize), column slivers across
- * threads, all rows of a sliver inside, so that the sliver stays in L2. */
-static mt_tstmt *direct_body(mm *c) {
-    panel p = {mm_I(c, 0), c->ext[c->ns - 1], mm_I(c, 0), c->K, NULL, NULL, NULL, NULL, NULL};
-    mt_tvar *jr = mm_ivar(c, "jr");
-    return mm_loop(c, jr, mm_ceildiv(c, c->ext[c->ns - 1], tune.nv * c->vl), MT_FOR_PARALLEL,
-                rows(c, &p, mm_V(c, jr), false));
-}
-
 /* Large M: the GotoBLAS loops. For each column block (nc wide) and K block
  * (kc deep), pack that block of B into bp, then all row blocks in parallel. */
 static mt_tstmt *packed_body(mm *c) {
@@ -483,20 +474,16 @@ mt_tfunc *mt_schedule_matmul_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
         c->y_vec = mm_vec_loads(y);
     }
 
-    mt_texpr *M = c->ext[c->ns - 2], *N = c->ext[c->ns - 1];
-    int64_t Mc, Nc;
-    bool direct_ok = c->y_vec && mt_te_is_const_int(N, &Nc);
+    mt_texpr *M = c->ext[c->ns - 2];
+    int64_t Mc;
     mt_tstmt *body;
-    if (mm_matvec_fits(c)) { /* few rows times a transposed B: rule_matvec.c */
-        int mv = mm_matvec_max_m();
-        if (mt_te_is_const_int(M, &Mc)) body = Mc < mv ? mm_gen_matvec(c) : gen_packed(c);
-        else body = mt_ts_if(a, mm_lt(c, M, mm_I(c, mv)), mm_gen_matvec(c), gen_packed(c));
-    } else if (!direct_ok) body = gen_packed(c);
-    else if (mt_te_is_const_int(M, &Mc)) body = Mc < tune.pack_min_m ? mm_wrap_batch(c, direct_body) : gen_packed(c);
-    else {
-        mt_tstmt *d = mm_wrap_batch(c, direct_body);
-        body = mt_ts_if(a, mm_lt(c, M, mm_I(c, tune.pack_min_m)), d, gen_packed(c));
-    }
+    int few = 0; /* the schedule for few rows, when one fits: its row limit */
+    mt_tstmt *(*gen_few)(mm *) = NULL;
+    if (mm_matvec_fits(c)) few = mm_matvec_max_m(), gen_few = mm_gen_matvec; /* x @ w.T: rule_matvec.c */
+    else if (mm_gemv_fits(c)) few = mm_gemv_max_m(), gen_few = mm_gen_gemv;   /* x @ w: rule_gemv.c */
+    if (!gen_few) body = gen_packed(c);
+    else if (mt_te_is_const_int(M, &Mc)) body = Mc < few ? gen_few(c) : gen_packed(c);
+    else body = mt_ts_if(a, mm_lt(c, M, mm_I(c, few)), gen_few(c), gen_packed(c));
 
     mt_tfunc *g = MT_NEW(a, mt_tfunc);
     *g = *f;
