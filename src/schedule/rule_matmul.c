@@ -96,6 +96,42 @@ static int tile_rows(const mm *c) {
     return fit < 1 ? 1 : fit < tune.mr ? fit : tune.mr;
 }
 
+/* ---- the epilogue's cost -------------------------------------------------------------- */
+
+/* What one vector of the epilogue costs, in about LLVM instructions: one per
+ * node, and EPI_CALL more for a call that codegen expands into a long
+ * sequence -- exp, log, tanh, sigmoid and erf of float32 are 30-70
+ * instructions of inline polynomial (llvm_math.c), sin, cos, pow and the
+ * float64 ones a libm call per lane. Above EPI_UNROLL_MAX the epilogue
+ * runs in a loop over the tile's rows (epilogue_loop) instead of once per
+ * accumulator register: 16 copies of an erf made LLVM's optimization and
+ * code generation of matmul + gelu five times that of the matmul alone
+ * (docs/schedule.md, "The epilogue"), while at or below it (bias, relu,
+ * scaling) the unrolled stores cost nothing to compile and skip the loop's
+ * copy of the tile. */
+enum { EPI_CALL = 40, EPI_UNROLL_MAX = 32 };
+
+static bool expanded_call(mt_intrin in) {
+    switch (in) {
+    case IN_EXP: case IN_LOG: case IN_TANH: case IN_SIGMOID: case IN_ERF:
+    case IN_SIN: case IN_COS: case IN_POW: return true;
+    default: return false;
+    }
+}
+
+static void cost_expr(mt_tvisitor *v, const mt_texpr *e) {
+    int *n = v->ctx;
+    *n += 1 + (e->kind == TE_CALL && expanded_call(e->intrin) ? EPI_CALL : 0);
+    mt_tvisit_expr_children(v, e);
+}
+
+static int epilogue_cost(const mm *c) {
+    int n = 0;
+    mt_tvisitor v = {cost_expr, NULL, &n};
+    for (int e = 0; e < c->nep; e++) mt_tvisit_expr(&v, c->ep[e].value);
+    return n;
+}
+
 /* ---- the register tile ------------------------------------------------------------- */
 
 /* The columns of a tile: nv vectors, lanes[v] wide at offset off[v]. */
@@ -188,6 +224,54 @@ static mt_tstmt *tile_init(mm *c, const tile *t, mt_tbuffer *acc) {
     return mt_ts_if(c->a, t->first, mm_seq(c, &z), loads);
 }
 
+/* The epilogue as a loop over the tile's rows (c->epi_loop): the
+ * accumulators are copied to acc_out, a local tile accessed at constant
+ * offsets (so acc itself stays in registers), then
+ *
+ *     for ii in range(mr):
+ *         for vj in range(nfull):                  # the full-width vectors
+ *             m = acc_out[T.Ramp(ii * row + vj * vl, 1, vl)]
+ *             ...epilogue..., stored at (i0 + ii, T.Ramp(j0 + vj * vl, 1, vl))
+ *         ...the narrower last vector (a column tail), if any
+ *
+ * so each vector width of the tile has one copy of the epilogue, whatever
+ * MR and NR are. Both loops stay loops: codegen marks a loop whose body
+ * computes on vectors llvm.loop.unroll.disable. */
+static mt_tstmt *epilogue_loop(mm *c, const tile *t, mt_tbuffer *acc) {
+    int nv = t->cs.nv, row = nv * c->vl, nfull = 0;
+    while (nfull < nv && t->cs.lanes[nfull] == c->vl) nfull++;
+    mt_tbuffer *out = mm_local_buf(c, "acc_out", mm_I(c, (int64_t)t->mr * row), c->dt);
+    svec s = {0};
+    for (int ii = 0; ii < t->mr; ii++)
+        for (int v = 0; v < nv; v++) {
+            mt_texpr *sl = slot(c, t, ii, v);
+            mm_push(c, &s, acc_st(c, out, sl, acc_ld(c, acc, sl)));
+        }
+    if (nfull > 0) { /* q = ii * nfull + vj over the full-width vectors */
+        int64_t nq = (int64_t)t->mr * nfull;
+        mt_tvar *q = nq > 1 ? mm_ivar(c, "q") : NULL;
+        mt_texpr *qv = q ? mm_V(c, q) : mm_I(c, 0);
+        mt_texpr *r = nfull > 1 ? mt_arith_bin(c->a, TE_FLOORDIV, qv, mm_I(c, nfull)) : qv;
+        mt_texpr *vj = nfull > 1 ? mt_arith_bin(c->a, TE_FLOORMOD, qv, mm_I(c, nfull)) : mm_I(c, 0);
+        mt_texpr *qo = mt_lw_mul(&c->lw, vj, mm_I(c, c->vl));
+        mt_texpr *ix = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, r, mm_I(c, row)), qo);
+        mt_texpr *m = acc_ld(c, out, mt_lw_ramp(&c->lw, ix, c->vl));
+        mt_tstmt *st = mm_final_stores(c, mt_lw_add(&c->lw, t->i0, r),
+                                       mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, t->j0, qo), c->vl), m);
+        mm_push(c, &s, q ? mm_loop(c, q, mm_I(c, nq), MT_FOR_SERIAL, st) : st);
+    }
+    for (int v = nfull; v < nv; v++) { /* the narrower last vector of each row */
+        mt_tvar *r = t->mr > 1 ? mm_ivar(c, "ii") : NULL;
+        mt_texpr *ri = r ? mm_V(c, r) : mm_I(c, 0), *o = mm_I(c, t->cs.off[v]);
+        mt_texpr *ix = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, ri, mm_I(c, row)), o);
+        mt_texpr *m = acc_ld(c, out, mt_lw_ramp(&c->lw, ix, t->cs.lanes[v]));
+        mt_texpr *j = mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, t->j0, o), t->cs.lanes[v]);
+        mt_tstmt *st = mm_final_stores(c, mt_lw_add(&c->lw, t->i0, ri), j, m);
+        mm_push(c, &s, r ? mm_loop(c, r, mm_I(c, t->mr), MT_FOR_SERIAL, st) : st);
+    }
+    return mt_ts_alloc(c->a, out, mm_seq(c, &s));
+}
+
 /* The final values (epilogue applied) after the last K block, the partial
  * sums to P after the others. */
 static mt_tstmt *tile_store(mm *c, const tile *t, mt_tbuffer *acc) {
@@ -197,10 +281,11 @@ static mt_tstmt *tile_store(mm *c, const tile *t, mt_tbuffer *acc) {
             mt_texpr *i = mt_lw_add(&c->lw, t->i0, mm_I(c, ii));
             mt_texpr *j = mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, t->j0, mm_I(c, t->cs.off[v])), t->cs.lanes[v]);
             mt_texpr *m = acc_ld(c, acc, slot(c, t, ii, v));
-            mm_push(c, &fin, mm_final_stores(c, i, j, m));
+            if (!c->epi_loop) mm_push(c, &fin, mm_final_stores(c, i, j, m));
             if (t->last) mm_push(c, &part, mm_store_ij(c, c->P, i, j, m));
         }
-    mt_tstmt *vec = t->last ? mt_ts_if(c->a, t->last, mm_seq(c, &fin), mm_seq(c, &part)) : mm_seq(c, &fin);
+    mt_tstmt *f = c->epi_loop ? epilogue_loop(c, t, acc) : mm_seq(c, &fin);
+    mt_tstmt *vec = t->last ? mt_ts_if(c->a, t->last, f, mm_seq(c, &part)) : f;
     if (!t->masked) return vec;
     return mt_ts_if(c->a, mm_le(c, mt_lw_add(&c->lw, t->j0, mm_I(c, t->cs.width)), c->ext[c->ns - 1]), vec,
                     via_tmp(c, t, acc, false));
@@ -462,6 +547,7 @@ mt_tfunc *mt_schedule_matmul_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     c->a = c->lw.a = a;
     c->f = f;
     if (!mm_match(c)) return f;
+    c->epi_loop = epilogue_cost(c) > EPI_UNROLL_MAX;
 
     /* partial sums across K blocks live in C, or in an output of C's dtype */
     if (mm_is_param(c, c->C)) c->P = c->C;
