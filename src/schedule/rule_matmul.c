@@ -45,10 +45,22 @@
  *    ones in C, or in the first epilogue output of C's dtype when C is an
  *    intermediate; the epilogue runs on the last block only. With no such
  *    output (a float16 result), K is not blocked.
- *  - Epilogue. Applied to the accumulator registers as they are stored: the
- *    epilogue expressions are evaluated on register-wide vectors (j becomes
- *    T.Ramp(j, 1, 16) with AVX-512), so relu(a @ w + c) costs one vector load of c and a
- *    max per stored vector and the matmul's result never goes to memory.
+ *  - Epilogue. Applied to the accumulators as they are stored: the epilogue
+ *    expressions are evaluated on register-wide vectors (j becomes
+ *    T.Ramp(j, 1, 16) with AVX-512) and the matmul's result never goes to
+ *    the output unfinished. A cheap epilogue (relu(a @ w + c): a vector load
+ *    of c and a max per vector) is written once per accumulator register,
+ *    straight from the registers. One with math that codegen expands into a
+ *    long sequence (erf for gelu, exp, tanh, sigmoid: epilogue_cost) would
+ *    be MR x 2 copies of it per tile -- 16 erfs with AVX-512, most of the
+ *    compile time of gelu(x @ w + b) -- so the registers are copied to a
+ *    local tile (acc_out, 1 KiB, in L1) and the epilogue runs in one loop
+ *    over its full-width vectors, plus one over the rows for a narrower
+ *    column tail: one copy of the math per vector width of each tile. The
+ *    loop is a single loop, at the k loop's depth, not rows around vectors:
+ *    LLVM hoists the math's constants out of every loop, and when the
+ *    epilogue loop was nested deeper than the k loop the register allocator
+ *    spilled the accumulators instead of them.
  *  - Small M (a constant M < 32, or a symbolic M below 32 at run time): B is
  *    read in place, no packing to amortize; column slivers run in parallel,
  *    all rows of a sliver inside it. Needs a constant N and Y loadable as
@@ -103,12 +115,12 @@ static int tile_rows(const mm *c) {
  * sequence -- exp, log, tanh, sigmoid and erf of float32 are 30-70
  * instructions of inline polynomial (llvm_math.c), sin, cos, pow and the
  * float64 ones a libm call per lane. Above EPI_UNROLL_MAX the epilogue
- * runs in a loop over the tile's rows (epilogue_loop) instead of once per
- * accumulator register: 16 copies of an erf made LLVM's optimization and
- * code generation of matmul + gelu five times that of the matmul alone
- * (docs/schedule.md, "The epilogue"), while at or below it (bias, relu,
- * scaling) the unrolled stores cost nothing to compile and skip the loop's
- * copy of the tile. */
+ * runs in a loop over the tile (epilogue_loop) instead of once per
+ * accumulator register: a copy of erf per register made compiling matmul +
+ * gelu take 3-5 times as long as the matmul alone (docs/schedule.md, "The
+ * epilogue"), while a cheap epilogue (bias, relu, scaling: under 10 nodes)
+ * costs little to compile unrolled and so skips the loop's copy of the
+ * tile through memory. This is a compile-time knob, not a machine fact. */
 enum { EPI_CALL = 40, EPI_UNROLL_MAX = 32 };
 
 static bool expanded_call(mt_intrin in) {
@@ -224,19 +236,28 @@ static mt_tstmt *tile_init(mm *c, const tile *t, mt_tbuffer *acc) {
     return mt_ts_if(c->a, t->first, mm_seq(c, &z), loads);
 }
 
-/* The epilogue as a loop over the tile's rows (c->epi_loop): the
- * accumulators are copied to acc_out, a local tile accessed at constant
- * offsets (so acc itself stays in registers), then
+/* The epilogue in a loop over the tile (c->epi_loop). The accumulators are
+ * copied to acc_out, a local tile (acc itself is still read only at constant
+ * offsets, so it stays in registers), then, with nfull full-width vectors
+ * per row (row = nv * vl elements):
  *
- *     for ii in range(mr):
- *         for vj in range(nfull):                  # the full-width vectors
- *             m = acc_out[T.Ramp(ii * row + vj * vl, 1, vl)]
- *             ...epilogue..., stored at (i0 + ii, T.Ramp(j0 + vj * vl, 1, vl))
- *         ...the narrower last vector (a column tail), if any
+ *     for q in range(mr * nfull):                  # row q // nfull, vector q % nfull
+ *         m = acc_out[T.Ramp(q // nfull * row + q % nfull * vl, 1, vl)]
+ *         ...epilogue..., stored at (i0 + q // nfull, T.Ramp(j0 + q % nfull * vl, 1, vl))
+ *     for ii in range(mr):                         # only for a narrower column tail
+ *         m = acc_out[T.Ramp(ii * row + off, 1, lanes)]
+ *         ...
  *
- * so each vector width of the tile has one copy of the epilogue, whatever
- * MR and NR are. Both loops stay loops: codegen marks a loop whose body
- * computes on vectors llvm.loop.unroll.disable. */
+ * (simplify folds the first index to q * vl when the row has no tail): one
+ * copy of the epilogue per vector width, whatever MR and NR are. The loops
+ * stay loops (codegen marks a loop whose body computes on vectors
+ * llvm.loop.unroll.disable) and are single loops, at the depth of the k
+ * loop: LLVM's machine LICM hoists the epilogue's constants (30-odd vectors
+ * for erf) out of all loops to the function's entry, and the register
+ * allocator weighs a value by how deep its uses are: with the epilogue's
+ * uses one loop deeper than the k loop it kept the constants in registers
+ * and spilled the accumulators (gelu at 1024^3 ran 4x slower;
+ * test_epilogue_no_spill). */
 static mt_tstmt *epilogue_loop(mm *c, const tile *t, mt_tbuffer *acc) {
     int nv = t->cs.nv, row = nv * c->vl, nfull = 0;
     while (nfull < nv && t->cs.lanes[nfull] == c->vl) nfull++;
