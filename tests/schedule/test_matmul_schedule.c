@@ -658,14 +658,30 @@ static void check_kloop_no_stack(const char *what, const char *s) {
 static void test_epilogue_no_spill(void **st) {
     (void)st;
     char src[512];
-    static const char *const fs[] = {"gelu(a @ w + c)", "tanh(a @ w + c) * 2.0 + 1.0", "a @ w + c"};
-    for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++) {
-        mt_kernel *k = compile_ok(epi_src(src, sizeof src, fs[i], 256, 256, 256));
+    static const struct {
+        const char *f;
+        int64_t m, k, n;
+    } cs[] = {
+        {"gelu(a @ w + c)", 256, 256, 256},   {"tanh(a @ w + c) * 2.0 + 1.0", 256, 256, 256},
+        {"a @ w + c", 256, 256, 256},         {"sigmoid(a @ w + c)", 256, 256, 256},
+        {"exp(a @ w + c)", 256, 256, 256},    {"gelu(a @ w + c)", 64, 32, 128},
+        {"gelu(a @ w + c)", 70, 40, 100},     {"gelu(a @ w + c)", 24, 64, 96},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const char *what = epi_src(src, sizeof src, cs[i].f, cs[i].m, cs[i].k, cs[i].n);
+        mt_kernel *k = compile_ok(what);
         const char *s = mt_kernel_dump(k, MT_STAGE_ASM);
         assert_non_null(s);
-        if (strstr(s, "vfmadd231ps")) check_kloop_no_stack(fs[i], s); /* x86 with FMA */
+        if (strstr(s, "vfmadd231ps")) check_kloop_no_stack(what, s); /* x86 with FMA */
         mt_kernel_release(k);
     }
+    const char *sym = "def f(a: Tensor((\"m\", \"k\"), \"float32\"), w: Tensor((\"k\", \"n\"), \"float32\"),\n"
+                      "      c: Tensor((\"n\",), \"float32\")):\n"
+                      "    return gelu(a @ w + c)\n";
+    mt_kernel *k = compile_ok(sym);
+    const char *s = mt_kernel_dump(k, MT_STAGE_ASM);
+    if (strstr(s, "vfmadd231ps")) check_kloop_no_stack(sym, s);
+    mt_kernel_release(k);
 }
 
 /* What the rule leaves alone. */
