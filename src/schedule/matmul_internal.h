@@ -46,6 +46,7 @@ typedef struct mm {
     mt_texpr *kcap;           /* its depth */
     int64_t kcblk, ncblk;     /* K and N block sizes */
     bool split;               /* K is blocked */
+    bool epi_loop;            /* the epilogue runs in a loop over a copy of the tile (rule_matmul.c) */
 } mm;
 
 typedef MT_VEC(mt_tstmt *) svec;

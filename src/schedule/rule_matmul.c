@@ -45,10 +45,22 @@
  *    ones in C, or in the first epilogue output of C's dtype when C is an
  *    intermediate; the epilogue runs on the last block only. With no such
  *    output (a float16 result), K is not blocked.
- *  - Epilogue. Applied to the accumulator registers as they are stored: the
- *    epilogue expressions are evaluated on register-wide vectors (j becomes
- *    T.Ramp(j, 1, 16) with AVX-512), so relu(a @ w + c) costs one vector load of c and a
- *    max per stored vector and the matmul's result never goes to memory.
+ *  - Epilogue. Applied to the accumulators as they are stored: the epilogue
+ *    expressions are evaluated on register-wide vectors (j becomes
+ *    T.Ramp(j, 1, 16) with AVX-512) and the matmul's result never goes to
+ *    the output unfinished. A cheap epilogue (relu(a @ w + c): a vector load
+ *    of c and a max per vector) is written once per accumulator register,
+ *    straight from the registers. One with math that codegen expands into a
+ *    long sequence (erf for gelu, exp, tanh, sigmoid: epilogue_cost) would
+ *    be MR x 2 copies of it per tile -- 16 erfs with AVX-512, most of the
+ *    compile time of gelu(x @ w + b) -- so the registers are copied to a
+ *    local tile (acc_out, 1 KiB, in L1) and the epilogue runs in one loop
+ *    over its full-width vectors, plus one over the rows for a narrower
+ *    column tail: one copy of the math per vector width of each tile. The
+ *    loop is a single loop, at the k loop's depth, not rows around vectors:
+ *    LLVM hoists the math's constants out of every loop, and when the
+ *    epilogue loop was nested deeper than the k loop the register allocator
+ *    spilled the accumulators instead of them.
  *  - Small M (a constant M < 32, or a symbolic M below 32 at run time): no
  *    packing to amortize. With Y contiguous along j (x @ w, w row-major)
  *    the function goes to the skinny schedule of rule_gemv.c (w streamed
@@ -94,6 +106,42 @@ static int tile_rows(const mm *c) {
     int regs = mt_tfunc_target(c->f)->vector_registers;
     int fit = (regs - tune.nv - 1) / tune.nv;
     return fit < 1 ? 1 : fit < tune.mr ? fit : tune.mr;
+}
+
+/* ---- the epilogue's cost -------------------------------------------------------------- */
+
+/* What one vector of the epilogue costs, in about LLVM instructions: one per
+ * node, and EPI_CALL more for a call that codegen expands into a long
+ * sequence -- exp, log, tanh, sigmoid and erf of float32 are 30-70
+ * instructions of inline polynomial (llvm_math.c), sin, cos, pow and the
+ * float64 ones a libm call per lane. Above EPI_UNROLL_MAX the epilogue
+ * runs in a loop over the tile (epilogue_loop) instead of once per
+ * accumulator register: a copy of erf per register made compiling matmul +
+ * gelu take 3-5 times as long as the matmul alone (docs/schedule.md, "The
+ * epilogue"), while a cheap epilogue (bias, relu, scaling: under 10 nodes)
+ * costs little to compile unrolled and so skips the loop's copy of the
+ * tile through memory. This is a compile-time knob, not a machine fact. */
+enum { EPI_CALL = 40, EPI_UNROLL_MAX = 32 };
+
+static bool expanded_call(mt_intrin in) {
+    switch (in) {
+    case IN_EXP: case IN_LOG: case IN_TANH: case IN_SIGMOID: case IN_ERF:
+    case IN_SIN: case IN_COS: case IN_POW: return true;
+    default: return false;
+    }
+}
+
+static void cost_expr(mt_tvisitor *v, const mt_texpr *e) {
+    int *n = v->ctx;
+    *n += 1 + (e->kind == TE_CALL && expanded_call(e->intrin) ? EPI_CALL : 0);
+    mt_tvisit_expr_children(v, e);
+}
+
+static int epilogue_cost(const mm *c) {
+    int n = 0;
+    mt_tvisitor v = {cost_expr, NULL, &n};
+    for (int e = 0; e < c->nep; e++) mt_tvisit_expr(&v, c->ep[e].value);
+    return n;
 }
 
 /* ---- the register tile ------------------------------------------------------------- */
@@ -188,6 +236,63 @@ static mt_tstmt *tile_init(mm *c, const tile *t, mt_tbuffer *acc) {
     return mt_ts_if(c->a, t->first, mm_seq(c, &z), loads);
 }
 
+/* The epilogue in a loop over the tile (c->epi_loop). The accumulators are
+ * copied to acc_out, a local tile (acc itself is still read only at constant
+ * offsets, so it stays in registers), then, with nfull full-width vectors
+ * per row (row = nv * vl elements):
+ *
+ *     for q in range(mr * nfull):                  # row q // nfull, vector q % nfull
+ *         m = acc_out[T.Ramp(q // nfull * row + q % nfull * vl, 1, vl)]
+ *         ...epilogue..., stored at (i0 + q // nfull, T.Ramp(j0 + q % nfull * vl, 1, vl))
+ *     for ii in range(mr):                         # only for a narrower column tail
+ *         m = acc_out[T.Ramp(ii * row + off, 1, lanes)]
+ *         ...
+ *
+ * (simplify folds the first index to q * vl when the row has no tail): one
+ * copy of the epilogue per vector width, whatever MR and NR are. The loops
+ * stay loops (codegen marks a loop whose body computes on vectors
+ * llvm.loop.unroll.disable) and are single loops, at the depth of the k
+ * loop: LLVM's machine LICM hoists the epilogue's constants (30-odd vectors
+ * for erf) out of all loops to the function's entry, and the register
+ * allocator weighs a value by how deep its uses are: with the epilogue's
+ * uses one loop deeper than the k loop it kept the constants in registers
+ * and spilled the accumulators (gelu at 1024^3 ran 4x slower;
+ * test_epilogue_no_spill). */
+static mt_tstmt *epilogue_loop(mm *c, const tile *t, mt_tbuffer *acc) {
+    int nv = t->cs.nv, row = nv * c->vl, nfull = 0;
+    while (nfull < nv && t->cs.lanes[nfull] == c->vl) nfull++;
+    mt_tbuffer *out = mm_local_buf(c, "acc_out", mm_I(c, (int64_t)t->mr * row), c->dt);
+    svec s = {0};
+    for (int ii = 0; ii < t->mr; ii++)
+        for (int v = 0; v < nv; v++) {
+            mt_texpr *sl = slot(c, t, ii, v);
+            mm_push(c, &s, acc_st(c, out, sl, acc_ld(c, acc, sl)));
+        }
+    if (nfull > 0) { /* q = ii * nfull + vj over the full-width vectors */
+        int64_t nq = (int64_t)t->mr * nfull;
+        mt_tvar *q = nq > 1 ? mm_ivar(c, "q") : NULL;
+        mt_texpr *qv = q ? mm_V(c, q) : mm_I(c, 0);
+        mt_texpr *r = nfull > 1 ? mt_arith_bin(c->a, TE_FLOORDIV, qv, mm_I(c, nfull)) : qv;
+        mt_texpr *vj = nfull > 1 ? mt_arith_bin(c->a, TE_FLOORMOD, qv, mm_I(c, nfull)) : mm_I(c, 0);
+        mt_texpr *qo = mt_lw_mul(&c->lw, vj, mm_I(c, c->vl));
+        mt_texpr *ix = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, r, mm_I(c, row)), qo);
+        mt_texpr *m = acc_ld(c, out, mt_lw_ramp(&c->lw, ix, c->vl));
+        mt_tstmt *st = mm_final_stores(c, mt_lw_add(&c->lw, t->i0, r),
+                                       mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, t->j0, qo), c->vl), m);
+        mm_push(c, &s, q ? mm_loop(c, q, mm_I(c, nq), MT_FOR_SERIAL, st) : st);
+    }
+    for (int v = nfull; v < nv; v++) { /* the narrower last vector of each row */
+        mt_tvar *r = t->mr > 1 ? mm_ivar(c, "ii") : NULL;
+        mt_texpr *ri = r ? mm_V(c, r) : mm_I(c, 0), *o = mm_I(c, t->cs.off[v]);
+        mt_texpr *ix = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, ri, mm_I(c, row)), o);
+        mt_texpr *m = acc_ld(c, out, mt_lw_ramp(&c->lw, ix, t->cs.lanes[v]));
+        mt_texpr *j = mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, t->j0, o), t->cs.lanes[v]);
+        mt_tstmt *st = mm_final_stores(c, mt_lw_add(&c->lw, t->i0, ri), j, m);
+        mm_push(c, &s, r ? mm_loop(c, r, mm_I(c, t->mr), MT_FOR_SERIAL, st) : st);
+    }
+    return mt_ts_alloc(c->a, out, mm_seq(c, &s));
+}
+
 /* The final values (epilogue applied) after the last K block, the partial
  * sums to P after the others. */
 static mt_tstmt *tile_store(mm *c, const tile *t, mt_tbuffer *acc) {
@@ -197,10 +302,11 @@ static mt_tstmt *tile_store(mm *c, const tile *t, mt_tbuffer *acc) {
             mt_texpr *i = mt_lw_add(&c->lw, t->i0, mm_I(c, ii));
             mt_texpr *j = mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, t->j0, mm_I(c, t->cs.off[v])), t->cs.lanes[v]);
             mt_texpr *m = acc_ld(c, acc, slot(c, t, ii, v));
-            mm_push(c, &fin, mm_final_stores(c, i, j, m));
+            if (!c->epi_loop) mm_push(c, &fin, mm_final_stores(c, i, j, m));
             if (t->last) mm_push(c, &part, mm_store_ij(c, c->P, i, j, m));
         }
-    mt_tstmt *vec = t->last ? mt_ts_if(c->a, t->last, mm_seq(c, &fin), mm_seq(c, &part)) : mm_seq(c, &fin);
+    mt_tstmt *f = c->epi_loop ? epilogue_loop(c, t, acc) : mm_seq(c, &fin);
+    mt_tstmt *vec = t->last ? mt_ts_if(c->a, t->last, f, mm_seq(c, &part)) : f;
     if (!t->masked) return vec;
     return mt_ts_if(c->a, mm_le(c, mt_lw_add(&c->lw, t->j0, mm_I(c, t->cs.width)), c->ext[c->ns - 1]), vec,
                     via_tmp(c, t, acc, false));
@@ -453,6 +559,7 @@ mt_tfunc *mt_schedule_matmul_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     c->a = c->lw.a = a;
     c->f = f;
     if (!mm_match(c)) return f;
+    c->epi_loop = epilogue_cost(c) > EPI_UNROLL_MAX;
 
     /* partial sums across K blocks live in C, or in an output of C's dtype */
     if (mm_is_param(c, c->C)) c->P = c->C;

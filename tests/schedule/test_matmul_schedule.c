@@ -77,7 +77,41 @@ static mt_tensor *rand_tensor(mt_dtype dt, int ndim, const int64_t *dims) {
 
 /* ---- one case ------------------------------------------------------------------ */
 
-typedef enum { EPI_NONE, EPI_BIAS_RELU, EPI_RELU_OUT2, EPI_PRO_RELU_BIAS } epi_kind;
+typedef enum {
+    EPI_NONE, EPI_BIAS_RELU, EPI_RELU_OUT2, EPI_PRO_RELU_BIAS,
+    /* f(a @ b + c) with math that codegen expands (the rule's epilogue loop) */
+    EPI_BIAS_GELU, EPI_BIAS_SIGMOID, EPI_BIAS_TANH, EPI_BIAS_EXP, EPI_BIAS_CHAIN,
+    EPI_GELU_OUT2 /* y = a @ b; y, gelu(y) */
+} epi_kind;
+
+static bool has_bias(epi_kind e) { return e == EPI_BIAS_RELU || (e >= EPI_BIAS_GELU && e <= EPI_BIAS_CHAIN); }
+
+/* The source expression of f(y) for y = "a @ b + c". */
+static const char *epi_expr(epi_kind e) {
+    switch (e) {
+    case EPI_BIAS_RELU: return "relu(a @ b + c)";
+    case EPI_BIAS_GELU: return "gelu(a @ b + c)";
+    case EPI_BIAS_SIGMOID: return "sigmoid(a @ b + c)";
+    case EPI_BIAS_TANH: return "tanh(a @ b + c)";
+    case EPI_BIAS_EXP: return "exp(a @ b + c)";
+    case EPI_BIAS_CHAIN: return "tanh(a @ b + c) * 2.0 + 1.0";
+    default: return NULL;
+    }
+}
+
+/* f(s) in double and a bound of |f'| on [s - d, s + d]. */
+static double epi_f(epi_kind e, double s, double d, double *lip) {
+    switch (e) {
+    case EPI_BIAS_RELU: *lip = 1; return fmax(s, 0);
+    case EPI_BIAS_GELU:
+    case EPI_GELU_OUT2: *lip = 1.13; return 0.5 * s * (1 + erf(s / sqrt(2.0)));
+    case EPI_BIAS_SIGMOID: *lip = 0.25; return 1 / (1 + exp(-s));
+    case EPI_BIAS_TANH: *lip = 1; return tanh(s);
+    case EPI_BIAS_EXP: *lip = exp(s + d); return exp(s);
+    case EPI_BIAS_CHAIN: *lip = 2; return tanh(s) * 2 + 1;
+    default: *lip = 1; return s;
+    }
+}
 
 /* a: (batch_a..., m, k); b: (batch_b..., k, n), or (n, k) when b_t (the source
  * says b.T); batch_a / batch_b are 1 or nb (broadcast). Optional bias c: (n,)
@@ -113,11 +147,11 @@ static void run_case(const mcase *c, mt_kernel *k) {
     args[nargs++] = rand_tensor(c->dt, ra, sa);
     if (c->epi == EPI_PRO_RELU_BIAS) args[nargs++] = rand_tensor(c->dt, 1, sc0);
     args[nargs++] = rand_tensor(c->dt, rb, sb);
-    if (c->epi == EPI_BIAS_RELU || c->epi == EPI_PRO_RELU_BIAS) args[nargs++] = rand_tensor(c->dt, 1, sc);
+    if (has_bias(c->epi) || c->epi == EPI_PRO_RELU_BIAS) args[nargs++] = rand_tensor(c->dt, 1, sc);
     const mt_tensor *A = args[0], *B = args[c->epi == EPI_PRO_RELU_BIAS ? 2 : 1];
     const mt_tensor *C0 = c->epi == EPI_PRO_RELU_BIAS ? args[1] : NULL;
-    const mt_tensor *C = c->epi == EPI_BIAS_RELU ? args[2] : c->epi == EPI_PRO_RELU_BIAS ? args[3] : NULL;
-    int nres = c->epi == EPI_RELU_OUT2 ? 2 : 1;
+    const mt_tensor *C = has_bias(c->epi) ? args[2] : c->epi == EPI_PRO_RELU_BIAS ? args[3] : NULL;
+    int nres = c->epi == EPI_RELU_OUT2 || c->epi == EPI_GELU_OUT2 ? 2 : 1;
     mt_tensor *res[2] = {NULL, NULL};
     mt_diag d;
     if (mt_kernel_run(k, args, nargs, res, nres, &d) != MT_OK) fail_msg("%s: run failed: %s", c->src, d.text);
@@ -138,12 +172,20 @@ static void run_case(const mcase *c, mt_kernel *k) {
                 if (C) {
                     s += get(C, j);
                     sc_ += fabs(get(C, j));
-                    if (c->epi == EPI_BIAS_RELU) s = fmax(s, 0);
                 }
                 int64_t o = (bt * c->m + i) * c->n + j;
                 for (int r = 0; r < nres; r++) {
-                    double want = r == 1 ? fmax(s, 0) : s, got = get(res[r], o);
-                    double lim = rel * fabs(want) + acc * sc_;
+                    /* the matmul's bound; through an epilogue f, its Lipschitz
+                     * bound times that plus f's own error (the vector math is
+                     * within 1 ulp, a few more roundings around it; the
+                     * absolute term covers gelu's 1 + erf cancellation) */
+                    double lim = rel * fabs(s) + acc * sc_, want = s, got = get(res[r], o);
+                    if (has_bias(c->epi) || r == 1) {
+                        double lip;
+                        epi_kind e = r == 1 && c->epi == EPI_RELU_OUT2 ? EPI_BIAS_RELU : c->epi;
+                        want = epi_f(e, s, lim, &lip);
+                        if (e != EPI_BIAS_RELU) lim = lip * lim + 8 * u * (fabs(want) + fabs(s) + 1);
+                    }
                     if (!(fabs(got - want) <= lim))
                         fail_msg("%s (m %lld k %lld n %lld) result %d batch %lld [%lld, %lld]: got %.9g, "
                                  "want %.9g (limit %.3g)",
@@ -175,17 +217,23 @@ static void case_src(char *buf, size_t n, const mcase *c) {
                  ba, m, k, t, bb, c->b_t ? nn : k, c->b_t ? k : nn, t, c->b_t ? "b.T" : "b");
         break;
     case EPI_BIAS_RELU:
+    case EPI_BIAS_GELU:
+    case EPI_BIAS_SIGMOID:
+    case EPI_BIAS_TANH:
+    case EPI_BIAS_EXP:
+    case EPI_BIAS_CHAIN:
         snprintf(buf, n,
                  "def f(a: Tensor((%s%lld, %lld), \"%s\"), b: Tensor((%s%lld, %lld), \"%s\"),\n"
                  "      c: Tensor((%lld,), \"%s\")):\n"
-                 "    return relu(a @ b + c)\n",
-                 ba, m, k, t, bb, k, nn, t, nn, t);
+                 "    return %s\n",
+                 ba, m, k, t, bb, k, nn, t, nn, t, epi_expr(c->epi));
         break;
     case EPI_RELU_OUT2:
+    case EPI_GELU_OUT2:
         snprintf(buf, n,
                  "def f(a: Tensor((%lld, %lld), \"%s\"), b: Tensor((%lld, %lld), \"%s\")):\n"
-                 "    y = a @ b\n    return y, relu(y)\n",
-                 m, k, t, k, nn, t);
+                 "    y = a @ b\n    return y, %s(y)\n",
+                 m, k, t, k, nn, t, c->epi == EPI_RELU_OUT2 ? "relu" : "gelu");
         break;
     case EPI_PRO_RELU_BIAS:
         snprintf(buf, n,
@@ -269,6 +317,63 @@ static void test_epilogues(void **st) {
         {NULL, MT_FLOAT16, SHAPE(20, 1100, 33), EPI_NONE, false, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
+}
+
+/* Epilogues with math that codegen expands, which the rule runs in a loop
+ * over the tile's vectors: every path (row and column tails of every width,
+ * B in place and packed, K blocked, float64, two outputs). */
+static void test_epilogue_math(void **st) {
+    static const epi_kind kinds[] = {EPI_BIAS_GELU, EPI_BIAS_SIGMOID, EPI_BIAS_TANH, EPI_BIAS_EXP,
+                                     EPI_BIAS_CHAIN};
+    static const int64_t shapes[][3] = {
+        {33, 17, 65}, /* row tail, a 1-lane column tail, packed */
+        {31, 17, 65}, /* the same, B in place */
+        {64, 32, 128}, /* the issue's shape */
+        {9, 40, 16},  /* one vector wide */
+        {40, 40, 20}, /* a 4-lane column tail */
+        {1, 7, 3},
+    };
+    for (size_t e = 0; e < sizeof kinds / sizeof kinds[0]; e++) {
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            mcase c = {NULL, F32, SHAPE(shapes[i][0], shapes[i][1], shapes[i][2]), kinds[e], false, 1};
+            check_case(&c);
+        }
+        mcase d = {NULL, MT_FLOAT64, SHAPE(33, 17, 21), kinds[e], false, 1};
+        check_case(&d);
+        if (kinds[e] != EPI_BIAS_EXP) { /* K blocked: partials in the output (exp would overflow) */
+            mcase kb = {NULL, F32, SHAPE(70, 1100, 45), kinds[e], false, 3};
+            check_case(&kb);
+        }
+    }
+    static const mcase two[] = {
+        {NULL, F32, SHAPE(33, 17, 40), EPI_GELU_OUT2, false, 1}, /* y and gelu(y) */
+        {NULL, F32, SHAPE(40, 1100, 20), EPI_GELU_OUT2, false, 1},
+        {NULL, F32, SHAPE(5, 30, 70), EPI_GELU_OUT2, false, 1},
+    };
+    for (size_t i = 0; i < sizeof two / sizeof two[0]; i++) check_case(&two[i]);
+
+    /* symbolic m (B in place below 32 rows, packed above; one-row tiles) and
+     * all dims symbolic (padded column slivers, stored through tmp) */
+    const char *srcs[2] = {
+        "def f(a: Tensor((\"m\", 40), \"float32\"), b: Tensor((40, 70), \"float32\"),\n"
+        "      c: Tensor((70,), \"float32\")):\n"
+        "    return gelu(a @ b + c)\n",
+        "def f(a: Tensor((\"m\", \"k\"), \"float32\"), b: Tensor((\"k\", \"n\"), \"float32\"),\n"
+        "      c: Tensor((\"n\",), \"float32\")):\n"
+        "    return gelu(a @ b + c)\n"};
+    static const int64_t sizes[][3] = {{1, 40, 70}, {7, 40, 70}, {31, 40, 70}, {33, 40, 70}, {59, 40, 70}};
+    static const int64_t all[][3] = {{1, 1, 1}, {3, 5, 7}, {33, 17, 65}, {4, 0, 3}, {37, 1100, 45}, {64, 64, 64}};
+    for (int q = 0; q < 2; q++) {
+        mt_kernel *k = compile_ok(srcs[q]);
+        assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "T.fma("));
+        int n = q ? (int)(sizeof all / sizeof all[0]) : (int)(sizeof sizes / sizeof sizes[0]);
+        for (int i = 0; i < n; i++) {
+            const int64_t *z = q ? all[i] : sizes[i];
+            mcase c = {srcs[q], F32, SHAPE(z[0], z[1], z[2]), EPI_BIAS_GELU, true, 1};
+            run_case(&c, k);
+        }
+        mt_kernel_release(k);
+    }
 }
 
 static void test_transposed_b(void **st) {
@@ -419,6 +524,166 @@ static void test_tile_from_target(void **st) {
     mt_arena_destroy(a);
 }
 
+static int count_of(const char *t, const char *what) {
+    int n = 0;
+    for (const char *p = strstr(t, what); p; p = strstr(p + 1, what)) n++;
+    return n;
+}
+
+static char *epi_src(char *buf, size_t cap, const char *f, int64_t m, int64_t k, int64_t n) {
+    snprintf(buf, cap,
+             "def f(a: Tensor((%lld, %lld), \"float32\"), w: Tensor((%lld, %lld), \"float32\"),\n"
+             "      c: Tensor((%lld,), \"float32\")):\n"
+             "    return %s\n",
+             (long long)m, (long long)k, (long long)k, (long long)n, (long long)n, f);
+    return buf;
+}
+
+/* The regression of issue 17, structurally: an epilogue with expanded math
+ * is emitted once per vector width of each tile instance (a tile per
+ * row-tail height and column-tail width), not once per accumulator register
+ * (MR x 2: 16 erfs with AVX-512, 12 with AVX2, before). The counts are the
+ * same for both targets although their tiles have 8 and 6 rows. */
+static void test_epilogue_once(void **st) {
+    (void)st;
+    mt_target_desc avx2;
+    mt_target_host_cpu(&avx2, "znver3", "+avx,+avx2", 2);
+    const mt_target_desc *targets[2] = {mt_target_default_cpu(), &avx2};
+    static const struct {
+        const char *f, *call;
+        int64_t m, k, n;
+        int want; /* copies of the call in the scheduled TIR */
+    } cases[] = {
+        {"gelu(a @ w + c)", "T.erf(", 48, 32, 128, 1},     /* exact tiles on both targets */
+        {"gelu(a @ w + c)", "T.erf(", 48, 1024, 1024, 1},
+        {"sigmoid(a @ w + c)", "T.sigmoid(", 48, 32, 128, 1},
+        {"tanh(a @ w + c) * 2.0 + 1.0", "T.tanh(", 48, 32, 128, 1},
+        {"exp(a @ w + c)", "T.exp(", 48, 32, 128, 1},
+        {"gelu(a @ w + c)", "T.erf(", 70, 40, 100, 4},     /* row and column tails: 4 tiles */
+        {"gelu(a @ w + c)", "T.erf(", 24, 40, 96, 1},      /* B in place */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int t = 0; t < 2; t++) {
+            char src[512];
+            mt_arena *a = mt_arena_create();
+            const char *tir = sched_text(a, epi_src(src, sizeof src, cases[i].f, cases[i].m, cases[i].k, cases[i].n),
+                                         targets[t]);
+            int got = count_of(tir, cases[i].call);
+            if (got != cases[i].want || !strstr(tir, "acc_out"))
+                fail_msg("%s (%lld x %lld x %lld, target %d): %d copies of %s (want %d)\n%s", cases[i].f,
+                         (long long)cases[i].m, (long long)cases[i].k, (long long)cases[i].n, t, got,
+                         cases[i].call, cases[i].want, tir);
+            mt_arena_destroy(a);
+        }
+    /* symbolic shapes: both variants (B in place, packed), one-row tiles,
+     * padded slivers: still a handful, not MR x 2 per tile */
+    mt_arena *a = mt_arena_create();
+    const char *tir = sched_text(a,
+                                 "def f(a: Tensor((\"m\", \"k\"), \"float32\"), w: Tensor((\"k\", \"n\"), \"float32\"),\n"
+                                 "      c: Tensor((\"n\",), \"float32\")):\n"
+                                 "    return gelu(a @ w + c)\n",
+                                 mt_target_default_cpu());
+    int got = count_of(tir, "T.erf(");
+    if (got > 8) fail_msg("symbolic gelu: %d copies of T.erf\n%s", got, tir);
+    /* a cheap epilogue stays on the registers, unrolled (no copy of the tile) */
+    char src[512];
+    tir = sched_text(a, epi_src(src, sizeof src, "relu(a @ w + c) * 2.0", 48, 32, 128), mt_target_default_cpu());
+    assert_null(strstr(tir, "acc_out"));
+    assert_int_equal(count_of(tir, "T.max("), 16);
+    mt_arena_destroy(a);
+}
+
+/* The epilogue loop must not cost the micro-kernel its registers. LLVM
+ * hoists the math's constants out of all loops; when the epilogue loop was
+ * nested deeper than the k loop (a row loop around a vector loop), the
+ * register allocator spilled the accumulators instead of those constants
+ * (gelu at 1024^3 ran 4x slower). So, in the x86 assembly: every loop of
+ * one block that does FMAs and stores nothing but to the stack (the
+ * micro-kernel's k loop; the epilogue loop stores its results) has no
+ * stack operand at all. */
+static bool is_store_to_memory(const char *line, bool *stack) {
+    const char *c = NULL; /* the last operand: after the last comma outside parentheses */
+    int depth = 0;
+    for (const char *q = line; *q; q++) {
+        if (*q == '(') depth++;
+        else if (*q == ')') depth--;
+        else if (*q == ',' && depth == 0) c = q;
+    }
+    if (!c || !strstr(line, "mov") || !strchr(c, '(')) return false;
+    *stack = strstr(c, "(%rsp)") != NULL;
+    return true;
+}
+
+static void check_kloop_no_stack(const char *what, const char *s) {
+    int loops = 0;
+    const char *p = s;
+    while (p && *p) {
+        /* a block: a label line ".LBB..:" up to the next label */
+        const char *lab = strstr(p, "\n.LBB");
+        if (!lab) break;
+        lab++;
+        const char *colon = strchr(lab, ':'), *nl = strchr(lab, '\n');
+        if (!colon || !nl || colon > nl) { p = lab; continue; }
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(colon - lab), lab);
+        const char *end = strstr(nl, "\n.LBB");
+        if (!end) end = nl + strlen(nl);
+        int fma = 0, stack = 0; /* in the block up to its back edge */
+        bool back = false, real_store = false;
+        for (const char *l = nl + 1; l < end;) {
+            const char *e = memchr(l, '\n', (size_t)(end - l));
+            size_t len = e ? (size_t)(e - l) : (size_t)(end - l);
+            char line[256];
+            snprintf(line, sizeof line, "%.*s", (int)(len < 255 ? len : 255), l);
+            bool st = false;
+            if (strstr(line, "vfmadd")) fma++;
+            if (strstr(line, "(%rsp)")) stack++;
+            if (is_store_to_memory(line, &st) && !st) real_store = true;
+            if (line[0] == '\t' && line[1] == 'j' && strstr(line, name)) {
+                back = true; /* the loop's body ends at its back edge */
+                break;
+            }
+            l += len + 1;
+        }
+        if (back && fma >= 4 && !real_store) {
+            loops++;
+            if (stack) fail_msg("%s: the k loop %s reads or writes the stack %d times:\n%.*s", what, name, stack,
+                                (int)(end - lab), lab);
+        }
+        p = end;
+    }
+    if (loops == 0) fail_msg("%s: no k loop found in the assembly:\n%s", what, s);
+}
+
+static void test_epilogue_no_spill(void **st) {
+    (void)st;
+    char src[512];
+    static const struct {
+        const char *f;
+        int64_t m, k, n;
+    } cs[] = {
+        {"gelu(a @ w + c)", 256, 256, 256},   {"tanh(a @ w + c) * 2.0 + 1.0", 256, 256, 256},
+        {"a @ w + c", 256, 256, 256},         {"sigmoid(a @ w + c)", 256, 256, 256},
+        {"exp(a @ w + c)", 256, 256, 256},    {"gelu(a @ w + c)", 64, 32, 128},
+        {"gelu(a @ w + c)", 70, 40, 100},     {"gelu(a @ w + c)", 24, 64, 96},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const char *what = epi_src(src, sizeof src, cs[i].f, cs[i].m, cs[i].k, cs[i].n);
+        mt_kernel *k = compile_ok(what);
+        const char *s = mt_kernel_dump(k, MT_STAGE_ASM);
+        assert_non_null(s);
+        if (strstr(s, "vfmadd231ps")) check_kloop_no_stack(what, s); /* x86 with FMA */
+        mt_kernel_release(k);
+    }
+    const char *sym = "def f(a: Tensor((\"m\", \"k\"), \"float32\"), w: Tensor((\"k\", \"n\"), \"float32\"),\n"
+                      "      c: Tensor((\"n\",), \"float32\")):\n"
+                      "    return gelu(a @ w + c)\n";
+    mt_kernel *k = compile_ok(sym);
+    const char *s = mt_kernel_dump(k, MT_STAGE_ASM);
+    if (strstr(s, "vfmadd231ps")) check_kloop_no_stack(sym, s);
+    mt_kernel_release(k);
+}
+
 /* What the rule leaves alone. */
 static void test_not_applied(void **st) {
     static const char *const srcs[] = {
@@ -439,9 +704,12 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shapes),        cmocka_unit_test(test_large),
         cmocka_unit_test(test_batched),       cmocka_unit_test(test_epilogues),
+        cmocka_unit_test(test_epilogue_math),
         cmocka_unit_test(test_transposed_b),  cmocka_unit_test(test_symbolic_m),
         cmocka_unit_test(test_symbolic_all),  cmocka_unit_test(test_tir_structure),
         cmocka_unit_test(test_tile_from_target),
+        cmocka_unit_test(test_epilogue_once),
+        cmocka_unit_test(test_epilogue_no_spill),
         cmocka_unit_test(test_not_applied),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
