@@ -50,6 +50,8 @@ class CompileOptions(ctypes.Structure):
         ("dump_after", ctypes.c_char_p),
         ("arch", ctypes.c_char_p),
         ("emulate", ctypes.c_int),
+        ("params", ctypes.c_void_p),  # const mt_bound_param *: not used from Python yet
+        ("nparams", ctypes.c_int),
     ]
 
 

@@ -102,3 +102,25 @@ def test_a_copy_outside_the_repository_uses_the_system(tmp_path):
     for what in ('ctypes.util.find_library("minitriton")', "the dynamic loader's search path",
                  "the default prefix /usr/local/lib"):
         assert what in r.stderr, r.stderr
+
+
+def test_struct_mirrors_match_the_header():
+    # The ctypes mirrors of minitriton.h's structs must have the header's
+    # fields in its order: a field added in C and not here makes the
+    # library write past the Python-allocated struct (a crash far away).
+    import re
+    from minitriton import _lib
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "include", "minitriton.h"), encoding="utf-8") as f:
+        header = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+    mirrors = {"mt_diag": _lib.Diag, "mt_context_options": _lib.ContextOptions,
+               "mt_compile_options": _lib.CompileOptions, "mt_compile_times": _lib.CompileTimes,
+               "mt_cache_stats": _lib.CacheStats, "mt_device": _lib.Device}
+    for cname, mirror in mirrors.items():
+        m = re.search(r"typedef struct %s \{(.*?)\} %s;" % (cname, cname), header, re.S)
+        assert m, cname
+        fields = []
+        for decl in m.group(1).split(";"):
+            names = re.findall(r"(\w+)\s*(?:\[[^\]]*\])?\s*(?:,|$)", decl.strip())
+            fields += [n for n in names if n]
+        assert fields == [f[0] for f in mirror._fields_], (cname, fields)
