@@ -95,6 +95,8 @@ typedef struct gv {
     mt_texpr *kp;         /* rows of w per part */
     mt_tbuffer *part;     /* partial sums [P, M, N] (P > 1), else NULL */
     mt_tbuffer *acc;      /* the chunk's sums, "sums": [rows, stride] */
+    mt_tbuffer *raw;      /* an expensive epilogue (c->epi_loop): the finished sums
+                             [M, N], the epilogue then applied in one pass; else NULL */
 } gv;
 
 static mt_texpr *ld1(mm *c, mt_tbuffer *b, mt_texpr *ix) { return mt_te_load(c->a, b, &ix, 1); }
@@ -177,6 +179,7 @@ static mt_tstmt *out_row(walk *w, mt_texpr *ii, void *arg) {
         mt_texpr *m = ld1(c, g->acc, acc_ix(g, ii, t->jj, t->cs.off[v], l));
         mt_texpr *j = add(c, t->j, mm_I(c, t->cs.off[v]));
         if (g->part) mm_push(c, &s, st1(c, g->part, part_ix(g, w->p, i, j, l), m));
+        else if (g->raw) mm_push(c, &s, st1(c, g->raw, part_ix(g, mm_I(c, 0), i, j, l), m));
         else mm_push(c, &s, mm_final_stores(c, i, ramp(c, j, l), m));
     }
     return mm_seq(c, &s);
@@ -195,9 +198,34 @@ static mt_tstmt *reduce_row(walk *w, mt_texpr *ii, void *arg) {
         mt_texpr *m = ld1(c, g->part, part_ix(g, mm_I(c, 0), i, j, l));
         for (int64_t p = 1; p < g->P; p++)
             m = mt_te_bin(c->a, TE_ADD, m, ld1(c, g->part, part_ix(g, mm_I(c, p), i, j, l)));
-        mm_push(c, &s, mm_final_stores(c, i, ramp(c, j, l), m));
+        if (g->raw) mm_push(c, &s, st1(c, g->raw, part_ix(g, mm_I(c, 0), i, j, l), m));
+        else mm_push(c, &s, mm_final_stores(c, i, ramp(c, j, l), m));
     }
     return mm_seq(c, &s);
+}
+
+/* An expensive epilogue (gelu's erf, exp, tanh: c->epi_loop) written once
+ * per register tile and row would be dozens of copies of its math, most of
+ * the compile time; instead the sums go to raw and one pass applies it:
+ *     for i in range(M):
+ *         for jv in range(N // vl): out[i, jv * vl ..] = f(raw[i, jv * vl ..])
+ *         for jt in range(N % vl): out[i, ..] = f(raw[i, ..])
+ * two copies of the math. The pass reads M * N sums, small next to w. */
+static mt_tstmt *epilogue_pass(gv *g, mt_tstmt *before) {
+    mm *c = g->c;
+    int vl = c->vl;
+    mt_texpr *M = c->ext[c->ns - 2], *N = c->ext[c->ns - 1];
+    mt_tvar *i = mm_ivar(c, "i"), *jv = mm_ivar(c, "jv"), *jt = mm_ivar(c, "jt");
+    mt_texpr *nv = bin(c, TE_FLOORDIV, N, mm_I(c, vl)), *base = mul(c, nv, mm_I(c, vl));
+    mt_texpr *jvec = mul(c, mm_V(c, jv), mm_I(c, vl)), *jtail = add(c, base, mm_V(c, jt));
+    mt_tstmt *vec = mm_loop(c, jv, nv, MT_FOR_SERIAL,
+                            mm_final_stores(c, mm_V(c, i), ramp(c, jvec, vl),
+                                            ld1(c, g->raw, part_ix(g, mm_I(c, 0), mm_V(c, i), jvec, vl))));
+    mt_tstmt *tail = mm_loop(c, jt, bin(c, TE_FLOORMOD, N, mm_I(c, vl)), MT_FOR_SERIAL,
+                             mm_final_stores(c, mm_V(c, i), jtail,
+                                             ld1(c, g->raw, part_ix(g, mm_I(c, 0), mm_V(c, i), jtail, 1))));
+    mt_tstmt *pass = mm_loop(c, i, M, MT_FOR_SERIAL, mm_seq2(c, vec, tail));
+    return mt_ts_alloc(c->a, g->raw, mm_seq2(c, before, pass));
 }
 
 /* Sweep, rows [ii0, ii0 + mr) of the group (ii0 an expression, mr a
@@ -431,18 +459,23 @@ static mt_tstmt *gemv_body(mm *c) {
         g->part->scope = MT_SCOPE_GLOBAL;
     }
 
+    if (c->epi_loop) {
+        g->raw = mm_local_buf(c, "raw", mul(c, M, N), c->dt);
+        g->raw->scope = MT_SCOPE_GLOBAL;
+    }
     mt_tvar *ch = mm_ivar(c, "ch");
     mt_texpr *nch = g->P == 1 ? g->T : mul(c, mm_I(c, g->P), g->T);
     int64_t nc1;
     if (mt_te_is_const_int(nch, &nc1) && nc1 <= 1) par = false;
     mt_tstmt *loop = mm_loop(c, ch, nch, par ? MT_FOR_PARALLEL : MT_FOR_SERIAL, chunk(g, mm_V(c, ch)));
-    if (g->P == 1) return loop;
+    if (g->P == 1) return g->raw ? epilogue_pass(g, loop) : loop;
 
     /* P > 1: the partial sums, then their sum and the epilogue */
     mt_tvar *i = mm_ivar(c, "i");
     walk w = {g, W_REDUCE, NULL, 0, mm_V(c, i), mm_I(c, 1), NULL};
     mt_tstmt *red = mm_loop(c, i, M, MT_FOR_SERIAL, walk_cols(&w, mm_I(c, 0), N, NULL));
-    return mt_ts_alloc(c->a, g->part, mm_seq2(c, loop, red));
+    mt_tstmt *all = mt_ts_alloc(c->a, g->part, mm_seq2(c, loop, red));
+    return g->raw ? epilogue_pass(g, all) : all;
 }
 
 /* Does the matched function fit (see the top)? Y along j as vectors
