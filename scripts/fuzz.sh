@@ -6,8 +6,10 @@
 #
 #   fuzz_compile  mt_jit_compile on arbitrary bytes (tests/fuzz/fuzz_compile.c)
 #   fuzz_npy      the .npy reader (tests/fuzz/fuzz_npy.c)
+#   fuzz_tir      the loop-function parser and the TIR verifier (tests/fuzz/fuzz_front.c)
+#   fuzz_graph    the pipeline up to code generation, no LLVM (tests/fuzz/fuzz_front.c)
 #
-# Environment: MT_FUZZ_ONLY=compile|npy runs one harness; MT_FUZZ_FORK=N runs
+# Environment: MT_FUZZ_ONLY=compile|npy|tir|graph runs one harness; MT_FUZZ_FORK=N runs
 # N worker processes (libFuzzer's -fork=N; the "#N" status lines then count
 # the executions of all of them) for long runs on several cores;
 # MT_FUZZ_TIMEOUT=S sets the per-input timeout (default 10 s; a long run in
@@ -41,10 +43,12 @@ echo "== fuzz: building in $dir"
 # -O1 as OSS-Fuzz builds (about 1.3x the executions per second of -O0)
 CC=clang cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g" \
   -DMT_FUZZ=ON -DMT_BUILD_TESTS=OFF >/dev/null
-cmake --build "$dir" -j"$(nproc)" --target fuzz_compile fuzz_npy npy_seeds >/dev/null
+cmake --build "$dir" -j"$(nproc)" --target fuzz_compile fuzz_npy fuzz_tir fuzz_graph npy_seeds >/dev/null
 
 rm -rf "$dir/seeds"
 scripts/fuzz_seeds.sh "$dir/tests/fuzz/npy_seeds" "$dir/seeds"
+cp -r "$dir/seeds/compile" "$dir/seeds/tir"   # kernels: the same seeds
+cp -r "$dir/seeds/compile" "$dir/seeds/graph"
 
 run() { # name extra-args...
   local name=$1; shift
@@ -56,5 +60,7 @@ status=0
 only="${MT_FUZZ_ONLY:-}"
 if [ -z "$only" ] || [ "$only" = compile ]; then run compile -dict=tests/fuzz/kernel.dict || status=1; fi
 if [ -z "$only" ] || [ "$only" = npy ]; then run npy || status=1; fi
+if [ -z "$only" ] || [ "$only" = tir ]; then run tir -dict=tests/fuzz/kernel.dict || status=1; fi
+if [ -z "$only" ] || [ "$only" = graph ]; then run graph -dict=tests/fuzz/kernel.dict || status=1; fi
 [ "$status" -eq 0 ] && echo "== fuzz: no crash, leak or timeout"
 exit "$status"

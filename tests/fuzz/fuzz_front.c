@@ -1,0 +1,77 @@
+/*
+ * fuzz_front.c -- libFuzzer harnesses over the compiler's front half, which
+ * stop before LLVM and so run thousands of times faster than fuzz_compile
+ * (which pays LLVM's code generation for every input that compiles):
+ *
+ *   fuzz_tir     (FUZZ_TIR) the loop-function parser and the TIR verifier:
+ *                every @T.prim_func of the input built into TIR
+ *                (mt_tir_from_module, which verifies each one);
+ *   fuzz_graph   the whole pipeline up to code generation (mt_pipeline_run:
+ *                parse, graph build and passes, fusion, loop functions,
+ *                schedule rules, TIR passes, the split into host and device
+ *                functions) for the CPU target, and for target cuda
+ *                emulated on one input in four (by a hash of the input).
+ *
+ * Each input is parsed as source bytes (a NUL is just a byte the lexer
+ * refuses). Every outcome must be a value or a user error through mt_fail;
+ * MT_ERR_INTERNAL is a finding (the harness traps so libFuzzer keeps the
+ * input) unless MT_FUZZ_ALLOW_ICE=1. One arena per input, freed whatever
+ * happened: LeakSanitizer checks that nothing escapes it.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend/parser.h"
+#include "pipeline.h"
+#include "support/arena.h"
+#include "support/diag.h"
+#include "target/target.h"
+#include "tir/from_ast.h"
+
+static int allow_ice = -1;
+
+static void check(const mt_errframe *f) {
+    if (allow_ice < 0) allow_ice = getenv("MT_FUZZ_ALLOW_ICE") != NULL;
+    if (f->status == MT_OK || !f->msg[0]) __builtin_trap(); /* a failure says what */
+    if (f->status == MT_ERR_INTERNAL && !allow_ice) __builtin_trap();
+}
+
+#ifdef FUZZ_TIR
+static void body(mt_arena *a, const uint8_t *data, size_t size) {
+    mt_ast *m = mt_parse(a, (const char *)data, size, NULL);
+    int n;
+    (void)mt_tir_from_module(a, m, &n);
+}
+#else
+static void body(mt_arena *a, const uint8_t *data, size_t size) {
+    static mt_target_desc host, gpu;
+    static int ready;
+    if (!ready) {
+        mt_target_host_cpu(&host, "znver4", "+sse2,+avx,+avx2,+fma,+avx512f", 2);
+        mt_target_cuda(&gpu, "sm_90");
+        ready = 1;
+    }
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < size; i++) h = (h ^ data[i]) * 16777619u;
+    mt_pipeline_targets t = {&host, NULL, false, NULL, 0, NULL, 0};
+    if (h % 4 == 3) t.gpu = &gpu, t.emulate = true;
+    mt_compiled c;
+    mt_pipeline_run(a, (const char *)data, size, NULL, &t, &c);
+}
+#endif
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    mt_arena *a = mt_arena_create();
+    if (!a) return 0;
+    mt_errframe f;
+    if (MT_TRY(&f)) {
+        body(a, data, size);
+        mt_err_pop(&f);
+    } else {
+        mt_err_pop(&f);
+        check(&f);
+    }
+    mt_arena_destroy(a);
+    return 0;
+}
