@@ -37,7 +37,8 @@ class Diag(ctypes.Structure):
 
 
 class ContextOptions(ctypes.Structure):
-    _fields_ = [("num_threads", ctypes.c_int), ("cache_entries", ctypes.c_int)]
+    _fields_ = [("num_threads", ctypes.c_int), ("cache_entries", ctypes.c_int),
+                ("cache_dir", ctypes.c_char_p), ("cache_max_bytes", ctypes.c_int64)]
 
 
 class CompileOptions(ctypes.Structure):
@@ -69,6 +70,9 @@ class CompileTimes(ctypes.Structure):
         ("llvm_threads", ctypes.c_int),
         ("cuda_ms", ctypes.c_double),
         ("nvrtc_ms", ctypes.c_double),
+        ("disk_read_ms", ctypes.c_double),
+        ("disk_write_ms", ctypes.c_double),
+        ("disk", ctypes.c_int),
     ]
 
 
