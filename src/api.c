@@ -465,6 +465,9 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
             in.disk = ctx->disk;
             in.salt = key->bytes;
             in.salt_len = key->len;
+            /* the tir-sched dump prints exactly the functions codegen gets,
+             * except for an emulated GPU (lowered once more after it) */
+            if (!targets.emulate) in.tir_text = c.dumps[MT_STAGE_TIR_SCHED];
         }
         ctx->backend->compile(ctx->backend, a, &in, &k->code);
         const mt_codegen_out cg = k->code;

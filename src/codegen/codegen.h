@@ -49,6 +49,10 @@ typedef struct mt_codegen_in {
     struct mt_diskcache *disk;
     const void *salt;
     size_t salt_len;
+    /* The text of host and device functions as mt_tfunc_print shows them
+     * (each may carry more attributes), when the caller has it; NULL: the
+     * key prints them. */
+    const char *tir_text;
 } mt_codegen_in;
 
 /* What the disk cache did for a compile. */
