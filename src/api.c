@@ -336,8 +336,17 @@ mt_kernel *mt_jit_compile(mt_context *ctx, const char *source, const mt_compile_
     bool keyed = mt_cache_key_init(&key, source, opts, ctx->host_str) == 0;
     mt_kernel *k = keyed ? mt_cache_lookup(ctx->cache, &key) : NULL;
     if (!k) {
+        /* The disk cache's part of the key: the same without the options
+         * that cannot change code (the filename, the pass dumps), so that a
+         * program compiled from another path still hits. */
+        mt_cache_key dkey = {0};
+        mt_compile_options dopts = *opts;
+        dopts.filename = NULL;
+        dopts.dump_after = NULL;
+        bool dkeyed = ctx->disk && mt_cache_key_init(&dkey, source, &dopts, ctx->host_str) == 0;
         double t0 = now_ms();
-        k = compile_uncached(ctx, source, opts, file, keyed ? &key : NULL, diag);
+        k = compile_uncached(ctx, source, opts, file, dkeyed ? &dkey : NULL, diag);
+        mt_cache_key_free(&dkey);
         if (k) k->times.total_ms = now_ms() - t0;
         if (k && keyed) k = mt_cache_insert(ctx->cache, &key, k);
     }
@@ -459,8 +468,9 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
          * the context runs parallel loops on */
         int threads = ctx->num_threads > 0 ? ctx->num_threads : mt_parallel_num_cpus();
         mt_codegen_in in = {c.lowered, c.nlowered, c.device, c.ndevice, opts->opt_level, threads};
-        /* the disk cache's key has the in-memory key (source, options,
-         * target text) on top of what codegen hashes (docs/api.md) */
+        /* the disk cache's key has the source, the options that can change
+         * code and the target text on top of what codegen hashes
+         * (docs/api.md) */
         if (key) {
             in.disk = ctx->disk;
             in.salt = key->bytes;

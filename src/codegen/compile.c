@@ -27,6 +27,33 @@
  * recurses); when a helper cannot be started, the threads that did start
  * do its share. A program without kernel functions gets one empty module,
  * for its dumps.
+ *
+ * The disk cache (in->disk, support/diskcache.h; docs/api.md). What is kept
+ * is the object code of the parts and their optimized bitcode, not the whole
+ * kernel: the front half (parse, graph and TIR passes) costs a millisecond
+ * or two and makes everything else a kernel holds (its dumps, parameter
+ * types, the executor's plan), which would otherwise need a serializer of
+ * every IR; LLVM is 95 % or more of a compile, and object files are already
+ * a serialized, relocatable form the JIT takes as it is. The key
+ * (disk_key) is a BLAKE2s-256 of everything the object code is a function
+ * of: the library's build identity and version, LLVM's version, the host
+ * triple, CPU, features and data layout, the optimization level, the
+ * caller's salt (source, the options that can change code, the target
+ * text), and the printed TIR handed to codegen, so that whatever changes
+ * the TIR (a schedule, a tuning decision) changes the key. Object code names
+ * its symbols, so the names must not depend on the process: with the disk
+ * cache a compile's prefix is "mtk<first 8 bytes of the key in hex>_"
+ * instead of the process counter's "mt<N>_", and since two live modules of
+ * one JIT cannot define the same names, the prefix is claimed in the JIT
+ * (mt_jit_claim_tag) for the module's lifetime; a compile that finds it
+ * taken (the same code compiled again while the first kernel lives) goes
+ * without the disk cache under the counter's prefix. On a hit the objects
+ * are linked straight into the JIT (no optimization, no code generation)
+ * and the bitcode kept for the llvm and asm dumps, which so come out the
+ * same as after a compile; anything wrong with the entry (it does not fit
+ * this compile, the JIT refuses it) makes it a miss, compiled afresh under
+ * the counter's names. On a miss the entry is written after the workers
+ * are done and before the objects go into the JIT (which takes them).
  */
 #define _GNU_SOURCE
 #include <pthread.h>

@@ -27,9 +27,11 @@
  * and symbols. Trackers (rather than a JITDylib per module) are cheap, can
  * be removed (a JITDylib cannot be deleted through the C API) and see the
  * runtime symbols without link-order plumbing. Symbol names do not collide
- * because every module gets a process-unique prefix "mt<N>_". The mutex
- * guards the LLJIT: adding objects, lookups (which link them) and removing
- * trackers.
+ * because every module gets a process-unique prefix "mt<N>_", or with the
+ * disk cache one made from its key, "mtk<16 hex>_", which the JIT hands to
+ * one live module at a time (mt_jit_claim_tag keeps the tags in use). The
+ * mutex guards the LLJIT (adding objects, lookups, which link them, and
+ * removing trackers) and the tags.
  *
  * Dumps. A compiled module is kept as the bitcode of its parts (one per
  * kernel function, compile.c); the llvm and asm dumps parse and link them

@@ -264,8 +264,18 @@ static void test_differences_miss(void **s) {
     assert_true(r == 4 * 40 - 4);
     assert_int_equal(disk_outcome(dir, ADD2, &r), MT_DISK_HIT);
     assert_true(r == 4 * 40 - 4);
-    /* another option */
+    /* the filename and the pass dumps cannot change code: not in the key */
     mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.filename = "/elsewhere/add.py";
+    o.dump_after = "simplify";
+    mt_context *c0 = ctx_in(dir, 0, 0);
+    mt_kernel *k0 = compile_in(c0, ADD, &o);
+    assert_int_equal(times_of(k0).disk, MT_DISK_HIT);
+    assert_non_null(mt_kernel_pass_dump(k0, "simplify"));
+    mt_kernel_release(k0);
+    mt_context_destroy(c0);
+    /* another option */
     mt_compile_options_init(&o);
     o.opt_level = 1;
     mt_context *c = ctx_in(dir, 0, 0);
