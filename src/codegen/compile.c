@@ -316,7 +316,7 @@ static bool load_cached(mt_jit *jit, mt_arena *a, const mt_codegen_in *in,
         mt_diskcache_entry_free(&e);
         mt_diskcache_count_error(in->disk);
         out->ms_disk_read = mt_jit_now_ms() - t0;
-        return false;
+        return false; /* the compile's write replaces it */
     }
     LLVMMemoryBufferRef *objs = calloc((size_t)nu, sizeof *objs);
     bool ok = objs != NULL;
@@ -347,6 +347,8 @@ static bool load_cached(mt_jit *jit, mt_arena *a, const mt_codegen_in *in,
         free(mem);
         free(bcb);
         mt_diskcache_count_error(in->disk);
+        /* this compile goes on under other names and cannot replace it */
+        mt_diskcache_remove(in->disk, key);
         out->ms_disk_read = t1 - t0;
         return false;
     }

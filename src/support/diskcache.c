@@ -21,6 +21,9 @@
  * another key is a miss (counted as corrupt) and is rebuilt by the caller,
  * whose write replaces it. A corrupt file is not deleted: by the time we
  * unlinked its path another process might have renamed a good entry there.
+ * (An entry that verifies but that the caller cannot use, which only a
+ * writer with a bug could make, is deleted with mt_diskcache_remove: losing
+ * a good entry to that race costs one compile.)
  *
  * Writing. The entry is written to a temporary file in the same directory
  * (".tmp-<key prefix>-<pid>-<n>", O_EXCL, mode 0644 under the umask), and
@@ -363,6 +366,12 @@ int mt_diskcache_get(mt_diskcache *dc, const uint8_t key[MT_DISKCACHE_KEY_BYTES]
     close(fd);
     free(path);
     return ok;
+}
+
+void mt_diskcache_remove(mt_diskcache *dc, const uint8_t key[MT_DISKCACHE_KEY_BYTES]) {
+    char *path = mt_diskcache_entry_path(dc, key);
+    if (path) unlink(path);
+    free(path);
 }
 
 void mt_diskcache_entry_free(mt_diskcache_entry *e) {

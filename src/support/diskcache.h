@@ -80,6 +80,10 @@ void mt_diskcache_entry_free(mt_diskcache_entry *e);
 int mt_diskcache_put(mt_diskcache *dc, const uint8_t key[MT_DISKCACHE_KEY_BYTES],
                      const mt_diskcache_blob *blobs, int nblobs);
 
+/* Deletes the entry of key: one that verified but could not be used (the
+ * next writer makes it afresh). */
+void mt_diskcache_remove(mt_diskcache *dc, const uint8_t key[MT_DISKCACHE_KEY_BYTES]);
+
 /* The path of key's entry (malloc'ed): for tests that damage entries. */
 char *mt_diskcache_entry_path(const mt_diskcache *dc, const uint8_t key[MT_DISKCACHE_KEY_BYTES]);
 

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "support/blake2s.h"
+#include "support/diskcache.h"
 #include "test_util.h"
 
 static const char *ADD =
@@ -379,6 +380,78 @@ static void test_damaged_entries_rebuilt(void **s) {
     remove_dir(dir);
 }
 
+/* An entry that verifies but cannot be used (what only a writer with a bug
+ * could make): its first blob says another layout, or its object files are
+ * not object files. The compile goes on without it, counts an error, and
+ * the entry is replaced (first case) or deleted (second: the JIT refused it,
+ * and this compile made its code under other names). */
+static void key_of(const char *path, uint8_t key[32]) {
+    const char *name = strrchr(path, '/') + 1;
+    for (int i = 0; i < 32; i++) {
+        unsigned v;
+        assert_int_equal(sscanf(name + 2 * i, "%2x", &v), 1);
+        key[i] = (uint8_t)v;
+    }
+}
+
+static void test_verified_but_unusable(void **s) {
+    (void)s;
+    char *dir = make_dir();
+    float r;
+    assert_int_equal(disk_outcome(dir, ADD, &r), MT_DISK_MISS);
+    char *path = NULL;
+    assert_int_equal(entries(dir, NULL, &path), 1);
+    uint8_t key[32];
+    key_of(path, key);
+    mt_diskcache *dc = mt_diskcache_open(dir, 0);
+    assert_non_null(dc);
+    mt_diskcache_entry good;
+    assert_int_equal(mt_diskcache_get(dc, key, &good), 1);
+    assert_true(good.nblobs >= 3 && good.nblobs % 2 == 1);
+
+    /* another layout in the first blob */
+    uint8_t meta[16];
+    memcpy(meta, good.blobs[0].data, 16);
+    meta[0] ^= 1;
+    mt_diskcache_blob bad[64];
+    assert_true(good.nblobs <= 64);
+    for (int i = 0; i < good.nblobs; i++) bad[i] = good.blobs[i];
+    bad[0] = (mt_diskcache_blob){meta, 16};
+    assert_int_equal(mt_diskcache_put(dc, key, bad, good.nblobs), 0);
+    mt_context *ctx = ctx_in(dir, 0, 0);
+    mt_kernel *k = compile_in(ctx, ADD, NULL);
+    assert_int_equal(times_of(k).disk, MT_DISK_MISS); /* rebuilt */
+    assert_int_equal(dstats(ctx).errors, 1);
+    mt_kernel_release(k);
+    mt_context_destroy(ctx);
+    assert_int_equal(disk_outcome(dir, ADD, &r), MT_DISK_HIT);
+    assert_true(r == 4 * 40 + 4);
+
+    /* object files that are not: the JIT refuses them */
+    static const char junk[] = "this is not an ELF object file, whatever the checksum says";
+    for (int i = 0; i < good.nblobs; i++) bad[i] = good.blobs[i];
+    int nu = (good.nblobs - 1) / 2;
+    for (int i = 1; i <= nu; i++) bad[i] = (mt_diskcache_blob){junk, sizeof junk};
+    assert_int_equal(mt_diskcache_put(dc, key, bad, good.nblobs), 0);
+    ctx = ctx_in(dir, 0, 0);
+    k = compile_in(ctx, ADD, NULL);
+    assert_int_equal(times_of(k).disk, MT_DISK_OFF); /* compiled without it */
+    assert_int_equal(dstats(ctx).errors, 1);
+    assert_non_null(mt_kernel_dump(k, MT_STAGE_ASM));
+    mt_kernel_release(k);
+    mt_context_destroy(ctx);
+    assert_int_equal(entries(dir, NULL, NULL), 0); /* deleted */
+    assert_int_equal(disk_outcome(dir, ADD, &r), MT_DISK_MISS);
+    assert_true(r == 4 * 40 + 4);
+    assert_int_equal(disk_outcome(dir, ADD, &r), MT_DISK_HIT);
+    assert_true(r == 4 * 40 + 4);
+
+    mt_diskcache_entry_free(&good);
+    mt_diskcache_close(dc);
+    free(path);
+    remove_dir(dir);
+}
+
 /* ---- writers at once ------------------------------------------------------------------- */
 
 typedef struct writer_arg {
@@ -567,6 +640,7 @@ int main(void) {
         cmocka_unit_test(test_differences_miss),
         cmocka_unit_test(test_same_context_twice),
         cmocka_unit_test(test_damaged_entries_rebuilt),
+        cmocka_unit_test(test_verified_but_unusable),
         cmocka_unit_test(test_concurrent_writers),
         cmocka_unit_test(test_eviction_keeps_bound),
         cmocka_unit_test(test_disabled),
