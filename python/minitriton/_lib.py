@@ -76,6 +76,19 @@ class CompileTimes(ctypes.Structure):
     ]
 
 
+class DiskCacheStats(ctypes.Structure):
+    _fields_ = [
+        ("hits", ctypes.c_int64),
+        ("misses", ctypes.c_int64),
+        ("writes", ctypes.c_int64),
+        ("errors", ctypes.c_int64),
+        ("corrupt", ctypes.c_int64),
+        ("evictions", ctypes.c_int64),
+        ("dir", ctypes.c_char_p),
+        ("max_bytes", ctypes.c_int64),
+    ]
+
+
 class CacheStats(ctypes.Structure):
     _fields_ = [
         ("hits", ctypes.c_int64),
@@ -110,6 +123,7 @@ FUNCS = {
     "mt_context_create": (_p, [ctypes.POINTER(ContextOptions)]),
     "mt_context_destroy": (None, [_p]),
     "mt_context_cache_stats": (_i, [_p, ctypes.POINTER(CacheStats)]),
+    "mt_context_disk_cache_stats": (_i, [_p, ctypes.POINTER(DiskCacheStats)]),
     "mt_compile_options_init": (None, [ctypes.POINTER(CompileOptions)]),
     "mt_jit_compile": (_p, [_p, _s, ctypes.POINTER(CompileOptions), _diag]),
     "mt_kernel_run": (_i, [_p, ctypes.POINTER(_p), _i, ctypes.POINTER(_p), _i, _diag]),
@@ -151,7 +165,8 @@ FUNCS = {
     "mt_kernel_pass_dump_at": (_s, [_p, _i]),
 }
 # newer than the first 0.1 library: a library without them still loads
-OPTIONAL = {"mt_kernel_num_pass_dumps", "mt_kernel_pass_dump_name", "mt_kernel_pass_dump_at"}
+OPTIONAL = {"mt_kernel_num_pass_dumps", "mt_kernel_pass_dump_name", "mt_kernel_pass_dump_at",
+            "mt_context_disk_cache_stats"}
 PYFUNCS = {
     "mt_tensor_release": (None, [_p]),
     "mt_tensor_from_dlpack": (_p, [_p, _diag]),
