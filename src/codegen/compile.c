@@ -308,11 +308,11 @@ static bool load_cached(mt_jit *jit, mt_arena *a, const mt_codegen_in *in,
         out->ms_disk_read = mt_jit_now_ms() - t0;
         return false;
     }
-    const uint8_t *meta = e.blobs[0].data;
-    int nu = e.nblobs >= 1 && e.blobs[0].len == 16 ? (int)le32(meta + 4) : 0;
-    if (e.nblobs < 3 || e.blobs[0].len != 16 || le32(meta) != ENTRY_MAGIC || nu < 1 ||
-        e.nblobs != 1 + 2 * nu || le32(meta + 8) != (uint32_t)in->nhost ||
-        le32(meta + 12) != (uint32_t)in->ndevice) {
+    const uint8_t *meta = e.nblobs >= 1 && e.blobs[0].len == 16 ? e.blobs[0].data : NULL;
+    uint32_t nu32 = meta ? le32(meta + 4) : 0;
+    int nu = nu32 >= 1 && nu32 <= 4096 ? (int)nu32 : 0;
+    if (!meta || le32(meta) != ENTRY_MAGIC || nu < 1 || e.nblobs != 1 + 2 * nu ||
+        le32(meta + 8) != (uint32_t)in->nhost || le32(meta + 12) != (uint32_t)in->ndevice) {
         mt_diskcache_entry_free(&e);
         mt_diskcache_count_error(in->disk);
         out->ms_disk_read = mt_jit_now_ms() - t0;
