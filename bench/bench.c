@@ -73,6 +73,7 @@
 #include "bench_util.h"
 #include "fma_peak.h"
 #include "numpy_ref.h"
+#include "stream.h"
 #include "minitriton.h"
 
 /* ---- time and statistics ---------------------------------------------------- */
@@ -117,45 +118,13 @@ static float *A, *B, *C; /* the three big buffers */
 
 enum { STREAM_PASSES = 12 };
 
-/* One pass of c = a + b on `threads` threads (the caller's and threads - 1
- * new ones; creating a thread costs microseconds, a pass milliseconds). */
-typedef struct stream_part {
-    int64_t lo, hi;
-} stream_part;
-
-static void *stream_part_run(void *p) {
-    stream_part *sp = p;
-    float *restrict c = C;
-    const float *restrict a = A, *restrict b = B;
-    for (int64_t i = sp->lo; i < sp->hi; i++) c[i] = a[i] + b[i];
-    return NULL;
-}
-
-static void stream_once(void *p) {
-    int threads = *(int *)p;
-    pthread_t th[8];
-    stream_part parts[8];
-    for (int i = 0; i < threads; i++) {
-        parts[i] = (stream_part){BIG_N * i / threads, BIG_N * (i + 1) / threads};
-        if (i > 0 && pthread_create(&th[i], NULL, stream_part_run, &parts[i]) != 0)
-            die("pthread_create failed");
-    }
-    stream_part_run(&parts[0]);
-    for (int i = 1; i < threads; i++) pthread_join(th[i], NULL);
-}
+/* One pass of c = a + b on `threads` threads (stream.c; creating a thread
+ * costs microseconds, a pass milliseconds). */
+static void stream_once(void *p) { stream_add_pass(C, A, B, BIG_N, *(int *)p); }
 
 /* Best-of bandwidth in GB/s of c = a + b on `threads` threads (the first
  * pass is a warm-up). */
-static double stream_add(int threads) {
-    double best = 1e30;
-    for (int r = 0; r < STREAM_PASSES; r++) {
-        double t0 = now_s();
-        stream_once(&threads);
-        double t = now_s() - t0;
-        if (r > 0 && t < best) best = t;
-    }
-    return 3.0 * (double)BIG_N * sizeof(float) / best / 1e9;
-}
+static double stream_add(int threads) { return stream_add_gbs(C, A, B, BIG_N, threads, STREAM_PASSES); }
 
 /* ---- OpenBLAS ------------------------------------------------------------------ */
 

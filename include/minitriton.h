@@ -182,8 +182,23 @@ typedef struct mt_compile_options {
                             * CUDA execution model (blocks, threads, shared memory, barriers;
                             * GPU memory kept apart from the host's): see docs/gpu.md.
                             * Must be 0 for target cpu. */
-    /* Every field is part of the compile cache's key (src/cache.c). */
+    /* Bound parameters (model weights): each names a parameter of the entry
+     * function and gives its value, which the kernel copies and keeps; the
+     * kernel then no longer takes that parameter (mt_kernel_num_params and
+     * the argument list of mt_kernel_run leave it out). The value must be a
+     * host tensor of the parameter's dtype and of its shape, which must be
+     * fixed (no symbolic dims). A compile with bound parameters is not
+     * cached (a kernel holds its own copy of the values). */
+    const struct mt_bound_param *params;
+    int nparams;
+    /* Every other field is part of the compile cache's key (src/cache.c). */
 } mt_compile_options;
+
+/* A parameter bound at compile time (mt_compile_options.params). */
+typedef struct mt_bound_param {
+    const char *name;      /* the entry function's parameter */
+    const mt_tensor *value;
+} mt_bound_param;
 
 /* Fills opts with the defaults. */
 MT_API void mt_compile_options_init(mt_compile_options *opts);

@@ -1,20 +1,38 @@
 #!/usr/bin/env bash
 # Runs minitriton's CPU benchmark (bench/bench.c): installs what it needs
-# (OpenBLAS, the matmul reference, besides the usual packages), builds a
-# Release tree in build-bench, and runs bench/mt_bench: memory bandwidth,
-# OpenBLAS sgemm, then each kernel on 1 and 2 threads against them, then
-# compile latency. Markdown tables on stdout, progress on stderr; one to
-# three minutes. docs/performance.md shows a run and reads it.
+# (OpenBLAS, the matmul reference, and NumPy, besides the usual packages),
+# builds a Release tree in build-bench, and runs bench/mt_bench: memory
+# bandwidth, OpenBLAS sgemm, then each kernel on 1 and 2 threads against
+# them, then compile latency. Markdown tables on stdout, progress on stderr;
+# one to three minutes. docs/performance.md shows a run and reads it.
 #
 #   ./scripts/bench.sh > bench.md
+#   ./scripts/bench.sh NAME > bench.md     # mt_bench's kernels whose name contains NAME
+#
+# With --sweep it runs the shape sweep instead (bench/sweep.c, mt_sweep):
+# matmul, batched matmul and layouts, row ops, reductions, injective copies
+# and broadcasting elementwise over many shapes, each against NumPy (a child
+# /usr/bin/python3 running bench/numpy_sweep.py) and, for matmul, OpenBLAS
+# called directly, measured in the same run; the ratios, their geometric
+# mean, the worst case and the cases slower than NumPy (docs/performance.md,
+# "Shape sweep"). The arguments after --sweep go to mt_sweep:
+#
+#   ./scripts/bench.sh --sweep > sweep.md              # 2 threads, a few minutes
+#   ./scripts/bench.sh --sweep --threads 1,2 > sweep.md
+#   ./scripts/bench.sh --sweep --quick softmax         # a subset, under a minute
 set -euo pipefail
 cd "$(dirname "$0")/.."
+target=mt_bench
+if [[ "${1:-}" == "--sweep" ]]; then
+  target=mt_sweep
+  shift
+fi
 MT_SETUP_EXTRA="libopenblas-dev python3-numpy ${MT_SETUP_EXTRA:-}" ./scripts/setup.sh
 cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build-bench -j"$(nproc)" --target mt_bench >/dev/null
+cmake --build build-bench -j"$(nproc)" --target "$target" >/dev/null
 # OpenBLAS 0.3.21 takes its AVX2 (Haswell) kernels on Zen 5; SkylakeX is its
 # AVX-512 set, the fair reference on a CPU that has AVX-512.
 if grep -qw avx512f /proc/cpuinfo; then
   export OPENBLAS_CORETYPE="${OPENBLAS_CORETYPE:-SkylakeX}"
 fi
-exec ./build-bench/bench/mt_bench "$@"
+exec "./build-bench/bench/$target" "$@"

@@ -79,7 +79,14 @@ struct mt_kernel {
     const char **kernel_names;
     void **kernel_fns;
     struct mt_dev_module *module;
-    mt_gvar **params;         /* parameter names, types, places */
+    mt_gvar **params;         /* the entry's parameter names, types, places */
+    int npublic;              /* parameters the caller passes: those not bound */
+    int *public_param;        /* [npublic] their indices in params */
+    int nentry;               /* the entry's parameters (plan.nparams adds the hoisted values) */
+    mt_tensor **bound;        /* [nentry] a bound parameter's value, else NULL */
+    bool bound_placed;        /* bound[] moved to their parameters' devices (k->lock) */
+    mt_plan once;             /* what is computed once from the bound values (planner.h) */
+    mt_tensor **hoisted;      /* [once.nresults] its results, from the first run on (k->lock) */
     mt_gvar **results;
     mt_compile_times times;
 };
@@ -265,6 +272,9 @@ void mt_compile_options_init(mt_compile_options *opts) {
 static void *arena_alloc_cb(void *ctx, size_t n) { return mt_arena_alloc(ctx, n); }
 
 static void kernel_free(mt_kernel *k) {
+    for (int i = 0; k->bound && i < k->nentry; i++) mt_tensor_release(k->bound[i]);
+    for (int i = 0; k->hoisted && i < k->once.nresults; i++) mt_tensor_release(k->hoisted[i]);
+    free(k->hoisted);
     k->ctx->backend->release(k->ctx->backend, k->code.module);
     if (k->module) k->ctx->cuda->ops->unload(k->ctx->cuda, k->module);
     pthread_mutex_destroy(&k->lock);
@@ -282,6 +292,20 @@ static double now_ms(void) {
 static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
                                    const mt_compile_options *opts, const char *file,
                                    const mt_cache_key *key, mt_diag *diag);
+static bool check_bound_params(const mt_compile_options *opts, const char *file, mt_diag *diag);
+
+static mt_status real_gpu(mt_context *ctx, mt_dev **out, mt_dev_err *e);
+
+/* "sm_90" for the context's GPU when there is one and the compiler knows its
+ * arch (target/target.c); false otherwise (then sm_90 is the default). */
+static bool present_arch(mt_context *ctx, char *buf, size_t cap) {
+    mt_dev *gpu;
+    mt_dev_err e = {""};
+    mt_target_desc t;
+    if (real_gpu(ctx, &gpu, &e) != MT_OK) return false;
+    snprintf(buf, cap, "sm_%d", mt_dev_cuda_sm(gpu));
+    return mt_target_cuda(&t, buf);
+}
 
 mt_kernel *mt_jit_compile(mt_context *ctx, const char *source, const mt_compile_options *opts,
                           mt_diag *diag) {
@@ -323,6 +347,14 @@ mt_kernel *mt_jit_compile(mt_context *ctx, const char *source, const mt_compile_
         mt_diag_set(diag, MT_ERR_INVALID_ARG, file, NULL, MT_NOLOC, msg);
         return NULL;
     }
+    /* target cuda without an arch: the present GPU's, when it is one we know */
+    mt_compile_options resolved;
+    char arch[16];
+    if (opts->target == MT_TARGET_CUDA && !opts->arch && !opts->emulate && present_arch(ctx, arch, sizeof arch)) {
+        resolved = *opts;
+        resolved.arch = arch;
+        opts = &resolved;
+    }
     int badlen;
     const char *bad = mt_pipeline_unknown_pass(opts->dump_after, &badlen);
     if (bad) {
@@ -331,9 +363,12 @@ mt_kernel *mt_jit_compile(mt_context *ctx, const char *source, const mt_compile_
         mt_diag_set(diag, MT_ERR_INVALID_ARG, file, NULL, MT_NOLOC, msg);
         return NULL;
     }
-    /* Without memory for a key the compilation simply bypasses the cache. */
+    if (!check_bound_params(opts, file, diag)) return NULL;
+    /* Without memory for a key the compilation simply bypasses the cache; so
+     * does one with bound parameters (the kernel holds their values). */
     mt_cache_key key;
-    bool keyed = mt_cache_key_init(&key, source, opts, ctx->host_str) == 0;
+    memset(&key, 0, sizeof key);
+    bool keyed = opts->nparams == 0 && mt_cache_key_init(&key, source, opts, ctx->host_str) == 0;
     mt_kernel *k = keyed ? mt_cache_lookup(ctx->cache, &key) : NULL;
     if (!k) {
         /* The disk cache's part of the key: the same without the options
@@ -343,7 +378,8 @@ mt_kernel *mt_jit_compile(mt_context *ctx, const char *source, const mt_compile_
         mt_compile_options dopts = *opts;
         dopts.filename = NULL;
         dopts.dump_after = NULL;
-        bool dkeyed = ctx->disk && mt_cache_key_init(&dkey, source, &dopts, ctx->host_str) == 0;
+        bool dkeyed = ctx->disk && opts->nparams == 0 && /* bound values: not cached either */
+                      mt_cache_key_init(&dkey, source, &dopts, ctx->host_str) == 0;
         double t0 = now_ms();
         k = compile_uncached(ctx, source, opts, file, dkeyed ? &dkey : NULL, diag);
         mt_cache_key_free(&dkey);
@@ -437,6 +473,93 @@ static void gpu_dumps(mt_kernel *k, mt_compiled *c, const mt_target_desc *gpu) {
     k->times.cuda_ms = now_ms() - t0;
 }
 
+/* ---- bound parameters ------------------------------------------------------ */
+
+/* opts->params are well formed: names given once, host tensors with data. */
+static bool check_bound_params(const mt_compile_options *opts, const char *file, mt_diag *diag) {
+    const char *why = NULL, *name = "";
+    if (opts->nparams < 0 || (opts->nparams > 0 && !opts->params)) why = "params is NULL or nparams negative";
+    for (int i = 0; !why && i < opts->nparams; i++) {
+        const mt_bound_param *bp = &opts->params[i];
+        name = bp->name ? bp->name : "";
+        if (!bp->name || !bp->value) why = "a bound parameter needs a name and a value";
+        for (int j = 0; !why && j < i; j++)
+            if (strcmp(opts->params[j].name, bp->name) == 0) why = "this parameter is bound twice";
+        if (!why && (bp->value->dev || bp->value->device.type != MT_DEVICE_CPU))
+            why = "a bound value must be a host tensor (copy it to the host first)";
+        if (!why && !mt_tensor_is_contiguous(bp->value)) why = "a bound value must be C-contiguous";
+        if (!why && bp->value->nbytes > 0 && !bp->value->data) why = "a bound value has no data";
+    }
+    if (!why) return true;
+    char msg[256];
+    snprintf(msg, sizeof msg, "mt_jit_compile: params: %s%s%.64s%s", why, *name ? " ('" : "", name,
+             *name ? "')" : "");
+    mt_diag_set(diag, MT_ERR_INVALID_ARG, file, NULL, MT_NOLOC, msg);
+    return false;
+}
+
+/* The types of the bound values, for the builder's checks. */
+static int bound_types(mt_arena *a, const mt_compile_options *opts, const mt_gbound **out) {
+    mt_gbound *b = MT_NEW_ARRAY(a, mt_gbound, opts->nparams > 0 ? opts->nparams : 1);
+    for (int i = 0; i < opts->nparams; i++) {
+        const mt_tensor *t = opts->params[i].value;
+        b[i].name = mt_arena_strdup(a, opts->params[i].name);
+        b[i].type = mt_gtype_scalar(t->dtype);
+        b[i].type.ndim = t->ndim;
+        for (int d = 0; d < t->ndim; d++) b[i].type.dims[d].value = t->shape[d];
+    }
+    *out = b;
+    return opts->nparams;
+}
+
+static const mt_tensor *bound_value(const mt_compile_options *opts, const char *name) {
+    for (int i = 0; i < opts->nparams; i++)
+        if (strcmp(opts->params[i].name, name) == 0) return opts->params[i].value;
+    return NULL;
+}
+
+/* The kernel's own copies of its bound values, and the parameters the
+ * caller still passes. */
+static void keep_bound(mt_kernel *k, const mt_gfunc *entry, const mt_compile_options *opts) {
+    int n = entry->nparams;
+    k->public_param = MT_NEW_ARRAY(k->arena, int, n > 0 ? n : 1);
+    k->npublic = 0;
+    if (opts->nparams > 0) k->bound = MT_NEW_ARRAY(k->arena, mt_tensor *, n > 0 ? n : 1);
+    for (int i = 0; i < n; i++) {
+        const mt_gvar *v = entry->params[i];
+        const mt_tensor *src = v->bound ? bound_value(opts, v->name) : NULL;
+        if (!src) {
+            k->public_param[k->npublic++] = i;
+            continue;
+        }
+        mt_tensor *t = mt_tensor_create(src->dtype, src->ndim, src->shape);
+        if (!t) {
+            for (int j = 0; j < i; j++) mt_tensor_release(k->bound[j]);
+            k->bound = NULL;
+            mt_fail(MT_ERR_NOMEM, MT_NOLOC, "out of memory copying bound parameter '%s'", v->name);
+        }
+        if (src->nbytes) memcpy(t->data, src->data, src->nbytes);
+        k->bound[i] = t;
+    }
+}
+
+/* The plan dump, with what runs once from the bound values. */
+static const char *with_once(mt_arena *a, const char *plan, const mt_plan *once) {
+    if (once->ninstrs == 0) return plan;
+    mt_sb sb;
+    mt_sb_init(&sb, a);
+    mt_sb_puts(&sb, plan);
+    mt_sb_printf(&sb, "# computed once, on the first run, from the bound parameters (%d value%s kept):",
+                 once->nresults, once->nresults == 1 ? "" : "s");
+    for (int i = 0; i < once->ncalls; i++) mt_sb_printf(&sb, " %s", once->calls[i].name);
+    mt_sb_putc(&sb, '\n');
+    return mt_sb_str(&sb);
+}
+
+/* The bound values on their parameters' devices (the first run moves them;
+ * k->lock held). */
+static mt_status place_bound(mt_kernel *k, mt_dev_err *e);
+
 static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
                                    const mt_compile_options *opts, const char *file,
                                    const mt_cache_key *key, mt_diag *diag) {
@@ -455,8 +578,9 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
         k->source = mt_arena_strndup(a, source, len);
         k->filename = mt_arena_strdup(a, file);
         mt_compiled c;
-        mt_pipeline_targets targets = {&ctx->host, gpu_target(a, opts), opts->emulate != 0, NULL, 0};
+        mt_pipeline_targets targets = {&ctx->host, gpu_target(a, opts), opts->emulate != 0, NULL, 0, NULL, 0};
         targets.nexterns = snapshot_externs(ctx, a, &targets.externs);
+        targets.nbound = bound_types(a, opts, &targets.bound);
         mt_pipeline_run(a, k->source, len, opts, &targets, &c);
         k->gpu_program = targets.gpu && !targets.emulate;
         if (k->gpu_program) { /* the host side of the GPU split is what runs here */
@@ -494,8 +618,11 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
         k->times = (mt_compile_times){c.ms_frontend, c.ms_graph, c.ms_tir, cg.ms_irgen, cg.ms_opt,
                                       cg.ms_jit, 0, cg.threads, cuda_ms, nvrtc_ms,
                                       cg.ms_disk_read, cg.ms_disk_write, (int)cg.disk};
-        mt_plan_build(a, c.module, c.entry, c.lowered, cg.fn_addrs, &k->plan);
-        k->dumps[MT_STAGE_PLAN] = mt_memplan_print(k->plan.mem, &k->plan, arena_alloc_cb, a);
+        mt_plan_build(a, c.module, c.entry, c.lowered, cg.fn_addrs, &k->plan, &k->once);
+        k->nentry = c.entry->nparams;
+        k->dumps[MT_STAGE_PLAN] = with_once(a, mt_memplan_print(k->plan.mem, &k->plan, arena_alloc_cb, a),
+                                            &k->once);
+        keep_bound(k, c.entry, opts);
         mt_err_pop(&fr);
     } else {
         mt_err_pop(&fr);
@@ -576,6 +703,99 @@ static mt_status find_device(void *c, mt_device where, mt_dev **out, mt_dev_err 
                        mt_device_str(where, name, sizeof name));
 }
 
+static mt_device value_device(const mt_kernel *k, int id);
+static mt_status device_of(mt_kernel *k, mt_device where, mt_dev **out, mt_dev_err *e);
+
+static mt_status place_bound(mt_kernel *k, mt_dev_err *e) {
+    if (k->bound_placed) return MT_OK;
+    for (int i = 0; i < k->nentry; i++) {
+        mt_device want = value_device(k, i);
+        if (!k->bound[i] || want.type == MT_DEVICE_CPU) continue;
+        mt_dev *d;
+        mt_status st = device_of(k, want, &d, e);
+        mt_tensor *t = st == MT_OK ? mt_tensor_create_on(d, k->bound[i]->dtype, k->bound[i]->ndim,
+                                                         k->bound[i]->shape)
+                                   : NULL;
+        if (st == MT_OK && !t) st = mt_dev_fail(e, MT_ERR_NOMEM, "cannot allocate bound parameter '%s' on the device",
+                                                k->params[i]->name);
+        if (st == MT_OK) st = mt_tensor_copy(t, k->bound[i], e);
+        if (st != MT_OK) {
+            mt_tensor_release(t);
+            return st;
+        }
+        mt_tensor_release(k->bound[i]);
+        k->bound[i] = t;
+    }
+    k->bound_placed = true;
+    return MT_OK;
+}
+
+/* The values computed once from the bound ones (k->once), on the first
+ * run (k->lock held, bound values placed). */
+static mt_status compute_once(mt_kernel *k, const mt_run_env *env, mt_run_error *err) {
+    if (k->hoisted || k->once.ninstrs == 0) return MT_OK;
+    mt_tensor *in[64], **ins = k->once.nparams <= 64 ? in : malloc(sizeof *ins * (size_t)k->once.nparams);
+    mt_tensor **out = calloc((size_t)(k->once.nresults > 0 ? k->once.nresults : 1), sizeof *out);
+    if (!ins || !out) {
+        if (ins != in) free(ins);
+        free(out);
+        snprintf(err->msg, sizeof err->msg, "out of memory");
+        return MT_ERR_NOMEM;
+    }
+    for (int i = 0, j = 0; i < k->nentry; i++)
+        if (k->bound[i]) ins[j++] = k->bound[i];
+    mt_status st = mt_plan_run(&k->once, env, ins, k->once.nparams, out, k->once.nresults, err);
+    if (ins != in) free(ins);
+    if (st != MT_OK) {
+        free(out);
+        return st;
+    }
+    k->hoisted = out;
+    return MT_OK;
+}
+
+/* The full argument list of a kernel with bound parameters: the caller's
+ * arguments with the kernel's values in the bound places, then the values
+ * computed once (in stack when it holds them, else a new array in *out). */
+static mt_status with_bound(mt_kernel *k, const mt_run_env *env, mt_tensor *const *args, int nargs,
+                            mt_tensor **stack, int cap, mt_tensor ***out, mt_diag *diag) {
+    if (nargs != k->npublic) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "the kernel takes %d argument%s (%d more are bound), got %d", k->npublic,
+                 k->npublic == 1 ? "" : "s", k->nentry - k->npublic, nargs);
+        mt_diag_set(diag, MT_ERR_INVALID_ARG, k->filename, NULL, MT_NOLOC, msg);
+        return MT_ERR_INVALID_ARG;
+    }
+    if (nargs > 0 && !args) {
+        mt_diag_set(diag, MT_ERR_INVALID_ARG, k->filename, NULL, MT_NOLOC, "mt_kernel_run: args is NULL");
+        return MT_ERR_INVALID_ARG;
+    }
+    mt_dev_err e = {""};
+    mt_run_error err;
+    memset(&err, 0, sizeof err);
+    pthread_mutex_lock(&k->lock);
+    mt_status st = place_bound(k, &e);
+    if (st != MT_OK) snprintf(err.msg, sizeof err.msg, "%s", e.msg);
+    if (st == MT_OK) st = compute_once(k, env, &err);
+    pthread_mutex_unlock(&k->lock);
+    if (st != MT_OK) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "bound parameters: %s", err.msg);
+        mt_diag_set(diag, st, k->filename, NULL, MT_NOLOC, msg);
+        return st;
+    }
+    int n = k->plan.nparams;
+    mt_tensor **full = n <= cap ? stack : malloc(sizeof *full * (size_t)n);
+    if (!full) {
+        mt_diag_set(diag, MT_ERR_NOMEM, k->filename, NULL, MT_NOLOC, "out of memory");
+        return MT_ERR_NOMEM;
+    }
+    for (int i = 0, j = 0; i < k->nentry; i++) full[i] = k->bound[i] ? k->bound[i] : args[j++];
+    for (int i = k->nentry; i < n; i++) full[i] = k->hoisted[i - k->nentry];
+    *out = full;
+    return MT_OK;
+}
+
 mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tensor **results,
                         int nresults, mt_diag *diag) {
     mt_diag_clear(diag);
@@ -603,7 +823,12 @@ mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tens
         env.gpu_kernel_names = k->kernel_names;
         env.gpu_kernels = k->kernel_fns;
     }
-    mt_status st = mt_plan_run(&k->plan, &env, args, nargs, results, nresults, &err);
+    mt_tensor *stack[16], **full = NULL;
+    mt_status st = k->bound ? with_bound(k, &env, args, nargs, stack, 16, &full, diag) : MT_OK;
+    if (st != MT_OK) return st;
+    if (full) args = full, nargs = k->plan.nparams;
+    st = mt_plan_run(&k->plan, &env, args, nargs, results, nresults, &err);
+    if (full && full != stack) free(full);
     if (st == MT_OK && k->gpu_program && k->ctx->cuda) { /* a run returns when its GPU work is done */
         mt_dev_err e = {""};
         st = k->ctx->cuda->ops->sync(k->ctx->cuda, &e);
@@ -612,7 +837,7 @@ mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tens
     }
     if (st != MT_OK) {
         mt_loc loc = MT_NOLOC;
-        if (err.param >= 0 && err.param < k->plan.nparams) loc = k->params[err.param]->loc;
+        if (err.param >= 0 && err.param < k->nentry) loc = k->params[err.param]->loc;
         if (err.line > 0) loc = mt_loc_make(err.line, err.col);
         mt_diag_set(diag, st, k->filename, k->source, loc, err.msg);
     }
@@ -679,12 +904,12 @@ const char *mt_kernel_pass_dump_at(const mt_kernel *k, int i) {
     return k && i >= 0 && i < k->npass_dumps ? k->pass_dumps[i].text : NULL;
 }
 
-int mt_kernel_num_params(const mt_kernel *k) { return k ? k->plan.nparams : -1; }
+int mt_kernel_num_params(const mt_kernel *k) { return k ? k->npublic : -1; }
 int mt_kernel_num_results(const mt_kernel *k) { return k ? k->plan.nresults : -1; }
 const char *mt_kernel_name(const mt_kernel *k) { return k ? k->name : NULL; }
 
 static const mt_gvar *param_at(const mt_kernel *k, int i) {
-    return k && i >= 0 && i < k->plan.nparams ? k->params[i] : NULL;
+    return k && i >= 0 && i < k->npublic ? k->params[k->public_param[i]] : NULL;
 }
 static const mt_gvar *result_at(const mt_kernel *k, int i) {
     return k && i >= 0 && i < k->plan.nresults ? k->results[i] : NULL;
@@ -732,7 +957,7 @@ static mt_device value_device(const mt_kernel *k, int id) {
 }
 
 mt_device mt_kernel_param_device(const mt_kernel *k, int i) {
-    return param_at(k, i) ? value_device(k, i) : (mt_device){0, 0};
+    return param_at(k, i) ? value_device(k, k->public_param[i]) : (mt_device){0, 0};
 }
 
 mt_device mt_kernel_result_device(const mt_kernel *k, int i) {

@@ -36,10 +36,13 @@ typedef struct options_mirror_ {
     const char *dump_after;
     const char *arch;
     int emulate;
+    const void *params; /* not in the key: a compile with bound parameters is not cached */
+    int nparams;
 } options_mirror_;
 _Static_assert(sizeof(mt_compile_options) == sizeof(options_mirror_) &&
                    offsetof(mt_compile_options, arch) == offsetof(options_mirror_, arch) &&
-                   offsetof(mt_compile_options, emulate) == offsetof(options_mirror_, emulate),
+                   offsetof(mt_compile_options, emulate) == offsetof(options_mirror_, emulate) &&
+                   offsetof(mt_compile_options, nparams) == offsetof(options_mirror_, nparams),
                "mt_compile_options changed: add the new field to the cache key (src/cache.c)");
 
 typedef struct entry {

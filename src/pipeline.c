@@ -311,7 +311,7 @@ void mt_pipeline_run(mt_arena *a, const char *src, size_t len, const mt_compile_
                     : targets->host->test_device ? (mt_device){MT_DEVICE_TEST, 0} : none;
     mt_device dflt = targets->gpu ? gpu : host; /* target cuda: the program runs on the GPU */
     mt_build_options bo = {opts ? opts->entry : NULL, opts ? opts->unroll_threshold : 16, dflt, gpu,
-                           targets->externs, targets->nexterns};
+                           targets->externs, targets->nexterns, targets->bound, targets->nbound};
     mt_gmodule *m = mt_build_graph(a, ast, &bo);
     m->default_device = dflt;
     out->dumps[MT_STAGE_GRAPH] = mt_gmodule_print(a, m, false);

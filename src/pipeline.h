@@ -45,13 +45,16 @@ typedef struct mt_compiled {
  * host->test_device makes device("gpu") the test device, whose functions
  * are compiled for the host). With a GPU, the program's default device is
  * the GPU (cuda:0), and emulate asks for the CPU emulation of its kernels.
- * externs are the host functions registered on the context. */
+ * externs are the host functions registered on the context; bound, the
+ * entry's parameters given values at compile time. */
 typedef struct mt_pipeline_targets {
     const mt_target_desc *host;
     const mt_target_desc *gpu;
     bool emulate;
     const mt_gextern *const *externs;
     int nexterns;
+    const mt_gbound *bound; /* the entry's parameters bound at compile time */
+    int nbound;
 } mt_pipeline_targets;
 
 /* Runs every pass up to codegen. Errors go through mt_fail. */

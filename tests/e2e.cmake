@@ -32,3 +32,11 @@ mt_test(test_cuda_text SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_cuda_text.c 
 # placed compile errors, runs against C references; emulated: on the device.
 mt_test(test_extern SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_extern.c LIBRARY)
 mt_test_gpu_emulated(test_extern)
+# Bound parameters (mt_compile_options.params): the kernel keeps the values,
+# computes what the unbound one does; every malformed binding refused.
+mt_test(test_bound SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_bound.c LIBRARY)
+mt_test_gpu_emulated(test_bound)
+# Loop functions of the source (@T.prim_func) as the entry and called from
+# graph functions (destination passing, R.call_tir), against C references.
+mt_test(test_prim_func SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_prim_func.c LIBRARY)
+mt_test_gpu_emulated(test_prim_func)

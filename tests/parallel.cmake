@@ -6,6 +6,10 @@ mt_test(test_parallel SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_parallel.
 mt_test(test_schedule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_schedule.c
         ${PROJECT_SOURCE_DIR}/src/schedule/primitives.c
         ${PROJECT_SOURCE_DIR}/src/schedule/default_cpu.c
+        ${PROJECT_SOURCE_DIR}/src/schedule/rule_colreduce.c
+        ${PROJECT_SOURCE_DIR}/src/schedule/primitives_reduction.c
+        ${PROJECT_SOURCE_DIR}/src/schedule/primitives_block.c
+        ${PROJECT_SOURCE_DIR}/src/schedule/block_util.c
         ${MT_TIR_PASS_SOURCES}
         LAYERS mt_support mt_tir mt_codegen)
 mt_test(test_pool SOURCES ${PROJECT_SOURCE_DIR}/tests/tools/test_pool.c

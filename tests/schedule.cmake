@@ -6,3 +6,6 @@ mt_test(test_matvec_schedule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_m
 # The block schedule primitives (compute_inline, compute_at, cache_write,
 # decompose_reduction) on the loop functions of compiled kernels.
 mt_test(test_primitives_block SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_primitives_block.c LIBRARY)
+# Reductions over outer axes (rule_colreduce.c); also under the GPU schedules
+mt_test(test_colreduce SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_colreduce.c LIBRARY)
+mt_test_gpu_emulated(test_colreduce)

@@ -19,3 +19,7 @@ mt_test(test_tir_vectorize SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_tir_vect
 mt_test(test_tir_verify SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_tir_verify.c LIBRARY)
 mt_test(test_split_host_device SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_split_host_device.c
         ${MT_TIR_PASS_SOURCES} LAYERS mt_support mt_tir)
+# Every TIR dump (stages tir and tir-sched, CPU and emulated cuda) of the
+# golden, example and GPU test programs parses back (tir/from_ast.c) and
+# prints the same text.
+mt_test(test_tir_roundtrip SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_tir_roundtrip.c LIBRARY STATIC)

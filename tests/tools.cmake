@@ -5,7 +5,6 @@ mt_test(test_tensor SOURCES ${PROJECT_SOURCE_DIR}/tests/tools/test_tensor.c
 mt_test(test_npy SOURCES ${PROJECT_SOURCE_DIR}/tests/tools/test_npy.c
         ${PROJECT_SOURCE_DIR}/tools/npy.c ${PROJECT_SOURCE_DIR}/src/runtime/tensor.c
         LAYERS mt_support)
-
 # mtc's usage errors: the one line that matters and a hint, not the whole help
 add_test(NAME mtc_usage_error COMMAND $<TARGET_FILE:mtc> --bogus x.py)
 set_tests_properties(mtc_usage_error PROPERTIES
@@ -32,3 +31,19 @@ add_test(NAME mtc_dump_after COMMAND $<TARGET_FILE:mtc> --dump-after simplify,fu
          ${PROJECT_SOURCE_DIR}/examples/kernels/fused_add.py)
 set_tests_properties(mtc_dump_after PROPERTIES PASS_REGULAR_EXPRESSION
   ";; ---- after fuse_ops ----\n.*;; ---- after simplify#1 ----\n.*;; ---- after simplify#2 ----\n")
+# --param binds a parameter to a .npy file's data at compile time
+add_test(NAME mtc_param COMMAND $<TARGET_FILE:mtc> --param w=tests/tools/data/w.npy
+         --param b=tests/tools/data/b.npy --input x=tests/tools/data/x.npy tests/tools/data/lin.py
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(mtc_param PROPERTIES PASS_REGULAR_EXPRESSION "^\\[\\[ 0\\. 13\\.\\]\n \\[ 8\\. 25\\.\\]\\]\n$")
+add_test(NAME mtc_param_mismatch COMMAND $<TARGET_FILE:mtc> --param b=tests/tools/data/w.npy
+         --input x=tests/tools/data/x.npy tests/tools/data/lin.py WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(mtc_param_mismatch PROPERTIES PASS_REGULAR_EXPRESSION
+  "lin.py:1:72: error: parameter 'b' is float32 \\(2,\\) but the value bound to it is float32 \\(3, 2\\)")
+# mtc with a loop function as the entry (--entry NAME): its output buffer
+# is the result.
+add_test(NAME mtc_prim_func_entry
+         COMMAND $<TARGET_FILE:mtc> --entry custom_add --random --emit graph
+                 ${PROJECT_SOURCE_DIR}/examples/kernels/custom_add.py)
+set_tests_properties(mtc_prim_func_entry PROPERTIES PASS_REGULAR_EXPRESSION
+  "def custom_add\\(x: R.Tensor\\(\\(2, 3\\), dtype=\"float32\"\\), y: R.Tensor\\(\\(2, 3\\), dtype=\"float32\"\\)\\):.*R.call_tir\\(cls.custom_add, \\(x, y\\), out_sinfo=R.Tensor\\(\\(2, 3\\), dtype=\"float32\"\\)\\).*\\[\\[ *-?[0-9]")

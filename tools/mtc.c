@@ -64,6 +64,8 @@ static const char USAGE[] =
     "                          twice prints twice: simplify#1, simplify#2)\n"
     "  --run                   run the kernel and print its results\n"
     "  --input NAME=FILE.npy   data for parameter NAME (a scalar takes a 0-d array)\n"
+    "  --param NAME=FILE.npy   bind parameter NAME to FILE's data at compile time\n"
+    "                          (model weights: the kernel no longer takes it)\n"
     "  --random                fill parameters without --input with random data\n"
     "  --seed N                seed for --random (default 0)\n"
     "  --dim NAME=N            size of symbolic dim NAME for --random\n"
@@ -653,6 +655,8 @@ typedef struct options {
     uint64_t seed;               /* --seed */
     name_value *inputs;          /* --input NAME=FILE */
     int ninputs;
+    name_value *params;          /* --param NAME=FILE */
+    int nparams;
     name_value *dims;            /* --dim NAME=N */
     int ndims;
     const char *output;          /* --output FILE */
@@ -714,7 +718,8 @@ static int parse_options(int argc, char **argv, options *o) {
         {"input", true},  {"random", false}, {"seed", true},      {"dim", true},
         {"output", true}, {"output-dir", true}, {"bench", true},  {"help", false},
         {"version", false}, {"time-passes", false}, {"warm", true}, {"threads", true},
-        {"emulate", false}, {"dump-after", true}, {"cache-dir", true}, {"no-disk-cache", false},
+        {"emulate", false}, {"dump-after", true}, {"param", true}, {"cache-dir", true},
+        {"no-disk-cache", false},
     };
     bool only_files = false;
     for (int i = 1; i < argc; i++) {
@@ -792,10 +797,22 @@ static int parse_options(int argc, char **argv, options *o) {
             if (!split_eq(val, &n, &v))
                 return usage_error("--input wants NAME=FILE.npy, not '%s'", val);
             if (find_nv(o->inputs, o->ninputs, n)) return usage_error("--input %s given twice", n);
+            if (find_nv(o->params, o->nparams, n))
+                return usage_error("'%s' is given both by --param and --input", n);
             name_value *nv = add_nv(&o->inputs, &o->ninputs);
             nv->name = n;
             nv->value = v;
             o->run = true;
+        } else if (!strcmp(opt, "param")) {
+            char *n, *v;
+            if (!split_eq(val, &n, &v))
+                return usage_error("--param wants NAME=FILE.npy, not '%s'", val);
+            if (find_nv(o->params, o->nparams, n)) return usage_error("--param %s given twice", n);
+            if (find_nv(o->inputs, o->ninputs, n))
+                return usage_error("'%s' is given both by --param and --input", n);
+            name_value *nv = add_nv(&o->params, &o->nparams);
+            nv->name = n;
+            nv->value = v;
         } else if (!strcmp(opt, "dim")) {
             char *n, *v;
             long long x;
@@ -1414,6 +1431,18 @@ int main(int argc, char **argv) {
     co.arch = o.arch;
     co.emulate = o.emulate;
     co.dump_after = o.dump_after;
+    mt_bound_param *bound = o.nparams ? calloc((size_t)o.nparams, sizeof *bound) : NULL;
+    for (int i = 0; i < o.nparams; i++) {
+        char err[1024];
+        bound[i].name = o.params[i].name;
+        if (!(bound[i].value = mt_npy_load(o.params[i].value, err, sizeof err))) {
+            fprintf(stderr, "mtc: --param %s: %s\n", o.params[i].name, err);
+            rc = EXIT_RUNTIME;
+            goto params_done;
+        }
+    }
+    co.params = bound;
+    co.nparams = o.nparams;
     mt_diag diag;
     memset(&diag, 0, sizeof diag);
     double t_compile = now_ms();
@@ -1440,10 +1469,14 @@ int main(int argc, char **argv) {
         if (rc == EXIT_OK && o.run) rc = run_kernel(k, &o);
         mt_kernel_release(k);
     }
+params_done: /* the kernel holds copies of the bound values */
+    for (int i = 0; i < o.nparams; i++) mt_tensor_release((mt_tensor *)bound[i].value);
+    free(bound);
     mt_context_destroy(ctx);
     free(src);
 done:
     free(o.inputs);
+    free(o.params);
     free(o.dims);
     fflush(stdout);
     return rc;

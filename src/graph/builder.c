@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "support/common.h"
+#include "tir/from_ast.h"
 
 /* Library functions of the language (docs/language.md) that the compiler
  * does not build yet, so that a call is "not supported yet" rather than an
@@ -218,15 +219,14 @@ static mt_gtype parse_annotation(mt_arena *a, const mt_ast *param) {
     return t;
 }
 
-mt_gtype mt_b_sinfo(builder *b, const mt_ast *ann) {
-    mt_ast param;
-    memset(&param, 0, sizeof param);
-    param.kind = AST_PARAM;
-    param.name = "out_sinfo";
-    param.lhs = (mt_ast *)ann;
-    param.loc = ann->loc;
-    return parse_annotation(b->arena, &param);
+mt_gtype mt_b_annotation(builder *b, const mt_ast *ann, const char *what) {
+    mt_ast p;
+    memset(&p, 0, sizeof p);
+    p.kind = AST_PARAM, p.loc = ann->loc, p.name = what, p.lhs = (mt_ast *)ann;
+    return parse_annotation(b->arena, &p);
 }
+
+mt_gtype mt_b_sinfo(builder *b, const mt_ast *ann) { return mt_b_annotation(b, ann, "out_sinfo"); }
 
 /* ---- statements ----------------------------------------------------------- */
 
@@ -363,13 +363,7 @@ void mt_b_stmts(builder *b, const mt_ast_list *body) {
 
 /* ---- functions ------------------------------------------------------------ */
 
-static bool is_prim_func(const mt_ast *def) {
-    for (int i = 0; i < def->kw.len; i++) {
-        const mt_ast *d = def->kw.data[i];
-        if (d->kind == AST_ATTR && strcmp(d->name, "prim_func") == 0) return true;
-    }
-    return false;
-}
+static bool is_prim_func(const mt_ast *def) { return mt_ast_is_prim_func(def); }
 
 static void check_decorators(const mt_ast *def) {
     if (def->kw.len)
@@ -421,8 +415,7 @@ static void match_param(builder *b, const mt_ast *call, const mt_ast *param, con
 }
 
 int mt_b_inline_call(builder *b, const mt_ast *call, const mt_ast *def, mt_gvar **out, int max) {
-    if (is_prim_func(def))
-        mt_fail(MT_ERR_UNSUPPORTED, call->loc, "calling loop functions (@T.prim_func) is not supported yet");
+    if (is_prim_func(def)) return mt_b_call_prim(b, call, def, out, max);
     check_decorators(def);
     if (b->inline_depth >= MAX_INLINE_DEPTH)
         mt_fail(MT_ERR_LIMIT, call->loc, "calls nest more than %d deep (recursion is not supported)",
@@ -471,6 +464,39 @@ static mt_gvar *materialize(builder *b, mt_gvar *v, const char *name, mt_loc loc
     return mt_b_emit(b, full->id, NULL, 0, at, loc, name);
 }
 
+/* Whether parameter p is bound at compile time; its value must have the
+ * type the annotation says, which must be fixed (an error at the
+ * annotation otherwise). */
+static bool check_bound(builder *b, const mt_ast *p, const mt_gtype *t) {
+    const mt_gbound *bd = NULL;
+    for (int i = 0; b->opts && i < b->opts->nbound && !bd; i++)
+        if (strcmp(b->opts->bound[i].name, p->name) == 0) bd = &b->opts->bound[i];
+    if (!bd) return false;
+    mt_loc at = !p->lhs ? p->loc : p->lhs->kind == AST_CALL ? p->lhs->lhs->loc : p->lhs->loc; /* Tensor */
+    for (int d = 0; d < t->ndim; d++)
+        if (t->dims[d].sym)
+            mt_fail(MT_ERR_SHAPE, at, "parameter '%s' is bound to a value but its dim %d is symbolic (\"%s\"); "
+                    "a bound parameter's shape must be fixed", p->name, d, t->dims[d].sym);
+    bool same = bd->type.dtype == t->dtype && bd->type.ndim == t->ndim;
+    for (int d = 0; same && d < t->ndim; d++) same = bd->type.dims[d].value == t->dims[d].value;
+    if (!same)
+        mt_fail(MT_ERR_TYPE, at, "parameter '%s' is %s %s but the value bound to it is %s %s", p->name,
+                mt_dtype_str(t->dtype), mt_shape_str(b->arena, t), mt_dtype_str(bd->type.dtype),
+                mt_shape_str(b->arena, &bd->type));
+    return true;
+}
+
+/* Every bound name is a parameter of the entry. */
+static void check_bound_names(builder *b, const mt_ast *def) {
+    for (int i = 0; b->opts && i < b->opts->nbound; i++) {
+        bool found = false;
+        for (int j = 0; j < def->items.len && !found; j++) found = strcmp(def->items.data[j]->name, b->opts->bound[i].name) == 0;
+        if (!found)
+            mt_fail(MT_ERR_NAME, def->loc, "a value is bound to '%s', which is no parameter of '%s'",
+                    b->opts->bound[i].name, def->name);
+    }
+}
+
 static mt_gfunc *build_function(builder *b, const mt_ast *def) {
     check_decorators(def);
     mt_gfunc *f = mt_gfunc_new(b->arena, def->name, def->loc);
@@ -501,6 +527,7 @@ static mt_gfunc *build_function(builder *b, const mt_ast *def) {
             syms[nsyms++] = t.dims[d].sym;
         }
         mt_gvar *v = mt_gvar_new(b->arena, mt_b_fresh_name(b, p->name), &t, p->loc);
+        v->bound = check_bound(b, p, &t);
         f->params[f->nparams++] = v;
         mt_b_bind(b, p->name, v);
     }
@@ -522,11 +549,12 @@ mt_gmodule *mt_build_graph(mt_arena *a, const mt_ast *module, const mt_build_opt
     b.arena = a;
     b.module = module;
     b.opts = opts;
-    const mt_ast *entry = NULL;
+    const mt_ast *entry = NULL, *last_prim = NULL;
     for (int i = 0; i < module->body.len; i++) {
         const mt_ast *s = module->body.data[i];
         if (s->kind == AST_FUNCDEF) {
             if (opts && opts->entry ? strcmp(s->name, opts->entry) == 0 : !is_prim_func(s)) entry = s;
+            if (is_prim_func(s)) last_prim = s;
             continue;
         }
         if (s->kind == AST_EXPR_STMT && s->lhs->kind == AST_STR) continue; /* module docstring */
@@ -535,14 +563,19 @@ mt_gmodule *mt_build_graph(mt_arena *a, const mt_ast *module, const mt_build_opt
             mt_fail(MT_ERR_UNSUPPORTED, s->loc, "'%s' is not supported in minitriton kernels", s->name);
         mt_fail(MT_ERR_SYNTAX, s->loc, "only function definitions are allowed at the top level");
     }
+    if (!entry && !(opts && opts->entry)) entry = last_prim; /* a source of loop functions only */
     if (!entry) {
         if (opts && opts->entry) mt_fail(MT_ERR_NAME, MT_NOLOC, "entry function '%s' not found", opts->entry);
         mt_fail(MT_ERR_NAME, mt_loc_make(1, 1), "no graph function to compile: the source defines no 'def'");
     }
-    if (is_prim_func(entry))
+    if (is_prim_func(entry) && opts && opts->nbound)
         mt_fail(MT_ERR_UNSUPPORTED, entry->loc,
-                "loop functions (@T.prim_func) as the entry are not supported yet");
+                "bound parameters are for graph functions; '%s' is a loop function", entry->name);
+    check_bound_names(&b, entry);
     mt_gmodule *m = mt_gmodule_new(a);
-    mt_gmodule_add_func(a, m, build_function(&b, entry));
+    mt_gmodule_add_func(a, m, is_prim_func(entry) ? mt_b_prim_entry(&b, entry) : build_function(&b, entry));
+    for (int i = 0; i < b.prims.len; i++) mt_gmodule_add_tfunc(a, m, b.prims.data[i]);
+    int nchecked; /* every loop function of the source is checked, called or not */
+    (void)mt_tir_from_module(a, module, &nchecked);
     return m;
 }

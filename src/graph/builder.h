@@ -15,6 +15,8 @@ typedef struct mt_build_options {
                            * this compilation (such a with is refused) */
     const mt_gextern *const *externs; /* the host functions call_dps_packed may name */
     int nexterns;
+    const mt_gbound *bound; /* the entry's parameters bound at compile time */
+    int nbound;
 } mt_build_options;
 
 /* Builds the entry graph function (and what it calls) of an AST_MODULE.

@@ -411,6 +411,12 @@ static mt_gvar *like(builder *b, const mt_ast *e, const char *fname, const char 
 static mt_gvar *call(builder *b, const mt_ast *e, const char *name) {
     const mt_ast *callee = e->lhs;
     if (callee->kind == AST_ATTR && strcmp(callee->name, "astype") == 0) return astype_method(b, e, name);
+    if (mt_b_is_call_tir(e)) {
+        mt_gvar *vals[64];
+        int n = mt_b_call_tir(b, e, vals, 64);
+        if (n != 1) mt_fail(MT_ERR_TYPE, e->loc, "R.call_tir gives %d values here; unpack them (a, b = ...)", n);
+        return vals[0];
+    }
     if (callee->kind != AST_NAME)
         mt_fail(MT_ERR_UNSUPPORTED, callee->loc, "only functions called by name and x.astype() are supported");
     const char *fname = callee->name;
@@ -524,6 +530,7 @@ int mt_b_values(builder *b, const mt_ast *e, mt_gvar **out, int max, const char 
         if (def) return mt_b_inline_call(b, e, def, out, max);
         if (strcmp(e->lhs->name, "call_dps_packed") == 0) return mt_b_extern_call(b, e, out, max, names);
     }
+    if (mt_b_is_call_tir(e)) return mt_b_call_tir(b, e, out, max);
     out[0] = mt_b_expr_named(b, e, names ? names[0] : NULL);
     return 1;
 }

@@ -26,16 +26,18 @@ static const mt_gextern *find_extern(builder *b, const mt_ast *name_arg) {
         mt_fail(MT_ERR_TYPE, name_arg->loc, "the first argument of call_dps_packed must be the host "
                 "function's name as a string");
     const char *name = name_arg->str;
-    for (int i = 0; i < b->opts->nexterns; i++)
-        if (strcmp(b->opts->externs[i]->name, name) == 0) return b->opts->externs[i];
+    static const mt_build_options none;
+    const mt_build_options *o = b->opts ? b->opts : &none;
+    for (int i = 0; i < o->nexterns; i++)
+        if (strcmp(o->externs[i]->name, name) == 0) return o->externs[i];
     mt_sb known;
     mt_sb_init(&known, b->arena);
-    for (int i = 0; i < b->opts->nexterns && i < 8; i++)
-        mt_sb_printf(&known, "%s'%s'", i ? ", " : "", b->opts->externs[i]->name);
-    if (b->opts->nexterns > 8) mt_sb_puts(&known, ", ...");
+    for (int i = 0; i < o->nexterns && i < 8; i++)
+        mt_sb_printf(&known, "%s'%s'", i ? ", " : "", o->externs[i]->name);
+    if (o->nexterns > 8) mt_sb_puts(&known, ", ...");
     mt_fail(MT_ERR_NAME, name_arg->loc, "no host function '%s' is registered on the context%s%s%s",
-            name, b->opts->nexterns ? " (registered: " : "; register it with mt_context_register_extern",
-            mt_sb_str(&known), b->opts->nexterns ? ")" : "");
+            name, o->nexterns ? " (registered: " : "; register it with mt_context_register_extern",
+            mt_sb_str(&known), o->nexterns ? ")" : "");
 }
 
 static const char *rank_text(builder *b, int ndim) {

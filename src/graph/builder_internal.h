@@ -50,6 +50,8 @@ typedef struct builder {
     int work;                  /* statements and expressions built so far (MT_MAX_BUILD_WORK) */
     mt_device device;          /* where ops built now run: the innermost `with device`,
                                 * {0, 0} for the default device */
+    MT_VEC(mt_tfunc *) prims;  /* loop functions of the source called (builder_tir.c) ... */
+    MT_VEC(const char *) prim_keys; /* ... and the symbolic-dim bindings each was built for */
 } builder;
 
 /* The most op bindings one compilation may build. Unrolled loops multiply
@@ -111,6 +113,18 @@ void mt_b_add_binding(builder *b, mt_gbinding *bd, mt_loc loc);
 /* call_dps_packed("name", (inputs), out_sinfo=...): its outputs in out[0..)
  * (named names[k] when given), their count (builder_extern.c). */
 int mt_b_extern_call(builder *b, const mt_ast *call, mt_gvar **out, int max, const char *const *names);
+/* ---- loop functions of the source (builder_tir.c) ------------------------- */
+/* custom_add(a, s): a call of a loop function, its trailing output buffers
+ * left out; its results (the outputs) in out. */
+int mt_b_call_prim(builder *b, const mt_ast *call, const mt_ast *def, mt_gvar **out, int max);
+/* R.call_tir(f, (args...), out_sinfo=...): the same, outputs' types stated. */
+int mt_b_call_tir(builder *b, const mt_ast *call, mt_gvar **out, int max);
+bool mt_b_is_call_tir(const mt_ast *e);
+/* The graph function that calls loop function def as the entry. */
+mt_gfunc *mt_b_prim_entry(builder *b, const mt_ast *def);
+/* A tensor annotation written in source (Tensor(shape, dtype)); what
+ * names it in messages. */
+mt_gtype mt_b_annotation(builder *b, const mt_ast *ann, const char *what);
 
 /* ---- expressions (builder_expr.c) ----------------------------------------- */
 mt_gvar *mt_b_expr(builder *b, const mt_ast *e);

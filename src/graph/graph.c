@@ -185,6 +185,35 @@ void mt_gfunc_count_uses(mt_arena *a, const mt_gfunc *f, mt_ptrmap *uses) {
     count_body(a, uses, &f->body);
 }
 
+static bool from_bound(const mt_ptrmap *vals, const mt_gbinding *b) {
+    if (b->kind == MT_CALL_EXTERN) return false;
+    bool some = false;
+    for (int i = 0; i < b->nargs; i++) {
+        if (mt_ptrmap_get(vals, b->args[i])) some = true;
+        else if (!b->args[i]->is_const) return false;
+    }
+    return some;
+}
+
+void mt_gfunc_bound_values(mt_arena *a, const mt_gfunc *f, mt_ptrmap *vals, mt_ptrmap *bindings) {
+    memset(vals, 0, sizeof *vals);
+    memset(bindings, 0, sizeof *bindings);
+    for (int i = 0; i < f->nparams; i++)
+        if (f->params[i]->bound) mt_ptrmap_add(a, vals, f->params[i], 1);
+    if (!vals->len) return;
+    for (int k = 0; k < f->body.nblocks; k++) {
+        const mt_gblock *blk = f->body.blocks[k];
+        if (blk->kind != MT_GBLOCK_BINDINGS) continue;
+        for (int j = 0; j < blk->nbindings; j++) {
+            const mt_gbinding *b = blk->bindings[j];
+            if (!from_bound(vals, b)) continue;
+            mt_ptrmap_add(a, bindings, b, 1);
+            for (int o = 0; o < b->nouts; o++)
+                if (!mt_ptrmap_get(vals, b->outs[o])) mt_ptrmap_add(a, vals, b->outs[o], 1);
+        }
+    }
+}
+
 void mt_gfunc_foreach_bindings(mt_gfunc *f, void (*fn)(mt_gblock *blk, void *ctx), void *ctx) {
     foreach_in(&f->body, fn, ctx);
 }

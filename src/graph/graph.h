@@ -69,6 +69,7 @@ typedef struct mt_gvar {
     int64_t iconst;    /*   value otherwise */
     int id;            /* creation order in the function */
     bool temp;         /* named by the compiler (lv, lv1, ...), not the user */
+    bool bound;        /* an entry parameter bound at compile time (mt_gbound) */
     const struct mt_ast *expr; /* a temp's source expression, quoted in messages */
 } mt_gvar;
 
@@ -179,6 +180,13 @@ typedef enum mt_call_kind {
     MT_CALL_TO_DEVICE, /* outs[0] = args[0] copied to `device`: R.to_vdevice(x, "test:0") */
     MT_CALL_EXTERN     /* a host function: R.call_dps_packed("name", (args), out_sinfo=...) */
 } mt_call_kind;
+
+/* A parameter of the entry function bound at compile time to a value of
+ * this type (mt_compile_options.params): the kernel supplies it itself. */
+typedef struct mt_gbound {
+    const char *name;
+    mt_gtype type;
+} mt_gbound;
 
 /* A host function the program may call (mt_context_register_extern): run
  * as int fn(DLTensor *in_0, ..., DLTensor *out_0, ...), destination
@@ -297,6 +305,13 @@ bool mt_gfunc_uses(const mt_gfunc *f, const mt_gblock *skip, const mt_gvar *v);
  * about many values builds this once instead of calling mt_gfunc_uses for
  * each (which is linear in f, so quadratic over a pass). */
 void mt_gfunc_count_uses(mt_arena *a, const mt_gfunc *f, mt_ptrmap *uses);
+/* The bindings of f computable once from its bound parameters (values given
+ * at compile time, mt_gvar.bound): those of the top-level bindings blocks
+ * (which run once per call, in order) whose inputs are bound parameters,
+ * scalar constants or outputs of such bindings, at least one not a scalar
+ * constant; never a host function. *vals maps each of their outputs, and
+ * *bindings each of them, to 1. Both empty when no parameter is bound. */
+void mt_gfunc_bound_values(mt_arena *a, const mt_gfunc *f, mt_ptrmap *vals, mt_ptrmap *bindings);
 
 /* Replacements old -> new of the uses of values (args, conditions, branch
  * and loop values, outputs) found by a pass that walks a function in program

@@ -221,6 +221,13 @@ static void put_func(mt_sb *sb, mt_arena *a, const mt_gfunc *f) {
         mt_sb_printf(sb, "%s: %s", f->params[i]->name, mt_gtype_str(a, &f->params[i]->type));
     }
     mt_sb_puts(sb, "):\n");
+    bool any = false; /* bound parameters: a comment, so that the text still parses */
+    for (int i = 0; i < f->nparams; i++)
+        if (f->params[i]->bound) {
+            mt_sb_printf(sb, "%s%s", any ? ", " : "    # bound at compile time: ", f->params[i]->name);
+            any = true;
+        }
+    if (any) mt_sb_putc(sb, '\n');
     mt_ptrmap uses = {0};
     mt_gfunc_count_uses(a, f, &uses);
     put_body(sb, a, &uses, &f->body, 4);

@@ -48,6 +48,7 @@ typedef struct planner {
     MT_VEC(mt_plan_value) pvals;
     MT_VEC(mt_plan_call) calls;
     MT_VEC(mt_instr) code;
+    const mt_ptrmap *skip;      /* bindings left out (computed once: the `once` plan) */
 } planner;
 
 /* Where a value of type t (or a binding placed on d) lives: {0, 0} is the
@@ -184,7 +185,8 @@ static void plan_call(planner *pl, const mt_gbinding *b) {
 static void plan_block(planner *pl, const mt_gblock *b) {
     switch (b->kind) {
     case MT_GBLOCK_BINDINGS:
-        for (int i = 0; i < b->nbindings; i++) plan_call(pl, b->bindings[i]);
+        for (int i = 0; i < b->nbindings; i++)
+            if (!pl->skip || !mt_ptrmap_get(pl->skip, b->bindings[i])) plan_call(pl, b->bindings[i]);
         break;
     case MT_GBLOCK_IF: {
         int jelse = emit(pl, MT_I_JUMP_IF_NOT, value_of(pl, b->cond), 0, 0);
@@ -226,37 +228,103 @@ static void plan_body(planner *pl, const mt_gbody *body) {
     for (int i = 0; i < body->nblocks; i++) plan_block(pl, body->blocks[i]);
 }
 
-void mt_plan_build(mt_arena *a, const mt_gmodule *m, const mt_gfunc *f, mt_tfunc *const *lowered,
-                   void *const *fn_addrs, mt_plan *p) {
-    planner pl;
-    memset(&pl, 0, sizeof pl);
-    pl.arena = a;
-    pl.plan = p;
-    pl.m = m;
-    pl.lowered = lowered;
-    pl.fn_addrs = fn_addrs;
-    for (int i = 0; i < f->nparams; i++) {
-        mt_plan_value pv;
-        memset(&pv, 0, sizeof pv);
-        pv.kind = MT_VAL_PARAM;
-        pv.param = i;
-        pv.name = f->params[i]->name;
-        plan_dims(&pl, &pv, &f->params[i]->type, true);
-        MT_VEC_PUSH(a, &pl.pvals, pv);
-        if (!mt_ptrmap_get(&pl.ids, f->params[i])) mt_ptrmap_add(a, &pl.ids, f->params[i], pl.pvals.len);
-    }
-    plan_body(&pl, &f->body);
-    p->nparams = f->nparams;
-    p->nresults = f->noutputs;
-    p->results = MT_NEW_ARRAY(a, int, f->noutputs > 0 ? f->noutputs : 1);
-    for (int i = 0; i < f->noutputs; i++) p->results[i] = value_of(&pl, f->outputs[i]);
-    p->values = pl.pvals.data;
-    p->nvalues = pl.pvals.len;
-    p->calls = pl.calls.data;
-    p->ncalls = pl.calls.len;
-    p->instrs = pl.code.data;
-    p->ninstrs = pl.code.len;
+static void planner_init(planner *pl, mt_arena *a, mt_plan *p, const mt_gmodule *m, mt_tfunc *const *lowered,
+                         void *const *fn_addrs) {
+    memset(pl, 0, sizeof *pl);
+    memset(p, 0, sizeof *p);
+    pl->arena = a;
+    pl->plan = p;
+    pl->m = m;
+    pl->lowered = lowered;
+    pl->fn_addrs = fn_addrs;
+}
+
+/* Value v as the plan's parameter number `param` (the next value id). */
+static void add_param(planner *pl, mt_gvar *v, int param) {
+    mt_plan_value pv;
+    memset(&pv, 0, sizeof pv);
+    pv.kind = MT_VAL_PARAM;
+    pv.param = param;
+    pv.name = v->name;
+    plan_dims(pl, &pv, &v->type, true);
+    MT_VEC_PUSH(pl->arena, &pl->pvals, pv);
+    if (!mt_ptrmap_get(&pl->ids, v)) mt_ptrmap_add(pl->arena, &pl->ids, v, pl->pvals.len);
+}
+
+static void finish(planner *pl, mt_gvar *const *results, int nresults) {
+    mt_plan *p = pl->plan;
+    p->nresults = nresults;
+    p->results = MT_NEW_ARRAY(pl->arena, int, nresults > 0 ? nresults : 1);
+    for (int i = 0; i < nresults; i++) p->results[i] = value_of(pl, results[i]);
+    p->values = pl->pvals.data;
+    p->nvalues = pl->pvals.len;
+    p->calls = pl->calls.data;
+    p->ncalls = pl->calls.len;
+    p->instrs = pl->code.data;
+    p->ninstrs = pl->code.len;
     mt_run_error err;
-    if (mt_plan_prepare(p, arena_alloc_cb, a, &err) != MT_OK)
+    if (mt_plan_prepare(p, arena_alloc_cb, pl->arena, &err) != MT_OK)
         mt_ice("the run plan could not be prepared: %s", err.msg);
+}
+
+/* The values computed once that the rest of f reads (or returns): used
+ * more often than the once-bindings use them. */
+static int hoisted_values(mt_arena *a, const mt_gfunc *f, const mt_ptrmap *vals, const mt_ptrmap *once,
+                          mt_gvar ***out) {
+    mt_ptrmap uses = {0}, inside = {0};
+    mt_gfunc_count_uses(a, f, &uses);
+    MT_VEC(mt_gvar *) hv = {0};
+    for (int k = 0; k < f->body.nblocks; k++) {
+        const mt_gblock *blk = f->body.blocks[k];
+        for (int j = 0; blk->kind == MT_GBLOCK_BINDINGS && j < blk->nbindings; j++)
+            if (mt_ptrmap_get(once, blk->bindings[j]))
+                for (int q = 0; q < blk->bindings[j]->nargs; q++)
+                    mt_ptrmap_add(a, &inside, blk->bindings[j]->args[q], 1);
+    }
+    for (int k = 0; k < f->body.nblocks; k++) {
+        const mt_gblock *blk = f->body.blocks[k];
+        for (int j = 0; blk->kind == MT_GBLOCK_BINDINGS && j < blk->nbindings; j++) {
+            const mt_gbinding *b = blk->bindings[j];
+            if (!mt_ptrmap_get(once, b)) continue;
+            for (int o = 0; o < b->nouts; o++)
+                if (mt_ptrmap_get(vals, b->outs[o]) &&
+                    mt_ptrmap_get(&uses, b->outs[o]) > mt_ptrmap_get(&inside, b->outs[o]))
+                    MT_VEC_PUSH(a, &hv, b->outs[o]);
+        }
+    }
+    *out = hv.data;
+    return hv.len;
+}
+
+/* The plan of the once-bindings: f's bound parameters in, the hoisted
+ * values out. */
+static void build_once(planner *pl, const mt_gfunc *f, const mt_ptrmap *once, mt_gvar *const *hoisted, int nh) {
+    int np = 0;
+    for (int i = 0; i < f->nparams; i++)
+        if (f->params[i]->bound) add_param(pl, f->params[i], np++);
+    pl->plan->nparams = np;
+    for (int k = 0; k < f->body.nblocks; k++) {
+        const mt_gblock *blk = f->body.blocks[k];
+        for (int j = 0; blk->kind == MT_GBLOCK_BINDINGS && j < blk->nbindings; j++)
+            if (mt_ptrmap_get(once, blk->bindings[j])) plan_call(pl, blk->bindings[j]);
+    }
+    finish(pl, hoisted, nh);
+}
+
+void mt_plan_build(mt_arena *a, const mt_gmodule *m, const mt_gfunc *f, mt_tfunc *const *lowered,
+                   void *const *fn_addrs, mt_plan *p, mt_plan *once) {
+    mt_ptrmap vals, once_b;
+    mt_gfunc_bound_values(a, f, &vals, &once_b);
+    mt_gvar **hoisted = NULL;
+    int nh = once_b.len ? hoisted_values(a, f, &vals, &once_b, &hoisted) : 0;
+    planner pl;
+    planner_init(&pl, a, once, m, lowered, fn_addrs);
+    if (nh) build_once(&pl, f, &once_b, hoisted, nh);
+    planner_init(&pl, a, p, m, lowered, fn_addrs);
+    pl.skip = nh ? &once_b : NULL;
+    for (int i = 0; i < f->nparams; i++) add_param(&pl, f->params[i], i);
+    for (int k = 0; k < nh; k++) add_param(&pl, hoisted[k], f->nparams + k);
+    plan_body(&pl, &f->body);
+    p->nparams = f->nparams + nh;
+    finish(&pl, f->outputs, f->noutputs);
 }

@@ -31,23 +31,6 @@
 #include "runtime/dlpack_internal.h"
 #include "support/diag.h"
 
-#ifndef DLPACK_MAJOR_VERSION
-/* DLPack 1.0's ABI (dlpack.h v1.0), absent from the 0.x headers */
-#define DLPACK_MAJOR_VERSION 1
-#define DLPACK_MINOR_VERSION 0
-#define DLPACK_FLAG_BITMASK_READ_ONLY (1UL << 0UL)
-typedef struct {
-    uint32_t major;
-    uint32_t minor;
-} DLPackVersion;
-typedef struct DLManagedTensorVersioned {
-    DLPackVersion version;
-    void *manager_ctx;
-    void (*deleter)(struct DLManagedTensorVersioned *self);
-    uint64_t flags;
-    DLTensor dl_tensor;
-} DLManagedTensorVersioned;
-#endif
 
 enum { DL_BOOL = 6 }; /* kDLBool, DLPack >= 0.8 */
 

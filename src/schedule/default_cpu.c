@@ -2,10 +2,11 @@
  * default_cpu.c -- the default CPU schedule rules.
  *
  * Rules are tried per loop nest (each top-level statement of the function's
- * body), first match wins. This file has two: the elementwise/injective
- * rule below, and the fallback, which leaves the nest as it is (always
- * correct; LLVM's loop vectorizer takes the innermost loop because buffer
- * parameters are noalias).
+ * body), first match wins: the elementwise/injective rule below, the
+ * column-reduction rule (rule_colreduce.c: reductions over outer axes), and
+ * the fallback, which leaves the nest as it is (always correct; LLVM's loop
+ * vectorizer takes the innermost loop because buffer parameters are
+ * noalias).
  *
  * Matmul and row reductions have rules of their own, which run before this
  * one as pipeline passes (src/pipeline.c): schedule_matmul (rule_matmul.c:
@@ -312,6 +313,7 @@ mt_tfunc *mt_schedule_default_cpu(mt_arena *a, mt_tfunc *f) {
         const mt_tstmt *st = body->kind == TS_SEQ ? body->stmts[i] : body;
         nest n;
         if (match_nest(a, st, &n)) schedule_injective(&s, &n);
+        else mt_schedule_colreduce_nest(&s, st);
     }
     return s.func;
 }

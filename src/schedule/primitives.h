@@ -150,4 +150,11 @@ bool mt_sched_refuse(mt_sched *s, const char *fmt, ...) __attribute__((format(pr
  * ancestors are rebuilt. */
 void mt_sched_replace(mt_sched *s, const mt_tstmt *old, mt_tstmt *repl);
 
+/* ---- rules made of primitives ------------------------------------------- */
+
+/* The column-reduction rule (rule_colreduce.c) on the loop nest `nest`, a
+ * top-level statement of s->func: true when it matched and scheduled it
+ * (all its steps applied), false with s unchanged otherwise. */
+bool mt_schedule_colreduce_nest(mt_sched *s, const mt_tstmt *nest);
+
 #endif

@@ -560,10 +560,14 @@ static const char *message(vctx *c) {
     return mt_sb_str(&sb);
 }
 
-const char *mt_tir_verify(mt_arena *a, const mt_tfunc *f, mt_tir_form form) {
+const char *mt_tir_verify_ex(mt_arena *a, const mt_tfunc *f, mt_tir_form form, const char **what,
+                             mt_loc *loc) {
     vctx c = {.a = a, .f = f, .form = form};
+    *what = NULL;
+    *loc = MT_NOLOC;
     if (!f || !f->name || !f->body) {
         c.err = "function without a name or a body";
+        *what = c.err;
         return message(&c);
     }
     c.loc = f->loc;
@@ -573,7 +577,16 @@ const char *mt_tir_verify(mt_arena *a, const mt_tfunc *f, mt_tir_form form) {
     if (!c.err && f->nallocs > 0 && !f->allocs) fail_shape(&c, "function allocations missing");
     for (int i = 0; !c.err && i < f->nallocs; i++) declare_buf(&c, f->allocs[i], "function allocation");
     if (!c.err) check_stmt(&c, f->body);
-    return c.err ? message(&c) : NULL;
+    if (!c.err) return NULL;
+    *what = c.err;
+    *loc = c.loc;
+    return message(&c);
+}
+
+const char *mt_tir_verify(mt_arena *a, const mt_tfunc *f, mt_tir_form form) {
+    const char *what;
+    mt_loc loc;
+    return mt_tir_verify_ex(a, f, form, &what, &loc);
 }
 
 const char *mt_tir_form_str(mt_tir_form form) {

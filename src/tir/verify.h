@@ -30,6 +30,12 @@ typedef enum mt_tir_form {
  * crashes or calls mt_ice; only running out of memory in `a` is mt_fail's. */
 const char *mt_tir_verify(mt_arena *a, const mt_tfunc *f, mt_tir_form form);
 
+/* The same check for a diagnostic on what the user wrote (tir/from_ast.c):
+ * NULL when f is well formed; else the full message, with the bare reason
+ * in *what and the place of the statement it names in *loc (line 0: none). */
+const char *mt_tir_verify_ex(mt_arena *a, const mt_tfunc *f, mt_tir_form form, const char **what,
+                             mt_loc *loc);
+
 const char *mt_tir_form_str(mt_tir_form form); /* "block", "lowered", "flat" */
 
 #endif

@@ -15,25 +15,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <dlpack/dlpack.h>
 #include <stdbool.h>
 #include <string.h>
 
 #include "minitriton.h"
+#include "runtime/dlpack_internal.h" /* <dlpack/dlpack.h>, with DLPack 1.0's versioned struct */
 
-#ifndef DLPACK_MAJOR_VERSION /* DLPack 1.0's versioned struct (see dlpack.c) */
-#define DLPACK_FLAG_BITMASK_READ_ONLY (1UL << 0UL)
-typedef struct {
-    uint32_t major, minor;
-} DLPackVersion;
-typedef struct DLManagedTensorVersioned {
-    DLPackVersion version;
-    void *manager_ctx;
-    void (*deleter)(struct DLManagedTensorVersioned *self);
-    uint64_t flags;
-    DLTensor dl_tensor;
-} DLManagedTensorVersioned;
-#endif
 
 /* ---- a producer --------------------------------------------------------------- */
 

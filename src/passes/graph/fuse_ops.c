@@ -26,6 +26,10 @@
  *   bias computed for the epilogue. A group holding a matmul or a reduction
  *   never joins another, so a matmul is never fused behind another matmul's
  *   epilogue (TVM: one out-elementwise-fusable op per group).
+ * In both phases a binding computed once from bound parameters
+ * (mt_gfunc_bound_values: a weight's transpose, scale or cast) and one that
+ * runs at every call never share a group: the first kind runs once, before
+ * the first call (planner/planner.c), and its result is read like a weight.
  *
  * P may also be a function output: the fused kernel then writes it as a
  * second output. Because each group is closed under "all consumers inside",
@@ -89,6 +93,7 @@ static int sole_group(const consumers *c, const mt_gblock *blk, const int *group
 typedef struct walk {
     mt_arena *a;
     mt_ptrmap uses; /* uses of each value in the function */
+    mt_ptrmap bound_vals, bound; /* bindings computed once from bound parameters */
 } walk;
 
 static void fuse_block(mt_gblock *blk, void *ctx) {
@@ -100,6 +105,8 @@ static void fuse_block(mt_gblock *blk, void *ctx) {
     int *size = MT_NEW_ARRAY(a, int, n);
     bool *has_heavy = MT_NEW_ARRAY(a, bool, n); /* by root: holds a reduction/matmul */
     bool *has_mm = MT_NEW_ARRAY(a, bool, n);    /* by root: holds a matmul */
+    bool *once = MT_NEW_ARRAY(a, bool, n);      /* computed once from bound parameters: never
+                                                   grouped with what runs at every call */
     consumers cons = {{0}, NULL, NULL, 0};
     find_consumers(a, blk, &cons);
     for (int i = 0; i < n; i++) {
@@ -108,6 +115,7 @@ static void fuse_block(mt_gblock *blk, void *ctx) {
         const mt_gbinding *b = blk->bindings[i];
         has_heavy[i] = b->kind == MT_CALL_TIR && heavy(mt_tfunc_pattern(b->callee));
         has_mm[i] = b->kind == MT_CALL_TIR && mt_tfunc_pattern(b->callee) == MT_PAT_OUT_EWISE_FUSABLE;
+        once[i] = mt_ptrmap_get(&w->bound, b) != 0;
     }
     /* phase 1: epilogues. A light binding never joins a group that holds a
      * matmul here, so that a matmul's elementwise consumers stay its own
@@ -118,7 +126,7 @@ static void fuse_block(mt_gblock *blk, void *ctx) {
         mt_op_pattern pp = mt_tfunc_pattern(p->callee);
         if (!light(pp) && !heavy(pp)) continue;
         int g = sole_group(&cons, blk, group, p);
-        if (g < 0 || size[g] >= MAX_GROUP) continue;
+        if (g < 0 || size[g] >= MAX_GROUP || once[i] != once[g]) continue;
         const mt_gbinding *root = blk->bindings[g];
         if (root->kind != MT_CALL_TIR) continue;
         mt_op_pattern rp = mt_tfunc_pattern(root->callee);
@@ -161,7 +169,7 @@ static void fuse_block(mt_gblock *blk, void *ctx) {
         int g = sole_group(&cons, blk, group, p);
         if (g < 0) continue;
         while (merged[g] != g) g = merged[g];
-        if (!has_mm[g] || size[g] + size[i] > MAX_GROUP) continue;
+        if (!has_mm[g] || size[g] + size[i] > MAX_GROUP || once[i] != once[g]) continue;
         merged[i] = g;
         size[g] += size[i];
     }
@@ -179,8 +187,9 @@ static void fuse_block(mt_gblock *blk, void *ctx) {
 
 mt_gmodule *mt_graph_fuse_ops(mt_arena *a, mt_gmodule *m) {
     for (int fi = 0; fi < m->nfuncs; fi++) {
-        walk w = {a, {0}};
+        walk w = {a, {0}, {0}, {0}};
         mt_gfunc_count_uses(a, m->funcs[fi], &w.uses);
+        mt_gfunc_bound_values(a, m->funcs[fi], &w.bound_vals, &w.bound);
         mt_gfunc_foreach_bindings(m->funcs[fi], fuse_block, &w);
     }
     return m;

@@ -1,0 +1,5 @@
+# expect: MT_ERR_NAME 5:22 unknown function 'T.expp'
+@T.prim_func
+def f(x: T.Buffer((4,), "float32"), y: T.Buffer((4,), "float32")):
+    for i in range(4):
+        y[i] = T.expp(x[i])
