@@ -51,6 +51,8 @@ class CompileOptions(ctypes.Structure):
         ("dump_after", ctypes.c_char_p),
         ("arch", ctypes.c_char_p),
         ("emulate", ctypes.c_int),
+        ("params", ctypes.c_void_p),  # bound parameters: not used from Python (NULL, 0)
+        ("nparams", ctypes.c_int),
     ]
 
 
