@@ -46,8 +46,12 @@
  *      has kernels that are only compiled, never run: matmul 64x128x32
  *      alone and with a bias and relu, gelu, sigmoid, tanh, exp or
  *      tanh(.) * 2 + 1 after it, and 1024^3 with gelu and with the chain
- *      (issue 17: an epilogue of expanded math once cost 5x the matmul's
- *      compile).
+ *      (an epilogue of expanded math once cost 5x the matmul's compile).
+ *   6. The disk cache on the MLP: `mt_bench --disk-compile I DIR` (a fresh
+ *      process, a default context over the cache directory DIR, one compile)
+ *      once over an empty directory (the cold compile, which writes the
+ *      entry), then DISK_RUNS times finding it (disk hits: median and
+ *      fastest, with phases), then DISK_RUNS fresh contexts in this process.
  *
  * Inputs live in three 64 MiB buffers filled once (huge pages where the
  * kernel gives them: a fresh 64 MiB buffer costs 165 ms of page faults with
@@ -621,6 +625,7 @@ static mt_context *make_ctx(int threads, int cache_entries, double *ms) {
     mt_context_options co = {0};
     co.num_threads = threads;
     co.cache_entries = cache_entries;
+    co.cache_dir = ""; /* no disk cache: these rows time LLVM (the disk cache has its own) */
     double t0 = now_s();
     mt_context *ctx = mt_context_create(&co);
     if (ms) *ms = (now_s() - t0) * 1e3;
@@ -770,6 +775,117 @@ static int first_compile_child(const char *arg) {
     return 0;
 }
 
+/* `mt_bench --disk-compile I DIR`: a fresh process's first compile of
+ * kernel I in a default context over the disk cache DIR; prints "ctx_ms
+ * compile_ms disk" (disk: mt_compile_times.disk) and the phases. */
+static int disk_compile_child(const char *arg, const char *dir) {
+    int i = atoi(arg);
+    if (i < 0 || i >= NKERNELS) return 2;
+    mt_context_options co = {0};
+    co.cache_entries = -1;
+    co.cache_dir = dir;
+    double t0 = now_s();
+    mt_context *ctx = mt_context_create(&co);
+    double ctx_ms = (now_s() - t0) * 1e3, ms;
+    if (!ctx) return 1;
+    mt_kernel *k = compile(ctx, &KERNELS[i], &ms);
+    if (!k) return 1;
+    mt_compile_times t;
+    mt_kernel_compile_times(k, &t);
+    printf("%.3f %.3f %d %.3f %.3f %.3f %.3f\n", ctx_ms, ms, t.disk, t.frontend_ms + t.graph_ms,
+           t.tir_ms, t.disk_read_ms, t.jit_ms);
+    mt_kernel_release(k);
+    mt_context_destroy(ctx);
+    return 0;
+}
+
+enum { DISK_RUNS = 11 };
+
+/* The disk cache on kernel i: one cold compile in a fresh process over an
+ * empty directory (a miss that writes the entry), then DISK_RUNS fresh
+ * processes that find it (medians), then DISK_RUNS fresh contexts in this
+ * process over it. */
+typedef struct disk_result {
+    bool ok;
+    double cold_ms, cold_ctx_ms;      /* the miss (LLVM), in its process */
+    double hit_ms, hit_ctx_ms;        /* a new process: compile, and context creation */
+    double hit_min_ms, hit_inproc_min_ms; /* the fastest (on a busy machine, the one least
+                                           * disturbed) */
+    double hit_front_ms, hit_tir_ms, hit_read_ms, hit_jit_ms; /* its phases (medians) */
+    double hit_inproc_ms;             /* a fresh context in this process (median) */
+    char why[160];
+} disk_result;
+
+static bool disk_child(const char *self, int i, const char *dir, double v[7]) {
+    char cmd[8400];
+    snprintf(cmd, sizeof cmd, "'%s' --disk-compile %d '%s'", self, i, dir);
+    FILE *p = popen(cmd, "r");
+    if (!p) return false;
+    int got = fscanf(p, "%lf %lf %lf %lf %lf %lf %lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                     &v[6]);
+    return pclose(p) == 0 && got == 7;
+}
+
+static void disk_latency(const char *self, int i, disk_result *r) {
+    memset(r, 0, sizeof *r);
+    char dir[] = "/tmp/mt-bench-disk-XXXXXX";
+    if (!mkdtemp(dir) || strchr(self, '\'')) {
+        snprintf(r->why, sizeof r->why, "no temporary directory");
+        return;
+    }
+    double v[7], ms[DISK_RUNS], cms[DISK_RUNS], ph[4][DISK_RUNS];
+    if (!disk_child(self, i, dir, v) || v[2] != MT_DISK_MISS) {
+        snprintf(r->why, sizeof r->why, "the cold compile did not write an entry");
+        goto done;
+    }
+    r->cold_ctx_ms = v[0];
+    r->cold_ms = v[1];
+    for (int q = 0; q < DISK_RUNS; q++) {
+        if (!disk_child(self, i, dir, v) || v[2] != MT_DISK_HIT) {
+            snprintf(r->why, sizeof r->why, "a compile in a new process was not a disk hit");
+            goto done;
+        }
+        cms[q] = v[0];
+        ms[q] = v[1];
+        for (int f = 0; f < 4; f++) ph[f][q] = v[3 + f];
+    }
+    r->hit_ctx_ms = median(cms, DISK_RUNS);
+    r->hit_ms = median(ms, DISK_RUNS);
+    r->hit_min_ms = ms[0];
+    for (int q = 1; q < DISK_RUNS; q++)
+        if (ms[q] < r->hit_min_ms) r->hit_min_ms = ms[q];
+    r->hit_front_ms = median(ph[0], DISK_RUNS);
+    r->hit_tir_ms = median(ph[1], DISK_RUNS);
+    r->hit_read_ms = median(ph[2], DISK_RUNS);
+    r->hit_jit_ms = median(ph[3], DISK_RUNS);
+    for (int q = 0; q < DISK_RUNS; q++) {
+        mt_context_options co = {0};
+        co.cache_entries = -1;
+        co.cache_dir = dir;
+        mt_context *ctx = mt_context_create(&co);
+        if (!ctx) die("mt_context_create failed");
+        mt_kernel *k = compile(ctx, &KERNELS[i], &ms[q]);
+        mt_compile_times t;
+        if (!k || mt_kernel_compile_times(k, &t) != MT_OK || t.disk != MT_DISK_HIT) {
+            snprintf(r->why, sizeof r->why, "a compile in a fresh context was not a disk hit");
+            mt_kernel_release(k);
+            mt_context_destroy(ctx);
+            goto done;
+        }
+        mt_kernel_release(k);
+        mt_context_destroy(ctx);
+    }
+    r->hit_inproc_ms = median(ms, DISK_RUNS);
+    r->hit_inproc_min_ms = ms[0];
+    for (int q = 1; q < DISK_RUNS; q++)
+        if (ms[q] < r->hit_inproc_min_ms) r->hit_inproc_min_ms = ms[q];
+    r->ok = true;
+done:;
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "mt_bench: could not remove %s\n", dir);
+}
+
 enum { FIRST_RUNS = 5 };
 
 /* Context creation and the first compile of kernel i in FIRST_RUNS fresh
@@ -792,6 +908,7 @@ static bool first_compiles(const char *self, int i, double *ctx_ms, double *ms) 
 
 int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "--first-compile")) return first_compile_child(argv[2]);
+    if (argc == 4 && !strcmp(argv[1], "--disk-compile")) return disk_compile_child(argv[2], argv[3]);
     if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
         fprintf(stderr, "usage: mt_bench [NAME]   (NAME: run only the kernels whose name "
                         "contains it, e.g. softmax)\n");
@@ -904,6 +1021,16 @@ int main(int argc, char **argv) {
                  (self[sl] = 0, first_compiles(self, first_i, &fresh_ctx_ms, &fresh_ms));
     mt_context_destroy(ctxw);
     mt_context_destroy(ctx1);
+    /* the disk cache on the MLP */
+    disk_result disk = {0};
+    int mlp_i = -1;
+    for (int i = 0; i < NKERNELS && mlp_i < 0; i++)
+        if (KERNELS[i].kind == K_MLP && results[i].compiled[0]) mlp_i = i;
+    if (mlp_i >= 0 && sl > 0) {
+        self[sl] = 0;
+        fprintf(stderr, "mt_bench: disk cache ...\n");
+        disk_latency(self, mlp_i, &disk);
+    }
 
     /* ---- report ---- */
     printf("# minitriton benchmark\n\n");
@@ -985,6 +1112,34 @@ int main(int argc, char **argv) {
                w->graph_ms, w->tir_ms, w->irgen_ms, w->opt_ms, w->jit_ms, w->llvm_threads);
     }
     printf("\n(phase columns in ms, of the warm compile)\n");
+
+    if (mlp_i >= 0) {
+        printf("\n## Disk cache (the MLP)\n\n");
+        if (!disk.ok) {
+            printf("not measured: %s\n", disk.why);
+        } else {
+            printf("A cold compile in a fresh process over an empty cache directory (a miss: "
+                   "LLVM runs, the entry is written), then %d fresh processes that find the "
+                   "entry (median and fastest; the phases are each one's median; context "
+                   "creation apart), then %d fresh contexts in this process. Goal: a disk hit "
+                   "in a new process <= 3 ms. On a busy machine the median carries the time "
+                   "slices lost to other processes (4 and 8 ms steps); the fastest is the "
+                   "undisturbed cost.\n\n",
+                   DISK_RUNS, DISK_RUNS);
+            printf("| compile | median ms | fastest ms | front (parse, graph) | TIR | disk read "
+                   "(key, verify) | JIT link | goal |\n| --- | --- | --- | --- | --- | --- | "
+                   "--- | --- |\n");
+            printf("| cold, new process (context %.1f ms) | %.1f | | | | | | |\n",
+                   disk.cold_ctx_ms, disk.cold_ms);
+            printf("| disk hit, new process (context %.1f ms) | %.2f | %.2f | %.2f | %.2f | %.2f | "
+                   "%.2f | <= 3 ms: %s |\n",
+                   disk.hit_ctx_ms, disk.hit_ms, disk.hit_min_ms, disk.hit_front_ms,
+                   disk.hit_tir_ms, disk.hit_read_ms, disk.hit_jit_ms,
+                   disk.hit_ms <= 3 ? "met" : disk.hit_min_ms <= 3 ? "met undisturbed" : "not met");
+            printf("| disk hit, fresh context in this process | %.2f | %.2f | | | | | |\n",
+                   disk.hit_inproc_ms, disk.hit_inproc_min_ms);
+        }
+    }
 
     free(A), free(B), free(C), free(W0), free(B0), free(W1), free(B1), free(H), free(BIAS);
     if (blas.lib) dlclose(blas.lib);

@@ -155,6 +155,12 @@ typedef struct mt_context_options {
     int cache_entries; /* compiled kernels kept for reuse: compiling a source
                         * with options already compiled in this context returns
                         * the same kernel (a new reference); 0 = 256, < 0 = none */
+    const char *cache_dir; /* the disk cache of compiled code, shared by processes (docs/api.md,
+                            * "The disk cache"): NULL = $MINITRITON_CACHE_DIR ("off" or "":
+                            * none), else $XDG_CACHE_HOME/minitriton, else
+                            * ~/.cache/minitriton; "" = none; else this directory */
+    int64_t cache_max_bytes; /* the disk cache's bound (least recently used entries are
+                              * deleted beyond it); 0 = 256 MiB, < 0 = no disk cache */
 } mt_context_options;
 
 /* opts may be NULL (defaults). Returns NULL only when out of memory or when
@@ -280,7 +286,18 @@ typedef struct mt_compile_times {
                          * overlapped work in proportion to its CPU time. */
     double cuda_ms;     /* target cuda: printing the kernels' CUDA C */
     double nvrtc_ms;    /* target cuda: NVRTC compiling it to a cubin (0 when emulated) */
+    double disk_read_ms;  /* the disk cache: making the key, reading and verifying the entry */
+    double disk_write_ms; /* the disk cache: writing the entry after a miss */
+    int disk;           /* the disk cache's part: MT_DISK_* */
 } mt_compile_times;
+
+/* What the disk cache did for a compilation (mt_compile_times.disk). */
+enum {
+    MT_DISK_OFF = 0,      /* not used: off, or this code's names were in use in the context */
+    MT_DISK_HIT = 1,      /* the machine code came from the disk: LLVM did not run */
+    MT_DISK_MISS = 2,     /* compiled, and written to the disk */
+    MT_DISK_UNSAVED = 3,  /* compiled; writing it failed (unwritable directory, full disk) */
+};
 
 /* Fills *out. MT_ERR_INVALID_ARG when k or out is NULL. */
 MT_API mt_status mt_kernel_compile_times(const mt_kernel *k, mt_compile_times *out);
@@ -295,6 +312,21 @@ typedef struct mt_cache_stats {
 
 /* Counters of ctx's compile cache. MT_ERR_INVALID_ARG when ctx or out is NULL. */
 MT_API mt_status mt_context_cache_stats(mt_context *ctx, mt_cache_stats *out);
+
+typedef struct mt_disk_cache_stats {
+    int64_t hits;      /* compilations whose machine code came from the disk */
+    int64_t misses;    /* lookups that found no usable entry (corrupt ones included) */
+    int64_t writes;    /* entries written */
+    int64_t errors;    /* reads or writes that failed (I/O, no space, no permission) */
+    int64_t corrupt;   /* entries that did not verify (truncated, damaged, another format) */
+    int64_t evictions; /* entries this context deleted to stay under the bound */
+    const char *dir;   /* the directory (owned by ctx); NULL when the disk cache is off */
+    int64_t max_bytes; /* the bound */
+} mt_disk_cache_stats;
+
+/* Counters of ctx's disk cache since the context was made. MT_ERR_INVALID_ARG
+ * when ctx or out is NULL. */
+MT_API mt_status mt_context_disk_cache_stats(mt_context *ctx, mt_disk_cache_stats *out);
 
 /* ---- tensors -------------------------------------------------------------
  * A tensor is an n-d array: dtype, shape, strides (in elements) and data.

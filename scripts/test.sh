@@ -19,6 +19,10 @@
 # Exits non-zero if anything fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# No run of the suite reads or writes the user's disk cache (~/.cache/minitriton):
+# ctest turns it off per test (tests/CMakeLists.txt), this covers python,
+# the examples and mtc; the disk cache's own tests name their directories.
+export MINITRITON_CACHE_DIR=off
 py_pkgs="python3 python3-venv python3-setuptools python3-wheel python3-numpy python3-pytest"
 MT_SETUP_EXTRA="${MT_SETUP_EXTRA:-} valgrind clang libclang-rt-14-dev graphviz $py_pkgs" ./scripts/setup.sh
 jobs="$(nproc)"
@@ -60,6 +64,11 @@ vg=(valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,possible
 "${vg[@]}" build/example_embed >/dev/null
 "${vg[@]}" build/example_demo >/dev/null
 "${vg[@]}" build/mtc --random examples/kernels/fused_add.py >/dev/null
+# the disk cache's write (a miss) and read (a hit) paths, in a fresh directory
+vgcache=$(mktemp -d)
+"${vg[@]}" build/mtc --cache-dir "$vgcache" --random examples/kernels/fused_add.py >/dev/null
+"${vg[@]}" build/mtc --cache-dir "$vgcache" --random --emit llvm examples/kernels/fused_add.py >/dev/null
+rm -rf "$vgcache"
 echo "valgrind: no errors, no definite or possible leaks"
 
 if [ "${MT_SKIP_FUZZ:-}" = 1 ]; then

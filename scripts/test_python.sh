@@ -13,6 +13,7 @@
 # when a test fails or when pytest ran no test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export MINITRITON_CACHE_DIR=off # the tests time LLVM; never the user's disk cache
 root=$PWD
 build=$(cd "${1:-build}" && pwd)
 [ -f "$build/libminitriton.so" ] || { echo "test_python: $build/libminitriton.so is not built"; exit 1; }

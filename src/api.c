@@ -30,6 +30,7 @@
 #include "runtime/tensor.h"
 #include "support/arena.h"
 #include "support/diag.h"
+#include "support/diskcache.h"
 #include "support/strbuf.h"
 
 struct mt_context {
@@ -37,6 +38,7 @@ struct mt_context {
     mt_backend *backend;  /* code generation for target cpu (codegen.h) */
     int num_threads;
     mt_cache *cache;      /* compiled kernels; closed when the host destroys ctx */
+    mt_diskcache *disk;   /* compiled code on disk, shared by processes; NULL when off */
     mt_pool *pool;        /* run buffers (runtime/pool.h); closed when ctx is freed */
     mt_dev *cpu;          /* the CPU device over pool (runtime/device.h); released with ctx */
     mt_dev *test;         /* the test device (mt_context_create_testing), or NULL */
@@ -118,6 +120,11 @@ mt_context *mt_context_create_testing(const mt_context_options *opts, bool test_
         if (ctx->backend) ctx->backend->destroy(ctx->backend);
         free(ctx);
         return NULL;
+    }
+    if (!opts || opts->cache_max_bytes >= 0) { /* no directory, no memory: simply no disk cache */
+        char *dir = mt_diskcache_resolve_dir(opts ? opts->cache_dir : NULL);
+        ctx->disk = dir ? mt_diskcache_open(dir, opts ? opts->cache_max_bytes : 0) : NULL;
+        free(dir);
     }
     int cores = ctx->num_threads > 0 ? ctx->num_threads : mt_parallel_num_cpus();
     ctx->backend->describe(ctx->backend, &ctx->host, cores);
@@ -237,6 +244,7 @@ static void context_unref(mt_context *ctx) {
         for (int i = 0; i < ctx->nexterns; i++) free(ctx->externs[i]);
         mt_pool_close(ctx->pool);
         mt_thread_pool_destroy(ctx->threads);
+        mt_diskcache_close(ctx->disk);
         free(ctx);
     }
 }
@@ -283,7 +291,7 @@ static double now_ms(void) {
 
 static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
                                    const mt_compile_options *opts, const char *file,
-                                   mt_diag *diag);
+                                   const mt_cache_key *key, mt_diag *diag);
 static bool check_bound_params(const mt_compile_options *opts, const char *file, mt_diag *diag);
 
 static mt_status real_gpu(mt_context *ctx, mt_dev **out, mt_dev_err *e);
@@ -363,8 +371,18 @@ mt_kernel *mt_jit_compile(mt_context *ctx, const char *source, const mt_compile_
     bool keyed = opts->nparams == 0 && mt_cache_key_init(&key, source, opts, ctx->host_str) == 0;
     mt_kernel *k = keyed ? mt_cache_lookup(ctx->cache, &key) : NULL;
     if (!k) {
+        /* The disk cache's part of the key: the same without the options
+         * that cannot change code (the filename, the pass dumps), so that a
+         * program compiled from another path still hits. */
+        mt_cache_key dkey = {0};
+        mt_compile_options dopts = *opts;
+        dopts.filename = NULL;
+        dopts.dump_after = NULL;
+        bool dkeyed = ctx->disk && opts->nparams == 0 && /* bound values: not cached either */
+                      mt_cache_key_init(&dkey, source, &dopts, ctx->host_str) == 0;
         double t0 = now_ms();
-        k = compile_uncached(ctx, source, opts, file, diag);
+        k = compile_uncached(ctx, source, opts, file, dkeyed ? &dkey : NULL, diag);
+        mt_cache_key_free(&dkey);
         if (k) k->times.total_ms = now_ms() - t0;
         if (k && keyed) k = mt_cache_insert(ctx->cache, &key, k);
     }
@@ -544,7 +562,7 @@ static mt_status place_bound(mt_kernel *k, mt_dev_err *e);
 
 static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
                                    const mt_compile_options *opts, const char *file,
-                                   mt_diag *diag) {
+                                   const mt_cache_key *key, mt_diag *diag) {
     mt_kernel *volatile k = calloc(1, sizeof *k); /* read after a longjmp */
     mt_arena *a = mt_arena_create();
     if (!k || !a) {
@@ -574,6 +592,17 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
          * the context runs parallel loops on */
         int threads = ctx->num_threads > 0 ? ctx->num_threads : mt_parallel_num_cpus();
         mt_codegen_in in = {c.lowered, c.nlowered, c.device, c.ndevice, opts->opt_level, threads};
+        /* the disk cache's key has the source, the options that can change
+         * code and the target text on top of what codegen hashes
+         * (docs/api.md) */
+        if (key) {
+            in.disk = ctx->disk;
+            in.salt = key->bytes;
+            in.salt_len = key->len;
+            /* the tir-sched dump prints exactly the functions codegen gets,
+             * except for an emulated GPU (lowered once more after it) */
+            if (!targets.emulate) in.tir_text = c.dumps[MT_STAGE_TIR_SCHED];
+        }
         ctx->backend->compile(ctx->backend, a, &in, &k->code);
         const mt_codegen_out cg = k->code;
         if (k->gpu_program) gpu_kernels(k, &c, targets.gpu);
@@ -587,7 +616,8 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
         k->results = c.entry->outputs;
         double cuda_ms = k->times.cuda_ms, nvrtc_ms = k->times.nvrtc_ms;
         k->times = (mt_compile_times){c.ms_frontend, c.ms_graph, c.ms_tir, cg.ms_irgen, cg.ms_opt,
-                                      cg.ms_jit, 0, cg.threads, cuda_ms, nvrtc_ms};
+                                      cg.ms_jit, 0, cg.threads, cuda_ms, nvrtc_ms,
+                                      cg.ms_disk_read, cg.ms_disk_write, (int)cg.disk};
         mt_plan_build(a, c.module, c.entry, c.lowered, cg.fn_addrs, &k->plan, &k->once);
         k->nentry = c.entry->nparams;
         k->dumps[MT_STAGE_PLAN] = with_once(a, mt_memplan_print(k->plan.mem, &k->plan, arena_alloc_cb, a),
@@ -973,6 +1003,15 @@ mt_status mt_kernel_tensor_to(mt_kernel *k, const mt_tensor *src, mt_device wher
 mt_status mt_kernel_compile_times(const mt_kernel *k, mt_compile_times *out) {
     if (!k || !out) return MT_ERR_INVALID_ARG;
     *out = k->times;
+    return MT_OK;
+}
+
+mt_status mt_context_disk_cache_stats(mt_context *ctx, mt_disk_cache_stats *out) {
+    if (!ctx || !out) return MT_ERR_INVALID_ARG;
+    mt_diskcache_counts n;
+    mt_diskcache_get_counts(ctx->disk, &n);
+    *out = (mt_disk_cache_stats){n.hits, n.misses, n.writes, n.errors, n.corrupt, n.evictions,
+                                 mt_diskcache_dir(ctx->disk), mt_diskcache_max_bytes(ctx->disk)};
     return MT_OK;
 }
 

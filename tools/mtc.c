@@ -77,6 +77,9 @@ static const char USAGE[] =
     "                          phases of the median warm compile (implies\n"
     "                          --time-passes)\n"
     "  --threads N             threads for parallel loops (default: all cores)\n"
+    "  --cache-dir DIR         the disk cache of compiled code (default:\n"
+    "                          $MINITRITON_CACHE_DIR, else ~/.cache/minitriton)\n"
+    "  --no-disk-cache         compile without the disk cache\n"
     "  -h, --help              print this help\n"
     "  --version               print the minitriton version\n"
     "\n"
@@ -662,6 +665,8 @@ typedef struct options {
     bool time_passes;            /* --time-passes */
     int warm;                    /* --warm N; 0 when absent */
     int threads;                 /* --threads N; 0 = all cores */
+    const char *cache_dir;       /* --cache-dir DIR; NULL: the library's default */
+    bool no_disk_cache;          /* --no-disk-cache */
 } options;
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -713,7 +718,8 @@ static int parse_options(int argc, char **argv, options *o) {
         {"input", true},  {"random", false}, {"seed", true},      {"dim", true},
         {"output", true}, {"output-dir", true}, {"bench", true},  {"help", false},
         {"version", false}, {"time-passes", false}, {"warm", true}, {"threads", true},
-        {"emulate", false}, {"dump-after", true}, {"param", true},
+        {"emulate", false}, {"dump-after", true}, {"param", true}, {"cache-dir", true},
+        {"no-disk-cache", false},
     };
     bool only_files = false;
     for (int i = 1; i < argc; i++) {
@@ -751,6 +757,11 @@ static int parse_options(int argc, char **argv, options *o) {
             o->run = true;
         } else if (!strcmp(opt, "time-passes")) {
             o->time_passes = true;
+        } else if (!strcmp(opt, "no-disk-cache")) {
+            o->no_disk_cache = true;
+        } else if (!strcmp(opt, "cache-dir")) {
+            if (!*val) return usage_error("--cache-dir needs a directory (--no-disk-cache turns it off)");
+            o->cache_dir = val;
         } else if (!strcmp(opt, "random")) {
             o->random = o->run = true;
         } else if (!strcmp(opt, "entry")) {
@@ -1258,6 +1269,8 @@ static void print_compile_times(const mt_kernel *k, const char *title) {
         {"JIT code generation", t.jit_ms},
         {"CUDA C (target cuda)", t.cuda_ms},
         {"NVRTC (target cuda)", t.nvrtc_ms},
+        {"disk cache read (key, verify)", t.disk_read_ms},
+        {"disk cache write", t.disk_write_ms},
     };
     double sum = 0;
     fflush(stdout);
@@ -1272,7 +1285,11 @@ static void print_compile_times(const mt_kernel *k, const char *title) {
     fprintf(stderr, "  %-32s %10.3f %5.1f%%\n", "other (executor plan)", other,
             t.total_ms > 0 ? 100 * other / t.total_ms : 0.0);
     fprintf(stderr, "  %-32s %10.3f\n", "compile total", t.total_ms);
-    if (t.llvm_threads > 1)
+    static const char *const disk[] = {
+        "off", "hit (machine code read from disk: LLVM did not run)",
+        "miss (compiled, entry written)", "miss (compiled; the entry could not be written)"};
+    fprintf(stderr, "  %-32s %s\n", "disk cache", t.disk >= 0 && t.disk <= 3 ? disk[t.disk] : "?");
+    if (t.llvm_threads > 1 && t.disk != MT_DISK_HIT)
         fprintf(stderr, "  (LLVM optimized and compiled the kernel's modules on %d threads)\n",
                 t.llvm_threads);
 }
@@ -1284,6 +1301,7 @@ static void print_compile_times(const mt_kernel *k, const char *title) {
 static void time_warm(mt_context *ctx, const char *src, const mt_compile_options *co, int n,
                       int threads) {
     mt_context_options wo = {threads, -1};
+    wo.cache_dir = ""; /* no disk cache either: each warm compile runs LLVM */
     mt_context *wctx = mt_context_create(&wo);
     mt_kernel **ks = calloc((size_t)n, sizeof *ks);
     double *ms = calloc((size_t)n, sizeof *ms), *sorted = calloc((size_t)n, sizeof *sorted);
@@ -1395,6 +1413,7 @@ int main(int argc, char **argv) {
     double t_ctx = now_ms();
     mt_context_options copts = {0};
     copts.num_threads = o.threads;
+    copts.cache_dir = o.no_disk_cache ? "" : o.cache_dir;
     mt_context *ctx = mt_context_create(&copts);
     t_ctx = now_ms() - t_ctx;
     if (!ctx) {

@@ -18,7 +18,7 @@ The reference is docs/python.md in the repository.
 from ._lib import DTYPES, STAGES, VERSION as library_version, path as library_path
 from .errors import CompileError, MinitritonError, RunError
 from .jit import (Array, JITFunction, Kernel, Tensor, cache_stats, compile, configure, context,
-                  from_dlpack, jit)
+                  disk_cache_stats, from_dlpack, jit)
 
 __version__ = "0.1.0"
 
@@ -30,5 +30,6 @@ int8, int32, int64, uint8 = "int8", "int32", "int64", "uint8"
 
 __all__ = ["jit", "compile", "Tensor", "Kernel", "JITFunction", "Array", "from_dlpack",
            "CompileError", "RunError", "MinitritonError", "configure", "context", "cache_stats",
+           "disk_cache_stats",
            "DTYPES", "STAGES", "library_path", "library_version",
            "float16", "float32", "float64", "int8", "int32", "int64", "uint8"]

@@ -37,7 +37,8 @@ class Diag(ctypes.Structure):
 
 
 class ContextOptions(ctypes.Structure):
-    _fields_ = [("num_threads", ctypes.c_int), ("cache_entries", ctypes.c_int)]
+    _fields_ = [("num_threads", ctypes.c_int), ("cache_entries", ctypes.c_int),
+                ("cache_dir", ctypes.c_char_p), ("cache_max_bytes", ctypes.c_int64)]
 
 
 class CompileOptions(ctypes.Structure):
@@ -50,7 +51,7 @@ class CompileOptions(ctypes.Structure):
         ("dump_after", ctypes.c_char_p),
         ("arch", ctypes.c_char_p),
         ("emulate", ctypes.c_int),
-        ("params", ctypes.c_void_p),  # const mt_bound_param *: not used from Python yet
+        ("params", ctypes.c_void_p),  # bound parameters: not used from Python (NULL, 0)
         ("nparams", ctypes.c_int),
     ]
 
@@ -71,6 +72,22 @@ class CompileTimes(ctypes.Structure):
         ("llvm_threads", ctypes.c_int),
         ("cuda_ms", ctypes.c_double),
         ("nvrtc_ms", ctypes.c_double),
+        ("disk_read_ms", ctypes.c_double),
+        ("disk_write_ms", ctypes.c_double),
+        ("disk", ctypes.c_int),
+    ]
+
+
+class DiskCacheStats(ctypes.Structure):
+    _fields_ = [
+        ("hits", ctypes.c_int64),
+        ("misses", ctypes.c_int64),
+        ("writes", ctypes.c_int64),
+        ("errors", ctypes.c_int64),
+        ("corrupt", ctypes.c_int64),
+        ("evictions", ctypes.c_int64),
+        ("dir", ctypes.c_char_p),
+        ("max_bytes", ctypes.c_int64),
     ]
 
 
@@ -108,6 +125,7 @@ FUNCS = {
     "mt_context_create": (_p, [ctypes.POINTER(ContextOptions)]),
     "mt_context_destroy": (None, [_p]),
     "mt_context_cache_stats": (_i, [_p, ctypes.POINTER(CacheStats)]),
+    "mt_context_disk_cache_stats": (_i, [_p, ctypes.POINTER(DiskCacheStats)]),
     "mt_compile_options_init": (None, [ctypes.POINTER(CompileOptions)]),
     "mt_jit_compile": (_p, [_p, _s, ctypes.POINTER(CompileOptions), _diag]),
     "mt_kernel_run": (_i, [_p, ctypes.POINTER(_p), _i, ctypes.POINTER(_p), _i, _diag]),
@@ -149,7 +167,8 @@ FUNCS = {
     "mt_kernel_pass_dump_at": (_s, [_p, _i]),
 }
 # newer than the first 0.1 library: a library without them still loads
-OPTIONAL = {"mt_kernel_num_pass_dumps", "mt_kernel_pass_dump_name", "mt_kernel_pass_dump_at"}
+OPTIONAL = {"mt_kernel_num_pass_dumps", "mt_kernel_pass_dump_name", "mt_kernel_pass_dump_at",
+            "mt_context_disk_cache_stats"}
 PYFUNCS = {
     "mt_tensor_release": (None, [_p]),
     "mt_tensor_from_dlpack": (_p, [_p, _diag]),

@@ -22,6 +22,7 @@ would start a thread pool per kernel.
 import ast
 import ctypes
 import inspect
+import os
 import threading
 
 import numpy as np
@@ -29,14 +30,15 @@ import numpy as np
 from . import _dlpack
 from ._lib import (
     DEVICE_CPU, DEVICE_CUDA, DTYPES, MAX_RANK, STAGES, STATUS_NAMES, TARGET_CPU, TARGET_CUDA,
-    CacheStats, CompileOptions, CompileTimes, ContextOptions, Device, Diag, lib, pylib,
+    CacheStats, CompileOptions, CompileTimes, ContextOptions, Device, Diag, DiskCacheStats, lib,
+    pylib,
 )
 from .errors import CompileError, MinitritonError, RunError
 
 MT_ERR_UNAVAILABLE = STATUS_NAMES.index("MT_ERR_UNAVAILABLE")
 
 __all__ = ["Tensor", "jit", "compile", "JITFunction", "Kernel", "Array", "context", "configure",
-           "cache_stats", "from_dlpack"]
+           "cache_stats", "disk_cache_stats", "from_dlpack"]
 
 _NP_DTYPES = [np.dtype(np.bool_), np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int32),
               np.dtype(np.int64), np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)]
@@ -80,19 +82,27 @@ class Tensor:
 _ctx_lock = threading.Lock()
 _ctx = None
 _ctx_opts = ContextOptions(0, 0)
+_ctx_cache_dir = None  # the bytes _ctx_opts.cache_dir points at, kept alive
 
 
-def configure(num_threads=0, cache_entries=0):
+def configure(num_threads=0, cache_entries=0, cache_dir=None, cache_max_bytes=0):
     """Options of the process's context, before its first use: num_threads
     (0: one per CPU this process may run on) for the kernels' parallel
-    loops, cache_entries (0: 256; negative: no compile cache). Raises
-    RuntimeError once the context exists."""
+    loops, cache_entries (0: 256; negative: no compile cache), cache_dir
+    (the disk cache of compiled code: None for the library's default,
+    $MINITRITON_CACHE_DIR else ~/.cache/minitriton; "" for none) and
+    cache_max_bytes (its bound; 0: 256 MiB; negative: no disk cache).
+    Raises RuntimeError once the context exists."""
+    global _ctx_cache_dir
     with _ctx_lock:
         if _ctx is not None:
             raise RuntimeError("minitriton.configure: the context already exists (call it before "
                                "the first compilation)")
         _ctx_opts.num_threads = int(num_threads)
         _ctx_opts.cache_entries = int(cache_entries)
+        _ctx_cache_dir = None if cache_dir is None else os.fsencode(cache_dir)
+        _ctx_opts.cache_dir = _ctx_cache_dir
+        _ctx_opts.cache_max_bytes = int(cache_max_bytes)
 
 
 def context():
@@ -115,6 +125,17 @@ def cache_stats():
     s = CacheStats()
     lib.mt_context_cache_stats(context(), ctypes.byref(s))
     return {f: getattr(s, f) for f, _ in CacheStats._fields_}
+
+
+def disk_cache_stats():
+    """The disk cache's counters since the context was made: hits, misses,
+    writes, errors, corrupt, evictions; and its dir (None when off) and
+    max_bytes."""
+    s = DiskCacheStats()
+    lib.mt_context_disk_cache_stats(context(), ctypes.byref(s))
+    d = {f: getattr(s, f) for f, _ in DiskCacheStats._fields_}
+    d["dir"] = os.fsdecode(d["dir"]) if d["dir"] is not None else None
+    return d
 
 
 # ---- diagnostics -----------------------------------------------------------------

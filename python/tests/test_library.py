@@ -62,6 +62,32 @@ def test_context_is_shared_and_configured_once():
     assert r.stdout.split() == ["[2.", "2.]", "0"]
 
 
+def test_disk_cache_hit_in_a_new_process(tmp_path):
+    # configure(cache_dir=...): the first process compiles and writes the
+    # entry, the second finds it (LLVM does not run: opt_ms is 0)
+    code = ("import minitriton as mt, numpy as np, sys\n"
+            "mt.configure(num_threads=1, cache_dir=sys.argv[1])\n"
+            "k = mt.compile('def f(x: Tensor((2,), \"float32\")):\\n    return x + x\\n')\n"
+            "t = k.compile_times()\n"
+            "s = mt.disk_cache_stats()\n"
+            "print(k(np.ones(2, np.float32)), t['disk'], t['opt_ms'] > 0, s['hits'], s['writes'],"
+            " s['dir'] == sys.argv[1])")
+    outs = []
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
+                           text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        outs.append(r.stdout.split())
+    assert outs[0] == ["[2.", "2.]", "2", "True", "0", "1", "True"]  # MT_DISK_MISS, written
+    assert outs[1] == ["[2.", "2.]", "1", "False", "1", "0", "True"]  # MT_DISK_HIT
+    assert [p.suffix for p in tmp_path.iterdir()] == [".mtc"]
+    # cache_dir="" turns it off
+    r = _python("import minitriton as mt\nmt.configure(cache_dir='')\n"
+                "print(mt.disk_cache_stats()['dir'])")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "None"
+
+
 def test_every_c_function_used_is_declared():
     # ctypes passes a pointer as a C int to a function without argtypes:
     # every mt_ function the package calls must be declared in _lib.

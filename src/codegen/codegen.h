@@ -43,7 +43,25 @@ typedef struct mt_codegen_in {
     int ndevice;
     int opt_level;           /* 0..3 */
     int threads;             /* the most threads the compile may use (< 1: 1) */
+    /* The disk cache of compiled code (support/diskcache.h), or NULL, and
+     * what the caller adds to its key: anything beyond the functions that
+     * decided them (the source, options and target text). */
+    struct mt_diskcache *disk;
+    const void *salt;
+    size_t salt_len;
+    /* The text of host and device functions as mt_tfunc_print shows them
+     * (each may carry more attributes), when the caller has it; NULL: the
+     * key prints them. */
+    const char *tir_text;
 } mt_codegen_in;
+
+/* What the disk cache did for a compile. */
+typedef enum mt_codegen_disk {
+    MT_CG_DISK_OFF = 0,      /* not used (off, or the key's names were taken in this JIT) */
+    MT_CG_DISK_HIT,          /* the code came from the disk */
+    MT_CG_DISK_MISS,         /* compiled, and written to the disk */
+    MT_CG_DISK_MISS_UNSAVED, /* compiled; writing it failed (counted in the cache's errors) */
+} mt_codegen_disk;
 
 /* What comes back (arrays and texts in the compile's arena). */
 typedef struct mt_codegen_out {
@@ -55,6 +73,9 @@ typedef struct mt_codegen_out {
      * turning it into code (parts compiled at once overlap: llvm_cpu.h). */
     double ms_irgen, ms_opt, ms_jit;
     int threads;             /* threads the compile used */
+    mt_codegen_disk disk;    /* the disk cache's part */
+    double ms_disk_read;     /* looking up, reading and verifying the entry (hit or miss) */
+    double ms_disk_write;    /* writing the entry after a miss (and evicting) */
 } mt_codegen_out;
 
 struct mt_backend {

@@ -27,6 +27,33 @@
  * recurses); when a helper cannot be started, the threads that did start
  * do its share. A program without kernel functions gets one empty module,
  * for its dumps.
+ *
+ * The disk cache (in->disk, support/diskcache.h; docs/api.md). What is kept
+ * is the object code of the parts and their optimized bitcode, not the whole
+ * kernel: the front half (parse, graph and TIR passes) costs a millisecond
+ * or two and makes everything else a kernel holds (its dumps, parameter
+ * types, the executor's plan), which would otherwise need a serializer of
+ * every IR; LLVM is 95 % or more of a compile, and object files are already
+ * a serialized, relocatable form the JIT takes as it is. The key
+ * (disk_key) is a BLAKE2s-256 of everything the object code is a function
+ * of: the library's build identity and version, LLVM's version, the host
+ * triple, CPU, features and data layout, the optimization level, the
+ * caller's salt (source, the options that can change code, the target
+ * text), and the printed TIR handed to codegen, so that whatever changes
+ * the TIR (a schedule, a tuning decision) changes the key. Object code names
+ * its symbols, so the names must not depend on the process: with the disk
+ * cache a compile's prefix is "mtk<first 8 bytes of the key in hex>_"
+ * instead of the process counter's "mt<N>_", and since two live modules of
+ * one JIT cannot define the same names, the prefix is claimed in the JIT
+ * (mt_jit_claim_tag) for the module's lifetime; a compile that finds it
+ * taken (the same code compiled again while the first kernel lives) goes
+ * without the disk cache under the counter's prefix. On a hit the objects
+ * are linked straight into the JIT (no optimization, no code generation)
+ * and the bitcode kept for the llvm and asm dumps, which so come out the
+ * same as after a compile; anything wrong with the entry (it does not fit
+ * this compile, the JIT refuses it) makes it a miss, compiled afresh under
+ * the counter's names. On a miss the entry is written after the workers
+ * are done and before the objects go into the JIT (which takes them).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -46,6 +73,9 @@
 #include "codegen/llvm_cpu.h"
 #include "codegen/jit_internal.h"
 #include "codegen/llvm_internal.h"
+#include "minitriton.h"
+#include "support/blake2s.h"
+#include "support/diskcache.h"
 
 static atomic_ulong next_module_id;
 
@@ -199,6 +229,194 @@ static int run_workers(cg_work *w, int threads) {
     return started + 1;
 }
 
+
+/* ---- the disk cache ------------------------------------------------------------- */
+
+/* An entry's first blob: ENTRY_MAGIC, the number of parts, of host
+ * functions and of device functions, 32-bit little-endian each; then the
+ * parts' object files, then their bitcode. */
+#define ENTRY_MAGIC 0x316a626fu /* "obj1" */
+
+static void key_bytes(mt_blake2s *s, const void *p, size_t n) {
+    uint8_t len[8];
+    for (int i = 0; i < 8; i++) len[i] = (uint8_t)((uint64_t)n >> (8 * i));
+    mt_blake2s_update(s, len, 8);
+    mt_blake2s_update(s, p, n);
+}
+
+static void key_str(mt_blake2s *s, const char *str) { key_bytes(s, str, str ? strlen(str) : 0); }
+
+static void key_int(mt_blake2s *s, long v) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%ld", v);
+    key_str(s, buf);
+}
+
+/* The disk cache key of a compile: what the object code is a function of.
+ * The library (version and build identity), LLVM (version), the machine
+ * code is made for (triple, CPU, features, data layout), the optimization
+ * level, the caller's salt (source, options, target text), and the printed
+ * TIR of every function handed to codegen, which is what the code is
+ * generated from: a schedule, a tuning decision, anything that changes the
+ * TIR changes the key. The caller may hand that text over (the tir-sched
+ * dump is exactly it: 0.4 ms of printing saved on the MLP). May raise
+ * (printing uses the arena). */
+static void disk_key(mt_jit *jit, mt_arena *a, const mt_codegen_in *in, int opt_level,
+                     uint8_t key[MT_DISKCACHE_KEY_BYTES]) {
+    mt_blake2s s;
+    mt_blake2s_init(&s);
+    key_str(&s, "minitriton object code 1");
+    key_str(&s, MT_VERSION_STRING);
+    uint8_t id[32];
+    mt_diskcache_self_id(id);
+    key_bytes(&s, id, sizeof id);
+    unsigned major = 0, minor = 0, patch = 0;
+    LLVMGetVersion(&major, &minor, &patch);
+    key_int(&s, (long)major * 10000 + (long)minor * 100 + patch);
+    key_str(&s, jit->triple);
+    key_str(&s, jit->cpu);
+    key_str(&s, jit->features);
+    key_str(&s, LLVMOrcLLJITGetDataLayoutStr(jit->lljit));
+    key_int(&s, opt_level);
+    key_bytes(&s, in->salt, in->salt ? in->salt_len : 0);
+    key_int(&s, in->nhost);
+    key_int(&s, in->ndevice);
+    if (in->tir_text) { /* the caller printed them already */
+        key_str(&s, in->tir_text);
+    } else {
+        for (int i = 0; i < in->nhost; i++) key_str(&s, mt_tfunc_print(a, in->host[i]));
+        for (int i = 0; i < in->ndevice; i++) key_str(&s, mt_tfunc_print(a, in->device[i]));
+    }
+    mt_blake2s_final(&s, key);
+}
+
+static uint32_t le32(const void *p) {
+    const uint8_t *b = p;
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* Links the entry of key from the disk cache into jm under prefix: true
+ * and out filled (module, addresses, bitcode for the dumps), or false
+ * (no entry, one that does not fit this compile, or the JIT refused it:
+ * jm may then hold part of it and must be released). */
+static bool load_cached(mt_jit *jit, mt_arena *a, const mt_codegen_in *in,
+                        const uint8_t key[MT_DISKCACHE_KEY_BYTES], const char *prefix,
+                        mt_jit_module *jm, void **addrs, mt_codegen_out *out) {
+    double t0 = mt_jit_now_ms();
+    mt_diskcache_entry e;
+    if (!mt_diskcache_get(in->disk, key, &e)) {
+        out->ms_disk_read = mt_jit_now_ms() - t0;
+        return false;
+    }
+    const uint8_t *meta = e.nblobs >= 1 && e.blobs[0].len == 16 ? e.blobs[0].data : NULL;
+    uint32_t nu32 = meta ? le32(meta + 4) : 0;
+    int nu = nu32 >= 1 && nu32 <= 4096 ? (int)nu32 : 0;
+    if (!meta || le32(meta) != ENTRY_MAGIC || nu < 1 || e.nblobs != 1 + 2 * nu ||
+        le32(meta + 8) != (uint32_t)in->nhost || le32(meta + 12) != (uint32_t)in->ndevice) {
+        mt_diskcache_entry_free(&e);
+        mt_diskcache_count_error(in->disk);
+        out->ms_disk_read = mt_jit_now_ms() - t0;
+        return false; /* the compile's write replaces it */
+    }
+    LLVMMemoryBufferRef *objs = calloc((size_t)nu, sizeof *objs);
+    bool ok = objs != NULL;
+    for (int i = 0; ok && i < nu; i++) {
+        objs[i] = LLVMCreateMemoryBufferWithMemoryRangeCopy(e.blobs[1 + i].data, e.blobs[1 + i].len,
+                                                            "mt-cached-object");
+        ok = objs[i] != NULL;
+    }
+    double t1 = mt_jit_now_ms();
+    char msg[512];
+    int rc = ok ? mt_jit_link(jit, jm, objs, nu, prefix, in->host, in->nhost, addrs, msg, sizeof msg)
+                : -1;
+    double t2 = mt_jit_now_ms();
+    for (int i = 0; objs && i < nu; i++)
+        if (objs[i]) LLVMDisposeMemoryBuffer(objs[i]); /* those mt_jit_link did not take */
+    free(objs);
+    /* the bitcode, for the dumps */
+    mt_diskcache_blob *bcb = NULL;
+    if (rc == 0) {
+        bcb = malloc(sizeof *bcb * (size_t)nu);
+        rc = bcb ? 0 : -1;
+        for (int i = 0; bcb && i < nu; i++) bcb[i] = e.blobs[1 + nu + i];
+    }
+    void *mem = e.mem;
+    e.mem = NULL;
+    mt_diskcache_entry_free(&e);
+    if (rc != 0) {
+        free(mem);
+        free(bcb);
+        mt_diskcache_count_error(in->disk);
+        /* this compile goes on under other names and cannot replace it */
+        mt_diskcache_remove(in->disk, key);
+        out->ms_disk_read = t1 - t0;
+        return false;
+    }
+    /* the copies into the arena, which raises when out of memory: e's
+     * memory and the arrays are freed first */
+    size_t total = 0;
+    for (int i = 0; i < nu; i++) total += bcb[i].len;
+    char *volatile copy = NULL;
+    mt_codegen_bc *volatile parts = NULL;
+    mt_errframe fr;
+    if (MT_TRY(&fr)) {
+        copy = mt_arena_alloc(a, total ? total : 1);
+        parts = MT_NEW_ARRAY(a, mt_codegen_bc, nu);
+        mt_err_pop(&fr);
+    } else {
+        mt_err_pop(&fr);
+        free(mem);
+        free(bcb);
+        mt_fail(fr.status, fr.loc, "%s", fr.msg);
+    }
+    size_t at = 0;
+    for (int i = 0; i < nu; i++) {
+        memcpy(copy + at, bcb[i].data, bcb[i].len);
+        parts[i].data = copy + at;
+        parts[i].len = bcb[i].len;
+        at += bcb[i].len;
+    }
+    free(mem);
+    free(bcb);
+    out->dump_src = parts;
+    out->nparts = nu;
+    out->module = jm;
+    out->fn_addrs = addrs;
+    out->threads = 1;
+    out->ms_jit = t2 - t1;
+    out->ms_disk_read = t1 - t0;
+    out->disk = MT_CG_DISK_HIT;
+    return true;
+}
+
+/* Writes the compiled parts (their objects, still in units, and bitcode)
+ * to the disk cache under key. */
+static void save_cached(const mt_codegen_in *in, const uint8_t key[MT_DISKCACHE_KEY_BYTES],
+                        const cg_unit *units, const mt_codegen_bc *bc, int nu,
+                        mt_codegen_out *out) {
+    double t0 = mt_jit_now_ms();
+    uint8_t meta[16];
+    uint32_t fields[4] = {ENTRY_MAGIC, (uint32_t)nu, (uint32_t)in->nhost, (uint32_t)in->ndevice};
+    for (int f = 0; f < 4; f++)
+        for (int b = 0; b < 4; b++) meta[4 * f + b] = (uint8_t)(fields[f] >> (8 * b));
+    mt_diskcache_blob *blobs = malloc(sizeof *blobs * (size_t)(1 + 2 * nu));
+    int rc = -1;
+    if (blobs) {
+        blobs[0] = (mt_diskcache_blob){meta, sizeof meta};
+        for (int i = 0; i < nu; i++) {
+            blobs[1 + i] = (mt_diskcache_blob){LLVMGetBufferStart(units[i].obj),
+                                               LLVMGetBufferSize(units[i].obj)};
+            blobs[1 + nu + i] = (mt_diskcache_blob){bc[i].data, bc[i].len};
+        }
+        rc = mt_diskcache_put(in->disk, key, blobs, 1 + 2 * nu);
+        free(blobs);
+    } else {
+        mt_diskcache_count_error(in->disk);
+    }
+    out->disk = rc == 0 ? MT_CG_DISK_MISS : MT_CG_DISK_MISS_UNSAVED;
+    out->ms_disk_write = mt_jit_now_ms() - t0;
+}
+
 /* ---- the driver --------------------------------------------------------------- */
 
 static void units_dispose(cg_unit *u, int n) {
@@ -243,6 +461,7 @@ void mt_codegen_cpu(mt_jit *jit, mt_arena *a, const mt_codegen_in *in, mt_codege
     unsigned long id = atomic_fetch_add(&next_module_id, 1) + 1;
     const char *prefix = mt_arena_printf(a, "mt%lu_", id);
     const char *mod_name = mt_arena_printf(a, "mt%lu", id);
+    uint8_t *key = MT_NEW_ARRAY(a, uint8_t, MT_DISKCACHE_KEY_BYTES);
     void **addrs = MT_NEW_ARRAY(a, void *, n > 0 ? n : 1);
     /* A module per host function, and one per parallel body it launches (so
      * that a kernel's loops compile on several threads); one module for
@@ -262,8 +481,43 @@ void mt_codegen_cpu(mt_jit *jit, mt_arena *a, const mt_codegen_in *in, mt_codege
     char *msg = MT_NEW_ARRAY(a, char, 1024);
     mt_errframe fr;
     if (MT_TRY(&fr)) {
-        double t0 = mt_jit_now_ms();
         mt_llvm_check_launches(a, in);
+        *jm = calloc(1, sizeof **jm);
+        if (!*jm) mt_fail_noloc(MT_ERR_NOMEM, "out of memory for a JIT module");
+        (*jm)->jit = jit;
+        /* With the disk cache, the symbols are named after the key, so that
+         * the object code is the same in every process and can be stored;
+         * while another live module of this JIT has those names (the same
+         * code compiled again, the in-memory cache off), this compile goes
+         * without the disk cache under unique names. */
+        bool disk = in->disk != NULL;
+        if (disk) {
+            double tk = mt_jit_now_ms();
+            disk_key(jit, a, in, opt_level, key);
+            uint64_t tag = 0;
+            for (int i = 7; i >= 0; i--) tag = tag << 8 | key[i];
+            disk = mt_jit_claim_tag(jit, *jm, tag) == 0;
+            if (disk) {
+                prefix = mt_arena_printf(a, "mtk%016llx_", (unsigned long long)tag);
+                mod_name = mt_arena_printf(a, "mtk%016llx", (unsigned long long)tag);
+                if (load_cached(jit, a, in, key, prefix, *jm, addrs, out)) {
+                    out->ms_disk_read = mt_jit_now_ms() - tk - out->ms_jit; /* all but linking */
+                    mt_err_pop(&fr);
+                    return;
+                }
+                if ((*jm)->rt) { /* the JIT refused a verified entry: start afresh */
+                    mt_jit_module_release(*jm);
+                    *jm = calloc(1, sizeof **jm);
+                    if (!*jm) mt_fail_noloc(MT_ERR_NOMEM, "out of memory for a JIT module");
+                    (*jm)->jit = jit;
+                    prefix = mt_arena_printf(a, "mt%lu_", id);
+                    mod_name = mt_arena_printf(a, "mt%lu", id);
+                    disk = false;
+                }
+            }
+            out->ms_disk_read = mt_jit_now_ms() - tk;
+        }
+        double t0 = mt_jit_now_ms();
         for (int i = 0; i < nk; i++) {
             kern[i].ctx = LLVMContextCreate();
             LLVMContextSetDiagnosticHandler(kern[i].ctx, unit_diag, &kern[i]);
@@ -306,9 +560,7 @@ void mt_codegen_cpu(mt_jit *jit, mt_arena *a, const mt_codegen_in *in, mt_codege
         }
         out->dump_src = bc;
         out->nparts = nu;
-        *jm = calloc(1, sizeof **jm);
-        if (!*jm) mt_fail_noloc(MT_ERR_NOMEM, "out of memory for a JIT module");
-        (*jm)->jit = jit;
+        if (disk) save_cached(in, key, units, bc, nu, out);
         LLVMMemoryBufferRef *objs = MT_NEW_ARRAY(a, LLVMMemoryBufferRef, nu);
         for (int i = 0; i < nu; i++) {
             objs[i] = units[i].obj;

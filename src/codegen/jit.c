@@ -27,9 +27,11 @@
  * and symbols. Trackers (rather than a JITDylib per module) are cheap, can
  * be removed (a JITDylib cannot be deleted through the C API) and see the
  * runtime symbols without link-order plumbing. Symbol names do not collide
- * because every module gets a process-unique prefix "mt<N>_". The mutex
- * guards the LLJIT: adding objects, lookups (which link them) and removing
- * trackers.
+ * because every module gets a process-unique prefix "mt<N>_", or with the
+ * disk cache one made from its key, "mtk<16 hex>_", which the JIT hands to
+ * one live module at a time (mt_jit_claim_tag keeps the tags in use). The
+ * mutex guards the LLJIT (adding objects, lookups, which link them, and
+ * removing trackers) and the tags.
  *
  * Dumps. A compiled module is kept as the bitcode of its parts (one per
  * kernel function, compile.c); the llvm and asm dumps parse and link them
@@ -274,7 +276,32 @@ void mt_jit_destroy(mt_jit *jit) {
     LLVMDisposeMessage(jit->triple);
     LLVMDisposeMessage(jit->cpu);
     LLVMDisposeMessage(jit->features);
+    free(jit->tags);
     free(jit);
+}
+
+int mt_jit_claim_tag(mt_jit *jit, mt_jit_module *jm, uint64_t tag) {
+    int rc = 0;
+    pthread_mutex_lock(&jit->mu);
+    for (int i = 0; i < jit->ntags && rc == 0; i++)
+        if (jit->tags[i] == tag) rc = -1;
+    if (rc == 0 && jit->ntags == jit->captags) {
+        int nc = jit->captags ? 2 * jit->captags : 16;
+        uint64_t *nt = realloc(jit->tags, (size_t)nc * sizeof *nt);
+        if (nt) {
+            jit->tags = nt;
+            jit->captags = nc;
+        } else {
+            rc = -1;
+        }
+    }
+    if (rc == 0) {
+        jit->tags[jit->ntags++] = tag;
+        jm->tag = tag;
+        jm->has_tag = 1;
+    }
+    pthread_mutex_unlock(&jit->mu);
+    return rc;
 }
 
 const char *mt_jit_cpu_name(const mt_jit *jit) { return jit->cpu; }
@@ -289,6 +316,11 @@ void mt_jit_module_release(mt_jit_module *m) {
         if (e) LLVMConsumeError(e);
         LLVMOrcReleaseResourceTracker(m->rt);
     }
+    for (int i = 0; m->has_tag && i < jit->ntags; i++)
+        if (jit->tags[i] == m->tag) {
+            jit->tags[i] = jit->tags[--jit->ntags];
+            break;
+        }
     LLVMOrcSymbolStringPoolClearDeadEntries(LLVMOrcExecutionSessionGetSymbolStringPool(
         LLVMOrcLLJITGetExecutionSession(jit->lljit)));
     pthread_mutex_unlock(&jit->mu);

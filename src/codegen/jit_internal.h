@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
@@ -36,12 +37,22 @@ struct mt_jit {
     pthread_mutex_t mu;        /* guards lljit and session_err */
     char session_err[512];     /* last error reported by the execution session */
     mt_jit_tm tms[MT_JIT_TMS]; /* host target machines for passes, objects and asm */
+    uint64_t *tags;            /* the tags of live modules named after their disk cache key (mu) */
+    int ntags, captags;
 };
 
 struct mt_jit_module {
     mt_jit *jit;                  /* owner */
     LLVMOrcResourceTrackerRef rt; /* tracks the module's code in the main JITDylib */
+    uint64_t tag;                 /* its symbols' prefix names this tag (has_tag) */
+    int has_tag;
 };
+
+/* Claims tag for jm: the symbols of a module whose prefix is made from its
+ * disk cache key ("mtk<16 hex>_", compile.c) must not be defined twice in
+ * the JIT, so a tag is held by one live module at a time (released with
+ * it). 0 when claimed, -1 when another module holds it (or no memory). */
+int mt_jit_claim_tag(mt_jit *jit, mt_jit_module *jm, uint64_t tag);
 
 /* Locks a free target machine slot (waiting for one when all are busy) and
  * returns it with its machine made; NULL and a message in err when LLVM

@@ -46,9 +46,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc;
     (void)argv;
     /* No compile cache: every input is compiled, and the 256 kernels a cache
-     * would keep (arenas and JIT code) would count against -rss_limit_mb. */
+     * would keep (arenas and JIT code) would count against -rss_limit_mb.
+     * No disk cache either: an entry per input would be written to the
+     * user's ~/.cache, and a hit would skip the code generation fuzzed. */
     mt_context_options co = {0};
     co.cache_entries = -1;
+    co.cache_dir = "";
     ctx = mt_context_create(&co);
     if (!ctx) {
         fprintf(stderr, "fuzz_compile: mt_context_create failed\n");
