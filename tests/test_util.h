@@ -83,9 +83,9 @@ __attribute__((unused)) static char *test_read_file(const char *path) {
 }
 
 /* One context for a whole test binary (creating the JIT costs ~20 ms). */
-static mt_context *test_ctx;
+__attribute__((unused)) static mt_context *test_ctx;
 
-static int test_setup_ctx(void **state) {
+__attribute__((unused)) static int test_setup_ctx(void **state) {
     (void)state;
     const char *t = getenv("MT_TEST_TARGET");
     if (t && *t && strcmp(t, "cpu") != 0 && !test_gpu_target()) {
@@ -99,7 +99,7 @@ static int test_setup_ctx(void **state) {
     return test_ctx ? 0 : -1;
 }
 
-static int test_teardown_ctx(void **state) {
+__attribute__((unused)) static int test_teardown_ctx(void **state) {
     (void)state;
     mt_context_destroy(test_ctx);
     test_ctx = NULL;
