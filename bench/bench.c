@@ -603,23 +603,6 @@ static void print_row(const kspec *s, const kresult *r, int ti) {
 
 /* ---- main -------------------------------------------------------------------------- */
 
-static void cpu_model(char *buf, size_t cap) {
-    snprintf(buf, cap, "unknown CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f) return;
-    char line[512];
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, "model name", 10)) {
-            char *c = strchr(line, ':');
-            if (c) {
-                c += 2;
-                c[strcspn(c, "\n")] = 0;
-                snprintf(buf, cap, "%s", c);
-            }
-            break;
-        }
-    fclose(f);
-}
 
 static mt_context *make_ctx(int threads, int cache_entries, double *ms) {
     mt_context_options co = {0};
@@ -918,7 +901,7 @@ int main(int argc, char **argv) {
     time_t now = time(NULL);
     char date[64], cpu[256];
     strftime(date, sizeof date, "%Y-%m-%d %H:%M %Z", localtime(&now));
-    cpu_model(cpu, sizeof cpu);
+    bench_cpu_model(cpu, sizeof cpu);
     const char *coretype = getenv("OPENBLAS_CORETYPE");
 
     A = big_alloc();

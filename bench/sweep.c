@@ -903,23 +903,6 @@ static void print_summary(int ti) {
 
 /* ---- main ------------------------------------------------------------------------------ */
 
-static void cpu_model(char *buf, size_t cap) {
-    snprintf(buf, cap, "unknown CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f) return;
-    char line[512];
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, "model name", 10)) {
-            char *c = strchr(line, ':');
-            if (c) {
-                c += 2;
-                c[strcspn(c, "\n")] = 0;
-                snprintf(buf, cap, "%s", c);
-            }
-            break;
-        }
-    fclose(f);
-}
 
 static void loadavg(char *buf, size_t cap) {
     snprintf(buf, cap, "?");
@@ -984,7 +967,7 @@ int main(int argc, char **argv) {
     time_t now = time(NULL);
     char date[64], cpu[256], load0[64], load1[64];
     strftime(date, sizeof date, "%Y-%m-%d %H:%M %Z", gmtime(&now));
-    cpu_model(cpu, sizeof cpu);
+    bench_cpu_model(cpu, sizeof cpu);
     loadavg(load0, sizeof load0);
     l2_bytes = cache_size(2, (int64_t)1 << 20);
     l3_bytes = cache_size(3, (int64_t)32 << 20);

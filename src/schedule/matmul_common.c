@@ -384,3 +384,15 @@ bool mm_vec_loads(const mt_texpr *e) {
     mt_tvisit_expr(&v, e);
     return ok;
 }
+
+mm_colset mm_cols(int width, int vl) {
+    mm_colset s;
+    memset(&s, 0, sizeof s);
+    s.width = width;
+    for (int o = 0; o < width && s.nv < MM_MAXV; o += vl) {
+        s.off[s.nv] = o;
+        s.lanes[s.nv] = width - o < vl ? width - o : vl;
+        s.nv++;
+    }
+    return s;
+}

@@ -70,6 +70,13 @@ mt_texpr *mm_load_ij(mm *c, mt_tbuffer *b, mt_texpr *i, mt_texpr *j);
 mt_tstmt *mm_store_ij(mm *c, mt_tbuffer *b, mt_texpr *i, mt_texpr *j, mt_texpr *v);
 mt_texpr *mm_operand(mm *c, mt_texpr *e, mt_texpr *i, mt_texpr *j, mt_texpr *k);
 bool mm_match(mm *c);
+/* The columns of a tile `width` wide in vectors of vl lanes: nv vectors,
+ * lanes[v] wide at offset off[v] (the last one narrower for a tail). */
+typedef struct mm_colset {
+    int nv, width, lanes[MM_MAXV], off[MM_MAXV];
+} mm_colset;
+mm_colset mm_cols(int width, int vl);
+
 mt_tstmt *mm_final_stores(mm *c, mt_texpr *i, mt_texpr *j, mt_texpr *mval);
 mt_tstmt *mm_wrap_batch(mm *c, mt_tstmt *(*gen)(mm *));
 bool mm_vec_loads(const mt_texpr *e);

@@ -107,21 +107,6 @@ static mt_texpr *sub(mm *c, mt_texpr *x, mt_texpr *y) { return mt_lw_sub(&c->lw,
 static mt_texpr *bin(mm *c, mt_texpr_kind k, mt_texpr *x, mt_texpr *y) { return mt_arith_bin(c->a, k, x, y); }
 static mt_texpr *ramp(mm *c, mt_texpr *x, int lanes) { return mt_lw_ramp(&c->lw, x, lanes); }
 
-/* The columns of a tile: nv vectors, lanes[v] wide at offset off[v]. */
-typedef struct gcols {
-    int nv, width, lanes[MM_MAXV], off[MM_MAXV];
-} gcols;
-
-static gcols mk_gcols(int width, int vl) {
-    gcols s = {0};
-    s.width = width;
-    for (int o = 0; o < width && s.nv < MM_MAXV; o += vl) {
-        s.off[s.nv] = o;
-        s.lanes[s.nv] = width - o < vl ? width - o : vl;
-        s.nv++;
-    }
-    return s;
-}
 
 /* What a walk over the columns of a band does with each tile. */
 typedef struct walk {
@@ -163,7 +148,7 @@ static mt_tstmt *each_row(walk *w, mt_tstmt *(*body)(walk *, mt_texpr *, void *)
 }
 
 typedef struct tile_arg {
-    gcols cs;
+    mm_colset cs;
     mt_texpr *j, *jj;  /* global and band column of the tile */
 } tile_arg;
 
@@ -238,7 +223,7 @@ static mt_tstmt *reg_tile(walk *w, const tile_arg *t, mt_texpr *ii0, int mr) {
     gv *g = w->g;
     mm *c = g->c;
     mt_arena *a = c->a;
-    const gcols *cs = &t->cs;
+    const mm_colset *cs = &t->cs;
     int vl = c->vl;
     mt_tbuffer *reg = mm_local_buf(c, "reg", mm_I(c, (int64_t)mr * cs->nv * vl), c->dt);
     svec s = {0};
@@ -274,7 +259,7 @@ static mt_tstmt *reg_tile(walk *w, const tile_arg *t, mt_texpr *ii0, int mr) {
 }
 
 /* One tile of the walk: cs wide at global column j, band column jj. */
-static mt_tstmt *tile(walk *w, gcols cs, mt_texpr *j, mt_texpr *jj) {
+static mt_tstmt *tile(walk *w, mm_colset cs, mt_texpr *j, mt_texpr *jj) {
     gv *g = w->g;
     mm *c = g->c;
     tile_arg t = {cs, j, jj};
@@ -318,13 +303,13 @@ static mt_tstmt *walk_cols(walk *w, mt_texpr *j0, mt_texpr *width, mt_texpr *las
     mt_tvar *jt = mm_ivar(c, "jt");
     mt_texpr *jj = mul(c, mm_V(c, jt), mm_I(c, nr));
     mm_push(c, &s, mm_loop(c, jt, bin(c, TE_FLOORDIV, width, mm_I(c, nr)), MT_FOR_SERIAL,
-                           tile(w, mk_gcols(nr, vl), add(c, j0, jj), jj)));
+                           tile(w, mm_cols(nr, vl), add(c, j0, jj), jj)));
     mt_texpr *full = mul(c, bin(c, TE_FLOORDIV, width, mm_I(c, nr)), mm_I(c, nr));
     int64_t Nc;
     if (mt_te_is_const_int(c->ext[c->ns - 1], &Nc)) {
         int rem = (int)(Nc % nr);
         if (rem) {
-            mt_tstmt *tl = tile(w, mk_gcols(rem, vl), add(c, j0, full), full);
+            mt_tstmt *tl = tile(w, mm_cols(rem, vl), add(c, j0, full), full);
             mm_push(c, &s, last ? mt_ts_if(c->a, last, tl, NULL) : tl);
         }
     } else {
@@ -332,10 +317,10 @@ static mt_tstmt *walk_cols(walk *w, mt_texpr *j0, mt_texpr *width, mt_texpr *las
         mt_tvar *jv = mm_ivar(c, "jv"), *js = mm_ivar(c, "js");
         mt_texpr *jjv = add(c, full, mul(c, mm_V(c, jv), mm_I(c, vl)));
         mm_push(c, &s, mm_loop(c, jv, bin(c, TE_FLOORDIV, rem, mm_I(c, vl)), MT_FOR_SERIAL,
-                               tile(w, mk_gcols(vl, vl), add(c, j0, jjv), jjv)));
+                               tile(w, mm_cols(vl, vl), add(c, j0, jjv), jjv)));
         mt_texpr *jjs = add(c, add(c, full, mul(c, bin(c, TE_FLOORDIV, rem, mm_I(c, vl)), mm_I(c, vl))), mm_V(c, js));
         mm_push(c, &s, mm_loop(c, js, bin(c, TE_FLOORMOD, rem, mm_I(c, vl)), MT_FOR_SERIAL,
-                               tile(w, mk_gcols(1, vl), add(c, j0, jjs), jjs)));
+                               tile(w, mm_cols(1, vl), add(c, j0, jjs), jjs)));
     }
     return mm_seq(c, &s);
 }

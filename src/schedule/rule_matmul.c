@@ -146,26 +146,10 @@ static int epilogue_cost(const mm *c) {
 
 /* ---- the register tile ------------------------------------------------------------- */
 
-/* The columns of a tile: nv vectors, lanes[v] wide at offset off[v]. */
-typedef struct cols {
-    int nv, width, lanes[MM_MAXV], off[MM_MAXV];
-} cols;
-
-static cols mk_cols(int width, int vl) {
-    cols s;
-    memset(&s, 0, sizeof s);
-    s.width = width;
-    for (int o = 0; o < width && s.nv < MM_MAXV; o += vl) {
-        s.off[s.nv] = o;
-        s.lanes[s.nv] = width - o < vl ? width - o : vl;
-        s.nv++;
-    }
-    return s;
-}
 
 typedef struct tile {
     int mr;
-    cols cs;
+    mm_colset cs;
     mt_texpr *i0, *j0, *k0, *kc;
     mt_tbuffer *bp;           /* packed B, or NULL: Y is loaded in place */
     mt_texpr *bp_base;
@@ -366,7 +350,7 @@ static mt_tstmt *gen_tile(mm *c, const tile *t) {
 
 /* B[k0:k0+kc, j0:j0+width] into bp[base + kk * width + jj]; padded: columns
  * at or past N are zeros. */
-static mt_tstmt *gen_pack(mm *c, mt_tbuffer *bp, mt_texpr *base, mt_texpr *j0, cols cs, bool padded,
+static mt_tstmt *gen_pack(mm *c, mt_tbuffer *bp, mt_texpr *base, mt_texpr *j0, mm_colset cs, bool padded,
                           mt_texpr *k0, mt_texpr *kc) {
     mt_arena *a = c->a;
     mt_tvar *kk = mm_ivar(c, "kk");
@@ -413,7 +397,7 @@ static mt_tstmt *sliver(mm *c, const panel *p, mt_texpr *jr, int kind, bool pack
     int nr = tune.nv * c->vl;
     int64_t Nc = 0;
     mt_te_is_const_int(c->ext[c->ns - 1], &Nc);
-    cols cs = mk_cols(kind == SL_EXACT ? (int)(Nc % nr) : nr, c->vl);
+    mm_colset cs = mm_cols(kind == SL_EXACT ? (int)(Nc % nr) : nr, c->vl);
     mt_texpr *j0 = mt_lw_add(&c->lw, p->jc0, mt_lw_mul(&c->lw, jr, mm_I(c, nr)));
     mt_texpr *base = p->bp ? mt_lw_mul(&c->lw, jr, mt_lw_mul(&c->lw, p->kcap, mm_I(c, nr))) : NULL;
     if (pack) return gen_pack(c, p->bp, base, j0, cs, kind == SL_PADDED, p->k0, p->kc);
