@@ -30,6 +30,7 @@
 #include "runtime/tensor.h"
 #include "support/arena.h"
 #include "support/diag.h"
+#include "support/blake2s.h"
 #include "support/diskcache.h"
 #include "support/strbuf.h"
 
@@ -429,12 +430,49 @@ static const char *with_ptxas(mt_arena *a, const char *cuda, const mt_nvrtc_out 
     return mt_sb_str(&sb);
 }
 
+/* The disk cache's key of a program's cubin: the CUDA C NVRTC compiles, the
+ * arch, NVRTC's version and this library's build (which fixes the options
+ * it passes). */
+static void cubin_key(const char *cuda, int sm, uint8_t key[MT_DISKCACHE_KEY_BYTES]) {
+    uint8_t self[32];
+    int32_t facts[2] = {sm, mt_nvrtc_version()};
+    mt_diskcache_self_id(self);
+    mt_blake2s s;
+    mt_blake2s_init(&s);
+    mt_blake2s_update(&s, "minitriton cubin 1", 18);
+    mt_blake2s_update(&s, self, sizeof self);
+    mt_blake2s_update(&s, facts, sizeof facts);
+    mt_blake2s_update(&s, cuda, strlen(cuda));
+    mt_blake2s_final(&s, key);
+}
+
+/* The cubin (and the CUDA dump with ptxas's report) from the disk cache:
+ * NVRTC does not run (k->times.nvrtc_ms stays 0). */
+static bool cubin_from_disk(mt_kernel *k, mt_compiled *c, mt_diskcache *disk,
+                            const uint8_t key[MT_DISKCACHE_KEY_BYTES]) {
+    mt_diskcache_entry e;
+    if (!disk || !mt_diskcache_get(disk, key, &e)) return false;
+    bool ok = e.nblobs == 2 && e.blobs[0].len > 0 && e.blobs[1].len > 0 &&
+              ((const char *)e.blobs[1].data)[e.blobs[1].len - 1] == 0;
+    if (ok) {
+        k->cubin = mt_arena_alloc(k->arena, e.blobs[0].len);
+        memcpy(k->cubin, e.blobs[0].data, e.blobs[0].len);
+        k->cubin_size = e.blobs[0].len;
+        c->dumps[MT_STAGE_CUDA] = mt_arena_strdup(k->arena, e.blobs[1].data);
+    } else {
+        mt_diskcache_count_error(disk);
+        mt_diskcache_remove(disk, key);
+    }
+    mt_diskcache_entry_free(&e);
+    return ok;
+}
+
 /* A GPU program, not emulated: its host functions (compiled by the LLVM
  * backend like any host code: their launches call the runtime,
  * runtime/gpu_launch.h) and its kernels' CUDA C, compiled by NVRTC when it
  * is there; without NVRTC the kernel compiles (its dumps are made) but
  * cannot run. */
-static void gpu_kernels(mt_kernel *k, mt_compiled *c, const mt_target_desc *gpu) {
+static void gpu_kernels(mt_kernel *k, mt_compiled *c, const mt_target_desc *gpu, mt_diskcache *disk) {
     mt_arena *a = k->arena;
     kernel_names(k, c);
     double t0 = now_ms();
@@ -447,6 +485,9 @@ static void gpu_kernels(mt_kernel *k, mt_compiled *c, const mt_target_desc *gpu)
         k->no_run = mt_arena_printf(a, "cannot run on the GPU: %s", why);
         return;
     }
+    uint8_t key[MT_DISKCACHE_KEY_BYTES];
+    cubin_key(cuda, gpu->sm, key);
+    if (cubin_from_disk(k, c, disk, key)) return;
     mt_nvrtc_out o;
     char err[512];
     t0 = now_ms();
@@ -458,6 +499,11 @@ static void gpu_kernels(mt_kernel *k, mt_compiled *c, const mt_target_desc *gpu)
     k->cubin_size = o.size;
     c->dumps[MT_STAGE_CUDA] = with_ptxas(a, cuda, &o, gpu->sm);
     mt_nvrtc_out_free(&o);
+    if (disk) { /* the cubin and the dump with ptxas's report */
+        const char *dump = c->dumps[MT_STAGE_CUDA];
+        mt_diskcache_blob blobs[2] = {{k->cubin, k->cubin_size}, {dump, strlen(dump) + 1}};
+        mt_diskcache_put(disk, key, blobs, 2);
+    }
 }
 
 /* The CUDA C of a GPU program. */
@@ -605,7 +651,7 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
         }
         ctx->backend->compile(ctx->backend, a, &in, &k->code);
         const mt_codegen_out cg = k->code;
-        if (k->gpu_program) gpu_kernels(k, &c, targets.gpu);
+        if (k->gpu_program) gpu_kernels(k, &c, targets.gpu, ctx->disk);
         for (int s = 0; s < MT_STAGE_COUNT_; s++) k->dumps[s] = c.dumps[s];
         gpu_dumps(k, &c, targets.gpu);
         k->emulated = targets.emulate;

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "support/blake2s.h"
+#include "codegen/nvrtc.h"
 #include "support/diskcache.h"
 #include "test_util.h"
 
@@ -633,6 +634,37 @@ static void test_unwritable_dir(void **s) {
     remove_dir(dir);
 }
 
+
+/* Target cuda (not emulated): the program's cubin is kept too, so a second
+ * compile in a fresh context runs neither LLVM nor NVRTC and gives the same
+ * CUDA dump (with ptxas's report). Needs NVRTC (the CUDA toolkit), not a
+ * GPU; without NVRTC it says so and is skipped. */
+static void test_cubin_cached(void **s) {
+    char why[256];
+    if (!mt_nvrtc_available(why, sizeof why)) {
+        print_message("skipped: no NVRTC here (%s)\n", why);
+        skip();
+    }
+    char *dir = make_dir();
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.target = MT_TARGET_CUDA;
+    o.arch = "sm_90";
+    const char *src = "def f(x: Tensor((\"n\",), \"float32\")):\n    return softmax(exp(x) * 2.0, axis=-1)\n";
+    mt_context *a = ctx_in(dir, 0, 0), *b = ctx_in(dir, 0, 0);
+    mt_kernel *ka = compile_in(a, src, &o), *kb = compile_in(b, src, &o);
+    assert_true(times_of(ka).nvrtc_ms > 0);
+    assert_true(times_of(kb).nvrtc_ms == 0);             /* NVRTC did not run */
+    assert_int_equal(times_of(kb).disk, MT_DISK_HIT);
+    assert_string_equal(mt_kernel_dump(ka, MT_STAGE_CUDA), mt_kernel_dump(kb, MT_STAGE_CUDA));
+    assert_non_null(strstr(mt_kernel_dump(kb, MT_STAGE_CUDA), "// ptxas ("));
+    mt_kernel_release(ka);
+    mt_kernel_release(kb);
+    mt_context_destroy(a);
+    mt_context_destroy(b);
+    remove_dir(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_blake2s_vectors),
@@ -645,6 +677,7 @@ int main(void) {
         cmocka_unit_test(test_eviction_keeps_bound),
         cmocka_unit_test(test_disabled),
         cmocka_unit_test(test_unwritable_dir),
+        cmocka_unit_test(test_cubin_cached),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
