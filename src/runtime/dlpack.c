@@ -231,6 +231,12 @@ static exported *export(mt_tensor *t, const char *fn, mt_diag *diag) {
         failf(diag, MT_ERR_INVALID_ARG, "%s: t is NULL", fn);
         return NULL;
     }
+    if (t->dev && t->device.type == MT_DEVICE_CUDA && strcmp(t->dev->ops->kind, "cuda") != 0) {
+        /* the emulated GPU answers to cuda:N, but its memory is not CUDA's */
+        failf(diag, MT_ERR_UNSUPPORTED, "%s: the tensor is on the emulated GPU, whose memory is not CUDA "
+              "memory; copy it to the host first (mt_kernel_tensor_to)", fn);
+        return NULL;
+    }
     exported *x = calloc(1, sizeof *x);
     if (!x) {
         failf(diag, MT_ERR_NOMEM, "out of memory");

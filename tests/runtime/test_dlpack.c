@@ -280,6 +280,30 @@ static void test_export_versioned_result(void **state) {
     assert_int_equal(deleted, 1);
 }
 
+/* A result on the emulated GPU answers to cuda:0, but its memory is the
+ * host's test device memory, not CUDA's: exporting it is refused. */
+static void test_export_emulated_refused(void **state) {
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.target = MT_TARGET_CUDA;
+    o.emulate = 1;
+    mt_diag d;
+    mt_kernel *k = mt_jit_compile(ctx, "def twice(a: Tensor((2, 3), \"float32\")):\n    return a * 2.0\n", &o, &d);
+    assert_non_null(k);
+    mt_tensor *host = mt_tensor_create(MT_FLOAT32, 2, shape23), *dev = NULL, *out = NULL;
+    assert_int_equal(mt_kernel_tensor_to(k, host, mt_kernel_param_device(k, 0), &dev, &d), MT_OK);
+    assert_int_equal(mt_kernel_run(k, &dev, 1, &out, 1, &d), MT_OK);
+    assert_int_equal(mt_tensor_device(out).type, MT_DEVICE_CUDA);
+    assert_null(mt_tensor_to_dlpack(out, &d));
+    assert_int_equal(d.status, MT_ERR_UNSUPPORTED);
+    assert_non_null(strstr(d.message, "the tensor is on the emulated GPU"));
+    assert_null(mt_tensor_to_dlpack_versioned(out, &d));
+    mt_tensor_release(out);
+    mt_tensor_release(dev);
+    mt_tensor_release(host);
+    mt_kernel_release(k);
+}
+
 static void test_round_trip_dtypes(void **state) {
     for (int dt = 0; dt < MT_DTYPE_COUNT_; dt++) {
         int64_t shape[1] = {5};
@@ -306,6 +330,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_import_cuda, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_versioned_result, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_export_emulated_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_round_trip_dtypes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
