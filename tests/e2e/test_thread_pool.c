@@ -241,6 +241,14 @@ static void test_fork_child(void **state) {
     mt_tensor *a = filled(1, 100003, 0, 1), *b = filled(1, 100003, 0, 2);
     mt_tensor *args[2] = {a, b};
     mt_tensor *want = run(k, args, 2);
+    /* Workers past their start-up before the fork: under ASan a worker still
+     * starting can hold the allocator's lock at the fork, and the child,
+     * which inherits the lock but not the thread, hangs in its first
+     * allocation (CI, once, under load). Every run wakes the workers; many
+     * runs give each of them time to start and take a chunk. The pool's own
+     * test (test_pool_faults) checks that each one ran a body. */
+    for (int i = 0; i < 200; i++) mt_tensor_release(run(k, args, 2));
+    usleep(50000);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
