@@ -152,6 +152,14 @@ typedef struct tile_arg {
     mt_texpr *j, *jj;  /* global and band column of the tile */
 } tile_arg;
 
+/* A finished sum m of out[i, j .. j + l): to raw (an expensive epilogue,
+ * applied later in one pass) or through the epilogue to the outputs. */
+static mt_tstmt *finish(gv *g, mt_texpr *i, mt_texpr *j, int l, mt_texpr *m) {
+    mm *c = g->c;
+    if (g->raw) return st1(c, g->raw, part_ix(g, mm_I(c, 0), i, j, l), m);
+    return mm_final_stores(c, i, ramp(c, j, l), m);
+}
+
 /* The epilogue (P = 1) or the partial sums (P > 1) of one row of x. */
 static mt_tstmt *out_row(walk *w, mt_texpr *ii, void *arg) {
     tile_arg *t = arg;
@@ -163,9 +171,7 @@ static mt_tstmt *out_row(walk *w, mt_texpr *ii, void *arg) {
         int l = t->cs.lanes[v];
         mt_texpr *m = ld1(c, g->acc, acc_ix(g, ii, t->jj, t->cs.off[v], l));
         mt_texpr *j = add(c, t->j, mm_I(c, t->cs.off[v]));
-        if (g->part) mm_push(c, &s, st1(c, g->part, part_ix(g, w->p, i, j, l), m));
-        else if (g->raw) mm_push(c, &s, st1(c, g->raw, part_ix(g, mm_I(c, 0), i, j, l), m));
-        else mm_push(c, &s, mm_final_stores(c, i, ramp(c, j, l), m));
+        mm_push(c, &s, g->part ? st1(c, g->part, part_ix(g, w->p, i, j, l), m) : finish(g, i, j, l, m));
     }
     return mm_seq(c, &s);
 }
@@ -183,8 +189,7 @@ static mt_tstmt *reduce_row(walk *w, mt_texpr *ii, void *arg) {
         mt_texpr *m = ld1(c, g->part, part_ix(g, mm_I(c, 0), i, j, l));
         for (int64_t p = 1; p < g->P; p++)
             m = mt_te_bin(c->a, TE_ADD, m, ld1(c, g->part, part_ix(g, mm_I(c, p), i, j, l)));
-        if (g->raw) mm_push(c, &s, st1(c, g->raw, part_ix(g, mm_I(c, 0), i, j, l), m));
-        else mm_push(c, &s, mm_final_stores(c, i, ramp(c, j, l), m));
+        mm_push(c, &s, finish(g, i, j, l, m));
     }
     return mm_seq(c, &s);
 }
