@@ -1,6 +1,8 @@
 # Schedule rules, through the public API: numerics of the scheduled kernels
 # and the structure of their loop IR (tests/schedule/).
 mt_test(test_matmul_schedule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_matmul_schedule.c LIBRARY)
+# ... and the GPU's (gpu_matmul.c), emulated
+mt_test_gpu_emulated(test_matmul_schedule)
 mt_test(test_rule_reduce SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_rule_reduce.c LIBRARY)
 mt_test(test_matvec_schedule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_matvec_schedule.c LIBRARY)
 mt_test(test_gemv_schedule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_gemv_schedule.c LIBRARY)
@@ -10,3 +12,6 @@ mt_test(test_primitives_block SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_
 # Reductions over outer axes (rule_colreduce.c); also under the GPU schedules
 mt_test(test_colreduce SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_colreduce.c LIBRARY)
 mt_test_gpu_emulated(test_colreduce)
+# The GPU matmul rules (gpu_gemv.c, gpu_matmul.c), target cuda: emulated
+# unless MT_TEST_TARGET=cuda
+mt_test(test_gpu_matmul SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_gpu_matmul.c LIBRARY)

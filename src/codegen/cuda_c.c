@@ -37,7 +37,8 @@
  * loops are `for (long long i = min; i < end; ++i)`, the end hoisted into a
  * const before the loop when it is not a constant or a variable; unrolled
  * loops get `#pragma unroll`; vectorized and parallel ones run serially.
- * TS_ALLOC is `__shared__ T name[N];` for MT_SCOPE_SHARED, else `T name[N];`
+ * TS_ALLOC is `__shared__ __align__(16) T name[N];` for MT_SCOPE_SHARED
+ * (aligned for the vector copies below), else `T name[N];`
  * (per thread), N constant. A let is `const T v = value;` followed by its
  * body in the same C block.
  *
@@ -82,8 +83,11 @@
  * + c into an FMA unless compiled with --fmad=false (the CPU never fuses),
  * and CUDA's expf, logf, sinf, ... have other (small) errors than the CPU's
  * inline expansions; -use_fast_math changes more (division, sqrt,
- * denormals). Vectors (lanes > 1) are not printed: the GPU schedule does
- * not make them.
+ * denormals). Vectors (lanes > 1) are printed in one form only, the
+ * vector copy `dst[T.Ramp(d, 1, n)] = src[T.Ramp(s, 1, n)]` of n = 2 or 4
+ * float32 or int32 elements (the GPU matmul's reads of its shared tiles):
+ * one float4 (int4, float2, int2) load from &src[s], which the schedule
+ * guarantees to be aligned (s a multiple of n), then n scalar stores.
  */
 #include <math.h>
 #include <stdint.h>
@@ -815,15 +819,69 @@ static void put_alloc(cu *c, const mt_tstmt *s, pos p) {
     int64_t size = alloc_size(b);
     const char *n = fresh(c, b->name);
     line_start(c);
-    mt_sb_printf(&c->sb, "%s%s %s[%lld];\n", b->scope == MT_SCOPE_SHARED ? "__shared__ " : "",
+    mt_sb_printf(&c->sb, "%s%s %s[%lld];\n", b->scope == MT_SCOPE_SHARED ? "__shared__ __align__(16) " : "",
                  mem_type(c, b->dtype), n, (long long)size);
     int old = bind(c, b, n);
     put_stmt(c, s->body, p);
     unbind(c, b, old);
 }
 
+/* The base of a unit-stride ramp of 2 or 4 lanes, else NULL. */
+static const mt_texpr *unit_ramp_base(const mt_texpr *ix) {
+    int64_t stride;
+    if (ix->kind != TE_RAMP || (ix->lanes != 2 && ix->lanes != 4) ||
+        !mt_te_is_const_int(ix->b, &stride) || stride != 1)
+        return NULL;
+    return ix->a;
+}
+
+/* dst[T.Ramp(d, 1, n)] = src[T.Ramp(s, 1, n)], n 2 or 4, 4-byte elements:
+ * one n-wide load (the schedule guarantees that s is a multiple of n),
+ * then n scalar stores, so that a local dst stays in registers. */
+static void put_vector_copy(cu *c, const mt_tstmt *s) {
+    const mt_texpr *v = s->value;
+    const mt_texpr *sb = v->kind == TE_LOAD && v->nargs == 1 ? unit_ramp_base(v->args[0]) : NULL;
+    const mt_texpr *db = s->nidx == 1 ? unit_ramp_base(s->idx[0]) : NULL;
+    mt_dtype t = s->buf->dtype;
+    if (!sb || !db || v->lanes != s->idx[0]->lanes || v->buf->dtype != t ||
+        (t != MT_FLOAT32 && t != MT_INT32))
+        mt_ice("cuda_c: a %d-lane store to '%s' that is not a vector copy", v->lanes, s->buf->name);
+    const char *vt = mt_arena_printf(c->a, "%s%d", t == MT_FLOAT32 ? "float" : "int", v->lanes);
+    static const char lane[4] = {'x', 'y', 'z', 'w'};
+    line_start(c);
+    mt_sb_puts(&c->sb, "{\n");
+    c->ind += 4;
+    int mark = c->nm.open.len;
+    const char *src = name_of(c, v->buf, v->buf->name), *dst = name_of(c, s->buf, s->buf->name);
+    const char *n = fresh(c, "vec");
+    line_start(c);
+    mt_sb_printf(&c->sb, "const %s %s = *(const %s *)&%s[", vt, n, vt, src);
+    put_expr(c, sb, 0);
+    mt_sb_puts(&c->sb, "];\n");
+    int64_t d0;
+    bool dconst = mt_te_is_const_int(db, &d0);
+    for (int i = 0; i < v->lanes; i++) {
+        line_start(c);
+        mt_sb_printf(&c->sb, "%s[", dst);
+        if (dconst) mt_sb_printf(&c->sb, "%lld", (long long)(d0 + i));
+        else {
+            put_expr(c, db, C_ADD);
+            mt_sb_printf(&c->sb, " + %d", i);
+        }
+        mt_sb_printf(&c->sb, "] = %s.%c;\n", n, lane[i]);
+    }
+    close_names(c, mark);
+    c->ind -= 4;
+    line_start(c);
+    mt_sb_puts(&c->sb, "}\n");
+}
+
 static void put_store(cu *c, const mt_tstmt *s) {
     const mt_tbuffer *b = s->buf;
+    if (s->value->lanes > 1) {
+        put_vector_copy(c, s);
+        return;
+    }
     if (s->nidx > 1)
         mt_ice("cuda_c: buffer '%s' stored with %d indices: flatten_buffers must run first",
                b->name, s->nidx);

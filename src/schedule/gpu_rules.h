@@ -1,8 +1,8 @@
 /*
  * gpu_rules.h -- the default schedule rules of CUDA targets, in the order
- * registry.c tries them (as TVM's dlight does for Relax): the row
- * reduction (gpu_reduce.c), then the fallback (gpu_default.c). Each takes
- * a block-form loop function and returns it scheduled in the GPU kernel
+ * registry.c tries them (as TVM's dlight does for Relax): the matmul of
+ * few rows (gpu_gemv.c), the matmul (gpu_matmul.c), the row reduction (gpu_reduce.c), then the fallback
+ * (gpu_default.c). Each takes a block-form loop function and returns it scheduled in the GPU kernel
  * form (tir.h, "GPU kernels"), or unchanged when it does not apply (a
  * function of another target, or one an earlier rule scheduled).
  */
@@ -10,6 +10,12 @@
 #define MT_SCHEDULE_GPU_RULES_H
 
 #include "tir/tir.h"
+
+/* A matmul of at most 4 rows and its epilogue: sums split across threads. */
+mt_tfunc *mt_schedule_gpu_gemv(mt_arena *a, mt_tfunc *f);
+
+/* A matmul and its epilogue: shared-memory tiles, a register tile per thread. */
+mt_tfunc *mt_schedule_gpu_matmul(mt_arena *a, mt_tfunc *f);
 
 /* Softmax, layer_norm, reductions over the last axis: a block per row. */
 mt_tfunc *mt_schedule_gpu_reduce(mt_arena *a, mt_tfunc *f);

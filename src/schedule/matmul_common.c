@@ -396,3 +396,15 @@ mm_colset mm_cols(int width, int vl) {
     }
     return s;
 }
+
+/* Does the operand (X: at (i, k); Y: at (k, j)) read memory contiguously
+ * along k (along_k) or along its other index? It is lowered at a 4-wide
+ * ramp of that index: every load a unit-stride ramp or a broadcast. */
+bool mm_operand_contiguous(mm *c, bool y, bool along_k) {
+    for (int d = 0; d < c->ns - 2; d++) c->bv[d] = mm_V(c, mm_ivar(c, "b"));
+    mt_texpr *x = mm_V(c, mm_ivar(c, "x")), *k = mm_V(c, mm_ivar(c, "k"));
+    if (along_k) k = mt_lw_ramp(&c->lw, k, 4);
+    else x = mt_lw_ramp(&c->lw, x, 4);
+    mt_texpr *e = y ? mm_operand(c, c->Y, NULL, x, k) : mm_operand(c, c->X, x, NULL, k);
+    return mm_vec_loads(e);
+}

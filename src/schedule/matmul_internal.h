@@ -80,6 +80,9 @@ mm_colset mm_cols(int width, int vl);
 mt_tstmt *mm_final_stores(mm *c, mt_texpr *i, mt_texpr *j, mt_texpr *mval);
 mt_tstmt *mm_wrap_batch(mm *c, mt_tstmt *(*gen)(mm *));
 bool mm_vec_loads(const mt_texpr *e);
+/* Is operand X (y false) or Y read contiguously along k (along_k) or along
+ * its row (column) index? */
+bool mm_operand_contiguous(mm *c, bool y, bool along_k);
 
 /* rule_matvec.c: the matrix-vector schedule for few rows times a B read
  * along k (x @ w.T); fits says whether the operands allow it. */

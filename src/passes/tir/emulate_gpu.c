@@ -20,9 +20,11 @@
  * the parallel loop) has its own. What runs outside the phases stores
  * nothing, so running it once per block is running it on every thread.
  *
- * Not emulated: a per-thread (local) buffer allocated outside the phases,
- * which would need a copy per thread (no GPU rule makes one yet; it is an
- * internal error here, never a wrong result).
+ * A per-thread (local) buffer allocated outside the phases keeps each
+ * thread's values from one phase to the next (the GPU matmul's
+ * accumulators): here it becomes one buffer of a copy per thread, T times
+ * its size for T threads per block, and the thread at linear index t
+ * (threadIdx loops outermost first) uses copy t: b[i] is b'[t * n + i].
  *
  * The result is for the host CPU: its target is `host`, and the rest of
  * the CPU pipeline (split_host_device, the LLVM backend) takes it as any
@@ -33,9 +35,22 @@
 #include "passes/tir/tir_passes.h"
 #include "support/common.h"
 
+enum { MAX_THREAD_LOOPS = 3, MAX_SPREAD = 16 };
+
+/* A per-thread buffer allocated outside the phases and its copies. */
+typedef struct spread {
+    const mt_tbuffer *old;
+    mt_tbuffer *copies;
+    int64_t n;  /* elements of one copy */
+} spread;
+
 typedef struct emu {
     int blocks;  /* blockIdx loops around the statement being rewritten */
     int threads; /* threadIdx loops around it */
+    mt_tvar *tvar[MAX_THREAD_LOOPS];   /* their variables, outermost first */
+    int64_t text[MAX_THREAD_LOOPS];    /* and constant extents */
+    spread sp[MAX_SPREAD];
+    int nsp;
 } emu;
 
 static bool tagged(const mt_tstmt *s, const char *prefix) {
@@ -43,17 +58,92 @@ static bool tagged(const mt_tstmt *s, const char *prefix) {
            strncmp(s->thread_tag, prefix, strlen(prefix)) == 0;
 }
 
+/* ---- per-thread buffers allocated outside the phases ------------------------------ */
+
+static const spread *spread_of(const emu *e, const mt_tbuffer *b) {
+    for (int i = e->nsp - 1; i >= 0; i--)
+        if (e->sp[i].old == b) return &e->sp[i];
+    return NULL;
+}
+
+/* The threads of a block: the product of the nested threadIdx loops' extents
+ * of the first phase in s (every phase has the launch's block dims). */
+static int64_t block_threads(const mt_tstmt *s) {
+    while (s && !(s->kind == TS_FOR && tagged(s, "threadIdx."))) {
+        if (s->kind == TS_SEQ) {
+            const mt_tstmt *found = NULL;
+            for (int i = 0; i < s->nstmts && !found; i++)
+                if (block_threads(s->stmts[i]) > 0) found = s->stmts[i];
+            s = found;
+        } else if (s->kind == TS_FOR || s->kind == TS_ALLOC || s->kind == TS_LET) s = s->body;
+        else if (s->kind == TS_IF) s = s->then_s;
+        else s = NULL;
+    }
+    int64_t n = s ? 1 : 0, ext;
+    for (; s && s->kind == TS_FOR && tagged(s, "threadIdx."); s = s->body) {
+        if (!mt_te_is_const_int(s->extent, &ext)) mt_ice("emulate_gpu: a threadIdx loop of symbolic extent");
+        n *= ext;
+    }
+    return n;
+}
+
+/* t * n + ix, t the linear index of the current thread. */
+static mt_texpr *thread_index(mt_arena *a, const emu *e, const spread *sp, mt_texpr *ix) {
+    if (e->threads == 0) mt_ice("emulate_gpu: per-thread buffer '%s' used outside the phases", sp->old->name);
+    mt_texpr *t = mt_te_var(a, e->tvar[0]);
+    for (int i = 1; i < e->threads; i++)
+        t = mt_te_bin(a, TE_ADD, mt_te_bin(a, TE_MUL, t, mt_te_i64(a, e->text[i])), mt_te_var(a, e->tvar[i]));
+    mt_texpr *off = mt_te_bin(a, TE_MUL, t, mt_te_i64(a, sp->n));
+    if (ix->kind == TE_RAMP) return mt_te_ramp(a, mt_te_bin(a, TE_ADD, off, ix->a), ix->b, ix->lanes);
+    return mt_te_bin(a, TE_ADD, off, ix);
+}
+
+static mt_texpr *emu_expr(mt_tmutator *m, mt_texpr *e) {
+    const spread *sp = e->kind == TE_LOAD ? spread_of(m->ctx, e->buf) : NULL;
+    if (!sp) return mt_tmutate_expr_children(m, e);
+    mt_texpr *ix = thread_index(m->arena, m->ctx, sp, mt_tmutate_expr(m, e->args[0]));
+    return mt_te_load(m->arena, sp->copies, &ix, 1);
+}
+
+static mt_tstmt *spread_store(mt_tmutator *m, mt_tstmt *s, const spread *sp) {
+    mt_texpr *ix = thread_index(m->arena, m->ctx, sp, mt_tmutate_expr(m, s->idx[0]));
+    return mt_ts_store(m->arena, sp->copies, &ix, 1, mt_tmutate_expr(m, s->value));
+}
+
+static mt_tstmt *spread_alloc(mt_tmutator *m, mt_tstmt *s) {
+    emu *e = m->ctx;
+    int64_t n, t = block_threads(s->body);
+    if (s->buf->ndim != 1 || !mt_te_is_const_int(s->buf->shape[0], &n) || t == 0 || e->nsp == MAX_SPREAD)
+        mt_ice("emulate_gpu: per-thread buffer '%s' allocated outside the phases is not handled",
+               s->buf->name);
+    mt_texpr *size = mt_te_i64(m->arena, n * t);
+    mt_tbuffer *copies = mt_tbuffer_new(m->arena, s->buf->name, s->buf->dtype, 1, &size);
+    copies->scope = MT_SCOPE_LOCAL;
+    e->sp[e->nsp++] = (spread){s->buf, copies, n};
+    mt_tstmt *body = mt_tmutate_stmt(m, s->body);
+    e->nsp--;
+    return mt_ts_at(mt_ts_alloc(m->arena, copies, body), s->loc);
+}
+
+/* ---- index loops ------------------------------------------------------------------- */
+
 static mt_tstmt *emu_stmt(mt_tmutator *m, mt_tstmt *s) {
     emu *e = m->ctx;
     if (s->kind == TS_ALLOC && s->buf->scope == MT_SCOPE_LOCAL && e->blocks > 0 && e->threads == 0)
-        mt_ice("emulate_gpu: per-thread buffer '%s' is allocated outside the threads' loops",
-               s->buf->name);
+        return spread_alloc(m, s);
+    const spread *sp = s->kind == TS_STORE ? spread_of(e, s->buf) : NULL;
+    if (sp) return spread_store(m, s, sp);
     if (s->kind != TS_FOR || s->for_kind != MT_FOR_THREAD) return mt_tmutate_stmt_children(m, s);
     bool block = tagged(s, "blockIdx.");
     if (!block && !tagged(s, "threadIdx."))
         mt_ice("emulate_gpu: loop bound to unknown index '%s'", s->thread_tag ? s->thread_tag : "?");
     int *depth = block ? &e->blocks : &e->threads;
     mt_for_kind kind = block && e->blocks == 0 ? MT_FOR_PARALLEL : MT_FOR_SERIAL;
+    if (!block) {
+        if (e->threads == MAX_THREAD_LOOPS || !mt_te_is_const_int(s->extent, &e->text[e->threads]))
+            mt_ice("emulate_gpu: threadIdx loops nested too deep or of symbolic extent");
+        e->tvar[e->threads] = s->var;
+    }
     (*depth)++;
     mt_tstmt *r = mt_ts_copy(m->arena, mt_tmutate_stmt_children(m, s));
     (*depth)--;
@@ -64,8 +154,9 @@ static mt_tstmt *emu_stmt(mt_tmutator *m, mt_tstmt *s) {
 
 mt_tfunc *mt_tir_emulate_gpu(mt_arena *a, mt_tfunc *f, const mt_target_desc *host) {
     if (mt_tfunc_target(f)->kind != MT_TARGET_CUDA) return f;
-    emu e = {0, 0};
-    mt_tmutator m = {a, NULL, emu_stmt, &e};
+    emu e;
+    memset(&e, 0, sizeof e);
+    mt_tmutator m = {a, emu_expr, emu_stmt, &e};
     mt_tfunc *g = mt_tfunc_with_body(a, f, f->body ? mt_tmutate_stmt(&m, f->body) : NULL);
     if (g == f) {
         g = MT_NEW(a, mt_tfunc);

@@ -3,8 +3,8 @@
 // launch layer_norm_kernel0 grid=(n, 1, 1) block=(128, 1, 1) shared=0
 extern "C" __global__ void __launch_bounds__(128) layer_norm_kernel0(long long n, const float *__restrict__ x, float *__restrict__ lv, const float *__restrict__ g, const float *__restrict__ b) {
     const long long row = blockIdx.x;
-    __shared__ float mean[128];
-    __shared__ float rstd[128];
+    __shared__ __align__(16) float mean[128];
+    __shared__ __align__(16) float rstd[128];
     {
         const long long tx = threadIdx.x;
         float acc[1];

@@ -15,28 +15,80 @@ static __device__ __forceinline__ long long mt_floormod_i64(long long a, long lo
     return r != 0 && (r ^ b) < 0 ? r + b : r;
 }
 
-// launch fused_matmul_add_relu_kernel0 grid=(mt_floordiv_i64(m * 128 + 255, 256), 1, 1) block=(256, 1, 1) shared=0
-extern "C" __global__ void __launch_bounds__(256) fused_matmul_add_relu_kernel0(long long m, const float *__restrict__ a, const float *__restrict__ b, float *__restrict__ lv) {
-    const long long i0_i2_fused_0 = blockIdx.x;
-    const long long i0_i2_fused_1 = threadIdx.x;
-    if (i0_i2_fused_1 < min(256LL, m * 128 - i0_i2_fused_0 * 256)) {
-        float lv_local[1];
-        for (long long i1 = 0; i1 < 256; ++i1) {
-            if (i1 == 0) {
-                lv_local[0] = 0.0f;
-            }
-            lv_local[0] = lv_local[0] + a[mt_floordiv_i64(i0_i2_fused_0 * 256 + i0_i2_fused_1, 128) * 256 + i1] * b[i1 * 128 + mt_floormod_i64(i0_i2_fused_0 * 256 + i0_i2_fused_1, 128)];
+// launch fused_matmul_add_relu_kernel0 grid=(2, mt_floordiv_i64(m + 63, 64), 1) block=(256, 1, 1) shared=0
+extern "C" __global__ void __launch_bounds__(256) fused_matmul_add_relu_kernel0(long long m, const float *__restrict__ a, const float *__restrict__ b, const float *__restrict__ bias, float *__restrict__ lv2) {
+    const long long bx = blockIdx.x;
+    const long long by = blockIdx.y;
+    __shared__ __align__(16) float A_tile[1088];
+    __shared__ __align__(16) float B_tile[1088];
+    float acc[16];
+    {
+        const long long tx = threadIdx.x;
+        #pragma unroll
+        for (long long r = 0; r < 16; ++r) {
+            acc[r] = 0.0f;
         }
-        lv[i0_i2_fused_0 * 256 + i0_i2_fused_1] = lv_local[0];
     }
-}
-
-// launch fused_matmul_add_relu_kernel1 grid=(mt_floordiv_i64(m * 128 + 255, 256), 1, 1) block=(256, 1, 1) shared=0
-extern "C" __global__ void __launch_bounds__(256) fused_matmul_add_relu_kernel1(long long m, float *__restrict__ lv2, const float *__restrict__ lv, const float *__restrict__ bias) {
-    const long long i0_i1_fused_0 = blockIdx.x;
-    const long long i0_i1_fused_1 = threadIdx.x;
-    if (i0_i1_fused_1 < min(256LL, m * 128 - i0_i1_fused_0 * 256)) {
-        lv2[i0_i1_fused_0 * 256 + i0_i1_fused_1] = fmaxf(lv[i0_i1_fused_0 * 256 + i0_i1_fused_1] + bias[mt_floormod_i64(i0_i1_fused_0 * 256 + i0_i1_fused_1, 128)], 0.0f);
+    __syncthreads();
+    for (long long k0 = 0; k0 < 16; ++k0) {
+        {
+            const long long tx = threadIdx.x;
+            #pragma unroll
+            for (long long l = 0; l < 4; ++l) {
+                if (by * 64 + mt_floordiv_i64(l * 256 + tx, 16) < m) {
+                    A_tile[mt_floormod_i64(l * 256 + tx, 16) * 68 + mt_floordiv_i64(l * 256 + tx, 16)] = a[(by * 64 + mt_floordiv_i64(l * 256 + tx, 16)) * 256 + (k0 * 16 + mt_floormod_i64(l * 256 + tx, 16))];
+                } else {
+                    A_tile[mt_floormod_i64(l * 256 + tx, 16) * 68 + mt_floordiv_i64(l * 256 + tx, 16)] = 0.0f;
+                }
+            }
+            #pragma unroll
+            for (long long l = 0; l < 4; ++l) {
+                B_tile[mt_floordiv_i64(l * 256 + tx, 64) * 68 + mt_floormod_i64(l * 256 + tx, 64)] = b[(k0 * 16 + mt_floordiv_i64(l * 256 + tx, 64)) * 128 + (bx * 64 + mt_floormod_i64(l * 256 + tx, 64))];
+            }
+        }
+        __syncthreads();
+        const long long tx = threadIdx.x;
+        float a_reg[4];
+        float b_reg[4];
+        #pragma unroll
+        for (long long kk = 0; kk < 16; ++kk) {
+            {
+                const float4 vec = *(const float4 *)&A_tile[kk * 68 + mt_floordiv_i64(tx, 16) * 4];
+                a_reg[0] = vec.x;
+                a_reg[1] = vec.y;
+                a_reg[2] = vec.z;
+                a_reg[3] = vec.w;
+            }
+            {
+                const float4 vec = *(const float4 *)&B_tile[kk * 68 + mt_floormod_i64(tx, 16) * 4];
+                b_reg[0] = vec.x;
+                b_reg[1] = vec.y;
+                b_reg[2] = vec.z;
+                b_reg[3] = vec.w;
+            }
+            #pragma unroll
+            for (long long i = 0; i < 4; ++i) {
+                #pragma unroll
+                for (long long j = 0; j < 4; ++j) {
+                    acc[i * 4 + j] = fmaf(a_reg[i], b_reg[j], acc[i * 4 + j]);
+                }
+            }
+        }
+        __syncthreads();
+    }
+    const long long tx = threadIdx.x;
+    const long long trow = mt_floordiv_i64(tx, 16);
+    const long long tcol = mt_floormod_i64(tx, 16);
+    #pragma unroll
+    for (long long i = 0; i < 4; ++i) {
+        #pragma unroll
+        for (long long j = 0; j < 4; ++j) {
+            if (by * 64 + (trow * 4 + i) < m) {
+                const float m_1 = acc[i * 4 + j];
+                const float e = fmaxf(m_1 + bias[bx * 64 + (tcol * 4 + j)], 0.0f);
+                lv2[(by * 64 + (trow * 4 + i)) * 128 + (bx * 64 + (tcol * 4 + j))] = e;
+            }
+        }
     }
 }
 

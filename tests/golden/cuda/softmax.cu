@@ -3,8 +3,8 @@
 // launch softmax_kernel0 grid=(n, 1, 1) block=(256, 1, 1) shared=0
 extern "C" __global__ void __launch_bounds__(256) softmax_kernel0(long long n, const float *__restrict__ x, float *__restrict__ lv) {
     const long long row = blockIdx.x;
-    __shared__ float m[256];
-    __shared__ float s[256];
+    __shared__ __align__(16) float m[256];
+    __shared__ __align__(16) float s[256];
     {
         const long long tx = threadIdx.x;
         float acc[1];

@@ -1,0 +1,321 @@
+/*
+ * gpu_matmul.c -- the GPU schedule of a matmul and its elementwise
+ * epilogue: tiles of A and B staged in shared memory, a tile of C in each
+ * thread's registers.
+ *
+ * It matches what the CPU's matmul rule matches (matmul_common.c, described
+ * at the top of rule_matmul.c: C[b.., i, j] += X(b.., i, k) * Y(b.., k, j)
+ * with its epilogues, X and Y any expressions) and emits one kernel, in
+ * lowered form. A block computes a BM x BN tile of C with T threads, each
+ * thread a TM x TN sub-tile held in `acc` (registers):
+ *
+ *     for bx in T.thread_binding(ceildiv(N, BN), thread="blockIdx.x"):
+ *      for by in T.thread_binding(ceildiv(M, BM), thread="blockIdx.y"):
+ *       for bz in T.thread_binding(batch, thread="blockIdx.z"):     batched only
+ *         As = T.alloc_buffer((BK * (BM + 4),), scope="shared")     A's tile, k-major
+ *         Bs = T.alloc_buffer((BK * (BN + 4),), scope="shared")     B's tile, k-major
+ *         acc = T.alloc_buffer((TM * TN,), scope="local")
+ *         for tx in T.thread_binding(T, thread="threadIdx.x"):  acc[:] = 0
+ *         for k0 in range(ceildiv(K, BK)):
+ *             for tx in ...:   each thread copies BM*BK/T elements of A's
+ *                              tile and BN*BK/T of B's (0 past M, N or K)
+ *             for tx in ...:   for kk in unroll(BK): TM values of As, TN of
+ *                              Bs into registers, TM*TN fused multiply-adds
+ *         for tx in ...:       the epilogue at each element, stored where
+ *                              i < M and j < N
+ *
+ * Each statement at the block level is a phase (tir.h, "GPU kernels"):
+ * the copy and the products are separated by barriers, so the classic
+ * two-barrier loop. The details that make it fast:
+ *
+ *  - Register tile. A thread's TM rows are groups of 4 consecutive rows
+ *    spaced BM / (TM / 4) apart (and the same for its TN columns): the 4
+ *    values of a group are 16 aligned bytes of shared memory, one 128-bit
+ *    load (the compiler merges them), and the 16 threads of a half-warp
+ *    that share a row read 16 consecutive groups, with no bank conflict.
+ *    Per k, a thread loads TM + TN values and does TM * TN FMAs (8 x 8: 16
+ *    loads, 64 FMAs).
+ *  - Coalesced copies. The copy of A's tile walks A's contiguous axis:
+ *    along k for a row-major A (consecutive threads read consecutive k),
+ *    along i for a transposed one (a.T @ b); likewise B along j or k. The
+ *    contiguous axis is found by lowering the operand at a 4-wide ramp of
+ *    the index (as the CPU rule does for y_vec). The tiles are stored
+ *    k-major with rows padded by 4 elements, so that the copy's stores of
+ *    one warp fall into distinct banks whichever way it walks.
+ *  - Sizes. BM = BN = 128, BK = 8, TM = TN = 8, 256 threads when that makes
+ *    at least one block per SM; else BM = BN = 64, BK = 16, TM = TN = 4
+ *    (four times the blocks). A symbolic dim counts as large.
+ *  - Edges. Elements past M, N or K are copied as zeros, so the products
+ *    need no guard; the stores are guarded by i < M and j < N. A guard
+ *    known to hold (a constant dim that the tile divides) is left out.
+ *
+ * Numerics: each element sums k in increasing order with fused
+ * multiply-adds, as the CPU rule does: the same results as the CPU up to
+ * the order of the epilogue's math (the GPU's expf, erff, ...).
+ */
+#include "schedule/gpu_rules.h"
+
+#include "schedule/matmul_internal.h"
+#include "tir/arith.h"
+
+enum { PAD = 4, GROUP = 4, ASSUMED_DIM = 4096 };
+
+typedef struct gm {
+    mm *c;
+    int bm, bn, bk, tm, tn, threads;
+    bool x_along_i;          /* A's tile is copied along i (else along k) */
+    bool y_along_k;          /* B's tile is copied along k (else along j) */
+    mt_tvar *tx;             /* the thread index of every phase */
+    mt_texpr *i0, *j0, *k0;  /* the tile's origin: rows, columns, depth */
+    mt_tbuffer *as, *bs, *acc;
+} gm;
+
+/* ---- expressions ------------------------------------------------------------------ */
+
+static mt_texpr *I(gm *g, int64_t v) { return mm_I(g->c, v); }
+static mt_texpr *V(gm *g, mt_tvar *v) { return mm_V(g->c, v); }
+static mt_texpr *bin(gm *g, mt_texpr_kind k, mt_texpr *x, mt_texpr *y) {
+    return mt_arith_bin(g->c->a, k, x, y);
+}
+static mt_texpr *i64(gm *g, mt_texpr *e) {
+    return e->dtype == MT_INT64 ? e : mt_te_cast(g->c->a, MT_INT64, e);
+}
+static mt_texpr *ld(gm *g, mt_tbuffer *b, mt_texpr *ix) { return mt_te_load(g->c->a, b, &ix, 1); }
+static mt_tstmt *st(gm *g, mt_tbuffer *b, mt_texpr *ix, mt_texpr *v) {
+    return mt_ts_store(g->c->a, b, &ix, 1, v);
+}
+static mt_tstmt *unrolled(gm *g, mt_tvar *v, int n, mt_tstmt *body) {
+    return mm_loop(g->c, v, I(g, n), n > 1 ? MT_FOR_UNROLLED : MT_FOR_SERIAL, body);
+}
+
+static mt_texpr *M_(gm *g) { return i64(g, g->c->ext[g->c->ns - 2]); }
+static mt_texpr *N_(gm *g) { return i64(g, g->c->ext[g->c->ns - 1]); }
+static mt_texpr *K_(gm *g) { return i64(g, g->c->K); }
+
+/* x < bound, or NULL when it always holds: x's tile origin is a multiple of
+ * tile, and a constant bound is too. */
+static mt_texpr *below(gm *g, mt_texpr *x, mt_texpr *bound, int tile) {
+    int64_t b;
+    if (mt_te_is_const_int(bound, &b) && b % tile == 0) return NULL;
+    return bin(g, TE_LT, x, bound);
+}
+
+static mt_texpr *both(gm *g, mt_texpr *x, mt_texpr *y) {
+    return !x ? y : !y ? x : bin(g, TE_AND, x, y);
+}
+
+/* The offset of register-tile index r (0 .. t) in a tile of `tile`, for a
+ * thread at position p of the tile/t threads along it (top of the file). */
+static mt_texpr *spread(gm *g, mt_texpr *r, mt_texpr *p, int tile, int t) {
+    int grp = t < GROUP ? t : GROUP;
+    mt_texpr *outer = bin(g, TE_MUL, bin(g, TE_FLOORDIV, r, I(g, grp)), I(g, tile / (t / grp)));
+    mt_texpr *inner = bin(g, TE_ADD, bin(g, TE_MUL, p, I(g, grp)), bin(g, TE_FLOORMOD, r, I(g, grp)));
+    return bin(g, TE_ADD, outer, inner);
+}
+
+/* ---- phases ----------------------------------------------------------------------- */
+
+static mt_tstmt *phase(gm *g, mt_tstmt *body) {
+    mt_tstmt *l = mt_ts_for(g->c->a, g->tx, I(g, 0), I(g, g->threads), MT_FOR_THREAD, body);
+    l->thread_tag = "threadIdx.x";
+    return l;
+}
+
+/* The thread's row and column positions in the tile, bound around body. */
+typedef struct pos { mt_tvar *row, *col; } pos;
+
+static mt_tstmt *with_pos(gm *g, pos *p, mt_tstmt *body) {
+    mt_texpr *across = I(g, g->bn / g->tn);
+    body = mt_ts_let(g->c->a, p->col, bin(g, TE_FLOORMOD, V(g, g->tx), across), body);
+    return mt_ts_let(g->c->a, p->row, bin(g, TE_FLOORDIV, V(g, g->tx), across), body);
+}
+
+static pos new_pos(gm *g) { return (pos){mm_ivar(g->c, "trow"), mm_ivar(g->c, "tcol")}; }
+
+static mt_tstmt *init_phase(gm *g) {
+    mt_tvar *r = mm_ivar(g->c, "r");
+    return phase(g, unrolled(g, r, g->tm * g->tn, st(g, g->acc, V(g, r), mm_fzero(g->c, 1))));
+}
+
+/* One element of an operand's tile: tile[kk * (len + PAD) + x] = value at
+ * (x, kk), zero past the edges. along_x: consecutive threads take
+ * consecutive x (else consecutive kk). */
+typedef mt_texpr *(*operand_at)(gm *g, mt_texpr *x, mt_texpr *k);
+
+static mt_texpr *a_at(gm *g, mt_texpr *i, mt_texpr *k) { return mm_operand(g->c, g->c->X, i, NULL, k); }
+static mt_texpr *b_at(gm *g, mt_texpr *j, mt_texpr *k) { return mm_operand(g->c, g->c->Y, NULL, j, k); }
+
+static mt_tstmt *copy_tile(gm *g, mt_tbuffer *tile, int len, bool along_x, mt_texpr *x0,
+                           mt_texpr *bound, operand_at at) {
+    mt_tvar *l = mm_ivar(g->c, "l");
+    int per = len * g->bk / g->threads;
+    mt_texpr *e = bin(g, TE_ADD, bin(g, TE_MUL, V(g, l), I(g, g->threads)), V(g, g->tx));
+    mt_texpr *x = along_x ? bin(g, TE_FLOORMOD, e, I(g, len)) : bin(g, TE_FLOORDIV, e, I(g, g->bk));
+    mt_texpr *kk = along_x ? bin(g, TE_FLOORDIV, e, I(g, len)) : bin(g, TE_FLOORMOD, e, I(g, g->bk));
+    mt_texpr *gx = bin(g, TE_ADD, x0, x), *gk = bin(g, TE_ADD, g->k0, kk);
+    mt_texpr *ix = bin(g, TE_ADD, bin(g, TE_MUL, kk, I(g, len + PAD)), x);
+    mt_texpr *ok = both(g, below(g, gx, bound, len), below(g, gk, K_(g), g->bk));
+    mt_tstmt *s = st(g, tile, ix, at(g, gx, gk));
+    if (ok) s = mt_ts_if(g->c->a, ok, s, st(g, tile, ix, mm_fzero(g->c, 1)));
+    return unrolled(g, l, per, s);
+}
+
+static mt_tstmt *copy_phase(gm *g) {
+    mt_tstmt *a = copy_tile(g, g->as, g->bm, g->x_along_i, g->i0, M_(g), a_at);
+    mt_tstmt *b = copy_tile(g, g->bs, g->bn, !g->y_along_k, g->j0, N_(g), b_at);
+    return phase(g, mm_seq2(g->c, a, b));
+}
+
+/* reg[0 .. t) = tile[kk, the thread's t rows (or columns) at position p]:
+ * groups of 4 float32 as vector copies (aligned: the tile's row length,
+ * the groups' spacing and p * 4 are multiples of 4), else one by one. */
+static mt_tstmt *load_regs(gm *g, mt_tbuffer *reg, mt_tbuffer *tile, mt_texpr *kk, mt_texpr *p,
+                           int len, int t) {
+    mm *c = g->c;
+    mt_texpr *row = bin(g, TE_MUL, kk, I(g, len + PAD));
+    mt_tvar *q = mm_ivar(c, "q");
+    if (c->dt != MT_FLOAT32 || t % GROUP != 0) {
+        mt_texpr *at = bin(g, TE_ADD, row, spread(g, V(g, q), p, len, t));
+        return unrolled(g, q, t, st(g, reg, V(g, q), ld(g, tile, at)));
+    }
+    mt_texpr *q4 = bin(g, TE_MUL, V(g, q), I(g, GROUP));
+    mt_texpr *at = mt_lw_ramp(&c->lw, bin(g, TE_ADD, row, spread(g, q4, p, len, t)), GROUP);
+    mt_tstmt *copy = st(g, reg, mt_lw_ramp(&c->lw, q4, GROUP), ld(g, tile, at));
+    return unrolled(g, q, t / GROUP, copy);
+}
+
+/* for kk: ar = As[kk, rows], br = Bs[kk, cols], acc += ar x br. */
+static mt_tstmt *product_phase(gm *g) {
+    mm *c = g->c;
+    pos p = new_pos(g);
+    mt_tbuffer *ar = mm_local_buf(c, "a_reg", I(g, g->tm), c->dt);
+    mt_tbuffer *br = mm_local_buf(c, "b_reg", I(g, g->tn), c->dt);
+    mt_tvar *kk = mm_ivar(c, "kk");
+    mt_tstmt *la = load_regs(g, ar, g->as, V(g, kk), V(g, p.row), g->bm, g->tm);
+    mt_tstmt *lb = load_regs(g, br, g->bs, V(g, kk), V(g, p.col), g->bn, g->tn);
+    mt_tvar *i2 = mm_ivar(c, "i"), *j2 = mm_ivar(c, "j");
+    mt_texpr *r = bin(g, TE_ADD, bin(g, TE_MUL, V(g, i2), I(g, g->tn)), V(g, j2));
+    mt_texpr *args[3] = {ld(g, ar, V(g, i2)), ld(g, br, V(g, j2)), ld(g, g->acc, r)};
+    mt_tstmt *fma = st(g, g->acc, r, mt_te_call(c->a, IN_FMA, args, 3));
+    mt_tstmt *body[3] = {la, lb, unrolled(g, i2, g->tm, unrolled(g, j2, g->tn, fma))};
+    mt_tstmt *loop = unrolled(g, kk, g->bk, mt_ts_seq(c->a, body, 3));
+    loop = mt_ts_alloc(c->a, ar, mt_ts_alloc(c->a, br, loop));
+    return phase(g, with_pos(g, &p, loop));
+}
+
+/* The epilogue of each element of the thread's sub-tile. */
+static mt_tstmt *store_phase(gm *g) {
+    mm *c = g->c;
+    pos p = new_pos(g);
+    mt_tvar *i = mm_ivar(c, "i"), *j = mm_ivar(c, "j");
+    mt_texpr *gi = bin(g, TE_ADD, g->i0, spread(g, V(g, i), V(g, p.row), g->bm, g->tm));
+    mt_texpr *gj = bin(g, TE_ADD, g->j0, spread(g, V(g, j), V(g, p.col), g->bn, g->tn));
+    mt_texpr *r = bin(g, TE_ADD, bin(g, TE_MUL, V(g, i), I(g, g->tn)), V(g, j));
+    mt_tstmt *s = mm_final_stores(c, gi, gj, ld(g, g->acc, r));
+    mt_texpr *ok = both(g, below(g, gi, M_(g), g->bm), below(g, gj, N_(g), g->bn));
+    if (ok) s = mt_ts_if(c->a, ok, s, NULL);
+    return phase(g, with_pos(g, &p, unrolled(g, i, g->tm, unrolled(g, j, g->tn, s))));
+}
+
+/* ---- the kernel --------------------------------------------------------------------- */
+
+static mt_tbuffer *shared(gm *g, const char *name, int len) {
+    mt_tbuffer *b = mm_local_buf(g->c, name, I(g, (int64_t)g->bk * (len + PAD)), g->c->dt);
+    b->scope = MT_SCOPE_SHARED;
+    return b;
+}
+
+/* The tile's phases, inside the block's buffers. */
+static mt_tstmt *gen_tile(gm *g) {
+    mm *c = g->c;
+    mt_tvar *k0 = mm_ivar(c, "k0");
+    g->k0 = bin(g, TE_MUL, V(g, k0), I(g, g->bk));
+    mt_tstmt *kloop = mm_loop(c, k0, mm_ceildiv(c, K_(g), g->bk), MT_FOR_SERIAL,
+                              mm_seq2(c, copy_phase(g), product_phase(g)));
+    mt_tstmt *body[3] = {init_phase(g), kloop, store_phase(g)};
+    mt_tstmt *s = mt_ts_seq(c->a, body, 3);
+    s = mt_ts_alloc(c->a, g->acc, s);
+    return mt_ts_alloc(c->a, g->as, mt_ts_alloc(c->a, g->bs, s));
+}
+
+static mt_tstmt *bound_loop(gm *g, mt_tvar *v, mt_texpr *ext, const char *tag, mt_tstmt *body) {
+    mt_tstmt *l = mt_ts_for(g->c->a, v, I(g, 0), ext, MT_FOR_THREAD, body);
+    l->thread_tag = tag;
+    return l;
+}
+
+/* blockIdx.x over column tiles, .y over row tiles, .z over the batch. */
+static mt_tstmt *gen_grid(gm *g) {
+    mm *c = g->c;
+    mt_tvar *bx = mm_ivar(c, "bx"), *by = mm_ivar(c, "by"), *bz = mm_ivar(c, "bz");
+    g->i0 = bin(g, TE_MUL, V(g, by), I(g, g->bm));
+    g->j0 = bin(g, TE_MUL, V(g, bx), I(g, g->bn));
+    mt_tvar *bvar[MM_MAXS];
+    for (int d = 0; d < c->ns - 2; d++) {
+        bvar[d] = mm_ivar(c, "bi");
+        c->bv[d] = V(g, bvar[d]);
+    }
+    mt_tstmt *s = gen_tile(g);
+    mt_texpr *batch = I(g, 1), *inner = I(g, 1);
+    for (int d = c->ns - 3; d >= 0; d--) {
+        mt_texpr *q = bin(g, TE_FLOORDIV, V(g, bz), inner), *ext = i64(g, c->ext[d]);
+        s = mt_ts_let(c->a, bvar[d], d == 0 ? q : bin(g, TE_FLOORMOD, q, ext), s);
+        inner = bin(g, TE_MUL, inner, ext);
+    }
+    batch = inner;
+    if (c->ns > 2) s = bound_loop(g, bz, batch, "blockIdx.z", s);
+    s = bound_loop(g, by, mm_ceildiv(c, M_(g), g->bm), "blockIdx.y", s);
+    return bound_loop(g, bx, mm_ceildiv(c, N_(g), g->bn), "blockIdx.x", s);
+}
+
+/* ---- choices ------------------------------------------------------------------------ */
+
+static int64_t dim_or_assumed(const mt_texpr *e) {
+    int64_t v;
+    return mt_te_is_const_int(e, &v) ? v : ASSUMED_DIM;
+}
+
+static void choose_tiles(gm *g, const mt_target_desc *t) {
+    mm *c = g->c;
+    int64_t blocks = ((dim_or_assumed(c->ext[c->ns - 2]) + 127) / 128) *
+                     ((dim_or_assumed(c->ext[c->ns - 1]) + 127) / 128);
+    for (int d = 0; d < c->ns - 2; d++) blocks *= dim_or_assumed(c->ext[d]);
+    bool big = blocks >= t->num_sms;
+    g->bm = g->bn = big ? 128 : 64;
+    g->bk = big ? 8 : 16;
+    g->tm = g->tn = big ? 8 : 4;
+    g->threads = (g->bm / g->tm) * (g->bn / g->tn);
+}
+
+/* ---- entry ---------------------------------------------------------------------------- */
+
+mt_tfunc *mt_schedule_gpu_matmul(mt_arena *a, mt_tfunc *f) {
+    const mt_target_desc *t = mt_tfunc_target(f);
+    if (t->kind != MT_TARGET_CUDA) return f;
+    mm *c = MT_NEW(a, mm);
+    c->a = c->lw.a = a;
+    c->f = f;
+    if (!mm_match(c)) return f;
+    mt_tparam *params = MT_NEW_ARRAY(a, mt_tparam, f->nparams > 0 ? f->nparams : 1);
+    for (int i = 0; i < f->nparams; i++) {
+        params[i] = f->params[i];
+        if (params[i].buf) params[i].buf = mt_lw_flat(&c->lw, params[i].buf)->flat;
+    }
+    gm g = {.c = c, .tx = mm_ivar(c, "tx")};
+    choose_tiles(&g, t);
+    g.x_along_i = mm_operand_contiguous(c, false, false) && !mm_operand_contiguous(c, false, true);
+    g.y_along_k = mm_operand_contiguous(c, true, true) && !mm_operand_contiguous(c, true, false);
+    g.as = shared(&g, "A_tile", g.bm);
+    g.bs = shared(&g, "B_tile", g.bn);
+    g.acc = mm_local_buf(c, "acc", I(&g, (int64_t)g.tm * g.tn), c->dt);
+
+    mt_tfunc *h = MT_NEW(a, mt_tfunc);
+    *h = *f;
+    h->params = params;
+    h->allocs = NULL;
+    h->nallocs = 0;
+    h->body = gen_grid(&g);
+    mt_tstmt_fill_loc(h->body, f->loc); /* all of it is new */
+    mt_tfunc_set_attr(a, h, "schedule", "gpu_matmul");
+    return h;
+}
