@@ -218,6 +218,26 @@ MT_API mt_kernel *mt_jit_compile(mt_context *ctx, const char *source,
 MT_API mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs,
                                mt_tensor **results, int nresults, mt_diag *diag);
 
+/* How a run goes (mt_kernel_run_with). Initialize with mt_run_options_init. */
+typedef struct mt_run_options {
+    /* A CUstream (of the GPU's primary context, the one the CUDA runtime
+     * uses) on which the run queues its GPU work -- copies and launches --
+     * after the work the caller queued there before; NULL: the library's
+     * own stream. The run returns when that work is done (it synchronizes
+     * the stream), so results are ready when it returns, as with
+     * mt_kernel_run. Only for kernels that run on a CUDA GPU: given for
+     * another (the CPU, the emulation) it is MT_ERR_INVALID_ARG. */
+    void *cuda_stream;
+} mt_run_options;
+
+/* Fills opts with the defaults (the library's own stream). */
+MT_API void mt_run_options_init(mt_run_options *opts);
+
+/* mt_kernel_run with options (NULL: the defaults, which is mt_kernel_run). */
+MT_API mt_status mt_kernel_run_with(mt_kernel *k, mt_tensor *const *args, int nargs,
+                                    mt_tensor **results, int nresults,
+                                    const mt_run_options *opts, mt_diag *diag);
+
 /* The text of one stage, owned by the kernel (valid until it is released).
  * NULL when that stage does not exist for this kernel; then
  * mt_kernel_dump_unavailable() says why. */

@@ -842,8 +842,20 @@ static mt_status with_bound(mt_kernel *k, const mt_run_env *env, mt_tensor *cons
     return MT_OK;
 }
 
+void mt_run_options_init(mt_run_options *opts) {
+    if (opts) memset(opts, 0, sizeof *opts);
+}
+
 mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tensor **results,
                         int nresults, mt_diag *diag) {
+    return mt_kernel_run_with(k, args, nargs, results, nresults, NULL, diag);
+}
+
+static mt_status run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tensor **results,
+                     int nresults, mt_diag *diag);
+
+mt_status mt_kernel_run_with(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tensor **results,
+                             int nresults, const mt_run_options *opts, mt_diag *diag) {
     mt_diag_clear(diag);
     if (!k) {
         mt_diag_set(diag, MT_ERR_INVALID_ARG, NULL, NULL, MT_NOLOC, "mt_kernel_run: kernel is NULL");
@@ -853,6 +865,23 @@ mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tens
         mt_diag_set(diag, MT_ERR_UNAVAILABLE, k->filename, NULL, MT_NOLOC, k->no_run);
         return MT_ERR_UNAVAILABLE;
     }
+    if (!opts || !opts->cuda_stream) return run(k, args, nargs, results, nresults, diag);
+    if (!k->gpu_program) {
+        mt_diag_set(diag, MT_ERR_INVALID_ARG, k->filename, NULL, MT_NOLOC,
+                    k->emulated ? "mt_kernel_run_with: a CUDA stream given for a kernel that runs "
+                                  "no CUDA GPU (target cuda, emulated)"
+                                : "mt_kernel_run_with: a CUDA stream given for a kernel that runs "
+                                  "no CUDA GPU (target cpu)");
+        return MT_ERR_INVALID_ARG;
+    }
+    void *old = mt_dev_cuda_run_stream(opts->cuda_stream);
+    mt_status st = run(k, args, nargs, results, nresults, diag);
+    mt_dev_cuda_run_stream(old);
+    return st;
+}
+
+static mt_status run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tensor **results,
+                     int nresults, mt_diag *diag) {
     mt_run_error err;
     mt_run_env env = {.cpu = k->ctx->cpu, .find_device = find_device, .find_ctx = k,
                       .threads = k->ctx->threads,

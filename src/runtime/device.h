@@ -258,6 +258,12 @@ int mt_dev_cuda_sm(mt_dev *d);
  * NULL when d is not a CUDA device. */
 void *mt_dev_cuda_stream(mt_dev *d);
 
+/* Makes stream (a CUstream of the device's primary context, or NULL: the
+ * device's own) where the calling thread's CUDA copies, launches and syncs
+ * go, until the next call; returns the one it replaces. Thread-local: a run
+ * on the caller's stream (mt_kernel_run_with) sets it around itself. */
+void *mt_dev_cuda_run_stream(void *stream);
+
 /* d's properties into *out; false (out zeroed) when d is not a CUDA device. */
 bool mt_dev_cuda_get_props(mt_dev *d, mt_dev_cuda_props *out);
 

@@ -10,7 +10,8 @@
  * driver), so a device may be used from any thread, several at once.
  *
  * Ordering. Launches are asynchronous: they are queued on the device's
- * stream and return. Copies are queued on the same stream, after every
+ * stream (or, while a run given the caller's stream is on this thread,
+ * that one: mt_dev_cuda_run_stream) and return. Copies are queued on the same stream, after every
  * launch before them, and then waited for (cuStreamSynchronize), so a copy
  * is done when it returns, as device.h asks; sync waits for the stream.
  * A kernel's fault shows at the next copy or sync (the driver reports it
@@ -45,7 +46,7 @@ typedef struct cuda_dev {
     const mt_cuda_api *cu;
     mt_cu_device dev;       /* the ordinal's handle */
     mt_cu_context ctx;      /* its primary context (retained) */
-    mt_cu_stream stream;    /* where copies and launches go */
+    mt_cu_stream stream;    /* where copies and launches go (unless run_stream) */
     mt_dev_cuda_props props;
 } cuda_dev;
 
@@ -54,6 +55,18 @@ enum { MAX_LAUNCH_ARGS = 512, DEFAULT_SHARED_BYTES = 48 * 1024 };
 static mt_status check(cuda_dev *c, mt_cu_result r, const char *call, mt_dev_err *e) {
     return mt_cuda_check(c->cu, r, call, e);
 }
+
+/* The stream of the run on this thread, when its caller gave one
+ * (mt_run_options.cuda_stream): it takes the place of the device's own. */
+static _Thread_local mt_cu_stream run_stream;
+
+void *mt_dev_cuda_run_stream(void *stream) {
+    void *old = run_stream;
+    run_stream = stream;
+    return old;
+}
+
+static mt_cu_stream stream_of(const cuda_dev *c) { return run_stream ? run_stream : c->stream; }
 
 /* Makes the device's context current on this thread. */
 static mt_status enter(cuda_dev *c, mt_dev_err *e) {
@@ -89,14 +102,14 @@ static void cuda_free(mt_dev *d, void *ptr, size_t cap) {
 
 /* Waits for the device's stream: what every copy ends with. */
 static mt_status wait_stream(cuda_dev *c, mt_dev_err *e) {
-    return check(c, c->cu->cuStreamSynchronize(c->stream), "cuStreamSynchronize", e);
+    return check(c, c->cu->cuStreamSynchronize(stream_of(c)), "cuStreamSynchronize", e);
 }
 
 static mt_status cuda_h2d(mt_dev *d, void *dst, const void *src, size_t n, mt_dev_err *e) {
     cuda_dev *c = (cuda_dev *)d;
     mt_status st = enter(c, e);
     if (st != MT_OK || n == 0) return st;
-    st = check(c, c->cu->cuMemcpyHtoDAsync(dptr(dst), src, n, c->stream), "cuMemcpyHtoDAsync", e);
+    st = check(c, c->cu->cuMemcpyHtoDAsync(dptr(dst), src, n, stream_of(c)), "cuMemcpyHtoDAsync", e);
     return st == MT_OK ? wait_stream(c, e) : st;
 }
 
@@ -104,7 +117,7 @@ static mt_status cuda_d2h(mt_dev *d, void *dst, const void *src, size_t n, mt_de
     cuda_dev *c = (cuda_dev *)d;
     mt_status st = enter(c, e);
     if (st != MT_OK || n == 0) return st;
-    st = check(c, c->cu->cuMemcpyDtoHAsync(dst, dptr(src), n, c->stream), "cuMemcpyDtoHAsync", e);
+    st = check(c, c->cu->cuMemcpyDtoHAsync(dst, dptr(src), n, stream_of(c)), "cuMemcpyDtoHAsync", e);
     return st == MT_OK ? wait_stream(c, e) : st;
 }
 
@@ -113,7 +126,7 @@ static mt_status cuda_d2d(mt_dev *d, void *dst, const void *src, size_t n, mt_de
     if (n == 0 || dst == src) return MT_OK;
     mt_status st = enter(c, e);
     if (st != MT_OK) return st;
-    st = check(c, c->cu->cuMemcpyDtoDAsync(dptr(dst), dptr(src), n, c->stream),
+    st = check(c, c->cu->cuMemcpyDtoDAsync(dptr(dst), dptr(src), n, stream_of(c)),
                "cuMemcpyDtoDAsync", e);
     return st == MT_OK ? wait_stream(c, e) : st;
 }
@@ -228,7 +241,7 @@ static mt_status frame_launch(void *dev, void *fn, const uint32_t grid[3], const
     mt_status st = allow_shared(c, &l, &e);
     if (st == MT_OK)
         st = check(c, c->cu->cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1],
-                                            block[2], shared, c->stream, args, NULL),
+                                            block[2], shared, stream_of(c), args, NULL),
                    "cuLaunchKernel", &e);
     if (st != MT_OK) snprintf(msg, (size_t)msglen, "%s", e.msg);
     return st;
@@ -272,7 +285,7 @@ static mt_status cuda_launch(mt_dev *d, const mt_dev_launch *l, mt_dev_err *e) {
     const mt_dev_dims *g = &l->dims;
     mt_cu_result r = c->cu->cuLaunchKernel(l->fn, dim(g->grid[0]), dim(g->grid[1]), dim(g->grid[2]),
                                            dim(g->block[0]), dim(g->block[1]), dim(g->block[2]),
-                                           g->shared_bytes, c->stream, params, NULL);
+                                           g->shared_bytes, stream_of(c), params, NULL);
     if (r == MT_CU_SUCCESS) return MT_OK;
     st = check(c, r, "cuLaunchKernel", e);
     if (!e || !l->name) return st;

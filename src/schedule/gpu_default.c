@@ -24,7 +24,16 @@
  *                     ... one output element, its reduce loops serial ...
  *
  *     A nest of fewer than THREADS iterations (constant) gets one block of
- *     exactly that many threads. Each reduction in a thread accumulates in
+ *     exactly that many threads. A large elementwise nest (no reduce loop,
+ *     a constant extent that THREADS divides, at least 2 * PER_THREAD *
+ *     THREADS per SM) gives each thread PER_THREAD elements, THREADS apart,
+ *     in an unrolled loop: a block covers THREADS * PER_THREAD consecutive
+ *     elements, and each thread has PER_THREAD loads in flight:
+ *
+ *         for i_0_0 in T.thread_binding(65536, thread="blockIdx.x"):
+ *             for i_1 in T.thread_binding(256, thread="threadIdx.x"):
+ *                 for i_0_1 in T.unroll(4):
+ *                     out[(i_0_0 * 4 + i_0_1) * 256 + i_1] = ... Each reduction in a thread accumulates in
  *     a register and stores its output once (cache_write, local).
  *  3. A statement with no independent leading loop (a reduction to one
  *     value, legalize's `if n == 0` guard, a rank-0 store) runs on one
@@ -45,7 +54,7 @@
 #include "support/common.h"
 #include "tir/arith.h"
 
-enum { THREADS = 256, MAX_NEST = MT_MAX_RANK + 8 };
+enum { THREADS = 256, PER_THREAD = 4, MAX_NEST = MT_MAX_RANK + 8 };
 
 /* ---- facts ------------------------------------------------------------------ */
 
@@ -138,6 +147,18 @@ static void single_thread(mt_sched *s, const mt_tstmt *old) {
     mt_sched_replace(s, old, out);
 }
 
+/* A large elementwise nest (step 2b): PER_THREAD elements per thread,
+ * THREADS apart, so that a block covers THREADS * PER_THREAD consecutive
+ * elements and each thread has that many loads in flight (the unrolled
+ * loop's loads go ahead of its stores: the buffers are __restrict__). */
+static bool several_per_thread(mt_sched *s, mt_tvar *f, int threads) {
+    mt_tvar *o, *tx, *bx, *v;
+    return mt_sched_split(s, f, mt_te_int(s->arena, f->dtype, threads), &o, &tx) &&
+           mt_sched_split(s, o, mt_te_int(s->arena, f->dtype, PER_THREAD), &bx, &v) &&
+           mt_sched_reorder(s, v, tx) && mt_sched_bind(s, bx, "blockIdx.x", 0) &&
+           mt_sched_bind(s, tx, "threadIdx.x", threads) && mt_sched_unroll(s, v);
+}
+
 /* Fuses the leading independent loops and binds them (step 2); false when
  * there is none. */
 static bool bind_spatial(mt_sched *s, mt_tvar *first, int threads) {
@@ -149,6 +170,14 @@ static bool bind_spatial(mt_sched *s, mt_tvar *first, int threads) {
     for (int i = 1; i < k; i++)
         if (!mt_sched_fuse(s, f, vars[i], &f)) break;
     int64_t ext;
+    if (k == n && mt_te_is_const_int(mt_sched_get_loop(s, f)->extent, &ext) && ext % threads == 0 &&
+        ext >= (int64_t)threads * PER_THREAD * mt_tfunc_target(s->func)->num_sms * 2) {
+        mt_sched t = *s;
+        if (several_per_thread(&t, f, threads)) {
+            *s = t;
+            return true;
+        }
+    }
     if (mt_te_is_const_int(mt_sched_get_loop(s, f)->extent, &ext) && ext < threads)
         threads = ext > 0 ? (int)ext : 1;
     mt_tvar *bx, *tx;

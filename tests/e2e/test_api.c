@@ -2,6 +2,9 @@
  * test_api.c -- the public API's contract: misuse gives a status and a
  * message (never a crash), introspection, dumps, names, tensors.
  */
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "test_util.h"
@@ -350,6 +353,109 @@ static void test_cuda_target_unavailable(void **s) {
     assert_non_null(strstr(d.message, "emulate is for target cuda"));
 }
 
+/* mt_kernel_run_with: a CUDA stream for a kernel that runs no CUDA GPU is
+ * refused (never dereferenced). */
+static void test_caller_stream_refused(void **s) {
+    (void)s;
+    mt_run_options ro;
+    mt_run_options_init(&ro);
+    assert_null(ro.cuda_stream);
+    ro.cuda_stream = (void *)(uintptr_t)0x1234; /* never a valid stream: must not be touched */
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    for (int emulate = 0; emulate < 2; emulate++) {
+        o.target = emulate ? MT_TARGET_CUDA : MT_TARGET_CPU;
+        o.emulate = emulate;
+        mt_diag d;
+        mt_kernel *k = mt_jit_compile(test_ctx, ADD, &o, &d);
+        assert_non_null(k);
+        int64_t n = 64;
+        mt_tensor *a = mt_tensor_create(MT_FLOAT32, 1, &n), *res[1] = {NULL};
+        assert_int_equal(mt_kernel_run_with(k, &a, 1, res, 1, &ro, &d), MT_ERR_INVALID_ARG);
+        assert_non_null(strstr(d.message, emulate ? "runs no CUDA GPU (target cuda, emulated)"
+                                                  : "runs no CUDA GPU (target cpu)"));
+        assert_null(res[0]);
+        mt_tensor_release(a);
+        mt_kernel_release(k);
+    }
+}
+
+/* The driver API calls the test makes itself (libcuda.so.1, dlopen). */
+typedef struct drv {
+    int (*stream_create)(void **s, unsigned flags);
+    int (*stream_destroy)(void *s);
+    int (*event_create)(void **e, unsigned flags);
+    int (*event_record)(void *e, void *s);
+    int (*event_sync)(void *e);
+    int (*event_elapsed)(float *ms, void *a, void *b);
+    int (*event_destroy)(void *e);
+} drv;
+
+static bool load_driver(drv *d) {
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return false;
+    *(void **)&d->stream_create = dlsym(lib, "cuStreamCreate");
+    *(void **)&d->stream_destroy = dlsym(lib, "cuStreamDestroy_v2");
+    *(void **)&d->event_create = dlsym(lib, "cuEventCreate");
+    *(void **)&d->event_record = dlsym(lib, "cuEventRecord");
+    *(void **)&d->event_sync = dlsym(lib, "cuEventSynchronize");
+    *(void **)&d->event_elapsed = dlsym(lib, "cuEventElapsedTime_v2");
+    if (!d->event_elapsed) *(void **)&d->event_elapsed = dlsym(lib, "cuEventElapsedTime");
+    *(void **)&d->event_destroy = dlsym(lib, "cuEventDestroy_v2");
+    return d->stream_create && d->stream_destroy && d->event_create && d->event_record &&
+           d->event_sync && d->event_elapsed && d->event_destroy;
+}
+
+/* On a GPU: a run on the caller's stream, between two events the caller
+ * records there: its results are ready when it returns, and the events
+ * measure it. Skipped (saying why) without a GPU. */
+static void test_caller_stream_gpu(void **s) {
+    (void)s;
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.target = MT_TARGET_CUDA;
+    mt_diag d;
+    mt_kernel *k = mt_jit_compile(test_ctx, ADD, &o, &d);
+    assert_non_null(k);
+    int64_t n = 64;
+    mt_tensor *h = mt_tensor_create(MT_FLOAT32, 1, &n), *a = NULL, *res[1] = {NULL};
+    for (int i = 0; i < n; i++) ((float *)mt_tensor_data(h))[i] = (float)i - 7.5f;
+    drv dr = {0};
+    if (mt_kernel_tensor_to(k, h, mt_kernel_param_device(k, 0), &a, &d) != MT_OK || !load_driver(&dr)) {
+        print_message("skipped: no GPU here: %s\n", d.message[0] ? d.message : "no libcuda.so.1");
+        mt_tensor_release(h);
+        mt_kernel_release(k);
+        skip();
+    }
+    /* the library made its context current on this thread: the stream is in it */
+    void *stream = NULL, *e0 = NULL, *e1 = NULL;
+    assert_int_equal(dr.stream_create(&stream, 0), 0);
+    assert_int_equal(dr.event_create(&e0, 0), 0);
+    assert_int_equal(dr.event_create(&e1, 0), 0);
+    mt_run_options ro;
+    mt_run_options_init(&ro);
+    ro.cuda_stream = stream;
+    assert_int_equal(dr.event_record(e0, stream), 0);
+    if (mt_kernel_run_with(k, &a, 1, res, 1, &ro, &d) != MT_OK) fail_msg("run: %s", d.text);
+    assert_int_equal(dr.event_record(e1, stream), 0);
+    assert_int_equal(dr.event_sync(e1), 0);
+    float ms = -1;
+    assert_int_equal(dr.event_elapsed(&ms, e0, e1), 0);
+    assert_true(ms > 0);
+    mt_tensor *back = NULL;
+    mt_device cpu = {MT_DEVICE_CPU, 0};
+    if (mt_kernel_tensor_to(k, res[0], cpu, &back, &d) != MT_OK) fail_msg("copy back: %s", d.text);
+    for (int i = 0; i < n; i++) assert_true(((float *)mt_tensor_data(back))[i] == 2 * ((float)i - 7.5f));
+    dr.event_destroy(e0);
+    dr.event_destroy(e1);
+    dr.stream_destroy(stream);
+    mt_tensor_release(back);
+    mt_tensor_release(res[0]);
+    mt_tensor_release(a);
+    mt_tensor_release(h);
+    mt_kernel_release(k);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_null_arguments),
@@ -363,6 +469,8 @@ int main(void) {
         cmocka_unit_test(test_kernel_outlives_context_handle),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_cuda_target_unavailable),
+        cmocka_unit_test(test_caller_stream_refused),
+        cmocka_unit_test(test_caller_stream_gpu),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }

@@ -84,7 +84,7 @@ static void test_cpu_text(void **s) {
     assert_non_null(strstr(mt_target_str(&t, buf, sizeof buf), " -test-device"));
 }
 
-/* The rules run are the target's: the CPU has three, CUDA two. */
+/* The rules run are the target's: the CPU has three, CUDA four. */
 static void test_rules_by_target(void **s) {
     (void)s;
     int n;
@@ -93,9 +93,11 @@ static void test_rules_by_target(void **s) {
     assert_string_equal(r[0].name, "schedule_matmul");
     assert_string_equal(r[2].name, "schedule");
     r = mt_target_rules(MT_TARGET_CUDA, &n);
-    assert_int_equal(n, 2);
-    assert_string_equal(r[0].name, "gpu_reduce_rows");
-    assert_string_equal(r[1].name, "gpu_fallback");
+    assert_int_equal(n, 4);
+    assert_string_equal(r[0].name, "gpu_gemv");
+    assert_string_equal(r[1].name, "gpu_matmul");
+    assert_string_equal(r[2].name, "gpu_reduce_rows");
+    assert_string_equal(r[3].name, "gpu_fallback");
     assert_true(mt_pass_name_known("gpu_fallback", 12));
     assert_true(mt_pass_name_known("realize_devices", 15));
     assert_true(mt_pass_name_known("parse", 5));
