@@ -16,9 +16,17 @@
  * by side. It also times the first compile of a softmax (NVRTC included,
  * compile cache off).
  *
+ * Each run also goes on a stream of the benchmark's own
+ * (mt_kernel_run_with), between two CUDA events recorded there: the
+ * "device ms" column is the median time between them, the GPU's time for
+ * the run's launches (and the gaps between them) without the final wait --
+ * what the references measure. The ratios (bench/gpu_ratios.py) use it.
+ *
  * --emulate runs the same cases on the CPU emulation at small sizes: a
  * check that the program works on machines without a GPU, not a benchmark.
  */
+#include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +46,52 @@ typedef struct bench_case {
 
 static int emulate, quick;
 static FILE *json;
+
+/* The driver calls the device timing makes (libcuda.so.1, dlopen). */
+static struct {
+    int (*stream_create)(void **s, unsigned flags);
+    int (*event_create)(void **e, unsigned flags);
+    int (*event_record)(void *e, void *s);
+    int (*event_sync)(void *e);
+    int (*event_elapsed)(float *ms, void *a, void *b);
+    void *stream, *ev[2];
+    int ok;
+} cu;
+
+static void *sym(void *lib, const char *a, const char *b) {
+    void *f = dlsym(lib, a);
+    return f ? f : b ? dlsym(lib, b) : NULL;
+}
+
+/* After the first run (the library's context is current on this thread). */
+static void device_timing_init(void) {
+    if (cu.ok || emulate) return;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return;
+    *(void **)&cu.stream_create = sym(lib, "cuStreamCreate", NULL);
+    *(void **)&cu.event_create = sym(lib, "cuEventCreate", NULL);
+    *(void **)&cu.event_record = sym(lib, "cuEventRecord", NULL);
+    *(void **)&cu.event_sync = sym(lib, "cuEventSynchronize", NULL);
+    *(void **)&cu.event_elapsed = sym(lib, "cuEventElapsedTime_v2", "cuEventElapsedTime");
+    cu.ok = cu.stream_create && cu.event_create && cu.event_record && cu.event_sync &&
+            cu.event_elapsed && cu.stream_create(&cu.stream, 0) == 0 &&
+            cu.event_create(&cu.ev[0], 0) == 0 && cu.event_create(&cu.ev[1], 0) == 0;
+}
+
+/* One run on the benchmark's stream between two events: the GPU's ms, or
+ * -1 when the run or the events fail. */
+static double device_run(mt_kernel *k, mt_tensor **args, int np, mt_tensor **res, int nr) {
+    mt_run_options ro;
+    mt_run_options_init(&ro);
+    ro.cuda_stream = cu.stream;
+    mt_diag d;
+    float ms = -1;
+    if (cu.event_record(cu.ev[0], cu.stream) || mt_kernel_run_with(k, args, np, res, nr, &ro, &d) != MT_OK ||
+        cu.event_record(cu.ev[1], cu.stream) || cu.event_sync(cu.ev[1]) ||
+        cu.event_elapsed(&ms, cu.ev[0], cu.ev[1]))
+        return -1;
+    return ms;
+}
 
 static double now_ms(void) {
     struct timespec ts;
@@ -63,6 +117,15 @@ static mt_kernel *compile(mt_context *ctx, const char *src, double *ms) {
     return k;
 }
 
+/* v in [-0.5, 0.5) as float16 bits (exact: v is a multiple of 2^-10). */
+static uint16_t half_of(int q) { /* v = q / 1024, |q| <= 512 */
+    if (q == 0) return 0;
+    uint16_t sign = q < 0 ? 0x8000 : 0;
+    unsigned m = (unsigned)(q < 0 ? -q : q), e = 0;
+    while (m < 1024) m <<= 1, e++;
+    return (uint16_t)(sign | ((15 - e) << 10) | (m & 0x3ff));
+}
+
 /* Inputs on the kernel's devices, filled with small values. */
 static int make_args(mt_kernel *k, mt_tensor **args, int np) {
     for (int i = 0; i < np; i++) {
@@ -71,9 +134,14 @@ static int make_args(mt_kernel *k, mt_tensor **args, int np) {
         for (int a = 0; a < nd; a++) shape[a] = mt_kernel_param_dim(k, i, a);
         mt_tensor *h = mt_tensor_create(mt_kernel_param_dtype(k, i), nd, shape);
         if (!h) return -1;
-        float *p = mt_tensor_data(h);
         int64_t n = mt_tensor_numel(h);
-        for (int64_t j = 0; j < n; j++) p[j] = (float)((j * 7919) % 1000) * 1e-3f - 0.5f;
+        if (mt_tensor_dtype(h) == MT_FLOAT16) {
+            uint16_t *p = mt_tensor_data(h);
+            for (int64_t j = 0; j < n; j++) p[j] = half_of((int)((j * 7919) % 1024) - 512);
+        } else {
+            float *p = mt_tensor_data(h);
+            for (int64_t j = 0; j < n; j++) p[j] = (float)((j * 7919) % 1000) * 1e-3f - 0.5f;
+        }
         mt_diag d;
         mt_status st = mt_kernel_tensor_to(k, h, mt_kernel_param_device(k, i), &args[i], &d);
         mt_tensor_release(h);
@@ -85,14 +153,18 @@ static int make_args(mt_kernel *k, mt_tensor **args, int np) {
     return 0;
 }
 
-static void report(const bench_case *c, double med, double best, int reps) {
-    char rate[64] = "-";
-    if (c->bytes > 0) snprintf(rate, sizeof rate, "%.1f GB/s", c->bytes / (med * 1e-3) / 1e9);
-    if (c->flops > 0) snprintf(rate, sizeof rate, "%.2f TFLOP/s", c->flops / (med * 1e-3) / 1e12);
-    printf("| %s | %s | %.4f | %.4f | %d | %s |\n", c->name, c->shape, med, best, reps, rate);
+/* dev: the median device time, or <= 0 when not measured. */
+static void report(const bench_case *c, double med, double best, double dev, int reps) {
+    char rate[64] = "-", devs[32] = "-";
+    double t = dev > 0 ? dev : med; /* rates from the device time when there is one */
+    if (c->bytes > 0) snprintf(rate, sizeof rate, "%.1f GB/s", c->bytes / (t * 1e-3) / 1e9);
+    if (c->flops > 0) snprintf(rate, sizeof rate, "%.2f TFLOP/s", c->flops / (t * 1e-3) / 1e12);
+    if (dev > 0) snprintf(devs, sizeof devs, "%.4f", dev);
+    printf("| %s | %s | %.4f | %.4f | %s | %d | %s |\n", c->name, c->shape, med, best, devs, reps, rate);
     if (json)
-        fprintf(json, "%s{\"name\": \"%s\", \"shape\": \"%s\", \"median_ms\": %.6f, \"best_ms\": %.6f}",
-                ftell(json) > 2 ? ",\n " : "", c->name, c->shape, med, best);
+        fprintf(json, "%s{\"name\": \"%s\", \"shape\": \"%s\", \"median_ms\": %.6f, \"best_ms\": %.6f, "
+                      "\"device_ms\": %.6f}",
+                ftell(json) > 2 ? ",\n " : "", c->name, c->shape, med, best, dev > 0 ? dev : 0.0);
     fflush(stdout);
 }
 
@@ -111,7 +183,14 @@ static void run_case(mt_context *ctx, const bench_case *c) {
             t[r] = now_ms() - t0;
         }
         qsort(t, (size_t)reps, sizeof *t, cmp);
-        report(c, t[reps / 2], t[0], reps);
+        double med = t[reps / 2], best = t[0], dev = -1;
+        device_timing_init();
+        if (cu.ok) {
+            for (int r = 0; r < reps; r++) t[r] = device_run(k, args, np, res, nr);
+            qsort(t, (size_t)reps, sizeof *t, cmp);
+            dev = t[0] > 0 ? t[reps / 2] : -1;
+        }
+        report(c, med, best, dev, reps);
     } else {
         printf("| %s | %s | failed: %s | | | |\n", c->name, c->shape, d.message);
     }
@@ -146,7 +225,8 @@ int main(int argc, char **argv) {
     long big = emulate ? 1L << 16 : 1L << 28, small = emulate ? 1L << 12 : 1L << 24;
     long rows = emulate ? 64 : 4096, cols = emulate ? 256 : 4096;
     long trows = emulate ? 256 : 32768, tcols = emulate ? 64 : 1024, mm = emulate ? 128 : 4096;
-    printf("| case | shape | median ms | best ms | reps | rate |\n|---|---|---:|---:|---:|---|\n");
+    printf("| case | shape | median ms | best ms | device ms | reps | rate |\n"
+           "|---|---|---:|---:|---:|---:|---|\n");
     const char *add = "def f(a: Tensor((%ld,), \"float32\"), b: Tensor((%ld,), \"float32\")):\n"
                       "    return a + b + a\n";
     const char *ex = "def f(a: Tensor((%ld,), \"float32\"), b: Tensor((%ld,), \"float32\")):\n"
@@ -155,6 +235,8 @@ int main(int argc, char **argv) {
     const char *ln = "def f(x: Tensor((%ld, %ld), \"float32\"), g: Tensor((%ld,), \"float32\"), "
                      "b: Tensor((%ld,), \"float32\")):\n    return layer_norm(x, g, b)\n";
     const char *mmf = "def f(a: Tensor((%ld, %ld), \"float32\"), b: Tensor((%ld, %ld), \"float32\")):\n"
+                      "    return a @ b\n";
+    const char *mmh = "def f(a: Tensor((%ld, %ld), \"float16\"), b: Tensor((%ld, %ld), \"float16\")):\n"
                       "    return a @ b\n";
     char lnsrc[2][1024];
     snprintf(lnsrc[0], sizeof lnsrc[0], ln, rows, cols, cols, cols);
@@ -171,7 +253,8 @@ int main(int argc, char **argv) {
                       "    return relu(x @ w0.T + b0) @ w1.T + b1\n";
     char *srcs[] = {fmt(add, small, small), fmt(ex, small, small), fmt(add, big, big),
                     fmt(ex, big, big), fmt(sm, rows, cols), fmt(sm, trows, tcols),
-                    fmt(mmf, mm, mm), fmt(mlp, emulate ? 64 : 4096, 0), fmt(mlp, 1, 0)};
+                    fmt(mmf, mm, mm), fmt(mlp, emulate ? 64 : 4096, 0), fmt(mlp, 1, 0),
+                    fmt(mmh, mm, mm)};
     const bench_case cases[] = {
         {"a+b+a", shp[0], srcs[0], 12.0 * small, 0},
         {"exp(a)*b+1", shp[0], srcs[1], 12.0 * small, 0},
@@ -182,6 +265,7 @@ int main(int argc, char **argv) {
         {"layer_norm", shp[2], lnsrc[0], 8.0 * rows * cols, 0},
         {"layer_norm", shp[3], lnsrc[1], 8.0 * trows * tcols, 0},
         {"matmul fp32", shp[4], srcs[6], 0, 2.0 * mm * mm * mm},
+        {"matmul fp16", shp[4], srcs[9], 0, 2.0 * mm * mm * mm},
         {"MLP 784-128-10", "batch 4096", srcs[7], 0, 0},
         {"MLP 784-128-10", "batch 1", srcs[8], 0, 0},
     };
