@@ -426,7 +426,7 @@ static mt_texpr *load(fctx *c, const mt_ast *e) {
     int n;
     mt_texpr **ix = indices(c, b, e, &n);
     mt_texpr *ld = mt_te_load(c->a, b, ix, n);
-    ld->loc = e->loc;
+    ld->loc = e->lhs->loc; /* the buffer's name */
     return ld;
 }
 
