@@ -1180,7 +1180,8 @@ static mt_tstmt *launch(fctx *c, const mt_ast *call) {
 
 /* The int64 values of a tuple `(a, b)` (`()`, `(a,)`) of T.check_bounds. */
 static mt_texpr **i64_tuple(fctx *c, const mt_ast *e, const char *what, int *n) {
-    if (e->kind != AST_TUPLE) mt_fail(MT_ERR_TYPE, e->loc, "T.check_bounds: %s must be a tuple", what);
+    if (e->kind != AST_TUPLE)
+        mt_fail(MT_ERR_TYPE, e->loc, "T.check_bounds takes its indices and dims as tuples: (i,), (n,)");
     *n = e->items.len;
     mt_texpr **out = MT_NEW_ARRAY(c->a, mt_texpr *, *n > 0 ? *n : 1);
     for (int i = 0; i < *n; i++) out[i] = i64_expr(c, e->items.data[i], what);
@@ -1201,7 +1202,9 @@ static mt_tstmt *check_stmt(fctx *c, const mt_ast *call, mt_loc loc) {
     int n, nd;
     mt_texpr **idx = i64_tuple(c, x[3], "an index", &n);
     mt_texpr **dims = i64_tuple(c, x[4], "a dim", &nd);
-    if (n != nd) mt_fail(MT_ERR_SHAPE, x[4]->loc, "T.check_bounds: %d indices and %d dims", n, nd);
+    if (n != nd)
+        mt_fail(MT_ERR_SHAPE, x[4]->loc, "T.check_bounds has %d ind%s and %d dim%s: one dim per index", n,
+                n == 1 ? "ex" : "ices", nd, nd == 1 ? "" : "s");
     mt_tstmt *st = mt_ts_check(c->a, cond, kind[0] == 's', name, idx, dims, n);
     st->loc = loc;
     return st;
