@@ -191,6 +191,15 @@ typedef struct mt_compile_options {
      * cached (a kernel holds its own copy of the values). */
     const struct mt_bound_param *params;
     int nparams;
+    /* Nonzero: loads and stores of hand-written loop functions (@T.prim_func)
+     * that the compiler cannot prove in bounds are checked at run time; an
+     * access outside its buffer stops the kernel before it touches memory,
+     * and mt_kernel_run returns MT_ERR_RUNTIME naming the buffer, the index,
+     * the shape and the access's place (docs/language.md, "Bounds checks").
+     * Functions the compiler makes from graph ops are not checked (their
+     * shapes are proven). Target cpu, and target cuda with emulate; refused
+     * for a real GPU. Default 0. */
+    int check_bounds;
     /* Every other field is part of the compile cache's key (src/cache.c). */
 } mt_compile_options;
 

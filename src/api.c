@@ -335,6 +335,12 @@ mt_kernel *mt_jit_compile(mt_context *ctx, const char *source, const mt_compile_
                     "mt_jit_compile: emulate is for target cuda; leave it 0 for target cpu");
         return NULL;
     }
+    if (opts->check_bounds && opts->target == MT_TARGET_CUDA && !opts->emulate) {
+        mt_diag_set(diag, MT_ERR_UNSUPPORTED, file, NULL, MT_NOLOC,
+                    "mt_jit_compile: check_bounds is not supported on a GPU (target cuda without "
+                    "emulate); check the kernel under emulate, which runs it on the CPU");
+        return NULL;
+    }
     if (opts->arch && opts->target != MT_TARGET_CUDA) {
         mt_diag_set(diag, MT_ERR_INVALID_ARG, file, NULL, MT_NOLOC,
                     "mt_jit_compile: arch is for target cuda; leave it NULL for target cpu");

@@ -38,11 +38,13 @@ typedef struct options_mirror_ {
     int emulate;
     const void *params; /* not in the key: a compile with bound parameters is not cached */
     int nparams;
+    int check_bounds;
 } options_mirror_;
 _Static_assert(sizeof(mt_compile_options) == sizeof(options_mirror_) &&
                    offsetof(mt_compile_options, arch) == offsetof(options_mirror_, arch) &&
                    offsetof(mt_compile_options, emulate) == offsetof(options_mirror_, emulate) &&
-                   offsetof(mt_compile_options, nparams) == offsetof(options_mirror_, nparams),
+                   offsetof(mt_compile_options, nparams) == offsetof(options_mirror_, nparams) &&
+                   offsetof(mt_compile_options, check_bounds) == offsetof(options_mirror_, check_bounds),
                "mt_compile_options changed: add the new field to the cache key (src/cache.c)");
 
 typedef struct entry {
@@ -162,6 +164,7 @@ static void serialize(writer *w, const char *source, const mt_compile_options *o
     put_str(w, o->filename ? o->filename : "<source>");
     put_str(w, o->entry);
     put_str(w, o->dump_after);
+    put_int(w, o->check_bounds != 0);
     put(w, source, strlen(source));
 }
 

@@ -5,6 +5,8 @@
  *   build                        AST -> graph IR              (stage "graph")
  *   the graph passes                                          (stage "graph-opt")
  *   per loop function, with the target of the device it runs on:
+ *     check_bounds (with mt_compile_options.check_bounds: hand-written
+ *       loop functions only)
  *     inline_producers                                        (stage "tir")
  *     the target's schedule rules, then lowering and cleanup
  *   split_host_device (all loop functions at once: the host functions the
@@ -269,11 +271,15 @@ static mt_gmodule *run_graph_passes(mt_arena *a, mt_gmodule *m, const char *dump
     return m;
 }
 
-static void run_tir_passes(mt_arena *a, mt_tfunc **fs, int n, const char *dump_after, mt_compiled *out) {
+static void run_tir_passes(mt_arena *a, mt_tfunc **fs, int n, const mt_compile_options *opts,
+                           mt_compiled *out) {
+    const char *dump_after = opts ? opts->dump_after : NULL;
+    bool checks = opts && opts->check_bounds;
     verified v = {NULL, MT_TIR_BLOCK};
     verify_tir(a, &v, "fuse_tir", fs, n, MT_TIR_BLOCK); /* what the graph passes made */
     for (int i = 0; i < mt_npasses; i++) {
         const mt_pass *p = &mt_passes[i];
+        if (p->only_check_bounds && !checks) continue;
         if (p->kind == MT_PASS_RULES) run_rules(a, fs, n, dump_after, &v, out);
         else if (p->kind == MT_PASS_TIR) run_tir_pass(a, p, fs, n, dump_after, &v, out);
         if (p->kind == MT_PASS_TIR && strcmp(p->name, "inline_producers") == 0)
@@ -327,7 +333,7 @@ void mt_pipeline_run(mt_arena *a, const char *src, size_t len, const mt_compile_
     assign_targets(a, m, targets);
     mt_tfunc **fs = MT_NEW_ARRAY(a, mt_tfunc *, m->ntfuncs > 0 ? m->ntfuncs : 1);
     for (int i = 0; i < m->ntfuncs; i++) fs[i] = m->tfuncs[i];
-    run_tir_passes(a, fs, m->ntfuncs, dump_after, out);
+    run_tir_passes(a, fs, m->ntfuncs, opts, out);
     mt_tsplit sp;
     split(a, fs, m->ntfuncs, &sp);
     out->dumps[MT_STAGE_TIR_SCHED] = print_split(a, &sp, m->ntfuncs);

@@ -40,3 +40,6 @@ mt_test_gpu_emulated(test_bound)
 # graph functions (destination passing, R.call_tir), against C references.
 mt_test(test_prim_func SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_prim_func.c LIBRARY)
 mt_test_gpu_emulated(test_prim_func)
+# Run-time bounds checks of hand-written loop functions (check_bounds): out-of-
+# bounds loads and stores stop the kernel, guard words untouched.
+mt_test(test_check_bounds SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_check_bounds.c LIBRARY)

@@ -57,6 +57,8 @@ static const char USAGE[] =
     "                          GPU architecture for --target cuda (default: the GPU's, else sm_90)\n"
     "  --emulate               run the GPU kernels of --target cuda on the CPU, under\n"
     "                          the CUDA execution model (see docs/gpu.md)\n"
+    "  --check-bounds          check the loads and stores of hand-written loop functions\n"
+    "                          at run time (an access outside its buffer fails the run)\n"
     "  --emit STAGE[,STAGE...] print stages: ast graph graph-opt tir tir-sched\n"
     "                          llvm asm cuda plan dot (Graphviz)\n"
     "  --dump-after PASS[,PASS...]|all\n"
@@ -647,6 +649,7 @@ typedef struct options {
     mt_target target;            /* --target */
     const char *arch;            /* --arch or NULL */
     bool emulate;                /* --emulate */
+    bool check_bounds;           /* --check-bounds */
     mt_stage emit[MT_STAGE_COUNT_];
     int nemit;                   /* stages in emit, in the order given */
     const char *dump_after;      /* --dump-after or NULL */
@@ -719,7 +722,7 @@ static int parse_options(int argc, char **argv, options *o) {
         {"output", true}, {"output-dir", true}, {"bench", true},  {"help", false},
         {"version", false}, {"time-passes", false}, {"warm", true}, {"threads", true},
         {"emulate", false}, {"dump-after", true}, {"param", true}, {"cache-dir", true},
-        {"no-disk-cache", false},
+        {"no-disk-cache", false}, {"check-bounds", false},
     };
     bool only_files = false;
     for (int i = 1; i < argc; i++) {
@@ -753,6 +756,8 @@ static int parse_options(int argc, char **argv, options *o) {
         if (!strcmp(opt, "version")) return OPT_VERSION;
         if (!strcmp(opt, "emulate")) {
             o->emulate = true;
+        } else if (!strcmp(opt, "check-bounds")) {
+            o->check_bounds = true;
         } else if (!strcmp(opt, "run")) {
             o->run = true;
         } else if (!strcmp(opt, "time-passes")) {
@@ -1430,6 +1435,7 @@ int main(int argc, char **argv) {
     co.target = o.target;
     co.arch = o.arch;
     co.emulate = o.emulate;
+    co.check_bounds = o.check_bounds;
     co.dump_after = o.dump_after;
     mt_bound_param *bound = o.nparams ? calloc((size_t)o.nparams, sizeof *bound) : NULL;
     for (int i = 0; i < o.nparams; i++) {

@@ -53,6 +53,7 @@ class CompileOptions(ctypes.Structure):
         ("emulate", ctypes.c_int),
         ("params", ctypes.c_void_p),  # bound parameters: not used from Python (NULL, 0)
         ("nparams", ctypes.c_int),
+        ("check_bounds", ctypes.c_int),
     ]
 
 

@@ -1031,6 +1031,11 @@ static void put_stmt(cu *c, const mt_tstmt *s, pos p) {
         put_expr(c, s->value, C_UNARY);
         mt_sb_puts(&c->sb, ";\n");
         return;
+    case TS_CHECK: /* refused for a real GPU (api.c): the emulation runs the checks */
+        line_start(c);
+        mt_sb_printf(&c->sb, "/* bounds check of '%s' (%d:%d): run only under emulation */\n", s->name,
+                     s->loc.line, s->loc.col);
+        return;
     case TS_LAUNCH: mt_ice("cuda_c: a launch inside a kernel");
     case TS_BLOCK:
         mt_ice("cuda_c: block '%s' in a kernel: lower_blocks must run before codegen",

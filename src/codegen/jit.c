@@ -87,6 +87,7 @@ static const struct {
     S_(fmaxf), S_(fmax), S_(fminf), S_(fmin), S_(fmodf), S_(fmod), S_(ldexpf), S_(ldexp),
     S_(malloc), S_(free), S_(memset), S_(memcpy), S_(memmove),
     S_(__extendhfsf2), S_(__truncsfhf2), S_(__truncdfhf2), S_(mt_parallel_for), S_(mt_kernel_malloc),
+    S_(mt_kernel_oob), S_(mt_kernel_stopped),
     S_(mt_gpu_launch), S_(mt_gpu_alloc), S_(mt_gpu_free),
 #undef S_
 };

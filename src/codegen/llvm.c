@@ -59,6 +59,14 @@
  *    makes no difference on the CPU. In a GPU program's host function the
  *    buffer is device memory between kernels: mt_gpu_alloc / mt_gpu_free
  *    (runtime/gpu_launch.h), the body skipped when it fails.
+ *  - TS_CHECK (a run-time bounds check, passes/tir/check_bounds.c)
+ *    branches on its condition; the failing side, a block LLVM sees as
+ *    cold, stores the index values and dims into an alloca and calls
+ *    mt_kernel_oob (runtime/parallel.h) with the buffer's name, the access
+ *    kind and place, then frees the heap buffers live there and returns:
+ *    the function stops. A host function calls mt_kernel_stopped() after
+ *    each launch of a parallel body that holds a check and stops too when
+ *    a chunk did.
  *  - TS_STORE and TS_EVAL defer to llvm_expr.c.
  *  - TS_BLOCK and any other kind is an internal error ("lowering must run
  *    first"), raised only after the module is disposed.
@@ -378,6 +386,7 @@ static void gen_run(mt_cg *g, const mt_tfunc *d, LLVMValueRef run) {
     g->f = d;
     g->vars.slots = NULL, g->vars.cap = g->vars.used = 0;
     g->bufs.slots = NULL, g->bufs.cap = g->bufs.used = 0;
+    g->heaps = NULL, g->nheaps = g->capheaps = 0;
     g->entry = new_block(g, "entry");
     LLVMBasicBlockRef rb = new_block(g, "body");
     for (int i = 0; i < d->nparams; i++) {
@@ -443,6 +452,8 @@ static void gen_gpu_launch(mt_cg *g, const mt_tlaunch *l);
 static LLVMValueRef runtime_fn(mt_cg *g, const char *name, LLVMTypeRef ret, LLVMTypeRef *params,
                                int n, LLVMTypeRef *fnty);
 
+static void gen_stop_if_stopped(mt_cg *g);
+
 static void gen_launch(mt_cg *g, const mt_tlaunch *l) {
     const mt_tfunc *d = l->callee;
     const char *kind = mt_tfunc_get_attr(d, MT_ATTR_KIND);
@@ -484,6 +495,7 @@ static void gen_launch(mt_cg *g, const mt_tlaunch *l) {
     LLVMBuildCall2(b, pf_ty, pf, args, 3, "");
     g->nlaunch++;
     gen_body(g, d, body_ref, body_name, ft);
+    if (d->body && mt_tstmt_has_check(d->body)) gen_stop_if_stopped(g);
 }
 
 static void gen_for(mt_cg *g, const mt_tstmt *s) {
@@ -623,13 +635,81 @@ static LLVMValueRef alloc_begin(mt_cg *g, const mt_tbuffer *buf) {
     return p;
 }
 
-static void alloc_end(mt_cg *g, const mt_tbuffer *buf, LLVMValueRef heap) {
-    mt_cg_map_put(g->arena, &g->bufs, buf, NULL);
-    if (!heap) return;
+static void free_heap(mt_cg *g, LLVMValueRef heap) {
     LLVMTypeRef fnty;
     bool gpu = mt_tfunc_target(g->f)->kind == MT_TARGET_CUDA;
     LLVMValueRef fn = runtime_fn(g, gpu ? "mt_gpu_free" : "free", g->t_void, &g->t_ptr, 1, &fnty);
     LLVMBuildCall2(g->b, fnty, fn, &heap, 1, "");
+}
+
+/* heap (NULL: on the stack) is live until alloc_end. */
+static void push_heap(mt_cg *g, LLVMValueRef heap) {
+    if (!heap) return;
+    if (g->nheaps == g->capheaps) {
+        int cap = g->capheaps ? 2 * g->capheaps : 8;
+        LLVMValueRef *h = MT_NEW_ARRAY(g->arena, LLVMValueRef, cap);
+        if (g->nheaps) memcpy(h, g->heaps, sizeof *h * (size_t)g->nheaps);
+        g->heaps = h, g->capheaps = cap;
+    }
+    g->heaps[g->nheaps++] = heap;
+}
+
+static void alloc_end(mt_cg *g, const mt_tbuffer *buf, LLVMValueRef heap) {
+    mt_cg_map_put(g->arena, &g->bufs, buf, NULL);
+    if (!heap) return;
+    if (g->nheaps > 0 && g->heaps[g->nheaps - 1] == heap) g->nheaps--;
+    free_heap(g, heap);
+}
+
+/* The function stops here: frees the heap buffers live here and returns. */
+static void gen_stop(mt_cg *g) {
+    for (int i = g->nheaps - 1; i >= 0; i--) free_heap(g, g->heaps[i]);
+    mt_cg_stream_fence(g);
+    LLVMBuildRetVoid(g->b);
+}
+
+/* After a parallel body with checks: stop when one of its chunks stopped. */
+static void gen_stop_if_stopped(mt_cg *g) {
+    LLVMTypeRef fnty;
+    LLVMValueRef fn = runtime_fn(g, "mt_kernel_stopped", g->t_i1, NULL, 0, &fnty);
+    LLVMValueRef stopped = LLVMBuildCall2(g->b, fnty, fn, NULL, 0, "stopped");
+    LLVMBasicBlockRef stop = new_block(g, "stop"), cont = new_block(g, "go");
+    LLVMBuildCondBr(g->b, stopped, stop, cont);
+    LLVMPositionBuilderAtEnd(g->b, stop);
+    gen_stop(g);
+    LLVMPositionBuilderAtEnd(g->b, cont);
+}
+
+/* T.check_bounds: see the top of the file. */
+static void gen_check(mt_cg *g, const mt_tstmt *s) {
+    LLVMBuilderRef b = g->b;
+    LLVMValueRef ok = mt_cg_cast(g, mt_cg_expr(g, s->cond), s->cond->dtype, MT_BOOL);
+    LLVMBasicBlockRef oob = new_block(g, "oob"), cont = new_block(g, "inbounds");
+    LLVMBuildCondBr(b, ok, cont, oob);
+    LLVMPositionBuilderAtEnd(b, oob);
+    int n = s->nidx;
+    LLVMTypeRef arr_ty = LLVMArrayType2(g->t_i64, (uint64_t)(2 * n > 0 ? 2 * n : 1));
+    LLVMBasicBlockRef cur = LLVMGetInsertBlock(b);
+    LLVMPositionBuilderAtEnd(b, g->entry);
+    LLVMValueRef arr = LLVMBuildAlloca(b, arr_ty, "oob.vals");
+    LLVMPositionBuilderAtEnd(b, cur);
+    for (int i = 0; i < 2 * n; i++) {
+        LLVMValueRef v = gen_i64(g, i < n ? s->idx[i] : s->dims[i - n]);
+        LLVMValueRef ix[2] = {LLVMConstInt(g->t_i64, 0, 0), LLVMConstInt(g->t_i64, (unsigned)i, 0)};
+        LLVMBuildStore(b, v, LLVMBuildGEP2(b, arr_ty, arr, ix, 2, ""));
+    }
+    LLVMValueRef a[6] = {LLVMBuildGlobalStringPtr(b, s->name, "oob.name"),
+                         LLVMConstInt(g->t_i32, s->check_store ? 1 : 0, 0),
+                         LLVMConstInt(g->t_i32, (unsigned)s->loc.line, 0),
+                         LLVMConstInt(g->t_i32, (unsigned)s->loc.col, 0),
+                         LLVMConstInt(g->t_i32, (unsigned)n, 0), arr};
+    LLVMTypeRef pt[6] = {g->t_ptr, g->t_i32, g->t_i32, g->t_i32, g->t_i32, g->t_ptr};
+    LLVMTypeRef fnty;
+    LLVMValueRef fn = runtime_fn(g, "mt_kernel_oob", g->t_void, pt, 6, &fnty);
+    param_attr(g, fn, (unsigned)LLVMAttributeFunctionIndex, "cold", 0);
+    LLVMBuildCall2(b, fnty, fn, a, 6, "");
+    gen_stop(g);
+    LLVMPositionBuilderAtEnd(b, cont);
 }
 
 static void gen_stmt(mt_cg *g, const mt_tstmt *s) {
@@ -649,6 +729,7 @@ static void gen_stmt(mt_cg *g, const mt_tstmt *s) {
         return;
     case TS_ALLOC: {
         LLVMValueRef heap = alloc_begin(g, s->buf);
+        push_heap(g, heap);
         if (!heap) { /* on the stack */
             gen_stmt(g, s->body);
             alloc_end(g, s->buf, heap);
@@ -666,6 +747,7 @@ static void gen_stmt(mt_cg *g, const mt_tstmt *s) {
     }
     case TS_EVAL: mt_cg_expr(g, s->value); return;
     case TS_LAUNCH: gen_launch(g, s->launch); return;
+    case TS_CHECK: gen_check(g, s); return;
     case TS_BLOCK:
         mt_ice("codegen: block '%s' in %s: lower_blocks must run before codegen",
                s->name ? s->name : "?", g->f->name);
@@ -701,6 +783,7 @@ static void gen_func(mt_cg *g, const mt_tfunc *f, const char *prefix) {
     g->vars.used = g->vars.cap = 0;
     g->bufs.used = g->bufs.cap = 0;
     g->nlaunch = 0;
+    g->heaps = NULL, g->nheaps = g->capheaps = 0;
     param_attr(g, fn, (unsigned)LLVMAttributeFunctionIndex, "nounwind", 0);
 
     g->entry = new_block(g, "entry");
@@ -733,7 +816,7 @@ static void gen_func(mt_cg *g, const mt_tfunc *f, const char *prefix) {
         bind_var(g, f->sym_vars[i], mt_cg_cast(g, v, MT_INT64, f->sym_vars[i]->dtype));
     }
     LLVMValueRef *heap = MT_NEW_ARRAY(g->arena, LLVMValueRef, f->nallocs > 0 ? f->nallocs : 1);
-    for (int i = 0; i < f->nallocs; i++) heap[i] = alloc_begin(g, f->allocs[i]);
+    for (int i = 0; i < f->nallocs; i++) push_heap(g, heap[i] = alloc_begin(g, f->allocs[i]));
     mt_cg_stream_plan(g, f);
     g->streamed = false;
     if (f->body) gen_stmt(g, f->body);

@@ -81,6 +81,9 @@ typedef struct mt_cg {
     bool streamed;          /* the current LLVM function made a streaming store */
     bool x86;               /* the target is x86 (streaming stores and their fence) */
     mt_cg_split *split;     /* non-NULL: each parallel body in a module of its own */
+    LLVMValueRef *heaps;    /* the heap buffers live at the current point (freed by a
+                             * bounds check that stops the function) ... */
+    int nheaps, capheaps;   /* ... how many, and the array's room (per function) */
     LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_half, t_f32, t_f64, t_ptr;
 } mt_cg;
 

@@ -14,6 +14,7 @@
 #define GRAPH(n, f) {n, MT_PASS_GRAPH, f, NULL, MT_TIR_BLOCK}
 #define TIR(n, f) {n, MT_PASS_TIR, NULL, f, MT_TIR_BLOCK}
 #define TIR_TO(n, f, form) {n, MT_PASS_TIR, NULL, f, form}
+#define TIR_CHECKS(n, f) {n, MT_PASS_TIR, NULL, f, MT_TIR_BLOCK, true}
 
 const mt_pass mt_passes[] = {
     GRAPH("fold_constant", mt_graph_fold_constant),
@@ -26,6 +27,7 @@ const mt_pass mt_passes[] = {
     GRAPH("fuse_ops", mt_graph_fuse_ops),
     GRAPH("fuse_tir", mt_graph_fuse_tir),
     GRAPH("dead_code", mt_graph_dead_code),
+    TIR_CHECKS("check_bounds", mt_tir_check_bounds),
     TIR("inline_producers", mt_tir_inline_producers),
     {"schedule rules", MT_PASS_RULES, NULL, NULL, MT_TIR_BLOCK},
     TIR_TO("lower_blocks", mt_tir_lower_blocks, MT_TIR_LOWERED),

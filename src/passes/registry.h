@@ -10,11 +10,14 @@
  *
  *   graph:  fold_constant cse dead_code realize_devices to_dataflow legalize
  *           annotate_pattern fuse_ops fuse_tir dead_code
- *   TIR:    inline_producers [the target's rules] lower_blocks flatten_buffers
+ *   TIR:    [check_bounds] inline_producers [the target's rules] lower_blocks flatten_buffers
  *           simplify vectorize remove_unit_loops simplify tir_cse
  *           split_host_device (all functions at once: host and device functions)
  *   rules:  cpu: schedule_matmul schedule_reduce schedule
  *           cuda: gpu_reduce_rows gpu_fallback
+ *
+ * check_bounds runs only when mt_compile_options.check_bounds is set
+ * (mt_pass.only_check_bounds).
  *
  * "parse" and "build" are the front end's stages, not passes, but
  * dump_after accepts them too (mt_pass_name_known).
@@ -45,6 +48,7 @@ typedef struct mt_pass {
     mt_tir_pass_fn tir;
     mt_tir_form form;     /* TIR: the form the functions are in after it, at least
                            * (lower_blocks: lowered, flatten_buffers: flat) */
+    bool only_check_bounds; /* runs only with mt_compile_options.check_bounds */
 } mt_pass;
 
 /* The pipeline, in order; n passes. */

@@ -684,6 +684,28 @@ static mt_status exec_extern(run *r, const mt_plan_call *call) {
     return MT_OK;
 }
 
+/* (v0, v1, ...) into buf: "(3, 4)", "(5,)", "()"; "..." past what was kept. */
+static void put_tuple(char *buf, size_t size, const int64_t *v, int n, int n_all) {
+    size_t len = 0;
+    len += (size_t)snprintf(buf, size, "(");
+    for (int i = 0; i < n && len < size; i++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%lld", i ? ", " : "", (long long)v[i]);
+    if (len < size) snprintf(buf + len, size - len, "%s)", n_all > n ? ", ..." : n_all == 1 ? "," : "");
+}
+
+/* A kernel stopped at a failed bounds check (runtime/parallel.h): the run
+ * fails at the access's place. */
+static mt_status fail_oob(run *r, const mt_oob_record *o) {
+    char idx[256], dims[256];
+    put_tuple(idx, sizeof idx, o->idx, o->ndim, o->ndim_all);
+    put_tuple(dims, sizeof dims, o->dims, o->ndim, o->ndim_all);
+    mt_status st = fail(r->err, MT_ERR_RUNTIME, -1, -1,
+                        "out-of-bounds %s '%s': index %s is outside its shape %s",
+                        o->store ? "store to" : "load from", o->name, idx, dims);
+    if (r->err) r->err->line = o->line, r->err->col = o->col;
+    return st;
+}
+
 static mt_status exec_call(run *r, const mt_plan_call *call) {
     if (call->is_extern) return exec_extern(r, call);
     uint64_t words[MAX_CALL_ARGS + MAX_SYMS];
@@ -714,6 +736,8 @@ static mt_status exec_call(run *r, const mt_plan_call *call) {
         return fail(r->err, MT_ERR_NOMEM, -1, -1,
                     "kernel '%s' could not allocate its scratch buffer (out of memory)",
                     call->name);
+    mt_oob_record oob;
+    if (mt_kernel_take_oob(&oob)) return fail_oob(r, &oob);
     return MT_OK;
 }
 
@@ -765,6 +789,7 @@ static mt_status run_program(run *r, const run_arena *ra) {
     const mt_plan *p = r->p;
     (void)ra;
     (void)mt_kernel_alloc_failed(); /* a flag left by code run outside a run */
+    (void)mt_kernel_take_oob(NULL);
     int pc = 0;
     while (pc < p->ninstrs) {
 #ifdef MT_EXEC_ASAN

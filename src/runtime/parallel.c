@@ -82,6 +82,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -132,6 +133,8 @@ struct mt_thread_pool {
     _Alignas(64) _Atomic uint32_t left;   /* ranges not finished: the caller sleeps on it */
     atomic_bool caller_asleep;
     atomic_bool alloc_failed;     /* a range's mt_kernel_malloc failed (see the header) */
+    atomic_bool stopped;          /* a chunk's bounds check failed: skip the rest */
+    mt_oob_record oob;            /* the first failing chunk's record (its writer set stopped) */
 };
 
 static atomic_uint fork_count; /* forks this process is the child of (see the top) */
@@ -148,6 +151,7 @@ static _Thread_local int tl_num_threads;      /* 0 = the pool's size */
 static _Thread_local mt_thread_pool *tl_pool;
 static _Thread_local bool tl_in_region;
 static _Thread_local bool tl_alloc_failed; /* mt_kernel_malloc failed on this thread */
+static _Thread_local mt_oob_record tl_oob;  /* the first failed bounds check on this thread */
 
 /* ---- sleeping and waking ---------------------------------------------------- */
 
@@ -228,7 +232,12 @@ static void run_chunk(mt_thread_pool *p, int t, int r, int k) {
     int64_t rb, re, b, e;
     part(p->n, t, r, &rb, &re);
     part(re - rb, chunks_of(re - rb), k, &b, &e);
-    p->body(rb + b, rb + e, p->closure);
+    if (!atomic_load_explicit(&p->stopped, memory_order_relaxed)) p->body(rb + b, rb + e, p->closure);
+    if (tl_oob.set) { /* the first to stop the region keeps its record for the caller */
+        bool expect = false;
+        if (atomic_compare_exchange_strong(&p->stopped, &expect, true)) p->oob = tl_oob;
+        tl_oob.set = false;
+    }
     if (tl_alloc_failed) { /* to the caller: before the release below */
         tl_alloc_failed = false;
         atomic_store_explicit(&p->alloc_failed, true, memory_order_relaxed);
@@ -350,6 +359,10 @@ void mt_parallel_for(int64_t n, mt_parallel_body body, void *closure) {
     tl_in_region = false;
 
     join(p);
+    if (atomic_load_explicit(&p->stopped, memory_order_relaxed)) {
+        if (!tl_oob.set) tl_oob = p->oob;
+        atomic_store_explicit(&p->stopped, false, memory_order_relaxed);
+    }
     if (atomic_load_explicit(&p->alloc_failed, memory_order_relaxed)) {
         atomic_store_explicit(&p->alloc_failed, false, memory_order_relaxed);
         tl_alloc_failed = true;
@@ -373,6 +386,28 @@ bool mt_kernel_alloc_failed(void) {
     bool f = tl_alloc_failed;
     tl_alloc_failed = false;
     return f;
+}
+
+void mt_kernel_oob(const char *name, int32_t store, int32_t line, int32_t col, int32_t n,
+                   const int64_t *vals) {
+    if (tl_oob.set) return;
+    mt_oob_record *r = &tl_oob;
+    r->store = store != 0;
+    r->line = line, r->col = col;
+    r->ndim_all = n;
+    r->ndim = n < 8 ? n : 8;
+    snprintf(r->name, sizeof r->name, "%s", name ? name : "?");
+    for (int i = 0; i < r->ndim; i++) r->idx[i] = vals[i], r->dims[i] = vals[n + i];
+    r->set = true;
+}
+
+bool mt_kernel_stopped(void) { return tl_oob.set; }
+
+bool mt_kernel_take_oob(mt_oob_record *out) {
+    bool set = tl_oob.set;
+    if (set && out) *out = tl_oob;
+    tl_oob.set = false;
+    return set;
 }
 
 int mt_parallel_num_cpus(void) {
@@ -413,6 +448,7 @@ mt_thread_pool *mt_thread_pool_create(int nthreads) {
     atomic_init(&p->left, 0);
     atomic_init(&p->caller_asleep, false);
     atomic_init(&p->alloc_failed, false);
+    atomic_init(&p->stopped, false);
     return p;
 }
 

@@ -92,4 +92,40 @@ void *mt_kernel_malloc(int64_t count, int64_t esize);
 /* Returns and clears the calling thread's allocation-failure flag. */
 bool mt_kernel_alloc_failed(void);
 
+/* ---- run-time bounds checks (passes/tir/check_bounds.c) ----------------------
+ * A failed T.check_bounds calls mt_kernel_oob and returns from the function
+ * it is in. The first failure on a thread is kept in that thread's record
+ * (later ones are dropped). A parallel region whose chunk fails stops: the
+ * chunks not started yet are skipped, the first failing chunk's record is
+ * handed to the thread that ran the region when the region ends (like the
+ * allocation flag above), and the kernel, which calls mt_kernel_stopped()
+ * after each parallel loop with checks, returns too. The executor takes the
+ * record after the kernel (mt_kernel_take_oob) and fails the run with
+ * MT_ERR_RUNTIME. */
+
+/* What a failed check reports. */
+typedef struct mt_oob_record {
+    bool set;          /* a check failed */
+    bool store;        /* the access is a store (else a load) */
+    int line, col;     /* the access's place in the source */
+    int ndim;          /* index values and dims kept (at most MT_MAX_RANK) */
+    int ndim_all;      /* the access's rank */
+    char name[64];     /* the buffer's name (truncated) */
+    int64_t idx[8], dims[8];
+} mt_oob_record;
+
+/* Records a failed check on the calling thread: the access of buffer name
+ * at line:col with n index values vals[0..n) against dims vals[n..2n).
+ * Generated code resolves this symbol by address. */
+void mt_kernel_oob(const char *name, int32_t store, int32_t line, int32_t col, int32_t n,
+                   const int64_t *vals);
+
+/* Has a check failed on the calling thread (its record is set)? Generated
+ * code resolves this symbol by address. */
+bool mt_kernel_stopped(void);
+
+/* Moves the calling thread's record into *out (when out is not NULL) and
+ * clears it; true when one was set. */
+bool mt_kernel_take_oob(mt_oob_record *out);
+
 #endif

@@ -425,7 +425,9 @@ static mt_texpr *load(fctx *c, const mt_ast *e) {
     mt_tbuffer *b = buffer_named(c, e->lhs, "an indexed value");
     int n;
     mt_texpr **ix = indices(c, b, e, &n);
-    return mt_te_load(c->a, b, ix, n);
+    mt_texpr *ld = mt_te_load(c->a, b, ix, n);
+    ld->loc = e->lhs->loc; /* the buffer's name */
+    return ld;
 }
 
 static mt_texpr_kind binop_kind(fctx *c, const mt_ast *e, mt_dtype dt) {
@@ -615,7 +617,7 @@ static val call_expr(fctx *c, const mt_ast *e) {
     }
     static const char *const stmt_only[] = {"axis.spatial", "axis.reduce", "axis.remap", "alloc_buffer",
                                             "reads", "writes", "where", "block", "init", "launch",
-                                            "evaluate", "func_attr", "grid", "serial", "parallel",
+                                            "evaluate", "check_bounds", "func_attr", "grid", "serial", "parallel",
                                             "vectorized", "unroll", "thread_binding", "Buffer"};
     for (int i = 0; i < MT_ARRAY_LEN(stmt_only); i++)
         if (!strcmp(fn, stmt_only[i]))
@@ -1176,12 +1178,45 @@ static mt_tstmt *launch(fctx *c, const mt_ast *call) {
     return st;
 }
 
-/* An expression statement: T.evaluate(e), T.launch(...). */
+/* The int64 values of a tuple `(a, b)` (`()`, `(a,)`) of T.check_bounds. */
+static mt_texpr **i64_tuple(fctx *c, const mt_ast *e, const char *what, int *n) {
+    if (e->kind != AST_TUPLE)
+        mt_fail(MT_ERR_TYPE, e->loc, "T.check_bounds takes its indices and dims as tuples: (i,), (n,)");
+    *n = e->items.len;
+    mt_texpr **out = MT_NEW_ARRAY(c->a, mt_texpr *, *n > 0 ? *n : 1);
+    for (int i = 0; i < *n; i++) out[i] = i64_expr(c, e->items.data[i], what);
+    return out;
+}
+
+/* T.check_bounds(cond, "load"|"store", "name", (idx...), (dims...)): a
+ * run-time bounds check (what the check_bounds pass inserts). */
+static mt_tstmt *check_stmt(fctx *c, const mt_ast *call, mt_loc loc) {
+    arity(call, "check_bounds", 5, 5);
+    only_keywords(call, "check_bounds", NULL);
+    mt_ast *const *x = call->items.data;
+    mt_texpr *cond = bool_expr(c, x[0], "a bounds check's condition");
+    const char *kind = string_arg(x[1], "T.check_bounds' access kind");
+    if (strcmp(kind, "load") != 0 && strcmp(kind, "store") != 0)
+        mt_fail(MT_ERR_TYPE, x[1]->loc, "T.check_bounds' access kind must be \"load\" or \"store\"");
+    const char *name = string_arg(x[2], "T.check_bounds' buffer name");
+    int n, nd;
+    mt_texpr **idx = i64_tuple(c, x[3], "an index", &n);
+    mt_texpr **dims = i64_tuple(c, x[4], "a dim", &nd);
+    if (n != nd)
+        mt_fail(MT_ERR_SHAPE, x[4]->loc, "T.check_bounds has %d ind%s and %d dim%s: one dim per index", n,
+                n == 1 ? "ex" : "ices", nd, nd == 1 ? "" : "s");
+    mt_tstmt *st = mt_ts_check(c->a, cond, kind[0] == 's', name, idx, dims, n);
+    st->loc = loc;
+    return st;
+}
+
+/* An expression statement: T.evaluate(e), T.launch(...), T.check_bounds(...). */
 static mt_tstmt *expr_stmt(fctx *c, const mt_ast *s) {
     const mt_ast *e = s->lhs;
     const char *fn = t_call(c, e);
     if (e->kind == AST_STR) return NULL; /* a docstring-like string */
     if (fn && !strcmp(fn, "launch")) return launch(c, e);
+    if (fn && !strcmp(fn, "check_bounds")) return check_stmt(c, e, s->loc);
     if (fn && !strcmp(fn, "evaluate")) {
         arity(e, "evaluate", 1, 1);
         only_keywords(e, "evaluate", NULL);
@@ -1445,6 +1480,7 @@ static mt_tfunc *build_new(session *s, const mt_ast *def, const mt_tir_symbind *
     c.s = s, c.a = s->a, c.binds = binds, c.nbinds = nbinds;
     c.f = mt_tfunc_new(s->a, def->name);
     c.f->loc = def->loc;
+    c.f->hand_written = true;
     params(&c, def);
     body(&c, def);
     c.f->num_outputs = count_outputs(c.f);

@@ -640,6 +640,27 @@ static void print_launch(printer *p, const mt_tlaunch *l, int ind) {
     mt_sb_puts(&p->sb, ")\n");
 }
 
+/* (x0, x1) -- a tuple; (x0,) for one, () for none. */
+static void print_tuple(printer *p, mt_texpr *const *xs, int n) {
+    mt_sb_putc(&p->sb, '(');
+    print_args(p, xs, n);
+    mt_sb_puts(&p->sb, n == 1 ? ",)" : ")");
+}
+
+/* T.check_bounds(cond, "load", "x", (i0, i1), (d0, d1)) */
+static void print_check(printer *p, const mt_tstmt *s, int ind) {
+    line_start(p, ind);
+    mt_sb_puts(&p->sb, "T.check_bounds(");
+    print_expr(p, s->cond, 0);
+    mt_sb_puts(&p->sb, s->check_store ? ", \"store\", " : ", \"load\", ");
+    put_string_lit(p, s->name);
+    mt_sb_puts(&p->sb, ", ");
+    print_tuple(p, s->idx, s->nidx);
+    mt_sb_puts(&p->sb, ", ");
+    print_tuple(p, s->dims, s->nidx);
+    mt_sb_puts(&p->sb, ")\n");
+}
+
 static void print_stmt(printer *p, const mt_tstmt *s, int ind) {
     if (!s) {
         line_start(p, ind);
@@ -693,6 +714,7 @@ static void print_stmt(printer *p, const mt_tstmt *s, int ind) {
         mt_sb_puts(&p->sb, ")\n");
         break;
     case TS_LAUNCH: print_launch(p, s->launch, ind); break;
+    case TS_CHECK: print_check(p, s, ind); break;
     default: mt_ice("printer: unknown statement kind %d", (int)s->kind);
     }
 }

@@ -223,6 +223,19 @@ mt_tstmt *mt_ts_eval(mt_arena *a, mt_texpr *value) {
     return s;
 }
 
+mt_tstmt *mt_ts_check(mt_arena *a, mt_texpr *cond, bool store, const char *name,
+                      mt_texpr *const *idx, mt_texpr *const *dims, int n) {
+    mt_tstmt *s = snode(a, TS_CHECK);
+    s->cond = cond;
+    s->check_store = store;
+    s->name = mt_arena_strdup(a, name);
+    s->nidx = n;
+    s->idx = MT_NEW_ARRAY(a, mt_texpr *, n > 0 ? n : 1);
+    s->dims = MT_NEW_ARRAY(a, mt_texpr *, n > 0 ? n : 1);
+    for (int i = 0; i < n; i++) s->idx[i] = idx[i], s->dims[i] = dims[i];
+    return s;
+}
+
 mt_tstmt *mt_ts_block(mt_arena *a, const char *name) {
     mt_tstmt *s = snode(a, TS_BLOCK);
     s->name = mt_arena_strdup(a, name);

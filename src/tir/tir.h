@@ -89,7 +89,8 @@
  * that makes a whole nest stamps it once (mt_tstmt_fill_loc). Giving a
  * place to a statement that has none is the one write allowed to a built
  * node: it changes neither meaning nor printing. The printer does not show
- * places; the verifier (tir/verify.h) names them. Expressions carry none.
+ * places; the verifier (tir/verify.h) names them. Expressions carry none,
+ * except a load the user wrote (mt_texpr.loc, for run-time bounds checks).
  *
  * Calling convention of a compiled loop function (codegen and executor rely on
  * it):  void name(p0, p1, ..., s0, s1, ...)  where p_i are the params in
@@ -200,6 +201,9 @@ struct mt_texpr {
     mt_texpr **args;   /* TE_LOAD: indices (nargs = buf->ndim); TE_CALL: args */
     int nargs;
     mt_intrin intrin;  /* TE_CALL */
+    mt_loc loc;        /* TE_LOAD: where the user wrote the subscript (line 0:
+                        * unknown or compiler-made); kept by copies, for the
+                        * run-time bounds checks (passes/tir/check_bounds.c) */
 };
 
 /* ---- statements ---------------------------------------------------------- */
@@ -253,7 +257,8 @@ typedef struct mt_tregion {
     X(TS_LET)     /* var = value; body (scalar, immutable) */                \
     X(TS_ALLOC)   /* buffer allocated for the extent of body */              \
     X(TS_EVAL)    /* evaluate value for its effect */                        \
-    X(TS_LAUNCH)  /* run a device function: launch (callee, args, extents) */
+    X(TS_LAUNCH)  /* run a device function: launch (callee, args, extents) */ \
+    X(TS_CHECK)   /* if not cond: stop the kernel, reporting an out-of-bounds access */
 
 typedef enum mt_tstmt_kind {
 #define MT_X_(k) k,
@@ -295,6 +300,14 @@ struct mt_tstmt {
     int nallocs;
     /* TS_LAUNCH */
     mt_tlaunch *launch;      /* what it runs (its own node: shared, immutable) */
+    /* TS_CHECK: `T.check_bounds(cond, "load"|"store", "name", (idx...), (dims...))`.
+     * When cond (bool) is false, the kernel stops: the access of buffer
+     * `name` (a load, or a store when check_store) at loc, with the index
+     * values idx[0..nidx) against the dims dims[0..nidx) (int64 each), is
+     * reported (MT_ERR_RUNTIME from mt_kernel_run) and nothing after it runs.
+     * Uses cond, name, idx, nidx and: */
+    mt_texpr **dims;         /* the buffer's dims as the user declared them */
+    bool check_store;        /* the access is a store */
 };
 
 /* ---- functions ----------------------------------------------------------- */
@@ -328,6 +341,8 @@ struct mt_tfunc {
     int nattrs;
     mt_tbuffer **allocs;  /* function-level T.alloc_buffer (block form) */
     int nallocs;
+    bool hand_written;    /* written by the user (@T.prim_func), not made by the
+                           * compiler from graph ops: what check_bounds checks */
     const mt_target_desc *target; /* what it is compiled for (set by the pipeline
                                    * before scheduling; NULL: see mt_tfunc_target) */
 };
@@ -364,6 +379,9 @@ mt_tstmt *mt_ts_if(mt_arena *a, mt_texpr *cond, mt_tstmt *then_s, mt_tstmt *else
 mt_tstmt *mt_ts_let(mt_arena *a, mt_tvar *var, mt_texpr *value, mt_tstmt *body);
 mt_tstmt *mt_ts_alloc(mt_arena *a, mt_tbuffer *buf, mt_tstmt *body);
 mt_tstmt *mt_ts_eval(mt_arena *a, mt_texpr *value);
+/* A bounds check (TS_CHECK) of n index values against n dims (arrays copied). */
+mt_tstmt *mt_ts_check(mt_arena *a, mt_texpr *cond, bool store, const char *name,
+                      mt_texpr *const *idx, mt_texpr *const *dims, int n);
 mt_tstmt *mt_ts_block(mt_arena *a, const char *name); /* fill the block fields after */
 /* A launch of callee with args[0..nargs) (copied); fill the extents after. */
 mt_tstmt *mt_ts_launch(mt_arena *a, mt_tfunc *callee, const mt_targ *args, int nargs);
@@ -426,6 +444,8 @@ void mt_tvisit_stmt_children(mt_tvisitor *v, const mt_tstmt *s);
 /* Does e (NULL: no) mention variable x / load from buffer b anywhere? */
 bool mt_texpr_uses_var(const mt_texpr *e, const mt_tvar *x);
 bool mt_texpr_reads(const mt_texpr *e, const mt_tbuffer *b);
+/* Does s (not NULL) hold a bounds check (TS_CHECK) anywhere? */
+bool mt_tstmt_has_check(const mt_tstmt *s);
 
 typedef struct mt_tmutator mt_tmutator;
 struct mt_tmutator {

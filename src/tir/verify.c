@@ -401,6 +401,23 @@ static void check_launch(vctx *c, const mt_tstmt *s) {
     if (!c->err && l->min) check_int(c, l->min, "launch min", false);
 }
 
+/* T.check_bounds: a scalar bool condition, int64 scalar indices and dims
+ * (the reported values), a buffer name. */
+static void check_check(vctx *c, const mt_tstmt *s) {
+    if (!s->name || s->nidx < 0 || (s->nidx > 0 && (!s->idx || !s->dims)) || !s->cond) {
+        fail_shape(c, "bounds check without a condition, a buffer name or its values");
+        return;
+    }
+    check_bool(c, s->cond, "bounds check condition");
+    if (!c->err && s->cond->lanes != 1) fail(c, "bounds check condition of %d lanes", s->cond->lanes);
+    for (int i = 0; !c->err && i < s->nidx; i++) {
+        check_int(c, s->idx[i], "bounds check index", false);
+        check_int(c, s->dims[i], "bounds check dim", false);
+        if (!c->err && (s->idx[i]->dtype != MT_INT64 || s->dims[i]->dtype != MT_INT64))
+            fail(c, "bounds check value of '%s' is not int64", s->name);
+    }
+}
+
 static void check_if(vctx *c, const mt_tstmt *s) {
     check_bool(c, s->cond, "if condition");
     if (!c->err && s->cond->lanes != 1) fail(c, "if condition of %d lanes", s->cond->lanes);
@@ -493,6 +510,7 @@ static void check_stmt(vctx *c, const mt_tstmt *s) {
     case TS_ALLOC: check_alloc(c, s); break;
     case TS_EVAL: check_expr(c, s->value, "evaluated value"); break;
     case TS_LAUNCH: check_launch(c, s); break;
+    case TS_CHECK: check_check(c, s); break;
     default: fail_shape(c, "statement of unknown kind %d", (int)s->kind);
     }
     if (c->err) return; /* keep the place of the failure */

@@ -113,6 +113,11 @@ void mt_tvisit_stmt_children(mt_tvisitor *v, const mt_tstmt *s) {
         break;
     case TS_ALLOC: mt_tvisit_stmt(v, s->body); break;
     case TS_EVAL: mt_tvisit_expr(v, s->value); break;
+    case TS_CHECK:
+        mt_tvisit_expr(v, s->cond);
+        for (int i = 0; i < s->nidx; i++) mt_tvisit_expr(v, s->idx[i]);
+        for (int i = 0; i < s->nidx; i++) mt_tvisit_expr(v, s->dims[i]);
+        break;
     case TS_LAUNCH: {
         mt_texpr *ex[LAUNCH_EXPRS];
         launch_exprs(s->launch, ex);
@@ -340,6 +345,17 @@ mt_tstmt *mt_tmutate_stmt_children(mt_tmutator *m, mt_tstmt *s) {
         c->value = val;
         return c;
     }
+    case TS_CHECK: {
+        mt_texpr *cond = mt_tmutate_expr(m, s->cond);
+        mt_texpr **idx = mutate_array(m, s->idx, s->nidx);
+        mt_texpr **dims = mutate_array(m, s->dims, s->nidx);
+        if (cond == s->cond && !idx && !dims) return s;
+        c = mt_ts_copy(m->arena, s);
+        c->cond = cond;
+        if (idx) c->idx = idx;
+        if (dims) c->dims = dims;
+        return c;
+    }
     case TS_LAUNCH: return mutate_launch(m, s);
     default: mt_ice("mutator: unknown statement kind %d", (int)s->kind);
     }
@@ -434,3 +450,15 @@ static bool uses(const mt_texpr *e, const mt_tvar *x, const mt_tbuffer *b) {
 
 bool mt_texpr_uses_var(const mt_texpr *e, const mt_tvar *x) { return uses(e, x, NULL); }
 bool mt_texpr_reads(const mt_texpr *e, const mt_tbuffer *b) { return uses(e, NULL, b); }
+
+static void find_check(mt_tvisitor *v, const mt_tstmt *s) {
+    if (s->kind == TS_CHECK) *(bool *)v->ctx = true;
+    else if (!*(bool *)v->ctx) mt_tvisit_stmt_children(v, s);
+}
+
+bool mt_tstmt_has_check(const mt_tstmt *s) {
+    bool found = false;
+    mt_tvisitor v = {NULL, find_check, &found};
+    mt_tvisit_stmt(&v, s);
+    return found;
+}

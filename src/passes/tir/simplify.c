@@ -378,6 +378,10 @@ static mt_tstmt *simp_stmt(mt_tmutator *m, mt_tstmt *s) {
         if (val->kind == TE_INT || val->kind == TE_FLOAT) return noop(a);
         return val == s->value ? s : mt_ts_eval(a, val);
     }
+    case TS_CHECK: { /* a check whose condition folds to True is gone */
+        mt_tstmt *c = mt_tmutate_stmt_children(m, s);
+        return mt_arith_is_const(c->cond, 1) ? noop(a) : c;
+    }
     default: return mt_tmutate_stmt_children(m, s);
     }
 }

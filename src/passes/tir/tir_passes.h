@@ -19,6 +19,18 @@
 
 #include "tir/tir.h"
 
+/* check_bounds -- assumes block form, the first TIR pass; the pipeline runs
+ * it only with mt_compile_options.check_bounds. Functions the compiler made
+ * (not hand_written) are returned as they are. Guarantees: every load and
+ * store of a hand-written function that is not proven in bounds (over the
+ * ranges of the loops around it) is preceded, at the outermost place its
+ * index range can be carried to without passing an if, a T.where or a
+ * block's init, by a TS_CHECK that is false exactly when the access (or,
+ * hoisted, one the loops it was carried out of would make) leaves its
+ * buffer; what the function computes when no check fails is unchanged
+ * (check_bounds.c). */
+mt_tfunc *mt_tir_check_bounds(mt_arena *a, mt_tfunc *f);
+
 /* inline_producers -- assumes block form; the body is a sequence of
  * statements, typically loop nests each holding one block, and the
  * intermediates are in f->allocs. Guarantees: every block that fully writes
@@ -53,7 +65,8 @@ mt_tfunc *mt_tir_flatten_buffers(mt_arena *a, mt_tfunc *f);
  * sums (x // c) * c + x % c -> x for constant c != 0) are applied,
  * integer floordiv, floormod, min, max and comparisons that the ranges of
  * the loop and let variables in scope decide are folded (tir/arith.h),
- * ifs with constant conditions keep only the live branch, trivially
+ * ifs with constant conditions keep only the live branch, bounds checks
+ * whose condition folds to True are removed, trivially
  * substitutable lets are inlined, empty or zero-trip loops are removed and
  * sequences are flat with no no-op statements. An empty sequence is the no-op. */
 mt_tfunc *mt_tir_simplify(mt_arena *a, mt_tfunc *f);
