@@ -49,7 +49,8 @@
 
 #include "schedule/rule_reduce.h"
 
-enum { MIN_THREADS = 32, MAX_THREADS = 512, PER_THREAD = 4, SYMBOLIC_THREADS = 256 };
+enum { MIN_THREADS = 32, MAX_THREADS = 512, PER_THREAD = 4, SYMBOLIC_THREADS = 256, FAN_IN = 16,
+       MAX_PER = 32 };
 
 typedef MT_VEC(mt_tstmt *) svec;
 
@@ -57,6 +58,13 @@ typedef struct gr {
     rr *c;
     int threads;
     mt_tvar *tx;             /* the thread index of the phase being built */
+    int per;                 /* elements of a row per thread when the row is cached, else 0 */
+    int ncache;              /* the cached inputs: */
+    mt_tbuffer *corig[RR_MAXB];  /* the input (n-d) */
+    mt_tbuffer *cflat[RR_MAXB];  /* its flat buffer, as loads name it */
+    mt_tbuffer *cache[RR_MAXB];  /* the thread's elements of the row (registers) */
+    bool input[RR_MAXB];         /* an input, loaded first (else a RED stage's `also`) */
+    bool keep[RR_MAXB];          /* an `also` stored to memory too (no ELT stage rewrites it) */
 } gr;
 
 static mt_texpr *I(gr *g, int64_t v) { return mt_te_i64(g->c->a, v); }
@@ -98,6 +106,52 @@ static int threads_for(const mt_texpr *n, const mt_target_desc *t) {
  * body_at builds the body for an index. The guard goes when T divides N. */
 typedef mt_tstmt *(*at_fn)(gr *g, const stage *s, mt_texpr *j, void *ctx);
 
+/* ---- the row in registers ------------------------------------------------------ */
+
+typedef struct cache_ctx {
+    gr *g;
+    bool red;              /* the body of a RED stage (else an ELT stage's) */
+    mt_texpr *j, *jj;
+    mt_texpr *ix[RR_MAXB]; /* the index of element j of each cached input */
+} cache_ctx;
+
+/* A store of a cached `also` at element j goes to the cache, and to memory
+ * too unless it is a RED stage's and a later stage rewrites it. */
+static mt_tstmt *cached_store(mt_tmutator *m, mt_tstmt *s) {
+    cache_ctx *x = m->ctx;
+    gr *g = x->g;
+    if (s->kind == TS_STORE && s->nidx == 1)
+        for (int k = 0; k < g->ncache; k++)
+            if (s->buf == g->cflat[k] && mt_texpr_equal(s->idx[0], x->ix[k])) {
+                mt_texpr *v = mt_tmutate_expr(m, s->value);
+                mt_tstmt *to = st(g, g->cache[k], x->jj, v);
+                return g->keep[k] || !x->red ? mt_ts_seq(g->c->a, (mt_tstmt *[]){to, st(g, s->buf, s->idx[0], ld(g, g->cache[k], x->jj))}, 2) : to;
+            }
+    return mt_tmutate_stmt_children(m, s);
+}
+
+static mt_texpr *cached_load(mt_tmutator *m, mt_texpr *e) {
+    cache_ctx *x = m->ctx;
+    if (e->kind == TE_LOAD && e->nargs == 1)
+        for (int k = 0; k < x->g->ncache; k++)
+            if (e->buf == x->g->cflat[k] && mt_texpr_equal(e->args[0], x->ix[k]))
+                return ld(x->g, x->g->cache[k], x->jj);
+    return mt_tmutate_expr_children(m, e);
+}
+
+/* body (of stage s) with every load of a cached buffer at element j read
+ * from the cache, and every store to one also made there. */
+static mt_tstmt *from_cache(gr *g, const stage *s, mt_tstmt *body, mt_texpr *j, mt_texpr *jj) {
+    cache_ctx x = {g, s->kind == ST_RED, j, jj, {0}};
+    for (int k = 0; k < g->ncache; k++) x.ix[k] = mt_rr_row_ix(g->c, g->corig[k], j);
+    mt_tmutator m = {g->c->a, cached_load, cached_store, &x};
+    return mt_tmutate_stmt(&m, body);
+}
+
+/* `for jj in range(ceildiv(N, T)): if j < N: body(j)` with j = jj * T + tx;
+ * body_at builds the body for an index. The guard goes when T divides N.
+ * With the row cached the loop is unrolled (jj constant: the cache stays
+ * in registers) and the body reads the cached inputs from there. */
 static mt_tstmt *strided(gr *g, const stage *s, at_fn body_at, void *ctx) {
     rr *c = g->c;
     mt_tvar *jj = mt_tvar_new(c->a, "jj", MT_INT64);
@@ -105,10 +159,82 @@ static mt_tstmt *strided(gr *g, const stage *s, at_fn body_at, void *ctx) {
     mt_texpr *j = bin(g, TE_ADD, bin(g, TE_MUL, V(g, jj), T), V(g, g->tx));
     mt_texpr *steps = bin(g, TE_FLOORDIV, bin(g, TE_ADD, N, I(g, g->threads - 1)), T);
     mt_tstmt *body = body_at(g, s, j, ctx);
+    if (g->per) body = from_cache(g, s, body, j, V(g, jj));
     int64_t n;
     if (!mt_te_is_const_int(N, &n) || n % g->threads != 0)
         body = mt_ts_if(c->a, bin(g, TE_LT, j, N), body, NULL);
-    return mt_ts_for(c->a, jj, I(g, 0), steps, MT_FOR_SERIAL, body);
+    return mt_ts_for(c->a, jj, I(g, 0), steps, g->per ? MT_FOR_UNROLLED : MT_FOR_SERIAL, body);
+}
+
+/* The first phase of a row with a cache: each thread loads its elements. */
+static mt_tstmt *load_at(gr *g, const stage *s, mt_texpr *j, void *ctx) {
+    (void)s;
+    mt_texpr *jj = ctx;
+    svec b = {0};
+    for (int k = 0; k < g->ncache; k++)
+        if (g->input[k])
+            push(g, &b, st(g, g->cache[k], jj, ld(g, g->cflat[k], mt_rr_row_ix(g->c, g->corig[k], j))));
+    return mt_ts_seq(g->c->a, b.data, b.len);
+}
+
+static mt_tstmt *load_phase(gr *g) {
+    /* strided's own jj is the cache's index: build the loop here the same way */
+    rr *c = g->c;
+    mt_tvar *jj = mt_tvar_new(c->a, "jj", MT_INT64);
+    mt_texpr *T = I(g, g->threads), *N = mt_te_cast(c->a, MT_INT64, c->N);
+    mt_texpr *j = bin(g, TE_ADD, bin(g, TE_MUL, V(g, jj), T), V(g, g->tx));
+    mt_tstmt *body = load_at(g, NULL, j, V(g, jj));
+    int64_t n;
+    if (!mt_te_is_const_int(N, &n) || n % g->threads != 0)
+        body = mt_ts_if(c->a, bin(g, TE_LT, j, N), body, NULL);
+    return phase(g, mt_ts_for(c->a, jj, I(g, 0), I(g, g->per), MT_FOR_UNROLLED, body));
+}
+
+/* Is b written by a stage (an output, or a stage's `also`)? */
+static bool written_by_stage(rr *c, const mt_tbuffer *b) {
+    for (int i = 0; i < c->nst; i++)
+        if (c->st[i].buf == b || c->st[i].also == b) return true;
+    return false;
+}
+
+/* Caches b: per elements per thread. */
+static void add_cache(gr *g, mt_tbuffer *b, int per, bool input, bool keep) {
+    int k = g->ncache++;
+    g->corig[k] = b;
+    g->cflat[k] = mt_lw_flat(&g->c->lw, b)->flat;
+    g->cache[k] = scoped(g, mt_arena_printf(g->c->a, "%s_row", b->name), per, b->dtype, MT_SCOPE_LOCAL);
+    g->input[k] = input;
+    g->keep[k] = keep;
+}
+
+/* Is b rewritten by an ELT stage after stage i? */
+static bool rewritten_after(rr *c, int i, const mt_tbuffer *b) {
+    for (int k = i + 1; k < c->nst; k++)
+        if (c->st[k].kind == ST_ELT && c->st[k].buf == b) return true;
+    return false;
+}
+
+/* The row is cached when N is a constant of at most MAX_PER elements per
+ * thread: every input parameter of the row's shape that no stage writes,
+ * and what a RED stage also stores (softmax's exp(x - max)), which then
+ * goes to memory only when no later stage rewrites it. */
+static void choose_cache(gr *g) {
+    rr *c = g->c;
+    int64_t n;
+    if (!mt_te_is_const_int(c->N, &n) || (n + g->threads - 1) / g->threads > MAX_PER) return;
+    int per = (int)((n + g->threads - 1) / g->threads);
+    for (int i = 0; i < c->nst && g->ncache < RR_MAXB; i++)
+        if (c->st[i].kind == ST_RED && c->st[i].also)
+            add_cache(g, c->st[i].also, per, false, !rewritten_after(c, i, c->st[i].also));
+    for (int i = 0; i < c->f->nparams && g->ncache < RR_MAXB; i++) {
+        mt_tbuffer *b = c->f->params[i].buf;
+        if (!b || b->ndim != c->ns + 1 || written_by_stage(c, b) || find_rv(c, b)) continue;
+        if (!mt_texpr_equal(b->shape[c->ns], c->N)) continue;
+        bool row = true;
+        for (int k = 0; k < c->ns && row; k++) row = mt_texpr_equal(b->shape[k], c->O[k]);
+        if (row) add_cache(g, b, per, true, false);
+    }
+    if (g->ncache) g->per = per;
 }
 
 static mt_texpr *identity(gr *g, const stage *s) {
@@ -141,10 +267,12 @@ static void gen_red(gr *g, const stage *s, mt_tbuffer *red, svec *out) {
     push(g, &b, strided(g, s, red_at, acc));
     push(g, &b, st(g, red, V(g, g->tx), ld(g, acc, I(g, 0))));
     push(g, out, phase(g, mt_ts_alloc(c->a, acc, mt_ts_seq(c->a, b.data, b.len))));
-    for (int w = g->threads / 2; w >= 1; w /= 2) {
-        mt_texpr *x = V(g, g->tx), *y = bin(g, TE_ADD, V(g, g->tx), I(g, w));
-        mt_tstmt *step = st(g, red, x, mt_rr_fapply(c, s, ld(g, red, x), ld(g, red, y)));
-        push(g, out, phase(g, mt_ts_if(c->a, bin(g, TE_LT, V(g, g->tx), I(g, w)), step, NULL)));
+    for (int w = g->threads; w > 1;) {
+        int fan = w < FAN_IN ? w : FAN_IN;
+        w /= fan;
+        mt_texpr *x = V(g, g->tx), *v = ld(g, red, x);
+        for (int i = 1; i < fan; i++) v = mt_rr_fapply(c, s, v, ld(g, red, bin(g, TE_ADD, x, I(g, (int64_t)i * w))));
+        push(g, out, phase(g, mt_ts_if(c->a, bin(g, TE_LT, x, I(g, w)), st(g, red, x, v), NULL)));
     }
 }
 
@@ -181,6 +309,7 @@ static mt_tstmt *row_outputs(gr *g) {
 static mt_tstmt *gen_row(gr *g) {
     rr *c = g->c;
     svec b = {0};
+    if (g->per) push(g, &b, load_phase(g));
     for (int i = 0; i < c->nst; i++) {
         const stage *s = &c->st[i];
         rowval *v = s->kind == ST_ELT ? NULL : find_rv(c, s->buf);
@@ -192,6 +321,7 @@ static mt_tstmt *gen_row(gr *g) {
     if (out) push(g, &b, out);
     mt_tstmt *body = mt_ts_seq(c->a, b.data, b.len);
     for (int i = c->nrv - 1; i >= 0; i--) body = mt_ts_alloc(c->a, c->rv[i].local, body);
+    for (int k = g->ncache - 1; k >= 0; k--) body = mt_ts_alloc(c->a, g->cache[k], body);
     return body;
 }
 
@@ -223,7 +353,8 @@ mt_tfunc *mt_schedule_gpu_reduce(mt_arena *a, mt_tfunc *f) {
     c->a = c->lw.a = a;
     c->f = f;
     if (!mt_reduce_match(c)) return f;
-    gr g = {c, threads_for(c->N, t), mt_tvar_new(a, "tx", MT_INT64)};
+    gr g = {c, threads_for(c->N, t), mt_tvar_new(a, "tx", MT_INT64), 0, 0, {0}, {0}, {0}, {0}, {0}};
+    choose_cache(&g);
     for (int i = 0; i < c->nrv; i++) {
         rowval *v = &c->rv[i];
         bool red = false;

@@ -3,14 +3,24 @@
 // launch layer_norm_kernel0 grid=(n, 1, 1) block=(128, 1, 1) shared=0
 extern "C" __global__ void __launch_bounds__(128) layer_norm_kernel0(long long n, const float *__restrict__ x, float *__restrict__ lv, const float *__restrict__ g, const float *__restrict__ b) {
     const long long row = blockIdx.x;
+    float x_row[6];
     __shared__ __align__(16) float mean[128];
     __shared__ __align__(16) float rstd[128];
     {
         const long long tx = threadIdx.x;
+        #pragma unroll
+        for (long long jj = 0; jj < 6; ++jj) {
+            x_row[jj] = x[row * 768 + (jj * 128 + tx)];
+        }
+    }
+    __syncthreads();
+    {
+        const long long tx = threadIdx.x;
         float acc[1];
         acc[0] = 0.0f;
+        #pragma unroll
         for (long long jj = 0; jj < 6; ++jj) {
-            const float e = x[row * 768 + (jj * 128 + tx)];
+            const float e = x_row[jj];
             acc[0] = acc[0] + e;
         }
         mean[tx] = acc[0];
@@ -18,50 +28,15 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_kernel0(long long n
     __syncthreads();
     {
         const long long tx = threadIdx.x;
-        if (tx < 64) {
-            mean[tx] = mean[tx] + mean[tx + 64];
-        }
-    }
-    __syncthreads();
-    {
-        const long long tx = threadIdx.x;
-        if (tx < 32) {
-            mean[tx] = mean[tx] + mean[tx + 32];
-        }
-    }
-    __syncthreads();
-    {
-        const long long tx = threadIdx.x;
-        if (tx < 16) {
-            mean[tx] = mean[tx] + mean[tx + 16];
-        }
-    }
-    __syncthreads();
-    {
-        const long long tx = threadIdx.x;
         if (tx < 8) {
-            mean[tx] = mean[tx] + mean[tx + 8];
-        }
-    }
-    __syncthreads();
-    {
-        const long long tx = threadIdx.x;
-        if (tx < 4) {
-            mean[tx] = mean[tx] + mean[tx + 4];
-        }
-    }
-    __syncthreads();
-    {
-        const long long tx = threadIdx.x;
-        if (tx < 2) {
-            mean[tx] = mean[tx] + mean[tx + 2];
+            mean[tx] = mean[tx] + mean[tx + 8] + mean[tx + 16] + mean[tx + 24] + mean[tx + 32] + mean[tx + 40] + mean[tx + 48] + mean[tx + 56] + mean[tx + 64] + mean[tx + 72] + mean[tx + 80] + mean[tx + 88] + mean[tx + 96] + mean[tx + 104] + mean[tx + 112] + mean[tx + 120];
         }
     }
     __syncthreads();
     {
         const long long tx = threadIdx.x;
         if (tx < 1) {
-            mean[tx] = mean[tx] + mean[tx + 1];
+            mean[tx] = mean[tx] + mean[tx + 1] + mean[tx + 2] + mean[tx + 3] + mean[tx + 4] + mean[tx + 5] + mean[tx + 6] + mean[tx + 7];
         }
     }
     __syncthreads();
@@ -76,8 +51,9 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_kernel0(long long n
         const long long tx = threadIdx.x;
         float acc[1];
         acc[0] = 0.0f;
+        #pragma unroll
         for (long long jj = 0; jj < 6; ++jj) {
-            const float cse_v1 = x[row * 768 + (jj * 128 + tx)] - mean[0];
+            const float cse_v1 = x_row[jj] - mean[0];
             const float e = cse_v1 * cse_v1;
             acc[0] = acc[0] + e;
         }
@@ -86,50 +62,15 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_kernel0(long long n
     __syncthreads();
     {
         const long long tx = threadIdx.x;
-        if (tx < 64) {
-            rstd[tx] = rstd[tx] + rstd[tx + 64];
-        }
-    }
-    __syncthreads();
-    {
-        const long long tx = threadIdx.x;
-        if (tx < 32) {
-            rstd[tx] = rstd[tx] + rstd[tx + 32];
-        }
-    }
-    __syncthreads();
-    {
-        const long long tx = threadIdx.x;
-        if (tx < 16) {
-            rstd[tx] = rstd[tx] + rstd[tx + 16];
-        }
-    }
-    __syncthreads();
-    {
-        const long long tx = threadIdx.x;
         if (tx < 8) {
-            rstd[tx] = rstd[tx] + rstd[tx + 8];
-        }
-    }
-    __syncthreads();
-    {
-        const long long tx = threadIdx.x;
-        if (tx < 4) {
-            rstd[tx] = rstd[tx] + rstd[tx + 4];
-        }
-    }
-    __syncthreads();
-    {
-        const long long tx = threadIdx.x;
-        if (tx < 2) {
-            rstd[tx] = rstd[tx] + rstd[tx + 2];
+            rstd[tx] = rstd[tx] + rstd[tx + 8] + rstd[tx + 16] + rstd[tx + 24] + rstd[tx + 32] + rstd[tx + 40] + rstd[tx + 48] + rstd[tx + 56] + rstd[tx + 64] + rstd[tx + 72] + rstd[tx + 80] + rstd[tx + 88] + rstd[tx + 96] + rstd[tx + 104] + rstd[tx + 112] + rstd[tx + 120];
         }
     }
     __syncthreads();
     {
         const long long tx = threadIdx.x;
         if (tx < 1) {
-            rstd[tx] = rstd[tx] + rstd[tx + 1];
+            rstd[tx] = rstd[tx] + rstd[tx + 1] + rstd[tx + 2] + rstd[tx + 3] + rstd[tx + 4] + rstd[tx + 5] + rstd[tx + 6] + rstd[tx + 7];
         }
     }
     __syncthreads();
@@ -141,8 +82,9 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_kernel0(long long n
     }
     __syncthreads();
     const long long tx = threadIdx.x;
+    #pragma unroll
     for (long long jj = 0; jj < 6; ++jj) {
-        lv[row * 768 + (jj * 128 + tx)] = (x[row * 768 + (jj * 128 + tx)] - mean[0]) * rstd[0] * g[jj * 128 + tx] + b[jj * 128 + tx];
+        lv[row * 768 + (jj * 128 + tx)] = (x_row[jj] - mean[0]) * rstd[0] * g[jj * 128 + tx] + b[jj * 128 + tx];
     }
 }
 

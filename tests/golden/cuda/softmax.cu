@@ -3,14 +3,25 @@
 // launch softmax_kernel0 grid=(n, 1, 1) block=(256, 1, 1) shared=0
 extern "C" __global__ void __launch_bounds__(256) softmax_kernel0(long long n, const float *__restrict__ x, float *__restrict__ lv) {
     const long long row = blockIdx.x;
+    float lv_row[4];
+    float x_row[4];
     __shared__ __align__(16) float m[256];
     __shared__ __align__(16) float s[256];
     {
         const long long tx = threadIdx.x;
+        #pragma unroll
+        for (long long jj = 0; jj < 4; ++jj) {
+            x_row[jj] = x[row * 1024 + (jj * 256 + tx)];
+        }
+    }
+    __syncthreads();
+    {
+        const long long tx = threadIdx.x;
         float acc[1];
         acc[0] = -__int_as_float(0x7f800000);
+        #pragma unroll
         for (long long jj = 0; jj < 4; ++jj) {
-            const float e = x[row * 1024 + (jj * 256 + tx)];
+            const float e = x_row[jj];
             acc[0] = fmaxf(acc[0], e);
         }
         m[tx] = acc[0];
@@ -18,57 +29,15 @@ extern "C" __global__ void __launch_bounds__(256) softmax_kernel0(long long n, c
     __syncthreads();
     {
         const long long tx = threadIdx.x;
-        if (tx < 128) {
-            m[tx] = fmaxf(m[tx], m[tx + 128]);
-        }
-    }
-    __syncthreads();
-    {
-        const long long tx = threadIdx.x;
-        if (tx < 64) {
-            m[tx] = fmaxf(m[tx], m[tx + 64]);
-        }
-    }
-    __syncthreads();
-    {
-        const long long tx = threadIdx.x;
-        if (tx < 32) {
-            m[tx] = fmaxf(m[tx], m[tx + 32]);
-        }
-    }
-    __syncthreads();
-    {
-        const long long tx = threadIdx.x;
         if (tx < 16) {
-            m[tx] = fmaxf(m[tx], m[tx + 16]);
-        }
-    }
-    __syncthreads();
-    {
-        const long long tx = threadIdx.x;
-        if (tx < 8) {
-            m[tx] = fmaxf(m[tx], m[tx + 8]);
-        }
-    }
-    __syncthreads();
-    {
-        const long long tx = threadIdx.x;
-        if (tx < 4) {
-            m[tx] = fmaxf(m[tx], m[tx + 4]);
-        }
-    }
-    __syncthreads();
-    {
-        const long long tx = threadIdx.x;
-        if (tx < 2) {
-            m[tx] = fmaxf(m[tx], m[tx + 2]);
+            m[tx] = fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(m[tx], m[tx + 16]), m[tx + 32]), m[tx + 48]), m[tx + 64]), m[tx + 80]), m[tx + 96]), m[tx + 112]), m[tx + 128]), m[tx + 144]), m[tx + 160]), m[tx + 176]), m[tx + 192]), m[tx + 208]), m[tx + 224]), m[tx + 240]);
         }
     }
     __syncthreads();
     {
         const long long tx = threadIdx.x;
         if (tx < 1) {
-            m[tx] = fmaxf(m[tx], m[tx + 1]);
+            m[tx] = fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(m[tx], m[tx + 1]), m[tx + 2]), m[tx + 3]), m[tx + 4]), m[tx + 5]), m[tx + 6]), m[tx + 7]), m[tx + 8]), m[tx + 9]), m[tx + 10]), m[tx + 11]), m[tx + 12]), m[tx + 13]), m[tx + 14]), m[tx + 15]);
         }
     }
     __syncthreads();
@@ -76,9 +45,10 @@ extern "C" __global__ void __launch_bounds__(256) softmax_kernel0(long long n, c
         const long long tx = threadIdx.x;
         float acc[1];
         acc[0] = 0.0f;
+        #pragma unroll
         for (long long jj = 0; jj < 4; ++jj) {
-            const float e = expf(x[row * 1024 + (jj * 256 + tx)] - m[0]);
-            lv[row * 1024 + (jj * 256 + tx)] = e;
+            const float e = expf(x_row[jj] - m[0]);
+            lv_row[jj] = e;
             acc[0] = acc[0] + e;
         }
         s[tx] = acc[0];
@@ -86,63 +56,23 @@ extern "C" __global__ void __launch_bounds__(256) softmax_kernel0(long long n, c
     __syncthreads();
     {
         const long long tx = threadIdx.x;
-        if (tx < 128) {
-            s[tx] = s[tx] + s[tx + 128];
-        }
-    }
-    __syncthreads();
-    {
-        const long long tx = threadIdx.x;
-        if (tx < 64) {
-            s[tx] = s[tx] + s[tx + 64];
-        }
-    }
-    __syncthreads();
-    {
-        const long long tx = threadIdx.x;
-        if (tx < 32) {
-            s[tx] = s[tx] + s[tx + 32];
-        }
-    }
-    __syncthreads();
-    {
-        const long long tx = threadIdx.x;
         if (tx < 16) {
-            s[tx] = s[tx] + s[tx + 16];
-        }
-    }
-    __syncthreads();
-    {
-        const long long tx = threadIdx.x;
-        if (tx < 8) {
-            s[tx] = s[tx] + s[tx + 8];
-        }
-    }
-    __syncthreads();
-    {
-        const long long tx = threadIdx.x;
-        if (tx < 4) {
-            s[tx] = s[tx] + s[tx + 4];
-        }
-    }
-    __syncthreads();
-    {
-        const long long tx = threadIdx.x;
-        if (tx < 2) {
-            s[tx] = s[tx] + s[tx + 2];
+            s[tx] = s[tx] + s[tx + 16] + s[tx + 32] + s[tx + 48] + s[tx + 64] + s[tx + 80] + s[tx + 96] + s[tx + 112] + s[tx + 128] + s[tx + 144] + s[tx + 160] + s[tx + 176] + s[tx + 192] + s[tx + 208] + s[tx + 224] + s[tx + 240];
         }
     }
     __syncthreads();
     {
         const long long tx = threadIdx.x;
         if (tx < 1) {
-            s[tx] = s[tx] + s[tx + 1];
+            s[tx] = s[tx] + s[tx + 1] + s[tx + 2] + s[tx + 3] + s[tx + 4] + s[tx + 5] + s[tx + 6] + s[tx + 7] + s[tx + 8] + s[tx + 9] + s[tx + 10] + s[tx + 11] + s[tx + 12] + s[tx + 13] + s[tx + 14] + s[tx + 15];
         }
     }
     __syncthreads();
     const long long tx = threadIdx.x;
+    #pragma unroll
     for (long long jj = 0; jj < 4; ++jj) {
-        lv[row * 1024 + (jj * 256 + tx)] = lv[row * 1024 + (jj * 256 + tx)] * (1.0f / s[0]);
+        lv_row[jj] = lv_row[jj] * (1.0f / s[0]);
+        lv[row * 1024 + (jj * 256 + tx)] = lv_row[jj];
     }
 }
 
