@@ -24,7 +24,8 @@
  * variables (1 for an absent dim, shared=0 when there is no dynamic shared
  * memory); `// launch NAME (not launched)` when no host launches it.
  * __launch_bounds__ is the product of the launch's block dims when they
- * are constants.
+ * are constants, and the kernel's "min_blocks_per_sm" attribute (tir.h)
+ * when it has one.
  *
  * Statements. A loop bound to blockIdx/threadIdx runs once per thread (its
  * extent is the launch's dim), so it becomes a const of its index,
@@ -1155,7 +1156,9 @@ static void put_kernel(cu *c, const mt_tfunc *f, const char *kname) {
     mt_ptrmap stored = stored_buffers(c, f);
     mt_sb_puts(&c->sb, "extern \"C\" __global__ void ");
     int64_t threads = block_threads(c);
-    if (threads) mt_sb_printf(&c->sb, "__launch_bounds__(%lld) ", (long long)threads);
+    const char *minb = mt_tfunc_get_attr(f, MT_ATTR_MIN_BLOCKS);
+    if (threads && minb) mt_sb_printf(&c->sb, "__launch_bounds__(%lld, %d) ", (long long)threads, atoi(minb));
+    else if (threads) mt_sb_printf(&c->sb, "__launch_bounds__(%lld) ", (long long)threads);
     mt_sb_printf(&c->sb, "%s(", kname);
     for (int i = 0; i < f->nparams; i++) {
         if (i) mt_sb_puts(&c->sb, ", ");

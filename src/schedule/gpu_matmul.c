@@ -42,9 +42,15 @@
  *    the index (as the CPU rule does for y_vec). The tiles are stored
  *    k-major with rows padded by 4 elements, so that the copy's stores of
  *    one warp fall into distinct banks whichever way it walks.
- *  - Sizes. BM = BN = 128, BK = 8, TM = TN = 8, 256 threads when that makes
- *    at least one block per SM; else BM = BN = 64, BK = 16, TM = TN = 4
- *    (four times the blocks). A symbolic dim counts as large.
+ *  - Sizes, always 256 threads: BM = BN = 128, BK = 8, TM = TN = 8 when that
+ *    makes at least one block per SM; else BM = BN = 64, BK = 16, TM = TN =
+ *    4 when that makes two; else BM = BN = 32, BK = 32, TM = TN = 2. Few
+ *    blocks per SM leave each waiting for its copies (the MLP's 4096 x 784
+ *    @ 784 x 128 makes 128 blocks of 64: one per SM). A symbolic dim counts
+ *    as 4096.
+ *  - Occupancy. Two blocks per SM for float32 (the kernel asks for it:
+ *    min_blocks_per_sm, at most 128 registers a thread), so that one
+ *    block's products run while the other waits at a barrier.
  *  - Edges. Elements past M, N or K are copied as zeros, so the products
  *    need no guard; the stores are guarded by i < M and j < N. A guard
  *    known to hold (a constant dim that the tile divides) is left out.
@@ -66,7 +72,7 @@ typedef struct gm {
     bool x_along_i;          /* A's tile is copied along i (else along k) */
     bool y_along_k;          /* B's tile is copied along k (else along j) */
     mt_tvar *tx;             /* the thread index of every phase */
-    mt_texpr *i0, *j0, *k0;  /* the tile's origin: rows, columns, depth */
+    mt_texpr *i0, *j0;       /* the tile's origin: rows, columns */
     mt_tbuffer *as, *bs, *acc;
 } gm;
 
@@ -132,38 +138,60 @@ static mt_tstmt *with_pos(gm *g, pos *p, mt_tstmt *body) {
 
 static pos new_pos(gm *g) { return (pos){mm_ivar(g->c, "trow"), mm_ivar(g->c, "tcol")}; }
 
-static mt_tstmt *init_phase(gm *g) {
-    mt_tvar *r = mm_ivar(g->c, "r");
-    return phase(g, unrolled(g, r, g->tm * g->tn, st(g, g->acc, V(g, r), mm_fzero(g->c, 1))));
-}
 
-/* One element of an operand's tile: tile[kk * (len + PAD) + x] = value at
- * (x, kk), zero past the edges. along_x: consecutive threads take
- * consecutive x (else consecutive kk). */
+/* How an operand's tile is copied: element e = l * T + tx of the tile
+ * (l < per) is (x, kk), x along the operand's rows (columns), kk along k;
+ * along_x: consecutive threads take consecutive x (else consecutive kk).
+ * The copy goes through registers (reg): fetched from memory one step
+ * ahead, stashed into shared memory at the start of the step. */
 typedef mt_texpr *(*operand_at)(gm *g, mt_texpr *x, mt_texpr *k);
+
+typedef struct tile_copy {
+    mt_tbuffer *tile, *reg;
+    int len;                 /* BM or BN */
+    bool along_x;
+    mt_texpr *x0, *bound;    /* the tile's first row (column) and M (N) */
+    operand_at at;
+} tile_copy;
 
 static mt_texpr *a_at(gm *g, mt_texpr *i, mt_texpr *k) { return mm_operand(g->c, g->c->X, i, NULL, k); }
 static mt_texpr *b_at(gm *g, mt_texpr *j, mt_texpr *k) { return mm_operand(g->c, g->c->Y, NULL, j, k); }
 
-static mt_tstmt *copy_tile(gm *g, mt_tbuffer *tile, int len, bool along_x, mt_texpr *x0,
-                           mt_texpr *bound, operand_at at) {
-    mt_tvar *l = mm_ivar(g->c, "l");
-    int per = len * g->bk / g->threads;
+static int per_thread(gm *g, const tile_copy *t) { return t->len * g->bk / g->threads; }
+
+static void element(gm *g, const tile_copy *t, mt_tvar *l, mt_texpr **x, mt_texpr **kk) {
     mt_texpr *e = bin(g, TE_ADD, bin(g, TE_MUL, V(g, l), I(g, g->threads)), V(g, g->tx));
-    mt_texpr *x = along_x ? bin(g, TE_FLOORMOD, e, I(g, len)) : bin(g, TE_FLOORDIV, e, I(g, g->bk));
-    mt_texpr *kk = along_x ? bin(g, TE_FLOORDIV, e, I(g, len)) : bin(g, TE_FLOORMOD, e, I(g, g->bk));
-    mt_texpr *gx = bin(g, TE_ADD, x0, x), *gk = bin(g, TE_ADD, g->k0, kk);
-    mt_texpr *ix = bin(g, TE_ADD, bin(g, TE_MUL, kk, I(g, len + PAD)), x);
-    mt_texpr *ok = both(g, below(g, gx, bound, len), below(g, gk, K_(g), g->bk));
-    mt_tstmt *s = st(g, tile, ix, at(g, gx, gk));
-    if (ok) s = mt_ts_if(g->c->a, ok, s, st(g, tile, ix, mm_fzero(g->c, 1)));
-    return unrolled(g, l, per, s);
+    *x = t->along_x ? bin(g, TE_FLOORMOD, e, I(g, t->len)) : bin(g, TE_FLOORDIV, e, I(g, g->bk));
+    *kk = t->along_x ? bin(g, TE_FLOORDIV, e, I(g, t->len)) : bin(g, TE_FLOORMOD, e, I(g, g->bk));
 }
 
-static mt_tstmt *copy_phase(gm *g) {
-    mt_tstmt *a = copy_tile(g, g->as, g->bm, g->x_along_i, g->i0, M_(g), a_at);
-    mt_tstmt *b = copy_tile(g, g->bs, g->bn, !g->y_along_k, g->j0, N_(g), b_at);
-    return phase(g, mm_seq2(g->c, a, b));
+/* reg[l] = the operand at (x0 + x, k0 + kk), zero past the edges. */
+static mt_tstmt *fetch(gm *g, const tile_copy *t, mt_texpr *k0) {
+    mt_tvar *l = mm_ivar(g->c, "l");
+    mt_texpr *x, *kk;
+    element(g, t, l, &x, &kk);
+    mt_texpr *gx = bin(g, TE_ADD, t->x0, x), *gk = bin(g, TE_ADD, k0, kk);
+    mt_texpr *ok = both(g, below(g, gx, t->bound, t->len), below(g, gk, K_(g), g->bk));
+    mt_tstmt *s = st(g, t->reg, V(g, l), t->at(g, gx, gk));
+    if (ok) s = mt_ts_if(g->c->a, ok, s, st(g, t->reg, V(g, l), mm_fzero(g->c, 1)));
+    return unrolled(g, l, per_thread(g, t), s);
+}
+
+/* tile[kk * (len + PAD) + x] = reg[l]. */
+static mt_tstmt *stash(gm *g, const tile_copy *t) {
+    mt_tvar *l = mm_ivar(g->c, "l");
+    mt_texpr *x, *kk;
+    element(g, t, l, &x, &kk);
+    mt_texpr *ix = bin(g, TE_ADD, bin(g, TE_MUL, kk, I(g, t->len + PAD)), x);
+    return unrolled(g, l, per_thread(g, t), st(g, t->tile, ix, ld(g, t->reg, V(g, l))));
+}
+
+/* acc = 0, and the first step's copies fetched. */
+static mt_tstmt *init_phase(gm *g, const tile_copy *ta, const tile_copy *tb) {
+    mt_tvar *r = mm_ivar(g->c, "r");
+    mt_tstmt *body[3] = {unrolled(g, r, g->tm * g->tn, st(g, g->acc, V(g, r), mm_fzero(g->c, 1))),
+                         fetch(g, ta, I(g, 0)), fetch(g, tb, I(g, 0))};
+    return phase(g, mt_ts_seq(g->c->a, body, 3));
 }
 
 /* reg[0 .. t) = tile[kk, the thread's t rows (or columns) at position p]:
@@ -184,8 +212,8 @@ static mt_tstmt *load_regs(gm *g, mt_tbuffer *reg, mt_tbuffer *tile, mt_texpr *k
     return unrolled(g, q, t / GROUP, copy);
 }
 
-/* for kk: ar = As[kk, rows], br = Bs[kk, cols], acc += ar x br. */
-static mt_tstmt *product_phase(gm *g) {
+/* first; then for kk: ar = As[kk, rows], br = Bs[kk, cols], acc += ar x br. */
+static mt_tstmt *product_phase(gm *g, mt_tstmt *first) {
     mm *c = g->c;
     pos p = new_pos(g);
     mt_tbuffer *ar = mm_local_buf(c, "a_reg", I(g, g->tm), c->dt);
@@ -200,7 +228,7 @@ static mt_tstmt *product_phase(gm *g) {
     mt_tstmt *body[3] = {la, lb, unrolled(g, i2, g->tm, unrolled(g, j2, g->tn, fma))};
     mt_tstmt *loop = unrolled(g, kk, g->bk, mt_ts_seq(c->a, body, 3));
     loop = mt_ts_alloc(c->a, ar, mt_ts_alloc(c->a, br, loop));
-    return phase(g, with_pos(g, &p, loop));
+    return phase(g, mm_seq2(c, first, with_pos(g, &p, loop)));
 }
 
 /* The epilogue of each element of the thread's sub-tile. */
@@ -225,16 +253,24 @@ static mt_tbuffer *shared(gm *g, const char *name, int len) {
     return b;
 }
 
-/* The tile's phases, inside the block's buffers. */
+/* The tile's phases, inside the block's buffers: the copies of step k0 + 1
+ * are fetched into registers while step k0's products run, then stashed
+ * into the shared tiles at the start of the next step. */
 static mt_tstmt *gen_tile(gm *g) {
     mm *c = g->c;
+    tile_copy ta = {g->as, mm_local_buf(c, "A_next", I(g, g->bm * g->bk / g->threads), c->dt), g->bm,
+                    g->x_along_i, g->i0, M_(g), a_at};
+    tile_copy tb = {g->bs, mm_local_buf(c, "B_next", I(g, g->bn * g->bk / g->threads), c->dt), g->bn,
+                    !g->y_along_k, g->j0, N_(g), b_at};
     mt_tvar *k0 = mm_ivar(c, "k0");
-    g->k0 = bin(g, TE_MUL, V(g, k0), I(g, g->bk));
-    mt_tstmt *kloop = mm_loop(c, k0, mm_ceildiv(c, K_(g), g->bk), MT_FOR_SERIAL,
-                              mm_seq2(c, copy_phase(g), product_phase(g)));
-    mt_tstmt *body[3] = {init_phase(g), kloop, store_phase(g)};
+    mt_texpr *steps = mm_ceildiv(c, K_(g), g->bk), *k1 = bin(g, TE_ADD, V(g, k0), I(g, 1));
+    mt_texpr *next = bin(g, TE_MUL, k1, I(g, g->bk));
+    mt_tstmt *ahead = mt_ts_if(c->a, bin(g, TE_LT, k1, steps),
+                               mm_seq2(c, fetch(g, &ta, next), fetch(g, &tb, next)), NULL);
+    mt_tstmt *step = mm_seq2(c, phase(g, mm_seq2(c, stash(g, &ta), stash(g, &tb))), product_phase(g, ahead));
+    mt_tstmt *body[3] = {init_phase(g, &ta, &tb), mm_loop(c, k0, steps, MT_FOR_SERIAL, step), store_phase(g)};
     mt_tstmt *s = mt_ts_seq(c->a, body, 3);
-    s = mt_ts_alloc(c->a, g->acc, s);
+    s = mt_ts_alloc(c->a, g->acc, mt_ts_alloc(c->a, ta.reg, mt_ts_alloc(c->a, tb.reg, s)));
     return mt_ts_alloc(c->a, g->as, mt_ts_alloc(c->a, g->bs, s));
 }
 
@@ -275,15 +311,23 @@ static int64_t dim_or_assumed(const mt_texpr *e) {
     return mt_te_is_const_int(e, &v) ? v : ASSUMED_DIM;
 }
 
+/* Blocks of a grid of tile x tile tiles. */
+static int64_t blocks_of(mm *c, int64_t tile) {
+    int64_t b = ((dim_or_assumed(c->ext[c->ns - 2]) + tile - 1) / tile) *
+                ((dim_or_assumed(c->ext[c->ns - 1]) + tile - 1) / tile);
+    for (int d = 0; d < c->ns - 2; d++) b *= dim_or_assumed(c->ext[d]);
+    return b;
+}
+
+/* The largest tile whose grid keeps the SMs busy (top of the file). */
 static void choose_tiles(gm *g, const mt_target_desc *t) {
-    mm *c = g->c;
-    int64_t blocks = ((dim_or_assumed(c->ext[c->ns - 2]) + 127) / 128) *
-                     ((dim_or_assumed(c->ext[c->ns - 1]) + 127) / 128);
-    for (int d = 0; d < c->ns - 2; d++) blocks *= dim_or_assumed(c->ext[d]);
-    bool big = blocks >= t->num_sms;
-    g->bm = g->bn = big ? 128 : 64;
-    g->bk = big ? 8 : 16;
-    g->tm = g->tn = big ? 8 : 4;
+    static const struct { int tile, bk, reg, min_blocks_per_sm; } sizes[] = {
+        {128, 8, 8, 1}, {64, 16, 4, 2}, {32, 32, 2, 0}};
+    int i = 0;
+    while (blocks_of(g->c, sizes[i].tile) < (int64_t)sizes[i].min_blocks_per_sm * t->num_sms) i++;
+    g->bm = g->bn = sizes[i].tile;
+    g->bk = sizes[i].bk;
+    g->tm = g->tn = sizes[i].reg;
     g->threads = (g->bm / g->tm) * (g->bn / g->tn);
 }
 
@@ -317,5 +361,6 @@ mt_tfunc *mt_schedule_gpu_matmul(mt_arena *a, mt_tfunc *f) {
     h->body = gen_grid(&g);
     mt_tstmt_fill_loc(h->body, f->loc); /* all of it is new */
     mt_tfunc_set_attr(a, h, "schedule", "gpu_matmul");
+    if (c->dt == MT_FLOAT32) mt_tfunc_set_attr(a, h, MT_ATTR_MIN_BLOCKS, "2"); /* <= 128 registers */
     return h;
 }

@@ -327,6 +327,11 @@ typedef struct mt_tattr {
 #define MT_ATTR_KIND "kind"
 #define MT_KIND_PARALLEL_BODY "parallel_body" /* CPU: (begin, end, captures...) */
 #define MT_KIND_CUDA_KERNEL "cuda_kernel"     /* GPU: (captures...), see "GPU kernels" */
+/* A GPU schedule's occupancy request: blocks of its kernels that must fit
+ * on one SM at once ("2"); the CUDA C caps registers to match
+ * (__launch_bounds__(threads, 2)). split_host_device copies it from the
+ * host function to each kernel. */
+#define MT_ATTR_MIN_BLOCKS "min_blocks_per_sm"
 
 struct mt_tfunc {
     const char *name;

@@ -8,8 +8,8 @@
  * reference, |got - want| <= 2u |want| + (K + 1) u sum_k |a_ik b_kj| (the
  * bound of test_matmul_schedule.c; u = 6e-8 for float32, 1.2e-16 for
  * float64). The shapes reach both thread layouts of the GEMV rule (B
- * contiguous along j or along k), both tile sizes of the matmul rule (128
- * when the grid fills the GPU, else 64), a transposed A, edges in every
+ * contiguous along j or along k), the three tile sizes of the matmul rule
+ * (128, 64 and 32, by how many blocks fill the GPU: test_tile_sizes), a transposed A, edges in every
  * dim, a batch, a symbolic M and an epilogue. The CUDA text of a float32
  * tile kernel reads its shared tiles as float4, and ptxas (when NVRTC is
  * present) reports no spills.
@@ -154,9 +154,30 @@ static void test_tiles(void **st) {
         {"gpu_matmul", F64, XW, 0, 33, 17, 21, false, false},
         {"gpu_matmul", F32, XW, 3, 40, 24, 50, true, false},     /* batched: blockIdx.z */
         {"gpu_matmul", F32, XW, 0, 1400, 24, 1600, false, false}, /* 132+ blocks: 128-tiles */
+        {"gpu_matmul", F32, XW, 0, 1100, 24, 1100, false, false}, /* 264+ blocks of 64 */
         {"gpu_matmul", F32, XW, 0, 45, 64, 60, true, true},      /* symbolic m (run at 45) */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
+}
+
+/* The tile follows the grid: 128 when its blocks fill the 132 SMs of
+ * sm_90, 64 when those make two per SM, else 32. */
+static void test_tile_sizes(void **st) {
+    (void)st;
+    static const struct { int64_t m, n; const char *tile; } cs[] = {
+        {1400, 1600, "A_tile = T.alloc_buffer((1056,)"},  /* 8 x (128 + 4) */
+        {1100, 1100, "A_tile = T.alloc_buffer((1088,)"},  /* 16 x (64 + 4) */
+        {4096, 128, "A_tile = T.alloc_buffer((1152,)"},   /* 32 x (32 + 4): the MLP's layer */
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        char src[256];
+        snprintf(src, sizeof src, "def f(a: Tensor((%lld, 64), \"float32\"), b: Tensor((64, %lld), \"float32\")):\n"
+                                  "    return a @ b\n", (long long)cs[i].m, (long long)cs[i].n);
+        mt_kernel *k = compile_ok(src);
+        const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+        if (!strstr(t, cs[i].tile)) fail_msg("%s: expected %s in\n%s", src, cs[i].tile, t);
+        mt_kernel_release(k);
+    }
 }
 
 /* The float32 tile kernel's text: float4 reads of the shared tiles; no
@@ -181,6 +202,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemv),
         cmocka_unit_test(test_tiles),
+        cmocka_unit_test(test_tile_sizes),
         cmocka_unit_test(test_cuda_text),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);

@@ -204,6 +204,8 @@ static mt_tstmt *outline_kernel(split *sp, const mt_tstmt *s) {
         mt_tfunc_add_param(a, d, c.args.data[i].buf, c.args.data[i].buf ? NULL : c.args.data[i].value->var);
     d->body = (mt_tstmt *)s;
     mt_tfunc_set_attr(a, d, MT_ATTR_KIND, MT_KIND_CUDA_KERNEL);
+    const char *minb = mt_tfunc_get_attr(sp->host, MT_ATTR_MIN_BLOCKS);
+    if (minb) mt_tfunc_set_attr(a, d, MT_ATTR_MIN_BLOCKS, minb);
     MT_VEC_PUSH(a, &sp->device, d);
     mt_tstmt *l = mt_ts_launch(a, d, c.args.data, c.args.len);
     const mt_tstmt *g = s;
