@@ -159,10 +159,17 @@ static mt_texpr *b_at(gm *g, mt_texpr *j, mt_texpr *k) { return mm_operand(g->c,
 
 static int per_thread(gm *g, const tile_copy *t) { return t->len * g->bk / g->threads; }
 
+/* T is a multiple of the walked extent (len or BK), so l only adds
+ * l * (T / extent) to the other index: x = tx % len, kk = l * (T / len) +
+ * tx / len (along x), or x = l * (T / BK) + tx / BK, kk = tx % BK. Written
+ * so, each thread's elements are one address plus constant offsets. */
 static void element(gm *g, const tile_copy *t, mt_tvar *l, mt_texpr **x, mt_texpr **kk) {
-    mt_texpr *e = bin(g, TE_ADD, bin(g, TE_MUL, V(g, l), I(g, g->threads)), V(g, g->tx));
-    *x = t->along_x ? bin(g, TE_FLOORMOD, e, I(g, t->len)) : bin(g, TE_FLOORDIV, e, I(g, g->bk));
-    *kk = t->along_x ? bin(g, TE_FLOORDIV, e, I(g, t->len)) : bin(g, TE_FLOORMOD, e, I(g, g->bk));
+    int walk = t->along_x ? t->len : g->bk;
+    mt_texpr *in = bin(g, TE_FLOORMOD, V(g, g->tx), I(g, walk));
+    mt_texpr *across = bin(g, TE_ADD, bin(g, TE_MUL, V(g, l), I(g, g->threads / walk)),
+                           bin(g, TE_FLOORDIV, V(g, g->tx), I(g, walk)));
+    *x = t->along_x ? in : across;
+    *kk = t->along_x ? across : in;
 }
 
 /* reg[l] = the operand at (x0 + x, k0 + kk), zero past the edges. */

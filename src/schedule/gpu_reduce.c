@@ -256,6 +256,22 @@ static mt_tstmt *red_at(gr *g, const stage *s, mt_texpr *j, void *ctx) {
     return mt_ts_let(c->a, ev, mt_rr_lower(c, s, s->value, j), mt_ts_seq(c->a, b.data, b.len));
 }
 
+/* red[tx] = F(red[tx], red[tx + w], ..., red[tx + (fan - 1) w]), each
+ * partial result bound by a let (F may use its operands twice: max's NaN
+ * test, so a nested expression would grow as 2^fan). */
+static mt_tstmt *tree_step(gr *g, const stage *s, mt_tbuffer *red, int fan, int w) {
+    rr *c = g->c;
+    mt_texpr *x = V(g, g->tx);
+    mt_tvar *v[FAN_IN];
+    for (int i = 0; i < fan; i++) v[i] = mt_tvar_new(c->a, "p", s->buf->dtype);
+    mt_tstmt *body = st(g, red, x, V(g, v[fan - 1]));
+    for (int i = fan - 1; i >= 1; i--) {
+        mt_texpr *y = ld(g, red, bin(g, TE_ADD, x, I(g, (int64_t)i * w)));
+        body = mt_ts_let(c->a, v[i], mt_rr_fapply(c, s, V(g, v[i - 1]), y), body);
+    }
+    return mt_ts_let(c->a, v[0], ld(g, red, x), body);
+}
+
 /* The partials phase and the tree; the result is red[0]. */
 static void gen_red(gr *g, const stage *s, mt_tbuffer *red, svec *out) {
     rr *c = g->c;
@@ -270,9 +286,7 @@ static void gen_red(gr *g, const stage *s, mt_tbuffer *red, svec *out) {
     for (int w = g->threads; w > 1;) {
         int fan = w < FAN_IN ? w : FAN_IN;
         w /= fan;
-        mt_texpr *x = V(g, g->tx), *v = ld(g, red, x);
-        for (int i = 1; i < fan; i++) v = mt_rr_fapply(c, s, v, ld(g, red, bin(g, TE_ADD, x, I(g, (int64_t)i * w))));
-        push(g, out, phase(g, mt_ts_if(c->a, bin(g, TE_LT, x, I(g, w)), st(g, red, x, v), NULL)));
+        push(g, out, phase(g, mt_ts_if(c->a, bin(g, TE_LT, V(g, g->tx), I(g, w)), tree_step(g, s, red, fan, w), NULL)));
     }
 }
 

@@ -12,7 +12,7 @@
  * (128, 64 and 32, by how many blocks fill the GPU: test_tile_sizes), a transposed A, edges in every
  * dim, a batch, a symbolic M and an epilogue. The CUDA text of a float32
  * tile kernel reads its shared tiles as float4, and ptxas (when NVRTC is
- * present) reports no spills.
+ * present) reports no spills and at most 128 registers (two blocks per SM).
  */
 #include <math.h>
 #include <stdbool.h>
@@ -184,14 +184,25 @@ static void test_tile_sizes(void **st) {
  * spills in ptxas's report when NVRTC compiled it. */
 static void test_cuda_text(void **st) {
     (void)st;
-    mt_kernel *k = compile_ok("def f(a: Tensor((2048, 512), \"float32\"), b: Tensor((512, 2048), \"float32\")):\n"
-                              "    return a @ b\n");
+    mt_compile_options o; /* not emulated: NVRTC compiles it when present, GPU or not */
+    mt_compile_options_init(&o);
+    o.target = MT_TARGET_CUDA;
+    mt_diag d;
+    mt_kernel *k = mt_jit_compile(test_ctx, "def f(a: Tensor((2048, 512), \"float32\"), b: Tensor((512, 2048), \"float32\")):\n"
+                                            "    return a @ b\n", &o, &d);
+    if (!k) fail_msg("%s", d.text);
     const char *s = mt_kernel_dump(k, MT_STAGE_CUDA);
     assert_non_null(s);
     assert_non_null(strstr(s, "const float4 vec = *(const float4 *)&A_tile["));
     assert_non_null(strstr(s, "__shared__ __align__(16) float B_tile[1056];")); /* 8 x (128 + 4) */
     const char *rep = strstr(s, "// ptxas");
-    if (rep) assert_non_null(strstr(rep, " 0 bytes spill stores"));
+    if (rep) {
+        assert_non_null(strstr(rep, " 0 bytes spill stores"));
+        const char *regs = strstr(rep, "matmul_kernel0: ");
+        assert_non_null(regs);
+        assert_true(atoi(regs + strlen("matmul_kernel0: ")) <= 128); /* two blocks of 256 per SM */
+        assert_non_null(strstr(s, "__launch_bounds__(256, 2)"));
+    }
     else print_message("no ptxas report (NVRTC absent): spills not checked\n");
     mt_kernel_release(k);
 }

@@ -29,14 +29,38 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_kernel0(long long n
     {
         const long long tx = threadIdx.x;
         if (tx < 8) {
-            mean[tx] = mean[tx] + mean[tx + 8] + mean[tx + 16] + mean[tx + 24] + mean[tx + 32] + mean[tx + 40] + mean[tx + 48] + mean[tx + 56] + mean[tx + 64] + mean[tx + 72] + mean[tx + 80] + mean[tx + 88] + mean[tx + 96] + mean[tx + 104] + mean[tx + 112] + mean[tx + 120];
+            const float p = mean[tx];
+            const float p_1 = p + mean[tx + 8];
+            const float p_2 = p_1 + mean[tx + 16];
+            const float p_3 = p_2 + mean[tx + 24];
+            const float p_4 = p_3 + mean[tx + 32];
+            const float p_5 = p_4 + mean[tx + 40];
+            const float p_6 = p_5 + mean[tx + 48];
+            const float p_7 = p_6 + mean[tx + 56];
+            const float p_8 = p_7 + mean[tx + 64];
+            const float p_9 = p_8 + mean[tx + 72];
+            const float p_10 = p_9 + mean[tx + 80];
+            const float p_11 = p_10 + mean[tx + 88];
+            const float p_12 = p_11 + mean[tx + 96];
+            const float p_13 = p_12 + mean[tx + 104];
+            const float p_14 = p_13 + mean[tx + 112];
+            const float p_15 = p_14 + mean[tx + 120];
+            mean[tx] = p_15;
         }
     }
     __syncthreads();
     {
         const long long tx = threadIdx.x;
         if (tx < 1) {
-            mean[tx] = mean[tx] + mean[tx + 1] + mean[tx + 2] + mean[tx + 3] + mean[tx + 4] + mean[tx + 5] + mean[tx + 6] + mean[tx + 7];
+            const float p = mean[tx];
+            const float p_16 = p + mean[tx + 1];
+            const float p_17 = p_16 + mean[tx + 2];
+            const float p_18 = p_17 + mean[tx + 3];
+            const float p_19 = p_18 + mean[tx + 4];
+            const float p_20 = p_19 + mean[tx + 5];
+            const float p_21 = p_20 + mean[tx + 6];
+            const float p_22 = p_21 + mean[tx + 7];
+            mean[tx] = p_22;
         }
     }
     __syncthreads();
@@ -63,14 +87,38 @@ extern "C" __global__ void __launch_bounds__(128) layer_norm_kernel0(long long n
     {
         const long long tx = threadIdx.x;
         if (tx < 8) {
-            rstd[tx] = rstd[tx] + rstd[tx + 8] + rstd[tx + 16] + rstd[tx + 24] + rstd[tx + 32] + rstd[tx + 40] + rstd[tx + 48] + rstd[tx + 56] + rstd[tx + 64] + rstd[tx + 72] + rstd[tx + 80] + rstd[tx + 88] + rstd[tx + 96] + rstd[tx + 104] + rstd[tx + 112] + rstd[tx + 120];
+            const float p = rstd[tx];
+            const float p_23 = p + rstd[tx + 8];
+            const float p_24 = p_23 + rstd[tx + 16];
+            const float p_25 = p_24 + rstd[tx + 24];
+            const float p_26 = p_25 + rstd[tx + 32];
+            const float p_27 = p_26 + rstd[tx + 40];
+            const float p_28 = p_27 + rstd[tx + 48];
+            const float p_29 = p_28 + rstd[tx + 56];
+            const float p_30 = p_29 + rstd[tx + 64];
+            const float p_31 = p_30 + rstd[tx + 72];
+            const float p_32 = p_31 + rstd[tx + 80];
+            const float p_33 = p_32 + rstd[tx + 88];
+            const float p_34 = p_33 + rstd[tx + 96];
+            const float p_35 = p_34 + rstd[tx + 104];
+            const float p_36 = p_35 + rstd[tx + 112];
+            const float p_37 = p_36 + rstd[tx + 120];
+            rstd[tx] = p_37;
         }
     }
     __syncthreads();
     {
         const long long tx = threadIdx.x;
         if (tx < 1) {
-            rstd[tx] = rstd[tx] + rstd[tx + 1] + rstd[tx + 2] + rstd[tx + 3] + rstd[tx + 4] + rstd[tx + 5] + rstd[tx + 6] + rstd[tx + 7];
+            const float p = rstd[tx];
+            const float p_38 = p + rstd[tx + 1];
+            const float p_39 = p_38 + rstd[tx + 2];
+            const float p_40 = p_39 + rstd[tx + 3];
+            const float p_41 = p_40 + rstd[tx + 4];
+            const float p_42 = p_41 + rstd[tx + 5];
+            const float p_43 = p_42 + rstd[tx + 6];
+            const float p_44 = p_43 + rstd[tx + 7];
+            rstd[tx] = p_44;
         }
     }
     __syncthreads();

@@ -32,15 +32,15 @@ extern "C" __global__ void __launch_bounds__(256, 2) fused_matmul_add_relu_kerne
         }
         #pragma unroll
         for (long long l = 0; l < 4; ++l) {
-            if (by * 32 + mt_floordiv_i64(l * 256 + tx, 32) < m) {
-                A_next[l] = a[(by * 32 + mt_floordiv_i64(l * 256 + tx, 32)) * 256 + mt_floormod_i64(l * 256 + tx, 32)];
+            if (by * 32 + (l * 8 + mt_floordiv_i64(tx, 32)) < m) {
+                A_next[l] = a[(by * 32 + (l * 8 + mt_floordiv_i64(tx, 32))) * 256 + mt_floormod_i64(tx, 32)];
             } else {
                 A_next[l] = 0.0f;
             }
         }
         #pragma unroll
         for (long long l = 0; l < 4; ++l) {
-            B_next[l] = b[mt_floordiv_i64(l * 256 + tx, 32) * 128 + (bx * 32 + mt_floormod_i64(l * 256 + tx, 32))];
+            B_next[l] = b[(l * 8 + mt_floordiv_i64(tx, 32)) * 128 + (bx * 32 + mt_floormod_i64(tx, 32))];
         }
     }
     __syncthreads();
@@ -49,11 +49,11 @@ extern "C" __global__ void __launch_bounds__(256, 2) fused_matmul_add_relu_kerne
             const long long tx = threadIdx.x;
             #pragma unroll
             for (long long l = 0; l < 4; ++l) {
-                A_tile[mt_floormod_i64(l * 256 + tx, 32) * 36 + mt_floordiv_i64(l * 256 + tx, 32)] = A_next[l];
+                A_tile[mt_floormod_i64(tx, 32) * 36 + (l * 8 + mt_floordiv_i64(tx, 32))] = A_next[l];
             }
             #pragma unroll
             for (long long l = 0; l < 4; ++l) {
-                B_tile[mt_floordiv_i64(l * 256 + tx, 32) * 36 + mt_floormod_i64(l * 256 + tx, 32)] = B_next[l];
+                B_tile[(l * 8 + mt_floordiv_i64(tx, 32)) * 36 + mt_floormod_i64(tx, 32)] = B_next[l];
             }
         }
         __syncthreads();
@@ -61,15 +61,15 @@ extern "C" __global__ void __launch_bounds__(256, 2) fused_matmul_add_relu_kerne
         if (k0 + 1 < 8) {
             #pragma unroll
             for (long long l = 0; l < 4; ++l) {
-                if (by * 32 + mt_floordiv_i64(l * 256 + tx, 32) < m) {
-                    A_next[l] = a[(by * 32 + mt_floordiv_i64(l * 256 + tx, 32)) * 256 + ((k0 + 1) * 32 + mt_floormod_i64(l * 256 + tx, 32))];
+                if (by * 32 + (l * 8 + mt_floordiv_i64(tx, 32)) < m) {
+                    A_next[l] = a[(by * 32 + (l * 8 + mt_floordiv_i64(tx, 32))) * 256 + ((k0 + 1) * 32 + mt_floormod_i64(tx, 32))];
                 } else {
                     A_next[l] = 0.0f;
                 }
             }
             #pragma unroll
             for (long long l = 0; l < 4; ++l) {
-                B_next[l] = b[((k0 + 1) * 32 + mt_floordiv_i64(l * 256 + tx, 32)) * 128 + (bx * 32 + mt_floormod_i64(l * 256 + tx, 32))];
+                B_next[l] = b[((k0 + 1) * 32 + (l * 8 + mt_floordiv_i64(tx, 32))) * 128 + (bx * 32 + mt_floormod_i64(tx, 32))];
             }
         }
         float a_reg[2];

@@ -30,14 +30,46 @@ extern "C" __global__ void __launch_bounds__(256) softmax_kernel0(long long n, c
     {
         const long long tx = threadIdx.x;
         if (tx < 16) {
-            m[tx] = fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(m[tx], m[tx + 16]), m[tx + 32]), m[tx + 48]), m[tx + 64]), m[tx + 80]), m[tx + 96]), m[tx + 112]), m[tx + 128]), m[tx + 144]), m[tx + 160]), m[tx + 176]), m[tx + 192]), m[tx + 208]), m[tx + 224]), m[tx + 240]);
+            const float p = m[tx];
+            const float p_1 = fmaxf(p, m[tx + 16]);
+            const float p_2 = fmaxf(p_1, m[tx + 32]);
+            const float p_3 = fmaxf(p_2, m[tx + 48]);
+            const float p_4 = fmaxf(p_3, m[tx + 64]);
+            const float p_5 = fmaxf(p_4, m[tx + 80]);
+            const float p_6 = fmaxf(p_5, m[tx + 96]);
+            const float p_7 = fmaxf(p_6, m[tx + 112]);
+            const float p_8 = fmaxf(p_7, m[tx + 128]);
+            const float p_9 = fmaxf(p_8, m[tx + 144]);
+            const float p_10 = fmaxf(p_9, m[tx + 160]);
+            const float p_11 = fmaxf(p_10, m[tx + 176]);
+            const float p_12 = fmaxf(p_11, m[tx + 192]);
+            const float p_13 = fmaxf(p_12, m[tx + 208]);
+            const float p_14 = fmaxf(p_13, m[tx + 224]);
+            const float p_15 = fmaxf(p_14, m[tx + 240]);
+            m[tx] = p_15;
         }
     }
     __syncthreads();
     {
         const long long tx = threadIdx.x;
         if (tx < 1) {
-            m[tx] = fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(m[tx], m[tx + 1]), m[tx + 2]), m[tx + 3]), m[tx + 4]), m[tx + 5]), m[tx + 6]), m[tx + 7]), m[tx + 8]), m[tx + 9]), m[tx + 10]), m[tx + 11]), m[tx + 12]), m[tx + 13]), m[tx + 14]), m[tx + 15]);
+            const float p = m[tx];
+            const float p_16 = fmaxf(p, m[tx + 1]);
+            const float p_17 = fmaxf(p_16, m[tx + 2]);
+            const float p_18 = fmaxf(p_17, m[tx + 3]);
+            const float p_19 = fmaxf(p_18, m[tx + 4]);
+            const float p_20 = fmaxf(p_19, m[tx + 5]);
+            const float p_21 = fmaxf(p_20, m[tx + 6]);
+            const float p_22 = fmaxf(p_21, m[tx + 7]);
+            const float p_23 = fmaxf(p_22, m[tx + 8]);
+            const float p_24 = fmaxf(p_23, m[tx + 9]);
+            const float p_25 = fmaxf(p_24, m[tx + 10]);
+            const float p_26 = fmaxf(p_25, m[tx + 11]);
+            const float p_27 = fmaxf(p_26, m[tx + 12]);
+            const float p_28 = fmaxf(p_27, m[tx + 13]);
+            const float p_29 = fmaxf(p_28, m[tx + 14]);
+            const float p_30 = fmaxf(p_29, m[tx + 15]);
+            m[tx] = p_30;
         }
     }
     __syncthreads();
@@ -57,14 +89,46 @@ extern "C" __global__ void __launch_bounds__(256) softmax_kernel0(long long n, c
     {
         const long long tx = threadIdx.x;
         if (tx < 16) {
-            s[tx] = s[tx] + s[tx + 16] + s[tx + 32] + s[tx + 48] + s[tx + 64] + s[tx + 80] + s[tx + 96] + s[tx + 112] + s[tx + 128] + s[tx + 144] + s[tx + 160] + s[tx + 176] + s[tx + 192] + s[tx + 208] + s[tx + 224] + s[tx + 240];
+            const float p = s[tx];
+            const float p_31 = p + s[tx + 16];
+            const float p_32 = p_31 + s[tx + 32];
+            const float p_33 = p_32 + s[tx + 48];
+            const float p_34 = p_33 + s[tx + 64];
+            const float p_35 = p_34 + s[tx + 80];
+            const float p_36 = p_35 + s[tx + 96];
+            const float p_37 = p_36 + s[tx + 112];
+            const float p_38 = p_37 + s[tx + 128];
+            const float p_39 = p_38 + s[tx + 144];
+            const float p_40 = p_39 + s[tx + 160];
+            const float p_41 = p_40 + s[tx + 176];
+            const float p_42 = p_41 + s[tx + 192];
+            const float p_43 = p_42 + s[tx + 208];
+            const float p_44 = p_43 + s[tx + 224];
+            const float p_45 = p_44 + s[tx + 240];
+            s[tx] = p_45;
         }
     }
     __syncthreads();
     {
         const long long tx = threadIdx.x;
         if (tx < 1) {
-            s[tx] = s[tx] + s[tx + 1] + s[tx + 2] + s[tx + 3] + s[tx + 4] + s[tx + 5] + s[tx + 6] + s[tx + 7] + s[tx + 8] + s[tx + 9] + s[tx + 10] + s[tx + 11] + s[tx + 12] + s[tx + 13] + s[tx + 14] + s[tx + 15];
+            const float p = s[tx];
+            const float p_46 = p + s[tx + 1];
+            const float p_47 = p_46 + s[tx + 2];
+            const float p_48 = p_47 + s[tx + 3];
+            const float p_49 = p_48 + s[tx + 4];
+            const float p_50 = p_49 + s[tx + 5];
+            const float p_51 = p_50 + s[tx + 6];
+            const float p_52 = p_51 + s[tx + 7];
+            const float p_53 = p_52 + s[tx + 8];
+            const float p_54 = p_53 + s[tx + 9];
+            const float p_55 = p_54 + s[tx + 10];
+            const float p_56 = p_55 + s[tx + 11];
+            const float p_57 = p_56 + s[tx + 12];
+            const float p_58 = p_57 + s[tx + 13];
+            const float p_59 = p_58 + s[tx + 14];
+            const float p_60 = p_59 + s[tx + 15];
+            s[tx] = p_60;
         }
     }
     __syncthreads();
