@@ -10,3 +10,7 @@ mt_test(test_primitives_block SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_
 # Reductions over outer axes (rule_colreduce.c); also under the GPU schedules
 mt_test(test_colreduce SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_colreduce.c LIBRARY)
 mt_test_gpu_emulated(test_colreduce)
+# Reductions over every axis or several with the last (rule_fullreduce.c, the
+# rfactor primitive); also under the GPU schedules
+mt_test(test_fullreduce SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_fullreduce.c LIBRARY)
+mt_test_gpu_emulated(test_fullreduce)
