@@ -36,7 +36,9 @@
  *        streams contiguous blocks of the input while its partials stay in
  *        L1, as the column rule does);
  *   4. the chunk loop is parallel (when it may have more than one
- *      iteration), ri is vectorized.
+ *      iteration), ri is vectorized: as an unrolled loop of single vector
+ *      steps when it has a constant multiple of them, so that LLVM keeps
+ *      the partials in registers across the loop around it.
  *
  *     sum(a), a (4096, 4096) float32, LANES = 64:
  *     for c in T.parallel(64):                       # 1 MiB of a each
@@ -158,6 +160,19 @@ static mt_texpr *extent_of(const mt_sched *s, mt_tvar *v) {
     return mt_te_cast(s->arena, MT_INT64, mt_sched_get_loop(s, v)->extent);
 }
 
+/* The lanes: vectorized; when their count is a constant multiple of a
+ * vector step, as an unrolled loop of single vector steps, so that the
+ * partials' addresses are constants in the loop around it (LLVM keeps
+ * them in registers across it). */
+static bool lanes_loop(mt_sched *s, mt_tvar *ri, int vl) {
+    int64_t e;
+    mt_tvar *o, *i;
+    if (mt_te_is_const_int(mt_sched_get_loop(s, ri)->extent, &e) && e > vl && e % vl == 0 &&
+        mt_sched_split(s, ri, mt_te_i64(s->arena, vl), &o, &i))
+        return mt_sched_unroll(s, o) && mt_sched_vectorize(s, i);
+    return mt_sched_vectorize(s, ri);
+}
+
 static bool schedule(mt_sched *s, const fnest *c) {
     mt_arena *a = s->arena;
     const mt_tstmt *st = c->block->body;
@@ -224,7 +239,7 @@ static bool schedule(mt_sched *s, const fnest *c) {
         if (ro) q[nq++] = ro;
         if (nq == 0) { /* nothing to chunk: partials per lane only */
             rf[0] = ri;
-            return mt_sched_rfactor(s, name, rf, 1) && mt_sched_vectorize(s, ri);
+            return mt_sched_rfactor(s, name, rf, 1) && lanes_loop(s, ri, (int)(lanes / ACCUMULATORS));
         }
         mt_tvar *qv = q[0];
         for (int k = 1; k < nq; k++)
@@ -273,7 +288,7 @@ static bool schedule(mt_sched *s, const fnest *c) {
     int64_t pe;
     if (!mt_te_is_const_int(mt_sched_get_loop(s, par)->extent, &pe) || pe > 1)
         if (!mt_sched_parallel(s, par)) return false;
-    return mt_sched_vectorize(s, ri);
+    return lanes_loop(s, ri, mt_target_lanes(tg, st->buf->dtype));
 }
 
 bool mt_schedule_fullreduce_nest(mt_sched *s, const mt_tstmt *nest) {
