@@ -42,7 +42,7 @@
  *
  *     sum(a), a (4096, 4096) float32, LANES = 64:
  *     for c in T.parallel(64):                       # 1 MiB of a each
- *         for q2, ri in T.grid(4096, 64):            # ri vectorized
+ *         for q2, ri in T.grid(4096, 64):            # ri: 4 vector steps, unrolled
  *             lv_rf[c, ri] = lv_rf[c, ri] + a[(c * 4096 + q2) * 64 + ri]
  *     for c, ri in T.grid(64, 64): lv[()] = lv[()] + lv_rf[c, ri]   # in order
  *
