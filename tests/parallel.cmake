@@ -7,6 +7,8 @@ mt_test(test_schedule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_schedule
         ${PROJECT_SOURCE_DIR}/src/schedule/primitives.c
         ${PROJECT_SOURCE_DIR}/src/schedule/default_cpu.c
         ${PROJECT_SOURCE_DIR}/src/schedule/rule_colreduce.c
+        ${PROJECT_SOURCE_DIR}/src/schedule/rule_fullreduce.c
+        ${PROJECT_SOURCE_DIR}/src/schedule/primitives_rfactor.c
         ${PROJECT_SOURCE_DIR}/src/schedule/primitives_reduction.c
         ${PROJECT_SOURCE_DIR}/src/schedule/primitives_block.c
         ${PROJECT_SOURCE_DIR}/src/schedule/block_util.c

@@ -15,3 +15,7 @@ mt_test_gpu_emulated(test_colreduce)
 # The GPU matmul rules (gpu_gemv.c, gpu_matmul.c), target cuda: emulated
 # unless MT_TEST_TARGET=cuda
 mt_test(test_gpu_matmul SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_gpu_matmul.c LIBRARY)
+# Reductions over every axis or several with the last (rule_fullreduce.c, the
+# rfactor primitive); also under the GPU schedules
+mt_test(test_fullreduce SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_fullreduce.c LIBRARY)
+mt_test_gpu_emulated(test_fullreduce)

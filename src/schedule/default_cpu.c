@@ -313,7 +313,7 @@ mt_tfunc *mt_schedule_default_cpu(mt_arena *a, mt_tfunc *f) {
         const mt_tstmt *st = body->kind == TS_SEQ ? body->stmts[i] : body;
         nest n;
         if (match_nest(a, st, &n)) schedule_injective(&s, &n);
-        else mt_schedule_colreduce_nest(&s, st);
+        else if (!mt_schedule_colreduce_nest(&s, st)) mt_schedule_fullreduce_nest(&s, st);
     }
     return s.func;
 }

@@ -42,6 +42,7 @@ typedef struct mm {
     mt_texpr *bv[MM_MAXS];    /* batch indices while generating */
     mt_tbuffer *P;            /* holds partial sums across K blocks (NULL: none) */
     bool y_vec;               /* Y(k, j..j+15) is unit-stride vector loads */
+    bool x_kvec;              /* X(i, k..k+15) is unit-stride vector loads */
     mt_tbuffer *bp;           /* the packed block of B */
     mt_texpr *kcap;           /* its depth */
     int64_t kcblk, ncblk;     /* K and N block sizes */

@@ -42,6 +42,10 @@
  *   decompose_reduction(b, i)  b's init becomes a block b_init in a copy of
  *                      the spatial loops, placed before loop i; b becomes
  *                      b_update, without init.
+ *   rfactor(b, loops)  b computes partial results into a new buffer B_rf, one
+ *                      per iteration of the named loops (which become spatial
+ *                      for it), filled with the init first; a new block b
+ *                      after the nest combines them into B.
  */
 #ifndef MT_SCHEDULE_PRIMITIVES_H
 #define MT_SCHEDULE_PRIMITIVES_H
@@ -141,6 +145,20 @@ bool mt_sched_cache_write(mt_sched *s, const char *block, mt_scope scope);
  * bounds of the spatial ones do not use a reduce loop's variable. */
 bool mt_sched_decompose_reduction(mt_sched *s, const char *block, mt_tvar *loop);
 
+/* (primitives_rfactor.c) Preconditions: the block is a reduction (a reduce
+ * variable and an init), without predicate or allocations, alone in a
+ * perfect loop nest that is the function's body or an item of its
+ * top-level sequence; body and init are single stores to the same element
+ * B[idx], idx free of reduce variables; the body is B[idx] = F(B[idx], e)
+ * with F one of +, T.max, T.min, T.Select(e > acc [or e != e], e, acc) (or
+ * `<`), e not reading B, and for + the init is 0; the init reads no B and
+ * uses no reduce variable; each spatial variable is bound to a loop over
+ * [0, its extent); the named loops (1 to 64, distinct) are serial
+ * ancestors of the block binding reduce variables; every loop binding a
+ * reduce variable starts at 0, binds no spatial variable, and has an
+ * extent free of the nest's loops or clamped T.min(F, ..) by such an F. */
+bool mt_sched_rfactor(mt_sched *s, const char *block, mt_tvar *const *loops, int nloops);
+
 /* ---- for primitive implementations -------------------------------------- */
 
 /* Sets s->error to the formatted reason and returns false. */
@@ -156,5 +174,10 @@ void mt_sched_replace(mt_sched *s, const mt_tstmt *old, mt_tstmt *repl);
  * top-level statement of s->func: true when it matched and scheduled it
  * (all its steps applied), false with s unchanged otherwise. */
 bool mt_schedule_colreduce_nest(mt_sched *s, const mt_tstmt *nest);
+
+/* The full-reduction rule (rule_fullreduce.c): reductions ending in a reduce
+ * loop (over every axis, over several axes with the last), with partial
+ * results per chunk and lane (rfactor); the same contract. */
+bool mt_schedule_fullreduce_nest(mt_sched *s, const mt_tstmt *nest);
 
 #endif

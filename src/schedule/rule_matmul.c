@@ -427,7 +427,7 @@ static mt_tstmt *row_tiles(mm *c, const panel *p, mt_texpr *jr, int mr, mt_texpr
     if (jr) return sliver_switch(c, p, jr, false, mr, i0);
     mt_tvar *v = mm_ivar(c, "jr");
     int64_t kcap;
-    if (c->X->kind == TE_LOAD || !mt_te_is_const_int(p->kcap, &kcap) ||
+    if ((c->X->kind == TE_LOAD && c->x_kvec) || !mt_te_is_const_int(p->kcap, &kcap) ||
         kcap * mr * (int64_t)mt_dtype_size(c->dt) > 65536)
         return mm_loop(c, v, mm_ceildiv(c, p->ncols, tune.nv * c->vl), MT_FOR_SERIAL,
                     sliver_switch(c, p, mm_V(c, v), false, mr, i0));
@@ -435,11 +435,17 @@ static mt_tstmt *row_tiles(mm *c, const panel *p, mt_texpr *jr, int mr, mt_texpr
     panel q = *p;
     q.ap = mm_local_buf(c, "A_pack", mm_I(c, kcap * mr), c->dt);
     mt_tvar *kk = mm_ivar(c, "kk");
+    mt_texpr *k = mt_lw_add(&c->lw, p->k0, mm_V(c, kk)), *row = mt_lw_mul(&c->lw, mm_V(c, kk), mm_I(c, mr));
     svec s = {0};
-    for (int ii = 0; ii < mr; ii++) {
-        mt_texpr *ix = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, mm_V(c, kk), mm_I(c, mr)), mm_I(c, ii));
-        mt_texpr *val = mm_operand(c, c->X, mt_lw_add(&c->lw, i0, mm_I(c, ii)), NULL, mt_lw_add(&c->lw, p->k0, mm_V(c, kk)));
-        mm_push(c, &s, mt_ts_store(c->a, q.ap, &ix, 1, val));
+    mt_texpr *vec = mr > 1 ? mm_operand(c, c->X, mt_lw_ramp(&c->lw, i0, mr), NULL, k) : NULL;
+    if (vec && mm_vec_loads(vec)) { /* X contiguous along i (a transposed A): one vector per k */
+        mt_texpr *ix = mt_lw_ramp(&c->lw, row, mr);
+        mm_push(c, &s, mt_ts_store(c->a, q.ap, &ix, 1, vec));
+    } else {
+        for (int ii = 0; ii < mr; ii++) {
+            mt_texpr *ix = mt_lw_add(&c->lw, row, mm_I(c, ii));
+            mm_push(c, &s, mt_ts_store(c->a, q.ap, &ix, 1, mm_operand(c, c->X, mt_lw_add(&c->lw, i0, mm_I(c, ii)), NULL, k)));
+        }
     }
     mt_tstmt *pk = mm_loop(c, kk, p->kc, MT_FOR_SERIAL, mm_seq(c, &s));
     mt_tstmt *tiles = mm_loop(c, v, mm_ceildiv(c, p->ncols, tune.nv * c->vl), MT_FOR_SERIAL,
@@ -557,12 +563,14 @@ mt_tfunc *mt_schedule_matmul_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
         if (params[i].buf) params[i].buf = mt_lw_flat(&c->lw, params[i].buf)->flat;
     }
 
-    /* can Y be read as vectors along j? */
+    /* can Y be read as vectors along j, X along k? */
     {
-        mt_tvar *j0 = mm_ivar(c, "j0"), *k = mm_ivar(c, "k");
+        mt_tvar *i0 = mm_ivar(c, "i0"), *j0 = mm_ivar(c, "j0"), *k = mm_ivar(c, "k");
         for (int d = 0; d < c->ns - 2; d++) c->bv[d] = mm_V(c, mm_ivar(c, "b"));
         mt_texpr *y = mm_operand(c, c->Y, NULL, mt_lw_ramp(&c->lw, mm_V(c, j0), c->vl), mm_V(c, k));
         c->y_vec = mm_vec_loads(y);
+        mt_texpr *x = mm_operand(c, c->X, mm_V(c, i0), NULL, mt_lw_ramp(&c->lw, mm_V(c, k), c->vl));
+        c->x_kvec = mm_vec_loads(x);
     }
 
     mt_texpr *M = c->ext[c->ns - 2];

@@ -126,6 +126,7 @@ typedef struct mcase {
     epi_kind epi;
     bool sym;          /* source has symbolic dims: pass sizes at run time */
     int64_t row_step;  /* check every row_step-th row (1: all) */
+    bool a_t;          /* a is (k, m) and the source says a.T (EPI_NONE only) */
 } mcase;
 
 static void run_case(const mcase *c, mt_kernel *k) {
@@ -136,8 +137,8 @@ static void run_case(const mcase *c, mt_kernel *k) {
     bool b_t = c->b_t || c->epi == EPI_PRO_RELU_BIAS;
     if (c->a_batched)
         for (int d = 0; d < c->nbatch_dims; d++) sa[ra++] = c->batch[d];
-    sa[ra++] = c->m;
-    sa[ra++] = c->k;
+    sa[ra++] = c->a_t ? c->k : c->m;
+    sa[ra++] = c->a_t ? c->m : c->k;
     if (c->b_batched)
         for (int d = 0; d < c->nbatch_dims; d++) sb[rb++] = c->batch[d];
     sb[rb++] = b_t ? c->n : c->k;
@@ -162,7 +163,8 @@ static void run_case(const mcase *c, mt_kernel *k) {
             for (int64_t j = 0; j < c->n; j++) {
                 double s = 0, sc_ = 0;
                 for (int64_t kk = 0; kk < c->k; kk++) {
-                    double x = get(A, ((c->a_batched ? bt : 0) * c->m + i) * c->k + kk);
+                    int64_t ao = (c->a_batched ? bt : 0) * c->m * c->k;
+                    double x = get(A, ao + (c->a_t ? kk * c->m + i : i * c->k + kk));
                     if (C0) x = fmax(x + get(C0, kk), 0);
                     int64_t bo = (c->b_batched ? bt : 0) * c->k * c->n;
                     double y = get(B, bo + (b_t ? j * c->k + kk : kk * c->n + j));
@@ -213,8 +215,9 @@ static void case_src(char *buf, size_t n, const mcase *c) {
     case EPI_NONE:
         snprintf(buf, n,
                  "def f(a: Tensor((%s%lld, %lld), \"%s\"), b: Tensor((%s%lld, %lld), \"%s\")):\n"
-                 "    return a @ %s\n",
-                 ba, m, k, t, bb, c->b_t ? nn : k, c->b_t ? k : nn, t, c->b_t ? "b.T" : "b");
+                 "    return %s @ %s\n",
+                 ba, c->a_t ? k : m, c->a_t ? m : k, t, bb, c->b_t ? nn : k, c->b_t ? k : nn, t,
+                 c->a_t ? "a.T" : "a", c->b_t ? "b.T" : "b");
         break;
     case EPI_BIAS_RELU:
     case EPI_BIAS_GELU:
@@ -380,6 +383,38 @@ static void test_transposed_b(void **st) {
     mcase c = {NULL, F32, SHAPE(33, 17, 40), EPI_NONE, false, 1};
     c.b_t = true;
     check_case(&c);
+}
+
+/* a.T @ b and a.T @ b.T: A is read along i, so each row block packs its
+ * sliver of A with one vector load per k (A_pack) instead of the tiles
+ * walking a's rows, K * 4 bytes apart, once per column sliver. */
+static void test_transposed_a(void **st) {
+    static const int64_t sizes[][3] = {{33, 17, 40}, {8, 16, 32}, {65, 9, 100}, {70, 1100, 45}, {1, 3, 2},
+                                       {40, 257, 33}};
+    for (int bt = 0; bt < 2; bt++)
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            mcase c = {NULL, F32, SHAPE(sizes[i][0], sizes[i][1], sizes[i][2]), EPI_NONE, false, 1};
+            c.a_t = true, c.b_t = bt;
+            check_case(&c);
+            c.dt = MT_FLOAT64;
+            check_case(&c);
+        }
+    mt_kernel *k = compile_ok("def f(a: Tensor((64, 64), \"float32\"), b: Tensor((64, 64), \"float32\")):\n"
+                              "    return a.T @ b\n");
+    if (!test_gpu_target()) {
+        const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+        assert_non_null(strstr(t, "A_pack[T.Ramp("));
+    }
+    mt_kernel_release(k);
+    k = compile_ok("def f(a: Tensor((\"k\", \"m\"), \"float32\"), b: Tensor((\"n\", \"k\"), \"float32\")):\n"
+                   "    return a.T @ b.T\n");
+    static const int64_t sym[][3] = {{1, 1, 1}, {33, 17, 65}, {40, 3, 70}, {4, 0, 3}, {0, 3, 2}, {37, 1100, 45}};
+    for (size_t i = 0; i < sizeof sym / sizeof sym[0]; i++) {
+        mcase c = {"a.T @ b.T, symbolic", F32, SHAPE(sym[i][0], sym[i][1], sym[i][2]), EPI_NONE, true, 1};
+        c.a_t = true, c.b_t = true;
+        run_case(&c, k);
+    }
+    mt_kernel_release(k);
 }
 
 /* ("n", 784) @ (784, 128) + c, relu: B in place below 32 rows, packed above. */
@@ -717,7 +752,8 @@ int main(void) {
         cmocka_unit_test(test_shapes),        cmocka_unit_test(test_large),
         cmocka_unit_test(test_batched),       cmocka_unit_test(test_epilogues),
         cmocka_unit_test(test_epilogue_math),
-        cmocka_unit_test(test_transposed_b),  cmocka_unit_test(test_symbolic_m),
+        cmocka_unit_test(test_transposed_b),  cmocka_unit_test(test_transposed_a),
+        cmocka_unit_test(test_symbolic_m),
         cmocka_unit_test(test_symbolic_all),  cmocka_unit_test(test_tir_structure),
         cmocka_unit_test(test_tile_from_target),
         cmocka_unit_test(test_epilogue_once),

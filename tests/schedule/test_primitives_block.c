@@ -681,6 +681,200 @@ static void test_compute_at_range(void **state) {
     TIR_GUARD_END();
 }
 
+/* ---- kernel 4: reductions over every axis and over (0, 2) ------------------------ */
+
+static const char K4[] = "def f(x: Tensor((6, 10), \"float32\")):\n    return sum(x)\n";
+static const char K5[] = "def f(x: Tensor((4, 6, 10), \"float32\")):\n    return max(x, axis=(0, 2))\n";
+
+/* sum of the 60 inputs: partials (per chunk and lane) summed in order, then
+ * in order of (chunk, lane); within the bound of any summation order,
+ * 59 u sum |x| (tolerance 61 u). */
+static void check_k4(mt_tfunc *f) {
+    float **bufs = run(f);
+    double ref = 0, scale = 0;
+    for (int e = 0; e < 60; e++) ref += input(0, e), scale += fabs(input(0, e));
+    check(bufs[f->nparams - 1], &ref, &scale, 1, 61.0 / (1 << 24));
+    free_bufs(bufs, f->nparams);
+}
+
+/* max over axes 0 and 2: exact. */
+static void check_k5(mt_tfunc *f) {
+    float **bufs = run(f);
+    double ref[6], scale[6];
+    for (int j = 0; j < 6; j++) {
+        ref[j] = -INFINITY, scale[j] = 1;
+        for (int i = 0; i < 4; i++)
+            for (int k = 0; k < 10; k++) ref[j] = fmax(ref[j], input(0, (i * 6 + j) * 10 + k));
+    }
+    check(bufs[f->nparams - 1], ref, scale, 6, 0);
+    free_bufs(bufs, f->nparams);
+}
+
+static void test_rfactor(void **state) {
+    TIR_GUARD();
+    mt_tfunc *f = kernel(K4);
+    check_k4(f);
+    mt_sched s;
+    mt_sched_init(&s, A, f);
+    /* the 60 elements in lanes of 8 (a tail of 4), the 8 groups in 3 chunks */
+    mt_tvar *fu, *fo, *fi, *c, *rf[2];
+    assert_true(mt_sched_fuse(&s, loop_of(f, "sum", 0), loop_of(f, "sum", 1), &fu));
+    assert_true(mt_sched_split(&s, fu, I(8), &fo, &fi));
+    assert_true(mt_sched_split(&s, fo, I(3), &c, NULL));
+    rf[0] = c, rf[1] = fi;
+    assert_true(mt_sched_rfactor(&s, "sum", rf, 2));
+    ASSERT_TEXT(mt_tfunc_print(A, s.func),
+                "@T.prim_func\n"
+                "def sum(x: T.Buffer((6, 10), \"float32\"), lv: T.Buffer((), \"float32\")):\n"
+                "    T.func_attr({\"op_pattern\": \"reduction\"})\n"
+                "    lv_rf = T.alloc_buffer((3, 8), \"float32\")\n"
+                "    for i0_i1_fused_0_0_rf_init, i0_i1_fused_1_rf_init in T.grid(3, 8):\n"
+                "        with T.block(\"sum_rf_init\"):\n"
+                "            vi0_i1_fused_0_0_rf_init, vi0_i1_fused_1_rf_init = T.axis.remap(\"SS\", [i0_i1_fused_0_0_rf_init, i0_i1_fused_1_rf_init])\n"
+                "            T.reads()\n"
+                "            T.writes(lv_rf[vi0_i1_fused_0_0_rf_init, vi0_i1_fused_1_rf_init])\n"
+                "            lv_rf[vi0_i1_fused_0_0_rf_init, vi0_i1_fused_1_rf_init] = 0.0\n"
+                "    for i0_i1_fused_0_0 in range(3):\n"
+                "        for i0_i1_fused_0_1 in range(T.min(3, 8 - i0_i1_fused_0_0 * 3)):\n"
+                "            for i0_i1_fused_1 in range(T.min(8, 60 - (i0_i1_fused_0_0 * 3 + i0_i1_fused_0_1) * 8)):\n"
+                "                with T.block(\"sum_rf\"):\n"
+                "                    vi0_i1_fused_0_0 = T.axis.spatial(3, i0_i1_fused_0_0)\n"
+                "                    vi0_i1_fused_0_1 = T.axis.reduce(3, i0_i1_fused_0_1)\n"
+                "                    vi0_i1_fused_1 = T.axis.spatial(8, i0_i1_fused_1)\n"
+                "                    T.reads(x[((vi0_i1_fused_0_0 * 3 + vi0_i1_fused_0_1) * 8 + vi0_i1_fused_1) // 10, ((vi0_i1_fused_0_0 * 3 + vi0_i1_fused_0_1) * 8 + vi0_i1_fused_1) % 10], lv_rf[vi0_i1_fused_0_0, vi0_i1_fused_1])\n"
+                "                    T.writes(lv_rf[vi0_i1_fused_0_0, vi0_i1_fused_1])\n"
+                "                    lv_rf[vi0_i1_fused_0_0, vi0_i1_fused_1] = lv_rf[vi0_i1_fused_0_0, vi0_i1_fused_1] + x[((vi0_i1_fused_0_0 * 3 + vi0_i1_fused_0_1) * 8 + vi0_i1_fused_1) // 10, ((vi0_i1_fused_0_0 * 3 + vi0_i1_fused_0_1) * 8 + vi0_i1_fused_1) % 10]\n"
+                "    for i0_i1_fused_0_0_rf, i0_i1_fused_1_rf in T.grid(3, 8):\n"
+                "        with T.block(\"sum\"):\n"
+                "            vi0_i1_fused_0_0_rf, vi0_i1_fused_1_rf = T.axis.remap(\"RR\", [i0_i1_fused_0_0_rf, i0_i1_fused_1_rf])\n"
+                "            T.reads(lv_rf[vi0_i1_fused_0_0_rf, vi0_i1_fused_1_rf])\n"
+                "            T.writes(lv[()])\n"
+                "            with T.init():\n"
+                "                lv[()] = 0.0\n"
+                "            lv[()] = lv[()] + lv_rf[vi0_i1_fused_0_0_rf, vi0_i1_fused_1_rf]\n");
+    check_k4(s.func);
+    /* the chunks and the lanes are independent now */
+    assert_true(mt_sched_parallel(&s, c));
+    assert_true(mt_sched_vectorize(&s, fi));
+    check_k4(s.func);
+
+    /* max over (0, 2): partials per lane of the last axis, per output */
+    mt_tfunc *g = kernel(K5);
+    check_k5(g);
+    mt_sched_init(&s, A, g);
+    mt_tvar *i0 = loop_of(g, "max", 0), *i1 = loop_of(g, "max", 1), *ko, *ki;
+    assert_true(mt_sched_split(&s, loop_of(g, "max", 2), I(4), &ko, &ki));
+    assert_true(mt_sched_rfactor(&s, "max", &ki, 1));
+    ASSERT_TEXT(mt_tfunc_print(A, s.func),
+                "@T.prim_func\n"
+                "def max(x: T.Buffer((4, 6, 10), \"float32\"), lv: T.Buffer((6,), \"float32\")):\n"
+                "    T.func_attr({\"op_pattern\": \"reduction\"})\n"
+                "    lv_rf = T.alloc_buffer((6, 4), \"float32\")\n"
+                "    for i1_rf_init, i2_1_rf_init in T.grid(6, 4):\n"
+                "        with T.block(\"max_rf_init\"):\n"
+                "            vi1_rf_init, vi2_1_rf_init = T.axis.remap(\"SS\", [i1_rf_init, i2_1_rf_init])\n"
+                "            T.reads()\n"
+                "            T.writes(lv_rf[vi1_rf_init, vi2_1_rf_init])\n"
+                "            lv_rf[vi1_rf_init, vi2_1_rf_init] = T.float32(\"-inf\")\n"
+                "    for i0, i1, i2_0 in T.grid(4, 6, 3):\n"
+                "        for i2_1 in range(T.min(4, 10 - i2_0 * 4)):\n"
+                "            with T.block(\"max_rf\"):\n"
+                "                v1 = T.axis.spatial(6, i1)\n"
+                "                vi0 = T.axis.reduce(4, i0)\n"
+                "                vi2_0 = T.axis.reduce(3, i2_0)\n"
+                "                vi2_1 = T.axis.spatial(4, i2_1)\n"
+                "                T.reads(x[vi0, v1, vi2_0 * 4 + vi2_1], lv_rf[v1, vi2_1])\n"
+                "                T.writes(lv_rf[v1, vi2_1])\n"
+                "                lv_rf[v1, vi2_1] = T.Select(x[vi0, v1, vi2_0 * 4 + vi2_1] > lv_rf[v1, vi2_1] or x[vi0, v1, vi2_0 * 4 + vi2_1] != x[vi0, v1, vi2_0 * 4 + vi2_1], x[vi0, v1, vi2_0 * 4 + vi2_1], lv_rf[v1, vi2_1])\n"
+                "    for i1_rf, i2_1_rf in T.grid(6, 4):\n"
+                "        with T.block(\"max\"):\n"
+                "            vi1_rf, vi2_1_rf = T.axis.remap(\"SR\", [i1_rf, i2_1_rf])\n"
+                "            T.reads(lv_rf[vi1_rf, vi2_1_rf])\n"
+                "            T.writes(lv[vi1_rf])\n"
+                "            with T.init():\n"
+                "                lv[vi1_rf] = T.float32(\"-inf\")\n"
+                "            lv[vi1_rf] = T.Select(lv_rf[vi1_rf, vi2_1_rf] > lv[vi1_rf] or lv_rf[vi1_rf, vi2_1_rf] != lv_rf[vi1_rf, vi2_1_rf], lv_rf[vi1_rf, vi2_1_rf], lv[vi1_rf])\n");
+    check_k5(s.func);
+    assert_true(mt_sched_reorder(&s, i0, i1));
+    assert_true(mt_sched_parallel(&s, i1));
+    assert_true(mt_sched_vectorize(&s, ki));
+    check_k5(s.func);
+
+    /* refusals */
+    mt_sched_init(&s, A, g);
+    assert_false(mt_sched_rfactor(&s, "nope", &i0, 1));
+    assert_string_equal(s.error, "rfactor: no block named 'nope'");
+    assert_false(mt_sched_rfactor(&s, "max", &i0, 0));
+    assert_string_equal(s.error, "rfactor: 0 loops named (1 to 64)");
+    assert_false(mt_sched_rfactor(&s, "max", &i1, 1));
+    assert_string_equal(s.error, "rfactor: loop 'i1' binds no reduce variable of block 'max'");
+    mt_tvar *z = mt_tvar_new(A, "z", MT_INT64), *twice[2] = {i0, i0};
+    assert_false(mt_sched_rfactor(&s, "max", &z, 1));
+    assert_string_equal(s.error, "rfactor: loop 'z' is not an ancestor of block 'max'");
+    assert_false(mt_sched_rfactor(&s, "max", twice, 2));
+    assert_string_equal(s.error, "rfactor: loop 'i0' is named twice");
+    assert_true(s.func == g);
+    assert_true(mt_sched_unroll(&s, i0));
+    assert_false(mt_sched_rfactor(&s, "max", &i0, 1));
+    assert_string_equal(s.error, "rfactor: loop 'i0' is not serial");
+    mt_sched_init(&s, A, g);
+    assert_true(mt_sched_split(&s, i1, I(4), NULL, NULL));
+    assert_false(mt_sched_rfactor(&s, "max", &i0, 1));
+    assert_string_equal(s.error, "rfactor: spatial variable 'v1' of block 'max' is not bound to a "
+                                 "loop over its whole domain");
+    mt_sched_init(&s, A, g);
+    mt_tvar *k0;
+    assert_true(mt_sched_split(&s, loop_of(g, "max", 2), I(4), &k0, &ki));
+    mt_tstmt *kl = mt_ts_copy(A, mt_sched_get_loop(&s, ki)); /* range(10 - k0 * 4): no bound */
+    kl->extent = sub(I(10), mul(V(k0), I(4)));
+    mt_sched_replace(&s, mt_sched_get_loop(&s, ki), kl);
+    assert_false(mt_sched_rfactor(&s, "max", &ki, 1));
+    assert_string_equal(s.error, "rfactor: the extent of loop 'i2_1' depends on other loops and has "
+                                 "no bound free of them");
+    /* a loop binding a spatial and a reduce variable */
+    const mt_tstmt *mb = block_of(g, "max");
+    mt_tstmt *cm = mt_ts_copy(A, mb);
+    cm->iter_values = MT_NEW_ARRAY(A, mt_texpr *, 3);
+    cm->iter_values[0] = add(V(i0), bin(TE_FLOORDIV, V(i1), I(8)));
+    cm->iter_values[1] = V(i1);
+    cm->iter_values[2] = mb->iter_values[2];
+    mt_sched_init(&s, A, patch(g, "max", cm));
+    assert_false(mt_sched_rfactor(&s, "max", &i0, 1));
+    assert_string_equal(s.error, "rfactor: loop 'i1' binds both spatial and reduce variables of "
+                                 "block 'max'");
+    /* a sum whose init is not 0; a product; no init; not a reduction */
+    const mt_tstmt *sb = block_of(f, "sum");
+    mt_tstmt *cs = mt_ts_copy(A, sb);
+    cs->init = mt_ts_store(A, sb->init->buf, NULL, 0, mt_te_float(A, MT_FLOAT32, 1.0));
+    mt_tvar *s0 = loop_of(f, "sum", 0);
+    mt_sched_init(&s, A, patch(f, "sum", cs));
+    assert_false(mt_sched_rfactor(&s, "sum", &s0, 1));
+    assert_string_equal(s.error, "rfactor: the init of block 'sum' is not 0, the identity of its sum");
+    cs = mt_ts_copy(A, sb);
+    cs->body = mt_ts_store(A, sb->body->buf, NULL, 0, mul(sb->body->value->a, sb->body->value->b));
+    mt_sched_init(&s, A, patch(f, "sum", cs));
+    assert_false(mt_sched_rfactor(&s, "sum", &s0, 1));
+    assert_string_equal(s.error, "rfactor: block 'sum' is not B = F(B, e) with F +, T.max, T.min or "
+                                 "a NaN-propagating max or min select, e not reading 'lv'");
+    cs = mt_ts_copy(A, sb);
+    cs->init = NULL;
+    mt_sched_init(&s, A, patch(f, "sum", cs));
+    assert_false(mt_sched_rfactor(&s, "sum", &s0, 1));
+    assert_string_equal(s.error, "rfactor: block 'sum' has no init");
+    mt_tfunc *h = kernel(K1);
+    mt_sched_init(&s, A, h);
+    mt_tvar *e0 = loop_of(h, "exp", 0);
+    assert_false(mt_sched_rfactor(&s, "exp", &e0, 1));
+    assert_string_equal(s.error, "rfactor: block 'exp' is not a reduction (no reduce variable)");
+    /* after cache_write the accumulator's allocation lies in the nest */
+    mt_sched_init(&s, A, f);
+    assert_true(mt_sched_cache_write(&s, "sum", MT_SCOPE_LOCAL));
+    assert_false(mt_sched_rfactor(&s, "sum", &s0, 1));
+    assert_string_equal(s.error, "rfactor: block 'sum' is not alone in a perfect loop nest of the "
+                                 "function's body");
+    TIR_GUARD_END();
+}
+
 static int setup(void **state) {
     char err[256];
     jit = mt_jit_create(err, sizeof err);
@@ -699,6 +893,7 @@ int main(void) {
         TIR_TEST(test_decompose_reduction),
         TIR_TEST(test_compute_at),
         TIR_TEST(test_compute_at_range),
+        TIR_TEST(test_rfactor),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
