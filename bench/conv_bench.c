@@ -6,7 +6,8 @@
  * with padding 1, and a 1x1 convolution 256 -> 64, at batch 1 and 32
  * (`--quick`: batch 8 instead of 32), plus the 3x3 layer with its bias and
  * relu fused. float32, NCHW input and output, OIHW weight. Each row runs
- * with 2 threads (`--threads N` for another count) and shows:
+ * with 2 threads (`--threads N` for another count; with 1 the clock is the
+ * thread's CPU time, which both sides then run on) and shows:
  *
  *   - minitriton: the median of mt_kernel_run (the conv rule,
  *     src/schedule/rule_conv.c), in ms and GFLOP/s (2 * N * O * OH * OW *
@@ -292,6 +293,17 @@ static const char *ref_version(void) {
 
 typedef void (*work_fn)(void *);
 
+/* The clock: wall time, or with one thread the calling thread's CPU time
+ * (both sides then run on it alone), which leaves out the time the thread
+ * was descheduled on this shared machine. */
+static bool cpu_clock;
+static double tick(void) {
+    if (!cpu_clock) return now_s();
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 /* Medians of ref and fn, alternating in blocks of PER timed calls after an
  * untimed one, a 10 ms pause between blocks; at least min_reps each, then
  * until budget_s. ref NULL: fn alone. */
@@ -305,17 +317,17 @@ static void time_pair(work_fn ref_fn, void *ref_arg, work_fn fn, void *arg, int 
         if (ref_fn) {
             ref_fn(ref_arg);
             for (int i = 0; i < PER; i++) {
-                double t0 = now_s();
+                double t0 = tick();
                 ref_fn(ref_arg);
-                tr[n + i] = now_s() - t0;
+                tr[n + i] = tick() - t0;
             }
             usleep(10 * 1000);
         }
         fn(arg);
         for (int i = 0; i < PER; i++) {
-            double t0 = now_s();
+            double t0 = tick();
             fn(arg);
-            t[n + i] = now_s() - t0;
+            t[n + i] = tick() - t0;
         }
         usleep(10 * 1000);
         n += PER;
@@ -371,6 +383,7 @@ int main(int argc, char **argv) {
         else only = argv[i];
     }
     int64_t big_batch = quick ? 8 : 32;
+    cpu_clock = threads == 1;
     char cpu[256], date[64];
     bench_cpu_model(cpu, sizeof cpu);
     time_t now = time(NULL);
@@ -378,8 +391,8 @@ int main(int argc, char **argv) {
     double load[1] = {0};
     getloadavg(load, 1);
     printf("# conv2d: minitriton against oneDNN\n\n");
-    printf("%s, %s, %d threads, load %.1f at the start; float32 NCHW / OIHW; medians of blocks of %d calls.\n",
-           date, cpu, threads, load[0], PER);
+    printf("%s, %s, %d thread%s, load %.1f at the start; float32 NCHW / OIHW; medians of blocks of %d calls (%s).\n",
+           date, cpu, threads, threads > 1 ? "s" : "", load[0], PER, cpu_clock ? "thread CPU time" : "wall time");
 #ifdef MT_HAVE_DNNL
     printf("oneDNN %s (libdnnl, OpenMP threads = %d). ratio = oneDNN's time / ours (> 1: we are faster).\n\n",
            ref_version(), threads);

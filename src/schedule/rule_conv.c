@@ -38,7 +38,8 @@
  *    further: the output plane is one row of OH * OW columns (x's plane is
  *    contiguous too), cut into chunks of CHUNK columns that run in
  *    parallel -- so a 56 x 56 plane is 196 tiles of 16, not 56 rows with
- *    a half-empty tail each. That needs an epilogue that reads (oh, ow)
+ *    a half-empty tail each; each column block's C input rows are copied
+ *    together first (xcol), so that they do not share a few L1 sets. That needs an epilogue that reads (oh, ow)
  *    only as the last two indices of buffers of the output plane's shape.
  *  - Rows packed. Otherwise each work item first copies the KH input rows
  *    it needs, for all channels, into a local buffer (xp, C * KH rows),
@@ -68,7 +69,8 @@
 
 #include "schedule/matmul_internal.h"
 
-enum { CHUNK = 256 }; /* columns of a pointwise work item: 16 tiles of 16 (AVX2) */
+enum { CHUNK = 64 }; /* columns of a pointwise work item: 4 tiles of 16 (AVX2); 64 measured
+                        * faster than 128 and 256 at 1x1 256->64 56x56 (docs/schedule.md) */ /* columns of a pointwise work item: 16 tiles of 16 (AVX2) */
 
 typedef struct cv {
     mm m;                      /* C, epilogues, flat buffers, index helpers (matmul_internal.h) */
@@ -82,6 +84,7 @@ typedef struct cv {
     /* while generating */
     mt_texpr *n, *oh;          /* the work item's batch index and row */
     mt_tbuffer *xp;            /* the packed rows (packed) */
+    mt_tbuffer *xcol;          /* pointwise: the column block's input, [C][NR] */
     int64_t wq, wp;            /* a packed row: columns per phase, all phases */
 } cv;
 
@@ -351,7 +354,12 @@ static mt_texpr *flat_load(cv *v, mt_tbuffer *b, mt_texpr *ix) {
 
 /* The input at channel ch (of all C), kernel (kh, kw), output columns ow
  * (a T.Ramp, or a scalar): from xp, or from x in place. */
-static mt_texpr *input_at(cv *v, mt_texpr *ch, mt_texpr *kh, int64_t kw, mt_texpr *ow) {
+static mt_texpr *input_at(cv *v, mt_texpr *ch, mt_texpr *kh, int64_t kw, mt_texpr *ow0, int off, int lanes) {
+    mt_texpr *ow = mt_lw_ramp(&v->m.lw, add(v, ow0, I(v, off)), lanes);
+    if (v->xcol) { /* pointwise: the column block's copy, [channel][column] */
+        mt_texpr *ix = mt_lw_ramp(&v->m.lw, add(v, mul(v, ch, v->nv * v->m.vl), I(v, off)), lanes);
+        return mt_te_load(v->m.a, v->xcol, &ix, 1);
+    }
     if (v->packed) {
         int64_t off = kw * v->d[1], phase = off % v->s[1];
         mt_texpr *row = add(v, mul(v, ch, v->KH), kh);
@@ -398,10 +406,8 @@ static mt_tstmt *gen_tile(cv *v, mt_texpr *o0, mt_texpr *c0, int mr, mt_texpr *o
                                I(v, kw));
             body = mt_ts_let(a, wv[ii], flat_load(v, v->w, wi), body);
         }
-        for (int q = cs.nv - 1; q >= 0; q--) {
-            mt_texpr *ow = mt_lw_ramp(&c->lw, add(v, ow0, I(v, cs.off[q])), cs.lanes[q]);
-            body = mt_ts_let(a, xv[q], input_at(v, ch, mm_V(c, kh), kw, ow), body);
-        }
+        for (int q = cs.nv - 1; q >= 0; q--)
+            body = mt_ts_let(a, xv[q], input_at(v, ch, mm_V(c, kh), kw, ow0, cs.off[q], cs.lanes[q]), body);
         mm_push(c, &steps, body);
     }
     mt_tstmt *k = mm_loop(c, ci, I(v, v->cg), MT_FOR_SERIAL, mm_loop(c, kh, I(v, v->KH), MT_FOR_SERIAL, mm_seq(c, &steps)));
@@ -416,25 +422,9 @@ static mt_tstmt *gen_tile(cv *v, mt_texpr *o0, mt_texpr *c0, int mr, mt_texpr *o
     return mt_ts_alloc(a, acc, mt_ts_seq(a, s, 3));
 }
 
-/* The tiles of rows o0.. (mr) over columns [cb, cb + width): full tiles
- * of NR, then the tail. width is a constant. */
-static mt_tstmt *gen_cols(cv *v, mt_texpr *o0, mt_texpr *c0, int mr, mt_texpr *cb, int64_t width) {
-    mm *c = &v->m;
-    int nr = v->nv * c->vl;
-    svec s = {0};
-    int64_t nfull = width / nr, tail = width % nr;
-    if (nfull > 0) {
-        mt_tvar *wt = mm_ivar(c, "wt");
-        mt_texpr *ow0 = add(v, cb, mul(v, mm_V(c, wt), nr));
-        mm_push(c, &s, mm_loop(c, wt, I(v, nfull), MT_FOR_SERIAL, gen_tile(v, o0, c0, mr, ow0, mm_cols(nr, c->vl))));
-    }
-    if (tail) mm_push(c, &s, gen_tile(v, o0, c0, mr, add(v, cb, I(v, nfull * nr)), mm_cols((int)tail, c->vl)));
-    return mm_seq(c, &s);
-}
-
-/* All output channels of one work item: per group, tiles of mr rows and a
- * tail tile of og % mr. */
-static mt_tstmt *gen_channels(cv *v, mt_texpr *cb, int64_t width) {
+/* The tiles of one column block (columns ow0 + cs) over all output
+ * channels: per group, tiles of mr rows and a tail tile of og % mr. */
+static mt_tstmt *gen_rows(cv *v, mt_texpr *ow0, mm_colset cs) {
     mm *c = &v->m;
     mt_tvar *g = v->G > 1 ? mm_ivar(c, "g") : NULL;
     mt_texpr *gi = g ? mm_V(c, g) : I(v, 0);
@@ -444,10 +434,53 @@ static mt_tstmt *gen_channels(cv *v, mt_texpr *cb, int64_t width) {
     svec s = {0};
     mt_tvar *ot = mm_ivar(c, "ot");
     mm_push(c, &s, mm_loop(c, ot, I(v, nfull), MT_FOR_SERIAL,
-                           gen_cols(v, add(v, obase, mul(v, mm_V(c, ot), mr)), c0, mr, cb, width)));
-    if (tail) mm_push(c, &s, gen_cols(v, add(v, obase, I(v, nfull * mr)), c0, (int)tail, cb, width));
+                           gen_tile(v, add(v, obase, mul(v, mm_V(c, ot), mr)), c0, mr, ow0, cs)));
+    if (tail) mm_push(c, &s, gen_tile(v, add(v, obase, I(v, nfull * mr)), c0, (int)tail, ow0, cs));
     mt_tstmt *body = mm_seq(c, &s);
     return g ? mm_loop(c, g, I(v, v->G), MT_FOR_SERIAL, body) : body;
+}
+
+/* One work item: the columns [cb, cb + width) (a constant width) in
+ * blocks of NR, then the tail block, each over all output channels. The
+ * column block is the outer loop: its input (C * KH * KW * NR values,
+ * 14 KiB for 64 channels 3x3 float32) stays in L1 while the weights
+ * stream from L2 through it. */
+static mt_tstmt *gen_block(cv *v, mt_texpr *ow0, mm_colset cs) {
+    if (!v->flat) return gen_rows(v, ow0, cs);
+    mm *c = &v->m;
+    mt_arena *a = c->a;
+    int nr = v->nv * c->vl;
+    mt_tvar *ch = mm_ivar(c, "pc"), *j = mm_ivar(c, "pj");
+    v->xcol = mm_local_buf(c, "xcol", I(v, v->C * nr), c->dt);
+    mt_texpr *di = add(v, mul(v, mm_V(c, ch), nr), mm_V(c, j));
+    mt_texpr *si = add(v, add(v, mul(v, add(v, mul(v, v->n, v->C), mm_V(c, ch)), v->OH * v->OW), ow0), mm_V(c, j));
+    mt_tstmt *copy = mm_loop(c, ch, I(v, v->C), MT_FOR_SERIAL,
+                             mm_loop(c, j, I(v, cs.width), MT_FOR_SERIAL, mt_ts_store(a, v->xcol, &di, 1, flat_load(v, v->x, si))));
+    mt_tstmt *body = mt_ts_alloc(a, v->xcol, mm_seq2(c, copy, gen_rows(v, ow0, cs)));
+    v->xcol = NULL;
+    return body;
+}
+
+/* One work item: the columns [cb, cb + width) (a constant width) in
+ * blocks of NR, then the tail block, each over all output channels. The
+ * column block is the outer loop: its input (C * KH * KW * NR values,
+ * 14 KiB for 64 channels 3x3 float32) stays in L1 while the weights
+ * stream from L2 through it. A pointwise block's input is C rows a plane
+ * apart in x: it is copied into xcol first (contiguous, so that its C
+ * lines do not fall into a few L1 sets: 56 x 56 float32 planes are 196
+ * lines apart, and 256 of them would share 16 sets). */
+static mt_tstmt *gen_channels(cv *v, mt_texpr *cb, int64_t width) {
+    mm *c = &v->m;
+    int nr = v->nv * c->vl;
+    svec s = {0};
+    int64_t nfull = width / nr, tail = width % nr;
+    if (nfull > 0) {
+        mt_tvar *wt = mm_ivar(c, "wt");
+        mt_texpr *ow0 = add(v, cb, mul(v, mm_V(c, wt), nr));
+        mm_push(c, &s, mm_loop(c, wt, I(v, nfull), MT_FOR_SERIAL, gen_block(v, ow0, mm_cols(nr, c->vl))));
+    }
+    if (tail) mm_push(c, &s, gen_block(v, add(v, cb, I(v, nfull * nr)), mm_cols((int)tail, c->vl)));
+    return mm_seq(c, &s);
 }
 
 /* Copies the KH input rows of output row oh (all channels) into xp,
