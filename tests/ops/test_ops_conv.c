@@ -197,6 +197,38 @@ static void test_conv_fused(void **state) {
     mt_kernel_release(k);
 }
 
+/* On the CPU the conv rule schedules conv2d with its epilogue (register
+ * tiles of T.fma, rows packed when padded); a conv whose input is computed
+ * in front of it (a prologue fused in) is left to the default schedule,
+ * and both compute the same. */
+static void test_conv_rule(void **state) {
+    (void)state;
+    skip_if_gpu_target("the CPU's scheduled TIR");
+    const char *head = "def f(x: Tensor((2, 5, 9, 11), \"float32\"), w: Tensor((7, 5, 3, 3), \"float32\"),"
+                       " b: Tensor((7, 1, 1), \"float32\")):\n";
+    char ruled[512], plain[512];
+    snprintf(ruled, sizeof ruled, "%s    return relu(conv2d(x, w, padding=1) + b)\n", head);
+    snprintf(plain, sizeof plain, "%s    return relu(conv2d(x * 1.0, w, padding=1) + b)\n", head);
+    mt_kernel *k1 = compile_ok(ruled), *k2 = compile_ok(plain);
+    const char *s1 = mt_kernel_dump(k1, MT_STAGE_TIR_SCHED), *s2 = mt_kernel_dump(k2, MT_STAGE_TIR_SCHED);
+    assert_non_null(strstr(s1, "T.fma("));
+    assert_non_null(strstr(s1, "xp = T.alloc_buffer("));
+    assert_null(strstr(s2, "T.fma("));
+    int64_t xd[4] = {2, 5, 9, 11}, wd[4] = {7, 5, 3, 3}, bd[3] = {7, 1, 1};
+    mt_tensor *args[3] = {rand_tensor(MT_FLOAT32, 4, xd), rand_tensor(MT_FLOAT32, 4, wd),
+                          rand_tensor(MT_FLOAT32, 3, bd)};
+    mt_tensor *o1 = run(k1, args, 3), *o2 = run(k2, args, 3);
+    int64_t n = mt_tensor_numel(o1);
+    for (int64_t i = 0; i < n; i++)
+        if (fabs(get(o1, i) - get(o2, i)) > 1e-5 * (1 + fabs(get(o2, i))))
+            fail_msg("element %lld: rule %.9g, default %.9g", (long long)i, get(o1, i), get(o2, i));
+    for (int i = 0; i < 3; i++) mt_tensor_release(args[i]);
+    mt_tensor_release(o1);
+    mt_tensor_release(o2);
+    mt_kernel_release(k1);
+    mt_kernel_release(k2);
+}
+
 /* ---- pools ---------------------------------------------------------------------- */
 
 typedef enum pool_kind { MAXP, AVGP, ADAPT } pool_kind;
@@ -345,6 +377,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_odd),       cmocka_unit_test(test_conv_groups),
         cmocka_unit_test(test_conv_tiles),     cmocka_unit_test(test_conv_fused),
+        cmocka_unit_test(test_conv_rule),
         cmocka_unit_test(test_max_pool),       cmocka_unit_test(test_avg_pool),
         cmocka_unit_test(test_adaptive_avg_pool), cmocka_unit_test(test_flatten),
         cmocka_unit_test(test_flatten_symbolic),
