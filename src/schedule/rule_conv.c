@@ -67,17 +67,18 @@
  */
 #include <string.h>
 
-#include "schedule/matmul_internal.h"
+#include "schedule/window_internal.h"
 
 enum { CHUNK = 64 }; /* columns of a pointwise work item: 4 tiles of 16 (AVX2); 64 measured
                         * faster than 128 and 256 at 1x1 256->64 56x56 (docs/schedule.md) */ /* columns of a pointwise work item: 16 tiles of 16 (AVX2) */
 
 typedef struct cv {
     mm m;                      /* C, epilogues, flat buffers, index helpers (matmul_internal.h) */
+    win wn;                    /* the input window: x, its dims, stride, padding, dilation (window_internal.h) */
     mt_tbuffer *x, *w;
     mt_tvar *rc, *rkh, *rkw;   /* the reduce iter vars: channel in group, kernel row, column */
     int64_t C, H, W, O, cg, og, G, KH, KW, OH, OW;
-    int64_t s[2], p[2], d[2];  /* stride, padding, dilation (h, w) */
+    int64_t s[2], p[2], d[2];  /* stride, padding, dilation (h, w): wn's */
     bool packed;               /* rows copied into xp (padding, or a column stride) */
     bool flat;                 /* pointwise: the plane is one row */
     int mr, nv;                /* tile: mr output channels x nv vectors */
@@ -85,97 +86,9 @@ typedef struct cv {
     mt_texpr *n, *oh;          /* the work item's batch index and row */
     mt_tbuffer *xp;            /* the packed rows (packed) */
     mt_tbuffer *xcol;          /* pointwise: the column block's input, [C][NR] */
-    int64_t wq, wp;            /* a packed row: columns per phase, all phases */
 } cv;
 
 /* ---- matching ------------------------------------------------------------------------- */
-
-/* An integer expression as sum(coef[k] * vars[k]) + k0 over nv variables. */
-static bool lin(const mt_texpr *e, mt_tvar *const *vars, int nv, int64_t *coef, int64_t *k0) {
-    int64_t ca[8], cb[8], ka, kb, v;
-    switch (e->kind) {
-    case TE_INT:
-        memset(coef, 0, sizeof(int64_t) * (size_t)nv);
-        *k0 = e->ival;
-        return e->lanes == 1;
-    case TE_VAR:
-        memset(coef, 0, sizeof(int64_t) * (size_t)nv);
-        *k0 = 0;
-        for (int k = 0; k < nv; k++)
-            if (vars[k] == e->var) {
-                coef[k] = 1;
-                return true;
-            }
-        return false;
-    case TE_ADD: case TE_SUB:
-        if (!lin(e->a, vars, nv, ca, &ka) || !lin(e->b, vars, nv, cb, &kb)) return false;
-        for (int k = 0; k < nv; k++) coef[k] = e->kind == TE_ADD ? ca[k] + cb[k] : ca[k] - cb[k];
-        *k0 = e->kind == TE_ADD ? ka + kb : ka - kb;
-        return true;
-    case TE_MUL:
-        if (mt_te_is_const_int(e->b, &v) && lin(e->a, vars, nv, coef, k0)) {
-        } else if (mt_te_is_const_int(e->a, &v) && lin(e->b, vars, nv, coef, k0)) {
-        } else {
-            return false;
-        }
-        for (int k = 0; k < nv; k++) coef[k] *= v;
-        *k0 *= v;
-        return true;
-    default: return false;
-    }
-}
-
-static const mt_texpr *strip_clamp(const mt_texpr *e, int64_t hi, bool *clamped) {
-    int64_t v;
-    *clamped = false;
-    if (e->kind == TE_MIN && mt_te_is_const_int(e->b, &v) && v == hi && e->a->kind == TE_MAX &&
-        mt_te_is_const_int(e->a->b, &v) && v == 0) {
-        *clamped = true;
-        return e->a->a;
-    }
-    return e;
-}
-
-/* One window axis: index = o * s + k * d - p (vars: [o, k]). */
-typedef struct axis {
-    const mt_texpr *index;     /* unclamped */
-    bool guarded;              /* clamped, its bounds in the select's condition */
-    bool lo_seen, hi_seen;
-} axis;
-
-static bool match_axis(cv *v, int d, const mt_texpr *e, mt_tvar *o, mt_tvar *k, axis *ax) {
-    int64_t size = d ? v->W : v->H, coef[7], k0;
-    ax->index = strip_clamp(e, size - 1, &ax->guarded);
-    mt_tvar *vars[7] = {o, k, v->m.sv[0], v->m.sv[1], v->m.sv[d ? 2 : 3], v->rc, d ? v->rkh : v->rkw};
-    if (!lin(ax->index, vars, 7, coef, &k0)) return false;
-    for (int q = 2; q < 7; q++)
-        if (coef[q]) return false;
-    v->s[d] = coef[0], v->d[d] = coef[1], v->p[d] = -k0;
-    if (v->s[d] < 1 || v->d[d] < 1 || v->p[d] < 0) return false;
-    int64_t out = d ? v->OW : v->OH, kk = d ? v->KW : v->KH;
-    int64_t top = (out - 1) * v->s[d] + (kk - 1) * v->d[d] - v->p[d];
-    if (!ax->guarded) return v->p[d] == 0 && top <= size - 1;
-    return top <= size - 1 + v->p[d];
-}
-
-/* cond is an `and` of `0 <= index` and `index < size` of the guarded axes. */
-static bool match_cond(cv *v, const mt_texpr *e, axis *ax) {
-    if (e->kind == TE_AND) return match_cond(v, e->a, ax) && match_cond(v, e->b, ax);
-    int64_t k;
-    for (int d = 0; d < 2; d++) {
-        if (!ax[d].guarded) continue;
-        if (e->kind == TE_LE && mt_te_is_const_int(e->a, &k) && k == 0 && mt_texpr_equal(e->b, ax[d].index)) {
-            ax[d].lo_seen = true;
-            return true;
-        }
-        if (e->kind == TE_LT && mt_te_is_const_int(e->b, &k) && k == (d ? v->W : v->H) &&
-            mt_texpr_equal(e->a, ax[d].index)) {
-            ax[d].hi_seen = true;
-            return true;
-        }
-    }
-    return false;
-}
 
 /* The channel index: c (one group) or o // og * cg + c. */
 static bool match_channel(cv *v, const mt_texpr *e) {
@@ -195,38 +108,31 @@ static bool const_dims(const mt_tbuffer *b, int from, int64_t *out) {
     return true;
 }
 
-/* The x load (maybe under the select) and the dims, strides, paddings. */
+/* The x load (maybe under the select with 0.0) and the dims, strides,
+ * paddings (window_common.c). */
 static bool match_input(cv *v, const mt_texpr *X) {
-    const mt_texpr *cond = NULL, *ld = X;
-    if (X->kind == TE_SELECT) {
-        if (X->b->kind != TE_FLOAT || X->b->fval != 0.0) return false;
-        cond = X->cond, ld = X->a;
-    }
-    if (ld->kind != TE_LOAD || ld->buf->ndim != 4 || ld->buf->dtype != v->m.dt || !mm_is_param(&v->m, ld->buf))
-        return false;
-    v->x = ld->buf;
-    int64_t xd[4], wd[4], cd[4];
-    if (!const_dims(v->x, 1, xd) || !const_dims(v->w, 0, wd) || !const_dims(v->m.C, 1, cd) ||
-        !mt_texpr_equal(v->x->shape[0], v->m.C->shape[0]))
-        return false;
-    v->C = xd[1], v->H = xd[2], v->W = xd[3];
+    int64_t wd[4], cd[4];
+    if (!const_dims(v->w, 0, wd) || !const_dims(v->m.C, 1, cd)) return false;
     v->O = wd[0], v->cg = wd[1], v->KH = wd[2], v->KW = wd[3];
     v->OH = cd[2], v->OW = cd[3];
+    win *wn = &v->wn;
+    wn->OH = v->OH, wn->OW = v->OW, wn->KH = v->KH, wn->KW = v->KW;
+    mt_tvar *others[3] = {v->m.sv[0], v->m.sv[1], v->rc};
+    if (!win_match(wn, X, v->m.sv[2], v->rkh, v->m.sv[3], v->rkw, others, 3)) return false;
+    if (wn->fill && (wn->fill->kind != TE_FLOAT || wn->fill->fval != 0.0)) return false;
+    v->x = wn->x;
+    v->C = wn->C, v->H = wn->H, v->W = wn->W;
+    memcpy(v->s, wn->s, sizeof v->s);
+    memcpy(v->p, wn->p, sizeof v->p);
+    memcpy(v->d, wn->d, sizeof v->d);
+    const mt_texpr *ld = wn->load;
+    if (v->x->dtype != v->m.dt || !mm_is_param(&v->m, v->x) || !mt_texpr_equal(v->x->shape[0], v->m.C->shape[0]))
+        return false;
     if (cd[1] != v->O || v->cg < 1 || v->C % v->cg) return false;
     v->G = v->C / v->cg;
     if (v->O % v->G) return false;
     v->og = v->O / v->G;
-    if (ld->args[0]->kind != TE_VAR || ld->args[0]->var != v->m.sv[0] || !match_channel(v, ld->args[1]))
-        return false;
-    axis ax[2] = {{0}, {0}};
-    if (!match_axis(v, 0, ld->args[2], v->m.sv[2], v->rkh, &ax[0]) ||
-        !match_axis(v, 1, ld->args[3], v->m.sv[3], v->rkw, &ax[1]))
-        return false;
-    if (!cond) return !ax[0].guarded && !ax[1].guarded;
-    if (!match_cond(v, cond, ax)) return false;
-    for (int d = 0; d < 2; d++)
-        if (ax[d].guarded != (ax[d].lo_seen && ax[d].hi_seen)) return false;
-    return ax[0].guarded || ax[1].guarded;
+    return ld->args[0]->kind == TE_VAR && ld->args[0]->var == v->m.sv[0] && match_channel(v, ld->args[1]);
 }
 
 /* w[o, c, kh, kw] with c, kh, kw three distinct reduce vars (found here). */
@@ -352,25 +258,14 @@ static mt_texpr *flat_load(cv *v, mt_tbuffer *b, mt_texpr *ix) {
     return mt_te_load(v->m.a, mt_lw_flat(&v->m.lw, b)->flat, &ix, 1);
 }
 
-/* The input at channel ch (of all C), kernel (kh, kw), output columns ow
- * (a T.Ramp, or a scalar): from xp, or from x in place. */
+/* The input at channel ch (of all C), kernel (kh, kw), output columns
+ * ow0 + off.. (lanes): from xcol (pointwise), xp (packed rows) or x. */
 static mt_texpr *input_at(cv *v, mt_texpr *ch, mt_texpr *kh, int64_t kw, mt_texpr *ow0, int off, int lanes) {
-    mt_texpr *ow = mt_lw_ramp(&v->m.lw, add(v, ow0, I(v, off)), lanes);
     if (v->xcol) { /* pointwise: the column block's copy, [channel][column] */
         mt_texpr *ix = mt_lw_ramp(&v->m.lw, add(v, mul(v, ch, v->nv * v->m.vl), I(v, off)), lanes);
         return mt_te_load(v->m.a, v->xcol, &ix, 1);
     }
-    if (v->packed) {
-        int64_t off = kw * v->d[1], phase = off % v->s[1];
-        mt_texpr *row = add(v, mul(v, ch, v->KH), kh);
-        mt_texpr *ix = add(v, add(v, mul(v, row, v->wp), I(v, phase * v->wq + off / v->s[1])), ow);
-        return mt_te_load(v->m.a, v->xp, &ix, 1);
-    }
-    int64_t h = v->flat ? 1 : v->H, w = v->flat ? v->H * v->W : v->W;
-    mt_texpr *ih = add(v, mul(v, v->oh, v->s[0]), mul(v, kh, v->d[0]));
-    mt_texpr *plane = add(v, mul(v, v->n, v->C), ch);
-    mt_texpr *ix = add(v, add(v, mul(v, add(v, mul(v, plane, h), ih), w), I(v, kw * v->d[1])), ow);
-    return flat_load(v, v->x, ix);
+    return win_input(&v->wn, &v->m, v->packed ? v->xp : NULL, v->n, ch, v->oh, kh, kw, ow0, off, lanes);
 }
 
 /* One register tile: rows o0.. (mr of them, one group, input channels from
@@ -483,50 +378,6 @@ static mt_tstmt *gen_channels(cv *v, mt_texpr *cb, int64_t width) {
     return mm_seq(c, &s);
 }
 
-/* Copies the KH input rows of output row oh (all channels) into xp,
- * zero-padded, split by column phase (see the top of the file). */
-static mt_tstmt *gen_pack(cv *v) {
-    mm *c = &v->m;
-    mt_arena *a = c->a;
-    mt_tvar *ch = mm_ivar(c, "pc"), *kh = mm_ivar(c, "pkh"), *j = mm_ivar(c, "pj");
-    mt_texpr *ih = add(v, add(v, mul(v, v->oh, v->s[0]), mul(v, mm_V(c, kh), v->d[0])), I(v, -v->p[0]));
-    mt_texpr *dst = mul(v, add(v, mul(v, mm_V(c, ch), v->KH), mm_V(c, kh)), v->wp);
-    mt_texpr *src = mul(v, add(v, mul(v, add(v, mul(v, v->n, v->C), mm_V(c, ch)), v->H), ih), v->W);
-    mt_texpr *zero = mm_fzero(c, 1);
-    svec rowv = {0};
-    if (v->s[1] == 1) { /* the pads, then a contiguous copy LLVM vectorizes */
-        int64_t right = v->wp - v->W - v->p[1];
-        for (int side = 0; side < 2; side++) {
-            int64_t n = side ? right : v->p[1];
-            if (n <= 0) continue;
-            mt_tvar *z = mm_ivar(c, "pz");
-            mt_texpr *ix = add(v, add(v, dst, I(v, side ? v->p[1] + v->W : 0)), mm_V(c, z));
-            mm_push(c, &rowv, mm_loop(c, z, I(v, n), MT_FOR_SERIAL, mt_ts_store(a, v->xp, &ix, 1, zero)));
-        }
-        mt_texpr *di = add(v, add(v, dst, I(v, v->p[1])), mm_V(c, j));
-        mm_push(c, &rowv, mm_loop(c, j, I(v, v->W), MT_FOR_SERIAL,
-                                   mt_ts_store(a, v->xp, &di, 1, flat_load(v, v->x, add(v, src, mm_V(c, j))))));
-    } else { /* each phase: padded column j * s + q */
-        mt_tvar *q = mm_ivar(c, "pq");
-        mt_texpr *col = add(v, add(v, mul(v, mm_V(c, j), v->s[1]), mm_V(c, q)), I(v, -v->p[1]));
-        mt_texpr *in = mt_te_bin(a, TE_AND, mt_te_bin(a, TE_LE, I(v, 0), col), mt_te_bin(a, TE_LT, col, I(v, v->W)));
-        mt_texpr *cl = mt_te_bin(a, TE_MIN, mt_te_bin(a, TE_MAX, col, I(v, 0)), I(v, v->W - 1));
-        mt_texpr *val = mt_te_select(a, in, flat_load(v, v->x, add(v, src, cl)), zero);
-        mt_texpr *di = add(v, add(v, dst, mul(v, mm_V(c, q), v->wq)), mm_V(c, j));
-        mm_push(c, &rowv, mm_loop(c, q, I(v, v->s[1]), MT_FOR_SERIAL,
-                                   mm_loop(c, j, I(v, v->wq), MT_FOR_SERIAL, mt_ts_store(a, v->xp, &di, 1, val))));
-    }
-    mt_tstmt *fill = mm_seq(c, &rowv);
-    if (v->p[0] > 0) {
-        mt_tvar *z = mm_ivar(c, "pz");
-        mt_texpr *zi = add(v, dst, mm_V(c, z));
-        mt_tstmt *zeros = mm_loop(c, z, I(v, v->wp), MT_FOR_SERIAL, mt_ts_store(a, v->xp, &zi, 1, zero));
-        mt_texpr *in = mt_te_bin(a, TE_AND, mt_te_bin(a, TE_LE, I(v, 0), ih), mt_te_bin(a, TE_LT, ih, I(v, v->H)));
-        fill = mt_ts_if(a, in, fill, zeros);
-    }
-    return mm_loop(c, ch, I(v, v->C), MT_FOR_SERIAL, mm_loop(c, kh, I(v, v->KH), MT_FOR_SERIAL, fill));
-}
-
 static mt_tstmt *gen(cv *v) {
     mm *c = &v->m;
     mt_arena *a = c->a;
@@ -543,9 +394,8 @@ static mt_tstmt *gen(cv *v) {
     if (v->flat) v->oh = I(v, 0);
     c->bv[0] = v->n;
     if (v->packed) {
-        v->wq = (v->W + 2 * v->p[1] + v->s[1] - 1) / v->s[1];
-        v->wp = v->wq * v->s[1];
-        v->xp = mm_local_buf(c, "xp", I(v, v->C * v->KH * v->wp), c->dt);
+        win_pack_layout(&v->wn);
+        v->xp = mm_local_buf(c, "xp", I(v, v->C * v->KH * v->wn.wp), c->dt);
     }
     mt_tstmt *body;
     mt_texpr *cb = mul(v, chi, chunk);
@@ -555,7 +405,9 @@ static mt_tstmt *gen(cv *v) {
         mt_texpr *is_last = mm_eq(c, chi, I(v, nchunks - 1));
         body = mt_ts_if(a, is_last, gen_channels(v, cb, last), gen_channels(v, cb, chunk));
     }
-    if (v->packed) body = mt_ts_alloc(a, v->xp, mm_seq2(c, gen_pack(v), body));
+    if (v->packed)
+        body = mt_ts_alloc(a, v->xp, mm_seq2(c, win_pack(&v->wn, c, v->xp, v->n, I(v, 0), v->C, v->oh, mm_fzero(c, 1)),
+                                             body));
     mt_texpr *items = mt_lw_mul(&c->lw, c->ext[0], per);
     return mm_loop(c, it, items, MT_FOR_PARALLEL, body);
 }
@@ -579,7 +431,7 @@ mt_tfunc *mt_schedule_conv_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     c->vl = mt_target_register_lanes(mt_tfunc_target(f), c->dt);
     v->nv = 2;
     v->mr = tile_rows(v);
-    v->packed = v->p[0] || v->p[1] || v->s[1] != 1;
+    v->packed = win_needs_pack(&v->wn);
     v->flat = !v->packed && v->KH == 1 && v->KW == 1 && v->s[0] == 1 && epilogue_flat_ok(v);
 
     mt_tparam *params = MT_NEW_ARRAY(a, mt_tparam, f->nparams > 0 ? f->nparams : 1);
