@@ -155,7 +155,7 @@ static mt_texpr *flat_load(mm *c, mt_tbuffer *b, mt_texpr *ix) {
 mt_tstmt *win_pack(win *w, mm *c, mt_tbuffer *xp, mt_texpr *n, mt_texpr *ch0, int64_t nch, mt_texpr *oh,
                    mt_texpr *fill) {
     mt_arena *a = c->a;
-    mt_tvar *ch = mm_ivar(c, "pc"), *kh = mm_ivar(c, "pkh"), *j = mm_ivar(c, "pj");
+    mt_tvar *ch = mm_ivar(c, "pc"), *kh = mm_ivar(c, "pkh");
     mt_texpr *ih = add(c, add(c, mul(c, oh, w->s[0]), mul(c, mm_V(c, kh), w->d[0])), mm_I(c, -w->p[0]));
     mt_texpr *dst = mul(c, add(c, mul(c, mm_V(c, ch), w->KH), mm_V(c, kh)), w->wp);
     mt_texpr *plane = add(c, mul(c, n, w->C), add(c, ch0, mm_V(c, ch)));
@@ -170,18 +170,27 @@ mt_tstmt *win_pack(win *w, mm *c, mt_tbuffer *xp, mt_texpr *n, mt_texpr *ch0, in
             mt_texpr *ix = add(c, add(c, dst, mm_I(c, side ? w->p[1] + w->W : 0)), mm_V(c, z));
             mm_push(c, &rowv, mm_loop(c, z, mm_I(c, cnt), MT_FOR_SERIAL, mt_ts_store(a, xp, &ix, 1, fill)));
         }
+        mt_tvar *j = mm_ivar(c, "pj");
         mt_texpr *di = add(c, add(c, dst, mm_I(c, w->p[1])), mm_V(c, j));
         mm_push(c, &rowv, mm_loop(c, j, mm_I(c, w->W), MT_FOR_SERIAL,
                                    mt_ts_store(a, xp, &di, 1, flat_load(c, w->x, add(c, src, mm_V(c, j))))));
-    } else { /* each phase q: padded column j * s + q */
-        mt_tvar *q = mm_ivar(c, "pq");
-        mt_texpr *col = add(c, add(c, mul(c, mm_V(c, j), w->s[1]), mm_V(c, q)), mm_I(c, -w->p[1]));
-        mt_texpr *in = mt_te_bin(a, TE_AND, mt_te_bin(a, TE_LE, mm_I(c, 0), col), mt_te_bin(a, TE_LT, col, mm_I(c, w->W)));
-        mt_texpr *cl = mt_te_bin(a, TE_MIN, mt_te_bin(a, TE_MAX, col, mm_I(c, 0)), mm_I(c, w->W - 1));
-        mt_texpr *val = mt_te_select(a, in, flat_load(c, w->x, add(c, src, cl)), fill);
-        mt_texpr *di = add(c, add(c, dst, mul(c, mm_V(c, q), w->wq)), mm_V(c, j));
-        mm_push(c, &rowv, mm_loop(c, q, mm_I(c, w->s[1]), MT_FOR_SERIAL,
-                                   mm_loop(c, j, mm_I(c, w->wq), MT_FOR_SERIAL, mt_ts_store(a, xp, &di, 1, val))));
+    } else { /* each phase q: padded column j * s + q; columns in [lo, hi) are in x */
+        for (int64_t q = 0; q < w->s[1]; q++) {
+            int64_t lo = 0, hi = 0;
+            while (lo < w->wq && lo * w->s[1] + q - w->p[1] < 0) lo++;
+            for (hi = lo; hi < w->wq && hi * w->s[1] + q - w->p[1] < w->W;) hi++;
+            mt_texpr *base = add(c, dst, mm_I(c, q * w->wq));
+            int64_t from[3] = {0, lo, hi}, to[3] = {lo, hi, w->wq};
+            for (int part = 0; part < 3; part++) {
+                if (to[part] <= from[part]) continue;
+                mt_tvar *jj = mm_ivar(c, "pj");
+                mt_texpr *j = add(c, mm_V(c, jj), mm_I(c, from[part]));
+                mt_texpr *di = add(c, base, j), *val = fill;
+                if (part == 1) val = flat_load(c, w->x, add(c, src, add(c, mul(c, j, w->s[1]), mm_I(c, q - w->p[1]))));
+                mm_push(c, &rowv, mm_loop(c, jj, mm_I(c, to[part] - from[part]), MT_FOR_SERIAL,
+                                           mt_ts_store(a, xp, &di, 1, val)));
+            }
+        }
     }
     mt_tstmt *row = mm_seq(c, &rowv);
     if (w->p[0] > 0) {

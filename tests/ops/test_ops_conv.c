@@ -311,6 +311,9 @@ static void test_max_pool(void **state) {
     run_pool(P(MAXP, 1, 3, 7, 9, {2, 2}, {0, 0}, {0, 0}));
     run_pool(P(MAXP, 3, 3, 7, 9, {3, 3}, {2, 2}, {1, 1}));
     run_pool(P(MAXP, 2, 5, 8, 11, {2, 3}, {1, 2}, {1, 0}));
+    run_pool(P(MAXP, 2, 3, 9, 37, {3, 3}, {1, 1}, {0, 0}));  /* in place, vector tails */
+    run_pool(P(MAXP, 1, 2, 12, 45, {3, 3}, {2, 2}, {1, 1}));
+    run_pool(P(MAXP, 1, 2, 12, 45, {3, 2}, {3, 3}, {1, 1}));
 }
 
 /* Padded elements count in the average (count_include_pad=True). */
@@ -319,6 +322,42 @@ static void test_avg_pool(void **state) {
     run_pool(P(AVGP, 1, 3, 7, 9, {2, 2}, {0, 0}, {0, 0}));
     run_pool(P(AVGP, 3, 3, 7, 9, {3, 3}, {2, 2}, {1, 1}));
     run_pool(P(AVGP, 2, 5, 8, 11, {2, 3}, {1, 2}, {1, 0}));
+    run_pool(P(AVGP, 2, 3, 9, 37, {3, 3}, {1, 1}, {0, 0}));
+    run_pool(P(AVGP, 1, 2, 12, 45, {3, 3}, {2, 2}, {1, 1}));
+}
+
+/* On the CPU the pool rule takes a pool with its elementwise epilogue
+ * (rows packed when padded or strided); results as the double reference. */
+static void test_pool_rule(void **state) {
+    (void)state;
+    static const char *const src[2] = {
+        "def f(x: Tensor((2, 3, 11, 19), \"float32\")):\n    return relu(max_pool2d(x, 3, stride=2, padding=1) * 2.0 - 0.5)\n",
+        "def f(x: Tensor((2, 3, 11, 19), \"float32\")):\n    return relu(avg_pool2d(x, 3, stride=2, padding=1) * 2.0 - 0.5)\n"};
+    for (int kind = 0; kind < 2; kind++) {
+        mt_kernel *k = compile_ok(src[kind]);
+        if (!test_gpu_target()) {
+            const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+            assert_non_null(strstr(t, "xp = T.alloc_buffer("));
+            assert_null(strstr(t, "T.block"));
+        }
+        int64_t xd[4] = {2, 3, 11, 19};
+        mt_tensor *x = rand_tensor(MT_FLOAT32, 4, xd);
+        mt_tensor *out = run(k, &x, 1);
+        pool_case t = {kind ? AVGP : MAXP, 2, 3, 11, 19, {3, 3}, {2, 2}, {1, 1}};
+        int64_t n = mt_tensor_numel(out);
+        double *want = malloc(sizeof(double) * (size_t)n), *scale = malloc(sizeof(double) * (size_t)n);
+        ref_pool(&t, x, 6, 10, want, scale);
+        for (int64_t i = 0; i < n; i++) {
+            want[i] = want[i] * 2.0 - 0.5;
+            want[i] = want[i] > 0 ? want[i] : 0;
+        }
+        check(out, want, scale, n, 11 * 6e-8 * 2 + 3e-7, src[kind]); /* the sum, *2 - 0.5 rounded */
+        free(want);
+        free(scale);
+        mt_tensor_release(x);
+        mt_tensor_release(out);
+        mt_kernel_release(k);
+    }
 }
 
 /* PyTorch's bins: uneven (7 -> 3, 9 -> 4), even, global, larger than the input. */
@@ -379,7 +418,8 @@ int main(void) {
         cmocka_unit_test(test_conv_tiles),     cmocka_unit_test(test_conv_fused),
         cmocka_unit_test(test_conv_rule),
         cmocka_unit_test(test_max_pool),       cmocka_unit_test(test_avg_pool),
-        cmocka_unit_test(test_adaptive_avg_pool), cmocka_unit_test(test_flatten),
+        cmocka_unit_test(test_adaptive_avg_pool), cmocka_unit_test(test_pool_rule),
+        cmocka_unit_test(test_flatten),
         cmocka_unit_test(test_flatten_symbolic),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
