@@ -39,10 +39,12 @@
  *    contiguous too), cut into chunks of CHUNK columns that run in
  *    parallel -- so a 56 x 56 plane is 196 tiles of 16, not 56 rows with
  *    a half-empty tail each; each column block's C input rows are copied
- *    together first (xcol), so that they do not share a few L1 sets. That needs an epilogue that reads (oh, ow)
- *    only as the last two indices of buffers of the output plane's shape.
- *  - Rows packed. Otherwise each work item first copies the KH input rows
- *    it needs, for all channels, into a local buffer (xp, C * KH rows),
+ *    together first (xcol), so that they do not share a few L1 sets. That
+ *    needs an epilogue that reads (oh, ow) only as the last two indices of
+ *    buffers of the output plane's shape.
+ *  - Rows packed (win_pack, window_common.c). Otherwise each work item
+ *    first copies the KH input rows it needs, for all channels, into a
+ *    local buffer (xp, C * KH rows),
  *    zero-padded, and split by column phase for a column stride s: padded
  *    column j * s + q goes to q * Wq + j, so that output columns ow.. read
  *    xp at ow + (kw * dw) // s in phase (kw * dw) % s, unit-stride again.
@@ -50,6 +52,9 @@
  *    input, against C * KH * KW * O multiply-adds per output row: 1-2 %
  *    of the work for a 3x3 layer, and with stride 1 a plain loop LLVM
  *    vectorizes.
+ *  - Order. Within a row, column blocks of NR are the outer loop and the
+ *    channel tiles the inner one: a block's input stays in L1 while the
+ *    weights stream through it from L2.
  *  - Tails. Output channels: a last tile of O/G % MR rows. Columns: a last
  *    tile of OW % NR columns, one full vector and a narrower one (T.Ramp
  *    with fewer lanes: exact, no masks), as the matmul rule's.
@@ -70,7 +75,7 @@
 #include "schedule/window_internal.h"
 
 enum { CHUNK = 64 }; /* columns of a pointwise work item: 4 tiles of 16 (AVX2); 64 measured
-                        * faster than 128 and 256 at 1x1 256->64 56x56 (docs/schedule.md) */ /* columns of a pointwise work item: 16 tiles of 16 (AVX2) */
+                        * faster than 128 and 256 at 1x1 256->64 56x56 (docs/schedule.md) */
 
 typedef struct cv {
     mm m;                      /* C, epilogues, flat buffers, index helpers (matmul_internal.h) */
