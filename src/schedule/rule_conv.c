@@ -193,7 +193,18 @@ static bool match_conv(cv *v, const mt_tstmt *blk) {
         if (!match_weight(v, blk, Y)) return false;
     }
     c->X = (mt_texpr *)X, c->Y = (mt_texpr *)Y;
-    return match_input(v, X) && v->x != c->C && v->w != c->C;
+    if (!match_input(v, X) || v->x == c->C || v->w == c->C) return false;
+    /* every iteration variable runs over its whole dim */
+    mt_tvar *vars[7] = {c->sv[0], c->sv[1], c->sv[2], c->sv[3], v->rc, v->rkh, v->rkw};
+    int64_t want[7] = {-1, v->O, v->OH, v->OW, v->cg, v->KH, v->KW}, e;
+    for (int i = 0; i < blk->niters; i++)
+        for (int k = 0; k < 7; k++) {
+            if (blk->iters[i].var != vars[k]) continue;
+            if (k == 0 ? !mt_texpr_equal(blk->iters[i].extent, c->C->shape[0])
+                       : !mt_te_is_const_int(blk->iters[i].extent, &e) || e != want[k])
+                return false;
+        }
+    return true;
 }
 
 /* Pointwise epilogues: every load of another buffer that uses oh or ow has

@@ -92,6 +92,9 @@ static bool match_pool(pl *p, const mt_tstmt *blk) {
         if (!mt_texpr_equal(body->idx[d], init->idx[d])) return false;
         c->ext[d] = c->C->shape[d];
         if (d && !mt_te_is_const_int(c->C->shape[d], &cd[d])) return false;
+        for (int i = 0; i < blk->niters; i++) /* the spatial loops run over C's whole dims */
+            if (blk->iters[i].var == c->sv[d] && !mt_texpr_equal(blk->iters[i].extent, c->C->shape[d]))
+                return false;
     }
     const mt_texpr *X = fold_operand(p, body->value);
     if (!X || !is_fill(init->value, p->kind)) return false;
