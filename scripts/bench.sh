@@ -20,11 +20,22 @@
 #   ./scripts/bench.sh --sweep > sweep.md              # 2 threads, a few minutes
 #   ./scripts/bench.sh --sweep --threads 1,2 > sweep.md
 #   ./scripts/bench.sh --sweep --quick softmax         # a subset, under a minute
+#
+# With --conv it runs the conv2d benchmark instead (bench/conv_bench.c,
+# mt_conv_bench): ResNet's 3x3 and 1x1 layers at batch 1 and 32 against
+# oneDNN (libdnnl-dev) in the same run; its arguments follow:
+#
+#   ./scripts/bench.sh --conv > conv.md                 # 2 threads, a few minutes
+#   ./scripts/bench.sh --conv --quick                   # batch 8 instead of 32
+#   ./scripts/bench.sh --conv --threads 1 1x1           # one thread (CPU time), the 1x1 rows
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=mt_bench
 if [[ "${1:-}" == "--sweep" ]]; then
   target=mt_sweep
+  shift
+elif [[ "${1:-}" == "--conv" ]]; then
+  target=mt_conv_bench
   shift
 fi
 MT_SETUP_EXTRA="libopenblas-dev python3-numpy python3-matplotlib ${MT_SETUP_EXTRA:-}" ./scripts/setup.sh

@@ -3,7 +3,8 @@
 # Idempotent: installs only what is missing; runs apt-get update only then.
 set -euo pipefail
 
-PKGS=(build-essential cmake pkgconf llvm-19-dev libffi-dev libcmocka-dev libdlpack-dev)
+# libdnnl-dev: oneDNN, the reference of the conv2d benchmark (bench/conv_bench.c)
+PKGS=(build-essential cmake pkgconf llvm-19-dev libffi-dev libcmocka-dev libdlpack-dev libdnnl-dev)
 [ "${MT_SETUP_EXTRA:-}" ] && read -r -a EXTRA <<<"$MT_SETUP_EXTRA" && PKGS+=("${EXTRA[@]}")
 
 missing=()

@@ -43,3 +43,19 @@ mt_test_gpu_emulated(test_prim_func)
 # Run-time bounds checks of hand-written loop functions (check_bounds): out-of-
 # bounds loads and stores stop the kernel, guard words untouched.
 mt_test(test_check_bounds SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_check_bounds.c LIBRARY)
+# The example CNN (examples/kernels/cnn.py: conv-relu-pool twice, flatten,
+# linear) run by mtc against NumPy (tests/e2e/cnn_numpy.py), on the CPU and
+# the emulated GPU; only where /usr/bin/python3 (or python3) has NumPy.
+find_program(MT_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(NOT MT_PYTHON3)
+  find_program(MT_PYTHON3 python3)
+endif()
+if(MT_PYTHON3)
+  execute_process(COMMAND ${MT_PYTHON3} -c "import numpy" RESULT_VARIABLE MT_NUMPY_RC OUTPUT_QUIET ERROR_QUIET)
+  if(MT_NUMPY_RC EQUAL 0)
+    add_test(NAME mtc_cnn_numpy COMMAND ${MT_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/e2e/cnn_numpy.py
+             $<TARGET_FILE:mtc> ${PROJECT_SOURCE_DIR}/examples/kernels/cnn.py)
+    add_test(NAME mtc_cnn_numpy_gpu_emulated COMMAND ${MT_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/e2e/cnn_numpy.py
+             $<TARGET_FILE:mtc> ${PROJECT_SOURCE_DIR}/examples/kernels/cnn.py --target cuda --emulate)
+  endif()
+endif()

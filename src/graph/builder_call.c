@@ -22,6 +22,12 @@
  *   dtype     "float32", ...               -> has_dtype, dtype
  *   float     number                       -> has_value, value
  *   str       string                       -> str
+ *   pair      int or tuple of 2 ints       -> the window field named like the
+ *                                             parameter: size (kernel_size,
+ *                                             output_size), stride, padding,
+ *                                             dilation; None leaves it {0, 0}
+ *   int       int                          -> groups, or dims[0] / dims[1]
+ *                                             (start_dim / end_dim)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +37,9 @@
 
 enum { MAX_PARAMS = 8, MAX_TENSORS = 16 };
 
-typedef enum kind { K_TENSOR, K_OPT_TENSOR, K_TENSORS, K_AXES, K_AXIS, K_BOOL, K_SHAPE, K_DTYPE, K_FLOAT, K_STR } kind;
+typedef enum kind {
+    K_TENSOR, K_OPT_TENSOR, K_TENSORS, K_AXES, K_AXIS, K_BOOL, K_SHAPE, K_DTYPE, K_FLOAT, K_STR, K_PAIR, K_INT
+} kind;
 
 typedef struct param {
     char name[32];
@@ -45,7 +53,22 @@ static const struct {
 } kinds[] = {
     {"tensor?", K_OPT_TENSOR}, {"tensors", K_TENSORS}, {"axes", K_AXES}, {"axis", K_AXIS},
     {"bool", K_BOOL}, {"shape", K_SHAPE}, {"dtype", K_DTYPE}, {"float", K_FLOAT}, {"str", K_STR},
+    {"pair", K_PAIR}, {"int", K_INT},
 };
+
+/* The field of a pair or int parameter, by the parameter's name (a registry
+ * string: an unknown name is our bug). */
+static int64_t *int_field(const param *p, mt_gattrs *at) {
+    static const char *const pairs[] = {"kernel_size", "output_size", "stride", "padding", "dilation"};
+    int64_t *const pfields[] = {at->size, at->size, at->stride, at->padding, at->dilation};
+    for (int i = 0; i < MT_ARRAY_LEN(pairs); i++)
+        if (strcmp(p->name, pairs[i]) == 0) return pfields[i];
+    if (strcmp(p->name, "groups") == 0) return &at->groups;
+    at->has_dims = true;
+    if (strcmp(p->name, "start_dim") == 0) return &at->dims[0];
+    if (strcmp(p->name, "end_dim") == 0) return &at->dims[1];
+    mt_ice("no attribute field for parameter '%s'", p->name);
+}
 
 /* Parses "x, axis:axes=None" (a registry string: malformed is our bug). */
 static int parse_signature(const char *sig, param *ps) {
@@ -141,8 +164,30 @@ static void set_default(builder *b, const param *p, mt_gattrs *at) {
             at->dtype = mt_b_dtype_name(mt_arena_strndup(b->arena, d + 1, strlen(d) - 2), MT_NOLOC);
         }
         break;
+    case K_PAIR:
+        if (strcmp(d, "None") != 0) {
+            int64_t *f = int_field(p, at);
+            f[0] = f[1] = strtoll(d, NULL, 10);
+        }
+        break;
+    case K_INT: *int_field(p, at) = strtoll(d, NULL, 10); break;
     default: break; /* tensor? = None: absent */
     }
+}
+
+/* An int or a tuple of 2 ints (None when the default is None). */
+static void set_pair(const char *fname, const param *p, const mt_ast *e, mt_gattrs *at) {
+    int64_t *f = int_field(p, at), v;
+    if (e->kind == AST_NONE && strcmp(p->dflt, "None") == 0) return;
+    if (const_int(e, &v)) {
+        f[0] = f[1] = v;
+        return;
+    }
+    if ((e->kind == AST_TUPLE || e->kind == AST_LIST) && e->items.len == 2 &&
+        const_int(e->items.data[0], &f[0]) && const_int(e->items.data[1], &f[1]))
+        return;
+    mt_fail(MT_ERR_TYPE, e->loc, "'%s' of '%s' must be an integer or a tuple of 2 integers%s", p->name,
+            fname, strcmp(p->dflt, "None") == 0 ? " or None" : "");
 }
 
 static void set_axes(const char *fname, const param *p, const mt_ast *e, mt_gattrs *at) {
@@ -289,6 +334,13 @@ mt_gvar *mt_b_library_call(builder *b, const mt_ast *call, const char *fname, co
                 mt_fail(MT_ERR_TYPE, e->loc, "'%s' of '%s' must be \"none\" or \"tanh\", got \"%s\"",
                         p->name, fname, e->str);
             at->mode = (mt_attr_mode)mode;
+            break;
+        case K_PAIR:
+            set_pair(fname, p, e, at);
+            break;
+        case K_INT:
+            if (!const_int(e, int_field(p, at)))
+                mt_fail(MT_ERR_TYPE, e->loc, "'%s' of '%s' must be an integer", p->name, fname);
             break;
         }
     }

@@ -419,7 +419,11 @@ bool mt_gattrs_equal(const mt_gattrs *x, const mt_gattrs *y) {
         if (x->begin[i] != y->begin[i] || x->end[i] != y->end[i] || x->step[i] != y->step[i] ||
             x->squeeze[i] != y->squeeze[i])
             return false;
-    return true;
+    for (int i = 0; i < 2; i++)
+        if (x->size[i] != y->size[i] || x->stride[i] != y->stride[i] || x->padding[i] != y->padding[i] ||
+            x->dilation[i] != y->dilation[i] || x->dims[i] != y->dims[i])
+            return false;
+    return x->groups == y->groups && x->has_dims == y->has_dims;
 }
 
 static const char *const mode_names[] = {

@@ -142,6 +142,14 @@ typedef struct mt_gattrs {
     int64_t end[MT_MAX_RANK];      /*   stop;  MT_SLICE_OMITTED when left out */
     int64_t step[MT_MAX_RANK];     /*   step (non-zero; 1 when left out) */
     bool squeeze[MT_MAX_RANK];     /*   x[i]: begin = i, step 1, dim dropped */
+    /* windows (conv2d, the pools): each an int or a 2-tuple, as (h, w) */
+    int64_t size[2];               /* kernel_size / output_size; {0, 0}: not given */
+    int64_t stride[2];             /* stride; {0, 0}: None (pools: kernel_size) */
+    int64_t padding[2];
+    int64_t dilation[2];           /* {0, 0}: not an op that takes it */
+    int64_t groups;                /* conv2d; 0: not an op that takes it */
+    bool has_dims;                 /* flatten: */
+    int64_t dims[2];               /*   start_dim, end_dim, as written */
 } mt_gattrs;
 
 /* A registry entry (graph/ops.c). */

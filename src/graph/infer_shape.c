@@ -166,6 +166,48 @@ mt_gtype infer_reshape(mt_infer_ctx *c) {
     return r;
 }
 
+/* ---- flatten ---------------------------------------------------------------
+ * torch.flatten: dims start_dim..end_dim (inclusive, negative counting from
+ * the end) become one; a rank-0 tensor is taken as rank 1. The merged size
+ * must be a single dim: a constant, or one symbol times constants of 1. */
+
+mt_gtype infer_flatten(mt_infer_ctx *c) {
+    mt_gvar *x = operand(c);
+    mt_arena *a = c->arena;
+    int n = x->type.ndim > 0 ? x->type.ndim : 1;
+    int64_t sd[2];
+    for (int k = 0; k < 2; k++) {
+        sd[k] = c->attrs->dims[k];
+        if (sd[k] < -n || sd[k] >= n)
+            mt_fail(MT_ERR_SHAPE, c->loc, "%s %lld of 'flatten' is out of range for a tensor of rank %d",
+                    k ? "end_dim" : "start_dim", (long long)sd[k], x->type.ndim);
+        if (sd[k] < 0) sd[k] += n;
+    }
+    if (sd[0] > sd[1])
+        mt_fail(MT_ERR_SHAPE, c->loc, "start_dim of 'flatten' (%lld) comes after end_dim (%lld) for a tensor of rank %d",
+                (long long)c->attrs->dims[0], (long long)c->attrs->dims[1], x->type.ndim);
+    mt_gtype r = x->type;
+    if (x->type.ndim == 0) {
+        r.ndim = 1;
+        r.dims[0] = (mt_dim){1, NULL};
+        return r;
+    }
+    size merged = size_of(c, &x->type.dims[sd[0]], (int)(sd[1] - sd[0] + 1));
+    mt_dim d = {merged.k, NULL};
+    if (merged.nsyms == 1 && merged.k == 1) d = (mt_dim){-1, merged.syms[0]};
+    else if (merged.nsyms > 0 && merged.k != 0)
+        mt_fail(MT_ERR_SHAPE, c->loc,
+                "cannot flatten dims %lld..%lld of %s of shape %s: the result would have %s elements, which is not a single dimension",
+                (long long)sd[0], (long long)sd[1], mt_describe_value(a, x), mt_shape_str(a, &x->type),
+                size_str(a, &merged));
+    r.ndim = 0;
+    for (int i = 0; i < x->type.ndim; i++) {
+        if (i > sd[0] && i <= sd[1]) continue;
+        r.dims[r.ndim++] = i == sd[0] ? d : x->type.dims[i];
+    }
+    return r;
+}
+
 /* ---- transpose ------------------------------------------------------------- */
 
 mt_gtype infer_transpose(mt_infer_ctx *c) {

@@ -78,6 +78,12 @@ static void put_attrs(mt_sb *sb, const mt_gattrs *at, bool first) {
         put_ints(sb, &first, "end", at->end, at->nslice);
         put_ints(sb, &first, "strides", at->step, at->nslice);
     }
+    if (at->size[0]) put_ints(sb, &first, "size", at->size, 2);
+    if (at->stride[0]) put_ints(sb, &first, "stride", at->stride, 2);
+    if (at->size[0] || at->stride[0]) put_ints(sb, &first, "padding", at->padding, 2);
+    if (at->dilation[0]) put_ints(sb, &first, "dilation", at->dilation, 2);
+    if (at->groups) put_sep(sb, &first), mt_sb_printf(sb, "groups=%lld", (long long)at->groups);
+    if (at->has_dims) put_ints(sb, &first, "dims", at->dims, 2);
 }
 
 static void put_binding(mt_sb *sb, mt_arena *a, const mt_gbinding *b, int indent) {

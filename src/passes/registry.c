@@ -44,6 +44,8 @@ const int mt_npasses = (int)(sizeof mt_passes / sizeof mt_passes[0]);
 
 static const mt_pass cpu_rules[] = {
     TIR("schedule_matmul", mt_schedule_matmul_pass),
+    TIR("schedule_conv", mt_schedule_conv_pass),
+    TIR("schedule_pool", mt_schedule_pool_pass),
     TIR("schedule_reduce", mt_schedule_reduce_pass),
     TIR("schedule", mt_schedule_default_cpu),
 };

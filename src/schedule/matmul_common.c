@@ -1,6 +1,7 @@
 /*
  * matmul_common.c -- the matcher and the code-building helpers of the
- * matmul rules (rule_matmul.c, rule_matvec.c); matmul_internal.h lists them.
+ * matmul rules (rule_matmul.c, rule_matvec.c, rule_gemv.c) and of the
+ * conv rule's epilogue (rule_conv.c); matmul_internal.h lists them.
  * What is matched is described at the top of rule_matmul.c.
  */
 #include <string.h>
@@ -172,14 +173,9 @@ mt_texpr *mm_operand(mm *c, mt_texpr *e, mt_texpr *i, mt_texpr *j, mt_texpr *k) 
 
 /* ---- matching ---------------------------------------------------------------------- */
 
-typedef struct nest {
-    int nloops;
-    mt_tstmt *blk;
-} nest;
-
 /* A perfect nest of serial loops from 0 around one block whose iter vars are
  * bound one to one to the loop vars, each over its loop's extent. */
-static bool parse_nest(mt_tstmt *s, nest *n) {
+bool mm_parse_nest(mt_tstmt *s, mm_nest *n) {
     const mt_tstmt *loops[MM_MAXS + 2];
     n->nloops = 0;
     while (s->kind == TS_FOR) {
@@ -209,7 +205,7 @@ static bool parse_nest(mt_tstmt *s, nest *n) {
 static bool is_fzero(const mt_texpr *e) { return e->kind == TE_FLOAT && e->fval == 0.0; }
 
 /* idx is exactly the block's spatial iter vars, each once; fills sv. */
-static bool spatial_index(const mt_tstmt *blk, mt_texpr *const *idx, int n, mt_tvar **sv) {
+bool mm_spatial_index(const mt_tstmt *blk, mt_texpr *const *idx, int n, mt_tvar **sv) {
     int nsp = 0;
     for (int i = 0; i < blk->niters; i++) nsp += blk->iters[i].kind == MT_ITER_SPATIAL;
     if (n != nsp) return false;
@@ -240,7 +236,7 @@ static bool same_shape(mm *c, const mt_tbuffer *b) {
 }
 
 /* Is b written by the function (C or an epilogue's output)? */
-static bool written(mm *c, const mt_tbuffer *b) {
+bool mm_written(mm *c, const mt_tbuffer *b) {
     if (b == c->C) return true;
     for (int e = 0; e < c->nep; e++)
         if (c->ep[e].out == b) return true;
@@ -264,7 +260,7 @@ static bool match_matmul(mm *c, const mt_tstmt *blk) {
     if (c->dt != MT_FLOAT32 && c->dt != MT_FLOAT64) return false;
     c->vl = mt_target_register_lanes(mt_tfunc_target(c->f), c->dt); /* a register per vector */
     c->ns = init->nidx;
-    if (c->ns < 2 || !is_fzero(init->value) || !spatial_index(blk, init->idx, init->nidx, c->sv))
+    if (c->ns < 2 || !is_fzero(init->value) || !mm_spatial_index(blk, init->idx, init->nidx, c->sv))
         return false;
     if (body->buf != c->C || body->nidx != c->ns) return false;
     for (int d = 0; d < c->ns; d++) {
@@ -287,7 +283,7 @@ static bool match_matmul(mm *c, const mt_tstmt *blk) {
     return same_shape(c, c->C);
 }
 
-static bool match_epilogue(mm *c, const mt_tstmt *blk) {
+bool mm_match_epilogue(mm *c, const mt_tstmt *blk) {
     if (blk->niters != c->ns || blk->init || !blk->body || blk->body->kind != TS_STORE ||
         c->nep == MM_MAXE)
         return false;
@@ -302,7 +298,7 @@ static bool match_epilogue(mm *c, const mt_tstmt *blk) {
     }
     e->out = st->buf;
     e->value = st->value;
-    if (written(c, e->out) || !same_shape(c, e->out) || e->value->lanes != 1) return false;
+    if (mm_written(c, e->out) || !same_shape(c, e->out) || e->value->lanes != 1) return false;
     if (mt_texpr_reads(c->X, e->out) || mt_texpr_reads(c->Y, e->out)) return false;
     if (!loads_at(e->value, c->C, e->iv, c->ns) || mt_texpr_reads(e->value, e->out)) return false;
     for (int p = 0; p < c->nep; p++)
@@ -314,8 +310,8 @@ static bool match_epilogue(mm *c, const mt_tstmt *blk) {
 /* if ...: C[...] = 0 (legalize's fill for a symbolic K; the rule writes all
  * of C whatever K is, zeros included). */
 static bool match_guard(mm *c, const mt_tstmt *s) {
-    nest n;
-    if (s->kind != TS_IF || s->else_s || !parse_nest(s->then_s, &n)) return false;
+    mm_nest n;
+    if (s->kind != TS_IF || s->else_s || !mm_parse_nest(s->then_s, &n)) return false;
     const mt_tstmt *b = n.blk->body;
     return !n.blk->init && b && b->kind == TS_STORE && b->buf == c->C && is_fzero(b->value);
 }
@@ -327,13 +323,13 @@ bool mm_match(mm *c) {
     int n = f->body->kind == TS_SEQ ? f->body->nstmts : 1, p = 0;
     const mt_tstmt *guard = NULL;
     if (p < n && st[p]->kind == TS_IF) guard = st[p++];
-    nest ns;
-    if (p == n || !parse_nest(st[p++], &ns) || !match_matmul(c, ns.blk)) return false;
+    mm_nest ns;
+    if (p == n || !mm_parse_nest(st[p++], &ns) || !match_matmul(c, ns.blk)) return false;
     if (guard && !match_guard(c, guard)) return false;
     for (; p < n; p++)
-        if (!parse_nest(st[p], &ns) || !match_epilogue(c, ns.blk)) return false;
+        if (!mm_parse_nest(st[p], &ns) || !mm_match_epilogue(c, ns.blk)) return false;
     for (int i = 0; i < f->nallocs; i++)
-        if (!written(c, f->allocs[i])) return false;
+        if (!mm_written(c, f->allocs[i])) return false;
     return true;
 }
 

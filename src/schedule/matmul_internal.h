@@ -71,6 +71,22 @@ mt_texpr *mm_load_ij(mm *c, mt_tbuffer *b, mt_texpr *i, mt_texpr *j);
 mt_tstmt *mm_store_ij(mm *c, mt_tbuffer *b, mt_texpr *i, mt_texpr *j, mt_texpr *v);
 mt_texpr *mm_operand(mm *c, mt_texpr *e, mt_texpr *i, mt_texpr *j, mt_texpr *k);
 bool mm_match(mm *c);
+
+/* The pieces of mm_match the conv rule (rule_conv.c) matches with too. */
+typedef struct mm_nest {
+    int nloops;
+    mt_tstmt *blk;
+} mm_nest;
+/* A perfect nest of serial loops from 0 around one block, each iter var
+ * bound to one loop var over its loop's extent. */
+bool mm_parse_nest(mt_tstmt *s, mm_nest *n);
+/* idx is exactly the block's spatial iter vars, each once; fills sv. */
+bool mm_spatial_index(const mt_tstmt *blk, mt_texpr *const *idx, int n, mt_tvar **sv);
+/* An elementwise epilogue nest over C's shape (c->C, c->ns, c->ext, c->X,
+ * c->Y set); appended to c->ep. */
+bool mm_match_epilogue(mm *c, const mt_tstmt *blk);
+/* Is b written by the function (C or an epilogue's output)? */
+bool mm_written(mm *c, const mt_tbuffer *b);
 /* The columns of a tile `width` wide in vectors of vl lanes: nv vectors,
  * lanes[v] wide at offset off[v] (the last one narrower for a tail). */
 typedef struct mm_colset {

@@ -33,4 +33,24 @@ mt_tfunc *mt_schedule_reduce_cpu(mt_arena *a, mt_tfunc *f, int *applied);
 /* The same as a pipeline pass ("schedule_reduce", before "schedule"). */
 mt_tfunc *mt_schedule_reduce_pass(mt_arena *a, mt_tfunc *f);
 
+/* The conv2d rule (rule_conv.c): a float32/float64 conv2d nest (NCHW,
+ * OIHW, as legalize_conv.c writes it) and its elementwise epilogue become a
+ * direct convolution with register tiles over output channels x output
+ * width, rows packed when padded or strided, already in lowered form.
+ * Returns f itself (and *applied = 0) when the function is not such a nest. */
+mt_tfunc *mt_schedule_conv_cpu(mt_arena *a, mt_tfunc *f, int *applied);
+
+/* The same as a pipeline pass ("schedule_conv", before "schedule"). */
+mt_tfunc *mt_schedule_conv_pass(mt_arena *a, mt_tfunc *f);
+
+/* The pool rule (rule_pool.c): a max_pool2d or avg_pool2d nest (as
+ * legalize_conv.c writes it) and its elementwise epilogue become one
+ * parallel loop over output rows, input rows packed when padded or
+ * strided, each vector of outputs folded in registers; lowered form.
+ * Returns f itself (and *applied = 0) when the function is not such a nest. */
+mt_tfunc *mt_schedule_pool_cpu(mt_arena *a, mt_tfunc *f, int *applied);
+
+/* The same as a pipeline pass ("schedule_pool", before "schedule"). */
+mt_tfunc *mt_schedule_pool_pass(mt_arena *a, mt_tfunc *f);
+
 #endif

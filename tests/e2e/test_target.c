@@ -84,14 +84,16 @@ static void test_cpu_text(void **s) {
     assert_non_null(strstr(mt_target_str(&t, buf, sizeof buf), " -test-device"));
 }
 
-/* The rules run are the target's: the CPU has three, CUDA four. */
+/* The rules run are the target's: the CPU has five, CUDA four. */
 static void test_rules_by_target(void **s) {
     (void)s;
     int n;
     const mt_pass *r = mt_target_rules(MT_TARGET_CPU, &n);
-    assert_int_equal(n, 3);
+    assert_int_equal(n, 5);
     assert_string_equal(r[0].name, "schedule_matmul");
-    assert_string_equal(r[2].name, "schedule");
+    assert_string_equal(r[1].name, "schedule_conv");
+    assert_string_equal(r[2].name, "schedule_pool");
+    assert_string_equal(r[4].name, "schedule");
     r = mt_target_rules(MT_TARGET_CUDA, &n);
     assert_int_equal(n, 4);
     assert_string_equal(r[0].name, "gpu_gemv");

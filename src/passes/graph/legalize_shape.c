@@ -309,6 +309,9 @@ mt_tfunc *legalize_reshape(mt_arena *a, const mt_gbinding *b) {
     return gather(&n, idx);
 }
 
+/* flatten is a reshape into the shape its rule gave (graph/infer_shape.c). */
+mt_tfunc *legalize_flatten(mt_arena *a, const mt_gbinding *b) { return legalize_reshape(a, b); }
+
 /* ---- concat -------------------------------------------------------------------- */
 
 mt_tfunc *legalize_concat(mt_arena *a, const mt_gbinding *b) {
