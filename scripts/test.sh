@@ -10,7 +10,8 @@
 #   tsan         the threaded tests under ThreadSanitizer (build-tsan/):
 #                test_threads (one context, many threads), test_codegen
 #                (compiles on several threads, four compiling at once) and
-#                test_compile_faults (helpers that fail to start or to emit)
+#                test_compile_faults (helpers that fail to start or to emit),
+#                test_blockcache (the GPU's kept blocks, several threads)
 #   valgrind     the examples and mtc under valgrind's memcheck: no error, no
 #                definite or possible leak (uses build/)
 #   fuzz         each libFuzzer harness for MT_FUZZ_SECONDS (default 60) per
@@ -50,13 +51,14 @@ UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
 
 echo "== tsan: building in build-tsan"
 cmake -S . -B build-tsan -DMT_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=Debug -DMT_TSAN=ON >/dev/null
-cmake --build build-tsan -j"$jobs" --target test_threads test_codegen test_compile_faults >/dev/null
-echo "== tsan: running test_threads, test_codegen and test_compile_faults"
+cmake --build build-tsan -j"$jobs" --target test_threads test_codegen test_compile_faults test_blockcache >/dev/null
+echo "== tsan: running test_threads, test_codegen, test_compile_faults and test_blockcache"
 tsan_opts="halt_on_error=1:second_deadlock_stack=1"
 [ -f tests/tsan.supp ] && tsan_opts="$tsan_opts:suppressions=$PWD/tests/tsan.supp"
 (cd build-tsan && TSAN_OPTIONS="$tsan_opts" ./tests/test_threads &&
   TSAN_OPTIONS="$tsan_opts" ./tests/test_codegen &&
-  TSAN_OPTIONS="$tsan_opts" ./tests/test_compile_faults)
+  TSAN_OPTIONS="$tsan_opts" ./tests/test_compile_faults &&
+  TSAN_OPTIONS="$tsan_opts" ./tests/test_blockcache)
 
 echo "== valgrind: examples and mtc"
 vg=(valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,possible

@@ -18,3 +18,5 @@ if(EXISTS /usr/local/cuda/lib64/stubs/libcuda.so)
 endif()
 # DLPack in and out (src/runtime/dlpack.c): import, export, refusals, round trips
 mt_test(test_dlpack SOURCES ${PROJECT_SOURCE_DIR}/tests/runtime/test_dlpack.c LIBRARY)
+# The device blocks kept for reuse (src/runtime/blockcache.c), threads included
+mt_test(test_blockcache SOURCES ${PROJECT_SOURCE_DIR}/tests/runtime/test_blockcache.c LIBRARY)

@@ -19,7 +19,11 @@
  *
  * Memory: cuMemAlloc (at least one byte: a zero-byte request still gets a
  * block, like the other kinds; cap is the request rounded up to 256 bytes,
- * the driver's smallest alignment). Every block and every loaded module
+ * the driver's smallest alignment). A freed block is kept for reuse by an
+ * allocation of the same size on the same stream (blockcache.h, up to 64
+ * blocks and 1 GiB), so a run's intermediate buffers cost no driver call
+ * after the first run; the kept blocks go back to the driver when an
+ * allocation finds the device out of memory, and at destroy. Every block and every loaded module
  * holds a reference on the device, so the context outlives what lives in
  * it, whatever order the owner releases things in.
  *
@@ -38,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/blockcache.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/gpu_launch.h"
 
@@ -48,9 +53,11 @@ typedef struct cuda_dev {
     mt_cu_context ctx;      /* its primary context (retained) */
     mt_cu_stream stream;    /* where copies and launches go (unless run_stream) */
     mt_dev_cuda_props props;
+    mt_blockcache blocks;   /* freed blocks kept for reuse (blockcache.h) */
 } cuda_dev;
 
 enum { MAX_LAUNCH_ARGS = 512, DEFAULT_SHARED_BYTES = 48 * 1024 };
+#define CACHED_BYTES ((size_t)1 << 30) /* at most 1 GiB of freed blocks kept */
 
 static mt_status check(cuda_dev *c, mt_cu_result r, const char *call, mt_dev_err *e) {
     return mt_cuda_check(c->cu, r, call, e);
@@ -77,6 +84,19 @@ static mt_cu_deviceptr dptr(const void *p) { return (mt_cu_deviceptr)(uintptr_t)
 
 /* ---- memory ---------------------------------------------------------------------- */
 
+/* Gives every kept block back to the driver (after the device's work, which
+ * may still use them); true when there was one. The context is current. */
+static bool release_cached(cuda_dev *c) {
+    mt_cached_block b[MT_BLOCKCACHE_MAX];
+    int n = mt_blockcache_drain(&c->blocks, b, MT_BLOCKCACHE_MAX);
+    if (n) c->cu->cuCtxSynchronize();
+    for (int i = 0; i < n; i++) c->cu->cuMemFree((mt_cu_deviceptr)b[i].ptr);
+    return n > 0;
+}
+
+/* Memory: a kept block of the same size last used on this thread's stream
+ * (blockcache.h), else cuMemAlloc; when the device is out of memory, the
+ * kept blocks go back to the driver and the allocation is tried again. */
 static mt_status cuda_alloc(mt_dev *d, size_t n, void **ptr, size_t *cap, mt_dev_err *e) {
     cuda_dev *c = (cuda_dev *)d;
     *ptr = NULL;
@@ -84,9 +104,15 @@ static mt_status cuda_alloc(mt_dev *d, size_t n, void **ptr, size_t *cap, mt_dev
     mt_status st = enter(c, e);
     if (st != MT_OK) return st;
     size_t size = n ? (n + 255) / 256 * 256 : 256;
+    uint64_t kept;
     mt_cu_deviceptr p = 0;
-    st = check(c, c->cu->cuMemAlloc(&p, size), "cuMemAlloc", e);
-    if (st != MT_OK) return st;
+    if (mt_blockcache_take(&c->blocks, size, stream_of(c), &kept)) p = (mt_cu_deviceptr)kept;
+    else {
+        mt_cu_result r = c->cu->cuMemAlloc(&p, size);
+        if (r == MT_CU_ERROR_OUT_OF_MEMORY && release_cached(c)) r = c->cu->cuMemAlloc(&p, size);
+        st = check(c, r, "cuMemAlloc", e);
+        if (st != MT_OK) return st;
+    }
     mt_dev_retain(d);
     *ptr = (void *)(uintptr_t)p;
     *cap = size;
@@ -96,7 +122,8 @@ static mt_status cuda_alloc(mt_dev *d, size_t n, void **ptr, size_t *cap, mt_dev
 static void cuda_free(mt_dev *d, void *ptr, size_t cap) {
     cuda_dev *c = (cuda_dev *)d;
     if (!ptr) return;
-    if (enter(c, NULL) == MT_OK) c->cu->cuMemFree(dptr(ptr)); /* nowhere to report a failure */
+    if (!mt_blockcache_put(&c->blocks, (uint64_t)(uintptr_t)ptr, cap, stream_of(c)) && enter(c, NULL) == MT_OK)
+        c->cu->cuMemFree(dptr(ptr)); /* nowhere to report a failure */
     mt_dev_release(d); /* the block's reference, even if the driver refused it */
 }
 
@@ -300,8 +327,10 @@ static void cuda_destroy(mt_dev *d) {
     cuda_dev *c = (cuda_dev *)d;
     if (c->stream && enter(c, NULL) == MT_OK) {
         c->cu->cuStreamSynchronize(c->stream);
+        release_cached(c);
         c->cu->cuStreamDestroy(c->stream);
     }
+    mt_blockcache_destroy(&c->blocks);
     if (c->ctx) c->cu->cuDevicePrimaryCtxRelease(c->dev);
     free(c);
 }
@@ -382,6 +411,7 @@ mt_status mt_dev_cuda_open(int ordinal, mt_dev **out, mt_dev_err *e) {
                            n == 1 ? "is" : "are", n);
     cuda_dev *c = calloc(1, sizeof *c);
     if (!c) return mt_dev_fail(e, MT_ERR_NOMEM, "out of memory");
+    mt_blockcache_init(&c->blocks, CACHED_BYTES);
     c->cu = cu;
     c->base.ops = &cuda_ops;
     c->base.where = (mt_device){MT_DEVICE_CUDA, ordinal};
