@@ -57,9 +57,7 @@ static mt_texpr *V(gv *g, mt_tvar *v) { return mm_V(g->c, v); }
 static mt_texpr *bin(gv *g, mt_texpr_kind k, mt_texpr *x, mt_texpr *y) {
     return mt_arith_bin(g->c->a, k, x, y);
 }
-static mt_texpr *i64(gv *g, mt_texpr *e) {
-    return e->dtype == MT_INT64 ? e : mt_te_cast(g->c->a, MT_INT64, e);
-}
+static mt_texpr *i64(gv *g, mt_texpr *e) { return mm_i64(g->c, e); }
 static mt_texpr *ld(gv *g, mt_tbuffer *b, mt_texpr *ix) { return mt_te_load(g->c->a, b, &ix, 1); }
 static mt_tstmt *st(gv *g, mt_tbuffer *b, mt_texpr *ix, mt_texpr *v) {
     return mt_ts_store(g->c->a, b, &ix, 1, v);
@@ -152,23 +150,9 @@ static mt_tstmt *gen_block(gv *g) {
 /* blockIdx.x over column groups, .y over the batch. */
 static mt_tstmt *gen_grid(gv *g) {
     mm *c = g->c;
-    mt_tvar *bx = mm_ivar(c, "bx"), *by = mm_ivar(c, "by"), *bvar[MM_MAXS];
+    mt_tvar *bx = mm_ivar(c, "bx"), *by = mm_batch_vars(c);
     g->j0 = bin(g, TE_MUL, V(g, bx), I(g, g->jt));
-    for (int d = 0; d < c->ns - 2; d++) {
-        bvar[d] = mm_ivar(c, "bi");
-        c->bv[d] = V(g, bvar[d]);
-    }
-    mt_tstmt *s = gen_block(g);
-    mt_texpr *inner = I(g, 1);
-    for (int d = c->ns - 3; d >= 0; d--) {
-        mt_texpr *q = bin(g, TE_FLOORDIV, V(g, by), inner), *ext = i64(g, c->ext[d]);
-        s = mt_ts_let(c->a, bvar[d], d == 0 ? q : bin(g, TE_FLOORMOD, q, ext), s);
-        inner = bin(g, TE_MUL, inner, ext);
-    }
-    if (c->ns > 2) {
-        s = mt_ts_for(c->a, by, I(g, 0), inner, MT_FOR_THREAD, s);
-        s->thread_tag = "blockIdx.y";
-    }
+    mt_tstmt *s = mm_bind_batch(c, by, "blockIdx.y", gen_block(g));
     s = mt_ts_for(c->a, bx, I(g, 0), mm_ceildiv(c, N_(g), g->jt), MT_FOR_THREAD, s);
     s->thread_tag = "blockIdx.x";
     return s;
@@ -182,11 +166,6 @@ mt_tfunc *mt_schedule_gpu_gemv(mt_arena *a, mt_tfunc *f) {
     c->f = f;
     int64_t m;
     if (!mm_match(c) || !mt_te_is_const_int(c->ext[c->ns - 2], &m) || m < 1 || m > MAX_M) return f;
-    mt_tparam *params = MT_NEW_ARRAY(a, mt_tparam, f->nparams > 0 ? f->nparams : 1);
-    for (int i = 0; i < f->nparams; i++) {
-        params[i] = f->params[i];
-        if (params[i].buf) params[i].buf = mt_lw_flat(&c->lw, params[i].buf)->flat;
-    }
     gv g = {.c = c, .m = m, .tx = mm_ivar(c, "tx")};
     g.along_k = mm_operand_contiguous(c, true, true) && !mm_operand_contiguous(c, true, false);
     g.ks = g.along_k ? WARP : SLICES_ALONG_J;
@@ -195,13 +174,6 @@ mt_tfunc *mt_schedule_gpu_gemv(mt_arena *a, mt_tfunc *f) {
     g.red = mt_tbuffer_new(a, "red", c->dt, 1, &rn);
     g.red->scope = MT_SCOPE_SHARED;
 
-    mt_tfunc *h = MT_NEW(a, mt_tfunc);
-    *h = *f;
-    h->params = params;
-    h->allocs = NULL;
-    h->nallocs = 0;
-    h->body = gen_grid(&g);
-    mt_tstmt_fill_loc(h->body, f->loc); /* all of it is new */
-    mt_tfunc_set_attr(a, h, "schedule", "gpu_gemv");
+    mt_tfunc *h = mm_scheduled(c, gen_grid(&g), "gpu_gemv");
     return h;
 }

@@ -83,9 +83,7 @@ static mt_texpr *V(gm *g, mt_tvar *v) { return mm_V(g->c, v); }
 static mt_texpr *bin(gm *g, mt_texpr_kind k, mt_texpr *x, mt_texpr *y) {
     return mt_arith_bin(g->c->a, k, x, y);
 }
-static mt_texpr *i64(gm *g, mt_texpr *e) {
-    return e->dtype == MT_INT64 ? e : mt_te_cast(g->c->a, MT_INT64, e);
-}
+static mt_texpr *i64(gm *g, mt_texpr *e) { return mm_i64(g->c, e); }
 static mt_texpr *ld(gm *g, mt_tbuffer *b, mt_texpr *ix) { return mt_te_load(g->c->a, b, &ix, 1); }
 static mt_tstmt *st(gm *g, mt_tbuffer *b, mt_texpr *ix, mt_texpr *v) {
     return mt_ts_store(g->c->a, b, &ix, 1, v);
@@ -290,23 +288,10 @@ static mt_tstmt *bound_loop(gm *g, mt_tvar *v, mt_texpr *ext, const char *tag, m
 /* blockIdx.x over column tiles, .y over row tiles, .z over the batch. */
 static mt_tstmt *gen_grid(gm *g) {
     mm *c = g->c;
-    mt_tvar *bx = mm_ivar(c, "bx"), *by = mm_ivar(c, "by"), *bz = mm_ivar(c, "bz");
+    mt_tvar *bx = mm_ivar(c, "bx"), *by = mm_ivar(c, "by"), *bz = mm_batch_vars(c);
     g->i0 = bin(g, TE_MUL, V(g, by), I(g, g->bm));
     g->j0 = bin(g, TE_MUL, V(g, bx), I(g, g->bn));
-    mt_tvar *bvar[MM_MAXS];
-    for (int d = 0; d < c->ns - 2; d++) {
-        bvar[d] = mm_ivar(c, "bi");
-        c->bv[d] = V(g, bvar[d]);
-    }
-    mt_tstmt *s = gen_tile(g);
-    mt_texpr *batch = I(g, 1), *inner = I(g, 1);
-    for (int d = c->ns - 3; d >= 0; d--) {
-        mt_texpr *q = bin(g, TE_FLOORDIV, V(g, bz), inner), *ext = i64(g, c->ext[d]);
-        s = mt_ts_let(c->a, bvar[d], d == 0 ? q : bin(g, TE_FLOORMOD, q, ext), s);
-        inner = bin(g, TE_MUL, inner, ext);
-    }
-    batch = inner;
-    if (c->ns > 2) s = bound_loop(g, bz, batch, "blockIdx.z", s);
+    mt_tstmt *s = mm_bind_batch(c, bz, "blockIdx.z", gen_tile(g));
     s = bound_loop(g, by, mm_ceildiv(c, M_(g), g->bm), "blockIdx.y", s);
     return bound_loop(g, bx, mm_ceildiv(c, N_(g), g->bn), "blockIdx.x", s);
 }
@@ -347,11 +332,6 @@ mt_tfunc *mt_schedule_gpu_matmul(mt_arena *a, mt_tfunc *f) {
     c->a = c->lw.a = a;
     c->f = f;
     if (!mm_match(c)) return f;
-    mt_tparam *params = MT_NEW_ARRAY(a, mt_tparam, f->nparams > 0 ? f->nparams : 1);
-    for (int i = 0; i < f->nparams; i++) {
-        params[i] = f->params[i];
-        if (params[i].buf) params[i].buf = mt_lw_flat(&c->lw, params[i].buf)->flat;
-    }
     gm g = {.c = c, .tx = mm_ivar(c, "tx")};
     choose_tiles(&g, t);
     g.x_along_i = mm_operand_contiguous(c, false, false) && !mm_operand_contiguous(c, false, true);
@@ -360,14 +340,7 @@ mt_tfunc *mt_schedule_gpu_matmul(mt_arena *a, mt_tfunc *f) {
     g.bs = shared(&g, "B_tile", g.bn);
     g.acc = mm_local_buf(c, "acc", I(&g, (int64_t)g.tm * g.tn), c->dt);
 
-    mt_tfunc *h = MT_NEW(a, mt_tfunc);
-    *h = *f;
-    h->params = params;
-    h->allocs = NULL;
-    h->nallocs = 0;
-    h->body = gen_grid(&g);
-    mt_tstmt_fill_loc(h->body, f->loc); /* all of it is new */
-    mt_tfunc_set_attr(a, h, "schedule", "gpu_matmul");
+    mt_tfunc *h = mm_scheduled(c, gen_grid(&g), "gpu_matmul");
     if (c->dt == MT_FLOAT32) mt_tfunc_set_attr(a, h, MT_ATTR_MIN_BLOCKS, "2"); /* <= 128 registers */
     return h;
 }

@@ -404,3 +404,43 @@ bool mm_operand_contiguous(mm *c, bool y, bool along_k) {
     mt_texpr *e = y ? mm_operand(c, c->Y, NULL, x, k) : mm_operand(c, c->X, x, NULL, k);
     return mm_vec_loads(e);
 }
+
+/* ---- the GPU rules' shared parts ------------------------------------------------ */
+
+mt_texpr *mm_i64(mm *c, mt_texpr *e) { return e->dtype == MT_INT64 ? e : mt_te_cast(c->a, MT_INT64, e); }
+
+mt_tvar *mm_batch_vars(mm *c) {
+    for (int d = 0; d < c->ns - 2; d++) c->bv[d] = mm_V(c, mm_ivar(c, "bi"));
+    return mm_ivar(c, "bz");
+}
+
+mt_tstmt *mm_bind_batch(mm *c, mt_tvar *bz, const char *tag, mt_tstmt *body) {
+    if (c->ns == 2) return body;
+    mt_texpr *inner = mm_I(c, 1);
+    for (int d = c->ns - 3; d >= 0; d--) {
+        mt_texpr *q = mt_arith_bin(c->a, TE_FLOORDIV, mm_V(c, bz), inner), *ext = mm_i64(c, c->ext[d]);
+        body = mt_ts_let(c->a, c->bv[d]->var, d == 0 ? q : mt_arith_bin(c->a, TE_FLOORMOD, q, ext), body);
+        inner = mt_arith_bin(c->a, TE_MUL, inner, ext);
+    }
+    mt_tstmt *l = mt_ts_for(c->a, bz, mm_I(c, 0), inner, MT_FOR_THREAD, body);
+    l->thread_tag = tag;
+    return l;
+}
+
+mt_tfunc *mm_scheduled(mm *c, mt_tstmt *body, const char *schedule) {
+    const mt_tfunc *f = c->f;
+    mt_tparam *params = MT_NEW_ARRAY(c->a, mt_tparam, f->nparams > 0 ? f->nparams : 1);
+    for (int i = 0; i < f->nparams; i++) {
+        params[i] = f->params[i];
+        if (params[i].buf) params[i].buf = mt_lw_flat(&c->lw, params[i].buf)->flat;
+    }
+    mt_tfunc *h = MT_NEW(c->a, mt_tfunc);
+    *h = *f;
+    h->params = params;
+    h->allocs = NULL;
+    h->nallocs = 0;
+    h->body = body;
+    mt_tstmt_fill_loc(h->body, f->loc); /* all of it is new */
+    mt_tfunc_set_attr(c->a, h, "schedule", schedule);
+    return h;
+}

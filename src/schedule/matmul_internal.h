@@ -101,6 +101,18 @@ bool mm_vec_loads(const mt_texpr *e);
  * its row (column) index? */
 bool mm_operand_contiguous(mm *c, bool y, bool along_k);
 
+/* The GPU rules' shared parts (gpu_matmul.c, gpu_gemv.c). mm_i64: e as an
+ * int64. mm_batch_vars: fresh batch indices into c->bv (before the body is
+ * built) and the variable of the grid dim that runs over the batch;
+ * mm_bind_batch: body inside that grid loop (bound to tag), the indices
+ * let from it (body itself when there is no batch). mm_scheduled: c->f with
+ * flat params, no allocations, body (stamped with f's place) and the
+ * attribute "schedule". */
+mt_texpr *mm_i64(mm *c, mt_texpr *e);
+mt_tvar *mm_batch_vars(mm *c);
+mt_tstmt *mm_bind_batch(mm *c, mt_tvar *bz, const char *tag, mt_tstmt *body);
+mt_tfunc *mm_scheduled(mm *c, mt_tstmt *body, const char *schedule);
+
 /* rule_matvec.c: the matrix-vector schedule for few rows times a B read
  * along k (x @ w.T); fits says whether the operands allow it. */
 bool mm_matvec_fits(mm *c);
