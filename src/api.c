@@ -871,8 +871,8 @@ mt_status mt_kernel_run_with(mt_kernel *k, mt_tensor *const *args, int nargs, mt
         mt_diag_set(diag, MT_ERR_UNAVAILABLE, k->filename, NULL, MT_NOLOC, k->no_run);
         return MT_ERR_UNAVAILABLE;
     }
-    if (!opts || !opts->cuda_stream) return run(k, args, nargs, results, nresults, diag);
-    if (!k->gpu_program) {
+    void *stream = opts ? opts->cuda_stream : NULL;
+    if (stream && !k->gpu_program) {
         mt_diag_set(diag, MT_ERR_INVALID_ARG, k->filename, NULL, MT_NOLOC,
                     k->emulated ? "mt_kernel_run_with: a CUDA stream given for a kernel that runs "
                                   "no CUDA GPU (target cuda, emulated)"
@@ -880,9 +880,9 @@ mt_status mt_kernel_run_with(mt_kernel *k, mt_tensor *const *args, int nargs, mt
                                   "no CUDA GPU (target cpu)");
         return MT_ERR_INVALID_ARG;
     }
-    void *old = mt_dev_cuda_run_stream(opts->cuda_stream);
+    mt_dev_cuda_run saved = mt_dev_cuda_run_begin(stream); /* NULL: the library's, even when nested */
     mt_status st = run(k, args, nargs, results, nresults, diag);
-    mt_dev_cuda_run_stream(old);
+    mt_dev_cuda_run_end(saved);
     return st;
 }
 

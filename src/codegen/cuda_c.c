@@ -86,7 +86,8 @@
  * inline expansions; -use_fast_math changes more (division, sqrt,
  * denormals). Vectors (lanes > 1) are printed in one form only, the
  * vector copy `dst[T.Ramp(d, 1, n)] = src[T.Ramp(s, 1, n)]` of n = 2 or 4
- * float32 or int32 elements (the GPU matmul's reads of its shared tiles):
+ * float32 or int32 elements from shared memory (the GPU matmul's reads of
+ * its shared tiles):
  * one float4 (int4, float2, int2) load from &src[s], which the schedule
  * guarantees to be aligned (s a multiple of n), then n scalar stores.
  */
@@ -836,19 +837,37 @@ static const mt_texpr *unit_ramp_base(const mt_texpr *ix) {
     return ix->a;
 }
 
-/* dst[T.Ramp(d, 1, n)] = src[T.Ramp(s, 1, n)], n 2 or 4, 4-byte elements:
- * one n-wide load (the schedule guarantees that s is a multiple of n),
- * then n scalar stores, so that a local dst stays in registers. */
+/* dst[d + 0 .. n) = name.x, .y, ...: the lanes of a vector copy. */
+static void put_lanes(cu *c, const char *dst, const mt_texpr *db, const char *name, int lanes) {
+    static const char lane[4] = {'x', 'y', 'z', 'w'};
+    int64_t d0;
+    bool dconst = mt_te_is_const_int(db, &d0);
+    for (int i = 0; i < lanes; i++) {
+        line_start(c);
+        mt_sb_printf(&c->sb, "%s[", dst);
+        if (dconst) mt_sb_printf(&c->sb, "%lld", (long long)(d0 + i));
+        else {
+            put_expr(c, db, C_ADD);
+            mt_sb_printf(&c->sb, " + %d", i);
+        }
+        mt_sb_printf(&c->sb, "] = %s.%c;\n", name, lane[i]);
+    }
+}
+
+/* dst[T.Ramp(d, 1, n)] = src[T.Ramp(s, 1, n)], n 2 or 4, 4-byte elements,
+ * src in shared memory (__align__(16)): one n-wide load (the schedule
+ * guarantees that s is a multiple of n), then n scalar stores, so that a
+ * local dst stays in registers. */
 static void put_vector_copy(cu *c, const mt_tstmt *s) {
     const mt_texpr *v = s->value;
     const mt_texpr *sb = v->kind == TE_LOAD && v->nargs == 1 ? unit_ramp_base(v->args[0]) : NULL;
     const mt_texpr *db = s->nidx == 1 ? unit_ramp_base(s->idx[0]) : NULL;
     mt_dtype t = s->buf->dtype;
     if (!sb || !db || v->lanes != s->idx[0]->lanes || v->buf->dtype != t ||
-        (t != MT_FLOAT32 && t != MT_INT32))
-        mt_ice("cuda_c: a %d-lane store to '%s' that is not a vector copy", v->lanes, s->buf->name);
+        v->buf->scope != MT_SCOPE_SHARED || (t != MT_FLOAT32 && t != MT_INT32))
+        mt_ice("cuda_c: a %d-lane store to '%s' that is not a vector copy from shared memory", v->lanes,
+               s->buf->name);
     const char *vt = mt_arena_printf(c->a, "%s%d", t == MT_FLOAT32 ? "float" : "int", v->lanes);
-    static const char lane[4] = {'x', 'y', 'z', 'w'};
     line_start(c);
     mt_sb_puts(&c->sb, "{\n");
     c->ind += 4;
@@ -859,18 +878,7 @@ static void put_vector_copy(cu *c, const mt_tstmt *s) {
     mt_sb_printf(&c->sb, "const %s %s = *(const %s *)&%s[", vt, n, vt, src);
     put_expr(c, sb, 0);
     mt_sb_puts(&c->sb, "];\n");
-    int64_t d0;
-    bool dconst = mt_te_is_const_int(db, &d0);
-    for (int i = 0; i < v->lanes; i++) {
-        line_start(c);
-        mt_sb_printf(&c->sb, "%s[", dst);
-        if (dconst) mt_sb_printf(&c->sb, "%lld", (long long)(d0 + i));
-        else {
-            put_expr(c, db, C_ADD);
-            mt_sb_printf(&c->sb, " + %d", i);
-        }
-        mt_sb_printf(&c->sb, "] = %s.%c;\n", n, lane[i]);
-    }
+    put_lanes(c, dst, db, n, v->lanes);
     close_names(c, mark);
     c->ind -= 4;
     line_start(c);

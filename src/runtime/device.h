@@ -258,11 +258,18 @@ int mt_dev_cuda_sm(mt_dev *d);
  * NULL when d is not a CUDA device. */
 void *mt_dev_cuda_stream(mt_dev *d);
 
-/* Makes stream (a CUstream of the device's primary context, or NULL: the
- * device's own) where the calling thread's CUDA copies, launches and syncs
- * go, until the next call; returns the one it replaces. Thread-local: a run
- * on the caller's stream (mt_kernel_run_with) sets it around itself. */
-void *mt_dev_cuda_run_stream(void *stream);
+/* A run on the calling thread (api.c brackets every run with begin and
+ * end): its CUDA copies, launches and syncs go on stream (a CUstream of the
+ * device's primary context; NULL: the device's own), and the blocks it
+ * frees on the device's own stream are kept for reuse. begin returns the
+ * state it replaces (a run inside a host function's callback), which end
+ * restores. */
+typedef struct mt_dev_cuda_run {
+    bool active;
+    void *stream;
+} mt_dev_cuda_run;
+mt_dev_cuda_run mt_dev_cuda_run_begin(void *stream);
+void mt_dev_cuda_run_end(mt_dev_cuda_run saved);
 
 /* d's properties into *out; false (out zeroed) when d is not a CUDA device. */
 bool mt_dev_cuda_get_props(mt_dev *d, mt_dev_cuda_props *out);

@@ -19,10 +19,14 @@
  *
  * Memory: cuMemAlloc (at least one byte: a zero-byte request still gets a
  * block, like the other kinds; cap is the request rounded up to 256 bytes,
- * the driver's smallest alignment). A freed block is kept for reuse by an
- * allocation of the same size on the same stream (blockcache.h, up to 64
- * blocks and 1 GiB), so a run's intermediate buffers cost no driver call
- * after the first run; the kept blocks go back to the driver when an
+ * the driver's smallest alignment). A block that a run frees (its
+ * intermediate buffers) while its work goes on the device's own stream is
+ * kept for reuse by an allocation of the same size on that stream
+ * (blockcache.h, up to 64 blocks and 256 MiB), so a run's intermediates cost
+ * no driver call after the first run; stream order makes the reuse safe. A
+ * block freed outside a run (a tensor the caller releases, which other
+ * streams may still use: DLPack) or by a run on the caller's stream goes
+ * back to the driver, as before. The kept blocks go back too when an
  * allocation finds the device out of memory, and at destroy. Every block and every loaded module
  * holds a reference on the device, so the context outlives what lives in
  * it, whatever order the owner releases things in.
@@ -57,21 +61,26 @@ typedef struct cuda_dev {
 } cuda_dev;
 
 enum { MAX_LAUNCH_ARGS = 512, DEFAULT_SHARED_BYTES = 48 * 1024 };
-#define CACHED_BYTES ((size_t)1 << 30) /* at most 1 GiB of freed blocks kept */
+#define CACHED_BYTES ((size_t)256 << 20) /* at most 256 MiB of freed blocks kept */
 
 static mt_status check(cuda_dev *c, mt_cu_result r, const char *call, mt_dev_err *e) {
     return mt_cuda_check(c->cu, r, call, e);
 }
 
-/* The stream of the run on this thread, when its caller gave one
- * (mt_run_options.cuda_stream): it takes the place of the device's own. */
-static _Thread_local mt_cu_stream run_stream;
+/* The run on this thread (mt_dev_cuda_run_begin): whether there is one,
+ * and its caller's stream (mt_run_options.cuda_stream), which takes the
+ * place of the device's own. */
+static _Thread_local mt_dev_cuda_run this_run;
 
-void *mt_dev_cuda_run_stream(void *stream) {
-    void *old = run_stream;
-    run_stream = stream;
+mt_dev_cuda_run mt_dev_cuda_run_begin(void *stream) {
+    mt_dev_cuda_run old = this_run;
+    this_run = (mt_dev_cuda_run){true, stream};
     return old;
 }
+
+void mt_dev_cuda_run_end(mt_dev_cuda_run saved) { this_run = saved; }
+
+#define run_stream ((mt_cu_stream)this_run.stream)
 
 static mt_cu_stream stream_of(const cuda_dev *c) { return run_stream ? run_stream : c->stream; }
 
@@ -94,8 +103,7 @@ static bool release_cached(cuda_dev *c) {
     return n > 0;
 }
 
-/* Memory: a kept block of the same size last used on this thread's stream
- * (blockcache.h), else cuMemAlloc; when the device is out of memory, the
+/* Memory: a kept block of the same size (top of the file), else cuMemAlloc; when the device is out of memory, the
  * kept blocks go back to the driver and the allocation is tried again. */
 static mt_status cuda_alloc(mt_dev *d, size_t n, void **ptr, size_t *cap, mt_dev_err *e) {
     cuda_dev *c = (cuda_dev *)d;
@@ -106,7 +114,7 @@ static mt_status cuda_alloc(mt_dev *d, size_t n, void **ptr, size_t *cap, mt_dev
     size_t size = n ? (n + 255) / 256 * 256 : 256;
     uint64_t kept;
     mt_cu_deviceptr p = 0;
-    if (mt_blockcache_take(&c->blocks, size, stream_of(c), &kept)) p = (mt_cu_deviceptr)kept;
+    if (!run_stream && mt_blockcache_take(&c->blocks, size, c->stream, &kept)) p = (mt_cu_deviceptr)kept;
     else {
         mt_cu_result r = c->cu->cuMemAlloc(&p, size);
         if (r == MT_CU_ERROR_OUT_OF_MEMORY && release_cached(c)) r = c->cu->cuMemAlloc(&p, size);
@@ -122,8 +130,9 @@ static mt_status cuda_alloc(mt_dev *d, size_t n, void **ptr, size_t *cap, mt_dev
 static void cuda_free(mt_dev *d, void *ptr, size_t cap) {
     cuda_dev *c = (cuda_dev *)d;
     if (!ptr) return;
-    if (!mt_blockcache_put(&c->blocks, (uint64_t)(uintptr_t)ptr, cap, stream_of(c)) && enter(c, NULL) == MT_OK)
-        c->cu->cuMemFree(dptr(ptr)); /* nowhere to report a failure */
+    bool kept = this_run.active && !run_stream && /* a run's own block, on the device's stream */
+                mt_blockcache_put(&c->blocks, (uint64_t)(uintptr_t)ptr, cap, c->stream);
+    if (!kept && enter(c, NULL) == MT_OK) c->cu->cuMemFree(dptr(ptr)); /* nowhere to report a failure */
     mt_dev_release(d); /* the block's reference, even if the driver refused it */
 }
 

@@ -25,7 +25,7 @@
  *
  *     A nest of fewer than THREADS iterations (constant) gets one block of
  *     exactly that many threads. A large elementwise nest (no reduce loop,
- *     a constant extent that THREADS divides, at least 2 * PER_THREAD *
+ *     a constant extent that THREADS * PER_THREAD divides, at least 2 * PER_THREAD *
  *     THREADS per SM) gives each thread PER_THREAD elements, THREADS apart,
  *     in an unrolled loop: a block covers THREADS * PER_THREAD consecutive
  *     elements, and each thread has PER_THREAD loads in flight:
@@ -170,7 +170,8 @@ static bool bind_spatial(mt_sched *s, mt_tvar *first, int threads) {
     for (int i = 1; i < k; i++)
         if (!mt_sched_fuse(s, f, vars[i], &f)) break;
     int64_t ext;
-    if (k == n && mt_te_is_const_int(mt_sched_get_loop(s, f)->extent, &ext) && ext % threads == 0 &&
+    if (k == n && mt_te_is_const_int(mt_sched_get_loop(s, f)->extent, &ext) &&
+        ext % ((int64_t)threads * PER_THREAD) == 0 &&
         ext >= (int64_t)threads * PER_THREAD * mt_tfunc_target(s->func)->num_sms * 2) {
         mt_sched t = *s;
         if (several_per_thread(&t, f, threads)) {

@@ -147,15 +147,14 @@ static mt_tstmt *gen_block(gv *g) {
     return mt_ts_alloc(c->a, g->red, mt_ts_seq(c->a, b.data, b.len));
 }
 
-/* blockIdx.x over column groups, .y over the batch. */
+/* blockIdx.x over column groups and the batch. */
 static mt_tstmt *gen_grid(gv *g) {
     mm *c = g->c;
-    mt_tvar *bx = mm_ivar(c, "bx"), *by = mm_batch_vars(c);
+    mt_tvar *bx = mm_ivar(c, "bx");
+    mt_texpr *count = mm_ceildiv(c, N_(g), g->jt);
+    mm_batch_vars(c);
     g->j0 = bin(g, TE_MUL, V(g, bx), I(g, g->jt));
-    mt_tstmt *s = mm_bind_batch(c, by, "blockIdx.y", gen_block(g));
-    s = mt_ts_for(c->a, bx, I(g, 0), mm_ceildiv(c, N_(g), g->jt), MT_FOR_THREAD, s);
-    s->thread_tag = "blockIdx.x";
-    return s;
+    return mm_grid(c, &bx, &count, 1, gen_block(g));
 }
 
 mt_tfunc *mt_schedule_gpu_gemv(mt_arena *a, mt_tfunc *f) {

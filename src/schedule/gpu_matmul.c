@@ -9,9 +9,8 @@
  * lowered form. A block computes a BM x BN tile of C with T threads, each
  * thread a TM x TN sub-tile held in `acc` (registers):
  *
- *     for bx in T.thread_binding(ceildiv(N, BN), thread="blockIdx.x"):
- *      for by in T.thread_binding(ceildiv(M, BM), thread="blockIdx.y"):
- *       for bz in T.thread_binding(batch, thread="blockIdx.z"):     batched only
+ *     for b in T.thread_binding(ceildiv(N, BN) * ceildiv(M, BM) * batch, thread="blockIdx.x"):
+ *         bn = b % ceildiv(N, BN); bm = b // ceildiv(N, BN) % ...; batch indices
  *         As = T.alloc_buffer((BK * (BM + 4),), scope="shared")     A's tile, k-major
  *         Bs = T.alloc_buffer((BK * (BN + 4),), scope="shared")     B's tile, k-major
  *         acc = T.alloc_buffer((TM * TN,), scope="local")
@@ -279,21 +278,15 @@ static mt_tstmt *gen_tile(gm *g) {
     return mt_ts_alloc(c->a, g->as, mt_ts_alloc(c->a, g->bs, s));
 }
 
-static mt_tstmt *bound_loop(gm *g, mt_tvar *v, mt_texpr *ext, const char *tag, mt_tstmt *body) {
-    mt_tstmt *l = mt_ts_for(g->c->a, v, I(g, 0), ext, MT_FOR_THREAD, body);
-    l->thread_tag = tag;
-    return l;
-}
-
-/* blockIdx.x over column tiles, .y over row tiles, .z over the batch. */
+/* One blockIdx.x over the column tiles (fastest), the row tiles and the batch. */
 static mt_tstmt *gen_grid(gm *g) {
     mm *c = g->c;
-    mt_tvar *bx = mm_ivar(c, "bx"), *by = mm_ivar(c, "by"), *bz = mm_batch_vars(c);
-    g->i0 = bin(g, TE_MUL, V(g, by), I(g, g->bm));
-    g->j0 = bin(g, TE_MUL, V(g, bx), I(g, g->bn));
-    mt_tstmt *s = mm_bind_batch(c, bz, "blockIdx.z", gen_tile(g));
-    s = bound_loop(g, by, mm_ceildiv(c, M_(g), g->bm), "blockIdx.y", s);
-    return bound_loop(g, bx, mm_ceildiv(c, N_(g), g->bn), "blockIdx.x", s);
+    mt_tvar *tile[2] = {mm_ivar(c, "bn"), mm_ivar(c, "bm")}; /* along N fastest */
+    mt_texpr *count[2] = {mm_ceildiv(c, N_(g), g->bn), mm_ceildiv(c, M_(g), g->bm)};
+    mm_batch_vars(c);
+    g->i0 = bin(g, TE_MUL, V(g, tile[1]), I(g, g->bm));
+    g->j0 = bin(g, TE_MUL, V(g, tile[0]), I(g, g->bn));
+    return mm_grid(c, tile, count, 2, gen_tile(g));
 }
 
 /* ---- choices ------------------------------------------------------------------------ */

@@ -15,14 +15,22 @@
  *             for jj in range(ceildiv(N, T)):
  *                 if jj * T + tx < N:  acc[0] = F(acc[0], E(row, jj * T + tx))
  *             red0[tx] = acc[0]
- *         for tx in T.thread_binding(T, thread="threadIdx.x"):   tree, T/2 .. 1
- *             if tx < 128: red0[tx] = F(red0[tx], red0[tx + 128])
+ *         for tx in T.thread_binding(T, thread="threadIdx.x"):   tree, fan-in 16
+ *             if tx < T / 16: red0[tx] = F(red0[tx], red0[tx + T/16], ..., red0[tx + 15 T/16])
  *         ...
  *         for tx in ...:                                 ROW: one thread
  *             if tx == 0: rv0[0] = E(row)
  *         for tx in ...:                                 ELT: the epilogue
  *             for jj in range(ceildiv(N, T)):
  *                 if jj * T + tx < N:  Y[row, jj * T + tx] = E(row, jj * T + tx)
+ *
+ * The row in registers. When N is a constant of at most 32 elements per
+ * thread, a first phase loads each thread's elements of the row's inputs
+ * into per-thread buffers (x_row, allocated outside the phases, so they
+ * live in registers across them), the strided loops are unrolled (jj
+ * constant) and read them there; a value a RED stage also stores
+ * (softmax's exp(x - max)) is kept there too, and stored to memory only
+ * when no later stage rewrites that output: x is read once.
  *
  * Each statement at the block level is a phase (tir.h), so every thread
  * sees the partials, the tree's levels and the per-row values of the
@@ -40,8 +48,9 @@
  * symbolic N). Consecutive threads read consecutive elements (coalesced).
  *
  * Numerics. The sum is reassociated: T strided partial sums combined in a
- * tree, an error bound of about (N / T + log2 T) u sum |e_i|, smaller than
- * the serial (N - 1) u sum |e_i|. max / min are exact in any order.
+ * tree of fan-in 16, an error bound of about (N / T + 16 log16 T) u sum
+ * |e_i|, smaller than the serial (N - 1) u sum |e_i|. max / min are exact
+ * in any order.
  */
 #include "schedule/gpu_rules.h"
 
@@ -50,7 +59,7 @@
 #include "schedule/rule_reduce.h"
 
 enum { MIN_THREADS = 32, MAX_THREADS = 512, PER_THREAD = 4, SYMBOLIC_THREADS = 256, FAN_IN = 16,
-       MAX_PER = 32 };
+       MAX_PER = 32, CACHE_REGS = 64 };
 
 typedef MT_VEC(mt_tstmt *) svec;
 
@@ -123,9 +132,10 @@ static mt_tstmt *cached_store(mt_tmutator *m, mt_tstmt *s) {
     if (s->kind == TS_STORE && s->nidx == 1)
         for (int k = 0; k < g->ncache; k++)
             if (s->buf == g->cflat[k] && mt_texpr_equal(s->idx[0], x->ix[k])) {
-                mt_texpr *v = mt_tmutate_expr(m, s->value);
-                mt_tstmt *to = st(g, g->cache[k], x->jj, v);
-                return g->keep[k] || !x->red ? mt_ts_seq(g->c->a, (mt_tstmt *[]){to, st(g, s->buf, s->idx[0], ld(g, g->cache[k], x->jj))}, 2) : to;
+                mt_tstmt *to = st(g, g->cache[k], x->jj, mt_tmutate_expr(m, s->value));
+                if (x->red && !g->keep[k]) return to;
+                mt_tstmt *both[2] = {to, st(g, s->buf, s->idx[0], ld(g, g->cache[k], x->jj))};
+                return mt_ts_seq(g->c->a, both, 2);
             }
     return mt_tmutate_stmt_children(m, s);
 }
@@ -215,18 +225,20 @@ static bool rewritten_after(rr *c, int i, const mt_tbuffer *b) {
 }
 
 /* The row is cached when N is a constant of at most MAX_PER elements per
- * thread: every input parameter of the row's shape that no stage writes,
- * and what a RED stage also stores (softmax's exp(x - max)), which then
- * goes to memory only when no later stage rewrites it. */
+ * thread: what a RED stage also stores (softmax's exp(x - max)), which then
+ * goes to memory only when no later stage rewrites it, and the input
+ * parameters of the row's shape that no stage writes, as many as fit in
+ * CACHE_REGS registers a thread (the rest are read from memory). */
 static void choose_cache(gr *g) {
     rr *c = g->c;
     int64_t n;
     if (!mt_te_is_const_int(c->N, &n) || (n + g->threads - 1) / g->threads > MAX_PER) return;
-    int per = (int)((n + g->threads - 1) / g->threads);
-    for (int i = 0; i < c->nst && g->ncache < RR_MAXB; i++)
+    int per = (int)((n + g->threads - 1) / g->threads), most = CACHE_REGS / per;
+    most = most < RR_MAXB ? most : RR_MAXB;
+    for (int i = 0; i < c->nst && g->ncache < most; i++)
         if (c->st[i].kind == ST_RED && c->st[i].also)
             add_cache(g, c->st[i].also, per, false, !rewritten_after(c, i, c->st[i].also));
-    for (int i = 0; i < c->f->nparams && g->ncache < RR_MAXB; i++) {
+    for (int i = 0; i < c->f->nparams && g->ncache < most; i++) {
         mt_tbuffer *b = c->f->params[i].buf;
         if (!b || b->ndim != c->ns + 1 || written_by_stage(c, b) || find_rv(c, b)) continue;
         if (!mt_texpr_equal(b->shape[c->ns], c->N)) continue;

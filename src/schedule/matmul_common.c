@@ -409,21 +409,25 @@ bool mm_operand_contiguous(mm *c, bool y, bool along_k) {
 
 mt_texpr *mm_i64(mm *c, mt_texpr *e) { return e->dtype == MT_INT64 ? e : mt_te_cast(c->a, MT_INT64, e); }
 
-mt_tvar *mm_batch_vars(mm *c) {
+void mm_batch_vars(mm *c) {
     for (int d = 0; d < c->ns - 2; d++) c->bv[d] = mm_V(c, mm_ivar(c, "bi"));
-    return mm_ivar(c, "bz");
 }
 
-mt_tstmt *mm_bind_batch(mm *c, mt_tvar *bz, const char *tag, mt_tstmt *body) {
-    if (c->ns == 2) return body;
+mt_tstmt *mm_grid(mm *c, mt_tvar *const *tile, mt_texpr *const *count, int n, mt_tstmt *body) {
+    mt_tvar *vars[MM_MAXS + 4];
+    mt_texpr *ext[MM_MAXS + 4];
+    int m = 0;
+    for (int i = 0; i < n; i++) vars[m] = tile[i], ext[m++] = count[i];
+    for (int d = c->ns - 3; d >= 0; d--) vars[m] = c->bv[d]->var, ext[m++] = mm_i64(c, c->ext[d]);
+    mt_tvar *b = mm_ivar(c, "blk");
     mt_texpr *inner = mm_I(c, 1);
-    for (int d = c->ns - 3; d >= 0; d--) {
-        mt_texpr *q = mt_arith_bin(c->a, TE_FLOORDIV, mm_V(c, bz), inner), *ext = mm_i64(c, c->ext[d]);
-        body = mt_ts_let(c->a, c->bv[d]->var, d == 0 ? q : mt_arith_bin(c->a, TE_FLOORMOD, q, ext), body);
-        inner = mt_arith_bin(c->a, TE_MUL, inner, ext);
+    for (int i = 0; i < m; i++) {
+        mt_texpr *q = mt_arith_bin(c->a, TE_FLOORDIV, mm_V(c, b), inner);
+        body = mt_ts_let(c->a, vars[i], i == m - 1 ? q : mt_arith_bin(c->a, TE_FLOORMOD, q, ext[i]), body);
+        inner = mt_arith_bin(c->a, TE_MUL, inner, ext[i]);
     }
-    mt_tstmt *l = mt_ts_for(c->a, bz, mm_I(c, 0), inner, MT_FOR_THREAD, body);
-    l->thread_tag = tag;
+    mt_tstmt *l = mt_ts_for(c->a, b, mm_I(c, 0), inner, MT_FOR_THREAD, body);
+    l->thread_tag = "blockIdx.x";
     return l;
 }
 

@@ -103,14 +103,15 @@ bool mm_operand_contiguous(mm *c, bool y, bool along_k);
 
 /* The GPU rules' shared parts (gpu_matmul.c, gpu_gemv.c). mm_i64: e as an
  * int64. mm_batch_vars: fresh batch indices into c->bv (before the body is
- * built) and the variable of the grid dim that runs over the batch;
- * mm_bind_batch: body inside that grid loop (bound to tag), the indices
- * let from it (body itself when there is no batch). mm_scheduled: c->f with
- * flat params, no allocations, body (stamped with f's place) and the
- * attribute "schedule". */
+ * built). mm_grid: body inside one blockIdx.x loop over every block: the
+ * n tile indices tile[i] (count[i] of each, tile[0] fastest) and the batch
+ * indices, let from the block's number (one grid dim, whose limit is
+ * 2^31 - 1: y and z stop at 65535). mm_scheduled: c->f with flat params,
+ * no allocations, body (stamped with f's place) and the attribute
+ * "schedule". */
 mt_texpr *mm_i64(mm *c, mt_texpr *e);
-mt_tvar *mm_batch_vars(mm *c);
-mt_tstmt *mm_bind_batch(mm *c, mt_tvar *bz, const char *tag, mt_tstmt *body);
+void mm_batch_vars(mm *c);
+mt_tstmt *mm_grid(mm *c, mt_tvar *const *tile, mt_texpr *const *count, int n, mt_tstmt *body);
 mt_tfunc *mm_scheduled(mm *c, mt_tstmt *body, const char *schedule);
 
 /* rule_matvec.c: the matrix-vector schedule for few rows times a B read

@@ -180,6 +180,24 @@ static void test_tile_sizes(void **st) {
     }
 }
 
+/* A grid's y and z stop at 65535 blocks: every block of both rules is
+ * numbered along blockIdx.x (up to 2^31 - 1), however large the batch. */
+static void test_grid_in_x(void **st) {
+    (void)st;
+    static const char *const srcs[] = {
+        "def f(a: Tensor((70000, 2, 8), \"float32\"), w: Tensor((8, 16), \"float32\")):\n    return a @ w\n",
+        "def f(a: Tensor((70000, 16, 16), \"float32\"), w: Tensor((70000, 16, 16), \"float32\")):\n"
+        "    return a @ w\n",
+    };
+    for (size_t i = 0; i < 2; i++) {
+        mt_kernel *k = compile_ok(srcs[i]);
+        const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+        if (strstr(t, "blockIdx.y") || strstr(t, "blockIdx.z") || !strstr(t, "grid=(70000,)"))
+            fail_msg("%s: expected one grid dim of 70000 blocks:\n%s", srcs[i], t);
+        mt_kernel_release(k);
+    }
+}
+
 /* The float32 tile kernel's text: float4 reads of the shared tiles; no
  * spills in ptxas's report when NVRTC compiled it. */
 static void test_cuda_text(void **st) {
@@ -214,6 +232,7 @@ int main(void) {
         cmocka_unit_test(test_gemv),
         cmocka_unit_test(test_tiles),
         cmocka_unit_test(test_tile_sizes),
+        cmocka_unit_test(test_grid_in_x),
         cmocka_unit_test(test_cuda_text),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);

@@ -24,7 +24,7 @@
  * thread's values from one phase to the next (the GPU matmul's
  * accumulators): here it becomes one buffer of a copy per thread, T times
  * its size for T threads per block, and the thread at linear index t
- * (threadIdx loops outermost first) uses copy t: b[i] is b'[t * n + i].
+ * ((z * Y + y) * X + x) uses copy t: b[i] is b'[t * n + i].
  *
  * The result is for the host CPU: its target is `host`, and the rest of
  * the CPU pipeline (split_host_device, the LLVM backend) takes it as any
@@ -35,7 +35,7 @@
 #include "passes/tir/tir_passes.h"
 #include "support/common.h"
 
-enum { MAX_THREAD_LOOPS = 3, MAX_SPREAD = 16 };
+enum { MAX_THREAD_LOOPS = 3, MAX_SPREAD = 64 };
 
 /* A per-thread buffer allocated outside the phases and its copies. */
 typedef struct spread {
@@ -49,6 +49,7 @@ typedef struct emu {
     int threads; /* threadIdx loops around it */
     mt_tvar *tvar[MAX_THREAD_LOOPS];   /* their variables, outermost first */
     int64_t text[MAX_THREAD_LOOPS];    /* and constant extents */
+    char tdim[MAX_THREAD_LOOPS];       /* and dims: 'x', 'y', 'z' */
     spread sp[MAX_SPREAD];
     int nsp;
 } emu;
@@ -87,12 +88,15 @@ static int64_t block_threads(const mt_tstmt *s) {
     return n;
 }
 
-/* t * n + ix, t the linear index of the current thread. */
+/* t * n + ix, t the linear index of the current thread: (z * Y + y) * X +
+ * x, whatever order the phase nests its threadIdx loops in. */
 static mt_texpr *thread_index(mt_arena *a, const emu *e, const spread *sp, mt_texpr *ix) {
     if (e->threads == 0) mt_ice("emulate_gpu: per-thread buffer '%s' used outside the phases", sp->old->name);
-    mt_texpr *t = mt_te_var(a, e->tvar[0]);
-    for (int i = 1; i < e->threads; i++)
-        t = mt_te_bin(a, TE_ADD, mt_te_bin(a, TE_MUL, t, mt_te_i64(a, e->text[i])), mt_te_var(a, e->tvar[i]));
+    mt_texpr *t = mt_te_i64(a, 0);
+    for (const char *d = "zyx"; *d; d++)
+        for (int i = 0; i < e->threads; i++)
+            if (e->tdim[i] == *d)
+                t = mt_te_bin(a, TE_ADD, mt_te_bin(a, TE_MUL, t, mt_te_i64(a, e->text[i])), mt_te_var(a, e->tvar[i]));
     mt_texpr *off = mt_te_bin(a, TE_MUL, t, mt_te_i64(a, sp->n));
     if (ix->kind == TE_RAMP) return mt_te_ramp(a, mt_te_bin(a, TE_ADD, off, ix->a), ix->b, ix->lanes);
     return mt_te_bin(a, TE_ADD, off, ix);
@@ -143,6 +147,7 @@ static mt_tstmt *emu_stmt(mt_tmutator *m, mt_tstmt *s) {
         if (e->threads == MAX_THREAD_LOOPS || !mt_te_is_const_int(s->extent, &e->text[e->threads]))
             mt_ice("emulate_gpu: threadIdx loops nested too deep or of symbolic extent");
         e->tvar[e->threads] = s->var;
+        e->tdim[e->threads] = s->thread_tag[strlen("threadIdx.")];
     }
     (*depth)++;
     mt_tstmt *r = mt_ts_copy(m->arena, mt_tmutate_stmt_children(m, s));

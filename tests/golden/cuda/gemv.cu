@@ -17,7 +17,7 @@ static __device__ __forceinline__ long long mt_floormod_i64(long long a, long lo
 
 // launch fused_transpose_matmul_kernel0 grid=(16, 1, 1) block=(256, 1, 1) shared=0
 extern "C" __global__ void __launch_bounds__(256) fused_transpose_matmul_kernel0(const float *__restrict__ x, const float *__restrict__ w, float *__restrict__ lv1) {
-    const long long bx = blockIdx.x;
+    const long long blk = blockIdx.x;
     __shared__ __align__(16) float red[256];
     {
         const long long tx = threadIdx.x;
@@ -27,7 +27,7 @@ extern "C" __global__ void __launch_bounds__(256) fused_transpose_matmul_kernel0
         acc[0] = 0.0f;
         for (long long kk = 0; kk < 25; ++kk) {
             if (kk * 32 + s < 784) {
-                acc[0] = fmaf(x[kk * 32 + s], w[(bx * 8 + col) * 784 + (kk * 32 + s)], acc[0]);
+                acc[0] = fmaf(x[kk * 32 + s], w[(blk * 8 + col) * 784 + (kk * 32 + s)], acc[0]);
             }
         }
         red[s * 8 + col] = acc[0];
@@ -82,7 +82,7 @@ extern "C" __global__ void __launch_bounds__(256) fused_transpose_matmul_kernel0
     const long long col = mt_floordiv_i64(tx, 32);
     if (mt_floormod_i64(tx, 32) == 0) {
         const float m = red[col];
-        lv1[bx * 8 + col] = m;
+        lv1[blk * 8 + col] = m;
     }
 }
 

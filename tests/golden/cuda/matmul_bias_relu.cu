@@ -15,10 +15,11 @@ static __device__ __forceinline__ long long mt_floormod_i64(long long a, long lo
     return r != 0 && (r ^ b) < 0 ? r + b : r;
 }
 
-// launch fused_matmul_add_relu_kernel0 grid=(4, mt_floordiv_i64(m + 31, 32), 1) block=(256, 1, 1) shared=0
+// launch fused_matmul_add_relu_kernel0 grid=(4 * mt_floordiv_i64(m + 31, 32), 1, 1) block=(256, 1, 1) shared=0
 extern "C" __global__ void __launch_bounds__(256, 2) fused_matmul_add_relu_kernel0(long long m, const float *__restrict__ a, const float *__restrict__ b, const float *__restrict__ bias, float *__restrict__ lv2) {
-    const long long bx = blockIdx.x;
-    const long long by = blockIdx.y;
+    const long long blk = blockIdx.x;
+    const long long bm = mt_floordiv_i64(blk, 4);
+    const long long bn = mt_floormod_i64(blk, 4);
     __shared__ __align__(16) float A_tile[1152];
     __shared__ __align__(16) float B_tile[1152];
     float acc[4];
@@ -32,15 +33,15 @@ extern "C" __global__ void __launch_bounds__(256, 2) fused_matmul_add_relu_kerne
         }
         #pragma unroll
         for (long long l = 0; l < 4; ++l) {
-            if (by * 32 + (l * 8 + mt_floordiv_i64(tx, 32)) < m) {
-                A_next[l] = a[(by * 32 + (l * 8 + mt_floordiv_i64(tx, 32))) * 256 + mt_floormod_i64(tx, 32)];
+            if (bm * 32 + (l * 8 + mt_floordiv_i64(tx, 32)) < m) {
+                A_next[l] = a[(bm * 32 + (l * 8 + mt_floordiv_i64(tx, 32))) * 256 + mt_floormod_i64(tx, 32)];
             } else {
                 A_next[l] = 0.0f;
             }
         }
         #pragma unroll
         for (long long l = 0; l < 4; ++l) {
-            B_next[l] = b[(l * 8 + mt_floordiv_i64(tx, 32)) * 128 + (bx * 32 + mt_floormod_i64(tx, 32))];
+            B_next[l] = b[(l * 8 + mt_floordiv_i64(tx, 32)) * 128 + (bn * 32 + mt_floormod_i64(tx, 32))];
         }
     }
     __syncthreads();
@@ -61,15 +62,15 @@ extern "C" __global__ void __launch_bounds__(256, 2) fused_matmul_add_relu_kerne
         if (k0 + 1 < 8) {
             #pragma unroll
             for (long long l = 0; l < 4; ++l) {
-                if (by * 32 + (l * 8 + mt_floordiv_i64(tx, 32)) < m) {
-                    A_next[l] = a[(by * 32 + (l * 8 + mt_floordiv_i64(tx, 32))) * 256 + ((k0 + 1) * 32 + mt_floormod_i64(tx, 32))];
+                if (bm * 32 + (l * 8 + mt_floordiv_i64(tx, 32)) < m) {
+                    A_next[l] = a[(bm * 32 + (l * 8 + mt_floordiv_i64(tx, 32))) * 256 + ((k0 + 1) * 32 + mt_floormod_i64(tx, 32))];
                 } else {
                     A_next[l] = 0.0f;
                 }
             }
             #pragma unroll
             for (long long l = 0; l < 4; ++l) {
-                B_next[l] = b[((k0 + 1) * 32 + (l * 8 + mt_floordiv_i64(tx, 32))) * 128 + (bx * 32 + mt_floormod_i64(tx, 32))];
+                B_next[l] = b[((k0 + 1) * 32 + (l * 8 + mt_floordiv_i64(tx, 32))) * 128 + (bn * 32 + mt_floormod_i64(tx, 32))];
             }
         }
         float a_reg[2];
@@ -101,10 +102,10 @@ extern "C" __global__ void __launch_bounds__(256, 2) fused_matmul_add_relu_kerne
     for (long long i = 0; i < 2; ++i) {
         #pragma unroll
         for (long long j = 0; j < 2; ++j) {
-            if (by * 32 + (trow * 2 + i) < m) {
+            if (bm * 32 + (trow * 2 + i) < m) {
                 const float m_1 = acc[i * 2 + j];
-                const float e = fmaxf(m_1 + bias[bx * 32 + (tcol * 2 + j)], 0.0f);
-                lv2[(by * 32 + (trow * 2 + i)) * 128 + (bx * 32 + (tcol * 2 + j))] = e;
+                const float e = fmaxf(m_1 + bias[bn * 32 + (tcol * 2 + j)], 0.0f);
+                lv2[(bm * 32 + (trow * 2 + i)) * 128 + (bn * 32 + (tcol * 2 + j))] = e;
             }
         }
     }
