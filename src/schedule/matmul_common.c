@@ -445,6 +445,6 @@ mt_tfunc *mm_scheduled(mm *c, mt_tstmt *body, const char *schedule) {
     h->nallocs = 0;
     h->body = body;
     mt_tstmt_fill_loc(h->body, f->loc); /* all of it is new */
-    mt_tfunc_set_attr(c->a, h, "schedule", schedule);
+    if (schedule) mt_tfunc_set_attr(c->a, h, "schedule", schedule);
     return h;
 }

@@ -108,7 +108,7 @@ bool mm_operand_contiguous(mm *c, bool y, bool along_k);
  * indices, let from the block's number (one grid dim, whose limit is
  * 2^31 - 1: y and z stop at 65535). mm_scheduled: c->f with flat params,
  * no allocations, body (stamped with f's place) and the attribute
- * "schedule". */
+ * "schedule" (none when schedule is NULL); every rule built on mm uses it. */
 mt_texpr *mm_i64(mm *c, mt_texpr *e);
 void mm_batch_vars(mm *c);
 mt_tstmt *mm_grid(mm *c, mt_tvar *const *tile, mt_texpr *const *count, int n, mt_tstmt *body);

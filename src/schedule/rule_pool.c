@@ -235,19 +235,7 @@ mt_tfunc *mt_schedule_pool_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     c->f = f;
     if (!match(p)) return f;
     c->vl = mt_target_register_lanes(mt_tfunc_target(f), c->dt);
-    mt_tparam *params = MT_NEW_ARRAY(a, mt_tparam, f->nparams > 0 ? f->nparams : 1);
-    for (int i = 0; i < f->nparams; i++) {
-        params[i] = f->params[i];
-        if (params[i].buf) params[i].buf = mt_lw_flat(&c->lw, params[i].buf)->flat;
-    }
-    mt_tstmt *body = gen(p);
-    mt_tfunc *g = MT_NEW(a, mt_tfunc);
-    *g = *f;
-    g->params = params;
-    g->allocs = NULL;
-    g->nallocs = 0;
-    g->body = body;
-    mt_tstmt_fill_loc(body, f->loc);
+    mt_tfunc *g = mm_scheduled(c, gen(p), NULL);
     if (applied) *applied = 1;
     return g;
 }
