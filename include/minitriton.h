@@ -100,7 +100,9 @@ typedef enum mt_dtype {
     X(MT_STAGE_ASM, "asm")               \
     X(MT_STAGE_CUDA, "cuda")             \
     X(MT_STAGE_PLAN, "plan") /* the run's memory plan: arena offsets, sizes, lifetimes */ \
-    X(MT_STAGE_DOT, "dot")   /* the graph for Graphviz, one cluster per fused group */
+    X(MT_STAGE_DOT, "dot")   /* the graph for Graphviz, one cluster per fused group */ \
+    X(MT_STAGE_SCHEDULE, "schedule") /* how each kernel was scheduled: a user schedule as \
+                                      * @T.schedule text, or the default rule's name */
 
 typedef enum mt_stage {
 #define MT_X_(name, text) name,

@@ -38,6 +38,7 @@
 #include "graph/builder.h"
 #include "passes/registry.h"
 #include "passes/tir/tir_passes.h"
+#include "schedule/sched_from_ast.h"
 #include "support/common.h"
 #include "support/strbuf.h"
 #include "tir/verify.h"
@@ -214,7 +215,7 @@ static void run_tir_pass(mt_arena *a, const mt_pass *p, mt_tfunc **fs, int n, co
 /* The target's rules, each tried on every function (a rule leaves alone
  * what it does not match). Functions of different targets take their own. */
 static void run_rules(mt_arena *a, mt_tfunc **fs, int n, const char *dump_after, verified *v,
-                      mt_compiled *out) {
+                      const char **how, mt_compiled *out) {
     static const mt_target kinds[] = {MT_TARGET_CPU, MT_TARGET_CUDA};
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         int nr;
@@ -222,8 +223,10 @@ static void run_rules(mt_arena *a, mt_tfunc **fs, int n, const char *dump_after,
         for (int r = 0; r < nr; r++) {
             bool any = false;
             for (int i = 0; i < n; i++)
-                if (mt_tfunc_target(fs[i])->kind == kinds[k]) {
-                    fs[i] = rules[r].tir(a, fs[i]);
+                if (mt_tfunc_target(fs[i])->kind == kinds[k] && !(how[i] && how[i][0] == '@')) {
+                    mt_tfunc *g = rules[r].tir(a, fs[i]);
+                    if (g != fs[i] && !how[i]) how[i] = rules[r].name;
+                    fs[i] = g;
                     any = true;
                 }
             if (!any) continue;
@@ -271,8 +274,31 @@ static mt_gmodule *run_graph_passes(mt_arena *a, mt_gmodule *m, const char *dump
     return m;
 }
 
-static void run_tir_passes(mt_arena *a, mt_tfunc **fs, int n, const mt_compile_options *opts,
-                           mt_compiled *out) {
+/* The "schedule" dump: how each function was scheduled. */
+static const char *print_how(mt_arena *a, mt_tfunc *const *fs, int n, const char *const *how) {
+    mt_sb sb;
+    mt_sb_init(&sb, a);
+    for (int i = 0; i < n; i++) {
+        if (i) mt_sb_putc(&sb, '\n');
+        if (how[i] && how[i][0] == '@') mt_sb_printf(&sb, "# %s: the source's schedule\n%s", fs[i]->name, how[i]);
+        else if (how[i]) mt_sb_printf(&sb, "# %s: the default rule %s\n", fs[i]->name, how[i]);
+        else mt_sb_printf(&sb, "# %s: no rule applied (its loops as written)\n", fs[i]->name);
+    }
+    return mt_sb_str(&sb);
+}
+
+/* The target's rules, after the source's schedules (which take the
+ * functions they name away from the rules). */
+static void schedule(mt_arena *a, const mt_ast *ast, mt_tfunc **fs, int n, const char *dump_after,
+                     verified *v, mt_compiled *out) {
+    const char **how = MT_NEW_ARRAY(a, const char *, n + 1);
+    mt_apply_source_schedules(a, ast, fs, n, how);
+    run_rules(a, fs, n, dump_after, v, how, out);
+    out->dumps[MT_STAGE_SCHEDULE] = print_how(a, fs, n, how);
+}
+
+static void run_tir_passes(mt_arena *a, const mt_ast *ast, mt_tfunc **fs, int n,
+                           const mt_compile_options *opts, mt_compiled *out) {
     const char *dump_after = opts ? opts->dump_after : NULL;
     bool checks = opts && opts->check_bounds;
     verified v = {NULL, MT_TIR_BLOCK};
@@ -280,7 +306,7 @@ static void run_tir_passes(mt_arena *a, mt_tfunc **fs, int n, const mt_compile_o
     for (int i = 0; i < mt_npasses; i++) {
         const mt_pass *p = &mt_passes[i];
         if (p->only_check_bounds && !checks) continue;
-        if (p->kind == MT_PASS_RULES) run_rules(a, fs, n, dump_after, &v, out);
+        if (p->kind == MT_PASS_RULES) schedule(a, ast, fs, n, dump_after, &v, out);
         else if (p->kind == MT_PASS_TIR) run_tir_pass(a, p, fs, n, dump_after, &v, out);
         if (p->kind == MT_PASS_TIR && strcmp(p->name, "inline_producers") == 0)
             out->dumps[MT_STAGE_TIR] = print_tfuncs(a, fs, n);
@@ -333,7 +359,7 @@ void mt_pipeline_run(mt_arena *a, const char *src, size_t len, const mt_compile_
     assign_targets(a, m, targets);
     mt_tfunc **fs = MT_NEW_ARRAY(a, mt_tfunc *, m->ntfuncs > 0 ? m->ntfuncs : 1);
     for (int i = 0; i < m->ntfuncs; i++) fs[i] = m->tfuncs[i];
-    run_tir_passes(a, fs, m->ntfuncs, opts, out);
+    run_tir_passes(a, ast, fs, m->ntfuncs, opts, out);
     mt_tsplit sp;
     split(a, fs, m->ntfuncs, &sp);
     out->dumps[MT_STAGE_TIR_SCHED] = print_split(a, &sp, m->ntfuncs);

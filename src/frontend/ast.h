@@ -60,7 +60,9 @@
 #ifndef MT_FRONTEND_AST_H
 #define MT_FRONTEND_AST_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "frontend/token.h"
 #include "support/arena.h"
@@ -106,7 +108,21 @@ struct mt_ast {
     uint8_t *cmp_neg;      /* COMPARE: 1 where the operator is `is not` */
 };
 
-const char *mt_ast_kind_str(mt_ast_kind k); /* "AST_BINOP" -> "BinOp"-style name */
+const char *mt_ast_kind_str(mt_ast_kind k);
+
+/* Is decorator d `@T.<name>` or `@T.<name>(...)`? Does def carry one?
+ * (Inline: the TIR parser uses them without linking the frontend.) */
+static inline bool mt_ast_is_decorator(const mt_ast *d, const char *name) {
+    if (d->kind == AST_CALL) d = d->lhs;
+    return d->kind == AST_ATTR && strcmp(d->name, name) == 0 && d->lhs->kind == AST_NAME &&
+           strcmp(d->lhs->name, "T") == 0;
+}
+
+static inline bool mt_ast_has_decorator(const mt_ast *def, const char *name) {
+    for (int i = 0; i < def->kw.len; i++)
+        if (mt_ast_is_decorator(def->kw.data[i], name)) return true;
+    return false;
+} /* "AST_BINOP" -> "BinOp"-style name */
 mt_ast *mt_ast_new(mt_arena *a, mt_ast_kind kind, mt_loc loc);
 void mt_ast_push(mt_arena *a, mt_ast_list *l, mt_ast *n);
 

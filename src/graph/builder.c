@@ -552,6 +552,11 @@ mt_gmodule *mt_build_graph(mt_arena *a, const mt_ast *module, const mt_build_opt
     const mt_ast *entry = NULL, *last_prim = NULL;
     for (int i = 0; i < module->body.len; i++) {
         const mt_ast *s = module->body.data[i];
+        if (s->kind == AST_FUNCDEF && mt_ast_has_decorator(s, "schedule")) {
+            if (opts && opts->entry && strcmp(s->name, opts->entry) == 0)
+                mt_fail(MT_ERR_NAME, s->loc, "'%s' is a schedule (@T.schedule), not a function to compile", s->name);
+            continue; /* applied by the pipeline to the function it names */
+        }
         if (s->kind == AST_FUNCDEF) {
             if (opts && opts->entry ? strcmp(s->name, opts->entry) == 0 : !is_prim_func(s)) entry = s;
             if (is_prim_func(s)) last_prim = s;

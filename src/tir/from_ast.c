@@ -1328,16 +1328,7 @@ static mt_tstmt *stmts(fctx *c, const mt_ast_list *l, int from) {
 
 /* ---- functions ------------------------------------------------------------ */
 
-bool mt_ast_is_prim_func(const mt_ast *def) {
-    for (int i = 0; i < def->kw.len; i++) {
-        const mt_ast *d = def->kw.data[i];
-        if (d->kind == AST_CALL) d = d->lhs;
-        if (d->kind == AST_ATTR && strcmp(d->name, "prim_func") == 0 && d->lhs->kind == AST_NAME &&
-            strcmp(d->lhs->name, "T") == 0)
-            return true;
-    }
-    return false;
-}
+bool mt_ast_is_prim_func(const mt_ast *def) { return mt_ast_has_decorator(def, "prim_func"); }
 
 /* T.func_attr({"key": "value", ...}) */
 static void func_attr(fctx *c, const mt_ast *call) {

@@ -1,0 +1,106 @@
+/*
+ * user_apply.c -- the source's schedules, each applied to the loop
+ * functions it names (sched_from_ast.h, mt_apply_source_schedules).
+ *
+ * `@T.schedule(mm)` names a loop function of the source: it applies to the
+ * functions made from it (one per distinct set of symbolic-dim bindings of
+ * its calls, named mm, mm_1, ...). `@T.schedule("fused_add")` names a
+ * kernel of the dumps exactly. A string that names no kernel of the program
+ * is an error (a typo would otherwise go unnoticed); a loop function that
+ * the program does not call is not.
+ */
+#include <ctype.h>
+#include <string.h>
+
+#include "schedule/sched_from_ast.h"
+#include "support/common.h"
+#include "tir/from_ast.h"
+
+/* Is kernel name k the loop function `base` or one of its instances
+ * (base_1, base_2, ...)? */
+static bool instance_of(const char *k, const char *base) {
+    size_t n = strlen(base);
+    if (strncmp(k, base, n) != 0) return false;
+    if (k[n] == 0) return true;
+    if (k[n] != '_' || !k[n + 1]) return false;
+    for (const char *p = k + n + 1; *p; p++)
+        if (!isdigit((unsigned char)*p)) return false;
+    return true;
+}
+
+static const mt_ast *find_prim_func(const mt_ast *module, const char *name) {
+    for (int i = 0; i < module->body.len; i++) {
+        const mt_ast *d = module->body.data[i];
+        if (d->kind == AST_FUNCDEF && strcmp(d->name, name) == 0) return d;
+    }
+    return NULL;
+}
+
+static const char *kernel_names(mt_arena *a, mt_tfunc *const *fs, int n) {
+    const char *s = "";
+    for (int i = 0; i < n; i++) s = mt_arena_printf(a, "%s%s%s", s, i ? ", " : "", fs[i]->name);
+    return *s ? s : "none";
+}
+
+typedef struct has_thread {
+    bool found;
+} has_thread;
+
+static void thread_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    has_thread *h = v->ctx;
+    if (s->kind == TS_FOR && s->for_kind == MT_FOR_THREAD) h->found = true;
+    if (!h->found) mt_tvisit_stmt_children(v, s);
+}
+
+static void no_expr(mt_tvisitor *v, const mt_texpr *e) { (void)v, (void)e; }
+
+static bool binds_threads(const mt_tfunc *f) {
+    has_thread h = {false};
+    mt_tvisitor v = {no_expr, thread_stmt, &h};
+    if (f->body) mt_tvisit_stmt(&v, f->body);
+    return h.found;
+}
+
+/* Does schedule def (its decorator's argument arg) name kernel f? */
+static bool names(const mt_ast *module, const mt_ast *arg, const mt_tfunc *f) {
+    if (arg->kind == AST_STR) return strcmp(f->name, arg->str) == 0;
+    return instance_of(f->name, arg->name) && find_prim_func(module, arg->name);
+}
+
+static void check_target(const mt_ast *module, const mt_ast *arg) {
+    if (arg->kind != AST_NAME) return;
+    const mt_ast *d = find_prim_func(module, arg->name);
+    if (!d || !mt_ast_is_prim_func(d))
+        mt_fail(MT_ERR_NAME, arg->loc, "'%s' is not a loop function (@T.prim_func) of this source", arg->name);
+}
+
+static void apply_one(mt_arena *a, const mt_ast *module, const mt_ast *def, mt_tfunc **fs, int n,
+                      const char **how, const mt_ast **by) {
+    const mt_ast *arg = mt_schedule_decorator_arg(def);
+    check_target(module, arg);
+    bool any = false;
+    for (int i = 0; i < n; i++) {
+        if (!names(module, arg, fs[i])) continue;
+        any = true;
+        if (by[i])
+            mt_fail(MT_ERR_INVALID_ARG, arg->loc, "a second schedule for '%s' (the first is at line %d)",
+                    fs[i]->name, by[i]->loc.line);
+        by[i] = def;
+        fs[i] = mt_schedule_from_ast(a, fs[i], def, &how[i]);
+        if (mt_tfunc_target(fs[i])->kind == MT_TARGET_CUDA && !binds_threads(fs[i]))
+            mt_fail(MT_ERR_INVALID_ARG, def->loc,
+                    "kernel '%s' runs on the GPU: its schedule must bind loops to blockIdx and threadIdx "
+                    "(sch.bind)", fs[i]->name);
+    }
+    if (!any && arg->kind == AST_STR)
+        mt_fail(MT_ERR_NAME, arg->loc, "no kernel named '%s' in this program (its kernels: %s)", arg->str,
+                kernel_names(a, fs, n));
+}
+
+void mt_apply_source_schedules(mt_arena *a, const mt_ast *module, mt_tfunc **fs, int n, const char **how) {
+    const mt_ast **by = MT_NEW_ARRAY(a, const mt_ast *, n + 1);
+    for (int i = 0; i < module->body.len; i++) {
+        const mt_ast *d = module->body.data[i];
+        if (d->kind == AST_FUNCDEF && mt_schedule_decorator_arg(d)) apply_one(a, module, d, fs, n, how, by);
+    }
+}

@@ -1,0 +1,85 @@
+/*
+ * user_sched.h -- schedules written by users: the primitives behind handles.
+ *
+ * A user schedule (`@T.schedule` in a source, schedule/from_ast.c; or the C
+ * API's mt_sch_* calls from a compile callback, api_schedule.c) names
+ * blocks and loops by handles, small integers this object hands out:
+ *
+ *   block handle  the name of a block, followed when a primitive renames it
+ *                 (decompose_reduction makes "C" into "C_update": every
+ *                 handle of "C" then names "C_update");
+ *   loop handle   a loop variable; a primitive that replaces the loop (split,
+ *                 fuse) leaves the handle naming a loop that no longer
+ *                 exists, and using it is an error that says which step
+ *                 replaced it.
+ *
+ * Every operation checks its arguments, runs the primitive
+ * (schedule/primitives.h) and on success appends the step to the trace, the
+ * schedule as `@T.schedule` text that replays it (`mtc --emit schedule`).
+ * On failure it returns false with the reason in u->error ("split: factor 0
+ * of loop 'i' is not positive") and leaves the function as it was.
+ */
+#ifndef MT_SCHEDULE_USER_SCHED_H
+#define MT_SCHEDULE_USER_SCHED_H
+
+#include "schedule/primitives.h"
+#include "support/strbuf.h"
+
+typedef struct mt_usched_loop {
+    mt_tvar *var;
+    const char *name;     /* in the trace */
+} mt_usched_loop;
+
+typedef struct mt_usched_block {
+    const char *block;    /* the block's name in the function, as it is now */
+    const char *name;     /* in the trace */
+} mt_usched_block;
+
+typedef struct mt_usched_gone {
+    const mt_tvar *var;   /* a loop a step replaced */
+    const char *by;       /* "split (step 3)" */
+} mt_usched_gone;
+
+typedef struct mt_usched {
+    mt_sched s;
+    MT_VEC(mt_usched_loop) loops;
+    MT_VEC(mt_usched_block) blocks;
+    MT_VEC(mt_usched_gone) gone;
+    MT_VEC(const char *) names; /* every name the trace has used */
+    mt_sb trace;                /* the steps, one per line, indented 4 */
+    int nsteps;
+    const char *error;          /* the last failure's reason */
+} mt_usched;
+
+void mt_usched_init(mt_usched *u, mt_arena *a, mt_tfunc *f);
+
+/* The trace as a schedule function for kernel `func`, ready to paste back:
+ *   @T.schedule("func")
+ *   def schedule_func(sch):
+ *       b0 = sch.get_block("C")
+ *       ...                                                              */
+const char *mt_usched_text(mt_usched *u, const char *func);
+
+/* The primitives. Handles in and out are ints; out arrays hold at most
+ * MT_USCHED_MAX entries. A factor of 0 in split is `None` (inferred). */
+#define MT_USCHED_MAX 16
+bool mt_usched_get_block(mt_usched *u, const char *name, int *block);
+bool mt_usched_get_loops(mt_usched *u, int block, int *loops, int *n);
+bool mt_usched_split(mt_usched *u, int loop, const int64_t *factors, int n, int *out);
+bool mt_usched_fuse(mt_usched *u, const int *loops, int n, int *out);
+bool mt_usched_reorder(mt_usched *u, const int *loops, int n);
+bool mt_usched_parallel(mt_usched *u, int loop);
+bool mt_usched_vectorize(mt_usched *u, int loop);
+bool mt_usched_unroll(mt_usched *u, int loop);
+bool mt_usched_bind(mt_usched *u, int loop, const char *tag);
+bool mt_usched_compute_at(mt_usched *u, int block, int loop);
+bool mt_usched_compute_inline(mt_usched *u, int block);
+bool mt_usched_cache_write(mt_usched *u, int block, int index, const char *scope, int *out);
+bool mt_usched_decompose_reduction(mt_usched *u, int block, int loop, int *init);
+bool mt_usched_rfactor(mt_usched *u, const int *loops, int n, int *rf);
+
+/* A handle's name in the trace, for messages ("?" when out of range). */
+const char *mt_usched_loop_name(const mt_usched *u, int loop);
+const char *mt_usched_block_name(const mt_usched *u, int block);
+
+#endif
