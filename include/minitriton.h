@@ -149,6 +149,8 @@ typedef struct mt_diag {
 /* ---- opaque handles ------------------------------------------------------ */
 typedef struct mt_context mt_context;
 typedef struct mt_kernel mt_kernel;
+typedef struct mt_schedule mt_schedule; /* a user schedule in progress (compile callback) */
+typedef mt_status (*mt_schedule_fn)(mt_schedule *sch, void *user);
 typedef struct mt_tensor mt_tensor;
 
 /* ---- context ------------------------------------------------------------- */
@@ -202,6 +204,16 @@ typedef struct mt_compile_options {
      * shapes are proven). Target cpu, and target cuda with emulate; refused
      * for a real GPU. Default 0. */
     int check_bounds;
+    /* A user schedule from C: called for each loop function of the program
+     * that no @T.schedule of the source names, before the default rules,
+     * with schedule_user. It may apply primitives (mt_schedule_split, ...;
+     * see "User schedules" below); a function it changed is left alone by
+     * the default rules. A status other than MT_OK fails the compile. A
+     * compile with a callback is not kept in the context's cache (the
+     * callback's choices are not part of the key); the disk cache, keyed by
+     * the scheduled code, still applies. Default NULL. */
+    mt_schedule_fn schedule;
+    void *schedule_user;
     /* Every other field is part of the compile cache's key (src/cache.c). */
 } mt_compile_options;
 
@@ -454,6 +466,40 @@ MT_API int mt_dtype_from_str(const char *name, mt_dtype *out); /* 0 ok, -1 unkno
 MT_API const char *mt_stage_str(mt_stage st);     /* "graph-opt", ... */
 MT_API int mt_stage_from_str(const char *name, mt_stage *out);
 MT_API const char *mt_version(void);
+
+/* ---- User schedules from C ---------------------------------------------------
+ * Inside an mt_compile_options.schedule callback, the primitives of
+ * @T.schedule (docs/schedule.md, "User schedules") on the kernel the
+ * callback was given, which is valid only during the call. Blocks and loops
+ * are named by handles (ints) that these functions hand out. Each returns
+ * MT_OK, or MT_ERR_INVALID_ARG with the function unchanged and the reason
+ * in mt_schedule_error ("split: factor 0 of loop 'i' is not positive"): a
+ * primitive that would change the result is refused, never applied. */
+MT_API const char *mt_schedule_kernel_name(const mt_schedule *sch);
+MT_API const char *mt_schedule_error(const mt_schedule *sch); /* the last refusal, or NULL */
+/* The schedule applied so far as @T.schedule text (valid during the call). */
+MT_API const char *mt_schedule_trace(mt_schedule *sch);
+MT_API mt_status mt_schedule_get_block(mt_schedule *sch, const char *name, int *block);
+/* The loops around a block, outermost first: at most max into loops, *n set. */
+MT_API mt_status mt_schedule_get_loops(mt_schedule *sch, int block, int *loops, int max, int *n);
+/* nfactors (2..16) factors, one of them 0 (None: inferred); out gets nfactors loops. */
+MT_API mt_status mt_schedule_split(mt_schedule *sch, int loop, const int64_t *factors, int nfactors,
+                                   int *out);
+MT_API mt_status mt_schedule_fuse(mt_schedule *sch, const int *loops, int n, int *fused);
+MT_API mt_status mt_schedule_reorder(mt_schedule *sch, const int *loops, int n);
+MT_API mt_status mt_schedule_parallel(mt_schedule *sch, int loop);
+MT_API mt_status mt_schedule_vectorize(mt_schedule *sch, int loop);
+MT_API mt_status mt_schedule_unroll(mt_schedule *sch, int loop);
+/* thread_axis: "blockIdx.x" .. "blockIdx.z", "threadIdx.x" .. "threadIdx.z" (GPU kernels). */
+MT_API mt_status mt_schedule_bind(mt_schedule *sch, int loop, const char *thread_axis);
+MT_API mt_status mt_schedule_compute_at(mt_schedule *sch, int block, int loop);
+MT_API mt_status mt_schedule_compute_inline(mt_schedule *sch, int block);
+/* index: the block's written buffer (0); scope "local" (a reduction's accumulator). */
+MT_API mt_status mt_schedule_cache_write(mt_schedule *sch, int block, int index, const char *scope,
+                                         int *out);
+MT_API mt_status mt_schedule_decompose_reduction(mt_schedule *sch, int block, int loop, int *init);
+/* Partial results per iteration of loops[0..n); *rf: the block computing them. */
+MT_API mt_status mt_schedule_rfactor(mt_schedule *sch, const int *loops, int n, int *rf);
 
 #ifdef __cplusplus
 }

@@ -372,10 +372,13 @@ mt_kernel *mt_jit_compile(mt_context *ctx, const char *source, const mt_compile_
     }
     if (!check_bound_params(opts, file, diag)) return NULL;
     /* Without memory for a key the compilation simply bypasses the cache; so
-     * does one with bound parameters (the kernel holds their values). */
+     * does one with bound parameters (the kernel holds their values) or a
+     * schedule callback (its choices are not in the key; the disk cache's
+     * key has the scheduled code). */
     mt_cache_key key;
     memset(&key, 0, sizeof key);
-    bool keyed = opts->nparams == 0 && mt_cache_key_init(&key, source, opts, ctx->host_str) == 0;
+    bool keyed = opts->nparams == 0 && !opts->schedule &&
+                 mt_cache_key_init(&key, source, opts, ctx->host_str) == 0;
     mt_kernel *k = keyed ? mt_cache_lookup(ctx->cache, &key) : NULL;
     if (!k) {
         /* The disk cache's part of the key: the same without the options

@@ -39,12 +39,14 @@ typedef struct options_mirror_ {
     const void *params; /* not in the key: a compile with bound parameters is not cached */
     int nparams;
     int check_bounds;
+    void *schedule, *schedule_user; /* not in the key: a compile with a callback is not cached */
 } options_mirror_;
 _Static_assert(sizeof(mt_compile_options) == sizeof(options_mirror_) &&
                    offsetof(mt_compile_options, arch) == offsetof(options_mirror_, arch) &&
                    offsetof(mt_compile_options, emulate) == offsetof(options_mirror_, emulate) &&
                    offsetof(mt_compile_options, nparams) == offsetof(options_mirror_, nparams) &&
-                   offsetof(mt_compile_options, check_bounds) == offsetof(options_mirror_, check_bounds),
+                   offsetof(mt_compile_options, check_bounds) == offsetof(options_mirror_, check_bounds) &&
+                   offsetof(mt_compile_options, schedule_user) == offsetof(options_mirror_, schedule_user),
                "mt_compile_options changed: add the new field to the cache key (src/cache.c)");
 
 typedef struct entry {

@@ -38,7 +38,7 @@
 #include "graph/builder.h"
 #include "passes/registry.h"
 #include "passes/tir/tir_passes.h"
-#include "schedule/sched_from_ast.h"
+#include "schedule/user_apply.h"
 #include "support/common.h"
 #include "support/strbuf.h"
 #include "tir/verify.h"
@@ -206,8 +206,10 @@ static void assign_targets(mt_arena *a, mt_gmodule *m, const mt_pipeline_targets
 }
 
 static void run_tir_pass(mt_arena *a, const mt_pass *p, mt_tfunc **fs, int n, const char *dump_after,
-                         verified *v, mt_compiled *out) {
-    for (int i = 0; i < n; i++) fs[i] = p->tir(a, fs[i]);
+                         verified *v, const bool *as_written, mt_compiled *out) {
+    bool inliner = strcmp(p->name, "inline_producers") == 0;
+    for (int i = 0; i < n; i++)
+        if (!(inliner && as_written[i])) fs[i] = p->tir(a, fs[i]);
     verify_tir(a, v, p->name, fs, n, form_after(p, v->form));
     if (wanted(dump_after, p->name)) record(a, out, p->name, print_tfuncs(a, fs, n));
 }
@@ -215,7 +217,7 @@ static void run_tir_pass(mt_arena *a, const mt_pass *p, mt_tfunc **fs, int n, co
 /* The target's rules, each tried on every function (a rule leaves alone
  * what it does not match). Functions of different targets take their own. */
 static void run_rules(mt_arena *a, mt_tfunc **fs, int n, const char *dump_after, verified *v,
-                      const char **how, mt_compiled *out) {
+                      mt_sched_how *how, mt_compiled *out) {
     static const mt_target kinds[] = {MT_TARGET_CPU, MT_TARGET_CUDA};
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         int nr;
@@ -223,9 +225,9 @@ static void run_rules(mt_arena *a, mt_tfunc **fs, int n, const char *dump_after,
         for (int r = 0; r < nr; r++) {
             bool any = false;
             for (int i = 0; i < n; i++)
-                if (mt_tfunc_target(fs[i])->kind == kinds[k] && !(how[i] && how[i][0] == '@')) {
+                if (mt_tfunc_target(fs[i])->kind == kinds[k] && !how[i].origin) {
                     mt_tfunc *g = rules[r].tir(a, fs[i]);
-                    if (g != fs[i] && !how[i]) how[i] = rules[r].name;
+                    if (g != fs[i] && !how[i].text) how[i].text = rules[r].name;
                     fs[i] = g;
                     any = true;
                 }
@@ -275,25 +277,26 @@ static mt_gmodule *run_graph_passes(mt_arena *a, mt_gmodule *m, const char *dump
 }
 
 /* The "schedule" dump: how each function was scheduled. */
-static const char *print_how(mt_arena *a, mt_tfunc *const *fs, int n, const char *const *how) {
+static const char *print_how(mt_arena *a, mt_tfunc *const *fs, int n, const mt_sched_how *how) {
     mt_sb sb;
     mt_sb_init(&sb, a);
     for (int i = 0; i < n; i++) {
         if (i) mt_sb_putc(&sb, '\n');
-        if (how[i] && how[i][0] == '@') mt_sb_printf(&sb, "# %s: the source's schedule\n%s", fs[i]->name, how[i]);
-        else if (how[i]) mt_sb_printf(&sb, "# %s: the default rule %s\n", fs[i]->name, how[i]);
+        if (how[i].origin) mt_sb_printf(&sb, "# %s: %s\n%s", fs[i]->name, how[i].origin, how[i].text);
+        else if (how[i].text) mt_sb_printf(&sb, "# %s: the default rule %s\n", fs[i]->name, how[i].text);
         else mt_sb_printf(&sb, "# %s: no rule applied (its loops as written)\n", fs[i]->name);
     }
     return mt_sb_str(&sb);
 }
 
-/* The target's rules, after the source's schedules (which take the
- * functions they name away from the rules). */
-static void schedule(mt_arena *a, const mt_ast *ast, mt_tfunc **fs, int n, const char *dump_after,
+/* The user's schedules (the source's, then the callback's), then the
+ * target's rules on the functions they left. */
+static void schedule(mt_arena *a, const mt_ast *ast, mt_tfunc **fs, int n, const mt_compile_options *opts,
                      verified *v, mt_compiled *out) {
-    const char **how = MT_NEW_ARRAY(a, const char *, n + 1);
+    mt_sched_how *how = MT_NEW_ARRAY(a, mt_sched_how, n + 1);
     mt_apply_source_schedules(a, ast, fs, n, how);
-    run_rules(a, fs, n, dump_after, v, how, out);
+    if (opts && opts->schedule) mt_apply_callback_schedules(a, opts->schedule, opts->schedule_user, fs, n, how);
+    run_rules(a, fs, n, opts ? opts->dump_after : NULL, v, how, out);
     out->dumps[MT_STAGE_SCHEDULE] = print_how(a, fs, n, how);
 }
 
@@ -303,11 +306,15 @@ static void run_tir_passes(mt_arena *a, const mt_ast *ast, mt_tfunc **fs, int n,
     bool checks = opts && opts->check_bounds;
     verified v = {NULL, MT_TIR_BLOCK};
     verify_tir(a, &v, "fuse_tir", fs, n, MT_TIR_BLOCK); /* what the graph passes made */
+    /* loop functions of the source that its schedules name: the schedule
+     * sees them as written */
+    bool *as_written = MT_NEW_ARRAY(a, bool, n + 1);
+    for (int i = 0; i < n; i++) as_written[i] = fs[i]->hand_written && mt_source_schedules_name(ast, fs[i]);
     for (int i = 0; i < mt_npasses; i++) {
         const mt_pass *p = &mt_passes[i];
         if (p->only_check_bounds && !checks) continue;
-        if (p->kind == MT_PASS_RULES) schedule(a, ast, fs, n, dump_after, &v, out);
-        else if (p->kind == MT_PASS_TIR) run_tir_pass(a, p, fs, n, dump_after, &v, out);
+        if (p->kind == MT_PASS_RULES) schedule(a, ast, fs, n, opts, &v, out);
+        else if (p->kind == MT_PASS_TIR) run_tir_pass(a, p, fs, n, dump_after, &v, as_written, out);
         if (p->kind == MT_PASS_TIR && strcmp(p->name, "inline_producers") == 0)
             out->dumps[MT_STAGE_TIR] = print_tfuncs(a, fs, n);
     }

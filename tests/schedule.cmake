@@ -19,3 +19,7 @@ mt_test(test_gpu_matmul SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_gpu_ma
 # rfactor primitive); also under the GPU schedules
 mt_test(test_fullreduce SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_fullreduce.c LIBRARY)
 mt_test_gpu_emulated(test_fullreduce)
+# User schedules: @T.schedule in the source, the C API's compile callback,
+# the "schedule" dump (schedule/sched_from_ast.c, user_sched.c, user_apply.c)
+mt_test(test_user_schedule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_user_schedule.c LIBRARY)
+mt_test_gpu_emulated(test_user_schedule)

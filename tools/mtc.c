@@ -60,7 +60,8 @@ static const char USAGE[] =
     "  --check-bounds          check the loads and stores of hand-written loop functions\n"
     "                          at run time (an access outside its buffer fails the run)\n"
     "  --emit STAGE[,STAGE...] print stages: ast graph graph-opt tir tir-sched\n"
-    "                          llvm asm cuda plan dot (Graphviz)\n"
+    "                          llvm asm cuda plan dot (Graphviz) schedule (how\n"
+    "                          each kernel was scheduled, as @T.schedule text)\n"
     "  --dump-after PASS[,PASS...]|all\n"
     "                          print the IR after those passes (a pass that runs\n"
     "                          twice prints twice: simplify#1, simplify#2)\n"
@@ -787,7 +788,7 @@ static int parse_options(int argc, char **argv, options *o) {
                 mt_stage st;
                 if (mt_stage_from_str(tok, &st) != 0) {
                     int rc = usage_error("unknown stage '%s' (ast graph graph-opt tir tir-sched "
-                                         "llvm asm cuda plan dot)", tok);
+                                         "llvm asm cuda plan dot schedule)", tok);
                     free(list);
                     return rc;
                 }

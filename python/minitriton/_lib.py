@@ -54,6 +54,8 @@ class CompileOptions(ctypes.Structure):
         ("params", ctypes.c_void_p),  # bound parameters: not used from Python (NULL, 0)
         ("nparams", ctypes.c_int),
         ("check_bounds", ctypes.c_int),
+        ("schedule", ctypes.c_void_p),  # a C schedule callback: not used from Python (NULL)
+        ("schedule_user", ctypes.c_void_p),
     ]
 
 

@@ -23,6 +23,7 @@ EXPECT = {
     "asm": "ret",
     "plan": "memory plan",
     "dot": "digraph",
+    "schedule": "# fused_add_multiply_relu: the default rule",
 }
 
 

@@ -25,11 +25,4 @@ const mt_ast *mt_schedule_decorator_arg(const mt_ast *def);
  * steps as schedule text (user_sched.h, mt_usched_text). */
 mt_tfunc *mt_schedule_from_ast(mt_arena *a, mt_tfunc *f, const mt_ast *def, const char **trace);
 
-/* (user_apply.c) The source's schedules (module: its AST) applied to the
- * functions they name among fs[0..n): fs[i] is replaced and how[i] set to
- * the applied schedule's text; how[i] is left alone for the others. Fails
- * at a schedule naming no kernel, a second schedule for one, and a GPU
- * kernel its schedule leaves without blockIdx/threadIdx bindings. */
-void mt_apply_source_schedules(mt_arena *a, const mt_ast *module, mt_tfunc **fs, int n, const char **how);
-
 #endif

@@ -12,7 +12,10 @@
 #include <ctype.h>
 #include <string.h>
 
+#include "schedule/user_apply.h"
+
 #include "schedule/sched_from_ast.h"
+#include "schedule/user_api.h"
 #include "support/common.h"
 #include "tir/from_ast.h"
 
@@ -75,7 +78,7 @@ static void check_target(const mt_ast *module, const mt_ast *arg) {
 }
 
 static void apply_one(mt_arena *a, const mt_ast *module, const mt_ast *def, mt_tfunc **fs, int n,
-                      const char **how, const mt_ast **by) {
+                      mt_sched_how *how, const mt_ast **by) {
     const mt_ast *arg = mt_schedule_decorator_arg(def);
     check_target(module, arg);
     bool any = false;
@@ -86,7 +89,8 @@ static void apply_one(mt_arena *a, const mt_ast *module, const mt_ast *def, mt_t
             mt_fail(MT_ERR_INVALID_ARG, arg->loc, "a second schedule for '%s' (the first is at line %d)",
                     fs[i]->name, by[i]->loc.line);
         by[i] = def;
-        fs[i] = mt_schedule_from_ast(a, fs[i], def, &how[i]);
+        fs[i] = mt_schedule_from_ast(a, fs[i], def, &how[i].text);
+        how[i].origin = "the source's schedule";
         if (mt_tfunc_target(fs[i])->kind == MT_TARGET_CUDA && !binds_threads(fs[i]))
             mt_fail(MT_ERR_INVALID_ARG, def->loc,
                     "kernel '%s' runs on the GPU: its schedule must bind loops to blockIdx and threadIdx "
@@ -97,10 +101,40 @@ static void apply_one(mt_arena *a, const mt_ast *module, const mt_ast *def, mt_t
                 kernel_names(a, fs, n));
 }
 
-void mt_apply_source_schedules(mt_arena *a, const mt_ast *module, mt_tfunc **fs, int n, const char **how) {
+bool mt_source_schedules_name(const mt_ast *module, const mt_tfunc *f) {
+    for (int i = 0; i < module->body.len; i++) {
+        const mt_ast *d = module->body.data[i];
+        const mt_ast *arg = d->kind == AST_FUNCDEF ? mt_schedule_decorator_arg(d) : NULL;
+        if (arg && names(module, arg, f)) return true;
+    }
+    return false;
+}
+
+void mt_apply_source_schedules(mt_arena *a, const mt_ast *module, mt_tfunc **fs, int n, mt_sched_how *how) {
     const mt_ast **by = MT_NEW_ARRAY(a, const mt_ast *, n + 1);
     for (int i = 0; i < module->body.len; i++) {
         const mt_ast *d = module->body.data[i];
         if (d->kind == AST_FUNCDEF && mt_schedule_decorator_arg(d)) apply_one(a, module, d, fs, n, how, by);
+    }
+}
+
+void mt_apply_callback_schedules(mt_arena *a, mt_schedule_fn fn, void *user, mt_tfunc **fs, int n,
+                                 mt_sched_how *how) {
+    for (int i = 0; i < n; i++) {
+        if (how[i].origin) continue;
+        mt_schedule sch;
+        mt_usched_init(&sch.u, a, fs[i]);
+        mt_status st = fn(&sch, user);
+        if (st != MT_OK)
+            mt_fail(st, MT_NOLOC, "the schedule callback failed on kernel '%s': %s", fs[i]->name,
+                    sch.u.error ? sch.u.error : mt_status_str(st));
+        if (sch.u.s.func == fs[i]) continue; /* nothing applied: the rules take it */
+        fs[i] = sch.u.s.func;
+        how[i].origin = "the schedule callback";
+        how[i].text = mt_usched_text(&sch.u, fs[i]->name);
+        if (mt_tfunc_target(fs[i])->kind == MT_TARGET_CUDA && !binds_threads(fs[i]))
+            mt_fail(MT_ERR_INVALID_ARG, MT_NOLOC,
+                    "kernel '%s' runs on the GPU: the schedule callback must bind loops to blockIdx and "
+                    "threadIdx (mt_schedule_bind)", fs[i]->name);
     }
 }

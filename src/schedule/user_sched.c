@@ -169,9 +169,30 @@ static const char *loop_list(mt_usched *u, const int *h, int n) {
 
 /* ---- blocks and loops --------------------------------------------------------- */
 
+typedef struct block_names {
+    mt_sb sb;
+    int n;
+} block_names;
+
+static void name_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    block_names *b = v->ctx;
+    if (s->kind == TS_BLOCK && s->name) mt_sb_printf(&b->sb, "%s'%s'", b->n++ ? ", " : "", s->name);
+    mt_tvisit_stmt_children(v, s);
+}
+
+/* "'add', 'exp'": the blocks of the function, for messages. */
+static const char *all_blocks(mt_usched *u) {
+    block_names b = {.n = 0};
+    mt_sb_init(&b.sb, u->s.arena);
+    mt_tvisitor v = {no_expr, name_stmt, &b};
+    if (u->s.func->body) mt_tvisit_stmt(&v, u->s.func->body);
+    return b.n ? mt_sb_str(&b.sb) : "none";
+}
+
 bool mt_usched_get_block(mt_usched *u, const char *name, int *block) {
     mt_blk_stmts path;
-    if (!mt_blk_find_block(&u->s, "get_block", name, &path)) return refused(u);
+    if (!mt_blk_find_block(&u->s, "get_block", name, &path))
+        return fail(u, "%s (the blocks of '%s': %s)", u->s.error, u->s.func->name, all_blocks(u));
     *block = block_handle(u, path.data[path.len - 1]->name);
     step(u, "%s = sch.get_block(\"%s\")", u->blocks.data[*block].name, name);
     return true;

@@ -1,0 +1,104 @@
+/*
+ * user_api.c -- the public mt_schedule_* functions (minitriton.h, "User
+ * schedules from C"): user_sched.h's operations behind the C API.
+ *
+ * They run inside the compile's error frame, called from the user's
+ * callback; each opens its own frame so that an internal error in a
+ * primitive returns MT_ERR_INTERNAL to the callback instead of unwinding
+ * through the caller's C frames.
+ */
+#include "schedule/user_api.h"
+
+#include <string.h>
+
+#include "support/common.h"
+
+/* Runs op; a failure's reason goes to sch's error. */
+#define SCH_RUN(sch, op)                                                            \
+    do {                                                                            \
+        if (!(sch)) return MT_ERR_INVALID_ARG;                                      \
+        mt_errframe fr_;                                                            \
+        bool ok_ = false;                                                           \
+        if (MT_TRY(&fr_)) {                                                         \
+            ok_ = (op);                                                             \
+            mt_err_pop(&fr_);                                                       \
+        } else {                                                                    \
+            mt_err_pop(&fr_);                                                       \
+            (sch)->u.error = mt_arena_strdup((sch)->u.s.arena, fr_.msg);            \
+            return fr_.status;                                                      \
+        }                                                                           \
+        return ok_ ? MT_OK : MT_ERR_INVALID_ARG;                                    \
+    } while (0)
+
+static bool null_arg(mt_schedule *sch, const char *fn) {
+    sch->u.error = mt_arena_printf(sch->u.s.arena, "%s: an output pointer is NULL", fn);
+    return false;
+}
+
+const char *mt_schedule_kernel_name(const mt_schedule *sch) { return sch ? sch->u.s.func->name : NULL; }
+const char *mt_schedule_error(const mt_schedule *sch) { return sch ? sch->u.error : NULL; }
+const char *mt_schedule_trace(mt_schedule *sch) {
+    return sch ? mt_usched_text(&sch->u, sch->u.s.func->name) : NULL;
+}
+
+mt_status mt_schedule_get_block(mt_schedule *sch, const char *name, int *block) {
+    SCH_RUN(sch, !name || !block ? null_arg(sch, "get_block") : mt_usched_get_block(&sch->u, name, block));
+}
+
+static bool get_loops(mt_schedule *sch, int block, int *loops, int max, int *n) {
+    int h[MT_USCHED_MAX], k;
+    if (!loops || !n) return null_arg(sch, "get_loops");
+    if (!mt_usched_get_loops(&sch->u, block, h, &k)) return false;
+    if (k > max) {
+        sch->u.error = mt_arena_printf(sch->u.s.arena, "get_loops: the block is under %d loops, more than max %d", k, max);
+        return false;
+    }
+    memcpy(loops, h, sizeof h[0] * (size_t)k);
+    *n = k;
+    return true;
+}
+
+mt_status mt_schedule_get_loops(mt_schedule *sch, int block, int *loops, int max, int *n) {
+    SCH_RUN(sch, get_loops(sch, block, loops, max, n));
+}
+
+mt_status mt_schedule_split(mt_schedule *sch, int loop, const int64_t *factors, int nfactors, int *out) {
+    SCH_RUN(sch, !factors || !out ? null_arg(sch, "split") : mt_usched_split(&sch->u, loop, factors, nfactors, out));
+}
+
+mt_status mt_schedule_fuse(mt_schedule *sch, const int *loops, int n, int *fused) {
+    SCH_RUN(sch, !loops || !fused ? null_arg(sch, "fuse") : mt_usched_fuse(&sch->u, loops, n, fused));
+}
+
+mt_status mt_schedule_reorder(mt_schedule *sch, const int *loops, int n) {
+    SCH_RUN(sch, !loops ? null_arg(sch, "reorder") : mt_usched_reorder(&sch->u, loops, n));
+}
+
+mt_status mt_schedule_parallel(mt_schedule *sch, int loop) { SCH_RUN(sch, mt_usched_parallel(&sch->u, loop)); }
+mt_status mt_schedule_vectorize(mt_schedule *sch, int loop) { SCH_RUN(sch, mt_usched_vectorize(&sch->u, loop)); }
+mt_status mt_schedule_unroll(mt_schedule *sch, int loop) { SCH_RUN(sch, mt_usched_unroll(&sch->u, loop)); }
+
+mt_status mt_schedule_bind(mt_schedule *sch, int loop, const char *thread_axis) {
+    SCH_RUN(sch, !thread_axis ? null_arg(sch, "bind") : mt_usched_bind(&sch->u, loop, thread_axis));
+}
+
+mt_status mt_schedule_compute_at(mt_schedule *sch, int block, int loop) {
+    SCH_RUN(sch, mt_usched_compute_at(&sch->u, block, loop));
+}
+
+mt_status mt_schedule_compute_inline(mt_schedule *sch, int block) {
+    SCH_RUN(sch, mt_usched_compute_inline(&sch->u, block));
+}
+
+mt_status mt_schedule_cache_write(mt_schedule *sch, int block, int index, const char *scope, int *out) {
+    SCH_RUN(sch, !out ? null_arg(sch, "cache_write") : mt_usched_cache_write(&sch->u, block, index, scope, out));
+}
+
+mt_status mt_schedule_decompose_reduction(mt_schedule *sch, int block, int loop, int *init) {
+    SCH_RUN(sch, !init ? null_arg(sch, "decompose_reduction")
+                       : mt_usched_decompose_reduction(&sch->u, block, loop, init));
+}
+
+mt_status mt_schedule_rfactor(mt_schedule *sch, const int *loops, int n, int *rf) {
+    SCH_RUN(sch, !loops || !rf ? null_arg(sch, "rfactor") : mt_usched_rfactor(&sch->u, loops, n, rf));
+}

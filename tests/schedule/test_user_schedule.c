@@ -1,0 +1,395 @@
+/*
+ * test_user_schedule.c -- user schedules (docs/schedule.md, "User
+ * schedules"): @T.schedule in the source on a loop function and on a
+ * compiler-made kernel, the C API's compile callback, the "schedule" dump
+ * and its round trip (the printed schedule pasted back gives the same
+ * code), refusals placed at the primitive. Numerics against plain C loops
+ * in double: a schedule reorders loops but not a reduction's order over k
+ * (every primitive used here keeps it), so the float32 results are checked
+ * to 1e-4 relative.
+ *
+ * CPU schedules (parallel, vectorize) are for target cpu; GPU schedules
+ * (bind) for target cuda: each test runs under its target and is skipped,
+ * saying why, under the other (this suite also runs emulated:
+ * test_user_schedule_gpu_emulated).
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "test_util.h"
+
+#define skip_unless_cpu()                                                                  \
+    do {                                                                                   \
+        if (test_gpu_target()) {                                                           \
+            print_message("skipped under target cuda: a CPU schedule (parallel, vectorize)\n"); \
+            skip();                                                                        \
+        }                                                                                  \
+    } while (0)
+
+static mt_tensor *tensor_f32(int ndim, const int64_t *shape, unsigned seed) {
+    mt_tensor *t = mt_tensor_create(MT_FLOAT32, ndim, shape);
+    float *p = mt_tensor_data(t);
+    for (int64_t i = 0; i < mt_tensor_numel(t); i++)
+        p[i] = (float)((i * 7919 + seed * 104729) % 1000) / 250.0f - 2.0f;
+    return t;
+}
+
+static const float *F(const mt_tensor *t) { return mt_tensor_data(t); }
+
+static mt_tensor *run1(mt_kernel *k, mt_tensor **args, int nargs) {
+    mt_diag d;
+    mt_tensor *out = NULL;
+    if (test_kernel_run(k, args, nargs, &out, 1, &d) != MT_OK) fail_msg("run failed:\n%s", d.text);
+    return out;
+}
+
+/* A hand-written matmul, M x K times K x N, and a schedule for it. */
+static char *matmul_src(int m, int n, int k, const char *schedule) {
+    static char buf[4096];
+    snprintf(buf, sizeof buf,
+             "@T.prim_func\n"
+             "def mm(A: T.Buffer((%d, %d), \"float32\"), B: T.Buffer((%d, %d), \"float32\"),\n"
+             "       C: T.Buffer((%d, %d), \"float32\")):\n"
+             "    for i, j, k in T.grid(%d, %d, %d):\n"
+             "        with T.block(\"C\"):\n"
+             "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+             "            with T.init():\n"
+             "                C[vi, vj] = T.float32(0)\n"
+             "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n"
+             "\n%s",
+             m, k, k, n, m, n, m, n, k, schedule);
+    return buf;
+}
+
+static const char tiled[] =
+    "@T.schedule(mm)\n"
+    "def schedule_mm(sch):\n"
+    "    blk = sch.get_block(\"C\")\n"
+    "    i, j, k = sch.get_loops(blk)\n"
+    "    i0, i1 = sch.split(i, factors=[None, 4])\n"
+    "    j0, j1 = sch.split(j, factors=[None, 16])\n"
+    "    sch.reorder(i0, j0, k, i1, j1)\n"
+    "    init = sch.decompose_reduction(blk, k)\n"
+    "    sch.parallel(i0)\n"
+    "    sch.unroll(i1)\n"
+    "    sch.vectorize(j1)\n";
+
+static void check_matmul(mt_kernel *k, int m, int n, int kk) {
+    int64_t sa[2] = {m, kk}, sb[2] = {kk, n};
+    mt_tensor *args[2] = {tensor_f32(2, sa, 1), tensor_f32(2, sb, 2)};
+    mt_tensor *c = run1(k, args, 2);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double ref = 0, mag = 0;
+            for (int p = 0; p < kk; p++) {
+                ref += (double)F(args[0])[i * kk + p] * F(args[1])[p * n + j];
+                mag += fabs((double)F(args[0])[i * kk + p] * F(args[1])[p * n + j]);
+            }
+            double got = F(c)[i * n + j];
+            if (fabs(got - ref) > 1e-4 * (mag + 1)) fail_msg("C[%d, %d] = %g, want %g", i, j, got, ref);
+        }
+    mt_tensor_release(args[0]);
+    mt_tensor_release(args[1]);
+    mt_tensor_release(c);
+}
+
+/* The tutorial's schedule on odd shapes (split tails in i and j). */
+static void test_matmul_schedule(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    int shapes[][3] = {{64, 64, 64}, {67, 45, 31}, {1, 17, 3}, {5, 100, 257}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        mt_kernel *k = compile_ok(matmul_src(shapes[s][0], shapes[s][1], shapes[s][2], tiled));
+        const char *how = mt_kernel_dump(k, MT_STAGE_SCHEDULE);
+        assert_non_null(strstr(how, "# mm: the source's schedule\n@T.schedule(\"mm\")\n"));
+        assert_non_null(strstr(how, "    i_0, i_1 = sch.split(i, factors=[None, 4])\n"));
+        assert_non_null(strstr(how, "    b_C_init = sch.decompose_reduction(b_C, k)\n"));
+        const char *code = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+        if (shapes[s][0] % 4 == 0) assert_non_null(strstr(code, "T.unroll(4)")); /* else a tail: T.min */
+        check_matmul(k, shapes[s][0], shapes[s][1], shapes[s][2]);
+        mt_kernel_release(k);
+    }
+}
+
+/* Without a schedule the default rules take the loop function. */
+static void test_default_rule_named(void **state) {
+    (void)state;
+    mt_kernel *k = compile_ok(matmul_src(32, 32, 32, ""));
+    const char *how = mt_kernel_dump(k, MT_STAGE_SCHEDULE);
+    assert_non_null(strstr(how, "# mm: the default rule "));
+    mt_kernel_release(k);
+}
+
+/* The "schedule" dump pasted back into the source gives the same code. */
+static void test_round_trip(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    mt_kernel *k = compile_ok(matmul_src(40, 48, 24, tiled));
+    const char *how = strchr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), '\n') + 1; /* past "# mm: ..." */
+    char *src = strdup(matmul_src(40, 48, 24, how));
+    mt_kernel *k2 = compile_ok(src);
+    assert_string_equal(mt_kernel_dump(k2, MT_STAGE_TIR_SCHED), mt_kernel_dump(k, MT_STAGE_TIR_SCHED));
+    assert_string_equal(mt_kernel_dump(k2, MT_STAGE_SCHEDULE), mt_kernel_dump(k, MT_STAGE_SCHEDULE));
+    free(src);
+    mt_kernel_release(k2);
+    mt_kernel_release(k);
+}
+
+/* A kernel the compiler made, named as in the dumps. */
+static const char fused_src[] =
+    "def main(a: Tensor((64, 100), \"float32\"), b: Tensor((64, 100), \"float32\")):\n"
+    "    return a + b * 2.0\n"
+    "\n"
+    "@T.schedule(\"fused_multiply_add\")\n"
+    "def s(sch):\n"
+    "    i, j = sch.get_loops(sch.get_block(\"add\"))\n"
+    "    f = sch.fuse(i, j)\n"
+    "    o, inner = sch.split(f, factors=[None, 64])\n"
+    "    sch.parallel(o)\n"
+    "    sch.vectorize(inner)\n";
+
+static void check_fused(mt_kernel *k) {
+    int64_t sh[2] = {64, 100};
+    mt_tensor *args[2] = {tensor_f32(2, sh, 3), tensor_f32(2, sh, 4)};
+    mt_tensor *out = run1(k, args, 2);
+    for (int i = 0; i < 6400; i++) assert_true(F(out)[i] == F(args[0])[i] + F(args[1])[i] * 2.0f);
+    mt_tensor_release(args[0]);
+    mt_tensor_release(args[1]);
+    mt_tensor_release(out);
+}
+
+static void test_compiler_made_kernel(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    mt_kernel *k = compile_ok(fused_src);
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE),
+                           "    i0_i1_fused = sch.fuse(i0, i1)\n"));
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "T.launch(\"fused_multiply_add_par0\""));
+    check_fused(k);
+    mt_kernel_release(k);
+}
+
+/* rfactor from a schedule, on a dot product. */
+static void test_rfactor(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    mt_kernel *k = compile_ok(
+        "def main(x: Tensor((1000,), \"float32\"), y: Tensor((1000,), \"float32\")):\n"
+        "    return sum(x * y)\n"
+        "\n"
+        "@T.schedule(\"fused_multiply_sum\")\n"
+        "def s(sch):\n"
+        "    i, = sch.get_loops(sch.get_block(\"sum\"))\n"
+        "    io, ii = sch.split(i, factors=[None, 8])\n"
+        "    rf = sch.rfactor(ii)\n"
+        "    sch.vectorize(sch.get_loops(rf)[1])\n");
+    const char *how = mt_kernel_dump(k, MT_STAGE_SCHEDULE);
+    assert_non_null(strstr(how, "    b_sum_rf = sch.rfactor(i0_1)\n"));
+    int64_t sh[1] = {1000};
+    mt_tensor *args[2] = {tensor_f32(1, sh, 5), tensor_f32(1, sh, 6)};
+    mt_tensor *out = run1(k, args, 2);
+    double ref = 0, mag = 0;
+    for (int i = 0; i < 1000; i++) {
+        ref += (double)F(args[0])[i] * F(args[1])[i];
+        mag += fabs((double)F(args[0])[i] * F(args[1])[i]);
+    }
+    assert_true(fabs(F(out)[0] - ref) <= 1e-4 * mag);
+    mt_tensor_release(args[0]);
+    mt_tensor_release(args[1]);
+    mt_tensor_release(out);
+    mt_kernel_release(k);
+}
+
+/* compute_inline and compute_at from a schedule, on a loop function of two
+ * stages: B = A * 2 then C = B + 1 (B inlined), and D = exp(A) then E =
+ * D * 3 with D computed per row of E. */
+static void test_compute_inline_at(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    mt_kernel *k = compile_ok(
+        "@T.prim_func\n"
+        "def two(A: T.Buffer((8, 33), \"float32\"), C: T.Buffer((8, 33), \"float32\"),\n"
+        "        E: T.Buffer((8, 33), \"float32\")):\n"
+        "    B = T.alloc_buffer((8, 33), \"float32\")\n"
+        "    D = T.alloc_buffer((8, 33), \"float32\")\n"
+        "    for i, j in T.grid(8, 33):\n"
+        "        with T.block(\"B\"):\n"
+        "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+        "            B[vi, vj] = A[vi, vj] * T.float32(2)\n"
+        "    for i, j in T.grid(8, 33):\n"
+        "        with T.block(\"C\"):\n"
+        "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+        "            C[vi, vj] = B[vi, vj] + T.float32(1)\n"
+        "    for i, j in T.grid(8, 33):\n"
+        "        with T.block(\"D\"):\n"
+        "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+        "            D[vi, vj] = T.exp(A[vi, vj])\n"
+        "    for i, j in T.grid(8, 33):\n"
+        "        with T.block(\"E\"):\n"
+        "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+        "            E[vi, vj] = D[vi, vj] * T.float32(3)\n"
+        "\n"
+        "@T.schedule(two)\n"
+        "def s(sch):\n"
+        "    sch.compute_inline(sch.get_block(\"B\"))\n"
+        "    i, j = sch.get_loops(sch.get_block(\"E\"))\n"
+        "    sch.compute_at(sch.get_block(\"D\"), i)\n");
+    const char *how = mt_kernel_dump(k, MT_STAGE_SCHEDULE);
+    assert_non_null(strstr(how, "    sch.compute_inline(b_B)\n"));
+    assert_non_null(strstr(how, "    sch.compute_at(b_D, i)\n"));
+    int64_t sh[2] = {8, 33};
+    mt_tensor *a = tensor_f32(2, sh, 7), *outs[2] = {NULL, NULL};
+    mt_diag d;
+    if (test_kernel_run(k, &a, 1, outs, 2, &d) != MT_OK) fail_msg("run failed:\n%s", d.text);
+    for (int i = 0; i < 8 * 33; i++) {
+        assert_true(F(outs[0])[i] == F(a)[i] * 2.0f + 1.0f);
+        assert_true(fabs(F(outs[1])[i] - exp((double)F(a)[i]) * 3.0) <= 1e-5 * exp((double)F(a)[i]) * 3.0);
+    }
+    mt_tensor_release(a);
+    mt_tensor_release(outs[0]);
+    mt_tensor_release(outs[1]);
+    mt_kernel_release(k);
+}
+
+static void expect_error(const char *src, mt_status st, const char *where_what) {
+    mt_diag d = compile_err(src);
+    assert_int_equal(d.status, st);
+    if (!strstr(d.text, where_what)) fail_msg("want '%s' in:\n%s", where_what, d.text);
+}
+
+/* Mistakes are placed where the user wrote them. */
+static void test_errors(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    expect_error(matmul_src(8, 8, 8,
+                            "@T.schedule(mm)\n"
+                            "def s(sch):\n"
+                            "    i, j, k = sch.get_loops(sch.get_block(\"C\"))\n"
+                            "    a, b = sch.split(i, factors=[None, 2])\n"
+                            "    sch.parallel(i)\n"),
+                 MT_ERR_INVALID_ARG, "15:9: error: parallel: loop 'i' no longer exists: split (step 3) replaced it");
+    expect_error(matmul_src(8, 8, 8,
+                            "@T.schedule(mm)\n"
+                            "def s(sch):\n"
+                            "    sch.get_block(\"D\")\n"),
+                 MT_ERR_INVALID_ARG, "get_block: no block named 'D' (the blocks of 'mm': 'C')");
+    expect_error(matmul_src(8, 8, 8,
+                            "@T.schedule(mm)\n"
+                            "def s(sch):\n"
+                            "    i, j, k = sch.get_loops(sch.get_block(\"C\"))\n"
+                            "    sch.parallel(k)\n"),
+                 MT_ERR_INVALID_ARG, "parallel: loop 'k' drives reduce variable 'vk' of block 'C'");
+    expect_error(matmul_src(8, 8, 8,
+                            "@T.schedule(\"nope\")\n"
+                            "def s(sch):\n"
+                            "    pass\n"),
+                 MT_ERR_NAME, "no kernel named 'nope' in this program (its kernels: mm)");
+    expect_error(matmul_src(8, 8, 8,
+                            "@T.schedule(mm)\n"
+                            "def s(sch):\n"
+                            "    sch.splitt(1)\n"),
+                 MT_ERR_NAME, "'splitt' is not a schedule primitive");
+}
+
+/* ---- the C API --------------------------------------------------------------- */
+
+typedef struct cb_state {
+    int calls;
+    bool fail;
+    mt_status refusal;   /* what a refused primitive returned */
+    char error[256];
+} cb_state;
+
+/* The fused elementwise kernel: fuse its loops, split by 64, parallel,
+ * vectorize; first a refused step (vectorize the outer loop). */
+static mt_status schedule_cb(mt_schedule *sch, void *user) {
+    cb_state *s = user;
+    s->calls++;
+    if (s->fail) return MT_ERR_INVALID_ARG;
+    if (strcmp(mt_schedule_kernel_name(sch), "fused_multiply_add") != 0) return MT_OK;
+    int blk, loops[4], n, fused, parts[2];
+    if (mt_schedule_get_block(sch, "add", &blk) != MT_OK) return MT_ERR_INTERNAL;
+    if (mt_schedule_get_loops(sch, blk, loops, 4, &n) != MT_OK || n != 2) return MT_ERR_INTERNAL;
+    s->refusal = mt_schedule_vectorize(sch, loops[0]);
+    snprintf(s->error, sizeof s->error, "%s", mt_schedule_error(sch) ? mt_schedule_error(sch) : "");
+    if (mt_schedule_fuse(sch, loops, 2, &fused) != MT_OK) return MT_ERR_INTERNAL;
+    int64_t factors[2] = {0, 64};
+    if (mt_schedule_split(sch, fused, factors, 2, parts) != MT_OK) return MT_ERR_INTERNAL;
+    if (mt_schedule_parallel(sch, parts[0]) != MT_OK) return MT_ERR_INTERNAL;
+    return mt_schedule_vectorize(sch, parts[1]);
+}
+
+static void test_c_api(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    cb_state s = {0};
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.schedule = schedule_cb;
+    o.schedule_user = &s;
+    const char *src = "def main(a: Tensor((64, 100), \"float32\"), b: Tensor((64, 100), \"float32\")):\n"
+                      "    return a + b * 2.0\n";
+    mt_kernel *k = compile_ok_opts(src, &o);
+    assert_int_equal(s.calls, 1);
+    assert_int_equal(s.refusal, MT_ERR_INVALID_ARG);
+    assert_string_equal(s.error, "vectorize: loop 'i0' is not innermost");
+    const char *how = mt_kernel_dump(k, MT_STAGE_SCHEDULE);
+    assert_non_null(strstr(how, "# fused_multiply_add: the schedule callback\n"));
+    assert_non_null(strstr(how, "    sch.vectorize(i0_i1_fused_1)\n"));
+    check_fused(k);
+    /* not from the context's cache: the callback runs again */
+    mt_kernel *k2 = compile_ok_opts(src, &o);
+    assert_int_equal(s.calls, 2);
+    mt_kernel_release(k2);
+    mt_kernel_release(k);
+
+    s.fail = true;
+    mt_diag d;
+    assert_null(mt_jit_compile(test_ctx, src, &o, &d));
+    assert_int_equal(d.status, MT_ERR_INVALID_ARG);
+    assert_non_null(strstr(d.text, "the schedule callback failed on kernel 'fused_multiply_add'"));
+    assert_int_equal(mt_schedule_parallel(NULL, 0), MT_ERR_INVALID_ARG);
+}
+
+/* ---- GPU schedules ------------------------------------------------------------ */
+
+static void test_gpu_bind(void **state) {
+    (void)state;
+    if (!test_gpu_target()) {
+        print_message("skipped under target cpu: a GPU schedule (bind); see test_user_schedule_gpu_emulated\n");
+        skip();
+    }
+    mt_kernel *k = compile_ok(
+        "def main(a: Tensor((64, 100), \"float32\"), b: Tensor((64, 100), \"float32\")):\n"
+        "    return a + b * 2.0\n"
+        "\n"
+        "@T.schedule(\"fused_multiply_add\")\n"
+        "def s(sch):\n"
+        "    i, j = sch.get_loops(sch.get_block(\"add\"))\n"
+        "    f = sch.fuse(i, j)\n"
+        "    bx, tx = sch.split(f, factors=[None, 128])\n"
+        "    sch.bind(bx, \"blockIdx.x\")\n"
+        "    sch.bind(tx, \"threadIdx.x\")\n");
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "T.thread_binding"));
+    check_fused(k);
+    mt_kernel_release(k);
+    expect_error("def main(a: Tensor((64, 100), \"float32\")):\n"
+                 "    return a * 2.0\n"
+                 "@T.schedule(\"multiply\")\n"
+                 "def s(sch):\n"
+                 "    i, j = sch.get_loops(sch.get_block(\"multiply\"))\n"
+                 "    sch.unroll(j)\n",
+                 MT_ERR_INVALID_ARG, "its schedule must bind loops to blockIdx and threadIdx");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_matmul_schedule),     cmocka_unit_test(test_default_rule_named),
+        cmocka_unit_test(test_round_trip),          cmocka_unit_test(test_compiler_made_kernel),
+        cmocka_unit_test(test_rfactor),             cmocka_unit_test(test_compute_inline_at),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_c_api),               cmocka_unit_test(test_gpu_bind),
+    };
+    return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
+}
