@@ -1,0 +1,18 @@
+# expect: MT_ERR_INVALID_ARG 18:9 reorder: loops 'j' and 'i' are not in one nest
+@T.prim_func
+def two(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    B = T.alloc_buffer((8, 8), "float32")
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(8, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+@T.schedule(two)
+def s(sch):
+    i, j = sch.get_loops(sch.get_block("B"))
+    k, l = sch.get_loops(sch.get_block("C"))
+    sch.reorder(l, i)
