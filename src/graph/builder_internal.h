@@ -149,4 +149,9 @@ bool mt_b_shape_of(builder *b, const mt_ast *e, mt_gtype *out);
 /* A call of a library function by name, or NULL when `fname` is not one. */
 mt_gvar *mt_b_library_call(builder *b, const mt_ast *call, const char *fname, const char *name);
 
+/* The op pattern of a loop function of the source (prim_pattern.c):
+ * elemwise, broadcast or reduction for the one nest shape that fuses safely
+ * and is in bounds by construction, else opaque. */
+mt_op_pattern mt_prim_func_pattern(const mt_tfunc *f);
+
 #endif

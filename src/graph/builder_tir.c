@@ -7,10 +7,11 @@
  * compiler allocates them and the call's values are those buffers. The
  * explicit form `R.call_tir(custom_add, (a, s), out_sinfo=Tensor(...))`
  * is the same call, with the outputs' types stated (and checked). Either
- * becomes one MT_CALL_TIR binding; the loop function is opaque to the
- * graph passes (its "op_pattern" attribute is set to "opaque", also when a
- * pasted dump says otherwise: it is not fused) and goes
- * through the TIR passes like the functions legalization makes.
+ * becomes one MT_CALL_TIR binding; the loop function's "op_pattern" is
+ * inferred from its loops (prim_pattern.c: elemwise, broadcast, reduction
+ * or opaque, whatever a pasted dump says), so that fusion takes it like
+ * the functions legalization makes; one that a schedule of the source
+ * names stays opaque (the schedule sees it as written).
  *
  * Each argument is checked against its buffer: dtype, rank, and each
  * dim -- a constant dim must be equal, and a symbolic dim of the loop
@@ -127,12 +128,32 @@ static const char *binds_key(builder *b, const mt_ast *def, const mt_tir_symbind
     return k;
 }
 
+/* Does a schedule of the source (@T.schedule(def) or by its name) name def? */
+static bool scheduled(const mt_ast *module, const mt_ast *def) {
+    for (int i = 0; i < module->body.len; i++) {
+        const mt_ast *d = module->body.data[i];
+        if (d->kind != AST_FUNCDEF) continue;
+        for (int k = 0; k < d->kw.len; k++) {
+            const mt_ast *c = d->kw.data[k];
+            if (!mt_ast_is_decorator(c, "schedule") || c->kind != AST_CALL || c->items.len != 1) continue;
+            const mt_ast *arg = c->items.data[0];
+            if ((arg->kind == AST_NAME && !strcmp(arg->name, def->name)) ||
+                (arg->kind == AST_STR && !strncmp(arg->str, def->name, strlen(def->name))))
+                return true;
+        }
+    }
+    return false;
+}
+
 static mt_tfunc *specialized(builder *b, const mt_ast *def, const mt_tir_symbind *binds, int n) {
     const char *key = binds_key(b, def, binds, n);
     for (int i = 0; i < b->prims.len; i++)
         if (!strcmp(b->prim_keys.data[i], key)) return b->prims.data[i];
     mt_tfunc *f = mt_tir_from_ast(b->arena, b->module, def, binds, n);
-    mt_tfunc_set_attr(b->arena, f, "op_pattern", "opaque"); /* whatever a pasted dump said: not fused */
+    /* whatever a pasted dump said: the pattern is inferred (a function a
+     * schedule names stays as written: opaque) */
+    mt_op_pattern p = scheduled(b->module, def) ? MT_PAT_OPAQUE : mt_prim_func_pattern(f);
+    mt_tfunc_set_attr(b->arena, f, "op_pattern", mt_pattern_str(p));
     MT_VEC_PUSH(b->arena, &b->prims, f);
     MT_VEC_PUSH(b->arena, &b->prim_keys, key);
     return f;

@@ -57,8 +57,9 @@ static void test_call_custom_add(void **state) {
         char src[2048];
         snprintf(src, sizeof src, "%s%s", custom_add, mains[m]);
         mt_kernel *k = compile_ok(src);
+        /* custom_add is elementwise: fused with the add before it */
         const char *g = mt_kernel_dump(k, MT_STAGE_GRAPH_OPT);
-        assert_non_null(strstr(g, "R.call_tir(cls.custom_add, (a, "));
+        assert_non_null(strstr(g, "R.call_tir(cls.fused_add_custom_add, (a, b), "));
         assert_int_equal(mt_kernel_num_params(k), 2);
         int64_t sh[2] = {2, 3};
         mt_tensor *args[2] = {tensor_f32(2, sh, 1), tensor_f32(2, sh, 2)}, *out;
@@ -179,10 +180,12 @@ static void test_call_symbolic(void **state) {
         "    q = scale(b)\n"
         "    r = scale(b + 1.0)\n"
         "    return p, q + r\n");
-    const char *tir = mt_kernel_dump(k, MT_STAGE_TIR);
-    assert_non_null(strstr(tir, "def scale(x: T.Buffer((\"k\", 3), \"float32\")"));
-    assert_non_null(strstr(tir, "def scale_1(x: T.Buffer((4, 3), \"float32\")"));
-    assert_null(strstr(tir, "def scale_2"));
+    /* before fusion (which takes these elementwise functions) */
+    const char *g = mt_kernel_dump(k, MT_STAGE_GRAPH);
+    assert_non_null(strstr(g, "R.call_tir(cls.scale, (a,), out_sinfo=R.Tensor((\"k\", 3)"));
+    assert_non_null(strstr(g, "R.call_tir(cls.scale_1, (b,), out_sinfo=R.Tensor((4, 3)"));
+    assert_non_null(strstr(g, "R.call_tir(cls.scale_1, (lv2,)"));
+    assert_null(strstr(g, "scale_2"));
     int64_t sa[2] = {5, 3}, sb[2] = {4, 3};
     mt_tensor *args[2] = {tensor_f32(2, sa, 7), tensor_f32(2, sb, 8)}, *outs[2];
     run(k, args, 2, outs, 2);
@@ -262,6 +265,63 @@ static void test_call_not_fused(void **state) {
     mt_kernel_release(k);
 }
 
+/* Loop functions whose pattern is inferred (broadcast, reduction) take
+ * part in fusion; one a schedule names stays as written. */
+static void test_call_fused(void **state) {
+    (void)state;
+    static const char prims[] =
+        "@T.prim_func\n"
+        "def bias_add(x: T.Buffer((5, 7), \"float32\"), b: T.Buffer((7,), \"float32\"),\n"
+        "             out: T.Buffer((5, 7), \"float32\")):\n"
+        "    for i, j in T.grid(5, 7):\n"
+        "        with T.block(\"bias\"):\n"
+        "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+        "            out[vi, vj] = x[vi, vj] + b[vj]\n"
+        "\n"
+        "@T.prim_func\n"
+        "def row_sum(x: T.Buffer((5, 7), \"float32\"), out: T.Buffer((5,), \"float32\")):\n"
+        "    for i, k in T.grid(5, 7):\n"
+        "        with T.block(\"sum\"):\n"
+        "            vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+        "            with T.init():\n"
+        "                out[vi] = T.float32(0)\n"
+        "            out[vi] = out[vi] + x[vi, vk]\n"
+        "\n"
+        "def main(a: Tensor((5, 7), \"float32\"), b: Tensor((7,), \"float32\")):\n"
+        "    return row_sum(exp(relu(bias_add(a, b))))\n";
+    for (int sched = 0; sched < 2; sched++) {
+        char src[4096];
+        const char *gpu = "\n@T.schedule(bias_add)\ndef s(sch):\n"
+                          "    i, j = sch.get_loops(sch.get_block(\"bias\"))\n"
+                          "    sch.bind(i, \"blockIdx.x\")\n"
+                          "    sch.bind(j, \"threadIdx.x\")\n";
+        snprintf(src, sizeof src, "%s%s", prims,
+                 !sched ? "" : test_gpu_target() ? gpu : "\n@T.schedule(bias_add)\ndef s(sch):\n    pass\n");
+        mt_kernel *k = compile_ok(src);
+        const char *g = mt_kernel_dump(k, MT_STAGE_GRAPH_OPT);
+        if (sched) {
+            assert_non_null(strstr(g, "R.call_tir(cls.bias_add, (a, b), "));
+            assert_non_null(strstr(g, "cls.fused_relu_exp_row_sum, "));
+        } else {
+            assert_non_null(strstr(g, "R.call_tir(cls.fused_bias_add_relu_exp_row_sum, (a, b), "));
+        }
+        int64_t sa[2] = {5, 7}, sb = 7;
+        mt_tensor *args[2] = {tensor_f32(2, sa, 11), tensor_f32(1, &sb, 12)}, *out;
+        run(k, args, 2, &out, 1);
+        for (int i = 0; i < 5; i++) {
+            double want = 0;
+            for (int j = 0; j < 7; j++) {
+                double v = (double)F(args[0])[i * 7 + j] + F(args[1])[j];
+                want += exp(v > 0 ? v : 0);
+            }
+            assert_true(fabs(F(out)[i] - want) <= 1e-5 * want);
+        }
+        release(args, 2);
+        mt_tensor_release(out);
+        mt_kernel_release(k);
+    }
+}
+
 /* A dump pasted back compiles to the same numbers: the "tir" dump of
  * layer_norm(x, g, b) * 2.0 (one fused loop function in block form, with
  * reductions, allocations and a symbolic dim) compiled as the entry. */
@@ -323,6 +383,7 @@ int main(void) {
         cmocka_unit_test(test_call_symbolic),
         cmocka_unit_test(test_two_outputs_and_entry_option),
         cmocka_unit_test(test_call_not_fused),
+        cmocka_unit_test(test_call_fused),
         cmocka_unit_test(test_dump_compiles_back),
         cmocka_unit_test(test_call_errors),
     };
