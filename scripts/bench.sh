@@ -28,6 +28,12 @@
 #   ./scripts/bench.sh --conv > conv.md                 # 2 threads, a few minutes
 #   ./scripts/bench.sh --conv --quick                   # batch 8 instead of 32
 #   ./scripts/bench.sh --conv --threads 1 1x1           # one thread (CPU time), the 1x1 rows
+#
+# With --schedule it runs the user-schedule benchmark (bench/schedule_bench.c,
+# mt_schedule_bench): the steps of docs/tutorial.md "Your own schedule" on a
+# 1024^3 matmul loop function against the default rule, in the same run:
+#
+#   ./scripts/bench.sh --schedule > schedule.md        # about a minute
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=mt_bench
@@ -36,6 +42,9 @@ if [[ "${1:-}" == "--sweep" ]]; then
   shift
 elif [[ "${1:-}" == "--conv" ]]; then
   target=mt_conv_bench
+  shift
+elif [[ "${1:-}" == "--schedule" ]]; then
+  target=mt_schedule_bench
   shift
 fi
 MT_SETUP_EXTRA="libopenblas-dev python3-numpy python3-matplotlib ${MT_SETUP_EXTRA:-}" ./scripts/setup.sh
