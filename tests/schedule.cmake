@@ -19,3 +19,6 @@ mt_test(test_gpu_matmul SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_gpu_ma
 # rfactor primitive); also under the GPU schedules
 mt_test(test_fullreduce SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_fullreduce.c LIBRARY)
 mt_test_gpu_emulated(test_fullreduce)
+# reverse_compute_inline, reverse_compute_at, cache_read and cache_write
+# with a copy block, on the same kernels (blk_test.h)
+mt_test(test_primitives_reverse SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_primitives_reverse.c LIBRARY)
