@@ -179,6 +179,19 @@ bool mt_blk_same_index(mt_texpr *const *x, mt_texpr *const *y, int n) {
     return true;
 }
 
+bool mt_blk_bijection(const mt_tstmt *b, const mt_tbuffer *X, mt_texpr *const *idx) {
+    if (X->ndim != b->niters) return false;
+    uint64_t seen = 0;
+    for (int d = 0; d < X->ndim; d++) {
+        int u = -1;
+        for (int i = 0; idx[d]->kind == TE_VAR && i < b->niters && i < 64; i++)
+            if (b->iters[i].var == idx[d]->var) u = i;
+        if (u < 0 || (seen >> u & 1) || !mt_texpr_equal(b->iters[u].extent, X->shape[d])) return false;
+        seen |= 1ull << u;
+    }
+    return true;
+}
+
 /* ---- building ---------------------------------------------------------------- */
 
 /* s without statement t; a loop, let, allocation, block or if left with

@@ -61,6 +61,11 @@ bool mt_blk_loop_binds(const mt_tstmt *b, const mt_tstmt *l, mt_iter_kind kind);
 mt_blk_exprs mt_blk_loads_in(mt_arena *a, const mt_tstmt *st, const mt_texpr *e,
                              const mt_tbuffer *b);
 
+/* idx (b's index of X) is a bijection onto X: each dim a different
+ * iteration variable of b over the whole dim (its extent X's dim), every
+ * variable of b used. */
+bool mt_blk_bijection(const mt_tstmt *b, const mt_tbuffer *X, mt_texpr *const *idx);
+
 /* Indices x and y (n each) are structurally equal. */
 bool mt_blk_same_index(mt_texpr *const *x, mt_texpr *const *y, int n);
 

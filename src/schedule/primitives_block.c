@@ -122,18 +122,53 @@ typedef struct rci {
 
 #define RCI_P "reverse_compute_inline"
 
-/* idx (b's index of X) is a bijection onto X: each dim a different
- * iteration variable of b over the whole dim, every variable used. */
-static bool bijection(const mt_tstmt *b, const mt_tbuffer *X, mt_texpr *const *idx) {
-    if (X->ndim != b->niters) return false;
-    uint64_t seen = 0;
-    for (int d = 0; d < X->ndim; d++) {
-        int u = -1;
-        for (int i = 0; idx[d]->kind == TE_VAR && i < b->niters && i < 64; i++)
-            if (b->iters[i].var == idx[d]->var) u = i;
-        if (u < 0 || (seen >> u & 1) || !mt_texpr_equal(b->iters[u].extent, X->shape[d])) return false;
-        seen |= 1ull << u;
+/* c's loads: Y not among them; X the one buffer the function allocates
+ * (at cidx), inputs the others. */
+static bool rci_reads(rci *r, const mt_blk_exprs *loads) {
+    const char *name = r->name;
+    for (int i = 0; i < loads->len; i++) {
+        mt_tbuffer *B = loads->data[i]->buf;
+        if (B == r->Y)
+            return mt_sched_refuse(r->s, "%s: block '%s' reads '%s', the buffer it writes", RCI_P,
+                                   name, B->name);
+        if (B == r->X || mt_blk_buf_in(&r->inputs, B)) continue;
+        if (!mt_blk_is_alloc(r->f, B)) {
+            MT_VEC_PUSH(r->a, &r->inputs, B);
+        } else if (r->X) {
+            return mt_sched_refuse(r->s, "%s: block '%s' reads '%s' and '%s', both allocated by "
+                                         "the function (one producer wanted)", RCI_P, name,
+                                   r->X->name, B->name);
+        } else {
+            r->X = B;
+            r->cidx = loads->data[i]->args;
+        }
     }
+    if (!r->X)
+        return mt_sched_refuse(r->s, "%s: block '%s' reads no buffer the function allocates (no "
+                                     "producer to inline into)", RCI_P, name);
+    return true;
+}
+
+/* c reads X at one index, a bijection, and uses only its own variables. */
+static bool rci_index(rci *r, const mt_blk_exprs *loads) {
+    const mt_tstmt *c = r->c;
+    const char *name = r->name;
+    for (int i = 0; i < loads->len; i++)
+        if (loads->data[i]->buf == r->X && !mt_blk_same_index(loads->data[i]->args, r->cidx, r->X->ndim))
+            return mt_sched_refuse(r->s, "%s: block '%s' reads '%s' at more than one index", RCI_P,
+                                   name, r->X->name);
+    if (!mt_blk_bijection(c, r->X, r->cidx))
+        return mt_sched_refuse(r->s, "%s: block '%s' reads '%s' at '%s', not at its iteration "
+                                     "variables in some order over the whole buffer (not a "
+                                     "bijection)", RCI_P, name, r->X->name,
+                               mt_texpr_print(r->a, mt_te_load(r->a, r->X, r->cidx, r->X->ndim)));
+    mt_tvar **cv = MT_NEW_ARRAY(r->a, mt_tvar *, c->niters + 1);
+    for (int k = 0; k < c->niters; k++) cv[k] = c->iters[k].var;
+    const mt_tvar *fv = mt_blk_foreign_var(c->body->value, cv, c->niters, r->f);
+    for (int d = 0; !fv && d < c->body->nidx; d++) fv = mt_blk_foreign_var(c->body->idx[d], cv, c->niters, r->f);
+    if (fv)
+        return mt_sched_refuse(r->s, "%s: block '%s' uses '%s', which is not one of its iteration "
+                                     "variables", RCI_P, name, fv->name);
     return true;
 }
 
@@ -155,43 +190,7 @@ static bool rci_consumer(rci *r) {
         return mt_sched_refuse(s, "%s: the body of block '%s' is not a single store", RCI_P, name);
     r->Y = c->body->buf;
     mt_blk_exprs loads = mt_blk_loads_in(r->a, NULL, c->body->value, NULL);
-    for (int i = 0; i < loads.len; i++) {
-        mt_tbuffer *B = loads.data[i]->buf;
-        if (B == r->Y)
-            return mt_sched_refuse(s, "%s: block '%s' reads '%s', the buffer it writes", RCI_P, name,
-                                   B->name);
-        if (B == r->X || mt_blk_buf_in(&r->inputs, B)) continue;
-        if (!mt_blk_is_alloc(r->f, B)) {
-            MT_VEC_PUSH(r->a, &r->inputs, B);
-        } else if (r->X) {
-            return mt_sched_refuse(s, "%s: block '%s' reads '%s' and '%s', both allocated by the "
-                                      "function (one producer wanted)", RCI_P, name, r->X->name,
-                                   B->name);
-        } else {
-            r->X = B;
-            r->cidx = loads.data[i]->args;
-        }
-    }
-    if (!r->X)
-        return mt_sched_refuse(s, "%s: block '%s' reads no buffer the function allocates (no "
-                                  "producer to inline into)", RCI_P, name);
-    for (int i = 0; i < loads.len; i++)
-        if (loads.data[i]->buf == r->X && !mt_blk_same_index(loads.data[i]->args, r->cidx, r->X->ndim))
-            return mt_sched_refuse(s, "%s: block '%s' reads '%s' at more than one index", RCI_P,
-                                   name, r->X->name);
-    if (!bijection(c, r->X, r->cidx))
-        return mt_sched_refuse(s, "%s: block '%s' reads '%s' at '%s', not at its iteration "
-                                  "variables in some order over the whole buffer (not a "
-                                  "bijection)", RCI_P, name, r->X->name,
-                               mt_texpr_print(r->a, mt_te_load(r->a, r->X, r->cidx, r->X->ndim)));
-    mt_tvar **cv = MT_NEW_ARRAY(r->a, mt_tvar *, c->niters + 1);
-    for (int k = 0; k < c->niters; k++) cv[k] = c->iters[k].var;
-    const mt_tvar *fv = mt_blk_foreign_var(c->body->value, cv, c->niters, r->f);
-    for (int d = 0; !fv && d < c->body->nidx; d++) fv = mt_blk_foreign_var(c->body->idx[d], cv, c->niters, r->f);
-    if (fv)
-        return mt_sched_refuse(s, "%s: block '%s' uses '%s', which is not one of its iteration "
-                               "variables", RCI_P, name, fv->name);
-    return true;
+    return rci_reads(r, &loads) && rci_index(r, &loads);
 }
 
 /* The producer: X's only writer, a spatial block storing all of X once,
@@ -229,7 +228,7 @@ static bool rci_producer(rci *r) {
     if (p->body->kind != TS_STORE)
         return mt_sched_refuse(s, "%s: the body of block '%s', the producer of '%s', is not a "
                                   "single store", RCI_P, pn, X);
-    if (!bijection(p, r->X, p->body->idx))
+    if (!mt_blk_bijection(p, r->X, p->body->idx))
         return mt_sched_refuse(s, "%s: the producer of '%s', block '%s', does not write it at its "
                                   "iteration variables in some order over the whole buffer",
                                RCI_P, X, pn);

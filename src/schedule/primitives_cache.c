@@ -156,39 +156,57 @@ static mt_tregion *swap_regions(mt_arena *a, const mt_tregion *rs, int n, const 
 
 /* ---- cache_read ----------------------------------------------------------------------- */
 
-bool mt_sched_cache_read(mt_sched *s, const char *name, const char *buffer, mt_scope scope,
-                         const char **cache_block) {
-    static const char P[] = "cache_read";
-    mt_arena *a = s->arena;
-    const mt_tfunc *f = s->func;
-    mt_blk_stmts path;
-    if (!mt_blk_find_block(s, P, name, &path)) return false;
-    const mt_tstmt *b = path.data[path.len - 1];
+#define CR_P "cache_read"
+
+/* The buffer named `buffer` that b loads (body, init, predicate), or NULL. */
+static mt_tbuffer *read_buffer(mt_arena *a, const mt_tstmt *b, const char *buffer) {
     mt_blk_exprs loads = mt_blk_loads_in(a, b->body, b->predicate, NULL);
     mt_blk_exprs il = mt_blk_loads_in(a, b->init, NULL, NULL);
     for (int i = 0; i < il.len; i++) MT_VEC_PUSH(a, &loads, il.data[i]);
-    mt_tbuffer *X = NULL;
-    for (int i = 0; i < loads.len && !X; i++)
-        if (strcmp(loads.data[i]->buf->name, buffer) == 0) X = loads.data[i]->buf;
-    if (!X) return mt_sched_refuse(s, "%s: block '%s' does not read a buffer named '%s'", P, name, buffer);
+    for (int i = 0; i < loads.len; i++)
+        if (strcmp(loads.data[i]->buf->name, buffer) == 0) return loads.data[i]->buf;
+    return NULL;
+}
+
+/* *at: the top-level position for the copy of X that b (with this path)
+ * reads: after the last item writing X, which must come before b's. */
+static bool copy_place(mt_sched *s, const mt_tstmt *b, const mt_blk_stmts *path, mt_tbuffer *X, int *at) {
     mt_tstmt *const *items;
-    int n = top_items(f, &items), top = top_index(f, &path), at = 0;
+    int n = top_items(s->func, &items), top = top_index(s->func, path);
+    const char *name = mt_blk_bname(b);
+    *at = 0;
     for (int i = 0; i < n; i++) {
-        mt_blk_accesses ai = mt_blk_scan(a, items[i], NULL, NULL);
-        for (int k = 0; k < ai.len; k++)
-            if (ai.data[k].write && ai.data[k].buf == X) {
-                const mt_tstmt *w = ai.data[k].block;
-                if (w == b)
-                    return mt_sched_refuse(s, "%s: block '%s' writes '%s' itself (a copy would "
-                                              "not see its updates)", P, name, X->name);
-                if (i >= top)
-                    return mt_sched_refuse(s, "%s: block '%s' writes '%s' %s block '%s' (a copy "
-                                              "made before it would not hold what it reads)", P,
-                                           mt_blk_bname(w), X->name,
-                                           i == top ? "in the same loop nest as" : "after", name);
-                at = i + 1;
-            }
+        mt_blk_accesses ai = mt_blk_scan(s->arena, items[i], NULL, NULL);
+        for (int k = 0; k < ai.len; k++) {
+            const mt_tstmt *w = ai.data[k].block;
+            if (!ai.data[k].write || ai.data[k].buf != X) continue;
+            if (w == b)
+                return mt_sched_refuse(s, "%s: block '%s' writes '%s' itself (a copy would not see "
+                                          "its updates)", CR_P, name, X->name);
+            if (i >= top)
+                return mt_sched_refuse(s, "%s: block '%s' writes '%s' %s block '%s' (a copy made "
+                                          "before it would not hold what it reads)", CR_P,
+                                       mt_blk_bname(w), X->name,
+                                       i == top ? "in the same loop nest as" : "after", name);
+            *at = i + 1;
+        }
     }
+    return true;
+}
+
+bool mt_sched_cache_read(mt_sched *s, const char *name, const char *buffer, mt_scope scope,
+                         const char **cache_block) {
+    mt_arena *a = s->arena;
+    const mt_tfunc *f = s->func;
+    mt_blk_stmts path;
+    if (!mt_blk_find_block(s, CR_P, name, &path)) return false;
+    const mt_tstmt *b = path.data[path.len - 1];
+    mt_tbuffer *X = read_buffer(a, b, buffer);
+    int at;
+    if (!X)
+        return mt_sched_refuse(s, "%s: block '%s' does not read a buffer named '%s'", CR_P, name,
+                               buffer);
+    if (!copy_place(s, b, &path, X, &at)) return false;
     mt_tbuffer *C = cache_buffer(a, X, scope);
     const char *cname = fresh_block_name(a, f, C->name);
     swap_buf t = {X, C};
@@ -206,52 +224,52 @@ bool mt_sched_cache_read(mt_sched *s, const char *name, const char *buffer, mt_s
 
 /* ---- cache_write (a copy block) --------------------------------------------------------- */
 
-/* Preconditions in primitives.h (mt_sched_cache_write, not a reduction). */
-bool mt_blk_cache_write_copy(mt_sched *s, const char *name, mt_scope scope, const char **cache_block) {
-    static const char P[] = "cache_write";
-    mt_arena *a = s->arena;
-    const mt_tfunc *f = s->func;
-    mt_blk_stmts path;
-    if (!mt_blk_find_block(s, P, name, &path)) return false;
-    const mt_tstmt *b = path.data[path.len - 1], *st = b->body;
-    if (b->init) return mt_sched_refuse(s, "%s: block '%s' has an init", P, name);
-    if (b->predicate) return mt_sched_refuse(s, "%s: block '%s' has a T.where predicate", P, name);
+#define CW_P "cache_write"
+
+/* b (with the given path) may write a cache of its buffer B: one store of
+ * all of B, B not read by b, written by nothing else, and read by nothing
+ * else in b's top-level item (index top). */
+static bool cw_copyable(mt_sched *s, const mt_tstmt *b, const mt_blk_stmts *path, int top) {
+    const char *name = mt_blk_bname(b);
+    const mt_tstmt *st = b->body;
+    if (b->init) return mt_sched_refuse(s, "%s: block '%s' has an init", CW_P, name);
+    if (b->predicate) return mt_sched_refuse(s, "%s: block '%s' has a T.where predicate", CW_P, name);
     if (st->kind != TS_STORE)
-        return mt_sched_refuse(s, "%s: the body of block '%s' is not a single store", P, name);
+        return mt_sched_refuse(s, "%s: the body of block '%s' is not a single store", CW_P, name);
     mt_tbuffer *B = st->buf;
-    bool bij = st->nidx == b->niters;
-    uint64_t seen = 0;
-    for (int d = 0; bij && d < st->nidx; d++) {
-        int u = -1;
-        for (int i = 0; st->idx[d]->kind == TE_VAR && i < b->niters && i < 64; i++)
-            if (b->iters[i].var == st->idx[d]->var) u = i;
-        bij = u >= 0 && !(seen >> u & 1) && mt_texpr_equal(b->iters[u].extent, B->shape[d]);
-        if (bij) seen |= 1ull << u;
-    }
-    if (!bij)
+    if (!mt_blk_bijection(b, B, st->idx))
         return mt_sched_refuse(s, "%s: block '%s' does not write all of '%s' (its index is not its "
-                                  "iteration variables in some order over the whole buffer)", P,
+                                  "iteration variables in some order over the whole buffer)", CW_P,
                                name, B->name);
-    if (mt_blk_loads_in(a, st, NULL, B).len)
-        return mt_sched_refuse(s, "%s: block '%s' reads '%s', the buffer it writes", P, name, B->name);
+    if (mt_blk_loads_in(s->arena, st, NULL, B).len)
+        return mt_sched_refuse(s, "%s: block '%s' reads '%s', the buffer it writes", CW_P, name,
+                               B->name);
+    mt_blk_accesses acc = mt_blk_scan(s->arena, s->func->body, b, path);
+    for (int i = 0; i < acc.len; i++)
+        if (!acc.data[i].inside && acc.data[i].buf == B && acc.data[i].write)
+            return mt_sched_refuse(s, "%s: '%s' has another writer, block '%s'", CW_P, B->name,
+                                   mt_blk_bname(acc.data[i].block));
     mt_tstmt *const *items;
-    top_items(f, &items);
-    int top = top_index(f, &path);
-    mt_blk_accesses acc = mt_blk_scan(a, f->body, b, &path);
-    mt_blk_accesses ai = mt_blk_scan(a, items[top], b, &path);
-    for (int i = 0; i < acc.len; i++) {
-        const mt_blk_access *x = &acc.data[i];
-        if (x->inside || x->buf != B) continue;
-        if (x->write)
-            return mt_sched_refuse(s, "%s: '%s' has another writer, block '%s'", P, B->name,
-                                   mt_blk_bname(x->block));
-    }
+    top_items(s->func, &items);
+    mt_blk_accesses ai = mt_blk_scan(s->arena, items[top], b, path);
     for (int i = 0; i < ai.len; i++)
         if (!ai.data[i].inside && ai.data[i].buf == B)
             return mt_sched_refuse(s, "%s: block '%s' reads '%s' in the same loop nest as block "
-                                      "'%s' (before the copy would write it)", P,
+                                      "'%s' (before the copy would write it)", CW_P,
                                    mt_blk_bname(ai.data[i].block), B->name, name);
-    mt_tbuffer *C = cache_buffer(a, B, scope);
+    return true;
+}
+
+/* Preconditions in primitives.h (mt_sched_cache_write, not a reduction). */
+bool mt_blk_cache_write_copy(mt_sched *s, const char *name, mt_scope scope, const char **cache_block) {
+    mt_arena *a = s->arena;
+    const mt_tfunc *f = s->func;
+    mt_blk_stmts path;
+    if (!mt_blk_find_block(s, CW_P, name, &path)) return false;
+    const mt_tstmt *b = path.data[path.len - 1], *st = b->body;
+    int top = top_index(f, &path);
+    if (!cw_copyable(s, b, &path, top)) return false;
+    mt_tbuffer *B = st->buf, *C = cache_buffer(a, B, scope);
     const char *cname = fresh_block_name(a, f, C->name);
     mt_tstmt *nb = mt_ts_copy(a, b);
     nb->body = mt_ts_at(mt_ts_store(a, C, st->idx, st->nidx, st->value), st->loc);

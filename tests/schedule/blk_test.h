@@ -12,9 +12,11 @@
 #include <stdlib.h>
 
 #include "codegen/cg_util.h"
+#include "frontend/parser.h"
 #include "passes/tir/tir_passes.h"
 #include "pipeline.h"
 #include "schedule/primitives.h"
+#include "tir/from_ast.h"
 #include "tir/verify.h"
 
 static mt_jit *jit;
@@ -81,8 +83,17 @@ static inline mt_tfunc *verified(mt_tfunc *f) {
     return f;
 }
 
-/* The printed function, verified. */
-static inline const char *printed(mt_tfunc *f) { return mt_tfunc_print(A, verified(f)); }
+/* The printed function, verified, after checking that the text parses
+ * back (tir/from_ast.c) to a function that prints the same. */
+static inline const char *printed(mt_tfunc *f) {
+    const char *text = mt_tfunc_print(A, verified(f));
+    mt_ast *m = mt_parse(A, text, strlen(text), NULL);
+    int n = 0;
+    mt_tfunc **fs = mt_tir_from_module(A, m, &n);
+    assert_int_equal(n, 1);
+    ASSERT_TEXT(mt_tfunc_print(A, fs[0]), text);
+    return text;
+}
 
 /* ---- running --------------------------------------------------------------------- */
 

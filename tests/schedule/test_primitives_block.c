@@ -22,7 +22,7 @@ static void test_compute_inline(void **state) {
     assert_true(mt_sched_compute_inline(&s, "add"));
     assert_true(mt_sched_compute_inline(&s, "exp"));
     assert_true(mt_sched_compute_inline(&s, "multiply"));
-    ASSERT_TEXT(mt_tfunc_print(A, s.func),
+    ASSERT_TEXT(printed(s.func),
                 "@T.prim_func\n"
                 "def fused_add_exp_multiply_sum(a: T.Buffer((8, 16), \"float32\"), b: T.Buffer((8, 16), \"float32\"), lv2: T.Buffer((8,), \"float32\")):\n"
                 "    T.func_attr({\"op_pattern\": \"reduction\"})\n"
@@ -129,7 +129,7 @@ static void test_cache_write(void **state) {
     assert_string_equal(s.error, "cache_write: block 'sum' is a reduction: only scope local (a "
                                  "scalar accumulator) is supported for it");
     assert_true(mt_sched_cache_write(&s, "sum", MT_SCOPE_LOCAL, NULL));
-    ASSERT_TEXT(mt_tfunc_print(A, s.func),
+    ASSERT_TEXT(printed(s.func),
                 "@T.prim_func\n"
                 "def fused_add_exp_multiply_sum(a: T.Buffer((8, 16), \"float32\"), b: T.Buffer((8, 16), \"float32\"), lv2: T.Buffer((8,), \"float32\")):\n"
                 "    T.func_attr({\"op_pattern\": \"reduction\"})\n"
@@ -195,7 +195,7 @@ static void test_decompose_reduction(void **state) {
     mt_sched s;
     mt_sched_init(&s, A, f);
     assert_true(mt_sched_decompose_reduction(&s, "sum", loop_of(f, "sum", 1)));
-    ASSERT_TEXT(mt_tfunc_print(A, s.func),
+    ASSERT_TEXT(printed(s.func),
                 "@T.prim_func\n"
                 "def fused_add_exp_multiply_sum(a: T.Buffer((8, 16), \"float32\"), b: T.Buffer((8, 16), \"float32\"), lv2: T.Buffer((8,), \"float32\")):\n"
                 "    T.func_attr({\"op_pattern\": \"reduction\"})\n"
@@ -215,7 +215,7 @@ static void test_decompose_reduction(void **state) {
     /* before the outer loop: the init gets its own copy of the row loop */
     mt_sched_init(&s, A, f);
     assert_true(mt_sched_decompose_reduction(&s, "sum", loop_of(f, "sum", 0)));
-    ASSERT_TEXT(mt_tfunc_print(A, s.func),
+    ASSERT_TEXT(printed(s.func),
                 "@T.prim_func\n"
                 "def fused_add_exp_multiply_sum(a: T.Buffer((8, 16), \"float32\"), b: T.Buffer((8, 16), \"float32\"), lv2: T.Buffer((8,), \"float32\")):\n"
                 "    T.func_attr({\"op_pattern\": \"reduction\"})\n"
@@ -290,7 +290,7 @@ static void test_compute_at(void **state) {
     mt_sched_init(&s, A, f);
     mt_tvar *row = loop_of(f, "subtract", 0);
     assert_true(mt_sched_compute_at(&s, "max", row));
-    ASSERT_TEXT(mt_tfunc_print(A, s.func),
+    ASSERT_TEXT(printed(s.func),
                 "@T.prim_func\n"
                 "def fused_max_subtract_exp(x: T.Buffer((8, 16), \"float32\"), lv1: T.Buffer((8, 16), \"float32\")):\n"
                 "    T.func_attr({\"op_pattern\": \"reduction\"})\n"
@@ -430,7 +430,7 @@ static void test_compute_at_range(void **state) {
     mt_sched s;
     mt_sched_init(&s, A, f);
     assert_true(mt_sched_compute_at(&s, "multiply", loop_of(f, "add", 0)));
-    ASSERT_TEXT(mt_tfunc_print(A, s.func),
+    ASSERT_TEXT(printed(s.func),
                 "@T.prim_func\n"
                 "def fused_multiply_add(b: T.Buffer((16,), \"float32\"), x: T.Buffer((8, 16), \"float32\"), lv: T.Buffer((8, 16), \"float32\")):\n"
                 "    T.func_attr({\"op_pattern\": \"broadcast\"})\n"
@@ -522,6 +522,10 @@ static void check_k5(mt_tfunc *f) {
     free_bufs(bufs, f->nparams);
 }
 
+/* (The printed results of rfactor are compared, not parsed back: from_ast
+ * checks an index against its block variables' domains, and the partial
+ * group index (vc * 3 + vq) * 8 + vl of a clamped tail exceeds x's dims over
+ * those domains although the loops never reach it.) */
 static void test_rfactor(void **state) {
     TIR_GUARD();
     mt_tfunc *f = kernel(K4);
@@ -535,7 +539,7 @@ static void test_rfactor(void **state) {
     assert_true(mt_sched_split(&s, fo, I(3), &c, NULL));
     rf[0] = c, rf[1] = fi;
     assert_true(mt_sched_rfactor(&s, "sum", rf, 2));
-    ASSERT_TEXT(mt_tfunc_print(A, s.func),
+    ASSERT_TEXT(mt_tfunc_print(A, verified(s.func)),
                 "@T.prim_func\n"
                 "def sum(x: T.Buffer((6, 10), \"float32\"), lv: T.Buffer((), \"float32\")):\n"
                 "    T.func_attr({\"op_pattern\": \"reduction\"})\n"
@@ -577,7 +581,7 @@ static void test_rfactor(void **state) {
     mt_tvar *i0 = loop_of(g, "max", 0), *i1 = loop_of(g, "max", 1), *ko, *ki;
     assert_true(mt_sched_split(&s, loop_of(g, "max", 2), I(4), &ko, &ki));
     assert_true(mt_sched_rfactor(&s, "max", &ki, 1));
-    ASSERT_TEXT(mt_tfunc_print(A, s.func),
+    ASSERT_TEXT(mt_tfunc_print(A, verified(s.func)),
                 "@T.prim_func\n"
                 "def max(x: T.Buffer((4, 6, 10), \"float32\"), lv: T.Buffer((6,), \"float32\")):\n"
                 "    T.func_attr({\"op_pattern\": \"reduction\"})\n"
