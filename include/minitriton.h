@@ -494,7 +494,13 @@ MT_API mt_status mt_schedule_unroll(mt_schedule *sch, int loop);
 MT_API mt_status mt_schedule_bind(mt_schedule *sch, int loop, const char *thread_axis);
 MT_API mt_status mt_schedule_compute_at(mt_schedule *sch, int block, int loop);
 MT_API mt_status mt_schedule_compute_inline(mt_schedule *sch, int block);
-/* index: the block's written buffer (0); scope "local" (a reduction's accumulator). */
+MT_API mt_status mt_schedule_reverse_compute_at(mt_schedule *sch, int block, int loop);
+MT_API mt_status mt_schedule_reverse_compute_inline(mt_schedule *sch, int block);
+/* index: which of the block's read (T.reads order) / written buffers; scope
+ * "global", "shared" or "local"; *out: the block that copies the cache
+ * (cache_write of a reduction into "local": the block itself). */
+MT_API mt_status mt_schedule_cache_read(mt_schedule *sch, int block, int index, const char *scope,
+                                        int *out);
 MT_API mt_status mt_schedule_cache_write(mt_schedule *sch, int block, int index, const char *scope,
                                          int *out);
 MT_API mt_status mt_schedule_decompose_reduction(mt_schedule *sch, int block, int loop, int *init);

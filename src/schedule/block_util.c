@@ -179,6 +179,19 @@ bool mt_blk_same_index(mt_texpr *const *x, mt_texpr *const *y, int n) {
     return true;
 }
 
+bool mt_blk_bijection(const mt_tstmt *b, const mt_tbuffer *X, mt_texpr *const *idx) {
+    if (X->ndim != b->niters) return false;
+    uint64_t seen = 0;
+    for (int d = 0; d < X->ndim; d++) {
+        int u = -1;
+        for (int i = 0; idx[d]->kind == TE_VAR && i < b->niters && i < 64; i++)
+            if (b->iters[i].var == idx[d]->var) u = i;
+        if (u < 0 || (seen >> u & 1) || !mt_texpr_equal(b->iters[u].extent, X->shape[d])) return false;
+        seen |= 1ull << u;
+    }
+    return true;
+}
+
 /* ---- building ---------------------------------------------------------------- */
 
 /* s without statement t; a loop, let, allocation, block or if left with
@@ -281,3 +294,99 @@ void mt_blk_set_func_body(mt_sched *s, mt_tstmt *body) {
     s->func = g;
 }
 
+
+/* ---- accesses in program order ---------------------------------------------- */
+
+typedef struct scanner {
+    mt_tvisitor v;
+    mt_arena *a;
+    const mt_tstmt *target;
+    const mt_blk_stmts *anc; /* the target's path */
+    const mt_tstmt *block;
+    bool inside, after;
+    int around;
+    mt_blk_accesses acc;
+} scanner;
+
+static void push_access(scanner *sc, mt_tbuffer *buf, bool write) {
+    mt_blk_access x = {sc->block, buf, write, sc->inside, sc->after, sc->around > 0};
+    MT_VEC_PUSH(sc->a, &sc->acc, x);
+}
+
+static void scan_expr(mt_tvisitor *v, const mt_texpr *e) {
+    if (e->kind == TE_LOAD) push_access((scanner *)v, e->buf, false);
+    mt_tvisit_expr_children(v, e);
+}
+
+static void scan_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    scanner *sc = (scanner *)v;
+    bool is_target = s == sc->target;
+    bool anc = s->kind == TS_FOR && sc->anc && mt_blk_index_in(sc->anc, s) >= 0;
+    const mt_tstmt *saved = sc->block;
+    if (s->kind == TS_BLOCK) sc->block = s;
+    if (is_target) sc->inside = true;
+    if (anc) sc->around++;
+    if (s->kind == TS_STORE) push_access(sc, s->buf, true);
+    mt_tvisit_stmt_children(v, s);
+    if (anc) sc->around--;
+    if (is_target) sc->inside = false, sc->after = true;
+    sc->block = saved;
+}
+
+mt_blk_accesses mt_blk_scan(mt_arena *a, const mt_tstmt *root, const mt_tstmt *target,
+                            const mt_blk_stmts *anc) {
+    scanner sc = {{scan_expr, scan_stmt, NULL}, a, target, anc, NULL, false, false, 0, {0}};
+    if (root) mt_tvisit_stmt(&sc.v, root);
+    return sc.acc;
+}
+
+/* ---- contiguity (the reduction rules) ------------------------------------------ */
+
+typedef struct suffix_check {
+    const mt_tstmt *b;
+    int from; /* the iteration variables [from, niters) */
+    bool ok;
+} suffix_check;
+
+/* Does index expression e use one of the variables [from, niters)? */
+static bool uses_suffix(const suffix_check *k, const mt_texpr *e) {
+    for (int t = k->from; t < k->b->niters; t++)
+        if (mt_texpr_uses_var(e, k->b->iters[t].var)) return true;
+    return false;
+}
+
+static bool suffix_access(const suffix_check *k, const mt_tbuffer *buf, mt_texpr *const *idx, int nidx) {
+    const mt_tstmt *b = k->b;
+    int len = b->niters - k->from, lead = nidx - len;
+    bool used = false;
+    for (int d = 0; d < nidx && !used; d++) used = uses_suffix(k, idx[d]);
+    if (!used) return true;
+    if (lead < 0) return false;
+    for (int d = 0; d < lead; d++)
+        if (uses_suffix(k, idx[d])) return false;
+    for (int t = 0; t < len; t++) {
+        const mt_texpr *e = idx[lead + t];
+        const mt_titer *it = &b->iters[k->from + t];
+        int64_t dim, ext;
+        if (e->kind != TE_VAR || e->var != it->var) return false;
+        if (t > 0 && (!mt_te_is_const_int(buf->shape[lead + t], &dim) ||
+                      !mt_te_is_const_int(it->extent, &ext) || dim != ext))
+            return false;
+    }
+    return true;
+}
+
+static void suffix_load(mt_tvisitor *vis, const mt_texpr *e) {
+    suffix_check *k = vis->ctx;
+    if (e->kind == TE_LOAD && !suffix_access(k, e->buf, e->args, e->nargs)) k->ok = false;
+    mt_tvisit_expr_children(vis, e);
+}
+
+bool mt_blk_contiguous_suffix(const mt_tstmt *b, int from) {
+    const mt_tstmt *st = b->body;
+    suffix_check k = {b, from, true};
+    if (st->kind != TS_STORE || !suffix_access(&k, st->buf, st->idx, st->nidx)) return false;
+    mt_tvisitor vis = {suffix_load, NULL, &k};
+    mt_tvisit_expr(&vis, st->value);
+    return k.ok;
+}

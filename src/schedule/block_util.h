@@ -1,7 +1,10 @@
 /*
  * block_util.h -- what the block schedule primitives share
- * (primitives_block.c: compute_inline, compute_at; primitives_reduction.c:
- * cache_write, decompose_reduction): finding a named block and the path of
+ * (primitives_block.c: compute_inline, reverse_compute_inline;
+ * primitives_at.c: compute_at, reverse_compute_at; primitives_cache.c:
+ * cache_read, cache_write; primitives_reduction.c: cache_write's local
+ * accumulation, decompose_reduction; primitives_rfactor.c) and the
+ * reduction rules (the contiguity check): finding a named block and the path of
  * statements to it, variable and load queries, and builders. Internal to
  * src/schedule.
  */
@@ -58,6 +61,11 @@ bool mt_blk_loop_binds(const mt_tstmt *b, const mt_tstmt *l, mt_iter_kind kind);
 mt_blk_exprs mt_blk_loads_in(mt_arena *a, const mt_tstmt *st, const mt_texpr *e,
                              const mt_tbuffer *b);
 
+/* idx (b's index of X) is a bijection onto X: each dim a different
+ * iteration variable of b over the whole dim (its extent X's dim), every
+ * variable of b used. */
+bool mt_blk_bijection(const mt_tstmt *b, const mt_tbuffer *X, mt_texpr *const *idx);
+
 /* Indices x and y (n each) are structurally equal. */
 bool mt_blk_same_index(mt_texpr *const *x, mt_texpr *const *y, int n);
 
@@ -86,5 +94,41 @@ mt_tstmt *mt_blk_spatial_block(mt_arena *a, const char *name, const mt_tstmt *b,
 
 /* s->func becomes a copy of itself with this body (NULL: empty). */
 void mt_blk_set_func_body(mt_sched *s, mt_tstmt *body);
+
+/* ---- accesses in program order ------------------------------------------ */
+
+/* One store or load of a function, relative to a target statement. */
+typedef struct mt_blk_access {
+    const mt_tstmt *block; /* innermost block around it (NULL: none) */
+    mt_tbuffer *buf;
+    bool write;
+    bool inside; /* inside the target */
+    bool after;  /* after the target in program order */
+    bool around; /* inside a loop around the target */
+} mt_blk_access;
+
+typedef MT_VEC(mt_blk_access) mt_blk_accesses;
+
+/* Every store and load under root, in program order, relative to target
+ * (NULL: none) whose path from root is anc (NULL: none). Two scans of one
+ * root list the same accesses in the same order. */
+mt_blk_accesses mt_blk_scan(mt_arena *a, const mt_tstmt *root, const mt_tstmt *target,
+                            const mt_blk_stmts *anc);
+
+/* cache_write of a block without reduce variable (primitives_cache.c; the
+ * entry is mt_sched_cache_write). */
+bool mt_blk_cache_write_copy(mt_sched *s, const char *name, mt_scope scope, const char **cache_block);
+
+/* ---- for the reduction rules -------------------------------------------- */
+
+/* Do b's accesses (its store, the loads of its value) walk its iteration
+ * variables [from, niters) contiguously? Each access either uses none of
+ * them, or has them as its last indices, in order, exactly (a plain
+ * variable each), no other index using them, and every dim after the first
+ * of those a constant equal to its variable's (constant) extent: then the
+ * variables fused are one flat index walking the buffer with stride 1. False
+ * when b's body is not a single store. In block terms: the loops the
+ * variables are bound to do not matter. */
+bool mt_blk_contiguous_suffix(const mt_tstmt *b, int from);
 
 #endif

@@ -111,7 +111,7 @@ static void accumulate_locally(mt_sched *s, mt_tvar *loop) {
     mt_tvisit_stmt(&v, mt_sched_get_loop(s, loop));
     for (int i = 0; i < r.names.len; i++) {
         mt_sched t = *s;
-        if (mt_sched_cache_write(&t, r.names.data[i], MT_SCOPE_LOCAL)) *s = t;
+        if (mt_sched_cache_write(&t, r.names.data[i], MT_SCOPE_LOCAL, NULL)) *s = t;
     }
 }
 

@@ -29,16 +29,27 @@
  *   unroll(i)          i is unrolled (fully when its extent is a constant).
  *   bind(i, tag, T)    i runs on GPU blocks or threads (see mt_sched_bind).
  *
- * Block primitives (primitives_block.c, primitives_reduction.c) name a block by its name (a refusal
- * when no block or several blocks carry it):
+ * Block primitives (primitives_block.c, primitives_at.c,
+ * primitives_cache.c, primitives_reduction.c, primitives_rfactor.c) name a
+ * block by its name (a refusal when no block or several blocks carry it):
  *
  *   compute_inline(b)  b's value is substituted into every load of the buffer
  *                      it writes; b, its emptied loops and the allocation go.
+ *   reverse_compute_inline(c)  c (Y[..] = g(X[v])) is folded into the
+ *                      producer of X, which stores Y directly; c, its
+ *                      emptied loops and X's allocation go.
  *   compute_at(b, i)   b's loop nest moves to the start of loop i's body and
  *                      computes only the region of its buffer that one
  *                      iteration of i reads.
+ *   reverse_compute_at(c, i)  c's loop nest moves to the end of loop i's
+ *                      body (i a loop of c's producer) and computes only
+ *                      what reads the region one iteration of i wrote.
+ *   cache_read(b, X, scope)  a new block copies X into X_<scope>, which b
+ *                      reads instead (placed first, or after X's writers).
  *   cache_write(b, local)  a reduction accumulates in a local scalar and
  *                      writes its buffer once after its reduce loops.
+ *   cache_write(b, scope)  any other block writes B_<scope>, which a new
+ *                      block copies to B right after b's loop nest.
  *   decompose_reduction(b, i)  b's init becomes a block b_init in a copy of
  *                      the spatial loops, placed before loop i; b becomes
  *                      b_update, without init.
@@ -106,7 +117,7 @@ bool mt_sched_unroll(mt_sched *s, mt_tvar *loop);
  * the loop is serial, starts at 0, and is independent (as for parallel). */
 bool mt_sched_bind(mt_sched *s, mt_tvar *loop, const char *tag, int64_t threads);
 
-/* ---- block primitives (primitives_block.c, primitives_reduction.c) ------- */
+/* ---- block primitives ---------------------------------------------------- */
 
 /* Preconditions: the block's body is a single store B[v0, ..., vk] = expr
  * with exactly its iteration variables as indices, each bound to a loop
@@ -116,6 +127,21 @@ bool mt_sched_bind(mt_sched *s, mt_tvar *loop, const char *tag, int64_t threads)
  * function-level variables, and no buffer it reads is written after the
  * block or in a loop around it. */
 bool mt_sched_compute_inline(mt_sched *s, const char *block);
+
+/* (primitives_block.c) The consumer c = `block`: no reduce variable, init,
+ * predicate or allocation; its body is a single store Y[h] = g, with h and
+ * g using only c's iteration variables and function-level variables, g not
+ * reading Y; among the buffers g reads exactly one, X, is allocated by the
+ * function, read at one index that is c's iteration variables in some
+ * order, each over X's whole dim (a bijection onto X). The producer p:
+ * X's only writer (a block), before c, with no reduce variable, init or
+ * predicate, its body a single store X[idx] = e with idx likewise a
+ * bijection onto X; X is read by c only. Between p and c (after p and not
+ * after c in program order, or inside a loop around p) nothing writes a
+ * buffer g reads, nor reads or writes Y. Then p stores Y[h[v := idx]] =
+ * g[v := idx, X[..] := e] (v: c's variables at X's dims), c and its
+ * emptied loops go, and so does X's allocation; p keeps its name. */
+bool mt_sched_reverse_compute_inline(mt_sched *s, const char *block);
 
 /* Preconditions: the block writes one buffer X allocated by the function
  * with one store (and its init), indexed per dim by a spatial iteration
@@ -130,13 +156,57 @@ bool mt_sched_compute_inline(mt_sched *s, const char *block);
  * `base + j` for one such loop j with bounds free of them (a range). */
 bool mt_sched_compute_at(mt_sched *s, const char *block, mt_tvar *loop);
 
-/* scope must be MT_SCOPE_LOCAL. Preconditions: the block is a reduction
- * (a reduce variable and an init) whose body and init are single stores to
- * the same element B[idx] of one buffer, idx free of reduce variables, the
- * body reading B only at idx and the init not at all; no predicate; the
- * loops binding its reduce variables are the innermost loops around it,
- * perfectly nested, and bind no spatial variable. */
-bool mt_sched_cache_write(mt_sched *s, const char *block, mt_scope scope);
+/* (primitives_at.c) The mirror of compute_at: `block` (the consumer c)
+ * moves to the end of the loop's body. Preconditions: c's body (and init)
+ * is a single store to one element; c is not under the loop; of the
+ * buffers c's body reads exactly one, X, is written under the loop, by one
+ * block p (the producer), X's only writer, whose body (and init) is a
+ * single store to X, without predicate, and no loop from the body down to
+ * the loop (inclusive) on p's path binds a reduce variable of p (X's
+ * region is final at the end of each iteration); c reads X at one index,
+ * each dim a constant or a spatial iteration variable bound to a loop of
+ * c's own nest over [0, its extent), that loop binding no other variable;
+ * c is alone in a perfect, rectangular loop nest that is an item of a
+ * sequence, bound to its own loops only, and the loop is serial or
+ * unrolled and lies inside an earlier item of the same sequence; nothing
+ * from that item up to c's nest writes a buffer c reads (but X) or reads
+ * or writes the buffer c writes; each dim of p's index of X, in loop
+ * variables, is free of the loops between the loop and p (a point) or is
+ * `base + j` for one such loop j with bounds free of them (a range). c's
+ * loops along X's dims then run over that region; its other loops (over
+ * dims X does not have, reduce loops) stay whole. */
+bool mt_sched_reverse_compute_at(mt_sched *s, const char *block, mt_tvar *loop);
+
+/* (primitives_cache.c) A copy of `buffer` (a buffer the block reads, by
+ * name) into a new function allocation <buffer>_<scope> of its shape and
+ * dtype, made by a new block of that name (or with _1, _2, .. when a block
+ * has it) in loops ax0, .. over the whole shape; the block reads the cache
+ * instead (body, init, predicate, T.reads). The copy is an item of the
+ * top-level sequence: right after the last item that writes the buffer,
+ * or first when none does. Preconditions: every statement writing the
+ * buffer lies in a top-level item before the block's. *cache_block (may be
+ * NULL) gets the copy block's name; compute_at moves it under a loop. */
+bool mt_sched_cache_read(mt_sched *s, const char *block, const char *buffer, mt_scope scope,
+                         const char **cache_block);
+
+/* (primitives_reduction.c, primitives_cache.c) *cache_block (may be NULL)
+ * gets the new block's name.
+ * A block with a reduce variable: local accumulation, scope must be
+ * MT_SCOPE_LOCAL. Preconditions: the block has an init, and body and init
+ * are single stores to the same element B[idx] of one buffer, idx free of
+ * reduce variables, the body reading B only at idx and the init not at
+ * all; no predicate; the loops binding its reduce variables are the
+ * innermost loops around it, perfectly nested, and bind no spatial
+ * variable. The new block is <block>_write_back.
+ * Any other block: it stores a new function allocation <B>_<scope> of B's
+ * shape instead of B, and a new block <B>_<scope> (or with _1, ..) in loops
+ * ax0, .. copies all of it to B, as the top-level item right after the
+ * block's. Preconditions: no init, no predicate; the body is a single
+ * store B[idx] = e with idx the block's iteration variables in some order,
+ * each over B's whole dim (the block writes all of B); e does not read B;
+ * B has no other writer, and nothing else in the block's top-level item
+ * reads it. reverse_compute_at moves the copy under a loop. */
+bool mt_sched_cache_write(mt_sched *s, const char *block, mt_scope scope, const char **cache_block);
 
 /* Preconditions: the block has an init and a reduce variable, no
  * predicate; its init uses no reduce variable; the loop is an ancestor of

@@ -1,5 +1,6 @@
 /*
- * primitives_reduction.c -- cache_write (local accumulation) and
+ * primitives_reduction.c -- cache_write (local accumulation of a reduction;
+ * other blocks go to primitives_cache.c) and
  * decompose_reduction: the block primitives that split a reduction block
  * (see primitives_block.c for the conventions, block_util.h for the
  * helpers, docs/schedule.md for the outputs and refusals).
@@ -51,19 +52,18 @@ static mt_tstmt *write_back_if_ran(mt_arena *a, const mt_blk_stmts *path, int r,
     return ran ? mt_ts_if(a, ran, wb, NULL) : wb;
 }
 
-bool mt_sched_cache_write(mt_sched *s, const char *name, mt_scope scope) {
+bool mt_sched_cache_write(mt_sched *s, const char *name, mt_scope scope, const char **cache_block) {
     static const char P[] = "cache_write";
     mt_arena *a = s->arena;
-    if (scope != MT_SCOPE_LOCAL)
-        return mt_sched_refuse(s, "%s: only scope local (a scalar accumulator) is supported", P);
     mt_blk_stmts path;
     if (!mt_blk_find_block(s, P, name, &path)) return false;
     const mt_tstmt *b = path.data[path.len - 1], *st = b->body, *in = b->init;
     mt_tvar **rv, **sv;
     int nr = mt_blk_iter_vars(a, b, MT_ITER_REDUCE, &rv), ns = mt_blk_iter_vars(a, b, MT_ITER_SPATIAL, &sv);
-    if (nr == 0)
-        return mt_sched_refuse(s, "%s: block '%s' is not a reduction (no reduce variable)", P,
-                               name);
+    if (nr == 0) return mt_blk_cache_write_copy(s, name, scope, cache_block);
+    if (scope != MT_SCOPE_LOCAL)
+        return mt_sched_refuse(s, "%s: block '%s' is a reduction: only scope local (a scalar "
+                                  "accumulator) is supported for it", P, name);
     if (!in) return mt_sched_refuse(s, "%s: block '%s' has no init", P, name);
     if (b->predicate) return mt_sched_refuse(s, "%s: block '%s' has a T.where predicate", P, name);
     if (st->kind != TS_STORE || in->kind != TS_STORE || in->buf != st->buf ||
@@ -127,6 +127,7 @@ bool mt_sched_cache_write(mt_sched *s, const char *name, mt_scope scope) {
     wb->nwrites = 1;
     mt_tstmt *pair[2] = {nest, write_back_if_ran(a, &path, r, wb)};
     mt_sched_replace(s, path.data[r], mt_ts_alloc(a, acc, mt_ts_seq(a, pair, 2)));
+    if (cache_block) *cache_block = wb->name;
     return true;
 }
 

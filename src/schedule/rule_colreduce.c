@@ -14,9 +14,11 @@
  * of serial loops from 0 around one reduction block whose iteration
  * variables are bound one to one, in order, to the loops, shaped
  * [spatial*, reduce+, spatial+] where every access walks the trailing
- * spatial loops contiguously (their variables are its last indices, in
- * order, over dims as long as the loops): `sum(axis=0)` of a matrix or of a
- * 3-D tensor, `sum(axis=1)` of a 3-D tensor, with max, min, mean's sum and
+ * spatial loops contiguously (the block's iteration variables bound to
+ * them are its last indices, in order, over dims as long as their extents:
+ * mt_blk_contiguous_suffix, shared with the full-reduction rule; so
+ * `sum(x.T, axis=0)`, which reads x[j, r], is not taken): `sum(axis=0)` of
+ * a matrix or of a 3-D tensor, `sum(axis=1)` of a 3-D tensor, with max, min, mean's sum and
  * the products that legalization makes. Then, with primitives only (each refuses what
  * would change the result, and a refusal leaves the nest to the fallback):
  *
@@ -48,7 +50,7 @@
 
 #include <string.h>
 
-#include "schedule/primitives.h"
+#include "schedule/block_util.h"
 #include "support/common.h"
 
 enum { CHUNK_BYTES = 4096, MAX_LOOPS = MT_MAX_RANK + 2 };
@@ -59,54 +61,6 @@ typedef struct colnest {
     const mt_tstmt *block;
     int first_r, last_r; /* the reduce loops [first_r, last_r] */
 } colnest;
-
-typedef struct suffix_check {
-    const colnest *c;
-    int from;  /* the trailing spatial loops [from, n) */
-    bool ok;
-} suffix_check;
-
-/* The indices of one access: its last n - from are the trailing loops'
- * variables, in order, over dims as long as those loops (after the first),
- * and no other index uses them; or none uses them. */
-static bool suffix_access(const suffix_check *k, const mt_tbuffer *b, mt_texpr *const *idx, int nidx) {
-    const colnest *c = k->c;
-    int len = c->n - k->from, lead = nidx - len;
-    bool used = false;
-    for (int d = 0; d < nidx; d++)
-        for (int t = k->from; t < c->n; t++) used = used || mt_texpr_uses_var(idx[d], c->loops[t]->var);
-    if (!used) return true;
-    if (lead < 0) return false;
-    for (int d = 0; d < lead; d++)
-        for (int t = k->from; t < c->n; t++)
-            if (mt_texpr_uses_var(idx[d], c->loops[t]->var)) return false;
-    for (int t = 0; t < len; t++) {
-        const mt_texpr *e = idx[lead + t];
-        int64_t dim, ext;
-        if (e->kind != TE_VAR || e->var != c->loops[k->from + t]->var) return false;
-        if (t > 0 && (!mt_te_is_const_int(b->shape[lead + t], &dim) ||
-                      !mt_te_is_const_int(c->loops[k->from + t]->extent, &ext) || dim != ext))
-            return false;
-    }
-    return true;
-}
-
-static void check_load(mt_tvisitor *vis, const mt_texpr *e) {
-    suffix_check *k = vis->ctx;
-    if (e->kind == TE_LOAD && !suffix_access(k, e->buf, e->args, e->nargs)) k->ok = false;
-    mt_tvisit_expr_children(vis, e);
-}
-
-/* Every access walks the trailing spatial loops contiguously (fused, they
- * are one flat affine loop). */
-static bool contiguous_suffix(const colnest *c, int from) {
-    const mt_tstmt *st = c->block->body;
-    suffix_check k = {c, from, true};
-    if (st->kind != TS_STORE || !suffix_access(&k, st->buf, st->idx, st->nidx)) return false;
-    mt_tvisitor vis = {check_load, NULL, &k};
-    mt_tvisit_expr(&vis, st->value);
-    return k.ok;
-}
 
 static bool match(const mt_tstmt *s, colnest *c) {
     memset(c, 0, sizeof *c);
@@ -131,7 +85,7 @@ static bool match(const mt_tstmt *s, colnest *c) {
         if (red && c->first_r < 0) c->first_r = d;
         if (red) c->last_r = d;
     }
-    return c->first_r >= 0 && c->last_r < c->n - 1 && contiguous_suffix(c, c->last_r + 1);
+    return c->first_r >= 0 && c->last_r < c->n - 1 && mt_blk_contiguous_suffix(s, c->last_r + 1);
 }
 
 static bool schedule(mt_sched *s, const colnest *c) {

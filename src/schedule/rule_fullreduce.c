@@ -58,7 +58,7 @@
 
 #include <string.h>
 
-#include "schedule/primitives.h"
+#include "schedule/block_util.h"
 #include "support/common.h"
 
 enum {
@@ -76,56 +76,6 @@ typedef struct fnest {
     const mt_tstmt *block;
     int t; /* the trailing contiguous reduce loops [t, n) */
 } fnest;
-
-typedef struct suffix_check {
-    const fnest *c;
-    int from; /* the trailing loops [from, n) */
-    bool ok;
-} suffix_check;
-
-/* The iteration variable of loop d. */
-static const mt_tvar *iv(const fnest *c, int d) { return c->block->iters[d].var; }
-
-/* The indices of one access: its last n - from are the trailing loops'
- * iteration variables, in order, over dims as long as those loops (after
- * the first), and no other index uses them; or none uses them. */
-static bool suffix_access(const suffix_check *k, const mt_tbuffer *b, mt_texpr *const *idx, int nidx) {
-    const fnest *c = k->c;
-    int len = c->n - k->from, lead = nidx - len;
-    bool used = false;
-    for (int d = 0; d < nidx; d++)
-        for (int t = k->from; t < c->n; t++) used = used || mt_texpr_uses_var(idx[d], iv(c, t));
-    if (!used) return true;
-    if (lead < 0) return false;
-    for (int d = 0; d < lead; d++)
-        for (int t = k->from; t < c->n; t++)
-            if (mt_texpr_uses_var(idx[d], iv(c, t))) return false;
-    for (int t = 0; t < len; t++) {
-        const mt_texpr *e = idx[lead + t];
-        int64_t dim, ext;
-        if (e->kind != TE_VAR || e->var != iv(c, k->from + t)) return false;
-        if (t > 0 && (!mt_te_is_const_int(b->shape[lead + t], &dim) ||
-                      !mt_te_is_const_int(c->loops[k->from + t]->extent, &ext) || dim != ext))
-            return false;
-    }
-    return true;
-}
-
-static void check_load(mt_tvisitor *vis, const mt_texpr *e) {
-    suffix_check *k = vis->ctx;
-    if (e->kind == TE_LOAD && !suffix_access(k, e->buf, e->args, e->nargs)) k->ok = false;
-    mt_tvisit_expr_children(vis, e);
-}
-
-/* Does every access walk loops [from, n) contiguously (or not use them)? */
-static bool contiguous_suffix(const fnest *c, int from) {
-    const mt_tstmt *st = c->block->body;
-    suffix_check k = {c, from, true};
-    if (st->kind != TS_STORE || !suffix_access(&k, st->buf, st->idx, st->nidx)) return false;
-    mt_tvisitor vis = {check_load, NULL, &k};
-    mt_tvisit_expr(&vis, st->value);
-    return k.ok;
-}
 
 static bool is_reduce(const fnest *c, int d) { return c->block->iters[d].kind == MT_ITER_REDUCE; }
 
@@ -147,9 +97,9 @@ static bool match(const mt_tstmt *s, fnest *c) {
         for (int e = 0; e < c->n; e++)
             if (mt_texpr_uses_var(c->loops[d]->extent, c->loops[e]->var)) return false;
     }
-    if (!is_reduce(c, c->n - 1) || !contiguous_suffix(c, c->n - 1)) return false;
+    if (!is_reduce(c, c->n - 1) || !mt_blk_contiguous_suffix(c->block, c->n - 1)) return false;
     c->t = c->n - 1;
-    while (c->t > 0 && is_reduce(c, c->t - 1) && contiguous_suffix(c, c->t - 1)) c->t--;
+    while (c->t > 0 && is_reduce(c, c->t - 1) && mt_blk_contiguous_suffix(c->block, c->t - 1)) c->t--;
     return true;
 }
 

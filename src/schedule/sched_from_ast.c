@@ -258,13 +258,28 @@ static value p_compute_inline(interp *in, const mt_ast *c, const prim_spec *p, v
     return none();
 }
 
-static value p_cache_write(interp *in, const mt_ast *c, const prim_spec *p, value *args, const mt_ast **at) {
+static value p_cache(interp *in, const mt_ast *c, const prim_spec *p, value *args, const mt_ast **at) {
     int b = (int)want(&args[0], V_BLOCK, at[0], p->name, "the first argument");
-    int idx = (int)want(&args[1], V_INT, at[1], p->name, "write_buffer_index");
+    int idx = (int)want(&args[1], V_INT, at[1], p->name, "the buffer's index");
     want(&args[2], V_STR, at[2], p->name, "storage_scope");
     int out;
-    check(mt_usched_cache_write(&in->u, b, idx, args[2].s, &out), in, c);
+    bool rd = p->name[6] == 'r';
+    check(rd ? mt_usched_cache_read(&in->u, b, idx, args[2].s, &out)
+             : mt_usched_cache_write(&in->u, b, idx, args[2].s, &out), in, c);
     return handle(V_BLOCK, out);
+}
+
+static value p_reverse_at(interp *in, const mt_ast *c, const prim_spec *p, value *args, const mt_ast **at) {
+    int b = (int)want(&args[0], V_BLOCK, at[0], p->name, "the first argument");
+    int loop = (int)want(&args[1], V_LOOP, at[1], p->name, "the second argument");
+    check(mt_usched_reverse_compute_at(&in->u, b, loop), in, c);
+    return none();
+}
+
+static value p_reverse_inline(interp *in, const mt_ast *c, const prim_spec *p, value *args, const mt_ast **at) {
+    check(mt_usched_reverse_compute_inline(&in->u, (int)want(&args[0], V_BLOCK, at[0], p->name, "its argument")),
+          in, c);
+    return none();
 }
 
 static value p_decompose(interp *in, const mt_ast *c, const prim_spec *p, value *args, const mt_ast **at) {
@@ -293,7 +308,10 @@ static const prim_spec prims[] = {
     {"bind", {"loop", "thread_axis"}, 2, p_bind},
     {"compute_at", {"block", "loop"}, 2, p_compute_at},
     {"compute_inline", {"block"}, 1, p_compute_inline},
-    {"cache_write", {"block", "write_buffer_index", "storage_scope"}, 3, p_cache_write},
+    {"reverse_compute_at", {"block", "loop"}, 2, p_reverse_at},
+    {"reverse_compute_inline", {"block"}, 1, p_reverse_inline},
+    {"cache_read", {"block", "read_buffer_index", "storage_scope"}, 3, p_cache},
+    {"cache_write", {"block", "write_buffer_index", "storage_scope"}, 3, p_cache},
     {"decompose_reduction", {"block", "loop"}, 2, p_decompose},
     {"rfactor", {"loop"}, 1, p_rfactor},
 };

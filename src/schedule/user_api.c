@@ -94,6 +94,18 @@ mt_status mt_schedule_cache_write(mt_schedule *sch, int block, int index, const 
     SCH_RUN(sch, !out ? null_arg(sch, "cache_write") : mt_usched_cache_write(&sch->u, block, index, scope, out));
 }
 
+mt_status mt_schedule_reverse_compute_at(mt_schedule *sch, int block, int loop) {
+    SCH_RUN(sch, mt_usched_reverse_compute_at(&sch->u, block, loop));
+}
+
+mt_status mt_schedule_reverse_compute_inline(mt_schedule *sch, int block) {
+    SCH_RUN(sch, mt_usched_reverse_compute_inline(&sch->u, block));
+}
+
+mt_status mt_schedule_cache_read(mt_schedule *sch, int block, int index, const char *scope, int *out) {
+    SCH_RUN(sch, !out ? null_arg(sch, "cache_read") : mt_usched_cache_read(&sch->u, block, index, scope, out));
+}
+
 mt_status mt_schedule_decompose_reduction(mt_schedule *sch, int block, int loop, int *init) {
     SCH_RUN(sch, !init ? null_arg(sch, "decompose_reduction")
                        : mt_usched_decompose_reduction(&sch->u, block, loop, init));

@@ -193,8 +193,9 @@ bool mt_usched_get_block(mt_usched *u, const char *name, int *block) {
     mt_blk_stmts path;
     if (!mt_blk_find_block(&u->s, "get_block", name, &path))
         return fail(u, "%s (the blocks of '%s': %s)", u->s.error, u->s.func->name, all_blocks(u));
+    int known = u->blocks.len;
     *block = block_handle(u, path.data[path.len - 1]->name);
-    step(u, "%s = sch.get_block(\"%s\")", u->blocks.data[*block].name, name);
+    if (*block == known) step(u, "%s = sch.get_block(\"%s\")", u->blocks.data[*block].name, name);
     return true;
 }
 
@@ -449,17 +450,61 @@ static bool parse_scope(mt_usched *u, const char *prim, const char *scope, mt_sc
     return fail(u, "%s: unknown storage scope '%s' (global, shared or local)", prim, scope ? scope : "");
 }
 
-bool mt_usched_cache_write(mt_usched *u, int block, int index, const char *scope, int *out) {
-    const char *b = NULL;
+/* The name of the buffer a block reads (region `index` of its T.reads) or
+ * writes (of its T.writes). */
+static bool region_buffer(mt_usched *u, const char *prim, const char *b, bool reads, int index, const char **buf) {
+    mt_blk_stmts path;
+    if (!mt_blk_find_block(&u->s, prim, b, &path)) return refused(u);
+    const mt_tstmt *blk = path.data[path.len - 1];
+    int n = reads ? blk->nreads : blk->nwrites;
+    const mt_tregion *r = reads ? blk->reads : blk->writes;
+    if (index < 0 || index >= n)
+        return fail(u, "%s: block '%s' %s %d buffer%s: index %d is out of range", prim, b, reads ? "reads" : "writes",
+                    n, n == 1 ? "" : "s", index);
+    *buf = r[index].buf->name;
+    return true;
+}
+
+bool mt_usched_cache_read(mt_usched *u, int block, int index, const char *scope, int *out) {
+    const char *b = NULL, *buf = NULL, *made = NULL;
     mt_scope sc = MT_SCOPE_GLOBAL;
-    if (!block_of(u, "cache_write", block, &b) || !parse_scope(u, "cache_write", scope, &sc)) return false;
-    if (index != 0) return fail(u, "cache_write: block '%s' writes one buffer: its index is 0, not %d", b, index);
-    if (sc != MT_SCOPE_LOCAL)
-        return fail(u, "cache_write: only scope \"local\" (a reduction's accumulator) is supported, not \"%s\"",
-                    scope);
-    if (!mt_sched_cache_write(&u->s, b, sc)) return refused(u);
-    *out = block;
-    step(u, "sch.cache_write(%s, 0, \"%s\")", u->blocks.data[block].name, scope);
+    if (!block_of(u, "cache_read", block, &b) || !parse_scope(u, "cache_read", scope, &sc) ||
+        !region_buffer(u, "cache_read", b, true, index, &buf))
+        return false;
+    if (!mt_sched_cache_read(&u->s, b, buf, sc, &made)) return refused(u);
+    *out = block_handle(u, made);
+    step(u, "%s = sch.cache_read(%s, %d, \"%s\")", u->blocks.data[*out].name, u->blocks.data[block].name, index,
+         scope);
+    return true;
+}
+
+bool mt_usched_cache_write(mt_usched *u, int block, int index, const char *scope, int *out) {
+    const char *b = NULL, *buf = NULL, *made = NULL;
+    mt_scope sc = MT_SCOPE_GLOBAL;
+    if (!block_of(u, "cache_write", block, &b) || !parse_scope(u, "cache_write", scope, &sc) ||
+        !region_buffer(u, "cache_write", b, false, index, &buf))
+        return false;
+    if (!mt_sched_cache_write(&u->s, b, sc, &made)) return refused(u);
+    *out = made ? block_handle(u, made) : block;
+    step(u, "%s = sch.cache_write(%s, %d, \"%s\")", u->blocks.data[*out].name, u->blocks.data[block].name, index,
+         scope);
+    return true;
+}
+
+bool mt_usched_reverse_compute_at(mt_usched *u, int block, int loop) {
+    const char *b = NULL;
+    mt_tvar *v;
+    if (!block_of(u, "reverse_compute_at", block, &b) || !loop_var(u, "reverse_compute_at", loop, &v)) return false;
+    if (!mt_sched_reverse_compute_at(&u->s, b, v)) return refused(u);
+    step(u, "sch.reverse_compute_at(%s, %s)", u->blocks.data[block].name, u->loops.data[loop].name);
+    return true;
+}
+
+bool mt_usched_reverse_compute_inline(mt_usched *u, int block) {
+    const char *b = NULL;
+    if (!block_of(u, "reverse_compute_inline", block, &b)) return false;
+    if (!mt_sched_reverse_compute_inline(&u->s, b)) return refused(u);
+    step(u, "sch.reverse_compute_inline(%s)", u->blocks.data[block].name);
     return true;
 }
 

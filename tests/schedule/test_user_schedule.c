@@ -252,6 +252,78 @@ static void test_compute_inline_at(void **state) {
     mt_kernel_release(k);
 }
 
+/* reverse_compute_inline, cache_read + compute_at, cache_write +
+ * reverse_compute_at, and the schedule dump pasted back. */
+static const char stages_src[] =
+    "@T.prim_func\n"
+    "def two(A: T.Buffer((8, 33), \"float32\"), C: T.Buffer((8, 33), \"float32\"),\n"
+    "        E: T.Buffer((8, 33), \"float32\")):\n"
+    "    B = T.alloc_buffer((8, 33), \"float32\")\n"
+    "    D = T.alloc_buffer((8, 33), \"float32\")\n"
+    "    for i, j in T.grid(8, 33):\n"
+    "        with T.block(\"B\"):\n"
+    "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "            B[vi, vj] = A[vi, vj] * T.float32(2)\n"
+    "    for i, j in T.grid(8, 33):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "            C[vi, vj] = B[vi, vj] + T.float32(1)\n"
+    "    for i, j in T.grid(8, 33):\n"
+    "        with T.block(\"D\"):\n"
+    "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "            D[vi, vj] = T.exp(A[vi, vj])\n"
+    "    for i, j in T.grid(8, 33):\n"
+    "        with T.block(\"E\"):\n"
+    "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "            E[vi, vj] = D[vi, vj] * T.float32(3)\n"
+    "\n";
+
+static void check_stages(mt_kernel *k) {
+    int64_t sh[2] = {8, 33};
+    mt_tensor *a = tensor_f32(2, sh, 7), *outs[2] = {NULL, NULL};
+    mt_diag d;
+    if (test_kernel_run(k, &a, 1, outs, 2, &d) != MT_OK) fail_msg("run failed:\n%s", d.text);
+    for (int i = 0; i < 8 * 33; i++) {
+        assert_true(F(outs[0])[i] == F(a)[i] * 2.0f + 1.0f);
+        double e = exp((double)F(a)[i]) * 3.0;
+        assert_true(fabs(F(outs[1])[i] - e) <= 1e-5 * e);
+    }
+    mt_tensor_release(a);
+    mt_tensor_release(outs[0]);
+    mt_tensor_release(outs[1]);
+}
+
+static void test_cache_and_reverse(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    char src[8192];
+    snprintf(src, sizeof src, "%s%s", stages_src,
+             "@T.schedule(two)\n"
+             "def s(sch):\n"
+             "    sch.reverse_compute_inline(sch.get_block(\"C\"))\n"
+             "    i, j = sch.get_loops(sch.get_block(\"D\"))\n"
+             "    ac = sch.cache_read(sch.get_block(\"D\"), 0, \"global\")\n"
+             "    sch.compute_at(ac, i)\n"
+             "    ew = sch.cache_write(sch.get_block(\"E\"), 0, \"global\")\n"
+             "    k, l = sch.get_loops(sch.get_block(\"E\"))\n"
+             "    sch.reverse_compute_at(ew, k)\n");
+    mt_kernel *k = compile_ok(src);
+    const char *how = mt_kernel_dump(k, MT_STAGE_SCHEDULE);
+    assert_non_null(strstr(how, "    sch.reverse_compute_inline(b_C)\n"));
+    assert_non_null(strstr(how, "    b_A_global = sch.cache_read(b_D, 0, \"global\")\n"));
+    assert_non_null(strstr(how, "    b_E_global = sch.cache_write(b_E, 0, \"global\")\n"));
+    assert_non_null(strstr(how, "    sch.reverse_compute_at(b_E_global, i_2)\n"));
+    check_stages(k);
+    /* pasted back: the same code */
+    char *again = malloc(16384);
+    snprintf(again, 16384, "%s%s", stages_src, strchr(how, '\n') + 1);
+    mt_kernel *k2 = compile_ok(again);
+    assert_string_equal(mt_kernel_dump(k2, MT_STAGE_TIR_SCHED), mt_kernel_dump(k, MT_STAGE_TIR_SCHED));
+    free(again);
+    mt_kernel_release(k2);
+    mt_kernel_release(k);
+}
+
 static void expect_error(const char *src, mt_status st, const char *where_what) {
     mt_diag d = compile_err(src);
     assert_int_equal(d.status, st);
@@ -388,7 +460,7 @@ int main(void) {
         cmocka_unit_test(test_matmul_schedule),     cmocka_unit_test(test_default_rule_named),
         cmocka_unit_test(test_round_trip),          cmocka_unit_test(test_compiler_made_kernel),
         cmocka_unit_test(test_rfactor),             cmocka_unit_test(test_compute_inline_at),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_cache_and_reverse),   cmocka_unit_test(test_errors),
         cmocka_unit_test(test_c_api),               cmocka_unit_test(test_gpu_bind),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);

@@ -1,4 +1,4 @@
-# expect: MT_ERR_INVALID_ARG 13:9 cache_write: block 'C' writes one buffer: its index is 0, not 1
+# expect: MT_ERR_INVALID_ARG 13:9 cache_write: block 'C' writes 1 buffer: index 1 is out of range
 @T.prim_func
 def mm(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
     for i, j, k in T.grid(16, 16, 16):

@@ -1,4 +1,4 @@
-# expect: MT_ERR_INVALID_ARG 13:9 cache_write: only scope "local" (a reduction's accumulator) is supported, not "shared"
+# expect: MT_ERR_INVALID_ARG 13:9 cache_write: block 'C' is a reduction: only scope local (a scalar accumulator) is supported for it
 @T.prim_func
 def mm(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
     for i, j, k in T.grid(16, 16, 16):

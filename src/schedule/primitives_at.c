@@ -1,0 +1,473 @@
+/*
+ * primitives_at.c -- compute_at and reverse_compute_at: a block's loop nest
+ * moves under a loop of the block it is connected to through one buffer X,
+ * and computes per iteration of that loop only the region of X that the
+ * iteration touches (conventions as in primitives_block.c; helpers
+ * block_util.c; outputs and refusals docs/schedule.md).
+ *
+ * The two are one algorithm seen from either end. The moved block b and the
+ * other block o share X; L is an ancestor of o:
+ *
+ *   compute_at(b, L)          b produces X, o consumes it; b's nest goes to
+ *                             the start of L's body; the region is what o
+ *                             reads per iteration of L.
+ *   reverse_compute_at(b, L)  o produces X, b consumes it; b's nest goes to
+ *                             the end of L's body; the region is what o
+ *                             writes per iteration of L.
+ *
+ * Steps (each a function that refuses or fills its part of `at`): find b,
+ * X and o; place (b's perfect nest an item of a sequence, L inside an item
+ * after it, or before it for reverse); movable (the nest rectangular, b
+ * bound to its own loops, nothing between the two positions touching what
+ * the move reorders); region (o's index of X with its iteration variables
+ * replaced by their bindings, per dim a point or `base + j` for one loop j
+ * between L and o: derive_dim); dims (b's index of X per dim a constant or
+ * a spatial iteration variable bound to a loop of its own nest); build (the
+ * nest again, its loops along X's dims replaced by the region's).
+ */
+#include "schedule/block_util.h"
+
+#include <string.h>
+
+typedef struct at {
+    mt_sched *s;
+    mt_arena *a;
+    const mt_tfunc *f;
+    const char *P;              /* the primitive's name, for messages */
+    bool reverse;               /* reverse_compute_at: b consumes X */
+    const char *name;           /* the moved block's */
+    mt_tvar *loop;              /* the target loop's variable ... */
+    const mt_tstmt *L;          /* ... and the loop */
+    mt_blk_stmts path;          /* body .. b */
+    const mt_tstmt *b;          /* the moved block */
+    mt_tbuffer *X;              /* the buffer b and o share */
+    mt_texpr *const *bidx;      /* b's index of X (its store's, or its loads') */
+    const mt_tstmt *o;          /* the other block */
+    mt_blk_stmts opath;         /* body .. o */
+    int il;                     /* L's index in opath */
+    int k;                      /* path[k .. len-2]: b's loop nest */
+    const mt_tstmt *seq;        /* the sequence holding the nest and the target */
+    int in, it;                 /* indices in seq of the nest and of the target's ancestor */
+    int nl;                     /* loops in the nest ... */
+    const mt_tstmt **nest;      /* ... outermost first */
+    mt_texpr **rmin, **rext;    /* per dim of X: the region one iteration of L touches */
+    int *dl;                    /* per dim of X: the nest loop b walks it along (-1: constant) */
+    int *iter_dim;              /* per iter var of b: the dim it indexes (-1: none) */
+} at;
+
+/* ---- shared steps ------------------------------------------------------------------ */
+
+/* The region [min, min + ext) of one dim of X that one iteration of the
+ * target loop touches at index e (in loop variables); inner are the loops
+ * between the target loop and the other block. */
+static bool derive_dim(mt_arena *a, mt_texpr *e, const mt_blk_stmts *inner, bool *used, mt_texpr **min,
+                       mt_texpr **ext) {
+    int n = inner->len;
+    mt_tvar **iv = MT_NEW_ARRAY(a, mt_tvar *, n + 1);
+    for (int j = 0; j < n; j++) iv[j] = inner->data[j]->var;
+    if (!mt_blk_first_use(e, iv, n)) {
+        *min = e;
+        *ext = mt_te_i64(a, 1);
+        return true;
+    }
+    mt_texpr *var = NULL, *base = NULL;
+    if (e->kind == TE_VAR) var = e;
+    else if (e->kind == TE_ADD && e->a->kind == TE_VAR && !mt_blk_first_use(e->b, iv, n))
+        var = e->a, base = e->b;
+    else if (e->kind == TE_ADD && e->b->kind == TE_VAR && !mt_blk_first_use(e->a, iv, n))
+        var = e->b, base = e->a;
+    for (int j = 0; var && j < n; j++) {
+        const mt_tstmt *l = inner->data[j];
+        if (l->var != var->var) continue;
+        if (used[j] || mt_blk_first_use(l->min, iv, n) || mt_blk_first_use(l->extent, iv, n)) return false;
+        used[j] = true;
+        *min = base ? mt_arith_add(a, base, l->min) : l->min;
+        *ext = l->extent;
+        return true;
+    }
+    return false;
+}
+
+/* The first access in seq's items [from, to] that writes one of bufs or
+ * touches (reads or writes) one of touched. */
+static const mt_blk_access *between(mt_arena *a, const mt_tstmt *seq, int from, int to,
+                                    const mt_blk_bufs *bufs, const mt_blk_bufs *touched) {
+    for (int i = from; i <= to; i++) {
+        mt_blk_accesses acc = mt_blk_scan(a, seq->stmts[i], NULL, NULL);
+        for (int k = 0; k < acc.len; k++) {
+            const mt_blk_access *x = &acc.data[k];
+            if ((x->write && mt_blk_buf_in(bufs, x->buf)) || mt_blk_buf_in(touched, x->buf)) return x;
+        }
+    }
+    return NULL;
+}
+
+/* b's loop nest (path[k .. len-2]) and the sequence it shares with the
+ * statement holding L, after it (compute_at) or before it (reverse); L
+ * serial. */
+static bool at_place(at *ca) {
+    const mt_blk_stmts *path = &ca->path;
+    int k = path->len - 1;
+    while (k > 0 && path->data[k - 1]->kind == TS_FOR && path->data[k - 1]->body == path->data[k]) k--;
+    const mt_tstmt *seq = k > 0 ? path->data[k - 1] : NULL;
+    int iq = seq ? mt_blk_index_in(&ca->opath, seq) : -1;
+    ca->in = ca->it = -1;
+    for (int i = 0; iq >= 0 && i < seq->nstmts; i++) {
+        if (seq->stmts[i] == path->data[k]) ca->in = i;
+        if (seq->stmts[i] == ca->opath.data[iq + 1]) ca->it = i;
+    }
+    bool order = ca->reverse ? ca->it < ca->in : ca->it > ca->in;
+    if (!seq || seq->kind != TS_SEQ || iq < 0 || ca->il <= iq || ca->in < 0 || ca->it < 0 || !order)
+        return mt_sched_refuse(ca->s, "%s: loop '%s' does not come %s the loop nest of block '%s' in "
+                                      "the same sequence", ca->P, ca->loop->name,
+                               ca->reverse ? "before" : "after", ca->name);
+    if (ca->L->for_kind != MT_FOR_SERIAL && ca->L->for_kind != MT_FOR_UNROLLED)
+        return mt_sched_refuse(ca->s, "%s: loop '%s' is not serial", ca->P, ca->loop->name);
+    ca->k = k;
+    ca->seq = seq;
+    ca->nl = path->len - 1 - k;
+    ca->nest = path->data + k;
+    return true;
+}
+
+/* The buffers b reads other than X. */
+static mt_blk_bufs inputs_of(at *ca) {
+    mt_blk_bufs inputs = {0};
+    mt_blk_exprs pl = mt_blk_loads_in(ca->a, ca->b->body, NULL, NULL);
+    mt_blk_exprs pl2 = mt_blk_loads_in(ca->a, ca->b->init, NULL, NULL);
+    for (int i = 0; i < pl2.len; i++) MT_VEC_PUSH(ca->a, &pl, pl2.data[i]);
+    for (int i = 0; i < pl.len; i++)
+        if (pl.data[i]->buf != ca->X && !mt_blk_buf_in(&inputs, pl.data[i]->buf))
+            MT_VEC_PUSH(ca->a, &inputs, pl.data[i]->buf);
+    return inputs;
+}
+
+/* The nest is rectangular, b is bound to its own loops only, and nothing
+ * between the nest and L writes what b reads (nor, for reverse, touches
+ * what b writes: b now runs earlier). */
+static bool at_movable(at *ca) {
+    mt_sched *s = ca->s;
+    mt_arena *a = ca->a;
+    const mt_tstmt *b = ca->b;
+    mt_tvar **nv = MT_NEW_ARRAY(a, mt_tvar *, ca->nl + 1);
+    for (int j = 0; j < ca->nl; j++) nv[j] = ca->nest[j]->var;
+    for (int j = 0; j < ca->nl; j++)
+        if (mt_blk_first_use(ca->nest[j]->min, nv, ca->nl) || mt_blk_first_use(ca->nest[j]->extent, nv, ca->nl))
+            return mt_sched_refuse(s, "%s: the loops of block '%s' are not a rectangular nest", ca->P,
+                                   ca->name);
+    for (int i = 0; i < b->niters; i++) {
+        const mt_tvar *fv = mt_blk_foreign_var(b->iter_values[i], nv, ca->nl, ca->f);
+        if (fv)
+            return mt_sched_refuse(s, "%s: block '%s' is bound to '%s', outside its own loop nest",
+                                   ca->P, ca->name, fv->name);
+    }
+    mt_blk_bufs inputs = inputs_of(ca), outs = {0};
+    if (ca->reverse) MT_VEC_PUSH(a, &outs, b->body->buf);
+    const mt_blk_access *w = ca->reverse ? between(a, ca->seq, ca->it, ca->in - 1, &inputs, &outs)
+                                         : between(a, ca->seq, ca->in + 1, ca->it, &inputs, &outs);
+    if (w && !w->write)
+        return mt_sched_refuse(s, "%s: block '%s' reads '%s', which block '%s' writes, between them",
+                               ca->P, mt_blk_bname(w->block), w->buf->name, ca->name);
+    if (w)
+        return mt_sched_refuse(s, "%s: block '%s' writes '%s', which block '%s' %s, between them",
+                               ca->P, mt_blk_bname(w->block), w->buf->name, ca->name,
+                               mt_blk_buf_in(&inputs, w->buf) ? "reads" : "writes");
+    return true;
+}
+
+/* The region of X one iteration of L touches (rmin, rext) from o's index
+ * idx of X: each dim a point or a loop between L and o plus an offset. */
+static bool at_region(at *ca, mt_texpr *const *idx) {
+    mt_arena *a = ca->a;
+    const mt_tstmt *o = ca->o;
+    mt_tbuffer *X = ca->X;
+    mt_blk_stmts inner = {0};
+    for (int j = ca->il + 1; j < ca->opath.len - 1; j++)
+        if (ca->opath.data[j]->kind == TS_FOR) MT_VEC_PUSH(a, &inner, ca->opath.data[j]);
+    bool *used = MT_NEW_ARRAY(a, bool, inner.len + 1);
+    ca->rmin = MT_NEW_ARRAY(a, mt_texpr *, X->ndim + 1);
+    ca->rext = MT_NEW_ARRAY(a, mt_texpr *, X->ndim + 1);
+    mt_tvar **ov = MT_NEW_ARRAY(a, mt_tvar *, o->niters + 1);
+    for (int i = 0; i < o->niters; i++) ov[i] = o->iters[i].var;
+    for (int d = 0; d < X->ndim; d++) {
+        mt_texpr *e = mt_tsubst_expr(a, idx[d], ov, o->iter_values, o->niters);
+        if (!derive_dim(a, e, &inner, used, &ca->rmin[d], &ca->rext[d]))
+            return mt_sched_refuse(ca->s, "%s: cannot derive the region of '%s' that loop '%s' %s "
+                                          "from index '%s' of dim %d", ca->P, X->name, ca->loop->name,
+                                   ca->reverse ? "writes" : "needs", mt_texpr_print(a, e), d);
+    }
+    return true;
+}
+
+/* Dim d of X accessed by b at a constant c: the region must be that point. */
+static bool at_const_dim(at *ca, int d, int64_t c) {
+    if (mt_arith_is_const(ca->rmin[d], c) && mt_arith_is_const(ca->rext[d], 1)) return true;
+    return mt_sched_refuse(ca->s, "%s: block '%s' %s dim %d of '%s' at %lld only, and loop '%s' %s "
+                                  "more", ca->P, ca->name, ca->reverse ? "reads" : "writes", d,
+                           ca->X->name, (long long)c, ca->loop->name,
+                           ca->reverse ? "writes" : "needs");
+}
+
+/* b's side (dl, iter_dim): each dim of X is accessed at a constant or at a
+ * spatial iter var bound to a loop of b's own nest over the same range;
+ * for compute_at every spatial iter var indexes a dim (b writes each
+ * element once). */
+static bool at_dims(at *ca) {
+    const mt_tstmt *b = ca->b;
+    const char *verb = ca->reverse ? "reads" : "writes";
+    ca->dl = MT_NEW_ARRAY(ca->a, int, ca->X->ndim + 1);
+    ca->iter_dim = MT_NEW_ARRAY(ca->a, int, b->niters + 1);
+    for (int i = 0; i < b->niters; i++) ca->iter_dim[i] = -1;
+    for (int d = 0; d < ca->X->ndim; d++) {
+        const mt_texpr *x = ca->bidx[d];
+        int64_t c;
+        ca->dl[d] = -1;
+        if (mt_te_is_const_int(x, &c)) {
+            if (!at_const_dim(ca, d, c)) return false;
+            continue;
+        }
+        int u = -1;
+        for (int i = 0; x->kind == TE_VAR && i < b->niters; i++)
+            if (b->iters[i].var == x->var) u = i;
+        const mt_texpr *v = u >= 0 ? b->iter_values[u] : NULL;
+        for (int j = 0; v && v->kind == TE_VAR && j < ca->nl; j++)
+            if (ca->nest[j]->var == v->var) ca->dl[d] = j;
+        const mt_tstmt *l = ca->dl[d] >= 0 ? ca->nest[ca->dl[d]] : NULL;
+        bool ok = l && ca->iter_dim[u] < 0 && b->iters[u].kind == MT_ITER_SPATIAL &&
+                  mt_arith_is_const(l->min, 0) && mt_texpr_equal(l->extent, b->iters[u].extent);
+        for (int i = 0; ok && i < b->niters; i++)
+            ok = i == u || !mt_blk_first_use(b->iter_values[i], &l->var, 1);
+        if (!ok)
+            return mt_sched_refuse(ca->s, "%s: block '%s' %s dim %d of '%s' at '%s', not at an "
+                                          "iteration variable bound to a loop of its own",
+                                   ca->P, ca->name, verb, d, ca->X->name, mt_texpr_print(ca->a, x));
+        ca->iter_dim[u] = d;
+    }
+    for (int i = 0; !ca->reverse && i < b->niters; i++)
+        if (b->iters[i].kind == MT_ITER_SPATIAL && ca->iter_dim[i] < 0)
+            return mt_sched_refuse(ca->s, "%s: spatial variable '%s' of block '%s' does not index '%s'",
+                                   ca->P, b->iters[i].var->name, ca->name, ca->X->name);
+    return true;
+}
+
+/* L's body with x first (compute_at) or last (reverse). */
+static mt_tstmt *with_nest(at *ca, mt_tstmt *x) {
+    mt_tstmt *y = ca->L->body;
+    if (!ca->reverse) return mt_blk_prepend(ca->a, x, y);
+    int n = y->kind == TS_SEQ ? y->nstmts : 1;
+    mt_tstmt **v = MT_NEW_ARRAY(ca->a, mt_tstmt *, n + 1);
+    if (y->kind == TS_SEQ) memcpy(v, y->stmts, sizeof(mt_tstmt *) * (size_t)n);
+    else v[0] = y;
+    v[n] = x;
+    return mt_ts_at(mt_ts_seq(ca->a, v, n + 1), y->loc);
+}
+
+/* The nest again, its loops along X's dims replaced by the region: a loop
+ * over rext[d] (the iter var bound to rmin[d] + it), or none for a point. */
+static void at_build(at *ca) {
+    mt_arena *a = ca->a;
+    const mt_tstmt *b = ca->b;
+    mt_tstmt *nb = mt_ts_copy(a, b);
+    nb->iter_values = MT_NEW_ARRAY(a, mt_texpr *, b->niters + 1);
+    memcpy(nb->iter_values, b->iter_values, sizeof(mt_texpr *) * (size_t)b->niters);
+    mt_tstmt *body = nb;
+    for (int j = ca->nl - 1; j >= 0; j--) {
+        const mt_tstmt *l = ca->nest[j];
+        int d = -1;
+        for (int e = 0; e < ca->X->ndim; e++)
+            if (ca->dl[e] == j) d = e;
+        if (d < 0) {
+            mt_tstmt *c = mt_ts_copy(a, l);
+            c->body = body;
+            body = c;
+            continue;
+        }
+        int u = 0;
+        while (ca->iter_dim[u] != d) u++;
+        if (mt_arith_is_const(ca->rext[d], 1)) {
+            nb->iter_values[u] = ca->rmin[d];
+            continue;
+        }
+        nb->iter_values[u] = mt_arith_add(a, ca->rmin[d], mt_te_var(a, l->var));
+        body = mt_ts_at(mt_ts_for(a, l->var, mt_te_i64(a, 0), ca->rext[d], MT_FOR_SERIAL, body), l->loc);
+    }
+    mt_blk_set_func_body(ca->s, mt_blk_drop(a, ca->f->body, ca->path.data[ca->k]));
+    mt_tstmt *nL = mt_ts_copy(a, ca->L);
+    nL->body = with_nest(ca, body);
+    mt_sched_replace(ca->s, ca->L, nL);
+}
+
+/* b's loads of X (body and init) at one index: it is *idx. */
+static bool one_index(at *ca, const mt_tstmt *c, mt_texpr *const **idx) {
+    mt_blk_exprs cl = mt_blk_loads_in(ca->a, c->body, NULL, ca->X);
+    mt_blk_exprs cl2 = mt_blk_loads_in(ca->a, c->init, NULL, ca->X);
+    for (int i = 0; i < cl2.len; i++) MT_VEC_PUSH(ca->a, &cl, cl2.data[i]);
+    for (int i = 1; i < cl.len; i++)
+        if (!mt_blk_same_index(cl.data[0]->args, cl.data[i]->args, ca->X->ndim))
+            return mt_sched_refuse(ca->s, "%s: block '%s' reads '%s' at more than one index", ca->P,
+                                   mt_blk_bname(c), ca->X->name);
+    *idx = cl.data[0]->args;
+    return true;
+}
+
+/* Block c's body (and init) is one store to one element. */
+static bool one_store(const mt_tstmt *c) {
+    const mt_tstmt *st = c->body;
+    return st->kind == TS_STORE &&
+           (!c->init || (c->init->kind == TS_STORE && c->init->buf == st->buf &&
+                         mt_blk_same_index(c->init->idx, st->idx, st->nidx)));
+}
+
+/* ---- compute_at ------------------------------------------------------------------ */
+
+/* The producer: a block writing one buffer the function allocates, with
+ * one store (and an init storing at the same index), not under L yet. */
+static bool ca_producer(at *ca) {
+    mt_sched *s = ca->s;
+    if (!mt_blk_find_block(s, ca->P, ca->name, &ca->path)) return false;
+    const mt_tstmt *b = ca->b = ca->path.data[ca->path.len - 1];
+    if (!one_store(b))
+        return mt_sched_refuse(s, "%s: block '%s' does not write one buffer with one store", ca->P,
+                               ca->name);
+    ca->X = b->body->buf;
+    ca->bidx = b->body->idx;
+    if (!mt_blk_is_alloc(ca->f, ca->X))
+        return mt_sched_refuse(s, "%s: block '%s' writes '%s', which the function does not "
+                                  "allocate (a parameter or output)", ca->P, ca->name, ca->X->name);
+    if (mt_blk_index_in(&ca->path, ca->L) >= 0)
+        return mt_sched_refuse(s, "%s: block '%s' is already under loop '%s'", ca->P, ca->name,
+                               ca->loop->name);
+    return true;
+}
+
+/* The consumer: the one block that reads X (nothing else writes it), with
+ * L among its loops. */
+static bool ca_consumer(at *ca) {
+    mt_sched *s = ca->s;
+    const char *X = ca->X->name;
+    mt_blk_accesses acc = mt_blk_scan(ca->a, ca->f->body, ca->b, &ca->path);
+    const mt_tstmt *C = NULL;
+    for (int i = 0; i < acc.len; i++) {
+        const mt_blk_access *x = &acc.data[i];
+        if (x->inside || x->buf != ca->X) continue;
+        if (x->write)
+            return mt_sched_refuse(s, "%s: '%s' has another writer, block '%s'", ca->P, X,
+                                   mt_blk_bname(x->block));
+        if (!x->block) return mt_sched_refuse(s, "%s: '%s' is read outside a block", ca->P, X);
+        if (C && C != x->block)
+            return mt_sched_refuse(s, "%s: '%s' is read by blocks '%s' and '%s' (compute_at wants "
+                                      "one consumer)", ca->P, X, mt_blk_bname(C), mt_blk_bname(x->block));
+        C = x->block;
+    }
+    if (!C) return mt_sched_refuse(s, "%s: no block reads '%s'", ca->P, X);
+    ca->o = C;
+    ca->opath = mt_blk_path_to(ca->a, ca->f->body, C);
+    ca->il = mt_blk_index_in(&ca->opath, ca->L);
+    if (ca->il < 0)
+        return mt_sched_refuse(s, "%s: loop '%s' is not an ancestor of block '%s'", ca->P,
+                               ca->loop->name, mt_blk_bname(C));
+    return true;
+}
+
+/* The region the consumer reads: one index, no predicate. */
+static bool ca_region(at *ca) {
+    mt_texpr *const *idx;
+    if (ca->o->predicate)
+        return mt_sched_refuse(ca->s, "%s: block '%s' has a T.where predicate: the region it reads "
+                                      "is not exact", ca->P, mt_blk_bname(ca->o));
+    return one_index(ca, ca->o, &idx) && at_region(ca, idx);
+}
+
+bool mt_sched_compute_at(mt_sched *s, const char *name, mt_tvar *loop) {
+    at ca = {.s = s, .a = s->arena, .f = s->func, .P = "compute_at", .name = name, .loop = loop};
+    ca.L = mt_sched_get_loop(s, loop);
+    if (!ca_producer(&ca) || !ca_consumer(&ca) || !at_place(&ca) || !at_movable(&ca) ||
+        !ca_region(&ca) || !at_dims(&ca))
+        return false;
+    at_build(&ca);
+    return true;
+}
+
+/* ---- reverse_compute_at -------------------------------------------------------------- */
+
+/* The consumer b: one store (and its init), not under L, reading exactly
+ * one buffer X that a block under L writes; that block is the producer o,
+ * X's only writer. */
+static bool rca_consumer(at *ca) {
+    mt_sched *s = ca->s;
+    mt_arena *a = ca->a;
+    if (!mt_blk_find_block(s, ca->P, ca->name, &ca->path)) return false;
+    const mt_tstmt *b = ca->b = ca->path.data[ca->path.len - 1];
+    if (!one_store(b))
+        return mt_sched_refuse(s, "%s: block '%s' does not write one buffer with one store", ca->P,
+                               ca->name);
+    if (mt_blk_index_in(&ca->path, ca->L) >= 0)
+        return mt_sched_refuse(s, "%s: block '%s' is already under loop '%s'", ca->P, ca->name,
+                               ca->loop->name);
+    mt_blk_accesses under = mt_blk_scan(a, ca->L, NULL, NULL);
+    mt_blk_exprs loads = mt_blk_loads_in(a, b->body, NULL, NULL);
+    for (int i = 0; i < loads.len; i++) {
+        mt_tbuffer *B = loads.data[i]->buf;
+        for (int k = 0; k < under.len && B != ca->X; k++) {
+            if (!under.data[k].write || under.data[k].buf != B) continue;
+            if (ca->X)
+                return mt_sched_refuse(s, "%s: block '%s' reads '%s' and '%s', both written under "
+                                          "loop '%s' (one producer wanted)", ca->P, ca->name,
+                                       ca->X->name, B->name, ca->loop->name);
+            ca->X = B;
+            ca->o = under.data[k].block;
+        }
+    }
+    if (!ca->X)
+        return mt_sched_refuse(s, "%s: block '%s' reads nothing that is written under loop '%s'",
+                               ca->P, ca->name, ca->loop->name);
+    return true;
+}
+
+/* The producer o: X's only writer, a block with one store and no
+ * predicate, whose reduce loops (if any) are all inside L: the region is
+ * final at the end of each iteration of L. */
+static bool rca_producer(at *ca) {
+    mt_sched *s = ca->s;
+    const char *X = ca->X->name;
+    const mt_tstmt *o = ca->o;
+    mt_blk_accesses acc = mt_blk_scan(ca->a, ca->f->body, NULL, NULL);
+    for (int i = 0; i < acc.len; i++)
+        if (acc.data[i].write && acc.data[i].buf == ca->X && acc.data[i].block != o)
+            return mt_sched_refuse(s, "%s: '%s' has another writer than block '%s': block '%s'",
+                                   ca->P, X, mt_blk_bname(o), mt_blk_bname(acc.data[i].block));
+    if (!o || !one_store(o) || o->body->buf != ca->X)
+        return mt_sched_refuse(s, "%s: the producer of '%s', block '%s', does not write it with one "
+                                  "store", ca->P, X, mt_blk_bname(o));
+    if (o->predicate)
+        return mt_sched_refuse(s, "%s: block '%s' has a T.where predicate: the region it writes is "
+                                  "not exact", ca->P, mt_blk_bname(o));
+    ca->opath = mt_blk_path_to(ca->a, ca->f->body, o);
+    ca->il = mt_blk_index_in(&ca->opath, ca->L);
+    for (int j = 0; j <= ca->il; j++)
+        if (ca->opath.data[j]->kind == TS_FOR && mt_blk_loop_binds(o, ca->opath.data[j], MT_ITER_REDUCE))
+            return mt_sched_refuse(s, "%s: loop '%s' binds a reduce variable of block '%s': '%s' is "
+                                      "final only after it", ca->P, ca->opath.data[j]->var->name,
+                                   mt_blk_bname(o), X);
+    return true;
+}
+
+/* The region the producer writes per iteration of L; b reads X at one
+ * index. */
+static bool rca_region(at *ca) {
+    mt_texpr *const *idx;
+    if (!one_index(ca, ca->b, &idx)) return false;
+    ca->bidx = idx;
+    return at_region(ca, ca->o->body->idx);
+}
+
+bool mt_sched_reverse_compute_at(mt_sched *s, const char *name, mt_tvar *loop) {
+    at ca = {.s = s, .a = s->arena, .f = s->func, .P = "reverse_compute_at", .reverse = true,
+             .name = name, .loop = loop};
+    ca.L = mt_sched_get_loop(s, loop);
+    if (!rca_consumer(&ca) || !rca_producer(&ca) || !at_place(&ca) || !at_movable(&ca) ||
+        !rca_region(&ca) || !at_dims(&ca))
+        return false;
+    at_build(&ca);
+    return true;
+}
