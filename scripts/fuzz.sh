@@ -6,7 +6,7 @@
 #
 #   fuzz_compile  mt_jit_compile on arbitrary bytes (tests/fuzz/fuzz_compile.c)
 #   fuzz_npy      the .npy reader (tests/fuzz/fuzz_npy.c)
-#   fuzz_tir      the loop-function parser and the TIR verifier (tests/fuzz/fuzz_front.c)
+#   fuzz_tir      the loop-function parser, the TIR verifier and user schedules (tests/fuzz/fuzz_front.c)
 #   fuzz_graph    the pipeline up to code generation, no LLVM (tests/fuzz/fuzz_front.c)
 #
 # Environment: MT_FUZZ_ONLY=compile|npy|tir|graph runs one harness; MT_FUZZ_FORK=N runs

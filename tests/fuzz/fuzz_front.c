@@ -3,9 +3,12 @@
  * stop before LLVM and so run thousands of times faster than fuzz_compile
  * (which pays LLVM's code generation for every input that compiles):
  *
- *   fuzz_tir     (FUZZ_TIR) the loop-function parser and the TIR verifier:
- *                every @T.prim_func of the input built into TIR
- *                (mt_tir_from_module, which verifies each one);
+ *   fuzz_tir     (FUZZ_TIR) the loop-function parser, the TIR verifier and
+ *                user schedules: every @T.prim_func of the input built into
+ *                TIR (mt_tir_from_module, which verifies each one), then
+ *                every @T.schedule(f) of the input run on the function f
+ *                it names (schedule/sched_from_ast.h: the interpreter and
+ *                the primitives), the result verified;
  *   fuzz_graph   the whole pipeline up to code generation (mt_pipeline_run:
  *                parse, graph build and passes, fusion, loop functions,
  *                schedule rules, TIR passes, the split into host and device
@@ -24,10 +27,12 @@
 
 #include "frontend/parser.h"
 #include "pipeline.h"
+#include "schedule/sched_from_ast.h"
 #include "support/arena.h"
 #include "support/diag.h"
 #include "target/target.h"
 #include "tir/from_ast.h"
+#include "tir/verify.h"
 
 static int allow_ice = -1;
 
@@ -38,10 +43,21 @@ static void check(const mt_errframe *f) {
 }
 
 #ifdef FUZZ_TIR
+static void schedule(mt_arena *a, const mt_ast *def, mt_tfunc *const *fs, int n) {
+    const mt_ast *arg = mt_schedule_decorator_arg(def);
+    for (int i = 0; arg && arg->kind == AST_NAME && i < n; i++) {
+        if (strcmp(fs[i]->name, arg->name) != 0) continue;
+        mt_tfunc *g = mt_schedule_from_ast(a, fs[i], def, NULL);
+        if (mt_tir_verify(a, g, MT_TIR_BLOCK)) __builtin_trap(); /* a primitive broke the function */
+    }
+}
+
 static void body(mt_arena *a, const uint8_t *data, size_t size) {
     mt_ast *m = mt_parse(a, (const char *)data, size, NULL);
     int n;
-    (void)mt_tir_from_module(a, m, &n);
+    mt_tfunc **fs = mt_tir_from_module(a, m, &n);
+    for (int i = 0; i < m->body.len; i++)
+        if (m->body.data[i]->kind == AST_FUNCDEF) schedule(a, m->body.data[i], fs, n);
 }
 #else
 static void body(mt_arena *a, const uint8_t *data, size_t size) {
