@@ -8,7 +8,8 @@
  *     check_bounds (with mt_compile_options.check_bounds: hand-written
  *       loop functions only)
  *     inline_producers                                        (stage "tir")
- *     the target's schedule rules, then lowering and cleanup
+ *     the target's schedule rules (with the knobs of a tuning log:
+ *       schedule/tuning.h), then lowering and cleanup
  *   split_host_device (all loop functions at once: the host functions the
  *     executor calls, and the device functions they launch)  (stage "tir-sched")
  *
@@ -211,10 +212,32 @@ static void run_tir_pass(mt_arena *a, const mt_pass *p, mt_tfunc **fs, int n, co
     if (wanted(dump_after, p->name)) record(a, out, p->name, print_tfuncs(a, fs, n));
 }
 
+/* Before the rules: the tuning log's knobs on the functions it has a
+ * record for, and, for the tuner, each CPU function's workload. */
+static void tuning_before(mt_arena *a, mt_tfunc **fs, int n, const mt_pipeline_targets *t,
+                          mt_compiled *out) {
+    if (t->workloads) {
+        out->workloads = MT_NEW_ARRAY(a, mt_workload, n > 0 ? n : 1);
+        out->nworkloads = n;
+    }
+    for (int i = 0; i < n; i++) {
+        if (mt_tfunc_target(fs[i])->kind != MT_TARGET_CPU) continue;
+        fs[i] = mt_tuning_apply(a, fs[i], t->tuning);
+        if (!t->workloads) continue;
+        char buf[256];
+        mt_workload *w = &out->workloads[i];
+        w->func = fs[i]->name;
+        mt_workload_key(a, fs[i], w->key);
+        w->target = mt_arena_strdup(a, mt_target_str(mt_tfunc_target(fs[i]), buf, sizeof buf));
+    }
+}
+
 /* The target's rules, each tried on every function (a rule leaves alone
- * what it does not match). Functions of different targets take their own. */
-static void run_rules(mt_arena *a, mt_tfunc **fs, int n, const char *dump_after, verified *v,
-                      mt_compiled *out) {
+ * what it does not match). Functions of different targets take their own.
+ * The tuner learns which rule changed each function (out->workloads). */
+static void run_rules(mt_arena *a, mt_tfunc **fs, int n, const mt_pipeline_targets *t, const char *dump_after,
+                      verified *v, mt_compiled *out) {
+    tuning_before(a, fs, n, t, out);
     static const mt_target kinds[] = {MT_TARGET_CPU, MT_TARGET_CUDA};
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         int nr;
@@ -223,8 +246,11 @@ static void run_rules(mt_arena *a, mt_tfunc **fs, int n, const char *dump_after,
             bool any = false;
             for (int i = 0; i < n; i++)
                 if (mt_tfunc_target(fs[i])->kind == kinds[k]) {
+                    mt_tfunc *before = fs[i];
                     fs[i] = rules[r].tir(a, fs[i]);
                     any = true;
+                    if (out->workloads && fs[i] != before && !out->workloads[i].rule)
+                        out->workloads[i].rule = rules[r].name;
                 }
             if (!any) continue;
             verify_tir(a, v, rules[r].name, fs, n, form_after(&rules[r], v->form));
@@ -272,7 +298,7 @@ static mt_gmodule *run_graph_passes(mt_arena *a, mt_gmodule *m, const char *dump
 }
 
 static void run_tir_passes(mt_arena *a, mt_tfunc **fs, int n, const mt_compile_options *opts,
-                           mt_compiled *out) {
+                           const mt_pipeline_targets *t, mt_compiled *out) {
     const char *dump_after = opts ? opts->dump_after : NULL;
     bool checks = opts && opts->check_bounds;
     verified v = {NULL, MT_TIR_BLOCK};
@@ -280,7 +306,7 @@ static void run_tir_passes(mt_arena *a, mt_tfunc **fs, int n, const mt_compile_o
     for (int i = 0; i < mt_npasses; i++) {
         const mt_pass *p = &mt_passes[i];
         if (p->only_check_bounds && !checks) continue;
-        if (p->kind == MT_PASS_RULES) run_rules(a, fs, n, dump_after, &v, out);
+        if (p->kind == MT_PASS_RULES) run_rules(a, fs, n, t, dump_after, &v, out);
         else if (p->kind == MT_PASS_TIR) run_tir_pass(a, p, fs, n, dump_after, &v, out);
         if (p->kind == MT_PASS_TIR && strcmp(p->name, "inline_producers") == 0)
             out->dumps[MT_STAGE_TIR] = print_tfuncs(a, fs, n);
@@ -333,7 +359,7 @@ void mt_pipeline_run(mt_arena *a, const char *src, size_t len, const mt_compile_
     assign_targets(a, m, targets);
     mt_tfunc **fs = MT_NEW_ARRAY(a, mt_tfunc *, m->ntfuncs > 0 ? m->ntfuncs : 1);
     for (int i = 0; i < m->ntfuncs; i++) fs[i] = m->tfuncs[i];
-    run_tir_passes(a, fs, m->ntfuncs, opts, out);
+    run_tir_passes(a, fs, m->ntfuncs, opts, targets, out);
     mt_tsplit sp;
     split(a, fs, m->ntfuncs, &sp);
     out->dumps[MT_STAGE_TIR_SCHED] = print_split(a, &sp, m->ntfuncs);
