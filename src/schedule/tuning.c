@@ -153,10 +153,11 @@ static bool member(rd *r, mt_tuning_record *rec, unsigned *seen) {
     const char *key = string(r);
     if (!key || !expect(r, ':')) return false;
     if (!strcmp(key, "workload")) {
-        const char *w = string(r);
+        ws(r);
+        const char *at = r->p, *w = string(r);
         if (!w) return false;
         if (strlen(w) != MT_WORKLOAD_KEY_CHARS || strspn(w, "0123456789abcdef") != strlen(w))
-            return fail(r, "tuning log: %s", "workload is not a key of 32 hex digits");
+            return r->p = at, fail(r, "tuning log: %s", "workload is not a key of 32 hex digits");
         memcpy(rec->workload, w, MT_WORKLOAD_KEY_CHARS + 1);
         *seen |= 1;
     } else if (!strcmp(key, "target")) {
