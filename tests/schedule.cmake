@@ -45,3 +45,10 @@ set_tests_properties(mtc_tuning_log_missing PROPERTIES PASS_REGULAR_EXPRESSION
 add_test(NAME mtc_tune_cuda
          COMMAND $<TARGET_FILE:mtc> --target cuda --tune 4 --tuning-log x.jsonl ${PROJECT_SOURCE_DIR}/examples/kernels/tune_softmax.py)
 set_tests_properties(mtc_tune_cuda PROPERTIES PASS_REGULAR_EXPRESSION "tuning for target cuda measures on the GPU")
+# Exercise 2 (examples/tune.c): tune, then the tuned kernel against the default
+set(MT_EXAMPLE_TUNE_LOG ${CMAKE_CURRENT_BINARY_DIR}/example-tune.jsonl)
+add_test(NAME example_tune
+         COMMAND sh -c "rm -f '${MT_EXAMPLE_TUNE_LOG}'; '$<TARGET_FILE:example_tune>' 6 '${MT_EXAMPLE_TUNE_LOG}'; \
+rc=$?; rm -f '${MT_EXAMPLE_TUNE_LOG}'; exit $rc")
+set_tests_properties(example_tune PROPERTIES PASS_REGULAR_EXPRESSION
+  "tuned softmax_rows \\(schedule_reduce\\) in [0-9]+ trials: .*default [0-9.]+ ms, tuned [0-9.]+ ms")
