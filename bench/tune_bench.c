@@ -4,8 +4,8 @@
  *
  * For each workload: mt_tune (64 trials or 60 s, the budget of issue #18)
  * into one log, then the default kernel and the tuned one (compiled with
- * the log) are timed alternately, 7 rounds; each round's time is the
- * fastest of 7 samples of warm runs, and the table shows the fastest
+ * the log) are timed alternately, 11 rounds; each round's time is the
+ * fastest of 15 samples of about 1 ms of warm runs, and the table shows the fastest
  * round (as the tuner times: other processes on a shared machine only add
  * time, so the fastest is the repeatable estimate).
  * A kernel whose record keeps the default is the same code as the
@@ -65,7 +65,7 @@ static const workload workloads[] = {
     {"matmul 1024x1024x1024", MATMUL(1024, 1024, 1024)},
 };
 
-enum { ROUNDS = 7, SAMPLES = 7 };
+enum { ROUNDS = 11, SAMPLES = 15 };
 
 typedef struct io {
     mt_tensor *args[4], *out[4];
@@ -106,11 +106,11 @@ static double run_ms(mt_kernel *k, io *x, int reps) {
     return (now_s() - t0) * 1e3 / reps;
 }
 
-/* The fastest of SAMPLES samples of about 2 ms of warm runs. */
+/* The fastest of SAMPLES samples of about 1 ms of warm runs. */
 static double measure(mt_kernel *k, io *x) {
     run_ms(k, x, 1);
     double one = run_ms(k, x, 1);
-    int reps = one >= 2.0 ? 1 : one < 2e-3 ? 1000 : (int)(2.0 / one);
+    int reps = one >= 1.0 ? 1 : one < 1e-3 ? 1000 : (int)(1.0 / one);
     double best = 1e30;
     for (int i = 0; i < SAMPLES; i++) {
         double t = run_ms(k, x, reps);
