@@ -16,7 +16,12 @@
  *    keep their defaults), checked against the reference, and timed. One
  *    at least 1 % faster than the best becomes the best. Passes repeat
  *    while one improves, until TRIALS candidates were measured or the
- *    kernel's seconds are spent. A knob set tried once is not tried again.
+ *    kernel's seconds are spent. A knob set tried once is not tried again,
+ *    and a candidate whose scheduled TIR is that of a program timed
+ *    before (the rule's own value, or a knob that does not apply to this
+ *    shape: the few-rows knobs of a large matmul) takes that time without
+ *    a run and is not counted as a trial -- so no-op knobs never win on
+ *    noise, and the trials go to candidates that change the code.
  *    The tables are small (8 knobs of 2-6 values for the matmul rule: 31
  *    candidates a pass), so the first pass alone reaches every single-knob
  *    change; the order (threads and the schedule's structure first, then
@@ -57,6 +62,7 @@
 #include "minitriton.h"
 #include "schedule/tuning.h"
 #include "support/arena.h"
+#include "support/blake2s.h"
 #include "support/common.h"
 #include "support/diag.h"
 #include "support/strbuf.h"
@@ -229,11 +235,73 @@ static mt_kernel *compile_with(tuner *t, const mt_workload *w, const mt_knobs *k
     return mt_jit_compile_tuning(t->ctx, t->source, &t->opts, line, "<tuner>", MT_COMPILE_UNCACHED, t->diag);
 }
 
-/* The candidate's time, its results checked; -1 (diag set) on an error. */
-static double try_knobs(tuner *t, const mt_workload *w, const mt_knobs *k) {
+/* A scheduled program already timed: the hash of its tir-sched text (the
+ * "knobs" attribute left out) and its time. */
+typedef struct timed {
+    uint8_t h[MT_BLAKE2S_BYTES];
+    double ms;
+} timed;
+
+typedef struct search {
+    mt_knobs best;
+    double best_ms;
+    int trials;
+    double deadline;
+    MT_VEC(const char *) seen;   /* knob sets tried */
+    MT_VEC(timed) codes;         /* programs timed */
+} search;
+
+static void code_hash(mt_kernel *k, uint8_t out[MT_BLAKE2S_BYTES]) {
+    static const char key[] = "\"knobs\": \"";
+    const char *p = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+    mt_blake2s st;
+    mt_blake2s_init(&st);
+    while (p && *p) {
+        const char *q = strstr(p, key);
+        if (!q) {
+            mt_blake2s_update(&st, p, strlen(p));
+            break;
+        }
+        mt_blake2s_update(&st, p, (size_t)(q - p));
+        const char *e = strchr(q + sizeof key - 1, '"');
+        p = e ? e + 1 : q + strlen(q);
+        if (!strncmp(p, ", ", 2)) p += 2;
+    }
+    mt_blake2s_final(&st, out);
+}
+
+/* The time of the program k's code was timed as, or -1. */
+static double timed_before(const search *s, const uint8_t h[MT_BLAKE2S_BYTES]) {
+    for (int i = 0; i < s->codes.len; i++)
+        if (!memcmp(s->codes.data[i].h, h, MT_BLAKE2S_BYTES)) return s->codes.data[i].ms;
+    return -1;
+}
+
+static void note_timed(tuner *t, search *s, const uint8_t h[MT_BLAKE2S_BYTES], double ms) {
+    timed x;
+    memcpy(x.h, h, MT_BLAKE2S_BYTES);
+    x.ms = ms;
+    MT_VEC_PUSH(t->a, &s->codes, x);
+}
+
+/* The candidate's time, its results checked; -1 (diag set) on an error.
+ * A candidate that schedules the program exactly as one timed before (a
+ * knob value that is the rule's own choice, or one that does not apply to
+ * this shape) is not timed again: *same is set and that time returned. */
+static double try_knobs(tuner *t, const mt_workload *w, search *s, const mt_knobs *k, bool *same) {
     mt_kernel *kk = compile_with(t, w, k);
+    *same = false;
     if (!kk) return -1;
-    double ms = measure(t, kk);
+    uint8_t h[MT_BLAKE2S_BYTES];
+    code_hash(kk, h);
+    double ms = timed_before(s, h);
+    if (ms >= 0) {
+        *same = true;
+        mt_kernel_release(kk);
+        return ms;
+    }
+    ms = measure(t, kk);
+    if (ms >= 0) note_timed(t, s, h, ms);
     if (ms >= 0 && !same_results(t)) {
         char msg[400];
         snprintf(msg, sizeof msg, "mt_tune: %s with knobs '%s' of rule %s gives other results than the default",
@@ -244,14 +312,6 @@ static double try_knobs(tuner *t, const mt_workload *w, const mt_knobs *k) {
     mt_kernel_release(kk);
     return ms;
 }
-
-typedef struct search {
-    mt_knobs best;
-    double best_ms;
-    int trials;
-    double deadline;
-    MT_VEC(const char *) seen;
-} search;
 
 static bool seen_before(tuner *t, search *s, const mt_knobs *k) {
     const char *key = mt_knobs_str(t->a, k);
@@ -271,9 +331,11 @@ static int pass(tuner *t, const mt_workload *w, const mt_rule_knobs *sp, search 
             mt_knobs k = s->best;
             mt_knobs_set(&k, sp->defs[d].name, sp->defs[d].cand[c]);
             if (seen_before(t, s, &k)) continue;
-            double ms = try_knobs(t, w, &k);
-            s->trials++;
+            bool same;
+            double ms = try_knobs(t, w, s, &k, &same);
             if (ms < 0) return -1;
+            if (same) continue; /* not a trial: nothing was timed */
+            s->trials++;
             if (ms < s->best_ms * 0.97) {
                 s->best = k;
                 s->best_ms = ms;
@@ -292,9 +354,10 @@ static int prune(tuner *t, const mt_workload *w, search *s) {
         mt_knobs k = s->best;
         memmove(&k.kv[i], &k.kv[i + 1], sizeof k.kv[0] * (size_t)(k.n - i - 1));
         k.n--;
-        double ms = k.n ? try_knobs(t, w, &k) : measure(t, t->def);
-        s->trials++;
+        bool same = false;
+        double ms = k.n ? try_knobs(t, w, s, &k, &same) : measure(t, t->def);
         if (ms < 0) return -1;
+        s->trials += !same;
         if (ms <= s->best_ms * 1.03) {
             s->best = k;
             if (ms < s->best_ms) s->best_ms = ms;
@@ -334,6 +397,9 @@ static mt_status tune_one(tuner *t, const mt_workload *w, mt_tuning_log *log) {
     s.best_ms = measure(t, t->def);
     s.deadline = now_s() + t->to->seconds;
     if (s.best_ms < 0) return t->diag->status;
+    uint8_t h[MT_BLAKE2S_BYTES];
+    code_hash(t->def, h);
+    note_timed(t, &s, h, s.best_ms);
     int r;
     while ((r = pass(t, w, sp, &s)) == 1) {}
     if (r < 0 || prune(t, w, &s) < 0) return t->diag->status;
