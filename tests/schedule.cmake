@@ -51,4 +51,4 @@ add_test(NAME example_tune
          COMMAND sh -c "rm -f '${MT_EXAMPLE_TUNE_LOG}'; '$<TARGET_FILE:example_tune>' 6 '${MT_EXAMPLE_TUNE_LOG}'; \
 rc=$?; rm -f '${MT_EXAMPLE_TUNE_LOG}'; exit $rc")
 set_tests_properties(example_tune PROPERTIES PASS_REGULAR_EXPRESSION
-  "tuned softmax_rows \\(schedule_reduce\\) in [0-9]+ trials: .*default [0-9.]+ ms, tuned [0-9.]+ ms")
+  "tuned softmax \\(schedule_reduce\\) in [0-9]+ trials: .*default [0-9.]+ ms, tuned [0-9.]+ ms")
