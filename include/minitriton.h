@@ -214,6 +214,13 @@ typedef struct mt_compile_options {
      * the scheduled code, still applies. Default NULL. */
     mt_schedule_fn schedule;
     void *schedule_user;
+    /* The path of a tuning log (JSON lines, written by mt_tune or mtc
+     * --tune) whose knobs the schedule rules use for the kernels it has a
+     * record of (docs/schedule.md, "Tuning"); NULL: none. Precedence: a
+     * schedule in the source, then the log, then the default rule. An
+     * unreadable file is MT_ERR_IO; a malformed line MT_ERR_INVALID_ARG at
+     * FILE:LINE:COL. The log's content (not its path) is part of the key. */
+    const char *tuning_log;
     /* Every other field is part of the compile cache's key (src/cache.c). */
 } mt_compile_options;
 
@@ -309,6 +316,40 @@ MT_API mt_status mt_kernel_tensor_to(mt_kernel *k, const mt_tensor *src, mt_devi
 
 MT_API void mt_kernel_retain(mt_kernel *k);
 MT_API void mt_kernel_release(mt_kernel *k);
+
+/* ---- autotuning -------------------------------------------------------------
+ * mt_tune compiles `source` with opts (target cpu; tuning_log ignored),
+ * then, for each kernel (loop function) of the program whose schedule rule
+ * has knobs, measures the default schedule and candidate knob values on
+ * this machine -- random inputs of the parameters' shapes, the median of
+ * several warm runs of the whole program -- and keeps the fastest. The
+ * records (one per kernel and target) replace those of the same kernel in
+ * the log at opts->log, or are appended; the file is rewritten atomically.
+ * A record is never slower than the default: where no candidate beats it,
+ * the record has no knobs. Parameters with symbolic dims are
+ * MT_ERR_UNSUPPORTED (give the sizes in the source); target cuda is
+ * MT_ERR_UNAVAILABLE (tuning must measure on the GPU; not done yet). */
+typedef struct mt_tune_result {
+    const char *func;      /* the kernel's name in the dumps */
+    const char *rule;      /* the schedule rule whose knobs were searched */
+    const char *knobs;     /* the chosen values, "mr=4 parallel=0" ("" : the default's) */
+    double default_ms;     /* the program's median time with the default schedule */
+    double best_ms;        /* ... with the chosen knobs */
+    int trials;            /* candidates measured */
+} mt_tune_result;
+
+typedef struct mt_tune_options {
+    const char *log;       /* the tuning log to update; required */
+    int trials;            /* candidates measured per kernel at most; default 64 */
+    double seconds;        /* time per kernel at most, compiling included; default 60 */
+    /* Called after each kernel is tuned (NULL: nothing); r is valid during the call. */
+    void (*report)(void *user, const mt_tune_result *r);
+    void *user;
+} mt_tune_options;
+
+MT_API void mt_tune_options_init(mt_tune_options *opts);
+MT_API mt_status mt_tune(mt_context *ctx, const char *source, const mt_compile_options *opts,
+                         const mt_tune_options *tune, mt_diag *diag);
 
 /* ---- compile latency and the compile cache --------------------------------
  * Wall-clock milliseconds of each phase of the compilation that made k. A

@@ -34,10 +34,22 @@
 # 1024^3 matmul loop function against the default rule, in the same run:
 #
 #   ./scripts/bench.sh --schedule > schedule.md        # about a minute
+#
+# With --tune it runs the autotuning benchmark instead (bench/tune_bench.c,
+# mt_tune_bench): mt_tune with 64 trials or 60 s per kernel on small, odd
+# and skinny matmuls, narrow softmax rows and matmul 1024, then the default
+# and the tuned kernels timed alternately (docs/performance.md,
+# "Autotuning"); about five minutes:
+#
+#   ./scripts/bench.sh --tune > tune.md
+#   ./scripts/bench.sh --tune softmax                   # the softmax rows only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=mt_bench
-if [[ "${1:-}" == "--sweep" ]]; then
+if [[ "${1:-}" == "--tune" ]]; then
+  target=mt_tune_bench
+  shift
+elif [[ "${1:-}" == "--sweep" ]]; then
   target=mt_sweep
   shift
 elif [[ "${1:-}" == "--conv" ]]; then

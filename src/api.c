@@ -7,6 +7,7 @@
  * destroyed whole; on success the kernel keeps it (it holds the dumps, the
  * plan and the parameter types) until the kernel's last reference goes.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -90,6 +91,8 @@ struct mt_kernel {
     mt_tensor **hoisted;      /* [once.nresults] its results, from the first run on (k->lock) */
     mt_gvar **results;
     mt_compile_times times;
+    mt_workload *workloads;   /* its loop functions, when compiled for the tuner */
+    int nworkloads;
 };
 
 /* ---- context --------------------------------------------------------------- */
@@ -290,9 +293,16 @@ static double now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
+/* What a compilation takes besides the source and options: a tuning log
+ * (its text, read and checked), and whether the tuner wants the workloads. */
+typedef struct tuning_in {
+    const char *text, *file;
+    bool workloads;
+} tuning_in;
+
 static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
                                    const mt_compile_options *opts, const char *file,
-                                   const mt_cache_key *key, mt_diag *diag);
+                                   const mt_cache_key *key, const tuning_in *tu, mt_diag *diag);
 static bool check_bound_params(const mt_compile_options *opts, const char *file, mt_diag *diag);
 
 static mt_status real_gpu(mt_context *ctx, mt_dev **out, mt_dev_err *e);
@@ -308,13 +318,69 @@ static bool present_arch(mt_context *ctx, char *buf, size_t cap) {
     return mt_target_cuda(&t, buf);
 }
 
+/* Reads the tuning log at path into *text (malloc'd). */
+static bool read_log(const char *path, char **text, mt_diag *diag) {
+    FILE *fp = fopen(path, "rb");
+    mt_sb sb;
+    mt_arena *a = mt_arena_create();
+    if (!a) {
+        if (fp) fclose(fp);
+        mt_diag_set(diag, MT_ERR_NOMEM, path, NULL, MT_NOLOC, "out of memory");
+        return false;
+    }
+    if (!fp) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "cannot read tuning log: %s", strerror(errno));
+        mt_diag_set(diag, MT_ERR_IO, path, NULL, MT_NOLOC, msg);
+        mt_arena_destroy(a);
+        return false;
+    }
+    mt_sb_init(&sb, a);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, fp)) > 0) mt_sb_putn(&sb, buf, n);
+    fclose(fp);
+    *text = strdup(mt_sb_str(&sb));
+    mt_arena_destroy(a);
+    if (!*text) mt_diag_set(diag, MT_ERR_NOMEM, path, NULL, MT_NOLOC, "out of memory");
+    return *text != NULL;
+}
+
+/* Checks a tuning log's text: false with diag at FILE:LINE:COL. */
+bool mt_tuning_check(const char *text, const char *file, mt_diag *diag) {
+    mt_arena *a = mt_arena_create();
+    if (!a) {
+        mt_diag_set(diag, MT_ERR_NOMEM, file, NULL, MT_NOLOC, "out of memory");
+        return false;
+    }
+    mt_tuning_log log;
+    mt_tuning_error err;
+    bool ok = mt_tuning_parse(a, text, file, &log, &err);
+    if (!ok) mt_diag_set(diag, MT_ERR_INVALID_ARG, file, text, mt_loc_make(err.line, err.col), err.msg);
+    mt_arena_destroy(a);
+    return ok;
+}
+
 mt_kernel *mt_jit_compile(mt_context *ctx, const char *source, const mt_compile_options *opts,
                           mt_diag *diag) {
+    mt_diag_clear(diag);
+    if (!opts || !opts->tuning_log) return mt_jit_compile_tuning(ctx, source, opts, NULL, NULL, 0, diag);
+    char *text;
+    if (!read_log(opts->tuning_log, &text, diag)) return NULL;
+    mt_kernel *k = mt_jit_compile_tuning(ctx, source, opts, text, opts->tuning_log, 0, diag);
+    free(text);
+    return k;
+}
+
+mt_kernel *mt_jit_compile_tuning(mt_context *ctx, const char *source, const mt_compile_options *opts,
+                                 const char *log_text, const char *log_file, int flags, mt_diag *diag) {
     mt_diag_clear(diag);
     mt_compile_options defaults;
     mt_compile_options_init(&defaults);
     if (!opts) opts = &defaults;
     const char *file = opts->filename ? opts->filename : "<source>";
+    tuning_in tu = {log_text, log_file, (flags & MT_COMPILE_WORKLOADS) != 0};
+    if (log_text && !mt_tuning_check(log_text, log_file, diag)) return NULL;
     if (!ctx || !source) {
         mt_diag_set(diag, MT_ERR_INVALID_ARG, file, NULL, MT_NOLOC,
                     !ctx ? "mt_jit_compile: context is NULL" : "mt_jit_compile: source is NULL");
@@ -377,8 +443,8 @@ mt_kernel *mt_jit_compile(mt_context *ctx, const char *source, const mt_compile_
      * key has the scheduled code). */
     mt_cache_key key;
     memset(&key, 0, sizeof key);
-    bool keyed = opts->nparams == 0 && !opts->schedule &&
-                 mt_cache_key_init(&key, source, opts, ctx->host_str) == 0;
+    bool keyed = opts->nparams == 0 && !opts->schedule && !(flags & MT_COMPILE_UNCACHED) &&
+                 mt_cache_key_init(&key, source, opts, ctx->host_str, log_text) == 0;
     mt_kernel *k = keyed ? mt_cache_lookup(ctx->cache, &key) : NULL;
     if (!k) {
         /* The disk cache's part of the key: the same without the options
@@ -388,10 +454,12 @@ mt_kernel *mt_jit_compile(mt_context *ctx, const char *source, const mt_compile_
         mt_compile_options dopts = *opts;
         dopts.filename = NULL;
         dopts.dump_after = NULL;
+        dopts.tuning_log = NULL; /* its text is keyed */
         bool dkeyed = ctx->disk && opts->nparams == 0 && /* bound values: not cached either */
-                      mt_cache_key_init(&dkey, source, &dopts, ctx->host_str) == 0;
+                      !(flags & MT_COMPILE_UNCACHED) &&
+                      mt_cache_key_init(&dkey, source, &dopts, ctx->host_str, log_text) == 0;
         double t0 = now_ms();
-        k = compile_uncached(ctx, source, opts, file, dkeyed ? &dkey : NULL, diag);
+        k = compile_uncached(ctx, source, opts, file, dkeyed ? &dkey : NULL, &tu, diag);
         mt_cache_key_free(&dkey);
         if (k) k->times.total_ms = now_ms() - t0;
         if (k && keyed) k = mt_cache_insert(ctx->cache, &key, k);
@@ -615,9 +683,18 @@ static const char *with_once(mt_arena *a, const char *plan, const mt_plan *once)
  * k->lock held). */
 static mt_status place_bound(mt_kernel *k, mt_dev_err *e);
 
+/* The tuning log of tu parsed into a (checked before: it parses). */
+static const mt_tuning_log *parse_log(mt_arena *a, const tuning_in *tu) {
+    if (!tu->text) return NULL;
+    mt_tuning_log *log = MT_NEW(a, mt_tuning_log);
+    mt_tuning_error err;
+    if (!mt_tuning_parse(a, tu->text, tu->file, log, &err)) mt_ice("tuning log changed: %s", err.msg);
+    return log;
+}
+
 static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
                                    const mt_compile_options *opts, const char *file,
-                                   const mt_cache_key *key, mt_diag *diag) {
+                                   const mt_cache_key *key, const tuning_in *tu, mt_diag *diag) {
     mt_kernel *volatile k = calloc(1, sizeof *k); /* read after a longjmp */
     mt_arena *a = mt_arena_create();
     if (!k || !a) {
@@ -636,7 +713,11 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
         mt_pipeline_targets targets = {&ctx->host, gpu_target(a, opts), opts->emulate != 0, NULL, 0, NULL, 0};
         targets.nexterns = snapshot_externs(ctx, a, &targets.externs);
         targets.nbound = bound_types(a, opts, &targets.bound);
+        targets.tuning = parse_log(a, tu);
+        targets.workloads = tu->workloads;
         mt_pipeline_run(a, k->source, len, opts, &targets, &c);
+        k->workloads = c.workloads;
+        k->nworkloads = c.nworkloads;
         k->gpu_program = targets.gpu && !targets.emulate;
         if (k->gpu_program) { /* the host side of the GPU split is what runs here */
             c.lowered = c.gpu_host;
@@ -989,6 +1070,11 @@ const char *mt_kernel_pass_dump_at(const mt_kernel *k, int i) {
 }
 
 int mt_kernel_num_params(const mt_kernel *k) { return k ? k->npublic : -1; }
+
+int mt_kernel_workloads(const mt_kernel *k, const mt_workload **out) {
+    *out = k ? k->workloads : NULL;
+    return k ? k->nworkloads : 0;
+}
 int mt_kernel_num_results(const mt_kernel *k) { return k ? k->plan.nresults : -1; }
 const char *mt_kernel_name(const mt_kernel *k) { return k ? k->name : NULL; }
 

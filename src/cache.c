@@ -2,7 +2,8 @@
  * cache.c -- the context's in-memory cache of compiled kernels (cache.h).
  *
  * A key is the compile options and the source serialized into one byte
- * string: a tag, the three integer options, the three string options (each
+ * string: a tag, the content of the tuning log (not its path: the same
+ * file edited is another compilation), the integer options, the string options (each
  * with a presence byte and a length, so NULL and "" differ and no two lists
  * of strings serialize alike), then the source. Its 64-bit hash picks the
  * candidates; the whole string decides. A NULL filename is keyed as
@@ -40,13 +41,15 @@ typedef struct options_mirror_ {
     int nparams;
     int check_bounds;
     void *schedule, *schedule_user; /* not in the key: a compile with a callback is not cached */
+    const char *tuning_log; /* keyed by the log's content, not its path */
 } options_mirror_;
 _Static_assert(sizeof(mt_compile_options) == sizeof(options_mirror_) &&
                    offsetof(mt_compile_options, arch) == offsetof(options_mirror_, arch) &&
                    offsetof(mt_compile_options, emulate) == offsetof(options_mirror_, emulate) &&
                    offsetof(mt_compile_options, nparams) == offsetof(options_mirror_, nparams) &&
                    offsetof(mt_compile_options, check_bounds) == offsetof(options_mirror_, check_bounds) &&
-                   offsetof(mt_compile_options, schedule_user) == offsetof(options_mirror_, schedule_user),
+                   offsetof(mt_compile_options, schedule_user) == offsetof(options_mirror_, schedule_user) &&
+                   offsetof(mt_compile_options, tuning_log) == offsetof(options_mirror_, tuning_log),
                "mt_compile_options changed: add the new field to the cache key (src/cache.c)");
 
 typedef struct entry {
@@ -155,8 +158,9 @@ static void put_str(writer *w, const char *s) {
 
 /* Serializes into w (w->p NULL: only measures). */
 static void serialize(writer *w, const char *source, const mt_compile_options *o,
-                      const char *target) {
-    put(w, "mtk2", 4);
+                      const char *target, const char *tuning) {
+    put(w, "mtk3", 4);
+    put_str(w, tuning);
     put_str(w, target);
     put_str(w, o->arch);
     put_int(w, (int)o->target);
@@ -171,16 +175,16 @@ static void serialize(writer *w, const char *source, const mt_compile_options *o
 }
 
 int mt_cache_key_init(mt_cache_key *key, const char *source, const mt_compile_options *opts,
-                      const char *target) {
+                      const char *target, const char *tuning) {
     memset(key, 0, sizeof *key);
     writer w = {NULL, 0};
-    serialize(&w, source, opts, target);
+    serialize(&w, source, opts, target, tuning);
     key->bytes = malloc(w.len);
     if (!key->bytes) return -1;
     key->len = w.len;
     w.p = key->bytes;
     w.len = 0;
-    serialize(&w, source, opts, target);
+    serialize(&w, source, opts, target, tuning);
     key->hash = hash_bytes(key->bytes, key->len);
     return 0;
 }

@@ -54,10 +54,10 @@ void mt_cache_destroy(mt_cache *c);
  * after the mutex is let go (a kernel's last release frees its JIT code). */
 void mt_cache_close(mt_cache *c);
 
-/* Builds the key of (source, opts); opts must not be NULL (pass the
- * defaults). 0, or -1 when out of memory. */
+/* Builds the key of (source, opts, the tuning log's text or NULL); opts
+ * must not be NULL (pass the defaults). 0, or -1 when out of memory. */
 int mt_cache_key_init(mt_cache_key *key, const char *source, const mt_compile_options *opts,
-                      const char *target);
+                      const char *target, const char *tuning);
 void mt_cache_key_free(mt_cache_key *key);
 
 /* The cached kernel for key with one new reference, or NULL. Counts a hit or

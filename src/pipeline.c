@@ -8,7 +8,8 @@
  *     check_bounds (with mt_compile_options.check_bounds: hand-written
  *       loop functions only)
  *     inline_producers                                        (stage "tir")
- *     the target's schedule rules, then lowering and cleanup
+ *     the target's schedule rules (with the knobs of a tuning log:
+ *       schedule/tuning.h), then lowering and cleanup
  *   split_host_device (all loop functions at once: the host functions the
  *     executor calls, and the device functions they launch)  (stage "tir-sched")
  *
@@ -214,10 +215,33 @@ static void run_tir_pass(mt_arena *a, const mt_pass *p, mt_tfunc **fs, int n, co
     if (wanted(dump_after, p->name)) record(a, out, p->name, print_tfuncs(a, fs, n));
 }
 
+/* Before the rules: the tuning log's knobs on the functions it has a
+ * record for, and, for the tuner, each CPU function's workload. */
+static void tuning_before(mt_arena *a, mt_tfunc **fs, int n, const mt_pipeline_targets *t,
+                          const mt_sched_how *how, mt_compiled *out) {
+    if (t->workloads) {
+        out->workloads = MT_NEW_ARRAY(a, mt_workload, n > 0 ? n : 1);
+        out->nworkloads = n;
+    }
+    for (int i = 0; i < n; i++) {
+        if (mt_tfunc_target(fs[i])->kind != MT_TARGET_CPU || how[i].origin) continue;
+        fs[i] = mt_tuning_apply(a, fs[i], t->tuning);
+        if (!t->workloads) continue;
+        char buf[256];
+        mt_workload *w = &out->workloads[i];
+        w->func = fs[i]->name;
+        mt_workload_key(a, fs[i], w->key);
+        w->target = mt_arena_strdup(a, mt_target_str(mt_tfunc_target(fs[i]), buf, sizeof buf));
+    }
+}
+
 /* The target's rules, each tried on every function (a rule leaves alone
- * what it does not match). Functions of different targets take their own. */
-static void run_rules(mt_arena *a, mt_tfunc **fs, int n, const char *dump_after, verified *v,
-                      mt_sched_how *how, mt_compiled *out) {
+ * what it does not match). Functions of different targets take their own;
+ * those a user schedule took (how[i].origin) are left alone. The tuner
+ * learns which rule changed each function (out->workloads). */
+static void run_rules(mt_arena *a, mt_tfunc **fs, int n, const mt_pipeline_targets *t, const char *dump_after,
+                      verified *v, mt_sched_how *how, mt_compiled *out) {
+    tuning_before(a, fs, n, t, how, out);
     static const mt_target kinds[] = {MT_TARGET_CPU, MT_TARGET_CUDA};
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         int nr;
@@ -226,10 +250,12 @@ static void run_rules(mt_arena *a, mt_tfunc **fs, int n, const char *dump_after,
             bool any = false;
             for (int i = 0; i < n; i++)
                 if (mt_tfunc_target(fs[i])->kind == kinds[k] && !how[i].origin) {
-                    mt_tfunc *g = rules[r].tir(a, fs[i]);
-                    if (g != fs[i] && !how[i].text) how[i].text = rules[r].name;
-                    fs[i] = g;
+                    mt_tfunc *before = fs[i];
+                    fs[i] = rules[r].tir(a, fs[i]);
+                    if (fs[i] != before && !how[i].text) how[i].text = rules[r].name;
                     any = true;
+                    if (out->workloads && fs[i] != before && !out->workloads[i].rule)
+                        out->workloads[i].rule = rules[r].name;
                 }
             if (!any) continue;
             verify_tir(a, v, rules[r].name, fs, n, form_after(&rules[r], v->form));
@@ -276,6 +302,9 @@ static mt_gmodule *run_graph_passes(mt_arena *a, mt_gmodule *m, const char *dump
     return m;
 }
 
+/* The knobs a tuning log gave f ("mr=4 parallel=0"), or NULL. */
+static const char *knobs(const mt_tfunc *f) { return mt_tfunc_get_attr(f, "knobs"); }
+
 /* The "schedule" dump: how each function was scheduled. */
 static const char *print_how(mt_arena *a, mt_tfunc *const *fs, int n, const mt_sched_how *how) {
     mt_sb sb;
@@ -283,7 +312,8 @@ static const char *print_how(mt_arena *a, mt_tfunc *const *fs, int n, const mt_s
     for (int i = 0; i < n; i++) {
         if (i) mt_sb_putc(&sb, '\n');
         if (how[i].origin) mt_sb_printf(&sb, "# %s: %s\n%s", fs[i]->name, how[i].origin, how[i].text);
-        else if (how[i].text) mt_sb_printf(&sb, "# %s: the default rule %s\n", fs[i]->name, how[i].text);
+        else if (how[i].text) mt_sb_printf(&sb, "# %s: the default rule %s%s%s\n", fs[i]->name, how[i].text,
+                                           knobs(fs[i]) ? ", knobs " : "", knobs(fs[i]) ? knobs(fs[i]) : "");
         else mt_sb_printf(&sb, "# %s: no rule applied (its loops as written)\n", fs[i]->name);
     }
     return mt_sb_str(&sb);
@@ -292,16 +322,16 @@ static const char *print_how(mt_arena *a, mt_tfunc *const *fs, int n, const mt_s
 /* The user's schedules (the source's, then the callback's), then the
  * target's rules on the functions they left. */
 static void schedule(mt_arena *a, const mt_ast *ast, mt_tfunc **fs, int n, const mt_compile_options *opts,
-                     verified *v, mt_compiled *out) {
+                     const mt_pipeline_targets *t, verified *v, mt_compiled *out) {
     mt_sched_how *how = MT_NEW_ARRAY(a, mt_sched_how, n + 1);
     mt_apply_source_schedules(a, ast, fs, n, how);
     if (opts && opts->schedule) mt_apply_callback_schedules(a, opts->schedule, opts->schedule_user, fs, n, how);
-    run_rules(a, fs, n, opts ? opts->dump_after : NULL, v, how, out);
+    run_rules(a, fs, n, t, opts ? opts->dump_after : NULL, v, how, out);
     out->dumps[MT_STAGE_SCHEDULE] = print_how(a, fs, n, how);
 }
 
 static void run_tir_passes(mt_arena *a, const mt_ast *ast, mt_tfunc **fs, int n,
-                           const mt_compile_options *opts, mt_compiled *out) {
+                           const mt_compile_options *opts, const mt_pipeline_targets *t, mt_compiled *out) {
     const char *dump_after = opts ? opts->dump_after : NULL;
     bool checks = opts && opts->check_bounds;
     verified v = {NULL, MT_TIR_BLOCK};
@@ -313,7 +343,7 @@ static void run_tir_passes(mt_arena *a, const mt_ast *ast, mt_tfunc **fs, int n,
     for (int i = 0; i < mt_npasses; i++) {
         const mt_pass *p = &mt_passes[i];
         if (p->only_check_bounds && !checks) continue;
-        if (p->kind == MT_PASS_RULES) schedule(a, ast, fs, n, opts, &v, out);
+        if (p->kind == MT_PASS_RULES) schedule(a, ast, fs, n, opts, t, &v, out);
         else if (p->kind == MT_PASS_TIR) run_tir_pass(a, p, fs, n, dump_after, &v, as_written, out);
         if (p->kind == MT_PASS_TIR && strcmp(p->name, "inline_producers") == 0)
             out->dumps[MT_STAGE_TIR] = print_tfuncs(a, fs, n);
@@ -366,7 +396,7 @@ void mt_pipeline_run(mt_arena *a, const char *src, size_t len, const mt_compile_
     assign_targets(a, m, targets);
     mt_tfunc **fs = MT_NEW_ARRAY(a, mt_tfunc *, m->ntfuncs > 0 ? m->ntfuncs : 1);
     for (int i = 0; i < m->ntfuncs; i++) fs[i] = m->tfuncs[i];
-    run_tir_passes(a, ast, fs, m->ntfuncs, opts, out);
+    run_tir_passes(a, ast, fs, m->ntfuncs, opts, targets, out);
     mt_tsplit sp;
     split(a, fs, m->ntfuncs, &sp);
     out->dumps[MT_STAGE_TIR_SCHED] = print_split(a, &sp, m->ntfuncs);

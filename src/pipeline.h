@@ -7,6 +7,7 @@
 #define MT_PIPELINE_H
 
 #include "graph/graph.h"
+#include "schedule/tuning.h"
 #include "minitriton.h"
 #include "support/arena.h"
 #include "target/target.h"
@@ -35,6 +36,9 @@ typedef struct mt_compiled {
     mt_tfunc **gpu_host;      /* [nlowered] */
     mt_tfunc **gpu_device;    /* the kernels (and CPU parallel bodies) they launch */
     int ngpu_device;
+    mt_workload *workloads;   /* [nworkloads]: each loop function for the CPU, when
+                                 mt_pipeline_targets.workloads asks (the tuner) */
+    int nworkloads;
     mt_pass_dump *pass_dumps; /* recorded after the passes named in dump_after */
     int npass_dumps;
     double ms_frontend, ms_graph, ms_tir; /* phase times */
@@ -55,6 +59,8 @@ typedef struct mt_pipeline_targets {
     int nexterns;
     const mt_gbound *bound; /* the entry's parameters bound at compile time */
     int nbound;
+    const mt_tuning_log *tuning; /* knobs for the rules (schedule/tuning.h), or NULL */
+    bool workloads;         /* fill mt_compiled.workloads */
 } mt_pipeline_targets;
 
 /* Runs every pass up to codegen. Errors go through mt_fail. */

@@ -6,6 +6,7 @@ mt_test(test_parallel SOURCES ${PROJECT_SOURCE_DIR}/tests/codegen/test_parallel.
 mt_test(test_schedule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_schedule.c
         ${PROJECT_SOURCE_DIR}/src/schedule/primitives.c
         ${PROJECT_SOURCE_DIR}/src/schedule/default_cpu.c
+        ${PROJECT_SOURCE_DIR}/src/schedule/knobs.c
         ${PROJECT_SOURCE_DIR}/src/schedule/rule_colreduce.c
         ${PROJECT_SOURCE_DIR}/src/schedule/rule_fullreduce.c
         ${PROJECT_SOURCE_DIR}/src/schedule/primitives_rfactor.c

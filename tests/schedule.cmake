@@ -26,3 +26,36 @@ mt_test_gpu_emulated(test_user_schedule)
 # reverse_compute_inline, reverse_compute_at, cache_read and cache_write
 # with a copy block, on the same kernels (blk_test.h)
 mt_test(test_primitives_reverse SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_primitives_reverse.c LIBRARY)
+# Knobs, tuning logs and mt_tune (docs/schedule.md, "Tuning"). Static: it
+# uses the knob tables and the log reader, which the shared library hides.
+mt_test(test_tune SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_tune.c LIBRARY STATIC)
+# mtc --tune / --tuning-log (docs/mtc.md)
+set(MT_MTC_TUNE_LOG ${CMAKE_CURRENT_BINARY_DIR}/mtc-tune.jsonl)
+add_test(NAME mtc_tune
+         COMMAND sh -c "rm -f '${MT_MTC_TUNE_LOG}' && \
+'$<TARGET_FILE:mtc>' --tune 4 --tune-seconds 20 --tuning-log '${MT_MTC_TUNE_LOG}' '${PROJECT_SOURCE_DIR}/examples/kernels/tune_softmax.py' && \
+'$<TARGET_FILE:mtc>' --tuning-log '${MT_MTC_TUNE_LOG}' --random --bench 3 '${PROJECT_SOURCE_DIR}/examples/kernels/tune_softmax.py'; \
+rc=$?; rm -f '${MT_MTC_TUNE_LOG}'; exit $rc")
+set_tests_properties(mtc_tune PROPERTIES PASS_REGULAR_EXPRESSION
+  "tuned softmax \\(schedule_reduce\\): default [0-9.]+ ms, tuned [0-9.]+ ms \\([0-9.]+x\\), [0-9]+ trials, knobs: .*median .* over 3 runs")
+add_test(NAME mtc_tune_needs_log
+         COMMAND $<TARGET_FILE:mtc> --tune 4 ${PROJECT_SOURCE_DIR}/examples/kernels/tune_softmax.py)
+set_tests_properties(mtc_tune_needs_log PROPERTIES PASS_REGULAR_EXPRESSION
+  "mtc: --tune needs --tuning-log FILE to write to\nTry 'mtc --help'")
+add_test(NAME mtc_tune_bad_trials
+         COMMAND $<TARGET_FILE:mtc> --tune 0 --tuning-log x.jsonl ${PROJECT_SOURCE_DIR}/examples/kernels/tune_softmax.py)
+set_tests_properties(mtc_tune_bad_trials PROPERTIES PASS_REGULAR_EXPRESSION "--tune wants a number of trials")
+add_test(NAME mtc_tuning_log_missing
+         COMMAND $<TARGET_FILE:mtc> --tuning-log /nonexistent/t.jsonl ${PROJECT_SOURCE_DIR}/examples/kernels/tune_softmax.py)
+set_tests_properties(mtc_tuning_log_missing PROPERTIES PASS_REGULAR_EXPRESSION
+  "/nonexistent/t.jsonl: error: cannot read tuning log")
+add_test(NAME mtc_tune_cuda
+         COMMAND $<TARGET_FILE:mtc> --target cuda --tune 4 --tuning-log x.jsonl ${PROJECT_SOURCE_DIR}/examples/kernels/tune_softmax.py)
+set_tests_properties(mtc_tune_cuda PROPERTIES PASS_REGULAR_EXPRESSION "tuning for target cuda measures on the GPU")
+# Exercise 2 (examples/tune.c): tune, then the tuned kernel against the default
+set(MT_EXAMPLE_TUNE_LOG ${CMAKE_CURRENT_BINARY_DIR}/example-tune.jsonl)
+add_test(NAME example_tune
+         COMMAND sh -c "rm -f '${MT_EXAMPLE_TUNE_LOG}'; '$<TARGET_FILE:example_tune>' 6 '${MT_EXAMPLE_TUNE_LOG}'; \
+rc=$?; rm -f '${MT_EXAMPLE_TUNE_LOG}'; exit $rc")
+set_tests_properties(example_tune PROPERTIES PASS_REGULAR_EXPRESSION
+  "tuned softmax \\(schedule_reduce\\) in [0-9]+ trials: .*default [0-9.]+ ms, tuned [0-9.]+ ms")

@@ -80,6 +80,11 @@ static const char USAGE[] =
     "                          phases of the median warm compile (implies\n"
     "                          --time-passes)\n"
     "  --threads N             threads for parallel loops (default: all cores)\n"
+    "  --tuning-log FILE       compile with the knobs of the tuning log FILE\n"
+    "  --tune TRIALS           first tune every kernel on this machine, measuring at\n"
+    "                          most TRIALS candidates each, and write the best knobs\n"
+    "                          to --tuning-log FILE (needs it)\n"
+    "  --tune-seconds S        at most S seconds of tuning per kernel (default 60)\n"
     "  --cache-dir DIR         the disk cache of compiled code (default:\n"
     "                          $MINITRITON_CACHE_DIR, else ~/.cache/minitriton)\n"
     "  --no-disk-cache         compile without the disk cache\n"
@@ -671,6 +676,9 @@ typedef struct options {
     int threads;                 /* --threads N; 0 = all cores */
     const char *cache_dir;       /* --cache-dir DIR; NULL: the library's default */
     bool no_disk_cache;          /* --no-disk-cache */
+    const char *tuning_log;      /* --tuning-log FILE or NULL */
+    int tune;                    /* --tune TRIALS; 0 when absent */
+    double tune_seconds;         /* --tune-seconds S; 0: the library's default */
 } options;
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -723,7 +731,8 @@ static int parse_options(int argc, char **argv, options *o) {
         {"output", true}, {"output-dir", true}, {"bench", true},  {"help", false},
         {"version", false}, {"time-passes", false}, {"warm", true}, {"threads", true},
         {"emulate", false}, {"dump-after", true}, {"param", true}, {"cache-dir", true},
-        {"no-disk-cache", false}, {"check-bounds", false},
+        {"no-disk-cache", false}, {"check-bounds", false}, {"tune", true}, {"tuning-log", true},
+        {"tune-seconds", true},
     };
     bool only_files = false;
     for (int i = 1; i < argc; i++) {
@@ -853,6 +862,20 @@ static int parse_options(int argc, char **argv, options *o) {
                 return usage_error("--bench wants a positive number of runs, not '%s'", val);
             o->bench = (int)x;
             o->run = true;
+        } else if (!strcmp(opt, "tune")) {
+            long long x;
+            if (!parse_int(val, 1, 100000, &x))
+                return usage_error("--tune wants a number of trials from 1 to 100000, not '%s'", val);
+            o->tune = (int)x;
+        } else if (!strcmp(opt, "tune-seconds")) {
+            char *end;
+            double x = strtod(val, &end);
+            if (!*val || *end || !(x > 0) || x > 1e6)
+                return usage_error("--tune-seconds wants a positive number of seconds, not '%s'", val);
+            o->tune_seconds = x;
+        } else if (!strcmp(opt, "tuning-log")) {
+            if (!*val) return usage_error("--tuning-log needs a file name");
+            o->tuning_log = val;
         } else if (!strcmp(opt, "threads")) {
             long long x;
             if (!parse_int(val, 1, 256, &x))
@@ -867,6 +890,8 @@ static int parse_options(int argc, char **argv, options *o) {
         return usage_error("--arch is for --target cuda");
     if (o->emulate && o->target != MT_TARGET_CUDA)
         return usage_error("--emulate is for --target cuda");
+    if (o->tune && !o->tuning_log) return usage_error("--tune needs --tuning-log FILE to write to");
+    if (o->tune_seconds && !o->tune) return usage_error("--tune-seconds is for --tune");
     return -1;
 }
 
@@ -1379,6 +1404,38 @@ static int emit_stages(mt_kernel *k, const options *o) {
     return rc;
 }
 
+static void print_diag(const mt_diag *diag, const char *fname) {
+    if (diag->text[0]) {
+        fputs(diag->text, stderr);
+        if (diag->text[strlen(diag->text) - 1] != '\n') fputc('\n', stderr);
+    } else {
+        fprintf(stderr, "%s: error: %s\n", fname, diag->message[0] ? diag->message : mt_status_str(diag->status));
+    }
+}
+
+/* One line per tuned kernel. */
+static void report_tuned(void *user, const mt_tune_result *r) {
+    (void)user;
+    printf("tuned %s (%s): default %.4f ms, tuned %.4f ms (%.2fx), %d trials, knobs: %s\n", r->func, r->rule,
+           r->default_ms, r->best_ms, r->best_ms > 0 ? r->default_ms / r->best_ms : 1.0, r->trials,
+           r->knobs[0] ? r->knobs : "(the default's)");
+    fflush(stdout);
+}
+
+/* --tune: tunes the program into o->tuning_log. An exit status. */
+static int tune(mt_context *ctx, const char *src, const mt_compile_options *co, const options *o, mt_diag *diag) {
+    mt_tune_options to;
+    mt_tune_options_init(&to);
+    to.log = o->tuning_log;
+    to.trials = o->tune;
+    if (o->tune_seconds > 0) to.seconds = o->tune_seconds;
+    to.report = report_tuned;
+    mt_status st = mt_tune(ctx, src, co, &to, diag);
+    if (st == MT_OK) return EXIT_OK;
+    print_diag(diag, co->filename);
+    return st == MT_ERR_IO || st == MT_ERR_RUNTIME ? EXIT_RUNTIME : EXIT_COMPILE;
+}
+
 int main(int argc, char **argv) {
     options o;
     memset(&o, 0, sizeof o);
@@ -1452,6 +1509,8 @@ int main(int argc, char **argv) {
     co.nparams = o.nparams;
     mt_diag diag;
     memset(&diag, 0, sizeof diag);
+    if (o.tune && (rc = tune(ctx, src, &co, &o, &diag)) != EXIT_OK) goto params_done;
+    co.tuning_log = o.tuning_log;
     double t_compile = now_ms();
     mt_kernel *k = mt_jit_compile(ctx, src, &co, &diag);
     t_compile = now_ms() - t_compile;
@@ -1462,13 +1521,7 @@ int main(int argc, char **argv) {
         if (o.warm) time_warm(ctx, src, &co, o.warm, o.threads);
     }
     if (!k) {
-        if (diag.text[0]) {
-            fputs(diag.text, stderr);
-            if (diag.text[strlen(diag.text) - 1] != '\n') fputc('\n', stderr);
-        } else {
-            fprintf(stderr, "%s: error: %s\n", fname,
-                    diag.message[0] ? diag.message : mt_status_str(diag.status));
-        }
+        print_diag(&diag, fname);
         rc = EXIT_COMPILE;
     } else {
         print_pass_dumps(k);

@@ -56,6 +56,7 @@ class CompileOptions(ctypes.Structure):
         ("check_bounds", ctypes.c_int),
         ("schedule", ctypes.c_void_p),  # a C schedule callback: not used from Python (NULL)
         ("schedule_user", ctypes.c_void_p),
+        ("tuning_log", ctypes.c_char_p),
     ]
 
 

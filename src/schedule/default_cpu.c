@@ -67,6 +67,7 @@
 
 #include <string.h>
 
+#include "schedule/knobs.h"
 #include "schedule/primitives.h"
 #include "support/common.h"
 
@@ -255,7 +256,9 @@ static mt_tvar *fuse_range(mt_sched *s, const nest *n, int from, int to) {
 static void schedule_injective(mt_sched *s, const nest *n) {
     mt_arena *a = s->arena;
     int64_t es = (int64_t)mt_dtype_size(n->out[0]->dtype);
-    int64_t grain = CHUNK_BYTES / (es > 0 ? es : 1);
+    int64_t grain = mt_knob_get(s->func, "schedule", "chunk_kib", CHUNK_BYTES / 1024) * 1024 / (es > 0 ? es : 1);
+    if (grain < 1) grain = 1;
+    bool serial = !mt_knob_get(s->func, "schedule", "parallel", 1);
     int j = n->n - 1;
     while (j > 0 && fusable_suffix(n, j - 1)) j--;
 
@@ -288,7 +291,7 @@ static void schedule_injective(mt_sched *s, const nest *n) {
     const mt_tstmt *pl = mt_sched_get_loop(s, par);
     int64_t ext, per;
     bool cper = mt_te_is_const_int(per_chunk, &per);
-    if (mt_te_is_const_int(pl->extent, &ext) && cper && ext <= per) { /* one chunk: serial */
+    if (serial || (mt_te_is_const_int(pl->extent, &ext) && cper && ext <= per)) { /* one chunk: serial */
         if (vec) mt_sched_vectorize(s, inner);
         return;
     }
@@ -315,5 +318,5 @@ mt_tfunc *mt_schedule_default_cpu(mt_arena *a, mt_tfunc *f) {
         if (match_nest(a, st, &n)) schedule_injective(&s, &n);
         else if (!mt_schedule_colreduce_nest(&s, st)) mt_schedule_fullreduce_nest(&s, st);
     }
-    return s.func;
+    return s.func == f ? f : mt_knobs_mark(a, s.func, f, "schedule");
 }

@@ -48,7 +48,12 @@ typedef struct mm {
     int64_t kcblk, ncblk;     /* K and N block sizes */
     bool split;               /* K is blocked */
     bool epi_loop;            /* the epilogue runs in a loop over a copy of the tile (rule_matmul.c) */
+    int nv;                   /* vector registers per tile row (knob nv) */
+    bool par;                 /* loops across threads at all (knob parallel) */
 } mm;
+
+/* The matmul rule's name for its knobs (schedule/knobs.h). */
+#define MM_RULE "schedule_matmul"
 
 typedef MT_VEC(mt_tstmt *) svec;
 

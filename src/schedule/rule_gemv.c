@@ -66,6 +66,7 @@
  * is the matmul rule's order exactly; with P parts it is a two-level sum,
  * within the bound of any summation order, |err| <= (K + 1) u sum |x w|.
  */
+#include "schedule/knobs.h"
 #include "schedule/matmul_internal.h"
 
 /* The sizes; docs/schedule.md has the measurements behind them. */
@@ -86,6 +87,7 @@ static const gv_tune gvt = {4, 2, 16, 8, 32, 65536, 4};
 typedef struct gv {
     mm *c;
     int nr;               /* tile width, nv * vl */
+    int kb;               /* rows of w per sweep (knob gemv_kb) */
     int mr;               /* rows per group */
     int rt;               /* rows per register tile */
     int64_t nb;           /* band width (a multiple of nr) */
@@ -335,7 +337,7 @@ static mt_tstmt *walk_cols(walk *w, mt_texpr *j0, mt_texpr *width, mt_texpr *las
 static mt_tstmt *group(gv *g, mt_texpr *i0, mt_texpr *rows, mt_texpr *p, mt_texpr *kp0, mt_texpr *kpn,
                        mt_texpr *j0, mt_texpr *nbw, mt_texpr *last) {
     mm *c = g->c;
-    int vl = c->vl, KB = gvt.kb;
+    int vl = c->vl, KB = g->kb;
     svec s = {0};
     /* sums = 0 over the group's rows */
     mt_tvar *z = mm_ivar(c, "z");
@@ -392,13 +394,14 @@ static mt_tstmt *gemv_body(mm *c) {
     gv *g = MT_NEW(c->a, gv);
     g->c = c;
     const mt_target_desc *tg = mt_tfunc_target(c->f);
-    int vl = c->vl, KB = gvt.kb;
+    int vl = c->vl, KB = g->kb = (int)mt_knob_get(c->f, MM_RULE, "gemv_kb", gvt.kb);
     int64_t es = (int64_t)mt_dtype_size(c->dt);
+    int gmr = (int)mt_knob_get(c->f, MM_RULE, "gemv_mr", gvt.mr);
     g->nr = gvt.nv * vl;
     mt_texpr *M = c->ext[c->ns - 2], *N = c->ext[c->ns - 1], *K = c->K;
     int64_t Mc, Nc, Kc;
     bool mconst = mt_te_is_const_int(M, &Mc);
-    g->mr = mconst && Mc < gvt.mr ? (int)(Mc > 0 ? Mc : 1) : gvt.mr;
+    g->mr = mconst && Mc < gmr ? (int)(Mc > 0 ? Mc : 1) : gmr;
     /* the register tile: rt * nv accumulators, nv vectors of w and a broadcast */
     int fit = (tg->vector_registers - gvt.nv - 1) / gvt.nv;
     g->rt = fit < 1 ? 1 : fit < gvt.rt ? fit : gvt.rt;
@@ -456,7 +459,7 @@ static mt_tstmt *gemv_body(mm *c) {
     mt_tvar *ch = mm_ivar(c, "ch");
     mt_texpr *nch = g->P == 1 ? g->T : mul(c, mm_I(c, g->P), g->T);
     int64_t nc1;
-    if (mt_te_is_const_int(nch, &nc1) && nc1 <= 1) par = false;
+    if ((mt_te_is_const_int(nch, &nc1) && nc1 <= 1) || !c->par) par = false;
     mt_tstmt *loop = mm_loop(c, ch, nch, par ? MT_FOR_PARALLEL : MT_FOR_SERIAL, chunk(g, mm_V(c, ch)));
     if (g->P == 1) return g->raw ? epilogue_pass(g, loop) : loop;
 

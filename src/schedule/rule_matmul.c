@@ -87,9 +87,11 @@
  */
 #include <string.h>
 
+#include "schedule/knobs.h"
 #include "schedule/matmul_internal.h"
 
-/* The tile and block sizes; docs/schedule.md has the measurements behind them. */
+/* The tile and block sizes; docs/schedule.md has the measurements behind
+ * them. Each is the default of a knob (schedule/knobs.h: mr, nv, kc, nc). */
 typedef struct mm_tune {
     int mr;         /* rows of the register tile: values of A broadcast per k */
     int nv;         /* vector registers per tile row: NR = nv * lanes */
@@ -99,12 +101,14 @@ typedef struct mm_tune {
 
 static const mm_tune tune = {8, 2, 512, 512};
 
-/* Rows of the register tile: tune.mr, or fewer so that the MR * nv
- * accumulators, the nv vectors of B and A's broadcast fit the target's
- * vector registers (32 with AVX-512: 8 rows; 16 with AVX2: 6 rows). */
+/* Rows of the register tile: the knob mr when given; else tune.mr, or
+ * fewer so that the MR * nv accumulators, the nv vectors of B and A's
+ * broadcast fit the target's vector registers (32 with AVX-512: 8 rows; 16
+ * with AVX2: 6 rows). */
 static int tile_rows(const mm *c) {
+    if (mt_knob_given(c->f, MM_RULE, "mr")) return (int)mt_knob_get(c->f, MM_RULE, "mr", tune.mr);
     int regs = mt_tfunc_target(c->f)->vector_registers;
-    int fit = (regs - tune.nv - 1) / tune.nv;
+    int fit = (regs - c->nv - 1) / c->nv;
     return fit < 1 ? 1 : fit < tune.mr ? fit : tune.mr;
 }
 
@@ -394,7 +398,7 @@ typedef struct panel {
 } panel;
 
 static mt_tstmt *sliver(mm *c, const panel *p, mt_texpr *jr, int kind, bool pack, int mr, mt_texpr *i0) {
-    int nr = tune.nv * c->vl;
+    int nr = c->nv * c->vl;
     int64_t Nc = 0;
     mt_te_is_const_int(c->ext[c->ns - 1], &Nc);
     mm_colset cs = mm_cols(kind == SL_EXACT ? (int)(Nc % nr) : nr, c->vl);
@@ -407,7 +411,7 @@ static mt_tstmt *sliver(mm *c, const panel *p, mt_texpr *jr, int kind, bool pack
 
 /* The sliver jr of a column block, full or the tail. */
 static mt_tstmt *sliver_switch(mm *c, const panel *p, mt_texpr *jr, bool pack, int mr, mt_texpr *i0) {
-    int nr = tune.nv * c->vl;
+    int nr = c->nv * c->vl;
     int64_t Nc;
     if (mt_te_is_const_int(c->ext[c->ns - 1], &Nc)) {
         if (Nc % nr == 0) return sliver(c, p, jr, SL_FULL, pack, mr, i0);
@@ -429,7 +433,7 @@ static mt_tstmt *row_tiles(mm *c, const panel *p, mt_texpr *jr, int mr, mt_texpr
     int64_t kcap;
     if ((c->X->kind == TE_LOAD && c->x_kvec) || !mt_te_is_const_int(p->kcap, &kcap) ||
         kcap * mr * (int64_t)mt_dtype_size(c->dt) > 65536)
-        return mm_loop(c, v, mm_ceildiv(c, p->ncols, tune.nv * c->vl), MT_FOR_SERIAL,
+        return mm_loop(c, v, mm_ceildiv(c, p->ncols, c->nv * c->vl), MT_FOR_SERIAL,
                     sliver_switch(c, p, mm_V(c, v), false, mr, i0));
     /* the A sliver once for all column slivers: [kk][ii], mr values per k */
     panel q = *p;
@@ -448,7 +452,7 @@ static mt_tstmt *row_tiles(mm *c, const panel *p, mt_texpr *jr, int mr, mt_texpr
         }
     }
     mt_tstmt *pk = mm_loop(c, kk, p->kc, MT_FOR_SERIAL, mm_seq(c, &s));
-    mt_tstmt *tiles = mm_loop(c, v, mm_ceildiv(c, p->ncols, tune.nv * c->vl), MT_FOR_SERIAL,
+    mt_tstmt *tiles = mm_loop(c, v, mm_ceildiv(c, p->ncols, c->nv * c->vl), MT_FOR_SERIAL,
                            sliver_switch(c, &q, mm_V(c, v), false, mr, i0));
     return mt_ts_alloc(c->a, q.ap, mm_seq2(c, pk, tiles));
 }
@@ -461,7 +465,7 @@ static mt_tstmt *rows(mm *c, const panel *p, mt_texpr *jr, bool par) {
     mt_tvar *io = mm_ivar(c, "io");
     svec s = {0};
     mm_push(c, &s, mm_loop(c, io, mt_arith_bin(c->a, TE_FLOORDIV, M, mm_I(c, MR)),
-                           par ? MT_FOR_PARALLEL : MT_FOR_SERIAL,
+                           par && c->par ? MT_FOR_PARALLEL : MT_FOR_SERIAL,
                            row_tiles(c, p, jr, MR, mt_lw_mul(&c->lw, mm_V(c, io), mm_I(c, MR)))));
     int64_t Mc;
     if (mt_te_is_const_int(M, &Mc)) {
@@ -478,7 +482,7 @@ static mt_tstmt *rows(mm *c, const panel *p, mt_texpr *jr, bool par) {
 /* Large M: the GotoBLAS loops. For each column block (nc wide) and K block
  * (kc deep), pack that block of B into bp, then all row blocks in parallel. */
 static mt_tstmt *packed_body(mm *c) {
-    int nr = tune.nv * c->vl;
+    int nr = c->nv * c->vl;
     mt_texpr *N = c->ext[c->ns - 1], *K = c->K;
     int64_t Nc;
     bool one_jc = mt_te_is_const_int(N, &Nc) && Nc <= c->ncblk;
@@ -505,7 +509,7 @@ static mt_tstmt *packed_body(mm *c) {
     p.bp = c->bp;
     p.kcap = c->kcap;
     p.ap = NULL;
-    mt_tstmt *pack = mm_loop(c, jr, mm_ceildiv(c, p.ncols, nr), MT_FOR_PARALLEL,
+    mt_tstmt *pack = mm_loop(c, jr, mm_ceildiv(c, p.ncols, nr), c->par ? MT_FOR_PARALLEL : MT_FOR_SERIAL,
                           sliver_switch(c, &p, mm_V(c, jr), true, 0, NULL));
     mt_tstmt *body = mm_seq2(c, pack, rows(c, &p, NULL, true));
     if (c->split) body = mm_loop(c, pc, npc, MT_FOR_SERIAL, body);
@@ -514,11 +518,11 @@ static mt_tstmt *packed_body(mm *c) {
 }
 
 static mt_tstmt *gen_packed(mm *c) {
-    int nr = tune.nv * c->vl;
+    int nr = c->nv * c->vl;
     mt_texpr *N = c->ext[c->ns - 1], *K = c->K, *ncap;
     int64_t Nc, Kc;
-    c->kcblk = tune.kc;
-    c->ncblk = tune.nc;
+    c->kcblk = mt_knob_get(c->f, MM_RULE, "kc", tune.kc);
+    c->ncblk = mt_knob_get(c->f, MM_RULE, "nc", tune.nc);
     if (mt_te_is_const_int(K, &Kc) && Kc <= 2 * c->kcblk) {
         c->split = false;
         c->kcap = mm_I(c, Kc > 0 ? Kc : 1);
@@ -531,10 +535,12 @@ static mt_tstmt *gen_packed(mm *c) {
     }
     /* the packed block within 1 MiB (L2) when its depth is known */
     int64_t kcap;
-    if (mt_te_is_const_int(c->kcap, &kcap)) {
+    if (mt_te_is_const_int(c->kcap, &kcap) && !mt_knob_given(c->f, MM_RULE, "nc")) {
         int64_t fit = ((int64_t)1 << 20) / (int64_t)mt_dtype_size(c->dt) / kcap / nr * nr;
         if (fit < c->ncblk) c->ncblk = fit > nr ? fit : nr;
     }
+    /* whole slivers in a block (a given nc, or nv other than 2) */
+    c->ncblk = c->ncblk < nr ? nr : c->ncblk / nr * nr;
     ncap = mm_I(c, mt_te_is_const_int(N, &Nc) && Nc <= c->ncblk ? (Nc + nr - 1) / nr * nr : c->ncblk);
     c->bp = mm_local_buf(c, "B_pack", mt_lw_mul(&c->lw, c->kcap, ncap), c->dt);
     c->bp->scope = MT_SCOPE_GLOBAL;
@@ -550,6 +556,8 @@ mt_tfunc *mt_schedule_matmul_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     c->f = f;
     if (!mm_match(c)) return f;
     c->epi_loop = epilogue_cost(c) > EPI_UNROLL_MAX;
+    c->nv = (int)mt_knob_get(f, MM_RULE, "nv", tune.nv);
+    c->par = mt_knob_get(f, MM_RULE, "parallel", 1) != 0;
 
     /* partial sums across K blocks live in C, or in an output of C's dtype */
     if (mm_is_param(c, c->C)) c->P = c->C;
@@ -580,7 +588,8 @@ mt_tfunc *mt_schedule_matmul_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     mt_tstmt *(*gen_few)(mm *) = NULL;
     if (mm_matvec_fits(c)) few = mm_matvec_max_m(), gen_few = mm_gen_matvec; /* x @ w.T: rule_matvec.c */
     else if (mm_gemv_fits(c)) few = mm_gemv_max_m(), gen_few = mm_gen_gemv;   /* x @ w: rule_gemv.c */
-    if (!gen_few) body = gen_packed(c);
+    few = (int)mt_knob_get(f, MM_RULE, "few_rows", few);
+    if (!gen_few || few <= 0) body = gen_packed(c);
     else if (mt_te_is_const_int(M, &Mc)) body = Mc < few ? gen_few(c) : gen_packed(c);
     else body = mt_ts_if(a, mm_lt(c, M, mm_I(c, few)), gen_few(c), gen_packed(c));
 
@@ -592,7 +601,7 @@ mt_tfunc *mt_schedule_matmul_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     g->body = body;
     mt_tstmt_fill_loc(body, f->loc); /* all of it is new */
     if (applied) *applied = 1;
-    return g;
+    return mt_knobs_mark(a, g, f, MM_RULE);
 }
 
 mt_tfunc *mt_schedule_matmul_pass(mt_arena *a, mt_tfunc *f) {

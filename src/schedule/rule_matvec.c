@@ -136,7 +136,7 @@ static mt_tstmt *matvec_body(mm *c) {
     mt_texpr *j0 = mt_lw_mul(&c->lw, mt_lw_add(&c->lw, b0, mm_V(c, t)), mm_I(c, JB));
     mt_tstmt *inner = mm_loop(c, t, cnt, MT_FOR_SERIAL, all_rows(c, j0, JB));
     svec s = {0};
-    mm_push(c, &s, mm_loop(c, ch, nch, MT_FOR_PARALLEL, inner));
+    mm_push(c, &s, mm_loop(c, ch, nch, c->par ? MT_FOR_PARALLEL : MT_FOR_SERIAL, inner));
 
     /* the N % JB columns left */
     mt_texpr *jt0 = mt_lw_mul(&c->lw, nb, mm_I(c, JB));

@@ -65,7 +65,10 @@
 #include <math.h>
 #include <string.h>
 
+#include "schedule/knobs.h"
 #include "schedule/rule_reduce.h"
+
+#define RULE "schedule_reduce" /* its knobs (knobs.h): accumulators, lanes, parallel, chunk_kib */
 
 static mt_texpr *I(rr *c, int64_t v) { return mt_te_i64(c->a, v); }
 static mt_texpr *V(rr *c, mt_tvar *v) { return mt_te_var(c->a, v); }
@@ -98,8 +101,10 @@ static mt_tstmt *st(rr *c, mt_tbuffer *b, mt_texpr *ix, mt_texpr *v) { return mt
 
 /* ---- the stages ---------------------------------------------------------------------- */
 
-/* Lanes of dt in the target's widest vector register. */
-static int lanes_of(const rr *c, mt_dtype dt) { return mt_target_lanes(mt_tfunc_target(c->f), dt); }
+/* Lanes of dt in the target's widest vector register, or the knob lanes. */
+static int lanes_of(const rr *c, mt_dtype dt) {
+    return (int)mt_knob_get(c->f, RULE, "lanes", mt_target_lanes(mt_tfunc_target(c->f), dt));
+}
 
 /* One step of a RED stage at r: e = E(r); also[r] = e; acc[ix] = F(acc[ix], e). */
 static mt_tstmt *red_step(rr *c, const stage *s, mt_texpr *r, mt_tbuffer *acc, mt_texpr *ix, int lanes) {
@@ -122,7 +127,7 @@ static mt_texpr *identity(rr *c, const stage *s, int lanes) {
 
 static mt_tstmt *gen_red(rr *c, const stage *s, rowval *out) {
     mt_dtype dt = s->buf->dtype;
-    int vl = lanes_of(c, dt), U = RR_U;
+    int vl = lanes_of(c, dt), U = (int)mt_knob_get(c->f, RULE, "accumulators", RR_U);
     mt_tbuffer *acc = local(c, "acc", (int64_t)U * vl, dt);
     mt_tbuffer *tail = local(c, "acc_tail", 1, dt);
     svec b = {0};
@@ -229,12 +234,15 @@ static mt_tstmt *gen_rows(rr *c) {
     mt_texpr *M = I(c, 1);
     for (int k = 0; k < c->ns; k++) M = mul(c, M, mt_te_cast(c->a, MT_INT64, c->O[k]));
     mt_texpr *N = mt_te_cast(c->a, MT_INT64, c->N);
-    int64_t per = 16384, Mc, Nc; /* elements of a chunk: 64 KiB of the widest per-row value */
+    int64_t bytes = mt_knob_get(c->f, RULE, "chunk_kib", 64) * 1024;
+    int64_t per = bytes / 4, Mc, Nc; /* elements of a chunk: 64 KiB of the widest per-row value */
     for (int i = 0; i < c->nrv; i++)
-        if (65536 / (int64_t)mt_dtype_size(c->rv[i].buf->dtype) < per)
-            per = 65536 / (int64_t)mt_dtype_size(c->rv[i].buf->dtype);
+        if (bytes / (int64_t)mt_dtype_size(c->rv[i].buf->dtype) < per)
+            per = bytes / (int64_t)mt_dtype_size(c->rv[i].buf->dtype);
+    if (per < 1) per = 1;
     mt_tvar *row = ivar(c, "row");
-    if (mt_te_is_const_int(M, &Mc) && mt_te_is_const_int(N, &Nc) && Mc * (Nc > 0 ? Nc : 1) <= per)
+    bool serial = !mt_knob_get(c->f, RULE, "parallel", 1);
+    if (serial || (mt_te_is_const_int(M, &Mc) && mt_te_is_const_int(N, &Nc) && Mc * (Nc > 0 ? Nc : 1) <= per))
         return loop(c, row, M, MT_FOR_SERIAL, gen_row(c, V(c, row)));
     mt_texpr *rb = mt_te_is_const_int(N, &Nc) ? I(c, Nc >= per ? 1 : per / (Nc > 0 ? Nc : 1))
                                : bin(c, TE_MAX, I(c, 1), bin(c, TE_FLOORDIV, I(c, per), bin(c, TE_MAX, N, I(c, 1))));
@@ -261,7 +269,7 @@ mt_tfunc *mt_schedule_reduce_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     }
     mt_tfunc *g = mt_rr_function(c, gen_rows(c), "reduce_rows");
     if (applied) *applied = 1;
-    return g;
+    return mt_knobs_mark(a, g, f, RULE);
 }
 
 mt_tfunc *mt_schedule_reduce_pass(mt_arena *a, mt_tfunc *f) { return mt_schedule_reduce_cpu(a, f, NULL); }

@@ -82,6 +82,7 @@ typedef struct printer {
     int used_cap;      /* power of two */
     int used_len;
     MT_VEC(const mt_tstmt *) loops; /* enclosing TS_FOR, innermost last */
+    bool canonical;    /* every variable and buffer named "v", "v_1", ...: mt_tfunc_print_canonical */
 } printer;
 
 static const char *const reserved_names[] = {
@@ -180,7 +181,7 @@ static const char *name_of(printer *p, const void *key, const char *base) {
     if ((p->objs_len + 1) * 2 > p->objs_cap) objs_grow(p);
     name_slot *slot = obj_slot(p, key);
     if (slot->key) return slot->name;
-    const char *b = sanitize(p, base);
+    const char *b = p->canonical ? "v" : sanitize(p, base);
     const char *name = b;
     for (int k = 1; used_has(p, name); k++) name = mt_arena_printf(p->a, "%s_%d", b, k);
     used_add(p, name);
@@ -721,9 +722,20 @@ static void print_stmt(printer *p, const mt_tstmt *s, int ind) {
 
 /* ---- functions ----------------------------------------------------------- */
 
-const char *mt_tfunc_print(mt_arena *a, const mt_tfunc *f) {
+static const char *print_func(mt_arena *a, const mt_tfunc *f, bool canonical);
+
+const char *mt_tfunc_print(mt_arena *a, const mt_tfunc *f) { return print_func(a, f, false); }
+
+const char *mt_tfunc_print_canonical(mt_arena *a, const mt_tfunc *f) {
+    mt_tfunc g = *f;
+    g.name = "main";
+    return print_func(a, &g, true);
+}
+
+static const char *print_func(mt_arena *a, const mt_tfunc *f, bool canonical) {
     printer p;
     printer_init(&p, a);
+    p.canonical = canonical;
     /* Names in order of first appearance: params, symbolic dims, allocs. */
     for (int i = 0; i < f->nparams; i++) {
         if (f->params[i].buf)

@@ -350,6 +350,9 @@ struct mt_tfunc {
                            * compiler from graph ops: what check_bounds checks */
     const mt_target_desc *target; /* what it is compiled for (set by the pipeline
                                    * before scheduling; NULL: see mt_tfunc_target) */
+    const struct mt_knobs *knobs; /* values for its schedule rule's knobs (from a
+                                   * tuning log or the tuner; schedule/knobs.h), or
+                                   * NULL: the rule's own choices. Not printed. */
 };
 
 /* ---- construction (tir/tir.c) --------------------------------------------
@@ -425,6 +428,11 @@ int mt_intrin_from_name(const char *name, mt_intrin *out); /* 0 ok, -1 unknown *
 /* ---- printing (tir/printer.c) --------------------------------------------
  * In the @T.prim_func syntax of the language (docs/language.md §2). */
 const char *mt_tfunc_print(mt_arena *a, const mt_tfunc *f);
+/* The same with every variable and buffer named by order of first
+ * appearance ("v", "v_1", ...) and the function named "main": equal for two
+ * functions that differ only in names (the tuning log's workload key,
+ * schedule/tuning.h). Not meant to be read back. */
+const char *mt_tfunc_print_canonical(mt_arena *a, const mt_tfunc *f);
 const char *mt_tstmt_print(mt_arena *a, const mt_tstmt *s);
 const char *mt_texpr_print(mt_arena *a, const mt_texpr *e);
 

@@ -1,0 +1,147 @@
+/*
+ * knobs.c -- the knob tables of the CPU rules and reading knobs (knobs.h).
+ *
+ * The tables are the search space of the tuner (src/tune.c) and the
+ * validity check of a tuning log: a value in [lo, hi] (a power of two where
+ * pow2 says so) must give a correct kernel, whatever its speed. The rules
+ * read the knobs with mt_knob_get(); docs/schedule.md ("Knobs") describes each.
+ * A knob the rule computes from the target and the shapes (the tile rows
+ * from the vector registers, the column block from L2) has that computed
+ * value as its default; the candidates are the alternatives tried.
+ */
+#include "schedule/knobs.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "support/common.h"
+#include "support/strbuf.h"
+
+static const mt_knob_def matmul_knobs[] = {
+    {"mr", 1, 16, false, 5, {2, 4, 6, 8, 12}, "rows of the register tile (default: 8, or what fits the registers)"},
+    {"nv", 1, 4, false, 3, {1, 2, 3}, "vector registers per tile row: NR = nv x lanes (default 2)"},
+    {"kc", 16, 1 << 20, false, 4, {128, 256, 512, 1024}, "depth of a K block when K > 2 kc (default 512)"},
+    {"nc", 16, 1 << 20, false, 5, {128, 256, 512, 1024, 2048},
+     "columns of a packed block of B, rounded down to a multiple of NR (default 512, narrowed to fit L2)"},
+    {"parallel", 0, 1, false, 2, {0, 1}, "row blocks and packing across threads (default 1)"},
+    {"few_rows", 0, 4096, false, 6, {0, 8, 16, 32, 64, 128},
+     "M below which the few-rows schedules (rule_gemv.c, rule_matvec.c) are used (default 32)"},
+    {"gemv_kb", 1, 8, false, 3, {1, 2, 4}, "few rows: rows of w per sweep (default 4)"},
+    {"gemv_mr", 1, 64, false, 4, {4, 8, 16, 32}, "few rows: rows of x per group (default 16)"},
+};
+
+static const mt_knob_def reduce_knobs[] = {
+    {"accumulators", 1, 8, false, 3, {1, 2, 8}, "vector accumulators per reduction (default 4)"},
+    {"lanes", 1, 64, true, 3, {4, 8, 16}, "lanes of a vector (default: the target's, 16 float32)"},
+    {"parallel", 0, 1, false, 2, {0, 1}, "rows in parallel chunks (default 1 above 64 KiB)"},
+    {"chunk_kib", 1, 1 << 20, false, 4, {8, 16, 32, 256}, "KiB of rows per parallel chunk (default 64)"},
+};
+
+static const mt_knob_def default_knobs[] = {
+    {"chunk_kib", 1, 1 << 20, false, 5, {8, 16, 32, 128, 512},
+     "KiB of output per parallel chunk of an elementwise nest (default 64)"},
+    {"parallel", 0, 1, false, 2, {0, 1}, "elementwise nests in parallel chunks (default 1)"},
+};
+
+#define TABLE(r, t) {r, t, (int)(sizeof t / sizeof t[0])}
+static const mt_rule_knobs tables[] = {
+    TABLE("schedule_matmul", matmul_knobs),
+    TABLE("schedule_reduce", reduce_knobs),
+    TABLE("schedule", default_knobs),
+};
+
+const mt_rule_knobs *mt_knob_space(const char *rule) {
+    for (size_t i = 0; rule && i < sizeof tables / sizeof tables[0]; i++)
+        if (strcmp(tables[i].rule, rule) == 0) return &tables[i];
+    return NULL;
+}
+
+static const mt_knob_def *find_def(const mt_rule_knobs *t, const char *name) {
+    for (int i = 0; i < t->n; i++)
+        if (strcmp(t->defs[i].name, name) == 0) return &t->defs[i];
+    return NULL;
+}
+
+static bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+const char *mt_knobs_check(const mt_knobs *k, char *buf, size_t cap) {
+    const mt_rule_knobs *t = mt_knob_space(k->rule);
+    if (!t) {
+        snprintf(buf, cap, "rule '%s' has no knobs (known: schedule_matmul, schedule_reduce, schedule)",
+                 k->rule ? k->rule : "");
+        return buf;
+    }
+    for (int i = 0; i < k->n; i++) {
+        const mt_knob_def *d = find_def(t, k->kv[i].name);
+        int64_t v = k->kv[i].value;
+        if (!d) {
+            snprintf(buf, cap, "rule %s has no knob '%s'", t->rule, k->kv[i].name);
+            return buf;
+        }
+        for (int j = 0; j < i; j++)
+            if (strcmp(k->kv[j].name, d->name) == 0) {
+                snprintf(buf, cap, "knob '%s' given twice", d->name);
+                return buf;
+            }
+        if (v < d->lo || v > d->hi || (d->pow2 && !is_pow2(v))) {
+            snprintf(buf, cap, "knob '%s' of rule %s: %lld is not %sin %lld..%lld", d->name, t->rule,
+                     (long long)v, d->pow2 ? "a power of two " : "", (long long)d->lo, (long long)d->hi);
+            return buf;
+        }
+    }
+    return NULL;
+}
+
+bool mt_knobs_set(mt_knobs *k, const char *name, int64_t value) {
+    for (int i = 0; i < k->n; i++)
+        if (strcmp(k->kv[i].name, name) == 0) {
+            k->kv[i].value = value;
+            return true;
+        }
+    if (k->n == MT_KNOBS_MAX) return false;
+    k->kv[k->n].name = name;
+    k->kv[k->n].value = value;
+    k->n++;
+    return true;
+}
+
+static const mt_knob *given(const mt_tfunc *f, const char *rule, const char *name) {
+    const mt_knobs *k = f->knobs;
+    if (!k || !k->rule || strcmp(k->rule, rule) != 0) return NULL;
+    for (int i = 0; i < k->n; i++)
+        if (strcmp(k->kv[i].name, name) == 0) return &k->kv[i];
+    return NULL;
+}
+
+int64_t mt_knob_get(const mt_tfunc *f, const char *rule, const char *name, int64_t dflt) {
+    const mt_knob *v = given(f, rule, name);
+    return v ? v->value : dflt;
+}
+
+bool mt_knob_given(const mt_tfunc *f, const char *rule, const char *name) {
+    return given(f, rule, name) != NULL;
+}
+
+const char *mt_knobs_str(mt_arena *a, const mt_knobs *k) {
+    mt_sb sb;
+    mt_sb_init(&sb, a);
+    const mt_rule_knobs *t = mt_knob_space(k->rule);
+    bool first = true;
+    for (int d = 0; t && d < t->n; d++)
+        for (int i = 0; i < k->n; i++) {
+            if (strcmp(k->kv[i].name, t->defs[d].name) != 0) continue;
+            mt_sb_printf(&sb, "%s%s=%lld", first ? "" : " ", k->kv[i].name, (long long)k->kv[i].value);
+            first = false;
+        }
+    return mt_sb_str(&sb);
+}
+
+mt_tfunc *mt_knobs_mark(mt_arena *a, mt_tfunc *g, const mt_tfunc *f, const char *rule) {
+    const mt_knobs *k = f->knobs;
+    if (!k || !k->rule || strcmp(k->rule, rule) != 0) return g;
+    mt_tattr *own = MT_NEW_ARRAY(a, mt_tattr, g->nattrs + 1);
+    if (g->nattrs) memcpy(own, g->attrs, sizeof *own * (size_t)g->nattrs);
+    g->attrs = own; /* set_attr may replace a value in place */
+    mt_tfunc_set_attr(a, g, "knobs", mt_knobs_str(a, k));
+    return g;
+}
