@@ -217,7 +217,8 @@ typedef struct mt_compile_options {
     /* The path of a tuning log (JSON lines, written by mt_tune or mtc
      * --tune) whose knobs the schedule rules use for the kernels it has a
      * record of (docs/schedule.md, "Tuning"); NULL: none. Precedence: a
-     * schedule in the source, then the log, then the default rule. An
+     * schedule in the source, then the schedule callback, then the log,
+     * then the default rule. An
      * unreadable file is MT_ERR_IO; a malformed line MT_ERR_INVALID_ARG at
      * FILE:LINE:COL. The log's content (not its path) is part of the key. */
     const char *tuning_log;
