@@ -383,7 +383,7 @@ static void test_intrinsics(void **state) {
     int ns = 0;
     mt_tbuffer *ins[] = {x, xd, xh}, *outs[] = {y, yd, yh};
     for (int t = 0; t < 3; t++) {
-        for (int fn = 0; fn < IN_COUNT_; fn++) {
+        for (int fn = 0; fn < IN_MATH_COUNT_; fn++) {
             mt_texpr *args[3];
             for (int k = 0; k < 3; k++) args[k] = ld(ins[t], V(tx));
             stores[ns++] = st(outs[t], V(tx), mt_te_call(A, (mt_intrin)fn, args,
