@@ -83,8 +83,8 @@
 
 #include "schedule/rule_reduce.h"
 
-enum { MIN_THREADS = 32, MAX_THREADS = 512, PER_THREAD = 4, SYMBOLIC_THREADS = 256, MAX_PER = 32,
-       CACHE_REGS = 64, WARP_BLOCK = 128, ROW_WARPS_PER_SM = 8, SYMBOLIC_ROWS = 4096 };
+enum { MIN_THREADS = 32, MAX_THREADS = 512, PER_THREAD = 4, SYMBOLIC_THREADS = 256, MAX_PER = MT_GPU_ROW_MAX_PER,
+       CACHE_REGS = 64, WARP_BLOCK = MT_GPU_ROW_WARP_BLOCK, ROW_WARPS_PER_SM = 8, SYMBOLIC_ROWS = 4096 };
 
 typedef MT_VEC(mt_tstmt *) svec;
 
@@ -148,8 +148,7 @@ static int pow2_below(int64_t n, int cap) {
     return p;
 }
 
-/* Threads per block of a block per row, for rows of n (see the top of the file). */
-static int threads_for(const mt_texpr *n, const mt_target_desc *t) {
+int mt_gpu_row_threads(const mt_texpr *n, const mt_target_desc *t) {
     int64_t len;
     int cap = t->max_threads_per_block < MAX_THREADS ? t->max_threads_per_block : MAX_THREADS;
     if (!mt_te_is_const_int(n, &len)) return SYMBOLIC_THREADS < cap ? SYMBOLIC_THREADS : cap;
@@ -157,13 +156,12 @@ static int threads_for(const mt_texpr *n, const mt_target_desc *t) {
     return th < MIN_THREADS ? MIN_THREADS : th;
 }
 
-/* Lanes per row of a warp per row, or 0 for a block per row (see the top). */
-static int warp_group(const rr *c, const mt_target_desc *t) {
+int mt_gpu_row_group(const mt_texpr *N, mt_texpr *const *O, int ns, const mt_target_desc *t) {
     int64_t n, m = 1, o;
-    if (!mt_te_is_const_int(c->N, &n) || n > (int64_t)t->warp_size * MAX_PER || t->max_threads_per_block < WARP_BLOCK ||
+    if (!mt_te_is_const_int(N, &n) || n > (int64_t)t->warp_size * MAX_PER || t->max_threads_per_block < WARP_BLOCK ||
         WARP_BLOCK % t->warp_size != 0)
         return 0;
-    for (int k = 0; k < c->ns; k++) m *= mt_te_is_const_int(c->O[k], &o) ? o : SYMBOLIC_ROWS;
+    for (int k = 0; k < ns; k++) m *= mt_te_is_const_int(O[k], &o) ? o : SYMBOLIC_ROWS;
     int g = pow2_below(n / PER_THREAD, t->warp_size);
     if (m * g < (int64_t)ROW_WARPS_PER_SM * t->num_sms * t->warp_size) return 0;
     return g;
@@ -477,10 +475,10 @@ mt_tfunc *mt_schedule_gpu_reduce(mt_arena *a, mt_tfunc *f) {
     c->f = f;
     if (!mt_reduce_match(c)) return f;
     gr *g = MT_NEW(a, gr);
-    int group = warp_group(c, t);
+    int group = mt_gpu_row_group(c->N, c->O, c->ns, t);
     g->c = c;
     g->warp = t->warp_size;
-    g->threads = group ? WARP_BLOCK : threads_for(c->N, t);
+    g->threads = group ? WARP_BLOCK : mt_gpu_row_threads(c->N, t);
     g->group = group ? group : g->threads;
     g->tx = mt_tvar_new(a, "tx", MT_INT64);
     choose_cache(g);

@@ -510,6 +510,74 @@ static void test_row_lengths(void **s) {
     }
 }
 
+/* argmax / argmin over the last axis (gpu_argreduce.c), a block or a warp
+ * per row as the row rule chooses, against the CPU, index for index: rows
+ * of few distinct values (ties: the first index wins), rows with NaNs
+ * (the first NaN's index), rows of -inf only (index 0) and rows with
+ * +inf. */
+static void fill_arg_rows(mt_tensor *t, int64_t M, int64_t N) {
+    float *p = mt_tensor_data(t);
+    for (int64_t r = 0; r < M; r++)
+        for (int64_t j = 0; j < N; j++) {
+            float v = (float)rint_below(5) - 2.0f;
+            if (r % 5 == 1 && rint_below(7) == 0) v = NAN;
+            if (r % 5 == 2) v = -INFINITY;
+            if (r % 5 == 3 && rint_below(9) == 0) v = rint_below(2) ? INFINITY : -INFINITY;
+            p[r * N + j] = v;
+        }
+}
+
+static void run_arg_rows(int64_t N, int64_t M, bool warp) {
+    char src[512];
+    snprintf(src, sizeof src,
+             "def f(x: Tensor((%lld, %lld), \"float32\"), y: Tensor((%lld, %lld), \"int32\")):\n"
+             "    return argmax(x, axis=-1), argmin(x, axis=-1), argmax(x * -1.0, axis=-1, keepdims=True),"
+             " argmin(y, axis=1), argmax(y, axis=-1)\n",
+             (long long)M, (long long)N, (long long)M, (long long)N);
+    mt_diag d;
+    mt_kernel *kc = compile_for(src, false, &d), *kg = compile_for(src, true, &d);
+    if (!kc || !kg) fail_msg("compile: %s\n%s", d.text, src);
+    const char *sched = mt_kernel_dump(kg, MT_STAGE_TIR_SCHED);
+    if (!strstr(sched, warp ? "gpu_argreduce_rows (a warp per row)" : "\"gpu_argreduce_rows\""))
+        fail_msg("N=%lld M=%lld: not the %s argreduce rule:\n%s", (long long)N, (long long)M, warp ? "warp" : "block",
+                 sched);
+    rng_state = 0x7654321ull + (uint64_t)(N * 31 + M);
+    int64_t xd[2] = {M, N};
+    mt_tensor *args[2] = {mt_tensor_create(MT_FLOAT32, 2, xd), mt_tensor_create(MT_INT32, 2, xd)}, *gargs[2];
+    fill_arg_rows(args[0], M, N);
+    int32_t *yi = mt_tensor_data(args[1]);
+    for (int64_t i = 0; i < M * N; i++) yi[i] = rint_below(4) - (i % 3 == 0 ? 2147483647 : 0);
+    for (int i = 0; i < 2; i++) gargs[i] = to_dev(kg, args[i], GPU);
+    mt_tensor *rc[5] = {NULL}, *rg[5] = {NULL};
+    if (mt_kernel_run(kc, args, 2, rc, 5, &d) != MT_OK) fail_msg("cpu run: %s", d.text);
+    if (mt_kernel_run(kg, gargs, 2, rg, 5, &d) != MT_OK) fail_msg("emulated run: %s\n%s", d.text, src);
+    for (int r = 0; r < 5; r++) {
+        mt_tensor *h = to_host(kg, rg[r]);
+        const int64_t *c = mt_tensor_data(rc[r]), *gv = mt_tensor_data(h);
+        for (int64_t i = 0; i < mt_tensor_numel(h); i++)
+            if (c[i] != gv[i])
+                fail_msg("N=%lld M=%lld result %d row %lld: cpu %lld, gpu (emulated) %lld\n%s", (long long)N,
+                         (long long)M, r, (long long)i, (long long)c[i], (long long)gv[i], src);
+        mt_tensor_release(h);
+        mt_tensor_release(rc[r]);
+        mt_tensor_release(rg[r]);
+    }
+    for (int i = 0; i < 2; i++) mt_tensor_release(args[i]), mt_tensor_release(gargs[i]);
+    mt_kernel_release(kc);
+    mt_kernel_release(kg);
+}
+
+static void test_argreduce_rows(void **s) {
+    (void)s;
+    static const int64_t lens[] = {1, 7, 31, 32, 33, 1000, 1024, 4097};
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        int64_t N = lens[li], G = 1;
+        run_arg_rows(N, li % 2 ? 1 : 7, false);
+        while (G * 2 <= 32 && G * 2 * 4 <= N) G *= 2;
+        if (N <= 1024) run_arg_rows(N, 8 * 132 * 32 / G + 3, true);
+    }
+}
+
 /* ---- (b) device placement under cuda + emulate ----------------------------------
  *
  * Under target cuda the program's default device is the GPU: parameters,
@@ -842,6 +910,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_programs),
         cmocka_unit_test(test_row_lengths), cmocka_unit_test(test_many_row_inputs),
+        cmocka_unit_test(test_argreduce_rows),
         cmocka_unit_test(test_flow_on_gpu),
         cmocka_unit_test(test_gpu_with_in_cuda_program),
         cmocka_unit_test(test_gpu_with_is_plain),
