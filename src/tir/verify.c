@@ -255,13 +255,12 @@ static void check_shuffle(vctx *c, const mt_texpr *e) {
     else if (!shuffle_dtype(e->dtype) || e->args[0]->dtype != e->dtype || e->lanes != 1)
         fail(c, "T.shfl_xor of a %s value (float16, float32, float64, int32 or int64 expected)",
              mt_dtype_str(e->args[0]->dtype));
-    else if (mt_texpr_has_shuffle(e->args[0]))
-        fail(c, "T.shfl_xor of a value that holds another shuffle");
     else check_shuffle_place(c, e);
 }
 
 static void check_call(vctx *c, const mt_texpr *e) {
     if (e->intrin == IN_SHFL_XOR && e->nargs == 3 && e->args && e->args[0] && e->args[1] && e->args[2]) {
+        if (mt_texpr_has_shuffle(e->args[0])) fail(c, "T.shfl_xor of a value that holds another shuffle");
         check_expr(c, e->args[0], "argument");
         check_expr(c, e->args[1], "argument");
         check_expr(c, e->args[2], "argument");

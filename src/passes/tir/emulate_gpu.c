@@ -34,8 +34,8 @@
  *
  *     for tx: <the statements before>
  *     for tx: scratch[tx] = x                    every lane's value...
- *     for tx: v[i] = scratch[tx ^ m]             ...and its partner's
- *     for tx: <the statements after>
+ *     for tx: v[i] = scratch[tx ^ m]             ...and its partner's,
+ *             <the statements after>
  *
  * with the lets around the store repeated in each loop (one whose value
  * reads memory is computed once, into a value per thread the later loops
@@ -205,8 +205,7 @@ static void split_shuffle(splitter *sp, mt_tstmt *s) {
     MT_VEC_PUSH(a, &sp->group, in_lets(sp, mt_ts_store(a, *scr, &me, 1, sh->args[0])));
     flush(sp);
     mt_tstmt *use = mt_ts_store(a, s->buf, s->idx, 1, mt_te_load(a, *scr, &other, 1));
-    MT_VEC_PUSH(a, &sp->group, in_lets(sp, mt_ts_at(use, s->loc)));
-    flush(sp);
+    MT_VEC_PUSH(a, &sp->group, in_lets(sp, mt_ts_at(use, s->loc))); /* the statements after join it */
 }
 
 /* A let's value that reads memory is evaluated once, where the let is,
