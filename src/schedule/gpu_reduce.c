@@ -128,6 +128,19 @@ static mt_tbuffer *scoped(gr *g, const char *name, int64_t n, mt_dtype dt, mt_sc
     return b;
 }
 
+static void global_load(mt_tvisitor *v, const mt_texpr *e) {
+    if (e->kind == TE_LOAD && e->buf->scope == MT_SCOPE_GLOBAL) *(bool *)v->ctx = true;
+    else mt_tvisit_expr_children(v, e);
+}
+
+/* Does e read memory other than registers? */
+static bool reads_global(const mt_texpr *e) {
+    bool found = false;
+    mt_tvisitor v = {global_load, NULL, &found};
+    mt_tvisit_expr(&v, e);
+    return found;
+}
+
 /* s only where the row exists (a warp per row; a block per row: s). */
 static mt_tstmt *if_valid(gr *g, mt_tstmt *s) { return g->valid ? mt_ts_if(g->c->a, g->valid, s, NULL) : s; }
 
@@ -394,7 +407,11 @@ static void gen_row(gr *g) {
         rowval *v = s->kind == ST_ELT ? NULL : find_rv(c, s->buf);
         if (s->kind == ST_RED) gen_red(g, i, v->local);
         else if (s->kind == ST_ELT) emit(g, strided(g, s, elt_at, NULL, false));
-        else emit(g, if_valid(g, st(g, v->local, I(g, 0), mt_rr_lower(c, s, s->value, NULL))));
+        else {
+            mt_texpr *e = mt_rr_lower(c, s, s->value, NULL);
+            mt_tstmt *set = st(g, v->local, I(g, 0), e);
+            emit(g, reads_global(e) ? if_valid(g, set) : set); /* registers: any row may */
+        }
     }
     row_outputs(g);
 }
