@@ -70,7 +70,9 @@
  * Phases are separated by barriers: a phase sees every store of the
  * phases before it in the block (CUDA: __syncthreads() after each phase
  * but the kernel's last). Within a phase threads see only their own
- * stores. A per-thread buffer allocated outside the phases keeps each
+ * stores; a warp shuffle (T.shfl_xor, IN_SHFL_XOR) reads another lane's
+ * value at the same point of the phase, and stands directly in it (no
+ * if or loop around it: every lane of the warp reaches it). A per-thread buffer allocated outside the phases keeps each
  * thread's values from one phase to the next (registers, in CUDA). This
  * is what both the CUDA C backend (codegen/cuda_c.c) and the emulation
  * (passes/tir/emulate_gpu.c: each phase a serial loop over the threads)
