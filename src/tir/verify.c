@@ -28,6 +28,7 @@
  */
 #include "tir/verify.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "support/common.h"
@@ -623,13 +624,15 @@ static void check_params(vctx *c, const mt_tfunc *f) {
 }
 
 /* Is f a GPU kernel (its target, or as a parsed dump says: a
- * "cuda_kernel" or a "target" attribute of cuda), and its warp size. */
+ * "cuda_kernel" or a "target" attribute of cuda), and its warp size (the
+ * target's, or the attribute's "-warp=", else 32). */
 static void gpu_facts(vctx *c, const mt_tfunc *f) {
     const mt_target_desc *t = mt_tfunc_target(f);
     const char *kind = mt_tfunc_get_attr(f, MT_ATTR_KIND), *tgt = mt_tfunc_get_attr(f, "target");
     c->gpu = t->kind == MT_TARGET_CUDA || (kind && !strcmp(kind, MT_KIND_CUDA_KERNEL)) ||
              (tgt && !strncmp(tgt, "cuda", 4));
-    c->warp = t->kind == MT_TARGET_CUDA && t->warp_size > 0 ? t->warp_size : 32;
+    const char *w = tgt ? strstr(tgt, "-warp=") : NULL;
+    c->warp = t->kind == MT_TARGET_CUDA && t->warp_size > 0 ? t->warp_size : w && atoi(w + 6) > 0 ? atoi(w + 6) : 32;
 }
 
 /* Can c->at be printed? The walk stopped at the failure, so the rest of
