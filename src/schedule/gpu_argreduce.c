@@ -352,7 +352,9 @@ static mt_tstmt *warp_rows(ar *g, mt_texpr *M) {
 
 mt_tfunc *mt_schedule_gpu_argreduce(mt_arena *a, mt_tfunc *f) {
     const mt_target_desc *t = mt_tfunc_target(f);
-    if (t->kind != MT_TARGET_CUDA || t->warp_size < 1 || t->max_threads_per_block % t->warp_size) return f;
+    if (t->kind != MT_TARGET_CUDA || t->warp_size < 1 || (t->warp_size & (t->warp_size - 1)) ||
+        t->max_threads_per_block % t->warp_size)
+        return f; /* whole warps of a power of two lanes */
     ar *g = MT_NEW(a, ar);
     g->c = MT_NEW(a, rr);
     g->c->a = g->c->lw.a = a;

@@ -164,9 +164,11 @@ static int pow2_below(int64_t n, int cap) {
 int mt_gpu_row_threads(const mt_texpr *n, const mt_target_desc *t) {
     int64_t len;
     int cap = t->max_threads_per_block < MAX_THREADS ? t->max_threads_per_block : MAX_THREADS;
+    int least = t->warp_size > MIN_THREADS ? t->warp_size : MIN_THREADS; /* whole warps */
+    if (cap > t->warp_size * t->warp_size) cap = t->warp_size * t->warp_size; /* W <= a warp's lanes */
     if (!mt_te_is_const_int(n, &len)) return SYMBOLIC_THREADS < cap ? SYMBOLIC_THREADS : cap;
     int th = pow2_below(len / PER_THREAD, cap);
-    return th < MIN_THREADS ? MIN_THREADS : th;
+    return th < least ? least : th;
 }
 
 int mt_gpu_row_group(const mt_texpr *N, mt_texpr *const *O, int ns, const mt_target_desc *t) {
@@ -486,7 +488,9 @@ static mt_tstmt *warp_rows(gr *g, mt_texpr *M) {
 
 mt_tfunc *mt_schedule_gpu_reduce(mt_arena *a, mt_tfunc *f) {
     const mt_target_desc *t = mt_tfunc_target(f);
-    if (t->kind != MT_TARGET_CUDA || t->warp_size < 1 || t->max_threads_per_block % t->warp_size) return f;
+    if (t->kind != MT_TARGET_CUDA || t->warp_size < 1 || (t->warp_size & (t->warp_size - 1)) ||
+        t->max_threads_per_block % t->warp_size)
+        return f; /* whole warps of a power of two lanes */
     rr *c = MT_NEW(a, rr);
     c->a = c->lw.a = a;
     c->f = f;
