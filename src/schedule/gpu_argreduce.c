@@ -233,7 +233,8 @@ static mt_tstmt *scan(ar *g) {
     mt_tvar *jj = mt_tvar_new(c->a, "jj", MT_INT64), *ev = mt_tvar_new(c->a, "e", g->dt);
     mt_texpr *G = I(g, g->group), *N = mt_te_cast(c->a, MT_INT64, c->N);
     mt_texpr *j = bin(g, TE_ADD, bin(g, TE_MUL, V(g, jj), G), g->lane);
-    mt_tstmt *up = mt_ts_if(c->a, better(g, V(g, ev), ld0(g, g->bv)), seq2(g, st0(g, g->bv, V(g, ev)), st0(g, g->bi, j)), NULL);
+    mt_tstmt *take = seq2(g, st0(g, g->bv, V(g, ev)), st0(g, g->bi, j));
+    mt_tstmt *up = mt_ts_if(c->a, better(g, V(g, ev), ld0(g, g->bv)), take, NULL);
     mt_tstmt *body = mt_ts_let(c->a, ev, value_at(g, j), up);
     int64_t n;
     if (!mt_te_is_const_int(N, &n) || n % g->group != 0) body = mt_ts_if(c->a, bin(g, TE_LT, j, N), body, NULL);
