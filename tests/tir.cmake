@@ -23,3 +23,5 @@ mt_test(test_split_host_device SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_spli
 # golden, example and GPU test programs parses back (tir/from_ast.c) and
 # prints the same text.
 mt_test(test_tir_roundtrip SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_tir_roundtrip.c LIBRARY STATIC)
+# T.shfl_xor: printed, parsed, the verifier's rule and its refusals, the emulation's split.
+mt_test(test_tir_shuffle SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_tir_shuffle.c LIBRARY STATIC)

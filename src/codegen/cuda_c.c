@@ -658,7 +658,19 @@ static form int_call(cu *c, const mt_texpr *e) {
     return wrap8(c, f, t);
 }
 
+/* T.shfl_xor(v, m, w): every lane of the warp takes part (the verifier's
+ * rule: no thread-dependent guard around it, whole warps in the block),
+ * so the mask is the full warp's. float16 values are computed in float. */
+static form shfl_form(cu *c, const mt_texpr *e) {
+    const char *post = mt_arena_printf(c->a, ", %lld, %lld)", (long long)e->args[1]->ival,
+                                       (long long)e->args[2]->ival);
+    form f = around("__shfl_xor_sync(0xffffffffu, ", e->args[0], post, C_ATOM, 0);
+    f.ll = f.kid_ll[0] = e->dtype == MT_INT64;
+    return f;
+}
+
 static form call_form(cu *c, const mt_texpr *e) {
+    if (e->intrin == IN_SHFL_XOR && e->nargs == 3) return shfl_form(c, e);
     static const char *const f32[IN_COUNT_] = {
         [IN_EXP] = "expf", [IN_LOG] = "logf", [IN_SQRT] = "sqrtf", [IN_SIN] = "sinf",
         [IN_COS] = "cosf", [IN_TANH] = "tanhf", [IN_ERF] = "erff", [IN_ABS] = "fabsf",

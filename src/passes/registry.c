@@ -54,6 +54,7 @@ static const mt_pass cuda_rules[] = {
     TIR("gpu_gemv", mt_schedule_gpu_gemv),
     TIR("gpu_matmul", mt_schedule_gpu_matmul),
     TIR("gpu_reduce_rows", mt_schedule_gpu_reduce),
+    TIR("gpu_argreduce_rows", mt_schedule_gpu_argreduce),
     TIR("gpu_fallback", mt_schedule_gpu_fallback),
 };
 

@@ -14,7 +14,7 @@
  *           simplify vectorize remove_unit_loops simplify tir_cse
  *           split_host_device (all functions at once: host and device functions)
  *   rules:  cpu: schedule_matmul schedule_reduce schedule
- *           cuda: gpu_reduce_rows gpu_fallback
+ *           cuda: gpu_gemv gpu_matmul gpu_reduce_rows gpu_argreduce_rows gpu_fallback
  *
  * check_bounds runs only when mt_compile_options.check_bounds is set
  * (mt_pass.only_check_bounds).

@@ -1,56 +1,81 @@
 /*
  * gpu_reduce.c -- the GPU schedule of reductions over the innermost axis
  * (softmax, log_softmax, layer_norm, sum / mean / max / min over axis -1)
- * and of the row-wise work around them: one block per row.
+ * and of the row-wise work around them: a block per row, or for short
+ * rows a group of lanes of one warp per row; the trees are warp shuffles.
  *
  * It matches what the CPU's row rule matches (rule_reduce_match.c: stages
  * RED, ROW and ELT over outer axes O and a row of length N, see
- * rule_reduce.c) and emits one kernel, in lowered form:
+ * rule_reduce.c) and emits one kernel, in lowered form. A block per row
+ * (T threads, W = T / 32 warps), for softmax:
  *
  *     for row in T.thread_binding(M, thread="blockIdx.x"):      M = prod(O)
- *         red0 = T.alloc_buffer((T,), scope="shared")     one per RED stage
- *         rv0 = T.alloc_buffer((1,), scope="shared")      one per ROW stage
- *         for tx in T.thread_binding(T, thread="threadIdx.x"):   RED: partials
- *             acc[0] = I if tx == 0 else identity
+ *         red0 = T.alloc_buffer((W,), scope="shared")     one per RED stage
+ *         rv0 = T.alloc_buffer((1,), scope="local")       a per-row value, per thread
+ *         for tx in T.thread_binding(T, thread="threadIdx.x"):   phase 1
+ *             rv0[0] = I if tx == 0 else identity               RED: partials
  *             for jj in range(ceildiv(N, T)):
- *                 if jj * T + tx < N:  acc[0] = F(acc[0], E(row, jj * T + tx))
- *             red0[tx] = acc[0]
- *         for tx in T.thread_binding(T, thread="threadIdx.x"):   tree, fan-in 16
- *             if tx < T / 16: red0[tx] = F(red0[tx], red0[tx + T/16], ..., red0[tx + 15 T/16])
- *         ...
- *         for tx in ...:                                 ROW: one thread
- *             if tx == 0: rv0[0] = E(row)
- *         for tx in ...:                                 ELT: the epilogue
+ *                 if jj * T + tx < N:  rv0[0] = F(rv0[0], E(row, jj * T + tx))
+ *             shfl[0] = T.shfl_xor(rv0[0], 16, 32)               the warp's tree:
+ *             rv0[0] = F(rv0[0], shfl[0])                        5 steps, no barrier
+ *             ...                                                (8, 4, 2, 1)
+ *             if tx % 32 == 0: red0[tx // 32] = rv0[0]           a value per warp
+ *         for tx in T.thread_binding(T, thread="threadIdx.x"):   phase 2 (a barrier before)
+ *             rv0[0] = red0[tx % W]                              every warp finishes
+ *             shfl[0] = T.shfl_xor(rv0[0], W / 2, 32) ...        the tree over W values
+ *             ... the next stages: rv1 partials, their warp tree, red1
+ *         for tx in ...:                                         phase 3
+ *             ... rv1 from red1; ELT: the epilogue
  *             for jj in range(ceildiv(N, T)):
  *                 if jj * T + tx < N:  Y[row, jj * T + tx] = E(row, jj * T + tx)
  *
- * The row in registers. When N is a constant of at most 32 elements per
- * thread, a first phase loads each thread's elements of the row's inputs
- * into per-thread buffers (x_row, allocated outside the phases, so they
- * live in registers across them), the strided loops are unrolled (jj
- * constant) and read them there; a value a RED stage also stores
- * (softmax's exp(x - max)) is kept there too, and stored to memory only
- * when no later stage rewrites that output: x is read once.
+ * Every thread ends a reduction with the row's value in its own register
+ * (a butterfly gives it to every lane, and every warp finishes the tree
+ * over the W warp values itself from shared memory instead of one warp
+ * doing it and broadcasting: one barrier a reduction, not two). ROW stages
+ * are computed by every thread in its registers, per-row outputs stored by
+ * thread 0. Element j of the row is always handled by the same thread, so
+ * an ELT stage that reads what an earlier stage stored reads its own
+ * stores: only a reduction's exchange between warps needs a barrier, and
+ * softmax is 3 phases (2 barriers); with T = 32 one.
  *
- * Each statement at the block level is a phase (tir.h), so every thread
- * sees the partials, the tree's levels and the per-row values of the
- * phases before it. A per-row value is red<k>[0] once its tree is done
- * (thread 0's partial started from the stage's init I, so the tree's
- * result is F over I and every element, as the serial code computes); a
- * per-row output (sum(x, axis=-1), keepdims or not) is stored by thread 0
- * in a last phase. Element j of the row is always handled by thread
- * j % T, so an ELT stage that reads a row stored by an earlier stage reads
- * what its own thread stored.
+ * A warp per row. When N is a constant that fits a warp's registers (at
+ * most 32 elements per lane, MAX_PER) and the rows give enough warps to
+ * fill the GPU (at least ROW_WARPS_PER_SM warps per SM, a symbolic M
+ * counting as SYMBOLIC_ROWS), a group of G lanes of one warp takes a row
+ * (G = N / 4 rounded down to a power of two, at most the warp size: 32
+ * for N >= 128) and a block of WARP_BLOCK threads takes WARP_BLOCK / G
+ * rows: one phase, no barrier, the trees shuffles of width G. The last
+ * block's groups past M compute nothing: every statement that touches
+ * memory is under `if row < M` (the shuffles are not, and shuffle the
+ * identity).
  *
- * Knobs: T, the threads per block, a power of two from 32 to 512 (at most
- * the target's max_threads_per_block): N / 4 rounded down to a power of
- * two, so that each thread handles about four elements or more (256 for a
- * symbolic N). Consecutive threads read consecutive elements (coalesced).
+ *     for bx in T.thread_binding(ceildiv(M, R), thread="blockIdx.x"):
+ *         for tx in T.thread_binding(128, thread="threadIdx.x"):
+ *             row = bx * R + tx // G
+ *             lane = tx % G
+ *             ... as above with lane for tx, G for T, width G
  *
- * Numerics. The sum is reassociated: T strided partial sums combined in a
- * tree of fan-in 16, an error bound of about (N / T + 16 log16 T) u sum
- * |e_i|, smaller than the serial (N - 1) u sum |e_i|. max / min are exact
- * in any order.
+ * The row in registers. When N is a constant of at most MAX_PER elements
+ * per lane, each thread first loads its elements of the row's inputs into
+ * per-thread buffers (x_row, allocated outside the phases, so they live
+ * in registers across them), the strided loops are unrolled (jj constant)
+ * and read them there; a value a RED stage also stores (softmax's exp(x -
+ * max)) is kept there too, and stored to memory only when no later stage
+ * rewrites that output: x is read once.
+ *
+ * Knobs: T, the threads per block of a block per row, a power of two from
+ * 32 to 512 (at most the target's max_threads_per_block): N / 4 rounded
+ * down to a power of two, so that each thread handles about four elements
+ * or more (256 for a symbolic N). Consecutive threads read consecutive
+ * elements (coalesced). The warp size and the SM count are the target's.
+ *
+ * Numerics. The sum is reassociated: G strided partial sums per row
+ * combined in a butterfly (log2 G levels), then W warp sums (log2 W): an
+ * error bound of about (N / T + log2 T) u sum |e_i|, smaller than the
+ * serial (N - 1) u sum |e_i|. max / min are exact in any order. Every
+ * lane computes the same tree of the same values (a + b is b + a), so the
+ * threads agree on the row's value.
  */
 #include "schedule/gpu_rules.h"
 
@@ -58,15 +83,22 @@
 
 #include "schedule/rule_reduce.h"
 
-enum { MIN_THREADS = 32, MAX_THREADS = 512, PER_THREAD = 4, SYMBOLIC_THREADS = 256, FAN_IN = 16,
-       MAX_PER = 32, CACHE_REGS = 64 };
+enum { MIN_THREADS = 32, MAX_THREADS = 512, PER_THREAD = 4, SYMBOLIC_THREADS = 256, MAX_PER = MT_GPU_ROW_MAX_PER,
+       CACHE_REGS = 64, WARP_BLOCK = MT_GPU_ROW_WARP_BLOCK, ROW_WARPS_PER_SM = 8, SYMBOLIC_ROWS = 4096 };
 
 typedef MT_VEC(mt_tstmt *) svec;
 
 typedef struct gr {
     rr *c;
-    int threads;
-    mt_tvar *tx;             /* the thread index of the phase being built */
+    int threads;             /* T, threads per block */
+    int group;               /* lanes per row: T (a block per row) or G (a warp's lanes per row) */
+    int warp;                /* the target's warp size */
+    mt_tvar *tx;             /* the thread index in the phases */
+    mt_texpr *lane;          /* the thread's place in its row's group (tx, or tx % G) */
+    mt_texpr *valid;         /* a warp per row: the row exists (row < M); else NULL */
+    mt_tbuffer *shfl[MT_DTYPE_COUNT_]; /* a shuffled value, per dtype (a register) */
+    svec cur;                /* the statements of the phase being built */
+    svec phases;             /* the phases built */
     int per;                 /* elements of a row per thread when the row is cached, else 0 */
     int ncache;              /* the cached inputs: */
     mt_tbuffer *corig[RR_MAXB];  /* the input (n-d) */
@@ -74,6 +106,7 @@ typedef struct gr {
     mt_tbuffer *cache[RR_MAXB];  /* the thread's elements of the row (registers) */
     bool input[RR_MAXB];         /* an input, loaded first (else a RED stage's `also`) */
     bool keep[RR_MAXB];          /* an `also` stored to memory too (no ELT stage rewrites it) */
+    mt_tbuffer *red[RR_MAXST];   /* a block per row: each RED stage's warp values (shared) */
 } gr;
 
 static mt_texpr *I(gr *g, int64_t v) { return mt_te_i64(g->c->a, v); }
@@ -86,6 +119,7 @@ static mt_tstmt *st(gr *g, mt_tbuffer *b, mt_texpr *ix, mt_texpr *v) {
     return mt_ts_store(g->c->a, b, &ix, 1, v);
 }
 static void push(gr *g, svec *v, mt_tstmt *s) { MT_VEC_PUSH(g->c->a, v, s); }
+static void emit(gr *g, mt_tstmt *s) { push(g, &g->cur, s); }
 
 static mt_tbuffer *scoped(gr *g, const char *name, int64_t n, mt_dtype dt, mt_scope scope) {
     mt_texpr *e = I(g, n);
@@ -94,21 +128,58 @@ static mt_tbuffer *scoped(gr *g, const char *name, int64_t n, mt_dtype dt, mt_sc
     return b;
 }
 
-/* A phase: body run by every thread of the block (g->tx its index). */
-static mt_tstmt *phase(gr *g, mt_tstmt *body) {
-    mt_tstmt *l = mt_ts_for(g->c->a, g->tx, I(g, 0), I(g, g->threads), MT_FOR_THREAD, body);
-    l->thread_tag = "threadIdx.x";
-    return l;
+static void global_load(mt_tvisitor *v, const mt_texpr *e) {
+    if (e->kind == TE_LOAD && e->buf->scope == MT_SCOPE_GLOBAL) *(bool *)v->ctx = true;
+    else mt_tvisit_expr_children(v, e);
 }
 
-/* Threads per block for rows of n (see the top of the file). */
-static int threads_for(const mt_texpr *n, const mt_target_desc *t) {
+/* Does e read memory other than registers? */
+static bool reads_global(const mt_texpr *e) {
+    bool found = false;
+    mt_tvisitor v = {global_load, NULL, &found};
+    mt_tvisit_expr(&v, e);
+    return found;
+}
+
+/* s only where the row exists (a warp per row; a block per row: s). */
+static mt_tstmt *if_valid(gr *g, mt_tstmt *s) { return g->valid ? mt_ts_if(g->c->a, g->valid, s, NULL) : s; }
+
+/* Ends the phase being built: every thread of the block runs it (g->tx
+ * its index); the next phase sees what it stored (a barrier between). */
+static void cut(gr *g) {
+    if (!g->cur.len) return;
+    mt_tstmt *l = mt_ts_for(g->c->a, g->tx, I(g, 0), I(g, g->threads), MT_FOR_THREAD,
+                            mt_ts_seq(g->c->a, g->cur.data, g->cur.len));
+    l->thread_tag = "threadIdx.x";
+    push(g, &g->phases, l);
+    g->cur = (svec){0};
+}
+
+static int pow2_below(int64_t n, int cap) {
+    int p = 1;
+    while (p * 2 <= cap && p * 2 <= n) p *= 2;
+    return p;
+}
+
+int mt_gpu_row_threads(const mt_texpr *n, const mt_target_desc *t) {
     int64_t len;
     int cap = t->max_threads_per_block < MAX_THREADS ? t->max_threads_per_block : MAX_THREADS;
+    int least = t->warp_size > MIN_THREADS ? t->warp_size : MIN_THREADS; /* whole warps */
+    if (cap > t->warp_size * t->warp_size) cap = t->warp_size * t->warp_size; /* W <= a warp's lanes */
     if (!mt_te_is_const_int(n, &len)) return SYMBOLIC_THREADS < cap ? SYMBOLIC_THREADS : cap;
-    int th = MIN_THREADS;
-    while (th * 2 <= cap && (int64_t)th * 2 * PER_THREAD <= len) th *= 2;
-    return th;
+    int th = pow2_below(len / PER_THREAD, cap);
+    return th < least ? least : th;
+}
+
+int mt_gpu_row_group(const mt_texpr *N, mt_texpr *const *O, int ns, const mt_target_desc *t) {
+    int64_t n, m = 1, o;
+    if (!mt_te_is_const_int(N, &n) || n > (int64_t)t->warp_size * MAX_PER || t->max_threads_per_block < WARP_BLOCK ||
+        WARP_BLOCK % t->warp_size != 0)
+        return 0;
+    for (int k = 0; k < ns; k++) m *= mt_te_is_const_int(O[k], &o) ? o : SYMBOLIC_ROWS;
+    int g = pow2_below(n / PER_THREAD, t->warp_size);
+    if (m * g < (int64_t)ROW_WARPS_PER_SM * t->num_sms * t->warp_size) return 0;
+    return g;
 }
 
 /* `for jj in range(ceildiv(N, T)): if j < N: body(j)` with j = jj * T + tx;
@@ -152,31 +223,32 @@ static mt_texpr *cached_load(mt_tmutator *m, mt_texpr *e) {
 /* body (of stage s) with every load of a cached buffer at element j read
  * from the cache, and every store to one also made there. */
 static mt_tstmt *from_cache(gr *g, const stage *s, mt_tstmt *body, mt_texpr *j, mt_texpr *jj) {
-    cache_ctx x = {g, s->kind == ST_RED, j, jj, {0}};
+    cache_ctx x = {g, s && s->kind == ST_RED, j, jj, {0}};
     for (int k = 0; k < g->ncache; k++) x.ix[k] = mt_rr_row_ix(g->c, g->corig[k], j);
     mt_tmutator m = {g->c->a, cached_load, cached_store, &x};
     return mt_tmutate_stmt(&m, body);
 }
 
-/* `for jj in range(ceildiv(N, T)): if j < N: body(j)` with j = jj * T + tx;
- * body_at builds the body for an index. The guard goes when T divides N.
- * With the row cached the loop is unrolled (jj constant: the cache stays
- * in registers) and the body reads the cached inputs from there. */
-static mt_tstmt *strided(gr *g, const stage *s, at_fn body_at, void *ctx) {
+/* `for jj in range(ceildiv(N, G)): if j < N: body(j)` with j = jj * G +
+ * lane (G the lanes per row); body_at builds the body for an index. The
+ * guard goes when G divides N. With the row cached the loop is unrolled
+ * (jj constant: the cache stays in registers) and the body reads the
+ * cached inputs from there (load: the body loads the cache itself). */
+static mt_tstmt *strided(gr *g, const stage *s, at_fn body_at, void *ctx, bool load) {
     rr *c = g->c;
     mt_tvar *jj = mt_tvar_new(c->a, "jj", MT_INT64);
-    mt_texpr *T = I(g, g->threads), *N = mt_te_cast(c->a, MT_INT64, c->N);
-    mt_texpr *j = bin(g, TE_ADD, bin(g, TE_MUL, V(g, jj), T), V(g, g->tx));
-    mt_texpr *steps = bin(g, TE_FLOORDIV, bin(g, TE_ADD, N, I(g, g->threads - 1)), T);
-    mt_tstmt *body = body_at(g, s, j, ctx);
-    if (g->per) body = from_cache(g, s, body, j, V(g, jj));
+    mt_texpr *G = I(g, g->group), *N = mt_te_cast(c->a, MT_INT64, c->N);
+    mt_texpr *j = bin(g, TE_ADD, bin(g, TE_MUL, V(g, jj), G), g->lane);
+    mt_texpr *steps = g->per ? I(g, g->per) : bin(g, TE_FLOORDIV, bin(g, TE_ADD, N, I(g, g->group - 1)), G);
+    mt_tstmt *body = body_at(g, s, j, load ? V(g, jj) : ctx);
+    if (g->per && !load) body = from_cache(g, s, body, j, V(g, jj));
     int64_t n;
-    if (!mt_te_is_const_int(N, &n) || n % g->threads != 0)
+    if (!mt_te_is_const_int(N, &n) || n % g->group != 0)
         body = mt_ts_if(c->a, bin(g, TE_LT, j, N), body, NULL);
-    return mt_ts_for(c->a, jj, I(g, 0), steps, g->per ? MT_FOR_UNROLLED : MT_FOR_SERIAL, body);
+    return if_valid(g, mt_ts_for(c->a, jj, I(g, 0), steps, g->per ? MT_FOR_UNROLLED : MT_FOR_SERIAL, body));
 }
 
-/* The first phase of a row with a cache: each thread loads its elements. */
+/* Each thread loads its elements of the cached inputs (the first statements). */
 static mt_tstmt *load_at(gr *g, const stage *s, mt_texpr *j, void *ctx) {
     (void)s;
     mt_texpr *jj = ctx;
@@ -185,19 +257,6 @@ static mt_tstmt *load_at(gr *g, const stage *s, mt_texpr *j, void *ctx) {
         if (g->input[k])
             push(g, &b, st(g, g->cache[k], jj, ld(g, g->cflat[k], mt_rr_row_ix(g->c, g->corig[k], j))));
     return mt_ts_seq(g->c->a, b.data, b.len);
-}
-
-static mt_tstmt *load_phase(gr *g) {
-    /* strided's own jj is the cache's index: build the loop here the same way */
-    rr *c = g->c;
-    mt_tvar *jj = mt_tvar_new(c->a, "jj", MT_INT64);
-    mt_texpr *T = I(g, g->threads), *N = mt_te_cast(c->a, MT_INT64, c->N);
-    mt_texpr *j = bin(g, TE_ADD, bin(g, TE_MUL, V(g, jj), T), V(g, g->tx));
-    mt_tstmt *body = load_at(g, NULL, j, V(g, jj));
-    int64_t n;
-    if (!mt_te_is_const_int(N, &n) || n % g->threads != 0)
-        body = mt_ts_if(c->a, bin(g, TE_LT, j, N), body, NULL);
-    return phase(g, mt_ts_for(c->a, jj, I(g, 0), I(g, g->per), MT_FOR_UNROLLED, body));
 }
 
 /* Is b written by a stage (an output, or a stage's `also`)? */
@@ -232,8 +291,8 @@ static bool rewritten_after(rr *c, int i, const mt_tbuffer *b) {
 static void choose_cache(gr *g) {
     rr *c = g->c;
     int64_t n;
-    if (!mt_te_is_const_int(c->N, &n) || (n + g->threads - 1) / g->threads > MAX_PER) return;
-    int per = (int)((n + g->threads - 1) / g->threads), most = CACHE_REGS / per;
+    if (!mt_te_is_const_int(c->N, &n) || (n + g->group - 1) / g->group > MAX_PER) return;
+    int per = (int)((n + g->group - 1) / g->group), most = CACHE_REGS / per;
     most = most < RR_MAXB ? most : RR_MAXB;
     for (int i = 0; i < c->nst && g->ncache < most; i++)
         if (c->st[i].kind == ST_RED && c->st[i].also)
@@ -268,45 +327,51 @@ static mt_tstmt *red_at(gr *g, const stage *s, mt_texpr *j, void *ctx) {
     return mt_ts_let(c->a, ev, mt_rr_lower(c, s, s->value, j), mt_ts_seq(c->a, b.data, b.len));
 }
 
-/* red[tx] = F(red[tx], red[tx + w], ..., red[tx + (fan - 1) w]), each
- * partial result bound by a let (F may use its operands twice: max's NaN
- * test, so a nested expression would grow as 2^fan). */
-static mt_tstmt *tree_step(gr *g, const stage *s, mt_tbuffer *red, int fan, int w) {
-    rr *c = g->c;
-    mt_texpr *x = V(g, g->tx);
-    mt_tvar *v[FAN_IN];
-    for (int i = 0; i < fan; i++) v[i] = mt_tvar_new(c->a, "p", s->buf->dtype);
-    mt_tstmt *body = st(g, red, x, V(g, v[fan - 1]));
-    for (int i = fan - 1; i >= 1; i--) {
-        mt_texpr *y = ld(g, red, bin(g, TE_ADD, x, I(g, (int64_t)i * w)));
-        body = mt_ts_let(c->a, v[i], mt_rr_fapply(c, s, V(g, v[i - 1]), y), body);
+/* The butterfly over width lanes, masks from `from` down to 1: every lane
+ * ends with F over the values of its aligned group of 2 from lanes. */
+static void butterfly(gr *g, const stage *s, mt_tbuffer *acc, int from, int width) {
+    mt_dtype dt = s->buf->dtype;
+    if (!g->shfl[dt]) g->shfl[dt] = scoped(g, "shfl", 1, dt, MT_SCOPE_LOCAL);
+    mt_tbuffer *sh = g->shfl[dt];
+    for (int m = from; m >= 1; m /= 2) {
+        emit(g, st(g, sh, I(g, 0), mt_te_shfl_xor(g->c->a, ld(g, acc, I(g, 0)), m, width)));
+        emit(g, st(g, acc, I(g, 0), mt_rr_fapply(g->c, s, ld(g, acc, I(g, 0)), ld(g, sh, I(g, 0)))));
     }
-    return mt_ts_let(c->a, v[0], ld(g, red, x), body);
 }
 
-/* The partials phase and the tree; the result is red[0]. */
-static void gen_red(gr *g, const stage *s, mt_tbuffer *red, svec *out) {
+/* acc[0] = I on the row's first lane, the identity on the others. */
+static void red_init(gr *g, const stage *s, mt_tbuffer *acc) {
     rr *c = g->c;
-    mt_tbuffer *acc = scoped(g, "acc", 1, s->buf->dtype, MT_SCOPE_LOCAL);
-    mt_texpr *first = bin(g, TE_EQ, V(g, g->tx), I(g, 0));
-    mt_texpr *init = mt_te_select(c->a, first, mt_rr_lower(c, s, s->init, I(g, 0)), identity(g, s));
-    svec b = {0};
-    push(g, &b, st(g, acc, I(g, 0), init));
-    push(g, &b, strided(g, s, red_at, acc));
-    push(g, &b, st(g, red, V(g, g->tx), ld(g, acc, I(g, 0))));
-    push(g, out, phase(g, mt_ts_alloc(c->a, acc, mt_ts_seq(c->a, b.data, b.len))));
-    for (int w = g->threads; w > 1;) {
-        int fan = w < FAN_IN ? w : FAN_IN;
-        w /= fan;
-        push(g, out, phase(g, mt_ts_if(c->a, bin(g, TE_LT, V(g, g->tx), I(g, w)), tree_step(g, s, red, fan, w), NULL)));
+    mt_texpr *init = mt_rr_lower(c, s, s->init, I(g, 0)), *id = identity(g, s);
+    mt_texpr *first = bin(g, TE_EQ, g->lane, I(g, 0));
+    if (mt_texpr_equal(init, id)) emit(g, st(g, acc, I(g, 0), id));
+    else if (!g->valid) emit(g, st(g, acc, I(g, 0), mt_te_select(c->a, first, init, id)));
+    else {
+        emit(g, st(g, acc, I(g, 0), id)); /* I may read the row's memory */
+        emit(g, mt_ts_if(c->a, mt_te_bin(c->a, TE_AND, g->valid, first), st(g, acc, I(g, 0), init), NULL));
     }
+}
+
+/* The partials, the warp's butterfly, and for a block per row of W > 1
+ * warps their exchange through shared memory (the one barrier); every
+ * thread ends with the row's value in acc (the stage's per-row local). */
+static void gen_red(gr *g, int i, mt_tbuffer *acc) {
+    const stage *s = &g->c->st[i];
+    red_init(g, s, acc);
+    emit(g, strided(g, s, red_at, acc, false));
+    int width = g->group < g->warp ? g->group : g->warp, W = g->threads / g->warp;
+    butterfly(g, s, acc, width / 2, width);
+    if (g->valid || W == 1) return;
+    mt_texpr *wl = bin(g, TE_FLOORMOD, V(g, g->tx), I(g, g->warp));
+    g->red[i] = scoped(g, mt_arena_printf(g->c->a, "%s_warps", s->buf->name), W, s->buf->dtype, MT_SCOPE_SHARED);
+    mt_tstmt *put = st(g, g->red[i], bin(g, TE_FLOORDIV, V(g, g->tx), I(g, g->warp)), ld(g, acc, I(g, 0)));
+    emit(g, mt_ts_if(g->c->a, bin(g, TE_EQ, wl, I(g, 0)), put, NULL));
+    cut(g);
+    emit(g, st(g, acc, I(g, 0), ld(g, g->red[i], bin(g, TE_FLOORMOD, V(g, g->tx), I(g, W)))));
+    butterfly(g, s, acc, W / 2, g->warp);
 }
 
 /* ---- ROW, ELT, per-row outputs --------------------------------------------------- */
-
-static mt_tstmt *on_thread0(gr *g, mt_tstmt *s) {
-    return phase(g, mt_ts_if(g->c->a, bin(g, TE_EQ, V(g, g->tx), I(g, 0)), s, NULL));
-}
 
 static mt_tstmt *elt_at(gr *g, const stage *s, mt_texpr *j, void *ctx) {
     (void)ctx;
@@ -315,7 +380,8 @@ static mt_tstmt *elt_at(gr *g, const stage *s, mt_texpr *j, void *ctx) {
     return st(g, fb, mt_rr_row_ix(c, s->buf, j), mt_rr_lower(c, s, s->value, j));
 }
 
-static mt_tstmt *row_outputs(gr *g) {
+/* The row's first lane stores the per-row outputs. */
+static void row_outputs(gr *g) {
     rr *c = g->c;
     svec b = {0};
     for (int i = 0; i < c->nrv; i++) {
@@ -326,67 +392,121 @@ static mt_tstmt *row_outputs(gr *g) {
         if (v->buf->ndim == c->ns + 1) idx[c->ns] = I(g, 0);
         push(g, &b, mt_lw_store(&c->lw, v->buf, idx, v->buf->ndim, ld(g, v->local, I(g, 0))));
     }
-    return b.len ? on_thread0(g, mt_ts_seq(c->a, b.data, b.len)) : NULL;
+    if (!b.len) return;
+    mt_texpr *first = bin(g, TE_EQ, g->lane, I(g, 0));
+    if (g->valid) first = mt_te_bin(c->a, TE_AND, g->valid, first);
+    emit(g, mt_ts_if(c->a, first, mt_ts_seq(c->a, b.data, b.len), NULL));
 }
 
 /* ---- the kernel -------------------------------------------------------------------- */
 
-/* The phases of one row (c->oval set), wrapped in their shared buffers. */
-static mt_tstmt *gen_row(gr *g) {
+/* The statements of one row (c->oval set), cut into phases. */
+static void gen_row(gr *g) {
     rr *c = g->c;
-    svec b = {0};
-    if (g->per) push(g, &b, load_phase(g));
+    if (g->per) emit(g, strided(g, NULL, load_at, NULL, true));
     for (int i = 0; i < c->nst; i++) {
         const stage *s = &c->st[i];
         rowval *v = s->kind == ST_ELT ? NULL : find_rv(c, s->buf);
-        if (s->kind == ST_RED) gen_red(g, s, v->local, &b);
-        else if (s->kind == ST_ELT) push(g, &b, phase(g, strided(g, s, elt_at, NULL)));
-        else push(g, &b, on_thread0(g, st(g, v->local, I(g, 0), mt_rr_lower(c, s, s->value, NULL))));
+        if (s->kind == ST_RED) gen_red(g, i, v->local);
+        else if (s->kind == ST_ELT) emit(g, strided(g, s, elt_at, NULL, false));
+        else {
+            mt_texpr *e = mt_rr_lower(c, s, s->value, NULL);
+            mt_tstmt *set = st(g, v->local, I(g, 0), e);
+            emit(g, reads_global(e) ? if_valid(g, set) : set); /* registers: any row may */
+        }
     }
-    mt_tstmt *out = row_outputs(g);
-    if (out) push(g, &b, out);
-    mt_tstmt *body = mt_ts_seq(c->a, b.data, b.len);
+    row_outputs(g);
+}
+
+/* The row's outer indices o.. as lets around body (row: its linear index). */
+static mt_tstmt *outer_lets(gr *g, mt_tvar *row, mt_tvar **ov, mt_tstmt *body) {
+    rr *c = g->c;
+    if (c->ns <= 1) return body;
+    mt_texpr *ovexpr[MT_MAX_RANK], *inner = I(g, 1);
+    for (int k = c->ns - 1; k >= 0; k--) {
+        mt_texpr *q = bin(g, TE_FLOORDIV, V(g, row), inner);
+        ovexpr[k] = k == 0 ? q : bin(g, TE_FLOORMOD, q, mt_te_cast(c->a, MT_INT64, c->O[k]));
+        inner = bin(g, TE_MUL, inner, mt_te_cast(c->a, MT_INT64, c->O[k]));
+    }
+    for (int k = c->ns - 1; k >= 0; k--) body = mt_ts_let(c->a, ov[k], ovexpr[k], body);
+    return body;
+}
+
+/* The row's per-thread and shared buffers around body. */
+static mt_tstmt *with_buffers(gr *g, mt_tstmt *body) {
+    rr *c = g->c;
+    for (int i = c->nst - 1; i >= 0; i--)
+        if (g->red[i]) body = mt_ts_alloc(c->a, g->red[i], body);
+    for (int t = MT_DTYPE_COUNT_ - 1; t >= 0; t--)
+        if (g->shfl[t]) body = mt_ts_alloc(c->a, g->shfl[t], body);
     for (int i = c->nrv - 1; i >= 0; i--) body = mt_ts_alloc(c->a, c->rv[i].local, body);
     for (int k = g->ncache - 1; k >= 0; k--) body = mt_ts_alloc(c->a, g->cache[k], body);
     return body;
 }
 
 /* for row in blockIdx.x: the outer indices of the row, then its phases. */
-static mt_tstmt *gen_rows(gr *g) {
+static mt_tstmt *block_rows(gr *g, mt_texpr *M) {
     rr *c = g->c;
     mt_tvar *row = mt_tvar_new(c->a, "row", MT_INT64), *ov[MT_MAX_RANK];
-    mt_texpr *M = I(g, 1), *ovexpr[MT_MAX_RANK], *inner = I(g, 1);
-    for (int k = 0; k < c->ns; k++) M = bin(g, TE_MUL, M, mt_te_cast(c->a, MT_INT64, c->O[k]));
-    for (int k = c->ns - 1; k >= 0; k--) {
-        mt_texpr *q = bin(g, TE_FLOORDIV, V(g, row), inner);
-        ovexpr[k] = k == 0 ? q : bin(g, TE_FLOORMOD, q, mt_te_cast(c->a, MT_INT64, c->O[k]));
-        inner = bin(g, TE_MUL, inner, mt_te_cast(c->a, MT_INT64, c->O[k]));
+    for (int k = 0; k < c->ns; k++) {
         ov[k] = mt_tvar_new(c->a, "o", MT_INT64);
         c->oval[k] = c->ns == 1 ? V(g, row) : V(g, ov[k]);
     }
-    mt_tstmt *body = gen_row(g);
-    if (c->ns > 1)
-        for (int k = c->ns - 1; k >= 0; k--) body = mt_ts_let(c->a, ov[k], ovexpr[k], body);
-    mt_tstmt *l = mt_ts_for(c->a, row, I(g, 0), M, MT_FOR_THREAD, body);
+    g->lane = V(g, g->tx);
+    gen_row(g);
+    cut(g);
+    mt_tstmt *body = with_buffers(g, mt_ts_seq(c->a, g->phases.data, g->phases.len));
+    mt_tstmt *l = mt_ts_for(c->a, row, I(g, 0), M, MT_FOR_THREAD, outer_lets(g, row, ov, body));
+    l->thread_tag = "blockIdx.x";
+    return l;
+}
+
+/* for bx in blockIdx.x: one phase, G lanes a row, WARP_BLOCK / G rows. */
+static mt_tstmt *warp_rows(gr *g, mt_texpr *M) {
+    rr *c = g->c;
+    int64_t R = g->threads / g->group;
+    mt_tvar *bx = mt_tvar_new(c->a, "bx", MT_INT64), *row = mt_tvar_new(c->a, "row", MT_INT64);
+    mt_tvar *lane = mt_tvar_new(c->a, "lane", MT_INT64), *ov[MT_MAX_RANK];
+    for (int k = 0; k < c->ns; k++) {
+        ov[k] = mt_tvar_new(c->a, "o", MT_INT64);
+        c->oval[k] = c->ns == 1 ? V(g, row) : V(g, ov[k]);
+    }
+    g->lane = V(g, lane);
+    g->valid = bin(g, TE_LT, V(g, row), M);
+    gen_row(g);
+    mt_tstmt *body = outer_lets(g, row, ov, mt_ts_seq(c->a, g->cur.data, g->cur.len));
+    body = mt_ts_let(c->a, lane, bin(g, TE_FLOORMOD, V(g, g->tx), I(g, g->group)), body);
+    mt_texpr *r = bin(g, TE_ADD, bin(g, TE_MUL, V(g, bx), I(g, R)), bin(g, TE_FLOORDIV, V(g, g->tx), I(g, g->group)));
+    g->cur = (svec){0};
+    emit(g, mt_ts_let(c->a, row, r, body));
+    cut(g);
+    mt_texpr *blocks = bin(g, TE_FLOORDIV, bin(g, TE_ADD, M, I(g, R - 1)), I(g, R));
+    mt_tstmt *l = mt_ts_for(c->a, bx, I(g, 0), blocks, MT_FOR_THREAD, with_buffers(g, g->phases.data[0]));
     l->thread_tag = "blockIdx.x";
     return l;
 }
 
 mt_tfunc *mt_schedule_gpu_reduce(mt_arena *a, mt_tfunc *f) {
     const mt_target_desc *t = mt_tfunc_target(f);
-    if (t->kind != MT_TARGET_CUDA) return f;
+    if (t->kind != MT_TARGET_CUDA || t->warp_size < 1 || (t->warp_size & (t->warp_size - 1)) ||
+        t->max_threads_per_block % t->warp_size)
+        return f; /* whole warps of a power of two lanes */
     rr *c = MT_NEW(a, rr);
     c->a = c->lw.a = a;
     c->f = f;
     if (!mt_reduce_match(c)) return f;
-    gr g = {c, threads_for(c->N, t), mt_tvar_new(a, "tx", MT_INT64), 0, 0, {0}, {0}, {0}, {0}, {0}};
-    choose_cache(&g);
-    for (int i = 0; i < c->nrv; i++) {
-        rowval *v = &c->rv[i];
-        bool red = false;
-        for (int s = 0; s < c->nst; s++) red = red || (c->st[s].kind == ST_RED && c->st[s].buf == v->buf);
-        v->local = scoped(&g, v->buf->name, red ? g.threads : 1, v->buf->dtype, MT_SCOPE_SHARED);
-    }
-    mt_tfunc *h = mt_rr_function(c, gen_rows(&g), "gpu_reduce_rows");
-    return h;
+    gr *g = MT_NEW(a, gr);
+    int group = mt_gpu_row_group(c->N, c->O, c->ns, t);
+    g->c = c;
+    g->warp = t->warp_size;
+    g->threads = group ? WARP_BLOCK : mt_gpu_row_threads(c->N, t);
+    g->group = group ? group : g->threads;
+    g->tx = mt_tvar_new(a, "tx", MT_INT64);
+    choose_cache(g);
+    for (int i = 0; i < c->nrv; i++)
+        c->rv[i].local = scoped(g, c->rv[i].buf->name, 1, c->rv[i].buf->dtype, MT_SCOPE_LOCAL);
+    mt_texpr *M = I(g, 1);
+    for (int k = 0; k < c->ns; k++) M = bin(g, TE_MUL, M, mt_te_cast(a, MT_INT64, c->O[k]));
+    mt_tstmt *body = group ? warp_rows(g, M) : block_rows(g, M);
+    return mt_rr_function(c, body, group ? "gpu_reduce_rows (a warp per row)" : "gpu_reduce_rows");
 }

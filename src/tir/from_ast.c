@@ -550,6 +550,22 @@ static val intrin_call(fctx *c, const mt_ast *e, const char *fn, mt_intrin in) {
     return strong(mt_te_call(c->a, in, args, n));
 }
 
+/* T.shfl_xor(value, lane_mask, width): integer literals for the mask and
+ * the width (the verifier checks where it stands and their values). */
+static val shfl_call(fctx *c, const mt_ast *e, const char *fn) {
+    arity(e, fn, 3, 3);
+    only_keywords(e, fn, NULL);
+    mt_texpr *v = settle(c, expr(c, e->items.data[0]), e->loc);
+    int k[2];
+    for (int i = 0; i < 2; i++) {
+        const mt_ast *x = e->items.data[i + 1];
+        if (x->kind != AST_INT || x->ival < 0 || x->ival > 1024)
+            mt_fail(MT_ERR_TYPE, x->loc, "T.%s takes integer literals as its lane mask and width", fn);
+        k[i] = (int)x->ival;
+    }
+    return strong(mt_te_shfl_xor(c->a, v, k[0], k[1]));
+}
+
 /* T.min / T.max / T.truncdiv / T.floordiv / T.floormod (a, b) */
 static val binary_call(fctx *c, const mt_ast *e, const char *fn, mt_texpr_kind k) {
     arity(e, fn, 2, 2);
@@ -602,7 +618,7 @@ static val call_expr(fctx *c, const mt_ast *e) {
     mt_dtype dt;
     mt_intrin in;
     if (mt_dtype_from_str(fn, &dt) == 0) return dtype_call(c, e, fn, dt);
-    if (mt_intrin_from_name(fn, &in) == 0) return intrin_call(c, e, fn, in);
+    if (mt_intrin_from_name(fn, &in) == 0) return in == IN_SHFL_XOR ? shfl_call(c, e, fn) : intrin_call(c, e, fn, in);
     if (!strcmp(fn, "Cast") || !strcmp(fn, "cast")) return cast_call(c, e, fn);
     if (!strcmp(fn, "min")) return binary_call(c, e, fn, TE_MIN);
     if (!strcmp(fn, "max")) return binary_call(c, e, fn, TE_MAX);

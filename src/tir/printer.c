@@ -357,7 +357,11 @@ static void print_expr(printer *p, const mt_texpr *e, int min_prec) {
         break;
     case TE_CALL:
         mt_sb_printf(&p->sb, "T.%s(", mt_intrin_name(e->intrin));
-        print_args(p, e->args, e->nargs);
+        if (e->intrin == IN_SHFL_XOR) { /* T.shfl_xor(value, 16, 32): the immediates as literals */
+            print_expr(p, e->args[0], 0);
+            mt_sb_printf(&p->sb, ", %lld, %lld", (long long)e->args[1]->ival, (long long)e->args[2]->ival);
+        } else
+            print_args(p, e->args, e->nargs);
         mt_sb_putc(&p->sb, ')');
         break;
     case TE_RAMP:

@@ -136,6 +136,11 @@ mt_texpr *mt_te_call(mt_arena *a, mt_intrin fn, mt_texpr *const *args, int nargs
     return e;
 }
 
+mt_texpr *mt_te_shfl_xor(mt_arena *a, mt_texpr *value, int lane_mask, int width) {
+    mt_texpr *args[3] = {value, mt_te_int(a, MT_INT32, lane_mask), mt_te_int(a, MT_INT32, width)};
+    return mt_te_call(a, IN_SHFL_XOR, args, 3);
+}
+
 mt_texpr *mt_te_ramp(mt_arena *a, mt_texpr *base, mt_texpr *stride, int lanes) {
     mt_texpr *e = node(a, TE_RAMP, base->dtype);
     e->a = base;

@@ -70,7 +70,9 @@
  * Phases are separated by barriers: a phase sees every store of the
  * phases before it in the block (CUDA: __syncthreads() after each phase
  * but the kernel's last). Within a phase threads see only their own
- * stores. A per-thread buffer allocated outside the phases keeps each
+ * stores; a warp shuffle (T.shfl_xor, IN_SHFL_XOR) reads another lane's
+ * value at the same point of the phase, and stands directly in it (no
+ * if or loop around it: every lane of the warp reaches it). A per-thread buffer allocated outside the phases keeps each
  * thread's values from one phase to the next (registers, in CUDA). This
  * is what both the CUDA C backend (codegen/cuda_c.c) and the emulation
  * (passes/tir/emulate_gpu.c: each phase a serial loop over the threads)
@@ -173,13 +175,28 @@ typedef enum mt_texpr_kind {
     TE_COUNT_
 } mt_texpr_kind;
 
-/* Math intrinsics: X(kind, name as in T.<name>, arity). Float operands. */
+/* Intrinsics: X(kind, name as in T.<name>, arity). The math ones (before
+ * IN_MATH_COUNT_) take float operands of the call's dtype. Then the GPU's:
+ *
+ *   T.shfl_xor(value, lane_mask, width)   (IN_SHFL_XOR) the value of
+ *       `value` in the lane (lane ^ lane_mask) of this thread's warp, as
+ *       CUDA's __shfl_xor_sync over the full warp. Typed like value (float16,
+ *       float32, float64, int32, int64); lane_mask and width
+ *       are int32 immediates, width a power of two of at most the warp size,
+ *       lane_mask a power of two below width. Every lane of the warp must
+ *       reach it together, so it is valid only as the whole value of a store
+ *       directly in a phase of a GPU kernel: under the phase's threadIdx.x
+ *       loop (whose extent the warp size divides) through sequences and
+ *       lets only -- no if, no loop, no allocation between -- and value
+ *       holds no other shuffle
+ *       (tir/verify.c; docs/tir.md, "Warp shuffles"). */
 #define MT_INTRIN_LIST(X)                                                     \
     X(IN_EXP, "exp", 1) X(IN_LOG, "log", 1) X(IN_SQRT, "sqrt", 1)             \
     X(IN_RSQRT, "rsqrt", 1) X(IN_SIN, "sin", 1) X(IN_COS, "cos", 1)           \
     X(IN_TANH, "tanh", 1) X(IN_SIGMOID, "sigmoid", 1) X(IN_ERF, "erf", 1)     \
     X(IN_ABS, "abs", 1) X(IN_FLOOR, "floor", 1) X(IN_CEIL, "ceil", 1)         \
-    X(IN_ROUND, "round", 1) X(IN_POW, "pow", 2) X(IN_FMA, "fma", 3)
+    X(IN_ROUND, "round", 1) X(IN_POW, "pow", 2) X(IN_FMA, "fma", 3)           \
+    X(IN_SHFL_XOR, "shfl_xor", 3)
 
 typedef enum mt_intrin {
 #define MT_X_(k, s, n) k,
@@ -187,6 +204,8 @@ typedef enum mt_intrin {
 #undef MT_X_
     IN_COUNT_
 } mt_intrin;
+
+#define IN_MATH_COUNT_ IN_SHFL_XOR /* the math intrinsics are those before it */
 
 struct mt_texpr {
     mt_texpr_kind kind;
@@ -374,6 +393,12 @@ mt_texpr *mt_te_unary(mt_arena *a, mt_texpr_kind kind, mt_texpr *x); /* TE_NOT, 
 mt_texpr *mt_te_select(mt_arena *a, mt_texpr *cond, mt_texpr *x, mt_texpr *y);
 mt_texpr *mt_te_cast(mt_arena *a, mt_dtype dtype, mt_texpr *x); /* x itself if same dtype */
 mt_texpr *mt_te_call(mt_arena *a, mt_intrin fn, mt_texpr *const *args, int nargs);
+/* T.shfl_xor(value, lane_mask, width) (see MT_INTRIN_LIST). */
+mt_texpr *mt_te_shfl_xor(mt_arena *a, mt_texpr *value, int lane_mask, int width);
+/* Does e / s (NULL: no) hold a T.shfl_xor anywhere? Does e load anything? */
+bool mt_texpr_has_shuffle(const mt_texpr *e);
+bool mt_tstmt_has_shuffle(const mt_tstmt *s);
+bool mt_texpr_reads_memory(const mt_texpr *e);
 mt_texpr *mt_te_ramp(mt_arena *a, mt_texpr *base, mt_texpr *stride, int lanes);
 mt_texpr *mt_te_broadcast(mt_arena *a, mt_texpr *x, int lanes);
 mt_texpr *mt_te_copy(mt_arena *a, const mt_texpr *e); /* shallow copy, to modify */

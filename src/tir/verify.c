@@ -28,6 +28,7 @@
  */
 #include "tir/verify.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "support/common.h"
@@ -45,6 +46,14 @@ typedef struct vctx {
     mt_loc loc;                      /* the nearest source place known */
     bool shape_only;                 /* only missing parts and unknown kinds fail */
     const char *err;                 /* the first failure, or NULL */
+    /* where a T.shfl_xor may be (see "Warp shuffles" below): */
+    bool gpu;                        /* f is a GPU kernel, or a function of a CUDA target */
+    int warp;                        /* threads per warp */
+    const mt_tstmt *phase;           /* the outermost threadIdx loop around c->at, or NULL */
+    const char *diverged;            /* what lies between it and c->at that not every lane may
+                                        reach together ("an if", ...), or NULL */
+    const mt_texpr *shfl_ok;         /* the stored value being checked, when its store is
+                                        where a shuffle may be */
 } vctx;
 
 static void failv(vctx *c, bool shape, const char *fmt, va_list ap) {
@@ -202,7 +211,63 @@ static void check_select(vctx *c, const mt_texpr *e) {
              e->a->lanes, e->b->lanes, e->lanes);
 }
 
+/* ---- warp shuffles ----------------------------------------------------------
+ * T.shfl_xor(value, lane_mask, width) reads another lane's value, so every
+ * lane of the warp must reach it at once (CUDA's full-warp mask): it may
+ * only be the whole value of a store directly in a phase (the outermost
+ * threadIdx.x loop, whose constant extent the warp size divides), reached
+ * through sequences and lets only -- nothing that some lanes could skip
+ * or repeat, and nothing the emulation (emulate_gpu.c) could not split
+ * the phase at. */
+
+static bool pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+static bool shuffle_dtype(mt_dtype t) {
+    return t == MT_FLOAT16 || t == MT_FLOAT32 || t == MT_FLOAT64 || t == MT_INT32 || t == MT_INT64;
+}
+
+/* Where the shuffle e is: a GPU kernel's phase, nothing divergent between. */
+static void check_shuffle_place(vctx *c, const mt_texpr *e) {
+    int64_t ext;
+    if (!c->gpu)
+        fail(c, "T.shfl_xor outside a GPU kernel (the function is compiled for the %s)",
+             mt_tfunc_target(c->f)->kind == MT_TARGET_CUDA ? "GPU" : "CPU");
+    else if (!c->phase)
+        fail(c, "T.shfl_xor outside the phases of its kernel (not under a threadIdx loop)");
+    else if (strcmp(c->phase->thread_tag, "threadIdx.x") != 0 || !mt_te_is_const_int(c->phase->extent, &ext) ||
+             ext % c->warp != 0)
+        fail(c, "T.shfl_xor in a phase that is not a threadIdx.x loop whose constant extent is a multiple of "
+                "the warp (%d)", c->warp);
+    else if (c->diverged)
+        fail(c, "T.shfl_xor under %s inside its phase: every lane of the warp must reach it together", c->diverged);
+    else if (c->shfl_ok != e)
+        fail(c, "T.shfl_xor that is not the whole value of a store");
+}
+
+static void check_shuffle(vctx *c, const mt_texpr *e) {
+    const mt_texpr *m = e->args[1], *w = e->args[2];
+    if (m->kind != TE_INT || w->kind != TE_INT || m->dtype != MT_INT32 || w->dtype != MT_INT32)
+        fail(c, "T.shfl_xor takes int32 immediates as its lane mask and width");
+    else if (!pow2(w->ival) || w->ival > c->warp)
+        fail(c, "T.shfl_xor of width %lld (a power of two of at most %d expected)", (long long)w->ival, c->warp);
+    else if (!pow2(m->ival) || m->ival >= w->ival)
+        fail(c, "T.shfl_xor of lane mask %lld (a power of two below the width %lld expected)",
+             (long long)m->ival, (long long)w->ival);
+    else if (!shuffle_dtype(e->dtype) || e->args[0]->dtype != e->dtype || e->lanes != 1)
+        fail(c, "T.shfl_xor of a %s value (float16, float32, float64, int32 or int64 expected)",
+             mt_dtype_str(e->args[0]->dtype));
+    else check_shuffle_place(c, e);
+}
+
 static void check_call(vctx *c, const mt_texpr *e) {
+    if (e->intrin == IN_SHFL_XOR && e->nargs == 3 && e->args && e->args[0] && e->args[1] && e->args[2]) {
+        if (mt_texpr_has_shuffle(e->args[0])) fail(c, "T.shfl_xor of a value that holds another shuffle");
+        check_expr(c, e->args[0], "argument");
+        check_expr(c, e->args[1], "argument");
+        check_expr(c, e->args[2], "argument");
+        if (!c->err) check_shuffle(c, e);
+        return;
+    }
     if ((unsigned)e->intrin >= IN_COUNT_) {
         fail_shape(c, "call of unknown intrinsic %d", (int)e->intrin);
         return;
@@ -329,13 +394,21 @@ static void check_for(vctx *c, const mt_tstmt *s) {
     bind_var(c, s->var, "loop variable");
     if (!c->err && !mt_dtype_is_int(s->var->dtype))
         fail(c, "loop variable '%s' is %s", vname(s->var), mt_dtype_str(s->var->dtype));
+    const mt_tstmt *phase = c->phase;
+    const char *div = c->diverged;
+    bool thread = s->for_kind == MT_FOR_THREAD && s->thread_tag && !strncmp(s->thread_tag, "threadIdx.", 10);
+    if (thread && !phase) c->phase = s;
+    else if (phase) c->diverged = thread ? "a nested threadIdx loop" : "a loop";
     check_stmt(c, s->body);
     c->vars.len = nv;
+    c->phase = phase, c->diverged = div;
 }
 
 static void check_store(vctx *c, const mt_tstmt *s) {
     check_access(c, s->buf, s->idx, s->nidx, "store to");
+    c->shfl_ok = s->value;
     check_expr(c, s->value, "stored value");
+    c->shfl_ok = NULL;
     if (c->err) return;
     if (s->value->dtype != s->buf->dtype)
         fail(c, "store of %s to '%s' of %s", mt_dtype_str(s->value->dtype), bname(s->buf),
@@ -371,8 +444,11 @@ static void check_let(vctx *c, const mt_tstmt *s) {
 static void check_alloc(vctx *c, const mt_tstmt *s) {
     int nb = c->bufs.len;
     declare_buf(c, s->buf, "allocated buffer");
+    const char *div = c->diverged;
+    if (c->phase && !div) c->diverged = "an allocation";
     check_stmt(c, s->body);
     c->bufs.len = nb;
+    c->diverged = div;
 }
 
 /* T.launch (split_host_device): a callee, each argument a buffer in scope
@@ -421,8 +497,11 @@ static void check_check(vctx *c, const mt_tstmt *s) {
 static void check_if(vctx *c, const mt_tstmt *s) {
     check_bool(c, s->cond, "if condition");
     if (!c->err && s->cond->lanes != 1) fail(c, "if condition of %d lanes", s->cond->lanes);
+    const char *div = c->diverged;
+    if (c->phase && !div) c->diverged = "an if";
     check_stmt(c, s->then_s);
     if (s->else_s) check_stmt(c, s->else_s);
+    c->diverged = div;
 }
 
 static void check_region(vctx *c, const mt_tregion *r, const char *what) {
@@ -467,6 +546,8 @@ static void check_block(vctx *c, const mt_tstmt *s) {
     }
     if (c->form != MT_TIR_BLOCK) fail(c, "block '%s' in the %s form", s->name, mt_tir_form_str(c->form));
     int nv = c->vars.len, nb = c->bufs.len;
+    const char *div = c->diverged;
+    if (c->phase && !div) c->diverged = "a block";
     bind_iters(c, s);
     for (int i = 0; i < s->nallocs; i++) declare_buf(c, s->allocs[i], "block allocation");
     if (s->predicate) check_bool(c, s->predicate, "block predicate");
@@ -475,6 +556,7 @@ static void check_block(vctx *c, const mt_tstmt *s) {
     if (s->init) check_stmt(c, s->init);
     check_stmt(c, s->body);
     c->vars.len = nv, c->bufs.len = nb;
+    c->diverged = div;
 }
 
 /* The statements a statement of kind k must hold, named for messages. */
@@ -541,6 +623,18 @@ static void check_params(vctx *c, const mt_tfunc *f) {
         fail(c, "%d outputs of %d buffer parameters", f->num_outputs, nbufs);
 }
 
+/* Is f a GPU kernel (its target, or as a parsed dump says: a
+ * "cuda_kernel" or a "target" attribute of cuda), and its warp size (the
+ * target's, or the attribute's "-warp=", else 32). */
+static void gpu_facts(vctx *c, const mt_tfunc *f) {
+    const mt_target_desc *t = mt_tfunc_target(f);
+    const char *kind = mt_tfunc_get_attr(f, MT_ATTR_KIND), *tgt = mt_tfunc_get_attr(f, "target");
+    c->gpu = t->kind == MT_TARGET_CUDA || (kind && !strcmp(kind, MT_KIND_CUDA_KERNEL)) ||
+             (tgt && !strncmp(tgt, "cuda", 4));
+    const char *w = tgt ? strstr(tgt, "-warp=") : NULL;
+    c->warp = t->kind == MT_TARGET_CUDA && t->warp_size > 0 ? t->warp_size : w && atoi(w + 6) > 0 ? atoi(w + 6) : 32;
+}
+
 /* Can c->at be printed? The walk stopped at the failure, so the rest of
  * the statement is unchecked: walk it again looking only for missing parts
  * (the scope as it was; other failures do not count). */
@@ -589,6 +683,7 @@ const char *mt_tir_verify_ex(mt_arena *a, const mt_tfunc *f, mt_tir_form form, c
         return message(&c);
     }
     c.loc = f->loc;
+    gpu_facts(&c, f);
     check_params(&c, f);
     if (!c.err && form != MT_TIR_BLOCK && f->nallocs != 0)
         fail(&c, "%d function-level allocations in the %s form", f->nallocs, mt_tir_form_str(form));

@@ -462,3 +462,42 @@ bool mt_tstmt_has_check(const mt_tstmt *s) {
     mt_tvisit_stmt(&v, s);
     return found;
 }
+
+/* ---- shuffles and loads -------------------------------------------------------- */
+
+typedef struct kind_ctx {
+    bool shuffle; /* looking for a T.shfl_xor (else for any load) */
+    bool found;
+} kind_ctx;
+
+static void kind_expr(mt_tvisitor *v, const mt_texpr *e) {
+    kind_ctx *k = v->ctx;
+    if (k->found) return;
+    if (k->shuffle ? e->kind == TE_CALL && e->intrin == IN_SHFL_XOR : e->kind == TE_LOAD) k->found = true;
+    else mt_tvisit_expr_children(v, e);
+}
+
+static void kind_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    if (!((kind_ctx *)v->ctx)->found) mt_tvisit_stmt_children(v, s);
+}
+
+bool mt_texpr_has_shuffle(const mt_texpr *e) {
+    kind_ctx k = {true, false};
+    mt_tvisitor v = {kind_expr, NULL, &k};
+    if (e) mt_tvisit_expr(&v, e);
+    return k.found;
+}
+
+bool mt_tstmt_has_shuffle(const mt_tstmt *s) {
+    kind_ctx k = {true, false};
+    mt_tvisitor v = {kind_expr, kind_stmt, &k};
+    if (s) mt_tvisit_stmt(&v, s);
+    return k.found;
+}
+
+bool mt_texpr_reads_memory(const mt_texpr *e) {
+    kind_ctx k = {false, false};
+    mt_tvisitor v = {kind_expr, NULL, &k};
+    if (e) mt_tvisit_expr(&v, e);
+    return k.found;
+}

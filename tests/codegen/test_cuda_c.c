@@ -383,7 +383,7 @@ static void test_intrinsics(void **state) {
     int ns = 0;
     mt_tbuffer *ins[] = {x, xd, xh}, *outs[] = {y, yd, yh};
     for (int t = 0; t < 3; t++) {
-        for (int fn = 0; fn < IN_COUNT_; fn++) {
+        for (int fn = 0; fn < IN_MATH_COUNT_; fn++) {
             mt_texpr *args[3];
             for (int k = 0; k < 3; k++) args[k] = ld(ins[t], V(tx));
             stores[ns++] = st(outs[t], V(tx), mt_te_call(A, (mt_intrin)fn, args,
@@ -412,6 +412,34 @@ static void test_intrinsics(void **state) {
     };
     for (int w = 0; w < MT_ARRAY_LEN(want); w++) assert_has(s, want[w]);
     assert_int_equal(count(s, "yi[tx] = xi[tx];"), 3);
+    compiles(s);
+}
+
+/* Warp shuffles: __shfl_xor_sync over the full warp, of each dtype
+ * (float16 computed in float, int64 as long long). */
+static void test_shuffles(void **state) {
+    (void)state;
+    static const mt_dtype dts[] = {MT_FLOAT32, MT_FLOAT64, MT_FLOAT16, MT_INT32, MT_INT64};
+    mt_tbuffer *xs[5], *ys[5];
+    mt_tstmt *stores[5];
+    mt_tvar *tx = var("tx", MT_INT64);
+    for (int k = 0; k < 5; k++) {
+        xs[k] = buf1(mt_arena_printf(A, "x%d", k), dts[k], I(64));
+        ys[k] = buf1(mt_arena_printf(A, "y%d", k), dts[k], I(64));
+        stores[k] = st(ys[k], V(tx), mt_te_shfl_xor(A, ld(xs[k], V(tx)), 16 >> k, 32));
+    }
+    mt_tstmt *body = bound(var("bx", MT_INT64), I(1), "blockIdx.x",
+                           bound(tx, I(64), "threadIdx.x", mt_ts_seq(A, stores, 5)));
+    mt_tbuffer *bufs[] = {xs[0], xs[1], xs[2], xs[3], xs[4], ys[0], ys[1], ys[2], ys[3], ys[4]};
+    const char *s = emit1(NULL, kernel("shfl0", bufs, 10, NULL, 0, body));
+    static const char *const want[] = {
+        "y0[tx] = __shfl_xor_sync(0xffffffffu, x0[tx], 16, 32);",
+        "y1[tx] = __shfl_xor_sync(0xffffffffu, x1[tx], 8, 32);",
+        "y2[tx] = __float2half_rn(__shfl_xor_sync(0xffffffffu, __half2float(x2[tx]), 4, 32));",
+        "y3[tx] = __shfl_xor_sync(0xffffffffu, x3[tx], 2, 32);",
+        "y4[tx] = __shfl_xor_sync(0xffffffffu, x4[tx], 1, 32);",
+    };
+    for (int w = 0; w < MT_ARRAY_LEN(want); w++) assert_has(s, want[w]);
     compiles(s);
 }
 
@@ -598,6 +626,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_float16, setup, teardown),
         cmocka_unit_test_setup_teardown(test_integers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_intrinsics, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shuffles, setup, teardown),
         cmocka_unit_test_setup_teardown(test_immediates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_statements, setup, teardown),

@@ -309,7 +309,7 @@ static void build_intrinsics(const char *name, mt_dtype t) {
     ew w = ew_begin(name);
     mt_texpr *x = in(&w, "x", t), *y = in(&w, "y", t), *z = in(&w, "z", t);
     const int *ulps = t == MT_FLOAT64 ? ulps64 : t == MT_FLOAT16 ? ulps16 : ulps32;
-    for (int fn = 0; fn < IN_COUNT_; fn++) {
+    for (int fn = 0; fn < IN_MATH_COUNT_; fn++) {
         mt_texpr *args[3] = {x, y, z};
         out(&w, mt_intrin_name((mt_intrin)fn), t,
             mt_te_call(A, (mt_intrin)fn, args, mt_intrin_arity((mt_intrin)fn)), ulps[fn]);

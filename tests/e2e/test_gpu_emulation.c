@@ -445,57 +445,136 @@ static void test_random_programs(void **s) {
     assert_int_equal(failed, 0);
 }
 
-/* The row rule's thread counts at their edges: a block per row of N
- * threads T = N / 4 rounded down to a power of two, from 32 to 512
- * (gpu_reduce.c): one element (T = 32), exactly T (32), 8 per thread
- * (255: 32), exactly 4 per thread (256: 64), 1023 (128), 2048 (512, 4
- * each) and 4097 (512 and a tail). Every op the rule takes, on constant
- * rows, against the CPU: 1e-5 * max(1, |cpu|) as check_output's, plus
- * (N + 8) * 1.2e-7 times the same for the sums inside (the serial sum's
- * bound, test_ops_nn.c; every sum here is of positive terms, or softmax's
- * or layer_norm's, whose relative error the result inherits); softmax's
- * values (<= 1, some tiny) are held to the relative part alone. An
- * emulated compile of these seven reductions takes ~0.4 s (LLVM), so few
- * lengths. */
+/* The row rule at its edges (gpu_reduce.c). A block per row of N threads
+ * T = N / 4 rounded down to a power of two, from 32 to 512: one element
+ * (T = 32), 7, 31, exactly T (32), 33, 8 per thread (255: 32), exactly 4
+ * per thread (256: 64), 1000, 1024 (256), 2048 (512, 4 each) and 4097
+ * (512 and a tail), on 1 or 3 rows. A warp per row when N <= 1024 and the
+ * rows give 8 warps per SM of sm_90 (132 SMs): G = N / 4 rounded down to a
+ * power of two of at most 32 lanes a row, 128 / G rows a block; on just
+ * enough rows plus one (the last block's groups past M compute nothing).
+ * Every op the rule takes, on constant rows, against the CPU: 1e-5 *
+ * max(1, |cpu|) as check_output's, plus (N + 8) * 1.2e-7 times the same
+ * for the sums inside (the serial sum's bound, test_ops_nn.c; every sum
+ * here is of positive terms, or softmax's or layer_norm's, whose relative
+ * error the result inherits); softmax's values (<= 1, some tiny) are held
+ * to the relative part alone. */
+static void run_rows(int64_t N, int64_t M, bool warp) {
+    char src[1024];
+    snprintf(src, sizeof src,
+             "def f(x: Tensor((%lld, %lld), \"float32\"), g: Tensor((%lld,), \"float32\"),"
+             " b: Tensor((%lld,), \"float32\")):\n"
+             "    return softmax(x), log_softmax(x * 2.0), layer_norm(x, g, b), sum(x * x, axis=-1),"
+             " max(x, axis=-1), mean(exp(x), axis=-1, keepdims=True), min(x - b, axis=-1)\n",
+             (long long)M, (long long)N, (long long)N, (long long)N);
+    mt_diag d;
+    mt_kernel *kc = compile_for(src, false, &d), *kg = compile_for(src, true, &d);
+    if (!kc || !kg) fail_msg("compile: %s\n%s", d.text, src);
+    const char *sched = mt_kernel_dump(kg, MT_STAGE_TIR_SCHED);
+    if ((strstr(sched, "a warp per row") != NULL) != warp)
+        fail_msg("N=%lld M=%lld: %s a warp per row:\n%s", (long long)N, (long long)M, warp ? "not" : "", sched);
+    rng_state = 0x1234567ull + (uint64_t)N;
+    int64_t xd[2] = {M, N}, vd[1] = {N};
+    mt_tensor *args[3] = {rand_f32(2, xd, -3, 3), rand_f32(1, vd, 0.5, 1.5), rand_f32(1, vd, -1, 1)}, *gargs[3];
+    for (int i = 0; i < 3; i++) gargs[i] = to_dev(kg, args[i], GPU);
+    mt_tensor *rc[7] = {NULL}, *rg[7] = {NULL};
+    if (mt_kernel_run(kc, args, 3, rc, 7, &d) != MT_OK) fail_msg("cpu run: %s", d.text);
+    if (mt_kernel_run(kg, gargs, 3, rg, 7, &d) != MT_OK) fail_msg("emulated run: %s\n%s", d.text, src);
+    for (int r = 0; r < 7; r++) {
+        mt_tensor *h = to_host(kg, rg[r]);
+        for (int64_t i = 0; i < mt_tensor_numel(h); i++) {
+            double c = fget(rc[r], i), gv = fget(h, i), sum_err = (double)(N + 8) * 1.2e-7;
+            double tol = (1e-5 + sum_err) * fmax(1, fabs(c));
+            if (r == 0) tol = (1e-5 + sum_err) * fabs(c) + 1e-30; /* softmax: relative */
+            if (!(fabs(gv - c) <= tol))
+                fail_msg("N=%lld M=%lld result %d element %lld: cpu %.9g, gpu (emulated) %.9g\n%s", (long long)N,
+                         (long long)M, r, (long long)i, c, gv, src);
+        }
+        mt_tensor_release(h);
+        mt_tensor_release(rc[r]);
+        mt_tensor_release(rg[r]);
+    }
+    for (int i = 0; i < 3; i++) mt_tensor_release(args[i]), mt_tensor_release(gargs[i]);
+    mt_kernel_release(kc);
+    mt_kernel_release(kg);
+}
+
 static void test_row_lengths(void **s) {
     (void)s;
-    static const int64_t lens[] = {1, 32, 255, 256, 1023, 2048, 4097};
+    static const int64_t lens[] = {1, 7, 31, 32, 33, 255, 256, 1000, 1024, 2048, 4097};
     for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
-        int64_t N = lens[li], M = 3;
-        char src[1024];
-        snprintf(src, sizeof src,
-                 "def f(x: Tensor((%lld, %lld), \"float32\"), g: Tensor((%lld,), \"float32\"),"
-                 " b: Tensor((%lld,), \"float32\")):\n"
-                 "    return softmax(x), log_softmax(x * 2.0), layer_norm(x, g, b), sum(x * x, axis=-1),"
-                 " max(x, axis=-1), mean(exp(x), axis=-1, keepdims=True), min(x - b, axis=-1)\n",
-                 (long long)M, (long long)N, (long long)N, (long long)N);
-        mt_diag d;
-        mt_kernel *kc = compile_for(src, false, &d), *kg = compile_for(src, true, &d);
-        if (!kc || !kg) fail_msg("compile: %s\n%s", d.text, src);
-        rng_state = 0x1234567ull + (uint64_t)N;
-        int64_t xd[2] = {M, N}, vd[1] = {N};
-        mt_tensor *args[3] = {rand_f32(2, xd, -3, 3), rand_f32(1, vd, 0.5, 1.5), rand_f32(1, vd, -1, 1)}, *gargs[3];
-        for (int i = 0; i < 3; i++) gargs[i] = to_dev(kg, args[i], GPU);
-        mt_tensor *rc[7] = {NULL}, *rg[7] = {NULL};
-        if (mt_kernel_run(kc, args, 3, rc, 7, &d) != MT_OK) fail_msg("cpu run: %s", d.text);
-        if (mt_kernel_run(kg, gargs, 3, rg, 7, &d) != MT_OK) fail_msg("emulated run: %s\n%s", d.text, src);
-        for (int r = 0; r < 7; r++) {
-            mt_tensor *h = to_host(kg, rg[r]);
-            for (int64_t i = 0; i < mt_tensor_numel(h); i++) {
-                double c = fget(rc[r], i), gv = fget(h, i), sum_err = (double)(N + 8) * 1.2e-7;
-                double tol = (1e-5 + sum_err) * fmax(1, fabs(c));
-                if (r == 0) tol = (1e-5 + sum_err) * fabs(c) + 1e-30; /* softmax: relative */
-                if (!(fabs(gv - c) <= tol))
-                    fail_msg("N=%lld result %d element %lld: cpu %.9g, gpu (emulated) %.9g\n%s", (long long)N, r,
-                             (long long)i, c, gv, src);
-            }
-            mt_tensor_release(h);
-            mt_tensor_release(rc[r]);
-            mt_tensor_release(rg[r]);
+        int64_t N = lens[li], G = 1;
+        run_rows(N, li % 2 ? 1 : 3, false);
+        while (G * 2 <= 32 && G * 2 * 4 <= N) G *= 2;
+        if (N <= 1024) run_rows(N, 8 * 132 * 32 / G + 1, true);
+    }
+}
+
+/* argmax / argmin over the last axis (gpu_argreduce.c), a block or a warp
+ * per row as the row rule chooses, against the CPU, index for index: rows
+ * of few distinct values (ties: the first index wins), rows with NaNs
+ * (the first NaN's index), rows of -inf only (index 0) and rows with
+ * +inf. */
+static void fill_arg_rows(mt_tensor *t, int64_t M, int64_t N) {
+    float *p = mt_tensor_data(t);
+    for (int64_t r = 0; r < M; r++)
+        for (int64_t j = 0; j < N; j++) {
+            float v = (float)rint_below(5) - 2.0f;
+            if (r % 5 == 1 && rint_below(7) == 0) v = NAN;
+            if (r % 5 == 2) v = -INFINITY;
+            if (r % 5 == 3 && rint_below(9) == 0) v = rint_below(2) ? INFINITY : -INFINITY;
+            p[r * N + j] = v;
         }
-        for (int i = 0; i < 3; i++) mt_tensor_release(args[i]), mt_tensor_release(gargs[i]);
-        mt_kernel_release(kc);
-        mt_kernel_release(kg);
+}
+
+static void run_arg_rows(int64_t N, int64_t M, bool warp) {
+    char src[512];
+    snprintf(src, sizeof src,
+             "def f(x: Tensor((%lld, %lld), \"float32\"), y: Tensor((%lld, %lld), \"int32\")):\n"
+             "    return argmax(x, axis=-1), argmin(x, axis=-1), argmax(x * -1.0, axis=-1, keepdims=True),"
+             " argmin(y, axis=1), argmax(y, axis=-1)\n",
+             (long long)M, (long long)N, (long long)M, (long long)N);
+    mt_diag d;
+    mt_kernel *kc = compile_for(src, false, &d), *kg = compile_for(src, true, &d);
+    if (!kc || !kg) fail_msg("compile: %s\n%s", d.text, src);
+    const char *sched = mt_kernel_dump(kg, MT_STAGE_TIR_SCHED);
+    if (!strstr(sched, warp ? "gpu_argreduce_rows (a warp per row)" : "\"gpu_argreduce_rows\""))
+        fail_msg("N=%lld M=%lld: not the %s argreduce rule:\n%s", (long long)N, (long long)M, warp ? "warp" : "block",
+                 sched);
+    rng_state = 0x7654321ull + (uint64_t)(N * 31 + M);
+    int64_t xd[2] = {M, N};
+    mt_tensor *args[2] = {mt_tensor_create(MT_FLOAT32, 2, xd), mt_tensor_create(MT_INT32, 2, xd)}, *gargs[2];
+    fill_arg_rows(args[0], M, N);
+    int32_t *yi = mt_tensor_data(args[1]);
+    for (int64_t i = 0; i < M * N; i++) yi[i] = rint_below(4) - (i % 3 == 0 ? 2147483647 : 0);
+    for (int i = 0; i < 2; i++) gargs[i] = to_dev(kg, args[i], GPU);
+    mt_tensor *rc[5] = {NULL}, *rg[5] = {NULL};
+    if (mt_kernel_run(kc, args, 2, rc, 5, &d) != MT_OK) fail_msg("cpu run: %s", d.text);
+    if (mt_kernel_run(kg, gargs, 2, rg, 5, &d) != MT_OK) fail_msg("emulated run: %s\n%s", d.text, src);
+    for (int r = 0; r < 5; r++) {
+        mt_tensor *h = to_host(kg, rg[r]);
+        const int64_t *c = mt_tensor_data(rc[r]), *gv = mt_tensor_data(h);
+        for (int64_t i = 0; i < mt_tensor_numel(h); i++)
+            if (c[i] != gv[i])
+                fail_msg("N=%lld M=%lld result %d row %lld: cpu %lld, gpu (emulated) %lld\n%s", (long long)N,
+                         (long long)M, r, (long long)i, (long long)c[i], (long long)gv[i], src);
+        mt_tensor_release(h);
+        mt_tensor_release(rc[r]);
+        mt_tensor_release(rg[r]);
+    }
+    for (int i = 0; i < 2; i++) mt_tensor_release(args[i]), mt_tensor_release(gargs[i]);
+    mt_kernel_release(kc);
+    mt_kernel_release(kg);
+}
+
+static void test_argreduce_rows(void **s) {
+    (void)s;
+    static const int64_t lens[] = {1, 7, 31, 32, 33, 1000, 1024, 4097};
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        int64_t N = lens[li], G = 1;
+        run_arg_rows(N, li % 2 ? 1 : 7, false);
+        while (G * 2 <= 32 && G * 2 * 4 <= N) G *= 2;
+        if (N <= 1024) run_arg_rows(N, 8 * 132 * 32 / G + 3, true);
     }
 }
 
@@ -831,6 +910,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_programs),
         cmocka_unit_test(test_row_lengths), cmocka_unit_test(test_many_row_inputs),
+        cmocka_unit_test(test_argreduce_rows),
         cmocka_unit_test(test_flow_on_gpu),
         cmocka_unit_test(test_gpu_with_in_cuda_program),
         cmocka_unit_test(test_gpu_with_is_plain),

@@ -95,11 +95,12 @@ static void test_rules_by_target(void **s) {
     assert_string_equal(r[2].name, "schedule_pool");
     assert_string_equal(r[4].name, "schedule");
     r = mt_target_rules(MT_TARGET_CUDA, &n);
-    assert_int_equal(n, 4);
+    assert_int_equal(n, 5);
     assert_string_equal(r[0].name, "gpu_gemv");
     assert_string_equal(r[1].name, "gpu_matmul");
     assert_string_equal(r[2].name, "gpu_reduce_rows");
-    assert_string_equal(r[3].name, "gpu_fallback");
+    assert_string_equal(r[3].name, "gpu_argreduce_rows");
+    assert_string_equal(r[4].name, "gpu_fallback");
     assert_true(mt_pass_name_known("gpu_fallback", 12));
     assert_true(mt_pass_name_known("realize_devices", 15));
     assert_true(mt_pass_name_known("parse", 5));

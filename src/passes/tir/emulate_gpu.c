@@ -26,6 +26,25 @@
  * its size for T threads per block, and the thread at linear index t
  * ((z * Y + y) * X + x) uses copy t: b[i] is b'[t * n + i].
  *
+ * Warp shuffles. A store `v[i] = T.shfl_xor(x, m, w)` reads x as the
+ * thread tx ^ m computed it at that same point of the phase (the
+ * verifier keeps it directly in the phase: tir.h, IN_SHFL_XOR). So the
+ * phase is split there into loops over the threads, the barrier-like
+ * end of each loop standing for the warp's lockstep:
+ *
+ *     for tx: <the statements before>
+ *     for tx: scratch[tx] = x                    every lane's value...
+ *     for tx: v[i] = scratch[tx ^ m]             ...and its partner's,
+ *             <the statements after>
+ *
+ * with the lets around the store repeated in each loop (one whose value
+ * reads memory is computed once, into a value per thread the later loops
+ * read), and a scratch of one value per thread and dtype per block. Since
+ * a lane's partner lies in its own warp (m < w <= the warp size, which
+ * divides the block), this is what the GPU computes; the values a thread
+ * keeps across the split are in per-thread buffers, given a copy per
+ * thread like any other (below).
+ *
  * The result is for the host CPU: its target is `host`, and the rest of
  * the CPU pipeline (split_host_device, the LLVM backend) takes it as any
  * other function.
@@ -129,6 +148,113 @@ static mt_tstmt *spread_alloc(mt_tmutator *m, mt_tstmt *s) {
     return mt_ts_at(mt_ts_alloc(m->arena, copies, body), s->loc);
 }
 
+/* ---- warp shuffles ---------------------------------------------------------------- */
+
+enum { MAX_LETS = 64 };
+
+typedef MT_VEC(mt_tstmt *) svec;
+
+typedef struct splitter {
+    mt_arena *a;
+    const mt_tstmt *phase;           /* the threadIdx.x loop being split */
+    int64_t threads;
+    mt_tvar *let_var[MAX_LETS];      /* the lets around the statement being collected */
+    mt_texpr *let_val[MAX_LETS];     /* (a value that reads memory: its copy in kept) */
+    int nlets;
+    svec kept;                       /* allocations of let values kept per thread */
+    mt_tbuffer *scratch[MT_DTYPE_COUNT_]; /* a value per thread, per dtype */
+    svec group;                      /* statements of the loop being gathered */
+    svec out;                        /* the loops made */
+} splitter;
+
+static mt_tstmt *in_lets(splitter *sp, mt_tstmt *s) {
+    for (int i = sp->nlets - 1; i >= 0; i--) s = mt_ts_let(sp->a, sp->let_var[i], sp->let_val[i], s);
+    return s;
+}
+
+static void flush(splitter *sp) {
+    if (!sp->group.len) return;
+    mt_tstmt *l = mt_ts_for(sp->a, sp->phase->var, sp->phase->min, sp->phase->extent, MT_FOR_THREAD,
+                            mt_ts_seq(sp->a, sp->group.data, sp->group.len));
+    l->thread_tag = sp->phase->thread_tag;
+    MT_VEC_PUSH(sp->a, &sp->out, mt_ts_at(l, sp->phase->loc));
+    sp->group.len = 0;
+}
+
+/* tx ^ m for a power of two m: tx + m when bit m of tx is clear, else tx - m. */
+static mt_texpr *partner(mt_arena *a, mt_tvar *tx, int64_t m) {
+    mt_texpr *t = mt_te_var(a, tx), *M = mt_te_i64(a, m);
+    mt_texpr *bit = mt_te_bin(a, TE_FLOORMOD, mt_te_bin(a, TE_FLOORDIV, t, M), mt_te_i64(a, 2));
+    return mt_te_bin(a, TE_SUB, mt_te_bin(a, TE_ADD, t, M), mt_te_bin(a, TE_MUL, bit, mt_te_i64(a, 2 * m)));
+}
+
+/* s = `v[i] = T.shfl_xor(x, m, w)`: two loops, scratch[tx] = x, then v[i] = scratch[tx ^ m]. */
+static void split_shuffle(splitter *sp, mt_tstmt *s) {
+    const mt_texpr *sh = s->value;
+    if (sh->kind != TE_CALL || sh->intrin != IN_SHFL_XOR || s->nidx != 1)
+        mt_ice("emulate_gpu: a warp shuffle that is not the whole value of a flat store");
+    mt_arena *a = sp->a;
+    mt_tbuffer **scr = &sp->scratch[sh->dtype];
+    if (!*scr) {
+        mt_texpr *n = mt_te_i64(a, sp->threads);
+        *scr = mt_tbuffer_new(a, "shfl_scratch", sh->dtype, 1, &n);
+        (*scr)->scope = MT_SCOPE_SHARED;
+    }
+    mt_texpr *me = mt_te_var(a, sp->phase->var), *other = partner(a, sp->phase->var, sh->args[1]->ival);
+    flush(sp);
+    MT_VEC_PUSH(a, &sp->group, in_lets(sp, mt_ts_store(a, *scr, &me, 1, sh->args[0])));
+    flush(sp);
+    mt_tstmt *use = mt_ts_store(a, s->buf, s->idx, 1, mt_te_load(a, *scr, &other, 1));
+    MT_VEC_PUSH(a, &sp->group, in_lets(sp, mt_ts_at(use, s->loc))); /* the statements after join it */
+}
+
+/* A let's value that reads memory is evaluated once, where the let is,
+ * into a value per thread that nothing writes again: the loops after a
+ * split read it there (recomputed, it could see later stores). */
+static mt_texpr *keep_value(splitter *sp, const mt_tstmt *s) {
+    mt_arena *a = sp->a;
+    mt_texpr *n = mt_te_i64(a, sp->threads), *me = mt_te_var(a, sp->phase->var);
+    mt_tbuffer *b = mt_tbuffer_new(a, s->var->name, s->var->dtype, 1, &n);
+    b->scope = MT_SCOPE_SHARED;
+    MT_VEC_PUSH(a, &sp->kept, mt_ts_alloc(a, b, NULL));
+    MT_VEC_PUSH(a, &sp->group, in_lets(sp, mt_ts_store(a, b, &me, 1, s->value)));
+    return mt_te_load(a, b, &me, 1);
+}
+
+/* The phase's statements, in order, each in the lets around it. */
+static void collect(splitter *sp, mt_tstmt *s) {
+    if (!mt_tstmt_has_shuffle(s)) {
+        MT_VEC_PUSH(sp->a, &sp->group, in_lets(sp, s));
+    } else if (s->kind == TS_SEQ) {
+        for (int i = 0; i < s->nstmts; i++) collect(sp, s->stmts[i]);
+    } else if (s->kind == TS_LET && sp->nlets < MAX_LETS && !mt_texpr_has_shuffle(s->value)) {
+        sp->let_var[sp->nlets] = s->var;
+        sp->let_val[sp->nlets] = mt_texpr_reads_memory(s->value) ? keep_value(sp, s) : s->value;
+        sp->nlets++;
+        collect(sp, s->body);
+        sp->nlets--;
+    } else if (s->kind == TS_STORE) {
+        split_shuffle(sp, s);
+    } else {
+        mt_ice("emulate_gpu: a warp shuffle under a statement of kind %d in its phase", (int)s->kind);
+    }
+}
+
+/* The phase s (a threadIdx.x loop holding shuffles) as loops split at each. */
+static mt_tstmt *split_phase(mt_arena *a, mt_tstmt *s) {
+    splitter sp;
+    memset(&sp, 0, sizeof sp);
+    sp.a = a, sp.phase = s;
+    if (!mt_te_is_const_int(s->extent, &sp.threads)) mt_ice("emulate_gpu: a phase of symbolic extent with shuffles");
+    collect(&sp, s->body);
+    flush(&sp);
+    mt_tstmt *r = mt_ts_seq(a, sp.out.data, sp.out.len);
+    for (int t = 0; t < MT_DTYPE_COUNT_; t++)
+        if (sp.scratch[t]) r = mt_ts_alloc(a, sp.scratch[t], r);
+    for (int i = 0; i < sp.kept.len; i++) r = mt_ts_alloc(a, sp.kept.data[i]->buf, r);
+    return mt_ts_at(r, s->loc);
+}
+
 /* ---- index loops ------------------------------------------------------------------- */
 
 static mt_tstmt *emu_stmt(mt_tmutator *m, mt_tstmt *s) {
@@ -141,6 +267,7 @@ static mt_tstmt *emu_stmt(mt_tmutator *m, mt_tstmt *s) {
     bool block = tagged(s, "blockIdx.");
     if (!block && !tagged(s, "threadIdx."))
         mt_ice("emulate_gpu: loop bound to unknown index '%s'", s->thread_tag ? s->thread_tag : "?");
+    if (!block && e->threads == 0 && mt_tstmt_has_shuffle(s->body)) return mt_tmutate_stmt(m, split_phase(m->arena, s));
     int *depth = block ? &e->blocks : &e->threads;
     mt_for_kind kind = block && e->blocks == 0 ? MT_FOR_PARALLEL : MT_FOR_SERIAL;
     if (!block) {
