@@ -39,6 +39,7 @@
 #include "graph/builder.h"
 #include "passes/registry.h"
 #include "passes/tir/tir_passes.h"
+#include "schedule/trace.h"
 #include "schedule/user_apply.h"
 #include "support/common.h"
 #include "support/strbuf.h"
@@ -305,6 +306,20 @@ static mt_gmodule *run_graph_passes(mt_arena *a, mt_gmodule *m, const char *dump
 /* The knobs a tuning log gave f ("mr=4 parallel=0"), or NULL. */
 static const char *knobs(const mt_tfunc *f) { return mt_tfunc_get_attr(f, "knobs"); }
 
+/* A function a default rule scheduled: the rule, a tuning log's knobs,
+ * and the primitives it applied as a schedule (when it is made of them). */
+static void print_rule(mt_sb *sb, mt_arena *a, const mt_tfunc *f, const char *rule) {
+    mt_sb_printf(sb, "# %s: the default rule %s%s%s", f->name, rule, knobs(f) ? ", knobs " : "",
+                 knobs(f) ? knobs(f) : "");
+    bool replayable;
+    const char *text = mt_sched_trace_text(a, f, &replayable);
+    if (!text) {
+        mt_sb_putc(sb, '\n');
+        return;
+    }
+    mt_sb_printf(sb, ", as a schedule%s:\n%s", replayable ? "" : " (in part)", text);
+}
+
 /* The "schedule" dump: how each function was scheduled. */
 static const char *print_how(mt_arena *a, mt_tfunc *const *fs, int n, const mt_sched_how *how) {
     mt_sb sb;
@@ -312,8 +327,7 @@ static const char *print_how(mt_arena *a, mt_tfunc *const *fs, int n, const mt_s
     for (int i = 0; i < n; i++) {
         if (i) mt_sb_putc(&sb, '\n');
         if (how[i].origin) mt_sb_printf(&sb, "# %s: %s\n%s", fs[i]->name, how[i].origin, how[i].text);
-        else if (how[i].text) mt_sb_printf(&sb, "# %s: the default rule %s%s%s\n", fs[i]->name, how[i].text,
-                                           knobs(fs[i]) ? ", knobs " : "", knobs(fs[i]) ? knobs(fs[i]) : "");
+        else if (how[i].text) print_rule(&sb, a, fs[i], how[i].text);
         else mt_sb_printf(&sb, "# %s: no rule applied (its loops as written)\n", fs[i]->name);
     }
     return mt_sb_str(&sb);

@@ -47,6 +47,7 @@
  * grid-stride loop is needed.
  */
 #include "schedule/gpu_rules.h"
+#include "schedule/trace.h"
 
 #include <string.h>
 
@@ -145,6 +146,7 @@ static void single_thread(mt_sched *s, const mt_tstmt *old) {
                              old->loc);
     out->thread_tag = "blockIdx.x";
     mt_sched_replace(s, old, out);
+    mt_sched_trace_note(s, "a statement without loops runs on one thread of one block");
 }
 
 /* A large elementwise nest (step 2b): PER_THREAD elements per thread,

@@ -27,6 +27,7 @@
  * is a rule's mistake, reported as a refusal). New loops are serial.
  */
 #include "schedule/primitives.h"
+#include "schedule/trace.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -205,7 +206,7 @@ static mt_tvar *new_var(mt_arena *a, const mt_tvar *like, const char *name) {
 
 /* ---- primitives ------------------------------------------------------------ */
 
-bool mt_sched_split(mt_sched *s, mt_tvar *loop, mt_texpr *factor, mt_tvar **outer,
+bool mt_sched_split_do(mt_sched *s, mt_tvar *loop, mt_texpr *factor, mt_tvar **outer,
                     mt_tvar **inner) {
     mt_arena *a = s->arena;
     const mt_tstmt *l = mt_sched_get_loop(s, loop);
@@ -253,7 +254,7 @@ static const char *fused_name(mt_arena *a, const char *o, const char *i) {
     return mt_arena_printf(a, "%s_%s_fused", o, i);
 }
 
-bool mt_sched_fuse(mt_sched *s, mt_tvar *outer, mt_tvar *inner, mt_tvar **fused) {
+bool mt_sched_fuse_do(mt_sched *s, mt_tvar *outer, mt_tvar *inner, mt_tvar **fused) {
     mt_arena *a = s->arena;
     const mt_tstmt *o = mt_sched_get_loop(s, outer), *i = mt_sched_get_loop(s, inner);
     if (!need_serial(s, "fuse", o) || !need_serial(s, "fuse", i) ||
@@ -275,7 +276,7 @@ bool mt_sched_fuse(mt_sched *s, mt_tvar *outer, mt_tvar *inner, mt_tvar **fused)
     return true;
 }
 
-bool mt_sched_reorder(mt_sched *s, mt_tvar *outer, mt_tvar *inner) {
+bool mt_sched_reorder_do(mt_sched *s, mt_tvar *outer, mt_tvar *inner) {
     mt_arena *a = s->arena;
     const mt_tstmt *o = mt_sched_get_loop(s, outer), *i = mt_sched_get_loop(s, inner);
     if (!nested_pair(s, "reorder", o, i)) return false;
@@ -297,14 +298,14 @@ bool mt_sched_independent(mt_sched *s, mt_tvar *loop) {
     return independent(s, "independent", mt_sched_get_loop(s, loop));
 }
 
-bool mt_sched_parallel(mt_sched *s, mt_tvar *loop) {
+bool mt_sched_parallel_do(mt_sched *s, mt_tvar *loop) {
     const mt_tstmt *l = mt_sched_get_loop(s, loop);
     if (!need_serial(s, "parallel", l) || !independent(s, "parallel", l)) return false;
     annotate(s, l, MT_FOR_PARALLEL);
     return true;
 }
 
-bool mt_sched_vectorize(mt_sched *s, mt_tvar *loop) {
+bool mt_sched_vectorize_do(mt_sched *s, mt_tvar *loop) {
     const mt_tstmt *l = mt_sched_get_loop(s, loop);
     if (!need_serial(s, "vectorize", l)) return false;
     has_loop h = {false};
@@ -316,7 +317,7 @@ bool mt_sched_vectorize(mt_sched *s, mt_tvar *loop) {
     return true;
 }
 
-bool mt_sched_unroll(mt_sched *s, mt_tvar *loop) {
+bool mt_sched_unroll_do(mt_sched *s, mt_tvar *loop) {
     const mt_tstmt *l = mt_sched_get_loop(s, loop);
     if (!need_serial(s, "unroll", l)) return false;
     annotate(s, l, MT_FOR_UNROLLED);
@@ -332,7 +333,7 @@ static bool at_most(const mt_texpr *e, int64_t n) {
     return (mt_te_is_const_int(e->a, &c) && c <= n) || (mt_te_is_const_int(e->b, &c) && c <= n);
 }
 
-bool mt_sched_bind(mt_sched *s, mt_tvar *loop, const char *tag, int64_t threads) {
+bool mt_sched_bind_do(mt_sched *s, mt_tvar *loop, const char *tag, int64_t threads) {
     mt_arena *a = s->arena;
     const mt_tstmt *l = mt_sched_get_loop(s, loop);
     if (!need_serial(s, "bind", l) || !independent(s, "bind", l)) return false;

@@ -26,6 +26,7 @@
  * nest again, its loops along X's dims replaced by the region's).
  */
 #include "schedule/block_util.h"
+#include "schedule/trace.h"
 
 #include <string.h>
 
@@ -378,7 +379,7 @@ static bool ca_region(at *ca) {
     return one_index(ca, ca->o, &idx) && at_region(ca, idx);
 }
 
-bool mt_sched_compute_at(mt_sched *s, const char *name, mt_tvar *loop) {
+bool mt_sched_compute_at_do(mt_sched *s, const char *name, mt_tvar *loop) {
     at ca = {.s = s, .a = s->arena, .f = s->func, .P = "compute_at", .name = name, .loop = loop};
     ca.L = mt_sched_get_loop(s, loop);
     if (!ca_producer(&ca) || !ca_consumer(&ca) || !at_place(&ca) || !at_movable(&ca) ||
@@ -461,7 +462,7 @@ static bool rca_region(at *ca) {
     return at_region(ca, ca->o->body->idx);
 }
 
-bool mt_sched_reverse_compute_at(mt_sched *s, const char *name, mt_tvar *loop) {
+bool mt_sched_reverse_compute_at_do(mt_sched *s, const char *name, mt_tvar *loop) {
     at ca = {.s = s, .a = s->arena, .f = s->func, .P = "reverse_compute_at", .reverse = true,
              .name = name, .loop = loop};
     ca.L = mt_sched_get_loop(s, loop);

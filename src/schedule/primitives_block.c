@@ -21,6 +21,7 @@
  * See docs/schedule.md "Primitives" for each one's output and refusals.
  */
 #include "schedule/block_util.h"
+#include "schedule/trace.h"
 
 #include <string.h>
 
@@ -28,7 +29,7 @@
 
 /* ---- compute_inline ------------------------------------------------------------ */
 
-bool mt_sched_compute_inline(mt_sched *s, const char *name) {
+bool mt_sched_compute_inline_do(mt_sched *s, const char *name) {
     static const char P[] = "compute_inline";
     mt_arena *a = s->arena;
     const mt_tfunc *f = s->func;
@@ -331,7 +332,7 @@ static void rci_build(rci *r) {
         if (f->allocs[i] != r->X) g2->allocs[g2->nallocs++] = f->allocs[i];
 }
 
-bool mt_sched_reverse_compute_inline(mt_sched *s, const char *name) {
+bool mt_sched_reverse_compute_inline_do(mt_sched *s, const char *name) {
     rci r = {.s = s, .a = s->arena, .f = s->func, .name = name};
     if (!rci_consumer(&r) || !rci_producer(&r) || !rci_between(&r)) return false;
     rci_build(&r);

@@ -22,6 +22,7 @@
  * only (every scope is ordinary memory).
  */
 #include "schedule/block_util.h"
+#include "schedule/trace.h"
 
 #include <string.h>
 
@@ -194,7 +195,7 @@ static bool copy_place(mt_sched *s, const mt_tstmt *b, const mt_blk_stmts *path,
     return true;
 }
 
-bool mt_sched_cache_read(mt_sched *s, const char *name, const char *buffer, mt_scope scope,
+bool mt_sched_cache_read_do(mt_sched *s, const char *name, const char *buffer, mt_scope scope,
                          const char **cache_block) {
     mt_arena *a = s->arena;
     const mt_tfunc *f = s->func;

@@ -6,6 +6,7 @@
  * helpers, docs/schedule.md for the outputs and refusals).
  */
 #include "schedule/block_util.h"
+#include "schedule/trace.h"
 
 /* ---- cache_write (local accumulation) ------------------------------------------- */
 
@@ -52,7 +53,7 @@ static mt_tstmt *write_back_if_ran(mt_arena *a, const mt_blk_stmts *path, int r,
     return ran ? mt_ts_if(a, ran, wb, NULL) : wb;
 }
 
-bool mt_sched_cache_write(mt_sched *s, const char *name, mt_scope scope, const char **cache_block) {
+bool mt_sched_cache_write_do(mt_sched *s, const char *name, mt_scope scope, const char **cache_block) {
     static const char P[] = "cache_write";
     mt_arena *a = s->arena;
     mt_blk_stmts path;
@@ -133,7 +134,7 @@ bool mt_sched_cache_write(mt_sched *s, const char *name, mt_scope scope, const c
 
 /* ---- decompose_reduction ---------------------------------------------------------- */
 
-bool mt_sched_decompose_reduction(mt_sched *s, const char *name, mt_tvar *loop) {
+bool mt_sched_decompose_reduction_do(mt_sched *s, const char *name, mt_tvar *loop) {
     static const char P[] = "decompose_reduction";
     mt_arena *a = s->arena;
     const mt_tstmt *L = mt_sched_get_loop(s, loop);

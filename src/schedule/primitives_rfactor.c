@@ -48,6 +48,7 @@
  * fills an empty symbolic reduction with I anyway).
  */
 #include "schedule/block_util.h"
+#include "schedule/trace.h"
 
 enum { RF_MAX_LOOPS = 64 };
 
@@ -147,7 +148,7 @@ static mt_tregion *one_region(mt_arena *a, mt_tbuffer *buf, mt_texpr *const *idx
     return r;
 }
 
-bool mt_sched_rfactor(mt_sched *s, const char *name, mt_tvar *const *loops, int nloops) {
+bool mt_sched_rfactor_do(mt_sched *s, const char *name, mt_tvar *const *loops, int nloops) {
     static const char P[] = "rfactor";
     mt_arena *a = s->arena;
     mt_blk_stmts path;

@@ -561,3 +561,27 @@ bool mt_usched_rfactor(mt_usched *u, const int *loops, int n, int *rf) {
     else step(u, "%s = sch.rfactor([%s])", u->blocks.data[*rf].name, loop_list(u, loops, n));
     return true;
 }
+
+/* ---- for trace_text.c: naming without applying ------------------------------ */
+
+int mt_usched_loop_handle(mt_usched *u, mt_tvar *v) { return loop_handle(u, v); }
+
+int mt_usched_find_loop(const mt_usched *u, const mt_tvar *v) {
+    for (int i = 0; i < u->loops.len; i++)
+        if (u->loops.data[i].var == v) return i;
+    return -1;
+}
+
+int mt_usched_block_handle(mt_usched *u, const char *block) { return block_handle(u, block); }
+
+int mt_usched_find_block(const mt_usched *u, const char *block) {
+    for (int i = 0; i < u->blocks.len; i++)
+        if (strcmp(u->blocks.data[i].block, block) == 0) return i;
+    return -1;
+}
+
+void mt_usched_rename_block(mt_usched *u, const char *from, const char *to) { rename_block(u, from, to); }
+
+void mt_usched_line(mt_usched *u, const char *text) { step(u, "%s", text); }
+
+const char *mt_usched_loop_list(mt_usched *u, const int *h, int n) { return loop_list(u, h, n); }

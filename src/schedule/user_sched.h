@@ -85,4 +85,13 @@ bool mt_usched_rfactor(mt_usched *u, const int *loops, int n, int *rf);
 const char *mt_usched_loop_name(const mt_usched *u, int loop);
 const char *mt_usched_block_name(const mt_usched *u, int block);
 
+/* For printing a recorded trace (trace_text.c): handles without applying. */
+int mt_usched_loop_handle(mt_usched *u, mt_tvar *v);
+int mt_usched_find_loop(const mt_usched *u, const mt_tvar *v); /* -1: none */
+int mt_usched_block_handle(mt_usched *u, const char *block);
+int mt_usched_find_block(const mt_usched *u, const char *block); /* -1: none */
+void mt_usched_rename_block(mt_usched *u, const char *from, const char *to);
+void mt_usched_line(mt_usched *u, const char *text);            /* one step of the trace */
+const char *mt_usched_loop_list(mt_usched *u, const int *h, int n); /* "i, j" */
+
 #endif

@@ -369,6 +369,8 @@ struct mt_tfunc {
                            * compiler from graph ops: what check_bounds checks */
     const mt_target_desc *target; /* what it is compiled for (set by the pipeline
                                    * before scheduling; NULL: see mt_tfunc_target) */
+    const struct mt_sched_step *trace; /* the schedule primitives that made it, newest
+                                        * first (schedule/trace.h), or NULL */
     const struct mt_knobs *knobs; /* values for its schedule rule's knobs (from a
                                    * tuning log or the tuner; schedule/knobs.h), or
                                    * NULL: the rule's own choices. Not printed. */

@@ -17,6 +17,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include <dirent.h>
+
 #include "test_util.h"
 
 #define skip_unless_cpu()                                                                  \
@@ -324,6 +326,80 @@ static void test_cache_and_reverse(void **state) {
     mt_kernel_release(k);
 }
 
+/* The schedule dump of the default rules made of primitives, pasted back
+ * into the source, gives the same code: for every golden program and
+ * example, each kernel printed "as a schedule" (not "in part"). */
+/* text without the "schedule": "<rule>" attribute the GPU rules set (a
+ * user schedule's function has none). */
+static char *without_rule_attr(const char *text) {
+    char *out = strdup(text), *p;
+    while ((p = strstr(out, "\"schedule\": \""))) {
+        char *q = strchr(p + 13, '"');
+        q = q ? q + 1 : p + strlen(p);
+        if (!strncmp(q, ", ", 2)) q += 2;
+        memmove(p, q, strlen(q) + 1);
+    }
+    return out;
+}
+
+static int replay_source(const char *name, const char *src) {
+    mt_compile_options o = test_target_options(NULL);
+    mt_diag d;
+    mt_kernel *k = mt_jit_compile(test_ctx, src, &o, &d);
+    if (!k) return 0; /* some goldens need an entry or a device: not this test's business */
+    const char *how = mt_kernel_dump(k, MT_STAGE_SCHEDULE);
+    size_t cap = strlen(src) + strlen(how) + 64;
+    char *again = malloc(cap);
+    snprintf(again, cap, "%s\n", src);
+    int n = 0;
+    for (const char *p = how; (p = strstr(p, ", as a schedule:\n")); n++) {
+        p += strlen(", as a schedule:\n");
+        const char *end = strstr(p, "\n# ");
+        size_t len = end ? (size_t)(end - p + 1) : strlen(p);
+        strncat(again, p, len);
+    }
+    if (n) {
+        mt_kernel *k2 = mt_jit_compile(test_ctx, again, &o, &d);
+        if (!k2) fail_msg("%s: the schedule dump does not compile back:\n%s\n%s", name, d.text, again);
+        char *x = without_rule_attr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED));
+        char *y = without_rule_attr(mt_kernel_dump(k2, MT_STAGE_TIR_SCHED));
+        bool same = strcmp(x, y) == 0;
+        free(x), free(y);
+        if (!same)
+            fail_msg("%s: the replayed schedule gives other code:\n%s", name, again);
+        mt_kernel_release(k2);
+    }
+    free(again);
+    mt_kernel_release(k);
+    return n;
+}
+
+static void test_default_rule_traces(void **state) {
+    (void)state;
+    const char *root = getenv("MT_SOURCE_DIR");
+    static const char *const dirs[] = {"tests/golden", "examples/kernels", "tests/gpu"};
+    int replayed = 0;
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%s/%s", root ? root : ".", dirs[i]);
+        DIR *dp = opendir(dir);
+        if (!dp) fail_msg("cannot open %s", dir);
+        for (struct dirent *e; (e = readdir(dp));) {
+            size_t len = strlen(e->d_name);
+            if (len <= 3 || strcmp(e->d_name + len - 3, ".py") != 0 || !strcmp(e->d_name, "compare.py")) continue;
+            char path[2048];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            char *src = test_read_file(path);
+            if (!src) fail_msg("cannot read %s", path);
+            if (!strstr(src, "@T.schedule")) replayed += replay_source(e->d_name, src);
+            free(src);
+        }
+        closedir(dp);
+    }
+    print_message("%d kernels' default schedules replayed\n", replayed);
+    assert_true(replayed >= 10);
+}
+
 static void expect_error(const char *src, mt_status st, const char *where_what) {
     mt_diag d = compile_err(src);
     assert_int_equal(d.status, st);
@@ -461,7 +537,7 @@ int main(void) {
         cmocka_unit_test(test_round_trip),          cmocka_unit_test(test_compiler_made_kernel),
         cmocka_unit_test(test_rfactor),             cmocka_unit_test(test_compute_inline_at),
         cmocka_unit_test(test_cache_and_reverse),   cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_c_api),               cmocka_unit_test(test_gpu_bind),
+        cmocka_unit_test(test_c_api),               cmocka_unit_test(test_default_rule_traces),               cmocka_unit_test(test_gpu_bind),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }
