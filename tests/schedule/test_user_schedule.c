@@ -500,6 +500,47 @@ static void test_c_api(void **state) {
     assert_int_equal(mt_schedule_parallel(NULL, 0), MT_ERR_INVALID_ARG);
 }
 
+/* The block primitives from C, as test_cache_and_reverse does them from
+ * the source (the callback sees the kernel after inline_producers, which
+ * already folded B into C and D into E); a refusal leaves the kernel as it
+ * was. */
+static mt_status stages_cb(mt_schedule *sch, void *user) {
+    char *trace = user;
+    int c, e, ac, cw, loops[4], n;
+    /* the callback sees the function after inline_producers: B is already
+     * in C and D in E */
+    if (mt_schedule_get_block(sch, "C", &c) || mt_schedule_reverse_compute_inline(sch, c) != MT_ERR_INVALID_ARG ||
+        !strstr(mt_schedule_error(sch), "no producer to inline into"))
+        return MT_ERR_INTERNAL;
+    if (mt_schedule_get_block(sch, "E", &e) || mt_schedule_get_loops(sch, e, loops, 4, &n) || n != 2)
+        return MT_ERR_INTERNAL;
+    if (mt_schedule_cache_read(sch, e, 0, "global", &ac) || mt_schedule_compute_at(sch, ac, loops[0]))
+        return MT_ERR_INTERNAL;
+    if (mt_schedule_cache_write(sch, c, 0, "global", &cw)) return MT_ERR_INTERNAL;
+    if (mt_schedule_get_loops(sch, c, loops, 4, &n) || mt_schedule_reverse_compute_at(sch, cw, loops[0]))
+        return MT_ERR_INTERNAL;
+    if (mt_schedule_get_loops(sch, c, loops, 1, &n) != MT_ERR_INVALID_ARG) return MT_ERR_INTERNAL; /* max 1 < 2 loops */
+    snprintf(trace, 4096, "%s", mt_schedule_trace(sch));
+    return MT_OK;
+}
+
+static void test_c_api_blocks(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    char trace[4096] = "";
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.schedule = stages_cb;
+    o.schedule_user = trace;
+    mt_kernel *k = compile_ok_opts(stages_src, &o);
+    assert_null(strstr(trace, "reverse_compute_inline"));
+    assert_non_null(strstr(trace, "    b_A_global = sch.cache_read(b_E, 0, \"global\")\n"));
+    assert_non_null(strstr(trace, "    b_C_global = sch.cache_write(b_C, 0, \"global\")\n"));
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), "# two: the schedule callback\n"));
+    check_stages(k);
+    mt_kernel_release(k);
+}
+
 /* ---- GPU schedules ------------------------------------------------------------ */
 
 static void test_gpu_bind(void **state) {
@@ -537,7 +578,8 @@ int main(void) {
         cmocka_unit_test(test_round_trip),          cmocka_unit_test(test_compiler_made_kernel),
         cmocka_unit_test(test_rfactor),             cmocka_unit_test(test_compute_inline_at),
         cmocka_unit_test(test_cache_and_reverse),   cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_c_api),               cmocka_unit_test(test_default_rule_traces),               cmocka_unit_test(test_gpu_bind),
+        cmocka_unit_test(test_c_api),               cmocka_unit_test(test_c_api_blocks),
+        cmocka_unit_test(test_default_rule_traces),               cmocka_unit_test(test_gpu_bind),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }
