@@ -15,6 +15,7 @@
  */
 #include <math.h>
 #include <stdbool.h>
+#include <unistd.h>
 #include <stdlib.h>
 
 #include <dirent.h>
@@ -541,6 +542,35 @@ static void test_c_api_blocks(void **state) {
     mt_kernel_release(k);
 }
 
+/* A source schedule wins over a tuning log's record for the same kernel. */
+static void test_precedence_over_log(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    char log[] = "/tmp/mt_user_schedule_XXXXXX";
+    int fd = mkstemp(log);
+    assert_true(fd >= 0);
+    close(fd);
+    const char *prog = "def main(a: Tensor((64, 100), \"float32\"), b: Tensor((64, 100), \"float32\")):\n"
+                       "    return a + b * 2.0\n";
+    mt_tune_options t;
+    mt_tune_options_init(&t);
+    t.log = log, t.trials = 2, t.seconds = 5;
+    mt_diag d;
+    if (mt_tune(test_ctx, prog, NULL, &t, &d) != MT_OK) fail_msg("mt_tune: %s", d.text);
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.tuning_log = log;
+    mt_kernel *k = compile_ok_opts(prog, &o);
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), "# fused_multiply_add: the default rule schedule"));
+    mt_kernel_release(k);
+    k = compile_ok_opts(fused_src, &o); /* the same kernel, with a schedule in the source */
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), "# fused_multiply_add: the source's schedule\n"));
+    assert_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "\"knobs\""));
+    check_fused(k);
+    mt_kernel_release(k);
+    unlink(log);
+}
+
 /* ---- GPU schedules ------------------------------------------------------------ */
 
 static void test_gpu_bind(void **state) {
@@ -579,6 +609,7 @@ int main(void) {
         cmocka_unit_test(test_rfactor),             cmocka_unit_test(test_compute_inline_at),
         cmocka_unit_test(test_cache_and_reverse),   cmocka_unit_test(test_errors),
         cmocka_unit_test(test_c_api),               cmocka_unit_test(test_c_api_blocks),
+        cmocka_unit_test(test_precedence_over_log),
         cmocka_unit_test(test_default_rule_traces),               cmocka_unit_test(test_gpu_bind),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
