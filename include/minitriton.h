@@ -515,7 +515,7 @@ MT_API const char *mt_version(void);
  * callback was given, which is valid only during the call. Blocks and loops
  * are named by handles (ints) that these functions hand out. Each returns
  * MT_OK, or MT_ERR_INVALID_ARG with the function unchanged and the reason
- * in mt_schedule_error ("split: factor 0 of loop 'i' is not positive"): a
+ * in mt_schedule_error ("parallel: loop 'k' drives reduce variable 'vk' of block 'C': ..."): a
  * primitive that would change the result is refused, never applied. */
 MT_API const char *mt_schedule_kernel_name(const mt_schedule *sch);
 MT_API const char *mt_schedule_error(const mt_schedule *sch); /* the last refusal, or NULL */
@@ -540,7 +540,8 @@ MT_API mt_status mt_schedule_reverse_compute_at(mt_schedule *sch, int block, int
 MT_API mt_status mt_schedule_reverse_compute_inline(mt_schedule *sch, int block);
 /* index: which of the block's read (T.reads order) / written buffers; scope
  * "global", "shared" or "local"; *out: the block that copies the cache
- * (cache_write of a reduction into "local": the block itself). */
+ * (cache_write of a reduction into "local": <block>_write_back, which
+ * stores the accumulator). */
 MT_API mt_status mt_schedule_cache_read(mt_schedule *sch, int block, int index, const char *scope,
                                         int *out);
 MT_API mt_status mt_schedule_cache_write(mt_schedule *sch, int block, int index, const char *scope,

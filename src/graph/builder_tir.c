@@ -138,7 +138,7 @@ static bool scheduled(const mt_ast *module, const mt_ast *def) {
             if (!mt_ast_is_decorator(c, "schedule") || c->kind != AST_CALL || c->items.len != 1) continue;
             const mt_ast *arg = c->items.data[0];
             if ((arg->kind == AST_NAME && !strcmp(arg->name, def->name)) ||
-                (arg->kind == AST_STR && !strncmp(arg->str, def->name, strlen(def->name))))
+                (arg->kind == AST_STR && !strcmp(arg->str, def->name)))
                 return true;
         }
     }

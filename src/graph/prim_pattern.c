@@ -49,6 +49,7 @@ typedef struct scan {
     const mt_tstmt *block;
     const mt_tbuffer *out;
     bool reduce;
+    bool in_init;                      /* scanning the init, which must not read out */
     bool elemwise, broadcast, bounded; /* what every load so far allows */
 } scan;
 
@@ -77,7 +78,7 @@ static void check_load(scan *sc, const mt_texpr *e) {
         last = it;
     }
     if (e->buf == sc->out) { /* only a reduction's accumulator, at the store's index */
-        if (!(sc->reduce && same && e->nargs == nsp)) sc->bounded = false;
+        if (!(sc->reduce && !sc->in_init && same && e->nargs == nsp)) sc->bounded = false;
         return;
     }
     sc->elemwise = sc->elemwise && same && e->nargs == nsp;
@@ -112,9 +113,10 @@ mt_op_pattern mt_prim_func_pattern(const mt_tfunc *f) {
     bool reduce = false;
     for (int i = 0; i < b->niters; i++) reduce = reduce || b->iters[i].kind == MT_ITER_REDUCE;
     if (reduce != (b->init != NULL) || (b->init && !output_store(b, b->init, out))) return MT_PAT_OPAQUE;
-    scan sc = {b, out, reduce, true, true, true};
+    scan sc = {b, out, reduce, false, true, true, true};
     mt_tvisitor v = {load_expr, no_stmt, &sc};
     mt_tvisit_expr(&v, b->body->value);
+    sc.in_init = true;
     if (b->init) mt_tvisit_expr(&v, b->init->value);
     if (!sc.bounded) return MT_PAT_OPAQUE;
     if (reduce) return MT_PAT_REDUCTION;

@@ -92,6 +92,7 @@ bool mt_sched_bind(mt_sched *s, mt_tvar *loop, const char *tag, int64_t threads)
     mt_sched_step *st = new_step(s, "bind", before);
     st->loops[st->nloops++] = loop;
     st->str = tag;
+    st->threads = threads;
     return push(s, st);
 }
 
@@ -156,7 +157,9 @@ bool mt_sched_decompose_reduction(mt_sched *s, const char *block, mt_tvar *loop)
 
 bool mt_sched_rfactor(mt_sched *s, const char *block, mt_tvar *const *loops, int nloops) {
     const mt_tfunc *before = s->func;
-    if (nloops > MT_STEP_MAX_LOOPS || !mt_sched_rfactor_do(s, block, loops, nloops)) return false;
+    if (nloops > MT_STEP_MAX_LOOPS)
+        return mt_sched_refuse(s, "rfactor: %d loops, more than %d", nloops, MT_STEP_MAX_LOOPS);
+    if (!mt_sched_rfactor_do(s, block, loops, nloops)) return false;
     mt_sched_step *st = new_step(s, "rfactor", before);
     st->block = block;
     for (int i = 0; i < nloops; i++) st->loops[st->nloops++] = loops[i];

@@ -8,7 +8,7 @@
  * None and lists/tuples of them; `x[i]` indexes a list. Each call is
  * checked (its arguments by name or position, their kinds) and run through
  * user_sched.h; a refusal fails at the primitive's name with the reason
- * ("split: factor 0 of loop 'i' is not positive").
+ * ("parallel: loop 'k' drives reduce variable 'vk' ...").
  */
 #include "schedule/sched_from_ast.h"
 
@@ -385,7 +385,8 @@ const mt_ast *mt_schedule_decorator_arg(const mt_ast *def) {
     return NULL;
 }
 
-mt_tfunc *mt_schedule_from_ast(mt_arena *a, mt_tfunc *f, const mt_ast *def, const char **trace) {
+mt_tfunc *mt_schedule_from_ast(mt_arena *a, mt_tfunc *f, const mt_ast *def, const mt_ast *target,
+                               const char **trace) {
     interp in;
     memset(&in, 0, sizeof in);
     in.a = a;
@@ -394,6 +395,7 @@ mt_tfunc *mt_schedule_from_ast(mt_arena *a, mt_tfunc *f, const mt_ast *def, cons
         mt_fail(MT_ERR_TYPE, def->loc, "a schedule function takes one argument (the schedule), not %d", def->items.len);
     bind(&in, def->items.data[0]->name, (value){V_SCH, 0, NULL, NULL, 0});
     for (int i = 0; i < def->body.len; i++) statement(&in, def->body.data[i]);
-    if (trace) *trace = mt_usched_text(&in.u, f->name);
+    bool by_name = target && target->kind == AST_NAME;
+    if (trace) *trace = mt_usched_text(&in.u, by_name ? target->name : f->name, by_name);
     return in.u.s.func;
 }

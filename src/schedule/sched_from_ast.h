@@ -22,7 +22,10 @@ const mt_ast *mt_schedule_decorator_arg(const mt_ast *def);
 
 /* f scheduled by schedule function def; each mistake or refusal fails
  * (mt_fail) at its place in def. *trace (may be NULL) gets the applied
- * steps as schedule text (user_sched.h, mt_usched_text). */
-mt_tfunc *mt_schedule_from_ast(mt_arena *a, mt_tfunc *f, const mt_ast *def, const char **trace);
+ * steps as schedule text (user_sched.h, mt_usched_text) for the same
+ * target: target, the decorator's argument (a loop function's name, which
+ * schedules it as written, or a kernel's name as a string). */
+mt_tfunc *mt_schedule_from_ast(mt_arena *a, mt_tfunc *f, const mt_ast *def, const mt_ast *target,
+                               const char **trace);
 
 #endif

@@ -33,6 +33,7 @@ struct mt_sched_step {
     const char *str;           /* bind's tag; cache_read's buffer */
     mt_scope scope;            /* cache_read, cache_write */
     mt_texpr *factor;          /* split */
+    int64_t threads;           /* bind */
     mt_tvar *outs[2];          /* split: outer, inner; fuse: fused */
     int nouts;
     const char *made;          /* a block the step made (cache, init, rf) */

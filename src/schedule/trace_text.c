@@ -109,6 +109,18 @@ static int read_index(printer *p, const mt_tfunc *f, const char *block, const ch
     return -1;
 }
 
+/* Does sch.bind derive the step's thread count from the loop's extent (a
+ * constant, or F of a clamped T.min(F, ..)), as user_sched.c does? */
+static bool bind_replays(printer *p, const mt_sched_step *st) {
+    mt_sched tmp;
+    mt_sched_init(&tmp, p->a, (mt_tfunc *)st->before);
+    const mt_texpr *e = mt_sched_get_loop(&tmp, st->loops[0])->extent;
+    int64_t n;
+    if (mt_te_is_const_int(e, &n)) return n == st->threads;
+    return e->kind == TE_MIN && ((mt_te_is_const_int(e->a, &n) && n == st->threads) ||
+                                 (mt_te_is_const_int(e->b, &n) && n == st->threads));
+}
+
 static const char *loop_names(printer *p, const int *h, int n) { return mt_usched_loop_list(&p->u, h, n); }
 
 /* One step as a line of the schedule. */
@@ -134,6 +146,9 @@ static bool print_step(printer *p, const mt_sched_step *st) {
         int r[2] = {h[1], h[0]};
         line = mt_arena_printf(a, "sch.reorder(%s)", loop_names(p, r, 2));
     } else if (!strcmp(p0, "bind")) {
+        if (!strncmp(st->str, "threadIdx.", 10) && !bind_replays(p, st))
+            return cannot(p, mt_arena_printf(a, "loop '%s' runs on %lld threads, not its extent's number",
+                                             st->loops[0]->name, (long long)st->threads));
         line = mt_arena_printf(a, "sch.bind(%s, \"%s\")", loop_names(p, h, 1), st->str);
     } else if (!strcmp(p0, "cache_read") || !strcmp(p0, "cache_write")) {
         int idx = p0[6] == 'r' ? read_index(p, st->before, st->block, st->str) : 0;
@@ -172,5 +187,5 @@ const char *mt_sched_trace_text(mt_arena *a, const mt_tfunc *f, bool *replayable
     }
     if (p.why) mt_usched_line(&p.u, mt_arena_printf(a, "# and more that a schedule cannot say: %s", p.why));
     if (replayable) *replayable = !p.why;
-    return mt_usched_text(&p.u, f->name);
+    return mt_usched_text(&p.u, f->name, false);
 }

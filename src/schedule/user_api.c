@@ -9,14 +9,19 @@
  */
 #include "schedule/user_api.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "support/common.h"
 
-/* Runs op; a failure's reason goes to sch's error. */
+/* Runs op; a refusal's reason is in sch's error. An error raised inside
+ * (out of memory, an internal error) is caught here, not unwound through
+ * the caller's frames: it marks sch broken (the kernel may be half
+ * transformed), and the compile fails after the callback returns. */
 #define SCH_RUN(sch, op)                                                            \
     do {                                                                            \
         if (!(sch)) return MT_ERR_INVALID_ARG;                                      \
+        if ((sch)->broken) return MT_ERR_INTERNAL;                                  \
         mt_errframe fr_;                                                            \
         bool ok_ = false;                                                           \
         if (MT_TRY(&fr_)) {                                                         \
@@ -24,7 +29,9 @@
             mt_err_pop(&fr_);                                                       \
         } else {                                                                    \
             mt_err_pop(&fr_);                                                       \
-            (sch)->u.error = mt_arena_strdup((sch)->u.s.arena, fr_.msg);            \
+            snprintf((sch)->msg, sizeof (sch)->msg, "%s", fr_.msg);                 \
+            (sch)->u.error = (sch)->msg;                                            \
+            (sch)->broken = true;                                                   \
             return fr_.status;                                                      \
         }                                                                           \
         return ok_ ? MT_OK : MT_ERR_INVALID_ARG;                                    \
@@ -37,8 +44,16 @@ static bool null_arg(mt_schedule *sch, const char *fn) {
 
 const char *mt_schedule_kernel_name(const mt_schedule *sch) { return sch ? sch->u.s.func->name : NULL; }
 const char *mt_schedule_error(const mt_schedule *sch) { return sch ? sch->u.error : NULL; }
+static bool trace_text(mt_schedule *sch, const char **out) {
+    *out = mt_usched_text(&sch->u, sch->u.s.func->name, false);
+    return true;
+}
+
+static mt_status run_trace(mt_schedule *sch, const char **out) { SCH_RUN(sch, trace_text(sch, out)); }
+
 const char *mt_schedule_trace(mt_schedule *sch) {
-    return sch ? mt_usched_text(&sch->u, sch->u.s.func->name) : NULL;
+    const char *text = NULL;
+    return run_trace(sch, &text) == MT_OK ? text : NULL;
 }
 
 mt_status mt_schedule_get_block(mt_schedule *sch, const char *name, int *block) {

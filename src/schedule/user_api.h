@@ -10,6 +10,8 @@
 
 struct mt_schedule {
     mt_usched u;
+    bool broken;   /* an internal error stopped a primitive halfway: the compile fails */
+    char msg[512]; /* that error's message (the arena may be what failed) */
 };
 
 #endif

@@ -19,18 +19,6 @@
 #include "support/common.h"
 #include "tir/from_ast.h"
 
-/* Is kernel name k the loop function `base` or one of its instances
- * (base_1, base_2, ...)? */
-static bool instance_of(const char *k, const char *base) {
-    size_t n = strlen(base);
-    if (strncmp(k, base, n) != 0) return false;
-    if (k[n] == 0) return true;
-    if (k[n] != '_' || !k[n + 1]) return false;
-    for (const char *p = k + n + 1; *p; p++)
-        if (!isdigit((unsigned char)*p)) return false;
-    return true;
-}
-
 static const mt_ast *find_prim_func(const mt_ast *module, const char *name) {
     for (int i = 0; i < module->body.len; i++) {
         const mt_ast *d = module->body.data[i];
@@ -64,10 +52,14 @@ static bool binds_threads(const mt_tfunc *f) {
     return h.found;
 }
 
-/* Does schedule def (its decorator's argument arg) name kernel f? */
+/* Does a schedule whose decorator's argument is arg name kernel f? By
+ * name: f is made from that loop function of the source (one function
+ * per binding of its symbolic dims: its place is the def's); by string:
+ * f's name is exactly the string. */
 static bool names(const mt_ast *module, const mt_ast *arg, const mt_tfunc *f) {
     if (arg->kind == AST_STR) return strcmp(f->name, arg->str) == 0;
-    return instance_of(f->name, arg->name) && find_prim_func(module, arg->name);
+    const mt_ast *d = find_prim_func(module, arg->name);
+    return d && f->hand_written && f->loc.line == d->loc.line && f->loc.col == d->loc.col;
 }
 
 static void check_target(const mt_ast *module, const mt_ast *arg) {
@@ -89,7 +81,7 @@ static void apply_one(mt_arena *a, const mt_ast *module, const mt_ast *def, mt_t
             mt_fail(MT_ERR_INVALID_ARG, arg->loc, "a second schedule for '%s' (the first is at line %d)",
                     fs[i]->name, by[i]->loc.line);
         by[i] = def;
-        fs[i] = mt_schedule_from_ast(a, fs[i], def, &how[i].text);
+        fs[i] = mt_schedule_from_ast(a, fs[i], def, arg, &how[i].text);
         how[i].origin = "the source's schedule";
         if (mt_tfunc_target(fs[i])->kind == MT_TARGET_CUDA && !binds_threads(fs[i]))
             mt_fail(MT_ERR_INVALID_ARG, def->loc,
@@ -105,7 +97,7 @@ bool mt_source_schedules_name(const mt_ast *module, const mt_tfunc *f) {
     for (int i = 0; i < module->body.len; i++) {
         const mt_ast *d = module->body.data[i];
         const mt_ast *arg = d->kind == AST_FUNCDEF ? mt_schedule_decorator_arg(d) : NULL;
-        if (arg && names(module, arg, f)) return true;
+        if (arg && arg->kind == AST_NAME && names(module, arg, f)) return true;
     }
     return false;
 }
@@ -123,15 +115,20 @@ void mt_apply_callback_schedules(mt_arena *a, mt_schedule_fn fn, void *user, mt_
     for (int i = 0; i < n; i++) {
         if (how[i].origin) continue;
         mt_schedule sch;
+        memset(&sch, 0, sizeof sch);
         mt_usched_init(&sch.u, a, fs[i]);
         mt_status st = fn(&sch, user);
-        if (st != MT_OK)
-            mt_fail(st, MT_NOLOC, "the schedule callback failed on kernel '%s': %s", fs[i]->name,
-                    sch.u.error ? sch.u.error : mt_status_str(st));
+        if (sch.broken)
+            mt_fail(MT_ERR_INTERNAL, MT_NOLOC, "a schedule primitive failed on kernel '%s': %s", fs[i]->name,
+                    sch.msg);
+        if (st != MT_OK) /* the callback's own status, when it is a user error */
+            mt_fail(st > MT_OK && st < MT_ERR_INTERNAL ? st : MT_ERR_INVALID_ARG, MT_NOLOC,
+                    "the schedule callback failed on kernel '%s' (it returned %s)%s%s", fs[i]->name,
+                    mt_status_str(st), sch.u.error ? "; the last refusal: " : "", sch.u.error ? sch.u.error : "");
         if (sch.u.s.func == fs[i]) continue; /* nothing applied: the rules take it */
         fs[i] = sch.u.s.func;
         how[i].origin = "the schedule callback";
-        how[i].text = mt_usched_text(&sch.u, fs[i]->name);
+        how[i].text = mt_usched_text(&sch.u, fs[i]->name, false);
         if (mt_tfunc_target(fs[i])->kind == MT_TARGET_CUDA && !binds_threads(fs[i]))
             mt_fail(MT_ERR_INVALID_ARG, MT_NOLOC,
                     "kernel '%s' runs on the GPU: the schedule callback must bind loops to blockIdx and "

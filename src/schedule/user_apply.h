@@ -24,9 +24,10 @@ typedef struct mt_sched_how {
  * its schedule leaves without blockIdx/threadIdx bindings. */
 void mt_apply_source_schedules(mt_arena *a, const mt_ast *module, mt_tfunc **fs, int n, mt_sched_how *how);
 
-/* Does a schedule of the source name f? (The pipeline leaves a loop
- * function of the source that one names as written: inline_producers does
- * not touch it.) */
+/* Does a schedule of the source name f by name (@T.schedule(mm): f is made
+ * from loop function mm)? The pipeline leaves such a function as written:
+ * inline_producers does not touch it. (A schedule naming a kernel by
+ * string sees it as `--emit tir` shows it.) */
 bool mt_source_schedules_name(const mt_ast *module, const mt_tfunc *f);
 
 /* fn called on each function the source's schedules left (how[i].origin

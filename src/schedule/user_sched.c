@@ -78,10 +78,11 @@ static void step(mt_usched *u, const char *fmt, ...) {
     u->nsteps++;
 }
 
-const char *mt_usched_text(mt_usched *u, const char *func) {
+const char *mt_usched_text(mt_usched *u, const char *func, bool by_name) {
     mt_sb sb;
     mt_sb_init(&sb, u->s.arena);
-    mt_sb_printf(&sb, "@T.schedule(\"%s\")\n", func);
+    if (by_name) mt_sb_printf(&sb, "@T.schedule(%s)\n", func);
+    else mt_sb_printf(&sb, "@T.schedule(\"%s\")\n", func);
     mt_usched tmp = {.s = u->s, .names = u->names};
     mt_sb_printf(&sb, "def %s(sch):\n", fresh_name(&tmp, "schedule_", func));
     const char *body = mt_sb_str(&u->trace);
@@ -316,7 +317,8 @@ static bool chain(mt_usched *u, mt_tvar *outer, mt_tvar *inner, mt_tvar **out, i
     return *n > 0 && out[*n - 1] == inner;
 }
 
-/* The order of vs[] as they are nested now: pos[i] = depth rank of vs[i]. */
+/* The outermost (*top) and innermost (*bottom) of vs[], which must all lie
+ * on one path of nested loops. */
 static bool nest_order(mt_usched *u, mt_tvar *const *vs, int n, mt_tvar **top, mt_tvar **bottom) {
     *top = *bottom = vs[0];
     for (int i = 1; i < n; i++) {
@@ -365,6 +367,9 @@ bool mt_usched_reorder(mt_usched *u, const int *loops, int n) {
     if (!nest_order(u, vs, n, &top, &bottom)) return false;
     int nc;
     if (!chain(u, top, bottom, c, &nc)) return fail(u, "reorder: the loops are not in one nest");
+    for (int i = 0; i < n; i++) /* a loop beside the path from top to bottom */
+        if (index_of(c, nc, vs[i]) < 0)
+            return fail(u, "reorder: loops '%s' and '%s' are not in one nest", bottom->name, vs[i]->name);
     mt_sched save = u->s;
     if (!reorder_chain(u, c, nc, vs, n)) {
         const char *why = u->s.error;

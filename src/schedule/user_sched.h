@@ -16,8 +16,8 @@
  * Every operation checks its arguments, runs the primitive
  * (schedule/primitives.h) and on success appends the step to the trace, the
  * schedule as `@T.schedule` text that replays it (`mtc --emit schedule`).
- * On failure it returns false with the reason in u->error ("split: factor 0
- * of loop 'i' is not positive") and leaves the function as it was.
+ * On failure it returns false with the reason in u->error ("parallel: loop
+ * 'k' drives reduce variable 'vk' of block 'C': ...") and leaves the function as it was.
  */
 #ifndef MT_SCHEDULE_USER_SCHED_H
 #define MT_SCHEDULE_USER_SCHED_H
@@ -53,12 +53,14 @@ typedef struct mt_usched {
 
 void mt_usched_init(mt_usched *u, mt_arena *a, mt_tfunc *f);
 
-/* The trace as a schedule function for kernel `func`, ready to paste back:
+/* The trace as a schedule function, ready to paste back: for kernel
+ * `func` (a string: the kernel as `--emit tir` shows it) or, by_name, for
+ * the loop function `func` of the source as written:
  *   @T.schedule("func")
  *   def schedule_func(sch):
- *       b0 = sch.get_block("C")
+ *       b_C = sch.get_block("C")
  *       ...                                                              */
-const char *mt_usched_text(mt_usched *u, const char *func);
+const char *mt_usched_text(mt_usched *u, const char *func, bool by_name);
 
 /* The primitives. Handles in and out are ints; out arrays hold at most
  * MT_USCHED_MAX entries. A factor of 0 in split is `None` (inferred). */

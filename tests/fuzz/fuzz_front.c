@@ -47,7 +47,7 @@ static void schedule(mt_arena *a, const mt_ast *def, mt_tfunc *const *fs, int n)
     const mt_ast *arg = mt_schedule_decorator_arg(def);
     for (int i = 0; arg && arg->kind == AST_NAME && i < n; i++) {
         if (strcmp(fs[i]->name, arg->name) != 0) continue;
-        mt_tfunc *g = mt_schedule_from_ast(a, fs[i], def, NULL);
+        mt_tfunc *g = mt_schedule_from_ast(a, fs[i], def, arg, NULL);
         if (mt_tir_verify(a, g, MT_TIR_BLOCK)) __builtin_trap(); /* a primitive broke the function */
     }
 }

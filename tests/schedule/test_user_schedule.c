@@ -105,7 +105,7 @@ static void test_matmul_schedule(void **state) {
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         mt_kernel *k = compile_ok(matmul_src(shapes[s][0], shapes[s][1], shapes[s][2], tiled));
         const char *how = mt_kernel_dump(k, MT_STAGE_SCHEDULE);
-        assert_non_null(strstr(how, "# mm: the source's schedule\n@T.schedule(\"mm\")\n"));
+        assert_non_null(strstr(how, "# mm: the source's schedule\n@T.schedule(mm)\n"));
         assert_non_null(strstr(how, "    i_0, i_1 = sch.split(i, factors=[None, 4])\n"));
         assert_non_null(strstr(how, "    b_C_init = sch.decompose_reduction(b_C, k)\n"));
         const char *code = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
@@ -401,6 +401,37 @@ static void test_default_rule_traces(void **state) {
     assert_true(replayed >= 10);
 }
 
+/* A schedule of loop function mm names the functions made from mm, not
+ * another loop function whose name starts with "mm_". */
+static void test_names_by_def(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    mt_kernel *k = compile_ok(
+        "@T.prim_func\n"
+        "def mm(A: T.Buffer((4,), \"float32\"), B: T.Buffer((4,), \"float32\")):\n"
+        "    for i in range(4):\n"
+        "        with T.block(\"C\"):\n"
+        "            vi = T.axis.spatial(4, i)\n"
+        "            B[vi] = A[vi] * T.float32(2)\n"
+        "\n"
+        "@T.prim_func\n"
+        "def mm_2(A: T.Buffer((4,), \"float32\"), B: T.Buffer((4,), \"float32\")):\n"
+        "    for i in range(4):\n"
+        "        with T.block(\"D\"):\n"
+        "            vi = T.axis.spatial(4, i)\n"
+        "            B[vi] = A[vi] * T.float32(3)\n"
+        "\n"
+        "@T.schedule(mm)\n"
+        "def s(sch):\n"
+        "    i, = sch.get_loops(sch.get_block(\"C\"))\n"
+        "    sch.unroll(i)\n"
+        "\n"
+        "def main(a: Tensor((4,), \"float32\")):\n"
+        "    return mm_2(a)\n");
+    assert_null(strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), "the source's schedule"));
+    mt_kernel_release(k);
+}
+
 static void expect_error(const char *src, mt_status st, const char *where_what) {
     mt_diag d = compile_err(src);
     assert_int_equal(d.status, st);
@@ -609,7 +640,7 @@ int main(void) {
         cmocka_unit_test(test_rfactor),             cmocka_unit_test(test_compute_inline_at),
         cmocka_unit_test(test_cache_and_reverse),   cmocka_unit_test(test_errors),
         cmocka_unit_test(test_c_api),               cmocka_unit_test(test_c_api_blocks),
-        cmocka_unit_test(test_precedence_over_log),
+        cmocka_unit_test(test_precedence_over_log), cmocka_unit_test(test_names_by_def),
         cmocka_unit_test(test_default_rule_traces),               cmocka_unit_test(test_gpu_bind),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
