@@ -122,6 +122,20 @@ static inline bool mt_ast_has_decorator(const mt_ast *def, const char *name) {
     for (int i = 0; i < def->kw.len; i++)
         if (mt_ast_is_decorator(def->kw.data[i], name)) return true;
     return false;
+}
+
+/* def's decorator `@T.<name>...` (the first), or NULL. */
+static inline const mt_ast *mt_ast_decorator(const mt_ast *def, const char *name) {
+    for (int i = 0; i < def->kw.len; i++)
+        if (mt_ast_is_decorator(def->kw.data[i], name)) return def->kw.data[i];
+    return NULL;
+}
+
+/* The one argument of def's `@T.<name>(arg)`, or NULL (no such decorator,
+ * or not called with exactly one positional argument). */
+static inline const mt_ast *mt_ast_decorator_arg(const mt_ast *def, const char *name) {
+    const mt_ast *d = mt_ast_decorator(def, name);
+    return d && d->kind == AST_CALL && d->items.len == 1 && !d->kw.len ? d->items.data[0] : NULL;
 } /* "AST_BINOP" -> "BinOp"-style name */
 mt_ast *mt_ast_new(mt_arena *a, mt_ast_kind kind, mt_loc loc);
 void mt_ast_push(mt_arena *a, mt_ast_list *l, mt_ast *n);

@@ -132,15 +132,10 @@ static const char *binds_key(builder *b, const mt_ast *def, const mt_tir_symbind
 static bool scheduled(const mt_ast *module, const mt_ast *def) {
     for (int i = 0; i < module->body.len; i++) {
         const mt_ast *d = module->body.data[i];
-        if (d->kind != AST_FUNCDEF) continue;
-        for (int k = 0; k < d->kw.len; k++) {
-            const mt_ast *c = d->kw.data[k];
-            if (!mt_ast_is_decorator(c, "schedule") || c->kind != AST_CALL || c->items.len != 1) continue;
-            const mt_ast *arg = c->items.data[0];
-            if ((arg->kind == AST_NAME && !strcmp(arg->name, def->name)) ||
-                (arg->kind == AST_STR && !strcmp(arg->str, def->name)))
-                return true;
-        }
+        const mt_ast *arg = d->kind == AST_FUNCDEF ? mt_ast_decorator_arg(d, "schedule") : NULL;
+        if (arg && ((arg->kind == AST_NAME && !strcmp(arg->name, def->name)) ||
+                    (arg->kind == AST_STR && !strcmp(arg->str, def->name))))
+            return true;
     }
     return false;
 }

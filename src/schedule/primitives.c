@@ -68,11 +68,18 @@ static void find_stmt(mt_tvisitor *v, const mt_tstmt *s) {
 
 static void skip_expr(mt_tvisitor *v, const mt_texpr *e) { (void)v, (void)e; }
 
-const mt_tstmt *mt_sched_get_loop(const mt_sched *s, const mt_tvar *loop) {
-    if (!loop) mt_ice("schedule: no loop variable given");
+static finder find_loop(const mt_sched *s, const mt_tvar *loop) {
     finder f = {loop, NULL, 0};
     mt_tvisitor v = {skip_expr, find_stmt, &f};
     if (s->func->body) mt_tvisit_stmt(&v, s->func->body);
+    return f;
+}
+
+int mt_sched_loop_count(const mt_sched *s, const mt_tvar *loop) { return find_loop(s, loop).count; }
+
+const mt_tstmt *mt_sched_get_loop(const mt_sched *s, const mt_tvar *loop) {
+    if (!loop) mt_ice("schedule: no loop variable given");
+    finder f = find_loop(s, loop);
     if (f.count == 0) mt_ice("schedule: no loop over '%s' in %s", loop->name, s->func->name);
     if (f.count > 1)
         mt_ice("schedule: %d loops over '%s' in %s", f.count, loop->name, s->func->name);

@@ -73,6 +73,10 @@ typedef struct mt_sched {
 
 void mt_sched_init(mt_sched *s, mt_arena *a, mt_tfunc *f);
 
+/* How many loops of s->func bind `loop` (user schedules check a handle
+ * with it: 1 is a loop that still exists). */
+int mt_sched_loop_count(const mt_sched *s, const mt_tvar *loop);
+
 /* The loop statement over `loop` in s->func (mt_ice when there is none). */
 const mt_tstmt *mt_sched_get_loop(const mt_sched *s, const mt_tvar *loop);
 

@@ -371,18 +371,14 @@ static void statement(interp *in, const mt_ast *s) {
 /* ---- the decorator ------------------------------------------------------------------ */
 
 const mt_ast *mt_schedule_decorator_arg(const mt_ast *def) {
-    for (int i = 0; i < def->kw.len; i++) {
-        const mt_ast *d = def->kw.data[i];
-        if (!mt_ast_is_decorator(d, "schedule")) continue;
-        if (d->kind != AST_CALL || d->items.len != 1 || d->kw.len)
-            mt_fail(MT_ERR_SYNTAX, d->loc, "@T.schedule takes one argument: a loop function or a kernel's name");
-        const mt_ast *arg = d->items.data[0];
-        if (arg->kind != AST_NAME && arg->kind != AST_STR)
-            mt_fail(MT_ERR_TYPE, arg->loc, "@T.schedule names a loop function of the source or, as a string, "
-                                           "a kernel of the dumps");
-        return arg;
-    }
-    return NULL;
+    const mt_ast *d = mt_ast_decorator(def, "schedule");
+    if (!d) return NULL;
+    const mt_ast *arg = mt_ast_decorator_arg(def, "schedule");
+    if (!arg) mt_fail(MT_ERR_SYNTAX, d->loc, "@T.schedule takes one argument: a loop function or a kernel's name");
+    if (arg->kind != AST_NAME && arg->kind != AST_STR)
+        mt_fail(MT_ERR_TYPE, arg->loc, "@T.schedule names a loop function of the source or, as a string, "
+                                       "a kernel of the dumps");
+    return arg;
 }
 
 mt_tfunc *mt_schedule_from_ast(mt_arena *a, mt_tfunc *f, const mt_ast *def, const mt_ast *target,

@@ -108,31 +108,13 @@ static int block_handle(mt_usched *u, const char *block) {
     return u->blocks.len - 1;
 }
 
-typedef struct counter {
-    const mt_tvar *var;
-    int n;
-} counter;
-
-static void count_stmt(mt_tvisitor *v, const mt_tstmt *s) {
-    counter *c = v->ctx;
-    if (s->kind == TS_FOR && s->var == c->var) c->n++;
-    mt_tvisit_stmt_children(v, s);
-}
-
 static void no_expr(mt_tvisitor *v, const mt_texpr *e) { (void)v, (void)e; }
-
-static int loops_over(const mt_tfunc *f, const mt_tvar *var) {
-    counter c = {var, 0};
-    mt_tvisitor v = {no_expr, count_stmt, &c};
-    if (f->body) mt_tvisit_stmt(&v, f->body);
-    return c.n;
-}
 
 /* The variable of loop handle h, which must still name one loop. */
 static bool loop_var(mt_usched *u, const char *prim, int h, mt_tvar **out) {
     if (h < 0 || h >= u->loops.len) return fail(u, "%s: not a loop", prim);
     mt_tvar *v = u->loops.data[h].var;
-    int n = loops_over(u->s.func, v);
+    int n = mt_sched_loop_count(&u->s, v);
     if (n == 1) {
         *out = v;
         return true;
