@@ -13,7 +13,12 @@
 # N worker processes (libFuzzer's -fork=N; the "#N" status lines then count
 # the executions of all of them) for long runs on several cores;
 # MT_FUZZ_TIMEOUT=S sets the per-input timeout (default 10 s; a long run in
-# the background of other work needs more: a starved worker is not a hang).
+# the background of other work needs more: a starved worker is not a hang);
+# MT_FUZZ_ARGS="-flag=value ..." passes more libFuzzer flags (the long runs of
+# fuzz_graph use -entropic=0: libFuzzer's entropic scheduling took 40 % of
+# that harness's time, docs/robustness.md). The fuzz build scales the
+# compiler's size limits down 16 times (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION,
+# src/graph/builder_internal.h).
 #
 # Seeds are regenerated on every run (build-fuzz/seeds/): the kernels of the
 # error corpus, the golden tests, the examples, the front-end goldens and the
@@ -53,7 +58,8 @@ cp -r "$dir/seeds/compile" "$dir/seeds/graph"
 run() { # name extra-args...
   local name=$1; shift
   echo "== fuzz: $name for ${secs}s"
-  scripts/fuzz_run.sh "$dir/tests/fuzz/fuzz_$name" "$name" "$secs" "$dir" "$PWD/tests/lsan.supp" "$@"
+  # shellcheck disable=SC2086 # MT_FUZZ_ARGS: more libFuzzer flags, split at spaces
+  scripts/fuzz_run.sh "$dir/tests/fuzz/fuzz_$name" "$name" "$secs" "$dir" "$PWD/tests/lsan.supp" "$@" ${MT_FUZZ_ARGS:-}
 }
 
 status=0

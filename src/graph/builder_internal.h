@@ -54,13 +54,25 @@ typedef struct builder {
     MT_VEC(const char *) prim_keys; /* ... and the symbolic-dim bindings each was built for */
 } builder;
 
+/* A fuzzing build (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION, the libFuzzer
+ * convention; CMake's MT_FUZZ sets it) divides the size limits below by
+ * MT_FUZZ_LIMIT_SCALE: an input at a limit then costs a sixteenth of the
+ * time, and the harnesses spend their executions on many inputs instead of a
+ * few that unroll to the limit (seconds each under ASan). The code paths
+ * are the same; only the numbers differ. */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+enum { MT_FUZZ_LIMIT_SCALE = 16 };
+#else
+enum { MT_FUZZ_LIMIT_SCALE = 1 };
+#endif
+
 /* The most op bindings one compilation may build. Unrolled loops multiply
  * (three nested `for _ in range(16)` make 4,096 copies of their body), so
  * the builder stops there with MT_ERR_LIMIT rather than letting a small
  * source grow without bound. What sets the number is LLVM: every loop
  * function costs a few ms to optimize and emit, and 2048 separate matmuls
  * already take about ten seconds (docs/robustness.md). */
-enum { MT_MAX_BINDINGS = 2048 };
+enum { MT_MAX_BINDINGS = 2048 / MT_FUZZ_LIMIT_SCALE };
 
 /* The most statements and expressions one compilation may build, counting
  * each again for every unrolled copy and inlined call. Bodies that fold to
@@ -68,7 +80,7 @@ enum { MT_MAX_BINDINGS = 2048 };
  * `for _ in range(16)` around `x = 1 + 2` build 16 million statements (a
  * hang, and gigabytes of arena). 2**20 is about 0.3 s in a release build and
  * a hundred times what a kernel at MT_MAX_BINDINGS needs. */
-enum { MT_MAX_BUILD_WORK = 1 << 20 };
+enum { MT_MAX_BUILD_WORK = (1 << 20) / MT_FUZZ_LIMIT_SCALE };
 
 /* Counts one statement or expression against MT_MAX_BUILD_WORK. */
 void mt_b_work(builder *b, mt_loc loc);
