@@ -253,6 +253,67 @@ static mt_tvar *fuse_range(mt_sched *s, const nest *n, int from, int to) {
     return v;
 }
 
+/* ---- transposes --------------------------------------------------------------- */
+
+/* The loop (< n - 1) whose variable is the last index of a load, when the
+ * innermost loop's is not: that load is contiguous along another loop than
+ * the store (a transpose). -1 when there is none. */
+static int transposed_loop(const nest *n) {
+    const mt_tvar *inner = n->block->iters[n->n - 1].var;
+    for (int i = 0; i < n->acc.len; i++) {
+        const access *x = &n->acc.data[i];
+        if (!x->load || x->nidx == 0 || is_var(x->idx[x->nidx - 1], inner)) continue;
+        for (int d = 0; d < n->n - 1; d++)
+            if (is_var(x->idx[x->nidx - 1], n->block->iters[d].var)) return d;
+    }
+    return -1;
+}
+
+static bool at_least(const mt_tstmt *loop, int64_t t) {
+    int64_t e;
+    return !mt_te_is_const_int(loop->extent, &e) || e >= t;
+}
+
+/* A transpose (transposed_loop p): loops p and the innermost one are split
+ * by T, a cache line of elements, and the two inner parts moved innermost,
+ * p's first: every T x T tile reads T lines and writes T lines whole, where
+ * the nest as written read one element of each line it brought in (a
+ * line was used again only after a whole plane). The loops outside the
+ * tile are fused and run in parallel chunks of about `grain` elements. */
+static bool tile_transpose(mt_sched *s, const nest *n, int p, int64_t t, int64_t grain, bool serial) {
+    int last = n->n - 1;
+    mt_arena *a = s->arena;
+    mt_tvar *po, *pi, *lo, *li;
+    if (!mt_sched_split(s, n->loops[p]->var, mt_te_i64(a, t), &po, &pi)) return false;
+    if (!mt_sched_split(s, n->loops[last]->var, mt_te_i64(a, t), &lo, &li)) return false;
+    /* pi inward past the loops between it and lo, and past lo */
+    for (int d = p + 1; d < last; d++)
+        if (!mt_sched_reorder(s, pi, n->loops[d]->var)) return false;
+    if (!mt_sched_reorder(s, pi, lo)) return false;
+    mt_tvar *outer = p == 0 ? po : n->loops[0]->var;
+    for (int d = 1; d < last; d++)
+        if (!mt_sched_fuse(s, outer, d == p ? po : n->loops[d]->var, &outer)) return false;
+    if (!mt_sched_fuse(s, outer, lo, &outer)) return false;
+    int64_t per = grain / (t * t) > 1 ? grain / (t * t) : 1, ext;
+    const mt_tstmt *ol = mt_sched_get_loop(s, outer);
+    if (serial || (mt_te_is_const_int(ol->extent, &ext) && ext <= per)) return true;
+    mt_tvar *chunks;
+    if (per > 1 && !mt_sched_split(s, outer, mt_te_i64(a, per), &chunks, NULL)) return true;
+    mt_sched_parallel(s, per > 1 ? chunks : outer);
+    return true;
+}
+
+static bool schedule_transposed(mt_sched *s, const nest *n, int64_t grain, bool serial) {
+    int p = transposed_loop(n);
+    if (p < 0) return false;
+    int64_t t = mt_tfunc_target(s->func)->cache_line_bytes / (int64_t)mt_dtype_size(n->out[0]->dtype);
+    if (t < 2 || !at_least(n->loops[p], t) || !at_least(n->loops[n->n - 1], t)) return false;
+    mt_tfunc *before = s->func;
+    if (tile_transpose(s, n, p, t, grain, serial)) return true;
+    s->func = before; /* a refusal halfway: the nest as it was */
+    return false;
+}
+
 static void schedule_injective(mt_sched *s, const nest *n) {
     mt_arena *a = s->arena;
     int64_t es = (int64_t)mt_dtype_size(n->out[0]->dtype);
@@ -260,6 +321,9 @@ static void schedule_injective(mt_sched *s, const nest *n) {
     if (grain < 1) grain = 1;
     bool serial = !mt_knob_get(s->func, "schedule", "parallel", 1);
     int j = n->n - 1;
+    while (j > 0 && fusable_suffix(n, j - 1)) j--;
+    if (!contiguous_inner(n, j) && schedule_transposed(s, n, grain, serial)) return;
+    j = n->n - 1;
     while (j > 0 && fusable_suffix(n, j - 1)) j--;
 
     mt_tvar *par;        /* the loop to cut into parallel chunks */

@@ -229,6 +229,12 @@ static const transpose_case transpose_cases[] = {
     {{4, {2, 1, 3, 5}}, "transpose(x, (3, 1, 0, 2))", {4, {3, 1, 0, 2}}},
     {{4, {2, 3, 4, 5}}, "transpose(x, (0, 1, 2, 3))", {4, {0, 1, 2, 3}}},
     {{0, {0}}, "transpose(x)", {0, {0}}},
+    /* at least a cache line of elements along both the read's and the
+     * write's contiguous axes: the CPU rule tiles these (tails included) */
+    {{2, {17, 33}}, "transpose(x)", {2, {1, 0}}},
+    {{3, {9, 70, 130}}, "transpose(x, (2, 0, 1))", {3, {2, 0, 1}}},
+    {{3, {5, 40, 19}}, "transpose(x, (0, 2, 1))", {3, {0, 2, 1}}},
+    {{4, {2, 17, 3, 20}}, "transpose(x, (0, 3, 2, 1))", {4, {0, 3, 2, 1}}},
 };
 
 static void test_transpose(void **state) {
