@@ -390,3 +390,27 @@ bool mt_blk_contiguous_suffix(const mt_tstmt *b, int from) {
     mt_tvisit_expr(&vis, st->value);
     return k.ok;
 }
+
+/* ---- fresh block names ----------------------------------------------------------- */
+
+typedef struct name_scan {
+    mt_tvisitor v;
+    const char *name;
+    bool hit;
+} name_scan;
+
+static void name_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    name_scan *n = (name_scan *)v;
+    if (s->kind == TS_BLOCK && s->name && strcmp(s->name, n->name) == 0) n->hit = true;
+    mt_tvisit_stmt_children(v, s);
+}
+
+const char *mt_blk_fresh_block_name(mt_arena *a, const mt_tfunc *f, const char *base) {
+    const char *name = base;
+    for (int k = 1;; k++) {
+        name_scan n = {{NULL, name_stmt, NULL}, name, false};
+        if (f->body) mt_tvisit_stmt(&n.v, f->body);
+        if (!n.hit) return name;
+        name = mt_arena_printf(a, "%s_%d", base, k);
+    }
+}

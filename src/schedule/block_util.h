@@ -80,6 +80,9 @@ mt_tstmt *mt_blk_prepend(mt_arena *a, mt_tstmt *x, mt_tstmt *y);
 mt_tregion mt_blk_point_region(mt_arena *a, mt_tbuffer *buf, mt_texpr *const *idx);
 
 /* Fresh variables named like vars[0..n). */
+/* base, or base_1, base_2, ...: the first name no block of f carries. */
+const char *mt_blk_fresh_block_name(mt_arena *a, const mt_tfunc *f, const char *base);
+
 mt_tvar **mt_blk_fresh_vars(mt_arena *a, mt_tvar *const *vars, int n, const char *suffix);
 
 /* TE_VAR expressions of vars[0..n). */

@@ -39,6 +39,7 @@ void mt_sched_init(mt_sched *s, mt_arena *a, mt_tfunc *f) {
     s->arena = a;
     s->func = f;
     s->error = NULL;
+    s->made = s->renamed = NULL;
 }
 
 bool mt_sched_refuse(mt_sched *s, const char *fmt, ...) {

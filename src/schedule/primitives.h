@@ -69,6 +69,11 @@ typedef struct mt_sched {
     mt_arena *arena;   /* new nodes */
     mt_tfunc *func;    /* the function as scheduled so far */
     const char *error; /* why the last primitive that failed refused (arena text) */
+    const char *made;  /* the block the last primitive made (cache_read/_write's copy,
+                        * decompose_reduction's init, rfactor's partial block), or NULL */
+    const char *renamed; /* the new name of the block it rewrote (decompose_reduction's
+                          * update), or NULL. New block names are never a name the
+                          * function already has: b_init, then b_init_1, ... */
 } mt_sched;
 
 void mt_sched_init(mt_sched *s, mt_arena *a, mt_tfunc *f);

@@ -32,29 +32,6 @@ static const char *scope_name(mt_scope sc) {
 
 /* ---- names ------------------------------------------------------------------------- */
 
-typedef struct name_scan {
-    mt_tvisitor v;
-    const char *name;
-    bool hit;
-} name_scan;
-
-static void name_stmt(mt_tvisitor *v, const mt_tstmt *s) {
-    name_scan *n = (name_scan *)v;
-    if (s->kind == TS_BLOCK && s->name && strcmp(s->name, n->name) == 0) n->hit = true;
-    mt_tvisit_stmt_children(v, s);
-}
-
-/* base, or base_1, base_2, ...: the first name no block of f carries. */
-static const char *fresh_block_name(mt_arena *a, const mt_tfunc *f, const char *base) {
-    const char *name = base;
-    for (int k = 1;; k++) {
-        name_scan n = {{NULL, name_stmt, NULL}, name, false};
-        mt_tvisit_stmt(&n.v, f->body);
-        if (!n.hit) return name;
-        name = mt_arena_printf(a, "%s_%d", base, k);
-    }
-}
-
 /* ---- building -------------------------------------------------------------------- */
 
 /* for ax0, ..: with T.block(name): dst[v] = src[v] (same shape). */
@@ -209,7 +186,7 @@ bool mt_sched_cache_read_do(mt_sched *s, const char *name, const char *buffer, m
                                buffer);
     if (!copy_place(s, b, &path, X, &at)) return false;
     mt_tbuffer *C = cache_buffer(a, X, scope);
-    const char *cname = fresh_block_name(a, f, C->name);
+    const char *cname = mt_blk_fresh_block_name(a, f, C->name);
     swap_buf t = {X, C};
     mt_tmutator m = {a, swap_load, NULL, &t};
     mt_tstmt *nb = mt_ts_copy(a, b);
@@ -271,7 +248,7 @@ bool mt_blk_cache_write_copy(mt_sched *s, const char *name, mt_scope scope, cons
     int top = top_index(f, &path);
     if (!cw_copyable(s, b, &path, top)) return false;
     mt_tbuffer *B = st->buf, *C = cache_buffer(a, B, scope);
-    const char *cname = fresh_block_name(a, f, C->name);
+    const char *cname = mt_blk_fresh_block_name(a, f, C->name);
     mt_tstmt *nb = mt_ts_copy(a, b);
     nb->body = mt_ts_at(mt_ts_store(a, C, st->idx, st->nidx, st->value), st->loc);
     nb->writes = swap_regions(a, b->writes, b->nwrites, B, C);

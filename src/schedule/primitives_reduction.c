@@ -115,7 +115,7 @@ bool mt_sched_cache_write_do(mt_sched *s, const char *name, mt_scope scope, cons
     /* the write-back block: B[idx] = acc[()] for the same spatial instance */
     mt_tvar **nsv = mt_blk_fresh_vars(a, sv, ns, "");
     mt_texpr **nse = mt_blk_var_exprs(a, nsv, ns);
-    mt_tstmt *wb = mt_blk_spatial_block(a, mt_arena_printf(a, "%s_write_back", name), b, nsv, NULL,
+    mt_tstmt *wb = mt_blk_spatial_block(a, mt_blk_fresh_block_name(a, s->func, mt_arena_printf(a, "%s_write_back", name)), b, nsv, NULL,
                                  NULL, 0);
     mt_texpr **idx = MT_NEW_ARRAY(a, mt_texpr *, st->nidx + 1);
     for (int d = 0; d < st->nidx; d++) idx[d] = mt_tsubst_expr(a, st->idx[d], sv, nse, ns);
@@ -191,7 +191,9 @@ bool mt_sched_decompose_reduction_do(mt_sched *s, const char *name, mt_tvar *loo
     mt_texpr **nce = mt_blk_var_exprs(a, ncv, nc);
     mt_tvar **nsv = mt_blk_fresh_vars(a, sv, ns, "");
     mt_texpr **nse = mt_blk_var_exprs(a, nsv, ns);
-    mt_tstmt *ib = mt_blk_spatial_block(a, mt_arena_printf(a, "%s_init", name), b, nsv, cv, nce, nc);
+    const char *iname = mt_blk_fresh_block_name(a, s->func, mt_arena_printf(a, "%s_init", name));
+    const char *uname = mt_blk_fresh_block_name(a, s->func, mt_arena_printf(a, "%s_update", name));
+    mt_tstmt *ib = mt_blk_spatial_block(a, iname, b, nsv, cv, nce, nc);
     mt_tstmt *init = mt_tsubst_stmt(a, b->init, sv, nse, ns);
     ib->body = init;
     ib->writes = MT_NEW_ARRAY(a, mt_tregion, b->nwrites + 1);
@@ -220,8 +222,9 @@ bool mt_sched_decompose_reduction_do(mt_sched *s, const char *name, mt_tvar *loo
     /* the update block: the same without its init */
     mt_tstmt *ub = mt_ts_copy(a, b);
     ub->init = NULL;
-    ub->name = mt_arena_printf(a, "%s_update", name);
+    ub->name = uname;
     mt_sched_replace(s, b, ub);
+    s->made = iname, s->renamed = uname;
     const mt_tstmt *L2 = mt_sched_get_loop(s, loop);
     mt_tstmt *pair[2] = {nest, (mt_tstmt *)L2};
     mt_sched_replace(s, L2, mt_ts_seq(a, pair, 2));

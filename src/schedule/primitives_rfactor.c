@@ -267,7 +267,8 @@ bool mt_sched_rfactor_do(mt_sched *s, const char *name, mt_tvar *const *loops, i
     for (int i = 0, k = 0; i < b->niters; i++)
         if (b->iters[i].kind == MT_ITER_REDUCE)
             rvals[k++] = mt_tsubst_expr(a, b->iter_values[i], rl_old, rl_new_e, nrl);
-    mt_tstmt *rb = mt_ts_block(a, mt_arena_printf(a, "%s_rf", name));
+    const char *rfname = mt_blk_fresh_block_name(a, s->func, mt_arena_printf(a, "%s_rf", name));
+    mt_tstmt *rb = mt_ts_block(a, rfname);
     rb->iters = MT_NEW_ARRAY(a, mt_titer, ns + nrl + 1);
     rb->iter_values = MT_NEW_ARRAY(a, mt_texpr *, ns + nrl + 1);
     mt_texpr **rf_idx = MT_NEW_ARRAY(a, mt_texpr *, nd + 1);
@@ -316,7 +317,8 @@ bool mt_sched_rfactor_do(mt_sched *s, const char *name, mt_tvar *const *loops, i
         fk[d] = MT_ITER_SPATIAL;
     }
     mt_texpr **fve = mt_blk_var_exprs(a, fv, nd);
-    mt_tstmt *fb = grid_block(a, mt_arena_printf(a, "%s_rf_init", name), fv, fl, shape, fk, nd);
+    mt_tstmt *fb = grid_block(a, mt_blk_fresh_block_name(a, s->func, mt_arena_printf(a, "%s_rf_init", name)),
+                              fv, fl, shape, fk, nd);
     fb->body = mt_ts_store(a, Brf, fve, nd, mt_tsubst_expr(a, in->value, sv, fve, ns));
     fb->writes = one_region(a, Brf, fve);
     fb->nwrites = 1;
@@ -374,5 +376,6 @@ bool mt_sched_rfactor_do(mt_sched *s, const char *name, mt_tvar *const *loops, i
     al[g->nallocs] = Brf;
     g->allocs = al;
     g->nallocs++;
+    s->made = rfname;
     return true;
 }

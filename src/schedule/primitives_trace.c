@@ -102,6 +102,7 @@ static bool block_step(mt_sched *s, const char *prim, const mt_tfunc *before, co
     st->block = block;
     if (loop) st->loops[st->nloops++] = loop;
     st->made = made;
+    if (!strcmp(prim, "decompose_reduction")) st->str = s->renamed; /* its update block */
     return push(s, st);
 }
 
@@ -150,20 +151,21 @@ bool mt_sched_cache_write(mt_sched *s, const char *block, mt_scope scope, const 
 
 bool mt_sched_decompose_reduction(mt_sched *s, const char *block, mt_tvar *loop) {
     const mt_tfunc *before = s->func;
+    s->made = s->renamed = NULL;
     return mt_sched_decompose_reduction_do(s, block, loop) &&
-           block_step(s, "decompose_reduction", before, block, loop,
-                      mt_arena_printf(s->arena, "%s_init", block));
+           block_step(s, "decompose_reduction", before, block, loop, s->made);
 }
 
 bool mt_sched_rfactor(mt_sched *s, const char *block, mt_tvar *const *loops, int nloops) {
     const mt_tfunc *before = s->func;
     if (nloops > MT_STEP_MAX_LOOPS)
         return mt_sched_refuse(s, "rfactor: %d loops, more than %d", nloops, MT_STEP_MAX_LOOPS);
+    s->made = NULL;
     if (!mt_sched_rfactor_do(s, block, loops, nloops)) return false;
     mt_sched_step *st = new_step(s, "rfactor", before);
     st->block = block;
     for (int i = 0; i < nloops; i++) st->loops[st->nloops++] = loops[i];
-    st->made = mt_arena_printf(s->arena, "%s_rf", block);
+    st->made = s->made;
     return push(s, st);
 }
 

@@ -30,7 +30,7 @@ struct mt_sched_step {
     mt_tvar *loops[MT_STEP_MAX_LOOPS]; /* loop arguments */
     int nloops;
     const char *block;         /* block argument */
-    const char *str;           /* bind's tag; cache_read's buffer */
+    const char *str;           /* bind's tag; cache_read's buffer; decompose_reduction's update block */
     mt_scope scope;            /* cache_read, cache_write */
     mt_texpr *factor;          /* split */
     int64_t threads;           /* bind */

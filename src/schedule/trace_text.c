@@ -157,7 +157,7 @@ static bool print_step(printer *p, const mt_sched_step *st) {
         line = mt_arena_printf(a, "%s = sch.%s(%s, %d, \"%s\")", mt_usched_block_name(&p->u, m), p0, bn, idx,
                                scope_str(st->scope));
     } else if (!strcmp(p0, "decompose_reduction")) {
-        mt_usched_rename_block(&p->u, st->block, mt_arena_printf(a, "%s_update", st->block));
+        mt_usched_rename_block(&p->u, st->block, st->str);
         int m = mt_usched_block_handle(&p->u, st->made);
         line = mt_arena_printf(a, "%s = sch.decompose_reduction(%s, %s)", mt_usched_block_name(&p->u, m), bn,
                                loop_names(p, h, 1));

@@ -502,8 +502,8 @@ bool mt_usched_decompose_reduction(mt_usched *u, int block, int loop, int *init)
         return false;
     if (!mt_sched_decompose_reduction(&u->s, b, v)) return refused(u);
     const char *bname = u->blocks.data[block].name;
-    rename_block(u, b, mt_arena_printf(u->s.arena, "%s_update", b));
-    *init = block_handle(u, mt_arena_printf(u->s.arena, "%s_init", b));
+    rename_block(u, b, u->s.renamed);
+    *init = block_handle(u, u->s.made);
     step(u, "%s = sch.decompose_reduction(%s, %s)", u->blocks.data[*init].name, bname,
          u->loops.data[loop].name);
     return true;
@@ -543,7 +543,7 @@ bool mt_usched_rfactor(mt_usched *u, const int *loops, int n, int *rf) {
                     u->loops.data[loops[0]].name);
     const char *name = b->name;
     if (!mt_sched_rfactor(&u->s, name, vs, n)) return refused(u);
-    *rf = block_handle(u, mt_arena_printf(u->s.arena, "%s_rf", name));
+    *rf = block_handle(u, u->s.made);
     if (n == 1) step(u, "%s = sch.rfactor(%s)", u->blocks.data[*rf].name, loop_list(u, loops, 1));
     else step(u, "%s = sch.rfactor([%s])", u->blocks.data[*rf].name, loop_list(u, loops, n));
     return true;

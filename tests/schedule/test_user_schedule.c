@@ -204,6 +204,52 @@ static void test_rfactor(void **state) {
     mt_kernel_release(k);
 }
 
+/* A block the source already names C_init: decompose_reduction names its
+ * new block C_init_1 (never a name the function has), the schedule's
+ * handles follow, and the printed schedule says so. */
+static void test_taken_names(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    mt_kernel *k = compile_ok(
+        "@T.prim_func\n"
+        "def f(A: T.Buffer((8, 8), \"float32\"), C: T.Buffer((8,), \"float32\")):\n"
+        "    D = T.alloc_buffer((8,), \"float32\")\n"
+        "    for i in range(8):\n"
+        "        with T.block(\"C_init\"):\n"
+        "            vi = T.axis.remap(\"S\", [i])\n"
+        "            D[vi] = A[vi, 0] * T.float32(2)\n"
+        "    for i, k in T.grid(8, 8):\n"
+        "        with T.block(\"C\"):\n"
+        "            vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+        "            with T.init():\n"
+        "                C[vi] = D[vi]\n"
+        "            C[vi] = C[vi] + A[vi, vk]\n"
+        "\n"
+        "@T.schedule(f)\n"
+        "def s(sch):\n"
+        "    b = sch.get_block(\"C\")\n"
+        "    i, k = sch.get_loops(b)\n"
+        "    init = sch.decompose_reduction(b, k)\n"
+        "    io, ii = sch.split(sch.get_loops(b)[1], factors=[None, 4])\n"
+        "    mine = sch.get_block(\"C_init\")\n");
+    const char *code = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+    const char *how = mt_kernel_dump(k, MT_STAGE_SCHEDULE);
+    assert_non_null(strstr(how, "b_C_init_1 = sch.decompose_reduction(b_C, k)\n"));
+    assert_non_null(strstr(how, "sch.split(k, factors=[None, 4])\n"));
+    (void)code;
+    int64_t sh[2] = {8, 8};
+    mt_tensor *a = tensor_f32(2, sh, 3);
+    mt_tensor *out = run1(k, &a, 1);
+    for (int i = 0; i < 8; i++) {
+        double ref = 2.0 * F(a)[i * 8];
+        for (int j = 0; j < 8; j++) ref += F(a)[i * 8 + j];
+        assert_true(fabs(F(out)[i] - ref) <= 1e-5 * (1 + fabs(ref)));
+    }
+    mt_tensor_release(a);
+    mt_tensor_release(out);
+    mt_kernel_release(k);
+}
+
 /* compute_inline and compute_at from a schedule, on a loop function of two
  * stages: B = A * 2 then C = B + 1 (B inlined), and D = exp(A) then E =
  * D * 3 with D computed per row of E. */
@@ -637,7 +683,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matmul_schedule),     cmocka_unit_test(test_default_rule_named),
         cmocka_unit_test(test_round_trip),          cmocka_unit_test(test_compiler_made_kernel),
-        cmocka_unit_test(test_rfactor),             cmocka_unit_test(test_compute_inline_at),
+        cmocka_unit_test(test_rfactor),
+        cmocka_unit_test(test_taken_names),             cmocka_unit_test(test_compute_inline_at),
         cmocka_unit_test(test_cache_and_reverse),   cmocka_unit_test(test_errors),
         cmocka_unit_test(test_c_api),               cmocka_unit_test(test_c_api_blocks),
         cmocka_unit_test(test_precedence_over_log), cmocka_unit_test(test_names_by_def),
