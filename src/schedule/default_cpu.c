@@ -55,6 +55,13 @@
  *     with constant extents and at most one chunk stays serial; with
  *     symbolic extents the chunk count is computed at run time and the
  *     runtime runs a single chunk inline, without waking threads.
+ *  4. Transposes. When some load's last index is the variable of another
+ *     loop p than the innermost (it reads along p, the store writes along
+ *     the innermost loop), steps 1-3 would use one element of every cache
+ *     line read. Instead p and the innermost loop are split by a cache line
+ *     of elements, the two inner parts moved innermost, and the loops
+ *     outside the tile fused into parallel chunks (schedule_transposed):
+ *     each tile reads and writes whole lines.
  *
  * The chunk count is not tied to the thread count: mt_parallel_for gives
  * each thread one contiguous range of chunks, so many chunks cost a few
