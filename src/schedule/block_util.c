@@ -408,7 +408,7 @@ static void name_stmt(mt_tvisitor *v, const mt_tstmt *s) {
 const char *mt_blk_fresh_block_name(mt_arena *a, const mt_tfunc *f, const char *base) {
     const char *name = base;
     for (int k = 1;; k++) {
-        name_scan n = {{NULL, name_stmt, NULL}, name, false};
+        name_scan n = {{mt_tvisit_no_expr, name_stmt, NULL}, name, false};
         if (f->body) mt_tvisit_stmt(&n.v, f->body);
         if (!n.hit) return name;
         name = mt_arena_printf(a, "%s_%d", base, k);

@@ -43,11 +43,10 @@ static void thread_stmt(mt_tvisitor *v, const mt_tstmt *s) {
     if (!h->found) mt_tvisit_stmt_children(v, s);
 }
 
-static void no_expr(mt_tvisitor *v, const mt_texpr *e) { (void)v, (void)e; }
 
 static bool binds_threads(const mt_tfunc *f) {
     has_thread h = {false};
-    mt_tvisitor v = {no_expr, thread_stmt, &h};
+    mt_tvisitor v = {mt_tvisit_no_expr, thread_stmt, &h};
     if (f->body) mt_tvisit_stmt(&v, f->body);
     return h.found;
 }

@@ -108,7 +108,6 @@ static int block_handle(mt_usched *u, const char *block) {
     return u->blocks.len - 1;
 }
 
-static void no_expr(mt_tvisitor *v, const mt_texpr *e) { (void)v, (void)e; }
 
 /* The variable of loop handle h, which must still name one loop. */
 static bool loop_var(mt_usched *u, const char *prim, int h, mt_tvar **out) {
@@ -167,7 +166,7 @@ static void name_stmt(mt_tvisitor *v, const mt_tstmt *s) {
 static const char *all_blocks(mt_usched *u) {
     block_names b = {.n = 0};
     mt_sb_init(&b.sb, u->s.arena);
-    mt_tvisitor v = {no_expr, name_stmt, &b};
+    mt_tvisitor v = {mt_tvisit_no_expr, name_stmt, &b};
     if (u->s.func->body) mt_tvisit_stmt(&v, u->s.func->body);
     return b.n ? mt_sb_str(&b.sb) : "none";
 }
@@ -527,7 +526,7 @@ static void red_stmt(mt_tvisitor *v, const mt_tstmt *s) {
 
 static const mt_tstmt *reduction_under(const mt_tstmt *l) {
     red_finder r = {l, NULL, 0};
-    mt_tvisitor v = {no_expr, red_stmt, &r};
+    mt_tvisitor v = {mt_tvisit_no_expr, red_stmt, &r};
     mt_tvisit_stmt(&v, l->body);
     return r.count == 1 ? r.found : NULL;
 }

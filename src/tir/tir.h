@@ -479,6 +479,9 @@ struct mt_tvisitor {
 void mt_tvisit_expr(mt_tvisitor *v, const mt_texpr *e);
 void mt_tvisit_stmt(mt_tvisitor *v, const mt_tstmt *s);
 void mt_tvisit_expr_children(mt_tvisitor *v, const mt_texpr *e);
+/* An expression hook that does not walk into expressions: for walks that
+ * look at statements only ({mt_tvisit_no_expr, my_stmt, ctx}). */
+void mt_tvisit_no_expr(mt_tvisitor *v, const mt_texpr *e);
 void mt_tvisit_stmt_children(mt_tvisitor *v, const mt_tstmt *s);
 
 /* Does e (NULL: no) mention variable x / load from buffer b anywhere? */

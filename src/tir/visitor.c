@@ -47,6 +47,8 @@ static void launch_exprs(const mt_tlaunch *l, mt_texpr **ex) {
     ex[7] = l->shared_bytes;
 }
 
+void mt_tvisit_no_expr(mt_tvisitor *v, const mt_texpr *e) { (void)v, (void)e; }
+
 void mt_tvisit_expr(mt_tvisitor *v, const mt_texpr *e) {
     if (!e) return;
     if (v->expr)

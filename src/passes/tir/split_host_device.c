@@ -185,7 +185,6 @@ static void dims_stmt(mt_tvisitor *v, const mt_tstmt *s) {
     mt_tvisit_stmt_children(v, s);
 }
 
-static void no_expr(mt_tvisitor *v, const mt_texpr *e) { (void)v, (void)e; }
 
 /* The launch that replaces blockIdx loop s: kernel <host>_kernel<k>(captures)
  * whose body is s itself (tir.h, "GPU kernels"). */
@@ -211,7 +210,7 @@ static mt_tstmt *outline_kernel(split *sp, const mt_tstmt *s) {
     const mt_tstmt *g = s;
     for (int k = 0; k < 3 && bound_to(g, "blockIdx."); k++, g = g->body) l->launch->grid[k] = g->extent;
     block_dims b = {{NULL, NULL, NULL}};
-    mt_tvisitor dv = {no_expr, dims_stmt, &b};
+    mt_tvisitor dv = {mt_tvisit_no_expr, dims_stmt, &b};
     mt_tvisit_stmt(&dv, s);
     for (int k = 0; k < 3; k++) l->launch->block[k] = b.dim[k];
     return mt_ts_at(l, s->loc);
