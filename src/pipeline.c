@@ -39,6 +39,7 @@
 #include "graph/builder.h"
 #include "passes/registry.h"
 #include "passes/tir/tir_passes.h"
+#include "schedule/leading_checks.h"
 #include "schedule/trace.h"
 #include "schedule/user_apply.h"
 #include "support/common.h"
@@ -240,6 +241,18 @@ static void tuning_before(mt_arena *a, mt_tfunc **fs, int n, const mt_pipeline_t
  * what it does not match). Functions of different targets take their own;
  * those a user schedule took (how[i].origin) are left alone. The tuner
  * learns which rule changed each function (out->workloads). */
+/* rule on f, the bounds checks in front of its nest set aside while the
+ * rule matches and put back in front of what it made (leading_checks.h) */
+static mt_tfunc *apply_rule(mt_arena *a, const mt_pass *rule, mt_tfunc *f) {
+    mt_tstmt **checks;
+    int nc;
+    mt_tfunc *bare = mt_checks_peel(a, f, &checks, &nc);
+    mt_tfunc *g = rule->tir(a, bare);
+    if (g == bare) return f;
+    mt_tfunc *r = mt_checks_restore(a, f, g, checks, nc);
+    return r ? r : f;
+}
+
 static void run_rules(mt_arena *a, mt_tfunc **fs, int n, const mt_pipeline_targets *t, const char *dump_after,
                       verified *v, mt_sched_how *how, mt_compiled *out) {
     tuning_before(a, fs, n, t, how, out);
@@ -252,7 +265,7 @@ static void run_rules(mt_arena *a, mt_tfunc **fs, int n, const mt_pipeline_targe
             for (int i = 0; i < n; i++)
                 if (mt_tfunc_target(fs[i])->kind == kinds[k] && !how[i].origin) {
                     mt_tfunc *before = fs[i];
-                    fs[i] = rules[r].tir(a, fs[i]);
+                    fs[i] = apply_rule(a, &rules[r], fs[i]);
                     if (fs[i] != before && !how[i].text) how[i].text = rules[r].name;
                     any = true;
                     if (out->workloads && fs[i] != before && !out->workloads[i].rule)
