@@ -262,7 +262,10 @@ mt_tfunc *mt_schedule_reduce_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     rr *c = MT_NEW(a, rr);
     c->a = c->lw.a = a;
     c->f = f;
-    if (!mt_reduce_match(c)) return f;
+    if (!mt_reduce_match(c)) {
+        c->f = mt_reduce_inner(a, f);
+        if (!c->f || !mt_reduce_match(c)) return f;
+    }
     for (int i = 0; i < c->nrv; i++) {
         rowval *v = &c->rv[i];
         v->local = local(c, v->buf->name, 1, v->buf->dtype);

@@ -77,4 +77,9 @@ mt_tfunc *mt_rr_function(rr *c, mt_tstmt *body, const char *schedule);
  * not row-wise work this rule does exactly. */
 bool mt_reduce_match(rr *c);
 
+/* f with its one outermost reduce loop moved inside the spatial ones when
+ * the loads use the reduce variable as their contiguous last index
+ * (sum(x.T, axis=0)); NULL otherwise (rule_reduce_inner.c). */
+mt_tfunc *mt_reduce_inner(mt_arena *a, mt_tfunc *f);
+
 #endif

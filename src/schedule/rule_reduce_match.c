@@ -397,6 +397,8 @@ mt_tfunc *mt_rr_function(rr *c, mt_tstmt *body, const char *schedule) {
     g->allocs = NULL;
     g->nallocs = 0;
     g->body = body;
+    g->trace = NULL; /* written directly, not by primitives (a loop order put
+                      * right first, rule_reduce_inner.c, is part of the rule) */
     mt_tstmt_fill_loc(g->body, f->loc); /* all of it is new */
     g->attrs = MT_NEW_ARRAY(c->a, mt_tattr, f->nattrs + 1);
     if (f->nattrs) memcpy(g->attrs, f->attrs, sizeof *g->attrs * (size_t)f->nattrs);
