@@ -2,14 +2,15 @@
 """Compares the .npy results of two runs (the CPU's and the GPU's) without
 NumPy: python3 tests/gpu/compare.py DIR_A DIR_B [rtol] [atol]. Prints one
 line per file and exits 1 when any element differs by more than
-atol + rtol * |a| (float32 results; ints and bools must be equal)."""
+atol + rtol * |a| (float32 or float16 results; ints and bools must be equal)."""
 import array
 import ast
 import glob
 import os
+import struct
 import sys
 
-CODES = {"<f4": "f", "<f8": "d", "<i4": "i", "<i8": "q", "|b1": "B", "<f2": None}
+CODES = {"<f4": "f", "<f8": "d", "<i4": "i", "<i8": "q", "|b1": "B", "<f2": "e"}
 
 
 def load(path):
@@ -20,8 +21,11 @@ def load(path):
     code = CODES.get(header["descr"])
     if code is None:
         raise ValueError(f"{path}: dtype {header['descr']} not handled")
+    body = data[10 + hlen:]
+    if code == "e":  # float16: array has no half type
+        return header["shape"], list(struct.unpack(f"<{len(body) // 2}e", body))
     a = array.array(code)
-    a.frombytes(data[10 + hlen:])
+    a.frombytes(body)
     return header["shape"], a
 
 
