@@ -921,13 +921,24 @@ static void put_vector_copy(cu *c, const mt_tstmt *s) {
     mt_sb_puts(&c->sb, "}\n");
 }
 
+/* off / 256 read off its form (a constant, x * 256k, a sum of those), or NULL. */
+static mt_texpr *frag_number(cu *c, mt_texpr *off) {
+    int64_t v;
+    if (mt_te_is_const_int(off, &v)) return v % MT_WMMA_FRAG ? NULL : mt_te_i64(c->a, v / MT_WMMA_FRAG);
+    if (off->kind == TE_MUL && mt_te_is_const_int(off->b, &v) && v % MT_WMMA_FRAG == 0)
+        return v == MT_WMMA_FRAG ? off->a : mt_arith_bin(c->a, TE_MUL, off->a, mt_te_i64(c->a, v / MT_WMMA_FRAG));
+    if (off->kind != TE_ADD) return NULL;
+    mt_texpr *x = frag_number(c, off->a), *y = x ? frag_number(c, off->b) : NULL;
+    return y ? mt_arith_bin(c->a, TE_ADD, x, y) : NULL;
+}
+
 /* A wmma argument: fragment f as name[f] (its offset / 256), else an
  * address, &name[offset]. */
 static void put_wmma_arg(cu *c, const mt_texpr *x) {
     const char *n = name_of(c, x->buf, x->buf->name);
     bool frag = mt_scope_is_fragment(x->buf->scope);
-    mt_texpr *ix = x->args[0];
-    if (frag) ix = mt_arith_bin(c->a, TE_FLOORDIV, ix, mt_te_i64(c->a, MT_WMMA_FRAG));
+    mt_texpr *ix = x->args[0], *f = frag ? frag_number(c, ix) : NULL;
+    if (frag) ix = f ? f : mt_arith_bin(c->a, TE_FLOORDIV, ix, mt_te_i64(c->a, MT_WMMA_FRAG));
     mt_sb_printf(&c->sb, "%s%s[", frag ? "" : "&", n);
     put_expr(c, ix, 0);
     mt_sb_putc(&c->sb, ']');
