@@ -57,6 +57,24 @@
  * Numerics: each element sums k in increasing order with fused
  * multiply-adds, as the CPU rule does: the same results as the CPU up to
  * the order of the epilogue's math (the GPU's expf, erff, ...).
+ *
+ * Tensor cores. When the target has them (mma_m/n/k = 16: the WMMA tile
+ * of float16 inputs with float32 sums) and both operands are float16
+ * values widened to float32, warps take the threads' place: the block's
+ * 8 (or 4) warps each own a grid of fm x fn 16 x 16 accumulator fragments
+ * (T.wmma_*, tir.h), the shared tiles hold float16 (rows padded by 8:
+ * ldm 16-byte aligned, ldmatrix phases in distinct banks), BK = 32, and
+ * per 16 of k a warp loads fm fragments of A (column-major from the
+ * k-major tile) and fn of B, then does fm x fn mma_syncs. The copies, the
+ * double buffering, the zeros past the edges and the grid are the SIMT
+ * kernel's. The epilogue goes through a 16 x 16 float32 staging tile per
+ * warp (the WMMA API does not say which lane holds which element), the
+ * lanes taking two rows of 16 at a time. Tiles: 128 (8 warps of 64 x 32),
+ * 64 (4 of 32 x 32), 32 (4 of 16 x 16), by the same count of blocks as
+ * above. Why WMMA and not inline mma.sync PTX: opaque fragments let the
+ * emulation model a fragment as the warp's whole tile (no lane layout to
+ * reproduce), the text stays readable, and it compiles for every arch
+ * here (ldmatrix + mma.m16n8k16 underneath). Not yet run on a GPU.
  */
 #include "schedule/gpu_rules.h"
 

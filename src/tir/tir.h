@@ -72,7 +72,8 @@
  * but the kernel's last). Within a phase threads see only their own
  * stores; a warp shuffle (T.shfl_xor, IN_SHFL_XOR) reads another lane's
  * value at the same point of the phase, and stands directly in it (no
- * if or loop around it: every lane of the warp reaches it). A per-thread buffer allocated outside the phases keeps each
+ * if or loop around it: every lane of the warp reaches it), and a
+ * T.wmma_store's stores are seen by its whole warp after it. A per-thread buffer allocated outside the phases keeps each
  * thread's values from one phase to the next (registers, in CUDA). This
  * is what both the CUDA C backend (codegen/cuda_c.c) and the emulation
  * (passes/tir/emulate_gpu.c: each phase a serial loop over the threads)
