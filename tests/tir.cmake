@@ -25,3 +25,5 @@ mt_test(test_split_host_device SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_spli
 mt_test(test_tir_roundtrip SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_tir_roundtrip.c LIBRARY STATIC)
 # T.shfl_xor: printed, parsed, the verifier's rule and its refusals, the emulation's split.
 mt_test(test_tir_shuffle SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_tir_shuffle.c LIBRARY STATIC)
+# T.wmma_*: printed, parsed, the verifier's rules and refusals, the emulation, the CUDA C.
+mt_test(test_tir_wmma SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_tir_wmma.c LIBRARY STATIC)

@@ -40,7 +40,12 @@
  * loops get `#pragma unroll`; vectorized and parallel ones run serially.
  * TS_ALLOC is `__shared__ __align__(16) T name[N];` for MT_SCOPE_SHARED
  * (aligned for the vector copies below), else `T name[N];`
- * (per thread), N constant. A let is `const T v = value;` followed by its
+ * (per thread), N constant (__align__(32) where a wmma intrinsic takes an
+ * address in it); a fragment buffer (scope wmma.*) is an array of
+ * N / 256 `wmma::fragment<...>` (mma.h, included when used), and the wmma
+ * intrinsics are the WMMA API's calls: `wmma::load_matrix_sync(a_frag[1],
+ * &A_tile[off], 136);`, `wmma::mma_sync(acc[f], a_frag[g], b_frag[h],
+ * acc[f]);`, a store between two `__syncwarp();`. A let is `const T v = value;` followed by its
  * body in the same C block.
  *
  * Names. TIR names may repeat or be C keywords; C names are handed out per
@@ -99,6 +104,7 @@
 
 #include "codegen/cuda_c.h"
 #include "support/common.h"
+#include "tir/arith.h"
 #include "support/nameset.h"
 #include "support/ptrmap.h"
 #include "support/strbuf.h"
@@ -222,6 +228,8 @@ typedef struct cu {
     mt_sb sb;                    /* the kernels' text */
     bool used[H_COUNT_];         /* helpers the text calls */
     bool fp16;                   /* the text uses __half */
+    bool wmma;                   /* the text uses nvcuda::wmma (mma.h) */
+    mt_ptrmap wmma_mem;          /* per kernel: buffers a wmma intrinsic addresses (32-byte aligned) */
     MT_VEC(const mt_tlaunch *) launches; /* every launch of the host functions */
     MT_VEC(const char *) knames; /* the kernels' C names, in device order */
     /* per kernel */
@@ -521,6 +529,8 @@ static form cast_form(cu *c, const mt_texpr *x, mt_dtype from, mt_dtype to) {
 /* The value v as an element of a buffer of dtype to. */
 static form store_form(cu *c, const mt_texpr *v, mt_dtype to) {
     if (to != MT_FLOAT16) return cast_form(c, v, v->dtype, to);
+    if (v->kind == TE_LOAD && v->buf->dtype == MT_FLOAT16 && v->nargs == 1) /* a copy: the __half itself */
+        return around(mt_arena_printf(c->a, "%s[", name_of(c, v->buf, v->buf->name)), v->args[0], "]", C_ATOM, 0);
     return around(mt_arena_printf(c->a, "%s(", to_half_fn(c, v->dtype)), v, ")", C_ATOM, 0);
 }
 
@@ -828,13 +838,27 @@ static int64_t alloc_size(const mt_tbuffer *b) {
     return n < 1 ? 1 : n;
 }
 
+/* The C type of a fragment buffer's elements: a whole 16 x 16 fragment. */
+static const char *fragment_type(cu *c, mt_scope s) {
+    c->wmma = c->fp16 = true;
+    return s == MT_SCOPE_WMMA_A   ? "wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::col_major>"
+           : s == MT_SCOPE_WMMA_B ? "wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major>"
+                                  : "wmma::fragment<wmma::accumulator, 16, 16, 16, float>";
+}
+
 static void put_alloc(cu *c, const mt_tstmt *s, pos p) {
     const mt_tbuffer *b = s->buf;
     int64_t size = alloc_size(b);
     const char *n = fresh(c, b->name);
     line_start(c);
-    mt_sb_printf(&c->sb, "%s%s %s[%lld];\n", b->scope == MT_SCOPE_SHARED ? "__shared__ __align__(16) " : "",
-                 mem_type(c, b->dtype), n, (long long)size);
+    if (mt_scope_is_fragment(b->scope))
+        mt_sb_printf(&c->sb, "%s %s[%lld];\n", fragment_type(c, b->scope), n, (long long)(size / MT_WMMA_FRAG));
+    else
+        mt_sb_printf(&c->sb, "%s%s %s[%lld];\n",
+                     b->scope != MT_SCOPE_SHARED         ? ""
+                     : mt_ptrmap_get(&c->wmma_mem, b) ? "__shared__ __align__(32) "
+                                                      : "__shared__ __align__(16) ",
+                     mem_type(c, b->dtype), n, (long long)size);
     int old = bind(c, b, n);
     put_stmt(c, s->body, p);
     unbind(c, b, old);
@@ -895,6 +919,55 @@ static void put_vector_copy(cu *c, const mt_tstmt *s) {
     c->ind -= 4;
     line_start(c);
     mt_sb_puts(&c->sb, "}\n");
+}
+
+/* off / 256 read off its form (a constant, x * 256k, a sum of those), or NULL. */
+static mt_texpr *frag_number(cu *c, mt_texpr *off) {
+    int64_t v;
+    if (mt_te_is_const_int(off, &v)) return v % MT_WMMA_FRAG ? NULL : mt_te_i64(c->a, v / MT_WMMA_FRAG);
+    if (off->kind == TE_MUL && mt_te_is_const_int(off->b, &v) && v % MT_WMMA_FRAG == 0)
+        return v == MT_WMMA_FRAG ? off->a : mt_arith_bin(c->a, TE_MUL, off->a, mt_te_i64(c->a, v / MT_WMMA_FRAG));
+    if (off->kind != TE_ADD) return NULL;
+    mt_texpr *x = frag_number(c, off->a), *y = x ? frag_number(c, off->b) : NULL;
+    return y ? mt_arith_bin(c->a, TE_ADD, x, y) : NULL;
+}
+
+/* A wmma argument: fragment f as name[f] (its offset / 256), else an
+ * address, &name[offset]. */
+static void put_wmma_arg(cu *c, const mt_texpr *x) {
+    const char *n = name_of(c, x->buf, x->buf->name);
+    bool frag = mt_scope_is_fragment(x->buf->scope);
+    mt_texpr *ix = x->args[0], *f = frag ? frag_number(c, ix) : NULL;
+    if (frag) ix = f ? f : mt_arith_bin(c->a, TE_FLOORDIV, ix, mt_te_i64(c->a, MT_WMMA_FRAG));
+    mt_sb_printf(&c->sb, "%s%s[", frag ? "" : "&", n);
+    put_expr(c, ix, 0);
+    mt_sb_putc(&c->sb, ']');
+}
+
+/* T.wmma_*(...) (tir.h) as the WMMA API's calls; a store is a warp
+ * barrier on both sides (__syncwarp: lanes may still read what it
+ * overwrites, and read what it stores right after). */
+static void put_wmma(cu *c, const mt_texpr *e) {
+    static const char *const fn[] = {"fill_fragment", "load_matrix_sync", "load_matrix_sync", "mma_sync",
+                                     "store_matrix_sync"};
+    int k = (int)(e->intrin - IN_WMMA_FILL);
+    if (e->intrin == IN_WMMA_STORE) line(c, "__syncwarp();");
+    line_start(c);
+    mt_sb_printf(&c->sb, "wmma::%s(", fn[k]);
+    int naddr = e->intrin == IN_WMMA_MMA ? 3 : 2;
+    for (int i = 0; i < naddr; i++) {
+        if (i) mt_sb_puts(&c->sb, ", ");
+        if (e->intrin == IN_WMMA_FILL && i == 1) put_expr(c, e->args[1], 0);
+        else put_wmma_arg(c, e->args[i]);
+    }
+    if (e->intrin == IN_WMMA_MMA) {
+        mt_sb_puts(&c->sb, ", ");
+        put_wmma_arg(c, e->args[0]);
+    }
+    if (naddr == 2 && e->nargs == 3) mt_sb_printf(&c->sb, ", %lld", (long long)e->args[2]->ival);
+    if (e->intrin == IN_WMMA_STORE) mt_sb_puts(&c->sb, ", wmma::mem_row_major");
+    mt_sb_puts(&c->sb, ");\n");
+    if (e->intrin == IN_WMMA_STORE) line(c, "__syncwarp();");
 }
 
 static void put_store(cu *c, const mt_tstmt *s) {
@@ -1047,6 +1120,10 @@ static void put_stmt(cu *c, const mt_tstmt *s, pos p) {
     case TS_LET: put_let(c, s, p); return;
     case TS_ALLOC: put_alloc(c, s, p); return;
     case TS_EVAL:
+        if (mt_tstmt_is_wmma(s)) {
+            put_wmma(c, s->value);
+            return;
+        }
         line_start(c);
         mt_sb_puts(&c->sb, "(void)");
         put_expr(c, s->value, C_UNARY);
@@ -1082,6 +1159,23 @@ static void find_store(mt_tvisitor *v, const mt_tstmt *s) {
     store_scan *sc = v->ctx;
     if (s->kind == TS_STORE) mt_ptrmap_add(sc->a, &sc->bufs, s->buf, 1);
     mt_tvisit_stmt_children(v, s);
+}
+
+static void find_wmma_mem(mt_tvisitor *v, const mt_tstmt *s) {
+    store_scan *sc = v->ctx;
+    if (mt_tstmt_is_wmma(s))
+        for (int i = 0; i < s->value->nargs; i++)
+            if (s->value->args[i]->kind == TE_LOAD) mt_ptrmap_add(sc->a, &sc->bufs, s->value->args[i]->buf, 1);
+    mt_tvisit_stmt_children(v, s);
+}
+
+/* The buffers whose elements f's wmma intrinsics address (their pointers
+ * must be 32-byte aligned). */
+static mt_ptrmap wmma_buffers(cu *c, const mt_tfunc *f) {
+    store_scan sc = {c->a, {0}};
+    mt_tvisitor v = {NULL, find_wmma_mem, &sc};
+    if (f->body) mt_tvisit_stmt(&v, f->body);
+    return sc.bufs;
 }
 
 /* The buffers f stores to. */
@@ -1174,6 +1268,7 @@ static void put_kernel(cu *c, const mt_tfunc *f, const char *kname) {
     names_reset(c);
     memset(&c->half_params, 0, sizeof c->half_params);
     mt_ptrmap stored = stored_buffers(c, f);
+    c->wmma_mem = wmma_buffers(c, f);
     mt_sb_puts(&c->sb, "extern \"C\" __global__ void ");
     int64_t threads = block_threads(c);
     const char *minb = mt_tfunc_get_attr(f, MT_ATTR_MIN_BLOCKS);
@@ -1220,6 +1315,7 @@ const char *mt_cuda_c_emit(mt_arena *a, mt_tfunc *const *host, int nhost, mt_tfu
     mt_sb_init(&out, a);
     mt_sb_puts(&out, "// Generated by minitriton: the CUDA C of a program's GPU kernels.\n");
     if (c.fp16) mt_sb_puts(&out, "#include <cuda_fp16.h>\n");
+    if (c.wmma) mt_sb_puts(&out, "#include <mma.h>\nnamespace wmma = nvcuda::wmma;\n");
     for (int h = 0; h < H_COUNT_; h++) {
         if (!c.used[h]) continue;
         mt_sb_putc(&out, '\n');

@@ -57,17 +57,41 @@
  * Numerics: each element sums k in increasing order with fused
  * multiply-adds, as the CPU rule does: the same results as the CPU up to
  * the order of the epilogue's math (the GPU's expf, erff, ...).
+ *
+ * Tensor cores. When the target has them (mma_m/n/k = 16: the WMMA tile
+ * of float16 inputs with float32 sums) and both operands are float16
+ * values widened to float32, warps take the threads' place: the block's
+ * 8 (or 4) warps each own a grid of fm x fn 16 x 16 accumulator fragments
+ * (T.wmma_*, tir.h), the shared tiles hold float16 (rows padded by 8:
+ * ldm 16-byte aligned, ldmatrix phases in distinct banks), BK = 32, and
+ * per 16 of k a warp loads fm fragments of A (column-major from the
+ * k-major tile) and fn of B, then does fm x fn mma_syncs. The copies, the
+ * double buffering, the zeros past the edges and the grid are the SIMT
+ * kernel's. The epilogue goes through a 16 x 16 float32 staging tile per
+ * warp (the WMMA API does not say which lane holds which element), the
+ * lanes taking two rows of 16 at a time. Tiles: 128 (8 warps of 64 x 32),
+ * 64 (4 of 32 x 32), 32 (4 of 16 x 16), by the same count of blocks as
+ * above. Why WMMA and not inline mma.sync PTX: opaque fragments let the
+ * emulation model a fragment as the warp's whole tile (no lane layout to
+ * reproduce), the text stays readable, and it compiles for every arch
+ * here (ldmatrix + mma.m16n8k16 underneath). Not yet run on a GPU.
  */
 #include "schedule/gpu_rules.h"
 
 #include "schedule/matmul_internal.h"
 #include "tir/arith.h"
 
-enum { PAD = 4, GROUP = 4, ASSUMED_DIM = 4096 };
+enum { PAD = 4, TC_PAD = 8, TC_BK = 32, FRAG = 16, GROUP = 4, ASSUMED_DIM = 4096 };
 
 typedef struct gm {
     mm *c;
     int bm, bn, bk, tm, tn, threads;
+    bool tc;                 /* tensor cores: warp tiles of WMMA fragments */
+    mt_dtype tile_dt;        /* the shared tiles' dtype: c->dt, or float16 (tc) */
+    int pad;                 /* elements that pad each row of a shared tile */
+    int warp, warps_n;       /* tc: threads per warp, warps along N */
+    int fm, fn;              /* tc: fragments per warp along M and N */
+    mt_tbuffer *afrag, *bfrag, *stage; /* tc: A's and B's fragments, the epilogue's staging */
     bool x_along_i;          /* A's tile is copied along i (else along k) */
     bool y_along_k;          /* B's tile is copied along k (else along j) */
     mt_tvar *tx;             /* the thread index of every phase */
@@ -151,8 +175,16 @@ typedef struct tile_copy {
     operand_at at;
 } tile_copy;
 
-static mt_texpr *a_at(gm *g, mt_texpr *i, mt_texpr *k) { return mm_operand(g->c, g->c->X, i, NULL, k); }
-static mt_texpr *b_at(gm *g, mt_texpr *j, mt_texpr *k) { return mm_operand(g->c, g->c->Y, NULL, j, k); }
+/* A float16 value widened to float32 (an operand the tensor cores take). */
+static bool widened_f16(const mt_texpr *e) {
+    return e->kind == TE_CAST && e->dtype == MT_FLOAT32 && e->a->dtype == MT_FLOAT16 && e->lanes == 1;
+}
+
+/* The operand as the tiles hold it: its float16 value for tensor cores. */
+static mt_texpr *in_tile(gm *g, mt_texpr *e) { return g->tc && widened_f16(e) ? e->a : e; }
+
+static mt_texpr *a_at(gm *g, mt_texpr *i, mt_texpr *k) { return in_tile(g, mm_operand(g->c, g->c->X, i, NULL, k)); }
+static mt_texpr *b_at(gm *g, mt_texpr *j, mt_texpr *k) { return in_tile(g, mm_operand(g->c, g->c->Y, NULL, j, k)); }
 
 static int per_thread(gm *g, const tile_copy *t) { return t->len * g->bk / g->threads; }
 
@@ -177,16 +209,16 @@ static mt_tstmt *fetch(gm *g, const tile_copy *t, mt_texpr *k0) {
     mt_texpr *gx = bin(g, TE_ADD, t->x0, x), *gk = bin(g, TE_ADD, k0, kk);
     mt_texpr *ok = both(g, below(g, gx, t->bound, t->len), below(g, gk, K_(g), g->bk));
     mt_tstmt *s = st(g, t->reg, V(g, l), t->at(g, gx, gk));
-    if (ok) s = mt_ts_if(g->c->a, ok, s, st(g, t->reg, V(g, l), mm_fzero(g->c, 1)));
+    if (ok) s = mt_ts_if(g->c->a, ok, s, st(g, t->reg, V(g, l), mt_te_float(g->c->a, g->tile_dt, 0.0)));
     return unrolled(g, l, per_thread(g, t), s);
 }
 
-/* tile[kk * (len + PAD) + x] = reg[l]. */
+/* tile[kk * (len + pad) + x] = reg[l]. */
 static mt_tstmt *stash(gm *g, const tile_copy *t) {
     mt_tvar *l = mm_ivar(g->c, "l");
     mt_texpr *x, *kk;
     element(g, t, l, &x, &kk);
-    mt_texpr *ix = bin(g, TE_ADD, bin(g, TE_MUL, kk, I(g, t->len + PAD)), x);
+    mt_texpr *ix = bin(g, TE_ADD, bin(g, TE_MUL, kk, I(g, t->len + g->pad)), x);
     return unrolled(g, l, per_thread(g, t), st(g, t->tile, ix, ld(g, t->reg, V(g, l))));
 }
 
@@ -249,10 +281,101 @@ static mt_tstmt *store_phase(gm *g) {
     return phase(g, with_pos(g, &p, unrolled(g, i, g->tm, unrolled(g, j, g->tn, s))));
 }
 
+/* ---- tensor cores ------------------------------------------------------------------- */
+
+/* Fragment f of b, and the address of b's element at off (tir.h, T.wmma_*). */
+static mt_texpr *frag(gm *g, mt_tbuffer *b, mt_texpr *f) { return ld(g, b, bin(g, TE_MUL, f, I(g, MT_WMMA_FRAG))); }
+static mt_tstmt *wmma(gm *g, mt_intrin in, mt_texpr *x, mt_texpr *y, mt_texpr *z) {
+    return mt_ts_eval(g->c->a, mt_te_wmma(g->c->a, in, x, y, z));
+}
+static mt_texpr *ldm(gm *g, int len) { return mt_te_int(g->c->a, MT_INT32, len); }
+
+/* The warp's place in the block tile: rows wr * fm * 16, columns wc * fn * 16. */
+typedef struct wpos { mt_tvar *wr, *wc; } wpos;
+
+static mt_tstmt *with_wpos(gm *g, wpos *p, mt_tstmt *body) {
+    mt_texpr *w = bin(g, TE_FLOORDIV, V(g, g->tx), I(g, g->warp));
+    body = mt_ts_let(g->c->a, p->wc, bin(g, TE_FLOORMOD, w, I(g, g->warps_n)), body);
+    return mt_ts_let(g->c->a, p->wr, bin(g, TE_FLOORDIV, w, I(g, g->warps_n)), body);
+}
+
+static wpos new_wpos(gm *g) { return (wpos){mm_ivar(g->c, "wr"), mm_ivar(g->c, "wc")}; }
+
+/* The warp's first row (column) of fragment q: w * n * 16 + q * 16. */
+static mt_texpr *frag_origin(gm *g, mt_tvar *w, int n, mt_texpr *q) {
+    return bin(g, TE_ADD, bin(g, TE_MUL, V(g, w), I(g, n * FRAG)), bin(g, TE_MUL, q, I(g, FRAG)));
+}
+
+/* Each accumulator = 0, and the first step's copies fetched. */
+static mt_tstmt *tc_init_phase(gm *g, const tile_copy *ta, const tile_copy *tb) {
+    mt_tvar *r = mm_ivar(g->c, "r");
+    mt_tstmt *fill = wmma(g, IN_WMMA_FILL, frag(g, g->acc, V(g, r)), mt_te_float(g->c->a, MT_FLOAT32, 0.0), NULL);
+    mt_tstmt *body[3] = {unrolled(g, r, g->fm * g->fn, fill), fetch(g, ta, I(g, 0)), fetch(g, tb, I(g, 0))};
+    return phase(g, mt_ts_seq(g->c->a, body, 3));
+}
+
+/* Fragments q < n of a tile (A's or B's) at k-row kk * 16, the warp's w. */
+static mt_tstmt *tc_load(gm *g, mt_intrin in, mt_tbuffer *f, mt_tbuffer *tile, int len, mt_tvar *kk,
+                         mt_tvar *w, int n) {
+    mt_tvar *q = mm_ivar(g->c, "q");
+    mt_texpr *row = bin(g, TE_MUL, V(g, kk), I(g, FRAG * (len + g->pad)));
+    mt_texpr *at = ld(g, tile, bin(g, TE_ADD, row, frag_origin(g, w, n, V(g, q))));
+    return unrolled(g, q, n, wmma(g, in, frag(g, f, V(g, q)), at, ldm(g, len + g->pad)));
+}
+
+/* first; then per 16 of k: the warp's fm fragments of A and fn of B from
+ * the shared tiles, fm x fn tensor-core products into the accumulators. */
+static mt_tstmt *tc_product_phase(gm *g, mt_tstmt *first) {
+    mm *c = g->c;
+    wpos p = new_wpos(g);
+    mt_tvar *kk = mm_ivar(c, "kk"), *i = mm_ivar(c, "i"), *j = mm_ivar(c, "j");
+    mt_texpr *r = bin(g, TE_ADD, bin(g, TE_MUL, V(g, i), I(g, g->fn)), V(g, j));
+    mt_tstmt *mma = wmma(g, IN_WMMA_MMA, frag(g, g->acc, r), frag(g, g->afrag, V(g, i)), frag(g, g->bfrag, V(g, j)));
+    mt_tstmt *body[3] = {tc_load(g, IN_WMMA_LOAD_A, g->afrag, g->as, g->bm, kk, p.wr, g->fm),
+                         tc_load(g, IN_WMMA_LOAD_B, g->bfrag, g->bs, g->bn, kk, p.wc, g->fn),
+                         unrolled(g, i, g->fm, unrolled(g, j, g->fn, mma))};
+    mt_tstmt *loop = unrolled(g, kk, g->bk / FRAG, mt_ts_seq(c->a, body, 3));
+    return phase(g, mm_seq2(c, first, with_wpos(g, &p, loop)));
+}
+
+/* The epilogue: each accumulator through the warp's 16 x 16 staging
+ * tile, whose elements the lanes then take 32 at a time (two rows of
+ * 16: coalesced stores), the epilogue at each, stored where i < M, j < N. */
+static mt_tstmt *tc_store_phase(gm *g) {
+    mm *c = g->c;
+    wpos p = new_wpos(g);
+    mt_tvar *i = mm_ivar(c, "i"), *j = mm_ivar(c, "j"), *e = mm_ivar(c, "e");
+    mt_tvar *lane = mm_ivar(c, "lane"), *sw = mm_ivar(c, "stage0");
+    int rows = g->warp / FRAG; /* rows of the staging tile per pass of the warp */
+    mt_texpr *row = bin(g, TE_ADD, bin(g, TE_MUL, V(g, e), I(g, rows)), bin(g, TE_FLOORDIV, V(g, lane), I(g, FRAG)));
+    mt_texpr *col = bin(g, TE_FLOORMOD, V(g, lane), I(g, FRAG));
+    mt_texpr *gi = bin(g, TE_ADD, g->i0, bin(g, TE_ADD, frag_origin(g, p.wr, g->fm, V(g, i)), row));
+    mt_texpr *gj = bin(g, TE_ADD, g->j0, bin(g, TE_ADD, frag_origin(g, p.wc, g->fn, V(g, j)), col));
+    mt_texpr *at = bin(g, TE_ADD, V(g, sw), bin(g, TE_ADD, bin(g, TE_MUL, row, I(g, FRAG)), col));
+    mt_tstmt *s = mm_final_stores(c, gi, gj, ld(g, g->stage, at));
+    mt_texpr *ok = both(g, below(g, gi, M_(g), g->bm), below(g, gj, N_(g), g->bn));
+    if (ok) s = mt_ts_if(c->a, ok, s, NULL);
+    mt_texpr *r = bin(g, TE_ADD, bin(g, TE_MUL, V(g, i), I(g, g->fn)), V(g, j));
+    mt_tstmt *put = wmma(g, IN_WMMA_STORE, ld(g, g->stage, V(g, sw)), frag(g, g->acc, r), ldm(g, FRAG));
+    mt_tstmt *each = mm_seq2(c, put, unrolled(g, e, MT_WMMA_FRAG / g->warp, s));
+    mt_tstmt *body = unrolled(g, i, g->fm, unrolled(g, j, g->fn, each));
+    mt_texpr *w = bin(g, TE_FLOORDIV, V(g, g->tx), I(g, g->warp));
+    body = mt_ts_let(c->a, sw, bin(g, TE_MUL, w, I(g, MT_WMMA_FRAG)), body);
+    body = mt_ts_let(c->a, lane, bin(g, TE_FLOORMOD, V(g, g->tx), I(g, g->warp)), body);
+    return phase(g, with_wpos(g, &p, body));
+}
+
+static mt_tbuffer *fragments(gm *g, const char *name, int n, mt_scope scope) {
+    mt_dtype dt = scope == MT_SCOPE_WMMA_ACC ? MT_FLOAT32 : MT_FLOAT16;
+    mt_tbuffer *b = mm_local_buf(g->c, name, I(g, (int64_t)n * MT_WMMA_FRAG), dt);
+    b->scope = scope;
+    return b;
+}
+
 /* ---- the kernel --------------------------------------------------------------------- */
 
 static mt_tbuffer *shared(gm *g, const char *name, int len) {
-    mt_tbuffer *b = mm_local_buf(g->c, name, I(g, (int64_t)g->bk * (len + PAD)), g->c->dt);
+    mt_tbuffer *b = mm_local_buf(g->c, name, I(g, (int64_t)g->bk * (len + g->pad)), g->tile_dt);
     b->scope = MT_SCOPE_SHARED;
     return b;
 }
@@ -262,19 +385,23 @@ static mt_tbuffer *shared(gm *g, const char *name, int len) {
  * into the shared tiles at the start of the next step. */
 static mt_tstmt *gen_tile(gm *g) {
     mm *c = g->c;
-    tile_copy ta = {g->as, mm_local_buf(c, "A_next", I(g, g->bm * g->bk / g->threads), c->dt), g->bm,
+    tile_copy ta = {g->as, mm_local_buf(c, "A_next", I(g, g->bm * g->bk / g->threads), g->tile_dt), g->bm,
                     g->x_along_i, g->i0, M_(g), a_at};
-    tile_copy tb = {g->bs, mm_local_buf(c, "B_next", I(g, g->bn * g->bk / g->threads), c->dt), g->bn,
+    tile_copy tb = {g->bs, mm_local_buf(c, "B_next", I(g, g->bn * g->bk / g->threads), g->tile_dt), g->bn,
                     !g->y_along_k, g->j0, N_(g), b_at};
     mt_tvar *k0 = mm_ivar(c, "k0");
     mt_texpr *steps = mm_ceildiv(c, K_(g), g->bk), *k1 = bin(g, TE_ADD, V(g, k0), I(g, 1));
     mt_texpr *next = bin(g, TE_MUL, k1, I(g, g->bk));
     mt_tstmt *ahead = mt_ts_if(c->a, bin(g, TE_LT, k1, steps),
                                mm_seq2(c, fetch(g, &ta, next), fetch(g, &tb, next)), NULL);
-    mt_tstmt *step = mm_seq2(c, phase(g, mm_seq2(c, stash(g, &ta), stash(g, &tb))), product_phase(g, ahead));
-    mt_tstmt *body[3] = {init_phase(g, &ta, &tb), mm_loop(c, k0, steps, MT_FOR_SERIAL, step), store_phase(g)};
+    mt_tstmt *stash_phase = phase(g, mm_seq2(c, stash(g, &ta), stash(g, &tb)));
+    mt_tstmt *step = mm_seq2(c, stash_phase, g->tc ? tc_product_phase(g, ahead) : product_phase(g, ahead));
+    mt_tstmt *body[3] = {g->tc ? tc_init_phase(g, &ta, &tb) : init_phase(g, &ta, &tb),
+                         mm_loop(c, k0, steps, MT_FOR_SERIAL, step), g->tc ? tc_store_phase(g) : store_phase(g)};
     mt_tstmt *s = mt_ts_seq(c->a, body, 3);
+    if (g->tc) s = mt_ts_alloc(c->a, g->afrag, mt_ts_alloc(c->a, g->bfrag, s));
     s = mt_ts_alloc(c->a, g->acc, mt_ts_alloc(c->a, ta.reg, mt_ts_alloc(c->a, tb.reg, s)));
+    if (g->tc) s = mt_ts_alloc(c->a, g->stage, s);
     return mt_ts_alloc(c->a, g->as, mt_ts_alloc(c->a, g->bs, s));
 }
 
@@ -316,6 +443,31 @@ static void choose_tiles(gm *g, const mt_target_desc *t) {
     g->threads = (g->bm / g->tm) * (g->bn / g->tn);
 }
 
+/* Tensor cores: when the target has the 16 x 16 x 16 float16 tile and both
+ * operands are float16 values widened (the sums are float32 either way);
+ * tiles as for SIMT, by the same count of blocks, each of 8 (or 4) warps. */
+static bool choose_tc(gm *g, const mt_target_desc *t) {
+    static const struct { int tile, warps, warps_n, min_blocks_per_sm; } sizes[] = {
+        {128, 8, 4, 1}, {64, 4, 2, 2}, {32, 4, 2, 0}};
+    mm *c = g->c;
+    if (t->mma_m != FRAG || t->mma_n != FRAG || t->mma_k != FRAG || t->warp_size % FRAG != 0 ||
+        MT_WMMA_FRAG % t->warp_size != 0 || c->dt != MT_FLOAT32 || !widened_f16(c->X) || !widened_f16(c->Y))
+        return false;
+    int i = 0;
+    while (blocks_of(c, sizes[i].tile) < (int64_t)sizes[i].min_blocks_per_sm * t->num_sms) i++;
+    g->tc = true;
+    g->bm = g->bn = sizes[i].tile;
+    g->bk = TC_BK;
+    g->warp = t->warp_size;
+    g->warps_n = sizes[i].warps_n;
+    g->threads = sizes[i].warps * g->warp;
+    g->fm = g->bm / (sizes[i].warps / g->warps_n) / FRAG;
+    g->fn = g->bn / g->warps_n / FRAG;
+    g->tile_dt = MT_FLOAT16;
+    g->pad = TC_PAD;
+    return true;
+}
+
 /* ---- entry ---------------------------------------------------------------------------- */
 
 mt_tfunc *mt_schedule_gpu_matmul(mt_arena *a, mt_tfunc *f) {
@@ -325,15 +477,23 @@ mt_tfunc *mt_schedule_gpu_matmul(mt_arena *a, mt_tfunc *f) {
     c->a = c->lw.a = a;
     c->f = f;
     if (!mm_match(c)) return f;
-    gm g = {.c = c, .tx = mm_ivar(c, "tx")};
-    choose_tiles(&g, t);
+    gm g = {.c = c, .tx = mm_ivar(c, "tx"), .tile_dt = c->dt, .pad = PAD};
+    if (!choose_tc(&g, t)) choose_tiles(&g, t);
     g.x_along_i = mm_operand_contiguous(c, false, false) && !mm_operand_contiguous(c, false, true);
     g.y_along_k = mm_operand_contiguous(c, true, true) && !mm_operand_contiguous(c, true, false);
     g.as = shared(&g, "A_tile", g.bm);
     g.bs = shared(&g, "B_tile", g.bn);
-    g.acc = mm_local_buf(c, "acc", I(&g, (int64_t)g.tm * g.tn), c->dt);
+    if (g.tc) {
+        g.acc = fragments(&g, "acc", g.fm * g.fn, MT_SCOPE_WMMA_ACC);
+        g.afrag = fragments(&g, "a_frag", g.fm, MT_SCOPE_WMMA_A);
+        g.bfrag = fragments(&g, "b_frag", g.fn, MT_SCOPE_WMMA_B);
+        g.stage = mm_local_buf(c, "C_stage", I(&g, (int64_t)g.threads / g.warp * MT_WMMA_FRAG), MT_FLOAT32);
+        g.stage->scope = MT_SCOPE_SHARED;
+    } else {
+        g.acc = mm_local_buf(c, "acc", I(&g, (int64_t)g.tm * g.tn), c->dt);
+    }
 
-    mt_tfunc *h = mm_scheduled(c, gen_grid(&g), "gpu_matmul");
-    if (c->dt == MT_FLOAT32) mt_tfunc_set_attr(a, h, MT_ATTR_MIN_BLOCKS, "2"); /* <= 128 registers */
+    mt_tfunc *h = mm_scheduled(c, gen_grid(&g), g.tc ? "gpu_matmul (tensor cores)" : "gpu_matmul");
+    if (c->dt == MT_FLOAT32 && !g.tc) mt_tfunc_set_attr(a, h, MT_ATTR_MIN_BLOCKS, "2"); /* <= 128 registers */
     return h;
 }

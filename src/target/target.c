@@ -107,6 +107,7 @@ bool mt_target_cuda(mt_target_desc *t, const char *arch) {
         t->max_regs_per_block = 65536;
         t->max_regs_per_thread = 255;
         t->num_sms = c->sms;
+        t->mma_m = t->mma_n = t->mma_k = 16; /* every arch here has tensor cores (sm_70 on) */
         return true;
     }
     return false;
@@ -125,11 +126,13 @@ static const char *size_text(int64_t n, char *buf, int cap) {
 char *mt_target_str(const mt_target_desc *t, char *buf, int cap) {
     char s1[24], s2[24], s3[24];
     if (t->kind == MT_TARGET_CUDA) {
+        if (t->mma_m) snprintf(s2, sizeof s2, " -mma=%dx%dx%d", t->mma_m, t->mma_n, t->mma_k);
+        else s2[0] = 0;
         snprintf(buf, (size_t)cap,
-                 "cuda -arch=sm_%d -warp=%d -max-threads=%d -max-shared=%s -regs=%d -sms=%d",
+                 "cuda -arch=sm_%d -warp=%d -max-threads=%d -max-shared=%s -regs=%d -sms=%d%s",
                  t->sm, t->warp_size, t->max_threads_per_block,
                  size_text(t->max_shared_per_block, s1, sizeof s1), t->max_regs_per_block,
-                 t->num_sms);
+                 t->num_sms, s2);
     } else {
         snprintf(buf, (size_t)cap, "cpu -mcpu=%s -vector-bytes=%d -cores=%d -l1d=%s -l2=%s -l3=%s%s",
                  t->cpu, t->vector_bytes, t->cores, size_text(t->l1d_bytes, s1, sizeof s1),

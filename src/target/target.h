@@ -6,7 +6,7 @@
  * name and features, the widest vector register, the cores parallel loops
  * run on and the data-cache sizes; for an NVIDIA GPU the architecture
  * (sm_XX), the warp size, and the per-block limits on threads, shared memory
- * and registers. Every pass and rule reads machine facts from the target of
+ * and registers, and its tensor cores' tile. Every pass and rule reads machine facts from the target of
  * the loop function it works on (mt_tfunc.target, tir.h) and from nowhere
  * else; a function without one (a unit test building TIR by hand) gets
  * mt_target_default_cpu(), the facts of an x86-64 machine with AVX-512.
@@ -18,7 +18,7 @@
  * T.func_attr "target") and is part of the compile cache's key.
  *
  *     cpu -mcpu=znver5 -vector-bytes=64 -cores=2 -l1d=48K -l2=1M -l3=32M
- *     cuda -arch=sm_90 -warp=32 -max-threads=1024 -max-shared=227K -regs=65536 -sms=132
+ *     cuda -arch=sm_90 -warp=32 -max-threads=1024 -max-shared=227K -regs=65536 -sms=132 -mma=16x16x16
  *
  * This layer knows nothing above support/: it does not ask LLVM or CUDA
  * anything; the context hands it the host CPU's name and features.
@@ -50,6 +50,8 @@ typedef struct mt_target_desc {
     int max_regs_per_block;    /* 32-bit registers per block */
     int max_regs_per_thread;   /* 255 */
     int num_sms;               /* streaming multiprocessors of the usual part of that arch */
+    int mma_m, mma_n, mma_k;   /* tensor cores: the warp-level tile (WMMA) of float16 inputs
+                                  with float32 sums, 16 x 16 x 16 from sm_70 on; 0: none */
     /* ---- both ---- */
     bool test_device;          /* "gpu" means the test device (tests only; runtime/device.h) */
 } mt_target_desc;

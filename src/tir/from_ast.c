@@ -566,6 +566,25 @@ static val shfl_call(fctx *c, const mt_ast *e, const char *fn) {
     return strong(mt_te_shfl_xor(c->a, v, k[0], k[1]));
 }
 
+/* T.wmma_*(...): addresses (buffer loads) and values as written, the ldm
+ * an integer literal (the verifier checks the rest). */
+static val wmma_call(fctx *c, const mt_ast *e, const char *fn, mt_intrin in) {
+    int n = mt_intrin_arity(in);
+    arity(e, fn, n, n);
+    only_keywords(e, fn, NULL);
+    mt_texpr *args[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < n; i++) {
+        const mt_ast *x = e->items.data[i];
+        bool ldm = i == 2 && in != IN_WMMA_MMA;
+        if (ldm && (x->kind != AST_INT || x->ival < 0 || x->ival > (1 << 20)))
+            mt_fail(MT_ERR_TYPE, x->loc, "T.%s takes an integer literal as its leading dimension", fn);
+        args[i] = ldm ? mt_te_int(c->a, MT_INT32, x->ival)
+                      : in == IN_WMMA_FILL && i == 1 ? settle(c, expr(c, x), x->loc) : expr(c, x).e;
+    }
+    if (in == IN_WMMA_FILL) args[1] = mt_te_cast(c->a, MT_FLOAT32, args[1]);
+    return strong(mt_te_wmma(c->a, in, args[0], args[1], args[2]));
+}
+
 /* T.min / T.max / T.truncdiv / T.floordiv / T.floormod (a, b) */
 static val binary_call(fctx *c, const mt_ast *e, const char *fn, mt_texpr_kind k) {
     arity(e, fn, 2, 2);
@@ -618,7 +637,9 @@ static val call_expr(fctx *c, const mt_ast *e) {
     mt_dtype dt;
     mt_intrin in;
     if (mt_dtype_from_str(fn, &dt) == 0) return dtype_call(c, e, fn, dt);
-    if (mt_intrin_from_name(fn, &in) == 0) return in == IN_SHFL_XOR ? shfl_call(c, e, fn) : intrin_call(c, e, fn, in);
+    if (mt_intrin_from_name(fn, &in) == 0)
+        return in == IN_SHFL_XOR ? shfl_call(c, e, fn)
+               : mt_intrin_is_wmma(in) ? wmma_call(c, e, fn, in) : intrin_call(c, e, fn, in);
     if (!strcmp(fn, "Cast") || !strcmp(fn, "cast")) return cast_call(c, e, fn);
     if (!strcmp(fn, "min")) return binary_call(c, e, fn, TE_MIN);
     if (!strcmp(fn, "max")) return binary_call(c, e, fn, TE_MAX);
@@ -718,12 +739,11 @@ static mt_tbuffer *alloc_buffer(fctx *c, const char *name, const mt_ast *call) {
     mt_texpr **dims = shape_of(c, sh, &n);
     mt_tbuffer *b = mt_tbuffer_new(c->a, name, dt ? dtype_arg(c, dt) : MT_FLOAT32, n, dims);
     if (sc) {
-        static const char *const scopes[] = {"global", "shared", "local"};
         const char *s = string_arg(sc, "scope");
-        int k = 0;
-        while (k < 3 && strcmp(scopes[k], s) != 0) k++;
-        if (k == 3) mt_fail(MT_ERR_TYPE, sc->loc, "unknown scope '%s' (expected \"global\", \"shared\" or \"local\")", s);
-        b->scope = (mt_scope)k;
+        if (mt_scope_from_str(s, &b->scope) != 0)
+            mt_fail(MT_ERR_TYPE, sc->loc,
+                    "unknown scope '%s' (expected \"global\", \"shared\", \"local\", \"wmma.matrix_a\", "
+                    "\"wmma.matrix_b\" or \"wmma.accumulator\")", s);
     }
     return b;
 }

@@ -360,6 +360,10 @@ static void print_expr(printer *p, const mt_texpr *e, int min_prec) {
         if (e->intrin == IN_SHFL_XOR) { /* T.shfl_xor(value, 16, 32): the immediates as literals */
             print_expr(p, e->args[0], 0);
             mt_sb_printf(&p->sb, ", %lld, %lld", (long long)e->args[1]->ival, (long long)e->args[2]->ival);
+        } else if ((e->intrin == IN_WMMA_LOAD_A || e->intrin == IN_WMMA_LOAD_B || e->intrin == IN_WMMA_STORE) &&
+                   e->nargs == 3 && e->args[2]->kind == TE_INT) { /* the ldm immediate as a literal */
+            print_args(p, e->args, 2);
+            mt_sb_printf(&p->sb, ", %lld", (long long)e->args[2]->ival);
         } else
             print_args(p, e->args, e->nargs);
         mt_sb_putc(&p->sb, ')');
@@ -429,14 +433,13 @@ static void print_shape_tuple(printer *p, const mt_tbuffer *b, bool sym_as_strin
 
 /* name = T.alloc_buffer((..), "dtype"[, scope="..."]) */
 static void print_alloc_line(printer *p, const mt_tbuffer *b, int ind) {
-    static const char *scopes[] = {"global", "shared", "local"};
     line_start(p, ind);
     mt_sb_printf(&p->sb, "%s = T.alloc_buffer(", buf_name(p, b));
     print_shape_tuple(p, b, false);
     mt_sb_puts(&p->sb, ", ");
     put_string_lit(p, mt_dtype_str(b->dtype));
-    if (b->scope != MT_SCOPE_GLOBAL && (unsigned)b->scope < 3)
-        mt_sb_printf(&p->sb, ", scope=\"%s\"", scopes[b->scope]);
+    if (b->scope != MT_SCOPE_GLOBAL && (unsigned)b->scope < MT_SCOPE_COUNT_)
+        mt_sb_printf(&p->sb, ", scope=\"%s\"", mt_scope_str(b->scope));
     mt_sb_puts(&p->sb, ")\n");
 }
 

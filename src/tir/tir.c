@@ -141,6 +141,27 @@ mt_texpr *mt_te_shfl_xor(mt_arena *a, mt_texpr *value, int lane_mask, int width)
     return mt_te_call(a, IN_SHFL_XOR, args, 3);
 }
 
+mt_texpr *mt_te_wmma(mt_arena *a, mt_intrin fn, mt_texpr *x, mt_texpr *y, mt_texpr *z) {
+    mt_texpr *args[3] = {x, y, z};
+    mt_texpr *e = mt_te_call(a, fn, args, mt_intrin_arity(fn));
+    e->dtype = MT_INT32;
+    return e;
+}
+
+static const char *const scope_names[MT_SCOPE_COUNT_] = {
+    "global", "shared", "local", "wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator"};
+
+const char *mt_scope_str(mt_scope s) { return (unsigned)s < MT_SCOPE_COUNT_ ? scope_names[s] : "?"; }
+
+int mt_scope_from_str(const char *name, mt_scope *out) {
+    for (int i = 0; i < MT_SCOPE_COUNT_; i++)
+        if (strcmp(scope_names[i], name) == 0) {
+            *out = (mt_scope)i;
+            return 0;
+        }
+    return -1;
+}
+
 mt_texpr *mt_te_ramp(mt_arena *a, mt_texpr *base, mt_texpr *stride, int lanes) {
     mt_texpr *e = node(a, TE_RAMP, base->dtype);
     e->a = base;

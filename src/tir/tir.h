@@ -72,7 +72,8 @@
  * but the kernel's last). Within a phase threads see only their own
  * stores; a warp shuffle (T.shfl_xor, IN_SHFL_XOR) reads another lane's
  * value at the same point of the phase, and stands directly in it (no
- * if or loop around it: every lane of the warp reaches it). A per-thread buffer allocated outside the phases keeps each
+ * if or loop around it: every lane of the warp reaches it), and a
+ * T.wmma_store's stores are seen by its whole warp after it. A per-thread buffer allocated outside the phases keeps each
  * thread's values from one phase to the next (registers, in CUDA). This
  * is what both the CUDA C backend (codegen/cuda_c.c) and the emulation
  * (passes/tir/emulate_gpu.c: each phase a serial loop over the threads)
@@ -131,7 +132,24 @@ struct mt_tvar {
 
 /* ---- buffers ------------------------------------------------------------- */
 
-typedef enum mt_scope { MT_SCOPE_GLOBAL, MT_SCOPE_SHARED, MT_SCOPE_LOCAL } mt_scope;
+/* Where a buffer lives. The wmma scopes are a warp's tensor-core fragments
+ * (GPU kernels only; see IN_WMMA_FILL ... below): a buffer of n * 256
+ * elements holds n 16 x 16 fragments, fragment f at [f * 256, f * 256 +
+ * 256), element (r, c) at f * 256 + r * 16 + c -- A's fragments (i, k)
+ * float16, B's (k, j) float16, the accumulators (i, j) float32. Every lane
+ * of the warp holds the warp's fragments (CUDA: nvcuda::wmma::fragment,
+ * spread over the lanes' registers); only the wmma intrinsics touch them. */
+typedef enum mt_scope {
+    MT_SCOPE_GLOBAL, MT_SCOPE_SHARED, MT_SCOPE_LOCAL,
+    MT_SCOPE_WMMA_A, MT_SCOPE_WMMA_B, MT_SCOPE_WMMA_ACC,
+    MT_SCOPE_COUNT_
+} mt_scope;
+
+/* "global", "shared", "local", "wmma.matrix_a", "wmma.matrix_b",
+ * "wmma.accumulator"; and back (0, or -1 for another name). */
+const char *mt_scope_str(mt_scope s);
+int mt_scope_from_str(const char *name, mt_scope *out);
+static inline bool mt_scope_is_fragment(mt_scope s) { return s >= MT_SCOPE_WMMA_A && s <= MT_SCOPE_WMMA_ACC; }
 
 /* An n-dimensional array in memory. Compact row-major: element (i0..in-1)
  * lives at offset sum(i_k * prod(shape[k+1..])). */
@@ -189,14 +207,40 @@ typedef enum mt_texpr_kind {
  *       loop (whose extent the warp size divides) through sequences and
  *       lets only -- no if, no loop, no allocation between -- and value
  *       holds no other shuffle
- *       (tir/verify.c; docs/tir.md, "Warp shuffles"). */
+ *       (tir/verify.c; docs/tir.md, "Warp shuffles").
+ *
+ * Tensor-core tiles (CUDA's WMMA API, m16n16k16, float16 inputs, float32
+ * accumulation), each the whole value of a T.evaluate; their arguments
+ * are addresses: `buf[off]` (a TE_LOAD) names element off of buf, and a
+ * fragment is named by its first element (`acc[f * 256]`, off a multiple
+ * of 256). ldm is an int32 immediate, the leading dimension in elements.
+ *
+ *   T.wmma_fill(acc[f], v)            every element of accumulator f = v (float32)
+ *   T.wmma_load_a(a[f], src[o], ldm)  A's fragment f: (i, k) = src[o + k * ldm + i]
+ *                                     (column-major; src a float16 shared buffer)
+ *   T.wmma_load_b(b[f], src[o], ldm)  B's fragment f: (k, j) = src[o + k * ldm + j]
+ *   T.wmma_mma(acc[f], a[g], b[h])    acc_f(i, j) += sum over k of a_g(i, k) b_h(k, j),
+ *                                     products exact, sums in float32
+ *   T.wmma_store(dst[o], acc[f], ldm) dst[o + i * ldm + j] = acc_f(i, j) (float32
+ *                                     shared dst); a warp barrier on both sides:
+ *                                     every lane of the warp sees these stores
+ *                                     after it, in the same phase
+ *
+ * A warp executes each together, so like a shuffle every lane of the warp
+ * must reach it: directly in a phase of a GPU kernel whose extent the warp
+ * divides, through sequences, lets, allocations and loops of constant
+ * bounds only (no if). Memory it reads was stored in an earlier phase (or
+ * by the warp's own wmma_store). Typed int32 (evaluated for effect). */
 #define MT_INTRIN_LIST(X)                                                     \
     X(IN_EXP, "exp", 1) X(IN_LOG, "log", 1) X(IN_SQRT, "sqrt", 1)             \
     X(IN_RSQRT, "rsqrt", 1) X(IN_SIN, "sin", 1) X(IN_COS, "cos", 1)           \
     X(IN_TANH, "tanh", 1) X(IN_SIGMOID, "sigmoid", 1) X(IN_ERF, "erf", 1)     \
     X(IN_ABS, "abs", 1) X(IN_FLOOR, "floor", 1) X(IN_CEIL, "ceil", 1)         \
     X(IN_ROUND, "round", 1) X(IN_POW, "pow", 2) X(IN_FMA, "fma", 3)           \
-    X(IN_SHFL_XOR, "shfl_xor", 3)
+    X(IN_SHFL_XOR, "shfl_xor", 3)                                             \
+    X(IN_WMMA_FILL, "wmma_fill", 2) X(IN_WMMA_LOAD_A, "wmma_load_a", 3)       \
+    X(IN_WMMA_LOAD_B, "wmma_load_b", 3) X(IN_WMMA_MMA, "wmma_mma", 3)         \
+    X(IN_WMMA_STORE, "wmma_store", 3)
 
 typedef enum mt_intrin {
 #define MT_X_(k, s, n) k,
@@ -206,6 +250,8 @@ typedef enum mt_intrin {
 } mt_intrin;
 
 #define IN_MATH_COUNT_ IN_SHFL_XOR /* the math intrinsics are those before it */
+static inline bool mt_intrin_is_wmma(mt_intrin in) { return in >= IN_WMMA_FILL && in <= IN_WMMA_STORE; }
+enum { MT_WMMA_FRAG = 256 }; /* elements of a 16 x 16 fragment */
 
 struct mt_texpr {
     mt_texpr_kind kind;
@@ -401,6 +447,11 @@ mt_texpr *mt_te_shfl_xor(mt_arena *a, mt_texpr *value, int lane_mask, int width)
 bool mt_texpr_has_shuffle(const mt_texpr *e);
 bool mt_tstmt_has_shuffle(const mt_tstmt *s);
 bool mt_texpr_reads_memory(const mt_texpr *e);
+/* A tensor-core intrinsic (see MT_INTRIN_LIST), typed int32. */
+mt_texpr *mt_te_wmma(mt_arena *a, mt_intrin fn, mt_texpr *x, mt_texpr *y, mt_texpr *z);
+/* Is s a T.evaluate of a wmma intrinsic? Does s hold one anywhere? */
+bool mt_tstmt_is_wmma(const mt_tstmt *s);
+bool mt_tstmt_has_wmma(const mt_tstmt *s);
 mt_texpr *mt_te_ramp(mt_arena *a, mt_texpr *base, mt_texpr *stride, int lanes);
 mt_texpr *mt_te_broadcast(mt_arena *a, mt_texpr *x, int lanes);
 mt_texpr *mt_te_copy(mt_arena *a, const mt_texpr *e); /* shallow copy, to modify */

@@ -54,6 +54,11 @@ typedef struct vctx {
                                         reach together ("an if", ...), or NULL */
     const mt_texpr *shfl_ok;         /* the stored value being checked, when its store is
                                         where a shuffle may be */
+    /* where a wmma intrinsic may be ("Tensor-core tiles" below): */
+    const char *warp_div;            /* what lies between the phase and c->at that not every
+                                        lane may reach together (an if, ...), or NULL */
+    const mt_texpr *wmma_ok;         /* the evaluated value being checked */
+    bool wmma_arg;                   /* checking a wmma intrinsic's address argument */
 } vctx;
 
 static void failv(vctx *c, bool shape, const char *fmt, va_list ap) {
@@ -259,7 +264,103 @@ static void check_shuffle(vctx *c, const mt_texpr *e) {
     else check_shuffle_place(c, e);
 }
 
+/* ---- tensor-core tiles -------------------------------------------------------
+ * The wmma intrinsics (tir.h) are executed by a warp together, so like a
+ * shuffle every lane must reach them: the whole value of a T.evaluate in
+ * a phase of a GPU kernel (a threadIdx.x loop whose constant extent the
+ * warp divides), through sequences, lets, allocations and loops of
+ * constant bounds only. Their arguments are addresses of the right scope
+ * and dtype, fragments at multiples of 256, the ldm an immediate that
+ * keeps each row 16-byte aligned. */
+
+typedef struct wmma_arg { mt_scope scope; mt_dtype dt; } wmma_arg;
+
+/* The address each argument must be (scope GLOBAL: a float32 value). */
+static const wmma_arg *wmma_args(mt_intrin in) {
+    static const wmma_arg fill[] = {{MT_SCOPE_WMMA_ACC, MT_FLOAT32}, {MT_SCOPE_GLOBAL, MT_FLOAT32}};
+    static const wmma_arg la[] = {{MT_SCOPE_WMMA_A, MT_FLOAT16}, {MT_SCOPE_SHARED, MT_FLOAT16}};
+    static const wmma_arg lb[] = {{MT_SCOPE_WMMA_B, MT_FLOAT16}, {MT_SCOPE_SHARED, MT_FLOAT16}};
+    static const wmma_arg mma[] = {{MT_SCOPE_WMMA_ACC, MT_FLOAT32}, {MT_SCOPE_WMMA_A, MT_FLOAT16},
+                                   {MT_SCOPE_WMMA_B, MT_FLOAT16}};
+    static const wmma_arg st[] = {{MT_SCOPE_SHARED, MT_FLOAT32}, {MT_SCOPE_WMMA_ACC, MT_FLOAT32}};
+    return in == IN_WMMA_FILL ? fill : in == IN_WMMA_LOAD_A ? la : in == IN_WMMA_LOAD_B ? lb
+           : in == IN_WMMA_MMA ? mma : st;
+}
+
+static void check_wmma_place(vctx *c, const mt_texpr *e) {
+    const char *fn = mt_intrin_name(e->intrin);
+    int64_t ext;
+    if (!c->gpu) fail(c, "T.%s outside a GPU kernel", fn);
+    else if (!c->phase) fail(c, "T.%s outside the phases of its kernel (not under a threadIdx loop)", fn);
+    else if (strcmp(c->phase->thread_tag, "threadIdx.x") != 0 || !mt_te_is_const_int(c->phase->extent, &ext) ||
+             ext % c->warp != 0)
+        fail(c, "T.%s in a phase that is not a threadIdx.x loop whose constant extent is a multiple of the "
+                "warp (%d)", fn, c->warp);
+    else if (c->warp_div)
+        fail(c, "T.%s under %s inside its phase: every lane of the warp must reach it together", fn, c->warp_div);
+    else if (c->wmma_ok != e)
+        fail(c, "T.%s that is not the whole value of a T.evaluate", fn);
+}
+
+/* Argument i of e: an address of its scope and dtype (or a float32 value). */
+static void check_wmma_arg(vctx *c, const mt_texpr *e, int i, const wmma_arg *w) {
+    const char *fn = mt_intrin_name(e->intrin);
+    const mt_texpr *x = e->args[i];
+    if (w->scope == MT_SCOPE_GLOBAL) {
+        check_expr(c, x, "argument");
+        if (!c->err && (x->dtype != MT_FLOAT32 || x->lanes != 1 || mt_texpr_reads_memory(x)))
+            fail(c, "T.%s fills with a float32 value that reads no memory", fn);
+        return;
+    }
+    if (x->kind != TE_LOAD || x->nargs != 1 || x->lanes != 1) {
+        fail(c, "argument %d of T.%s is not an address (a flat buffer's element: buf[offset])", i, fn);
+        return;
+    }
+    c->wmma_arg = true;
+    check_expr(c, x, "argument");
+    c->wmma_arg = false;
+    int64_t off;
+    if (c->err) return;
+    if (x->buf->scope != w->scope || x->buf->dtype != w->dt)
+        fail(c, "argument %d of T.%s is '%s' (%s, %s): a %s buffer of %s expected", i, fn, bname(x->buf),
+             mt_scope_str(x->buf->scope), mt_dtype_str(x->buf->dtype), mt_scope_str(w->scope), mt_dtype_str(w->dt));
+    else if (mt_scope_is_fragment(w->scope) && mt_te_is_const_int(x->args[0], &off) && off % MT_WMMA_FRAG != 0)
+        fail(c, "argument %d of T.%s names element %lld of '%s', not the first of a fragment (a multiple of 256)",
+             i, fn, (long long)off, bname(x->buf));
+}
+
+static void check_wmma(vctx *c, const mt_texpr *e) {
+    const char *fn = mt_intrin_name(e->intrin);
+    if (e->nargs != mt_intrin_arity(e->intrin) || !e->args) {
+        fail_shape(c, "T.%s takes %d arguments, called with %d", fn, mt_intrin_arity(e->intrin), e->nargs);
+        return;
+    }
+    for (int i = 0; i < e->nargs; i++)
+        if (!e->args[i]) {
+            fail_shape(c, "T.%s lacks argument %d", fn, i);
+            return;
+        }
+    const wmma_arg *w = wmma_args(e->intrin);
+    int naddr = e->intrin == IN_WMMA_MMA ? 3 : 2;
+    for (int i = 0; !c->err && i < naddr; i++) check_wmma_arg(c, e, i, &w[i]);
+    if (c->err) return;
+    if (naddr == 2 && e->nargs == 3) {
+        const mt_texpr *ldm = e->args[2];
+        int64_t unit = e->intrin == IN_WMMA_STORE ? 4 : 8;
+        if (ldm->kind != TE_INT || ldm->dtype != MT_INT32 || ldm->ival < 16 || ldm->ival % unit != 0)
+            fail(c, "T.%s's leading dimension is not an int32 immediate of at least 16, a multiple of %lld", fn,
+                 (long long)unit);
+    }
+    if (!c->err && (e->dtype != MT_INT32 || e->lanes != 1)) fail(c, "T.%s typed %s (int32 expected)", fn,
+                                                                  mt_dtype_str(e->dtype));
+    if (!c->err) check_wmma_place(c, e);
+}
+
 static void check_call(vctx *c, const mt_texpr *e) {
+    if (mt_intrin_is_wmma(e->intrin)) {
+        check_wmma(c, e);
+        return;
+    }
     if (e->intrin == IN_SHFL_XOR && e->nargs == 3 && e->args && e->args[0] && e->args[1] && e->args[2]) {
         if (mt_texpr_has_shuffle(e->args[0])) fail(c, "T.shfl_xor of a value that holds another shuffle");
         check_expr(c, e->args[0], "argument");
@@ -331,6 +432,8 @@ static void check_leaf(vctx *c, const mt_texpr *e) {
         break;
     default: /* TE_LOAD */
         check_access(c, e->buf, e->args, e->nargs, "load from");
+        if (!c->err && mt_scope_is_fragment(e->buf->scope) && !c->wmma_arg)
+            fail(c, "load from fragment '%s' outside a wmma intrinsic", bname(e->buf));
         if (!c->err && e->dtype != e->buf->dtype)
             fail(c, "load from '%s' typed %s, the buffer is %s", bname(e->buf), mt_dtype_str(e->dtype),
                  mt_dtype_str(e->buf->dtype));
@@ -397,15 +500,21 @@ static void check_for(vctx *c, const mt_tstmt *s) {
     const mt_tstmt *phase = c->phase;
     const char *div = c->diverged;
     bool thread = s->for_kind == MT_FOR_THREAD && s->thread_tag && !strncmp(s->thread_tag, "threadIdx.", 10);
+    const char *wdiv = c->warp_div;
+    int64_t lo, ext;
+    bool uniform = !thread && mt_te_is_const_int(s->min, &lo) && mt_te_is_const_int(s->extent, &ext);
     if (thread && !phase) c->phase = s;
     else if (phase) c->diverged = thread ? "a nested threadIdx loop" : "a loop";
+    if (phase && !uniform && !wdiv) c->warp_div = thread ? "a nested threadIdx loop" : "a loop of variable bounds";
     check_stmt(c, s->body);
     c->vars.len = nv;
-    c->phase = phase, c->diverged = div;
+    c->phase = phase, c->diverged = div, c->warp_div = wdiv;
 }
 
 static void check_store(vctx *c, const mt_tstmt *s) {
     check_access(c, s->buf, s->idx, s->nidx, "store to");
+    if (!c->err && mt_scope_is_fragment(s->buf->scope))
+        fail(c, "store to fragment '%s' outside a wmma intrinsic", bname(s->buf));
     c->shfl_ok = s->value;
     check_expr(c, s->value, "stored value");
     c->shfl_ok = NULL;
@@ -441,9 +550,24 @@ static void check_let(vctx *c, const mt_tstmt *s) {
     c->vars.len = nv;
 }
 
+/* A fragment: in a GPU kernel outside its phases (the warp's registers,
+ * kept from phase to phase), whole fragments of its scope's dtype. */
+static void check_fragment(vctx *c, const mt_tbuffer *b) {
+    int64_t n;
+    mt_dtype want = b->scope == MT_SCOPE_WMMA_ACC ? MT_FLOAT32 : MT_FLOAT16;
+    if (!c->gpu || c->phase)
+        fail(c, "fragment '%s' allocated %s", bname(b), c->gpu ? "inside a phase" : "outside a GPU kernel");
+    else if (b->ndim != 1 || !mt_te_is_const_int(b->shape[0], &n) || n <= 0 || n % MT_WMMA_FRAG != 0)
+        fail(c, "fragment '%s' is not a flat buffer of whole fragments (a constant multiple of 256)", bname(b));
+    else if (b->dtype != want)
+        fail(c, "fragment '%s' of scope %s is %s (%s expected)", bname(b), mt_scope_str(b->scope),
+             mt_dtype_str(b->dtype), mt_dtype_str(want));
+}
+
 static void check_alloc(vctx *c, const mt_tstmt *s) {
     int nb = c->bufs.len;
     declare_buf(c, s->buf, "allocated buffer");
+    if (!c->err && mt_scope_is_fragment(s->buf->scope)) check_fragment(c, s->buf);
     const char *div = c->diverged;
     if (c->phase && !div) c->diverged = "an allocation";
     check_stmt(c, s->body);
@@ -498,10 +622,12 @@ static void check_if(vctx *c, const mt_tstmt *s) {
     check_bool(c, s->cond, "if condition");
     if (!c->err && s->cond->lanes != 1) fail(c, "if condition of %d lanes", s->cond->lanes);
     const char *div = c->diverged;
+    const char *wdiv = c->warp_div;
     if (c->phase && !div) c->diverged = "an if";
+    if (c->phase && !wdiv) c->warp_div = "an if";
     check_stmt(c, s->then_s);
     if (s->else_s) check_stmt(c, s->else_s);
-    c->diverged = div;
+    c->diverged = div, c->warp_div = wdiv;
 }
 
 static void check_region(vctx *c, const mt_tregion *r, const char *what) {
@@ -547,7 +673,9 @@ static void check_block(vctx *c, const mt_tstmt *s) {
     if (c->form != MT_TIR_BLOCK) fail(c, "block '%s' in the %s form", s->name, mt_tir_form_str(c->form));
     int nv = c->vars.len, nb = c->bufs.len;
     const char *div = c->diverged;
+    const char *wdiv = c->warp_div;
     if (c->phase && !div) c->diverged = "a block";
+    if (c->phase && !wdiv) c->warp_div = "a block";
     bind_iters(c, s);
     for (int i = 0; i < s->nallocs; i++) declare_buf(c, s->allocs[i], "block allocation");
     if (s->predicate) check_bool(c, s->predicate, "block predicate");
@@ -556,7 +684,7 @@ static void check_block(vctx *c, const mt_tstmt *s) {
     if (s->init) check_stmt(c, s->init);
     check_stmt(c, s->body);
     c->vars.len = nv, c->bufs.len = nb;
-    c->diverged = div;
+    c->diverged = div, c->warp_div = wdiv;
 }
 
 /* The statements a statement of kind k must hold, named for messages. */
@@ -590,7 +718,11 @@ static void check_stmt(vctx *c, const mt_tstmt *s) {
     case TS_IF: check_if(c, s); break;
     case TS_LET: check_let(c, s); break;
     case TS_ALLOC: check_alloc(c, s); break;
-    case TS_EVAL: check_expr(c, s->value, "evaluated value"); break;
+    case TS_EVAL:
+        c->wmma_ok = s->value;
+        check_expr(c, s->value, "evaluated value");
+        c->wmma_ok = NULL;
+        break;
     case TS_LAUNCH: check_launch(c, s); break;
     case TS_CHECK: check_check(c, s); break;
     default: fail_shape(c, "statement of unknown kind %d", (int)s->kind);

@@ -470,12 +470,16 @@ bool mt_tstmt_has_check(const mt_tstmt *s) {
 typedef struct kind_ctx {
     bool shuffle; /* looking for a T.shfl_xor (else for any load) */
     bool found;
+    bool wmma;    /* looking for a wmma intrinsic (overrides shuffle) */
 } kind_ctx;
 
 static void kind_expr(mt_tvisitor *v, const mt_texpr *e) {
     kind_ctx *k = v->ctx;
     if (k->found) return;
-    if (k->shuffle ? e->kind == TE_CALL && e->intrin == IN_SHFL_XOR : e->kind == TE_LOAD) k->found = true;
+    bool call = e->kind == TE_CALL;
+    if (k->wmma ? call && mt_intrin_is_wmma(e->intrin)
+                : k->shuffle ? call && e->intrin == IN_SHFL_XOR : e->kind == TE_LOAD)
+        k->found = true;
     else mt_tvisit_expr_children(v, e);
 }
 
@@ -501,5 +505,16 @@ bool mt_texpr_reads_memory(const mt_texpr *e) {
     kind_ctx k = {false, false};
     mt_tvisitor v = {kind_expr, NULL, &k};
     if (e) mt_tvisit_expr(&v, e);
+    return k.found;
+}
+
+bool mt_tstmt_is_wmma(const mt_tstmt *s) {
+    return s && s->kind == TS_EVAL && s->value && s->value->kind == TE_CALL && mt_intrin_is_wmma(s->value->intrin);
+}
+
+bool mt_tstmt_has_wmma(const mt_tstmt *s) {
+    kind_ctx k = {false, false, true};
+    mt_tvisitor v = {kind_expr, kind_stmt, &k};
+    if (s) mt_tvisit_stmt(&v, s);
     return k.found;
 }

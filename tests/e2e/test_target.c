@@ -69,7 +69,7 @@ static void test_cuda_archs(void **s) {
     char buf[256];
     mt_target_cuda(&t, "sm_90");
     assert_string_equal(mt_target_str(&t, buf, sizeof buf),
-                        "cuda -arch=sm_90 -warp=32 -max-threads=1024 -max-shared=227K -regs=65536 -sms=132");
+                        "cuda -arch=sm_90 -warp=32 -max-threads=1024 -max-shared=227K -regs=65536 -sms=132 -mma=16x16x16");
 }
 
 static void test_cpu_text(void **s) {

@@ -13,6 +13,15 @@
  * dim, a batch, a symbolic M and an epilogue. The CUDA text of a float32
  * tile kernel reads its shared tiles as float4, and ptxas (when NVRTC is
  * present) reports no spills and at most 128 registers (two blocks per SM).
+ *
+ * float16 inputs take the tensor cores (WMMA tiles, float32 sums; the rule
+ * says "gpu_matmul (tensor cores)"): odd shapes (1, 5, 7, 17, 100, 257 in
+ * M, N or K), each tile size, transposed operands, a batch, a symbolic M,
+ * bias + relu and bias + gelu epilogues. Inputs are multiples of 2^-10 in
+ * [-1, 1] (exact in float16); the result is rounded to float16 after the
+ * matmul and after each epilogue op, so the bound adds u16 = 2^-11 of the
+ * values rounded. The CUDA text calls the WMMA API, and NVRTC compiles it
+ * for sm_80 and sm_90 without spills.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -38,9 +47,10 @@ typedef struct gcase {
     int64_t m, k, n;
     bool bias_relu;
     bool symbolic_m;
+    bool gelu;          /* gelu(x @ w + b) instead */
 } gcase;
 
-static const char *dts(mt_dtype t) { return t == MT_FLOAT64 ? "float64" : "float32"; }
+static const char *dts(mt_dtype t) { return t == MT_FLOAT64 ? "float64" : t == MT_FLOAT16 ? "float16" : "float32"; }
 
 static void source(char *s, size_t cap, const gcase *c) {
     char xs[96], ws[96], bs[16] = "";
@@ -57,13 +67,30 @@ static void source(char *s, size_t cap, const gcase *c) {
     snprintf(s, cap,
              "def f(x: Tensor(%s, \"%s\"), w: Tensor(%s, \"%s\"), b: Tensor((%lld,), \"%s\")):\n"
              "    return %s%s @ %s%s\n",
-             xs, dts(c->dt), ws, dts(c->dt), (long long)c->n, dts(c->dt), c->bias_relu ? "relu(" : "", x,
-             w, c->bias_relu ? " + b)" : " + b * 0.0");
+             xs, dts(c->dt), ws, dts(c->dt), (long long)c->n, dts(c->dt),
+             c->gelu ? "gelu(" : c->bias_relu ? "relu(" : "", x, w, c->gelu || c->bias_relu ? " + b)" : " + b * 0.0");
+}
+
+/* float16 bits of q / 1024, |q| <= 1024 (exact). */
+static uint16_t half_of(int q) {
+    if (q == 0) return 0;
+    uint16_t sign = q < 0 ? 0x8000 : 0;
+    int a = q < 0 ? -q : q, e = 0;
+    while ((a << e) < 1024) e++; /* a << e in [1024, 2048): the significand */
+    return (uint16_t)(sign | (uint16_t)((15 - e) << 10) | (uint16_t)((a << e) - 1024)); /* (a << e) / 1024 * 2^-e */
+}
+
+static double half_value(uint16_t h) {
+    int e = (h >> 10) & 31, m = h & 1023;
+    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+    return h & 0x8000 ? -v : v;
 }
 
 static double get(const mt_tensor *t, int64_t i) {
-    return mt_tensor_dtype(t) == MT_FLOAT64 ? ((const double *)mt_tensor_data(t))[i]
-                                            : ((const float *)mt_tensor_data(t))[i];
+    mt_dtype dt = mt_tensor_dtype(t);
+    return dt == MT_FLOAT64   ? ((const double *)mt_tensor_data(t))[i]
+           : dt == MT_FLOAT16 ? half_value(((const uint16_t *)mt_tensor_data(t))[i])
+                              : ((const float *)mt_tensor_data(t))[i];
 }
 
 static mt_tensor *random_tensor(mt_dtype dt, int nd, const int64_t *dims) {
@@ -71,6 +98,7 @@ static mt_tensor *random_tensor(mt_dtype dt, int nd, const int64_t *dims) {
     assert_non_null(t);
     for (int64_t i = 0; i < mt_tensor_numel(t); i++) {
         if (dt == MT_FLOAT64) ((double *)mt_tensor_data(t))[i] = rnd();
+        else if (dt == MT_FLOAT16) ((uint16_t *)mt_tensor_data(t))[i] = half_of((int)lround(rnd() * 1024));
         else ((float *)mt_tensor_data(t))[i] = (float)rnd();
     }
     return t;
@@ -103,7 +131,7 @@ static void run_case(const gcase *c) {
     mt_tensor *out = NULL;
     mt_diag d;
     if (test_kernel_run(k, args, 3, &out, 1, &d) != MT_OK) fail_msg("%s: run failed: %s", src, d.text);
-    double u = c->dt == MT_FLOAT64 ? 1.2e-16 : 6e-8;
+    double u = c->dt == MT_FLOAT64 ? 1.2e-16 : 6e-8, u16 = c->dt == MT_FLOAT16 ? ldexp(1, -11) : 0;
     for (int64_t b = 0; b < nb; b++)
         for (int64_t i = 0; i < c->m; i++)
             for (int64_t j = 0; j < c->n; j++) {
@@ -114,9 +142,11 @@ static void run_case(const gcase *c) {
                     scale += fabs(p);
                 }
                 double bias = get(args[2], j);
-                double ref = c->bias_relu ? fmax(s + bias, 0.0) : s;
+                double ref = c->gelu ? 0.5 * (s + bias) * (1 + erf((s + bias) / sqrt(2.0)))
+                             : c->bias_relu ? fmax(s + bias, 0.0) : s;
                 double got = get(out, (b * c->m + i) * c->n + j);
                 double tol = 2 * u * fabs(ref) + (double)(c->k + 1) * u * (scale + fabs(bias));
+                tol += 2 * u16 * (fabs(ref) + 1.2 * (fabs(s) + fabs(s + bias))); /* float16 roundings */
                 if (!(fabs(got - ref) <= tol))
                     fail_msg("%s\nat [%lld, %lld, %lld]: got %.9g, want %.9g (tol %.3g)", src, (long long)b,
                              (long long)i, (long long)j, got, ref, tol);
@@ -128,6 +158,7 @@ static void run_case(const gcase *c) {
 
 #define F32 MT_FLOAT32
 #define F64 MT_FLOAT64
+#define F16 MT_FLOAT16
 
 static void test_gemv(void **st) {
     (void)st;
@@ -156,6 +187,29 @@ static void test_tiles(void **st) {
         {"gpu_matmul", F32, XW, 0, 1400, 24, 1600, false, false}, /* 132+ blocks: 128-tiles */
         {"gpu_matmul", F32, XW, 0, 1100, 24, 1100, false, false}, /* 264+ blocks of 64 */
         {"gpu_matmul", F32, XW, 0, 45, 64, 60, true, true},      /* symbolic m (run at 45) */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
+}
+
+/* float16 on tensor cores: odd shapes in every dim, each tile size (128:
+ * 132+ blocks; 64: 264+ blocks of 64; else 32), copies along each axis, a
+ * batch, a symbolic M, epilogues. */
+static void test_tensor_cores(void **st) {
+    (void)st;
+    static const char *const TC = "gpu_matmul (tensor cores)";
+    for (int q = -1024; q <= 1024; q++) assert_true(half_value(half_of(q)) == q / 1024.0);
+    static const gcase cases[] = {
+        {TC, F16, XW, 0, 7, 17, 100, true, false, false},
+        {TC, F16, XW, 0, 257, 100, 17, false, false, true},    /* gelu */
+        {TC, F16, XW, 0, 5, 1, 1, false, false, false},
+        {TC, F16, XW, 0, 100, 257, 7, true, false, false},
+        {TC, F16, XWT, 0, 100, 257, 33, true, false, false},   /* B copied along k */
+        {TC, F16, XTW, 0, 70, 19, 66, false, false, true},     /* A copied along i */
+        {TC, F16, XW, 3, 40, 24, 50, true, false, false},      /* batched */
+        {TC, F16, XW, 0, 45, 64, 60, true, true, false},       /* symbolic m (run at 45) */
+        {TC, F16, XW, 0, 1400, 24, 1600, false, false, false}, /* 128-tiles */
+        {TC, F16, XW, 0, 1100, 40, 1100, true, false, false},  /* 64-tiles */
+        {"gpu_gemv", F16, XW, 0, 1, 257, 7, true, false, false}, /* M = 1: the GEMV rule */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
 }
@@ -225,15 +279,53 @@ static void test_cuda_text(void **st) {
     mt_kernel_release(k);
 }
 
+/* The float16 tile kernel's text (128-tiles, bias + relu): the WMMA API on
+ * 32-byte aligned shared tiles; NVRTC compiles it for sm_80 and sm_90
+ * (when present) and ptxas reports no spills. */
+static void test_tensor_core_text(void **st) {
+    (void)st;
+    static const char *const archs[] = {"sm_80", "sm_90"};
+    for (int a = 0; a < 2; a++) {
+        mt_compile_options o;
+        mt_compile_options_init(&o);
+        o.target = MT_TARGET_CUDA;
+        o.arch = archs[a];
+        mt_diag d;
+        mt_kernel *k = mt_jit_compile(test_ctx,
+                                      "def f(a: Tensor((4096, 1024), \"float16\"), b: Tensor((1024, 4096), \"float16\"), "
+                                      "c: Tensor((4096,), \"float16\")):\n    return relu(a @ b + c)\n", &o, &d);
+        if (!k) fail_msg("%s", d.text);
+        const char *s = mt_kernel_dump(k, MT_STAGE_CUDA);
+        assert_non_null(s);
+        static const char *const want[] = {
+            "#include <mma.h>", "__shared__ __align__(32) __half A_tile[4352];", /* 32 x (128 + 8) */
+            "wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[8];",   /* a warp's 64 x 32 */
+            "wmma::mma_sync(acc[i * 2 + j], a_frag[i], b_frag[j], acc[i * 2 + j]);",
+            "wmma::store_matrix_sync(&C_stage[stage0], acc[i * 2 + j], 16, wmma::mem_row_major);",
+        };
+        for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+            if (!strstr(s, want[i])) fail_msg("%s: '%s' is not in\n%s", archs[a], want[i], s);
+        const char *rep = strstr(s, "// ptxas");
+        if (rep) {
+            if (!strstr(rep, archs[a]) || !strstr(rep, " 0 bytes spill stores")) fail_msg("%s", rep);
+        } else {
+            print_message("no ptxas report (NVRTC absent): spills not checked\n");
+        }
+        mt_kernel_release(k);
+    }
+}
+
 int main(void) {
     const char *t = getenv("MT_TEST_TARGET");
     if (!t || !*t || strcmp(t, "cpu") == 0) setenv("MT_TEST_TARGET", "cuda-emulate", 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemv),
         cmocka_unit_test(test_tiles),
+        cmocka_unit_test(test_tensor_cores),
         cmocka_unit_test(test_tile_sizes),
         cmocka_unit_test(test_grid_in_x),
         cmocka_unit_test(test_cuda_text),
+        cmocka_unit_test(test_tensor_core_text),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }

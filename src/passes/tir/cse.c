@@ -36,6 +36,8 @@
  * A later (smaller) candidate may occur in an earlier let's value, so each
  * new let goes outside the ones before it.
  *
+ * A wmma intrinsic (tir.h) is left alone: its loads name addresses.
+ *
  * Assumes the lowered form (no TS_BLOCK): the pipeline runs it last, after
  * simplify (which would substitute lets of a single variable back).
  */
@@ -187,8 +189,11 @@ static int stmt_exprs(const mt_tstmt *s, mt_texpr **out) {
         for (int i = 0; i < s->nidx; i++) out[i] = s->idx[i];
         out[s->nidx] = s->value;
         return s->nidx + 1;
-    case TS_LET:
-    case TS_EVAL: out[0] = s->value; return 1;
+    case TS_EVAL:
+        if (mt_tstmt_is_wmma(s)) return 0; /* its loads are addresses: never a let's value */
+        out[0] = s->value;
+        return 1;
+    case TS_LET: out[0] = s->value; return 1;
     case TS_IF: out[0] = s->cond; return 1;
     default: return 0;
     }

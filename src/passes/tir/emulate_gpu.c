@@ -45,6 +45,18 @@
  * keeps across the split are in per-thread buffers, given a copy per
  * thread like any other (below).
  *
+ * Tensor-core tiles. A fragment (scope wmma.*, tir.h) is the warp's, and
+ * every lane of the warp holds all of it; here each thread gets a copy of
+ * every fragment like any per-thread buffer, and each wmma intrinsic
+ * becomes, in every thread, loops doing the warp's whole operation on the
+ * thread's copy (`T.wmma_mma(acc[f], a[g], b[h])`: for i, j, k in 16^3:
+ * acc[f + i * 16 + j] += float(a[g + i * 16 + k]) * float(b[h + k * 16 + j]),
+ * k increasing; the products of float16 values are exact in float32). The
+ * lanes thus compute the same fragments, and a wmma_store by each lane
+ * writes the same values, so a lane that reads them after its store in the
+ * same phase reads what the warp stored (the GPU's __syncwarp). 32 times
+ * the work, and exact: no phase needs splitting.
+ *
  * The result is for the host CPU: its target is `host`, and the rest of
  * the CPU pipeline (split_host_device, the LLVM backend) takes it as any
  * other function.
@@ -255,12 +267,63 @@ static mt_tstmt *split_phase(mt_arena *a, mt_tstmt *s) {
     return mt_ts_at(r, s->loc);
 }
 
+/* ---- tensor-core tiles ------------------------------------------------------------- */
+
+typedef struct wx {
+    mt_arena *a;
+    mt_tvar *v[3]; /* r, c (or i, j), k */
+} wx;
+
+static mt_texpr *wI(wx *w, int64_t v) { return mt_te_i64(w->a, v); }
+static mt_texpr *wV(wx *w, int i) { return mt_te_var(w->a, w->v[i]); }
+static mt_texpr *wadd(wx *w, mt_texpr *x, mt_texpr *y) { return mt_te_bin(w->a, TE_ADD, x, y); }
+static mt_texpr *wmul(wx *w, mt_texpr *x, int64_t y) { return mt_te_bin(w->a, TE_MUL, x, wI(w, y)); }
+
+/* addr's buffer at its offset + x * sx + y * sy. */
+static mt_texpr *wat(wx *w, const mt_texpr *addr, int x, int64_t sx, int y, int64_t sy) {
+    mt_texpr *ix = wadd(w, addr->args[0], wadd(w, wmul(w, wV(w, x), sx), wmul(w, wV(w, y), sy)));
+    return mt_te_load(w->a, addr->buf, &ix, 1);
+}
+
+static mt_tstmt *wstore(wx *w, const mt_texpr *addr, int x, int64_t sx, int y, int64_t sy, mt_texpr *v) {
+    const mt_texpr *ld = wat(w, addr, x, sx, y, sy);
+    return mt_ts_store(w->a, addr->buf, ld->args, 1, v);
+}
+
+/* for v[0], v[1] in 16 x 16 (and v[2] when k): body. */
+static mt_tstmt *wloops(wx *w, mt_tstmt *body, bool k) {
+    for (int i = k ? 2 : 1; i >= 0; i--) body = mt_ts_for(w->a, w->v[i], wI(w, 0), wI(w, 16), MT_FOR_SERIAL, body);
+    return body;
+}
+
+/* The warp's operation e (a wmma intrinsic) as loops, on the fragments'
+ * elements (r, c) at r * 16 + c (tir.h). */
+static mt_tstmt *wmma_loops(mt_arena *a, const mt_texpr *e) {
+    wx w = {a, {mt_tvar_new(a, "wr", MT_INT64), mt_tvar_new(a, "wc", MT_INT64), mt_tvar_new(a, "wk", MT_INT64)}};
+    mt_texpr *const *g = e->args;
+    int64_t ldm = e->nargs == 3 ? g[2]->ival : 0;
+    switch (e->intrin) {
+    case IN_WMMA_FILL: return wloops(&w, wstore(&w, g[0], 0, 16, 1, 1, g[1]), false);
+    case IN_WMMA_LOAD_A: return wloops(&w, wstore(&w, g[0], 0, 16, 1, 1, wat(&w, g[1], 1, ldm, 0, 1)), false);
+    case IN_WMMA_LOAD_B: return wloops(&w, wstore(&w, g[0], 0, 16, 1, 1, wat(&w, g[1], 0, ldm, 1, 1)), false);
+    case IN_WMMA_STORE: return wloops(&w, wstore(&w, g[0], 0, ldm, 1, 1, wat(&w, g[1], 0, 16, 1, 1)), false);
+    case IN_WMMA_MMA: {
+        mt_texpr *x = mt_te_cast(a, MT_FLOAT32, wat(&w, g[1], 0, 16, 2, 1));
+        mt_texpr *y = mt_te_cast(a, MT_FLOAT32, wat(&w, g[2], 2, 16, 1, 1));
+        mt_texpr *sum = mt_te_bin(a, TE_ADD, wat(&w, g[0], 0, 16, 1, 1), mt_te_bin(a, TE_MUL, x, y));
+        return wloops(&w, wstore(&w, g[0], 0, 16, 1, 1, sum), true);
+    }
+    default: mt_ice("emulate_gpu: intrinsic T.%s is not a wmma one", mt_intrin_name(e->intrin));
+    }
+}
+
 /* ---- index loops ------------------------------------------------------------------- */
 
 static mt_tstmt *emu_stmt(mt_tmutator *m, mt_tstmt *s) {
     emu *e = m->ctx;
-    if (s->kind == TS_ALLOC && s->buf->scope == MT_SCOPE_LOCAL && e->blocks > 0 && e->threads == 0)
-        return spread_alloc(m, s);
+    bool per_thread = s->kind == TS_ALLOC && (s->buf->scope == MT_SCOPE_LOCAL || mt_scope_is_fragment(s->buf->scope));
+    if (per_thread && e->blocks > 0 && e->threads == 0) return spread_alloc(m, s);
+    if (mt_tstmt_is_wmma(s)) return mt_tmutate_stmt(m, mt_ts_at(wmma_loops(m->arena, s->value), s->loc));
     const spread *sp = s->kind == TS_STORE ? spread_of(e, s->buf) : NULL;
     if (sp) return spread_store(m, s, sp);
     if (s->kind != TS_FOR || s->for_kind != MT_FOR_THREAD) return mt_tmutate_stmt_children(m, s);
