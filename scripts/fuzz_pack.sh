@@ -11,7 +11,7 @@
 # the seeds, build-fuzz/corpus/, the dictionary, the LeakSanitizer suppressions and
 # run.sh. There:
 #
-#     tar xJf fuzzpack.tar.xz && fuzzpack/run.sh compile SECONDS WORKERS [TIMEOUT]
+#     tar xJf fuzzpack.tar.xz && fuzzpack/run.sh compile|npy|tir|graph SECONDS WORKERS [TIMEOUT] [FLAGS...]
 #
 # runs one harness through scripts/fuzz_run.sh, as scripts/fuzz.sh does (-fork=WORKERS,
 # crashes, timeouts and OOMs not ignored, -timeout, -rss_limit_mb=2048); the log is
@@ -27,39 +27,44 @@ echo "== fuzz_pack: building in $dir"
 CC=clang cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g" \
   -DMT_FUZZ=ON -DMT_BUILD_TESTS=OFF -DMT_LLVM_STATIC=ON \
   -DFFI_LIB="$(find /usr/lib -name libffi.a | head -1)" >/dev/null
-cmake --build "$dir" -j"$(nproc)" --target fuzz_compile fuzz_npy npy_seeds >/dev/null
+cmake --build "$dir" -j"$(nproc)" --target fuzz_compile fuzz_npy fuzz_tir fuzz_graph npy_seeds >/dev/null
 
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 p="$stage/fuzzpack"
-mkdir -p "$p/bin" "$p/lib" "$p/seeds/compile" "$p/seeds/npy" "$p/corpus/compile" "$p/corpus/npy"
-for h in fuzz_compile fuzz_npy; do
+mkdir -p "$p/bin" "$p/lib" "$p/seeds" "$p/corpus"
+for h in fuzz_compile fuzz_npy fuzz_tir fuzz_graph; do
   objcopy --strip-debug "$dir/tests/fuzz/$h" "$p/bin/$h"
 done
 # the shared libraries the harnesses still load, but libc's own
-for lib in $(ldd "$p/bin/fuzz_compile" "$p/bin/fuzz_npy" | awk '/=> \//{print $3}' | sort -u); do
+for lib in $(ldd "$p"/bin/fuzz_* | awk '/=> \//{print $3}' | sort -u); do
   case "$(basename "$lib")" in libc.so* | libm.so* | ld-linux*) ;; *) cp -L "$lib" "$p/lib/" ;; esac
 done
 scripts/fuzz_seeds.sh "$dir/tests/fuzz/npy_seeds" "$p/seeds"
-for h in compile npy; do
-  [ -d "build-fuzz/corpus/$h" ] && cp -r "build-fuzz/corpus/$h/." "$p/corpus/$h/"
+cp -r "$p/seeds/compile" "$p/seeds/tir"   # kernels: the same seeds (as scripts/fuzz.sh)
+cp -r "$p/seeds/compile" "$p/seeds/graph"
+for h in compile npy tir graph; do
+  mkdir -p "$p/corpus/$h"
+  if [ -d "build-fuzz/corpus/$h" ]; then cp -r "build-fuzz/corpus/$h/." "$p/corpus/$h/"; fi
 done
 cp tests/fuzz/kernel.dict tests/lsan.supp scripts/fuzz_run.sh "$p/"
 cat >"$p/run.sh" <<'EOF'
 #!/usr/bin/env bash
-# run.sh compile|npy SECONDS WORKERS [TIMEOUT]: one harness, as scripts/fuzz.sh runs it
+# run.sh compile|npy|tir|graph SECONDS WORKERS [TIMEOUT] [LIBFUZZER-FLAGS...]: one harness,
+# as scripts/fuzz.sh runs it (e.g. -entropic=0 for the long runs of tir and graph)
 set -uo pipefail
 # (SECONDS includes the first pass over the corpus, minutes for a grown one)
 cd "$(dirname "$0")"
-usage() { echo "usage: run.sh compile|npy SECONDS WORKERS [TIMEOUT]" >&2; exit 2; }
+usage() { echo "usage: run.sh compile|npy|tir|graph SECONDS WORKERS [TIMEOUT] [LIBFUZZER-FLAGS...]" >&2; exit 2; }
 [ $# -ge 3 ] || usage
 name=$1 secs=$2 workers=$3 timeout=${4:-10}
-case "$name" in compile | npy) ;; *) usage ;; esac
+shift $(($# < 4 ? $# : 4))
+case "$name" in compile | npy | tir | graph) ;; *) usage ;; esac
 for n in "$secs" "$workers" "$timeout"; do case "$n" in '' | *[!0-9]*) usage ;; esac; done
 export LD_LIBRARY_PATH="$PWD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-dict=(); [ "$name" = compile ] && dict=(-dict=kernel.dict)
+dict=(); [ "$name" = npy ] || dict=(-dict=kernel.dict)
 MT_FUZZ_FORK=$workers MT_FUZZ_TIMEOUT=$timeout \
-  ./fuzz_run.sh "bin/fuzz_$name" "$name" "$secs" . "$PWD/lsan.supp" "${dict[@]}" || exit 1
+  ./fuzz_run.sh "bin/fuzz_$name" "$name" "$secs" . "$PWD/lsan.supp" "${dict[@]}" "$@" || exit 1
 echo "run.sh: $name: no crash, leak or timeout"
 EOF
 chmod +x "$p/run.sh"
