@@ -74,6 +74,9 @@ typedef struct sym {
 typedef struct loop_info {
     mt_tvar *var;
     mt_texpr *min, *extent;
+    bool exact; /* var takes every value of [min, min + extent), both constants
+                 * (a loop with constant bounds; a block variable bound to such
+                 * a loop over its whole domain) */
 } loop_info;
 
 typedef struct built {
@@ -374,10 +377,42 @@ static val name_expr(fctx *c, const mt_ast *e) {
     return strong(s->var ? mt_te_var(c->a, s->var) : s->value);
 }
 
+static const loop_info *loop_of(const fctx *c, const mt_tvar *v);
+
+/* Is e affine in distinct exact variables (loop_info.exact), c0 + sum of
+ * c_k * v_k, possibly floor-divided by positive constants? Then its
+ * interval (mt_bounds_of) is attained at both ends. */
+static bool exact_affine(const fctx *c, const mt_texpr *e, const mt_tvar **seen, int *n) {
+    int64_t k;
+    if (mt_te_is_const_int(e, &k)) return true;
+    switch (e->kind) {
+    case TE_VAR: {
+        const loop_info *l = loop_of(c, e->var);
+        if (!l || !l->exact || *n == 16) return false;
+        for (int i = 0; i < *n; i++)
+            if (seen[i] == e->var) return false;
+        seen[(*n)++] = e->var;
+        return true;
+    }
+    case TE_ADD: case TE_SUB: return exact_affine(c, e->a, seen, n) && exact_affine(c, e->b, seen, n);
+    case TE_MUL:
+        if (mt_te_is_const_int(e->a, &k)) return exact_affine(c, e->b, seen, n);
+        return mt_te_is_const_int(e->b, &k) && exact_affine(c, e->a, seen, n);
+    case TE_FLOORDIV: /* monotone: the ends of its operand's range give its own */
+        return mt_te_is_const_int(e->b, &k) && k > 0 && exact_affine(c, e->a, seen, n);
+    case TE_NEG: case TE_CAST: return exact_affine(c, e->a, seen, n);
+    default: return false;
+    }
+}
+
 /* The bounds check of one index: a constant, or an integer expression of
- * loop and block variables (outside any if or T.where) whose range,
- * by interval arithmetic over the enclosing loops (tir/arith.h), is known
- * and leaves the dim. */
+ * loop and block variables (outside any if or T.where) that is provably
+ * out of the dim: its range, by interval arithmetic over the enclosing
+ * loops (tir/arith.h), leaves the dim where the range is exact
+ * (exact_affine), or lies wholly outside it. An index whose range is only
+ * an over-approximation -- a loop clamped to a tail, T.min(16, 60 - i0 *
+ * 16), or a block variable declared over more than its loop reaches -- may
+ * stay in bounds on every iteration, and is left to --check-bounds. */
 static void check_bound(fctx *c, const mt_tbuffer *b, int d, const mt_texpr *ix, mt_loc loc) {
     int64_t dim, k;
     if (!mt_te_is_const_int(b->shape[d], &dim)) return;
@@ -395,6 +430,9 @@ static void check_bound(fctx *c, const mt_tbuffer *b, int d, const mt_texpr *ix,
     mt_range r = mt_bounds_of(&bd, ix);
     if (r.lo <= mt_dtype_min(ix->dtype) || r.hi >= mt_dtype_max(ix->dtype) || r.lo > r.hi) return;
     if (r.lo >= 0 && r.hi < dim) return;
+    const mt_tvar *seen[16];
+    int nseen = 0;
+    if (!exact_affine(c, ix, seen, &nseen) && r.hi >= 0 && r.lo < dim) return;
     mt_fail(MT_ERR_SHAPE, loc, "index '%s' ranges over [%lld, %lld), out of bounds for dim %d of '%s' (size %lld)",
             ix->kind == TE_VAR ? ix->var->name : mt_texpr_print(c->a, ix), (long long)r.lo, (long long)r.hi + 1, d,
             b->name, (long long)dim);
@@ -944,8 +982,14 @@ static void axis_remap(fctx *c, block_hdr *h, const mt_ast *s) {
 static void bind_iters(fctx *c, block_hdr *h, int *bound) {
     for (; *bound < h->iters.len; (*bound)++) {
         mt_tvar *v = h->iters.data[*bound].var;
+        const mt_texpr *val = h->values.data[*bound];
+        const loop_info *l = val->kind == TE_VAR ? loop_of(c, val->var) : NULL;
+        int64_t lo, ext, dom;
+        bool exact = l && l->exact && mt_te_is_const_int(l->min, &lo) && lo == 0 &&
+                     mt_te_is_const_int(l->extent, &ext) &&
+                     mt_te_is_const_int(h->iters.data[*bound].extent, &dom) && ext == dom;
         push_sym(c, v->name, v, NULL, NULL);
-        loop_info li = {v, mt_te_i64(c->a, 0), h->iters.data[*bound].extent};
+        loop_info li = {v, mt_te_i64(c->a, 0), h->iters.data[*bound].extent, exact};
         MT_VEC_PUSH(c->a, &c->loops, li);
     }
 }
@@ -1108,7 +1152,9 @@ static mt_tstmt *for_stmt(fctx *c, const mt_ast *s) {
         vars[i] = tag ? thread_var(c, v->name, tag) : NULL;
         if (!vars[i]) vars[i] = mt_tvar_new(c->a, v->name, MT_INT64);
         push_sym(c, v->name, vars[i], NULL, NULL);
-        loop_info li = {vars[i], mins[i], exts[i]};
+        int64_t k;
+        loop_info li = {vars[i], mins[i], exts[i],
+                        mt_te_is_const_int(mins[i], &k) && mt_te_is_const_int(exts[i], &k)};
         MT_VEC_PUSH(c->a, &c->loops, li);
     }
     mt_tstmt *body = stmts(c, &s->body, 0);

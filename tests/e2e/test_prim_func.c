@@ -163,6 +163,31 @@ static void test_entry_lowered_style(void **state) {
     mt_kernel_release(k);
 }
 
+/* Loops clamped to a tail (what split prints: the last tile's extent a
+ * T.min) and a block variable declared over more than its loop reaches
+ * stay in bounds although interval arithmetic over their declared ranges
+ * leaves the buffer: they compile (only a provably out-of-bounds index is
+ * a compile error) and compute the right values. */
+static void test_clamped_tail(void **state) {
+    (void)state;
+    mt_kernel *k = compile_ok(
+        "@T.prim_func\n"
+        "def tail(x: T.Buffer((60,), \"float32\"), y: T.Buffer((60,), \"float32\")):\n"
+        "    for i0 in range(4):\n"
+        "        for i1 in range(T.min(16, 60 - i0 * 16)):\n"
+        "            with T.block(\"b\"):\n"
+        "                vo = T.axis.spatial(4, i0)\n"
+        "                vi = T.axis.spatial(16, i1)\n"
+        "                y[vo * 16 + vi] = x[vo * 16 + vi] * 2.0\n");
+    int64_t n = 60;
+    mt_tensor *x = tensor_f32(1, &n, 7), *y;
+    run(k, &x, 1, &y, 1);
+    for (int i = 0; i < 60; i++) assert_true(F(y)[i] == F(x)[i] * 2.0f);
+    mt_tensor_release(x);
+    mt_tensor_release(y);
+    mt_kernel_release(k);
+}
+
 /* A call binds the loop function's symbolic dim to the caller's (its own
  * name, another name, a constant): one function per binding. */
 static void test_call_symbolic(void **state) {
@@ -380,6 +405,7 @@ int main(void) {
         cmocka_unit_test(test_entry_matmul),
         cmocka_unit_test(test_entry_reduction_outputs_first),
         cmocka_unit_test(test_entry_lowered_style),
+        cmocka_unit_test(test_clamped_tail),
         cmocka_unit_test(test_call_symbolic),
         cmocka_unit_test(test_two_outputs_and_entry_option),
         cmocka_unit_test(test_call_not_fused),
