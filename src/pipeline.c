@@ -208,11 +208,21 @@ static void assign_targets(mt_arena *a, mt_gmodule *m, const mt_pipeline_targets
         if (!m->tfuncs[i]->target) m->tfuncs[i]->target = t->host;
 }
 
+/* Does the bounds-check pass run on f: with the option, or when the front
+ * end left an access of f unproven (mt_tfunc.unproven), where a check can
+ * be emitted (not on a real GPU)? */
+static bool checked(const mt_tfunc *f, bool checks, const mt_pipeline_targets *t) {
+    if (checks) return true;
+    return f->unproven && (mt_tfunc_target(f)->kind == MT_TARGET_CPU || t->emulate);
+}
+
 static void run_tir_pass(mt_arena *a, const mt_pass *p, mt_tfunc **fs, int n, const char *dump_after,
-                         verified *v, const bool *as_written, mt_compiled *out) {
+                         verified *v, const bool *as_written, bool checks, const mt_pipeline_targets *t,
+                         mt_compiled *out) {
     bool inliner = strcmp(p->name, "inline_producers") == 0;
     for (int i = 0; i < n; i++)
-        if (!(inliner && as_written[i])) fs[i] = p->tir(a, fs[i]);
+        if (!(inliner && as_written[i]) && (!p->only_check_bounds || checked(fs[i], checks, t)))
+            fs[i] = p->tir(a, fs[i]);
     verify_tir(a, v, p->name, fs, n, form_after(p, v->form));
     if (wanted(dump_after, p->name)) record(a, out, p->name, print_tfuncs(a, fs, n));
 }
@@ -369,9 +379,8 @@ static void run_tir_passes(mt_arena *a, const mt_ast *ast, mt_tfunc **fs, int n,
     for (int i = 0; i < n; i++) as_written[i] = fs[i]->hand_written && mt_source_schedules_name(ast, fs[i]);
     for (int i = 0; i < mt_npasses; i++) {
         const mt_pass *p = &mt_passes[i];
-        if (p->only_check_bounds && !checks) continue;
         if (p->kind == MT_PASS_RULES) schedule(a, ast, fs, n, opts, t, &v, out);
-        else if (p->kind == MT_PASS_TIR) run_tir_pass(a, p, fs, n, dump_after, &v, as_written, out);
+        else if (p->kind == MT_PASS_TIR) run_tir_pass(a, p, fs, n, dump_after, &v, as_written, checks, t, out);
         if (p->kind == MT_PASS_TIR && strcmp(p->name, "inline_producers") == 0)
             out->dumps[MT_STAGE_TIR] = print_tfuncs(a, fs, n);
     }

@@ -412,7 +412,9 @@ static bool exact_affine(const fctx *c, const mt_texpr *e, const mt_tvar **seen,
  * (exact_affine), or lies wholly outside it. An index whose range is only
  * an over-approximation -- a loop clamped to a tail, T.min(16, 60 - i0 *
  * 16), or a block variable declared over more than its loop reaches -- may
- * stay in bounds on every iteration, and is left to --check-bounds. */
+ * stay in bounds on every iteration: it compiles, and the function is
+ * marked unproven, which has the check_bounds pass check it at run time
+ * even without --check-bounds (on the CPU and the emulated GPU). */
 static void check_bound(fctx *c, const mt_tbuffer *b, int d, const mt_texpr *ix, mt_loc loc) {
     int64_t dim, k;
     if (!mt_te_is_const_int(b->shape[d], &dim)) return;
@@ -432,7 +434,10 @@ static void check_bound(fctx *c, const mt_tbuffer *b, int d, const mt_texpr *ix,
     if (r.lo >= 0 && r.hi < dim) return;
     const mt_tvar *seen[16];
     int nseen = 0;
-    if (!exact_affine(c, ix, seen, &nseen) && r.hi >= 0 && r.lo < dim) return;
+    if (!exact_affine(c, ix, seen, &nseen) && r.hi >= 0 && r.lo < dim) {
+        c->f->unproven = true; /* the check_bounds pass checks it at run time */
+        return;
+    }
     mt_fail(MT_ERR_SHAPE, loc, "index '%s' ranges over [%lld, %lld), out of bounds for dim %d of '%s' (size %lld)",
             ix->kind == TE_VAR ? ix->var->name : mt_texpr_print(c->a, ix), (long long)r.lo, (long long)r.hi + 1, d,
             b->name, (long long)dim);

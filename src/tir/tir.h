@@ -413,6 +413,9 @@ struct mt_tfunc {
     int nallocs;
     bool hand_written;    /* written by the user (@T.prim_func), not made by the
                            * compiler from graph ops: what check_bounds checks */
+    bool unproven;        /* hand-written with an access the front end could
+                           * neither prove in nor out of its buffer's constant
+                           * dims: checked at run time even without the option */
     const mt_target_desc *target; /* what it is compiled for (set by the pipeline
                                    * before scheduling; NULL: see mt_tfunc_target) */
     const struct mt_sched_step *trace; /* the schedule primitives that made it, newest

@@ -198,6 +198,33 @@ static void test_check_before_matmul(void **state) {
     mt_kernel_release(k);
 }
 
+/* ---- unproven accesses are checked without the option ------------------------ */
+
+/* x[i // 2 + i % 3] over x of 4 for i < 10: interval arithmetic says [0, 6]
+ * (not provably out: it compiles), and i = 9 reads x[4]. Without
+ * check_bounds the function is still checked (mt_tfunc.unproven): the run
+ * stops with MT_ERR_RUNTIME instead of reading past x. */
+static void test_unproven_checked_by_default(void **state) {
+    (void)state;
+    mt_kernel *k = compile_checked("@T.prim_func\n"
+                                   "def f(x: T.Buffer((4,), \"float32\"), y: T.Buffer((10,), \"float32\")):\n"
+                                   "    for i in range(10):\n"
+                                   "        y[i] = x[i // 2 + i % 3]\n",
+                                   0);
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR), "T.check_bounds("));
+    int64_t four = 4, ten = 10;
+    guarded x = guarded_new(1, &four), y = guarded_new(1, &ten);
+    mt_tensor *args[1] = {x.t};
+    mt_tensor *res[1] = {y.t};
+    mt_diag d;
+    mt_status st = mt_kernel_run(k, args, 1, res, 1, &d);
+    assert_int_equal(st, MT_ERR_RUNTIME);
+    assert_non_null(strstr(d.message, "out-of-bounds load from 'x'"));
+    assert_guards(&x), assert_guards(&y);
+    guarded_free(&x), guarded_free(&y);
+    mt_kernel_release(k);
+}
+
 /* ---- a store past a symbolic dim ----------------------------------------------- */
 
 static void test_store_symbolic_dim(void **state) {
@@ -550,6 +577,7 @@ int main(void) {
         cmocka_unit_test(test_load_runtime_offset),
         cmocka_unit_test(test_check_hoisted),
         cmocka_unit_test(test_check_before_matmul),
+        cmocka_unit_test(test_unproven_checked_by_default),
         cmocka_unit_test(test_store_symbolic_dim),
         cmocka_unit_test(test_store_reported),
         cmocka_unit_test(test_two_dims_block),
