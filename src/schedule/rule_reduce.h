@@ -77,4 +77,13 @@ mt_tfunc *mt_rr_function(rr *c, mt_tstmt *body, const char *schedule);
  * not row-wise work this rule does exactly. */
 bool mt_reduce_match(rr *c);
 
+/* The sizes when no knob gives them (rule_reduce_defaults.c): the lanes of
+ * dt (the target's step, fewer for a row shorter than one unrolled step),
+ * the accumulators for vl lanes (at most the vectors of a row), and the
+ * elements of a parallel chunk of rows (bytes / es, fewer when that makes
+ * too few chunks for the cores; total: all the function's elements). */
+int mt_rr_lanes(const rr *c, mt_dtype dt);
+int mt_rr_accumulators(const rr *c, int vl);
+int64_t mt_rr_chunk_elems(const rr *c, int64_t bytes, int64_t es, int64_t total);
+
 #endif
