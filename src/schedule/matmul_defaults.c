@@ -10,12 +10,9 @@
  *    chains to cover the FMA latency (latency x pipes = MIN_CHAINS
  *    accumulators), so it costs as much as a taller one. Each height from
  *    fit down is costed in FMA issue slots per k, max(rows x nv,
- *    MIN_CHAINS) per tile, the full tiles divided among the cores when the
- *    row blocks run in parallel and the M % MR rows after them on one
- *    thread; a shorter tile must be MARGIN_PCT cheaper. With AVX2 (fit 6):
- *    M = 32 on one thread takes 8 tiles of 4 (64 slots) rather than 5 of 6
- *    and one of 2 (68); M = 16 in parallel 4 of 4 (2 per core, 16) rather
- *    than 6 + 6 in parallel and 4 after (20); M = 48 and 1024 keep 6.
+ *    MIN_CHAINS) per tile; a shorter tile must be MARGIN_PCT cheaper. With
+ *    AVX2 (fit 6): M = 32 takes 8 tiles of 4 (64 slots) rather than 5 of 6
+ *    and one of 2 (68); M = 16, 48, 64, 100 and 1024 keep 6.
  *  - Threads. A parallel region costs a fork and a join: a few
  *    microseconds on a quiet machine, tens when a worker has to be woken
  *    (docs/performance.md, "Waking workers"). The packed schedule forks
@@ -28,12 +25,6 @@
  *  - The packed block of B (KC x NC) within the target's L2 (it was 1 MiB,
  *    the L2 of the Zen 4/5 machines the rule was measured on; 512 KiB on
  *    Zen 3).
- *  - Few rows of a row-major B (the skinny rule, rule_gemv.c) below
- *    vector_bytes / 2 rows: the rows at which the FMAs per element of B (M
- *    of them) outrun reading B once -- two FMA pipes of vector_bytes / 4
- *    float32 lanes against about a float32 per cycle from memory: 16 rows
- *    with AVX2, 32 with AVX-512. Above it the packed register tile is
- *    faster (16 x 1024 @ 1024 x 1024 with AVX2).
  */
 #include "schedule/knobs.h"
 #include "schedule/matmul_internal.h"
@@ -50,12 +41,12 @@ static int64_t tile_cost(int rows, int nv) {
     return s > MIN_CHAINS ? s : MIN_CHAINS;
 }
 
-/* FMA slots per k of M rows in tiles of r: the full tiles spread over the
- * cores when they run in parallel, then the M % r rows on one thread. */
+/* FMA slots per k of M rows in tiles of r: the full tiles and one of the
+ * M % r rows. (Dividing the full tiles among the cores, to weigh the
+ * M % r rows that run after a parallel loop, chose tiles of 4 for M = 64
+ * on two threads, which measured 1.3x slower than 6: docs/schedule.md.) */
 static int64_t rows_cost(const mm *c, int64_t M, int r) {
-    int64_t full = M / r, cores = mt_tfunc_target(c->f)->cores;
-    if (c->par && cores > 1) full = (full + cores - 1) / cores;
-    return full * tile_cost(r, c->nv) + (M % r ? tile_cost((int)(M % r), c->nv) : 0);
+    return M / r * tile_cost(r, c->nv) + (M % r ? tile_cost((int)(M % r), c->nv) : 0);
 }
 
 int mm_rows_for_m(const mm *c, int fit) {
@@ -85,9 +76,4 @@ bool mm_packed_parallel(const mm *c) {
 int64_t mm_pack_budget(const mm *c) {
     int64_t l2 = mt_tfunc_target(c->f)->l2_bytes;
     return l2 > 0 ? l2 : (int64_t)1 << 20;
-}
-
-int mm_gemv_rows(const mm *c) {
-    int v = mt_tfunc_target(c->f)->vector_bytes / 2;
-    return v > 1 ? v : 1;
 }

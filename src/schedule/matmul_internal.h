@@ -128,6 +128,7 @@ mt_tstmt *mm_gen_matvec(mm *c);
 /* rule_gemv.c: the skinny schedule for few rows times a row-major B
  * (x @ w); fits says whether the operands allow it. */
 bool mm_gemv_fits(mm *c);
+int mm_gemv_max_m(void);
 mt_tstmt *mm_gen_gemv(mm *c);
 
 /* matmul_defaults.c: the matmul rule's choices from the shapes and the
@@ -135,11 +136,9 @@ mt_tstmt *mm_gen_gemv(mm *c);
  * at most fit, that cut a constant M into the cheapest tiles.
  * mm_packed_parallel: c->par for the packed schedule (its blocks chosen):
  * false when a parallel region's work is too small for the cores.
- * mm_pack_budget: bytes the packed block of B may take (the target's L2).
- * mm_gemv_rows: M below which x @ w takes the skinny schedule. */
+ * mm_pack_budget: bytes the packed block of B may take (the target's L2). */
 int mm_rows_for_m(const mm *c, int fit);
 bool mm_packed_parallel(const mm *c);
 int64_t mm_pack_budget(const mm *c);
-int mm_gemv_rows(const mm *c);
 
 #endif

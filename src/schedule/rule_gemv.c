@@ -2,8 +2,7 @@
  * rule_gemv.c -- the skinny schedule: few rows times a row-major B.
  *
  * When. The function matched by the matmul rule (rule_matmul.c) with few
- * rows (a constant M < vector_bytes / 2, or a symbolic M below it at run
- * time: 16 with AVX2, 32 with AVX-512; matmul_defaults.c) and Y
+ * rows (a constant M < max_m, or a symbolic M below it at run time) and Y
  * loadable as unit-stride vectors along j: x @ w with w (K, N) row-major,
  * the LLM-decode GEMV (M = 1) and the skinny matmuls of small batches. (A
  * B contiguous along k instead, x @ w.T, goes to rule_matvec.c.)
@@ -78,11 +77,12 @@ typedef struct gv_tune {
     int nv;                /* vector registers per tile: NR = nv * lanes */
     int mr;                /* rows of x per group (sharing one sweep of w), at most */
     int rt;                /* rows of a register tile, at most */
+    int max_m;             /* rows below which this schedule is used */
     int64_t serial_bytes;  /* w of at most this many bytes: no threads */
     int acc_l2_div;        /* sums within l2 / acc_l2_div */
 } gv_tune;
 
-static const gv_tune gvt = {4, 2, 16, 8, 65536, 4};
+static const gv_tune gvt = {4, 2, 16, 8, 32, 65536, 4};
 
 typedef struct gv {
     mm *c;
@@ -474,5 +474,7 @@ static mt_tstmt *gemv_body(mm *c) {
 /* Does the matched function fit (see the top)? Y along j as vectors
  * (c->y_vec, which the matmul rule's entry works out before asking). */
 bool mm_gemv_fits(mm *c) { return c->y_vec; }
+
+int mm_gemv_max_m(void) { return gvt.max_m; }
 
 mt_tstmt *mm_gen_gemv(mm *c) { return mm_wrap_batch(c, gemv_body); }

@@ -62,9 +62,8 @@
  *    LLVM hoists the math's constants out of every loop, and when the
  *    epilogue loop was nested deeper than the k loop the register allocator
  *    spilled the accumulators instead of them.
- *  - Small M (a constant M below a limit, or a symbolic M below it at run
- *    time; 32, or for x @ w vector_bytes / 2: 16 with AVX2): no packing to
- *    amortize. With Y contiguous along j (x @ w, w row-major)
+ *  - Small M (a constant M < 32, or a symbolic M below 32 at run time): no
+ *    packing to amortize. With Y contiguous along j (x @ w, w row-major)
  *    the function goes to the skinny schedule of rule_gemv.c (w streamed
  *    row by row, sums in L1/L2); with Y contiguous along k instead (x @
  *    w.T, the transpose fused in as a prologue) and X along k too, to the
@@ -591,7 +590,7 @@ mt_tfunc *mt_schedule_matmul_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     int few = 0; /* the schedule for few rows, when one fits: its row limit */
     mt_tstmt *(*gen_few)(mm *) = NULL;
     if (mm_matvec_fits(c)) few = mm_matvec_max_m(), gen_few = mm_gen_matvec; /* x @ w.T: rule_matvec.c */
-    else if (mm_gemv_fits(c)) few = mm_gemv_rows(c), gen_few = mm_gen_gemv;   /* x @ w: rule_gemv.c */
+    else if (mm_gemv_fits(c)) few = mm_gemv_max_m(), gen_few = mm_gen_gemv;   /* x @ w: rule_gemv.c */
     few = (int)mt_knob_get(f, MM_RULE, "few_rows", few);
     if (!gen_few || few <= 0) body = gen_packed(c);
     else if (mt_te_is_const_int(M, &Mc)) body = Mc < few ? gen_few(c) : gen_packed(c);
