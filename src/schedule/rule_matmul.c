@@ -38,7 +38,7 @@
  *    contiguous over k: the micro-kernel streams one sliver (KC x 128 bytes)
  *    from L2 while the 8 x KC sliver of A it multiplies stays in L1 across
  *    the slivers of the block. Blocks are narrowed so that B_pack stays
- *    within 1 MiB (L2) whenever its depth is a constant. The copy is
+ *    within the target's L2 whenever its depth is a constant. The copy is
  *    parallel over slivers; row blocks of MR rows run in parallel after it
  *    (each writes its own rows of C) -- when each region has enough work
  *    for the cores (matmul_defaults.c); else all on the calling thread.
