@@ -18,12 +18,12 @@
 #include "support/strbuf.h"
 
 static const mt_knob_def matmul_knobs[] = {
-    {"mr", 1, 16, false, 5, {2, 4, 6, 8, 12}, "rows of the register tile (default: 8, or what fits the registers)"},
+    {"mr", 1, 16, false, 5, {2, 4, 6, 8, 12}, "rows of the register tile (default: 8, or what fits the registers, or fewer to cut M better)"},
     {"nv", 1, 4, false, 3, {1, 2, 3}, "vector registers per tile row: NR = nv x lanes (default 2)"},
     {"kc", 16, 1 << 20, false, 4, {128, 256, 512, 1024}, "depth of a K block when K > 2 kc (default 512)"},
     {"nc", 16, 1 << 20, false, 5, {128, 256, 512, 1024, 2048},
-     "columns of a packed block of B, rounded down to a multiple of NR (default 512, narrowed to fit L2)"},
-    {"parallel", 0, 1, false, 2, {0, 1}, "row blocks and packing across threads (default 1)"},
+     "columns of a packed block of B, rounded down to a multiple of NR (default 512, narrowed to fit the target's L2)"},
+    {"parallel", 0, 1, false, 2, {0, 1}, "row blocks and packing across threads (default 1; 0 for regions too small for the cores)"},
     {"few_rows", 0, 4096, false, 6, {0, 8, 16, 32, 64, 128},
      "M below which the few-rows schedules (rule_gemv.c, rule_matvec.c) are used (default 32)"},
     {"gemv_kb", 1, 8, false, 3, {1, 2, 4}, "few rows: rows of w per sweep (default 4)"},
@@ -31,10 +31,10 @@ static const mt_knob_def matmul_knobs[] = {
 };
 
 static const mt_knob_def reduce_knobs[] = {
-    {"accumulators", 1, 8, false, 3, {1, 2, 8}, "vector accumulators per reduction (default 4)"},
-    {"lanes", 1, 64, true, 3, {4, 8, 16}, "lanes of a vector (default: the target's, 16 float32)"},
+    {"accumulators", 1, 8, false, 3, {1, 2, 8}, "vector accumulators per reduction (default 4, at most the vectors of a row)"},
+    {"lanes", 1, 64, true, 3, {4, 8, 16}, "lanes of a vector (default: the target's, 16 float32; fewer for a short row)"},
     {"parallel", 0, 1, false, 2, {0, 1}, "rows in parallel chunks (default 1 above 64 KiB)"},
-    {"chunk_kib", 1, 1 << 20, false, 4, {8, 16, 32, 256}, "KiB of rows per parallel chunk (default 64)"},
+    {"chunk_kib", 1, 1 << 20, false, 4, {8, 16, 32, 256}, "KiB of rows per parallel chunk (default 64; down to 8 for 8 chunks per core)"},
 };
 
 static const mt_knob_def default_knobs[] = {

@@ -131,4 +131,14 @@ bool mm_gemv_fits(mm *c);
 int mm_gemv_max_m(void);
 mt_tstmt *mm_gen_gemv(mm *c);
 
+/* matmul_defaults.c: the matmul rule's choices from the shapes and the
+ * target when no knob gives them. mm_rows_for_m: the register tile's rows,
+ * at most fit, that cut a constant M into the cheapest tiles.
+ * mm_packed_parallel: c->par for the packed schedule (its blocks chosen):
+ * false when a parallel region's work is too small for the cores.
+ * mm_pack_budget: bytes the packed block of B may take (the target's L2). */
+int mm_rows_for_m(const mm *c, int fit);
+bool mm_packed_parallel(const mm *c);
+int64_t mm_pack_budget(const mm *c);
+
 #endif

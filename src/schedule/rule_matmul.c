@@ -38,9 +38,10 @@
  *    contiguous over k: the micro-kernel streams one sliver (KC x 128 bytes)
  *    from L2 while the 8 x KC sliver of A it multiplies stays in L1 across
  *    the slivers of the block. Blocks are narrowed so that B_pack stays
- *    within 1 MiB (L2) whenever its depth is a constant. The copy is
+ *    within the target's L2 whenever its depth is a constant. The copy is
  *    parallel over slivers; row blocks of MR rows run in parallel after it
- *    (each writes its own rows of C).
+ *    (each writes its own rows of C) -- when each region has enough work
+ *    for the cores (matmul_defaults.c); else all on the calling thread.
  *  - K blocks. Later K blocks start from the partial sums stored by earlier
  *    ones in C, or in the first epilogue output of C's dtype when C is an
  *    intermediate; the epilogue runs on the last block only. With no such
@@ -104,12 +105,13 @@ static const mm_tune tune = {8, 2, 512, 512};
 /* Rows of the register tile: the knob mr when given; else tune.mr, or
  * fewer so that the MR * nv accumulators, the nv vectors of B and A's
  * broadcast fit the target's vector registers (32 with AVX-512: 8 rows; 16
- * with AVX2: 6 rows). */
+ * with AVX2: 6 rows), or fewer still where that cuts a constant M into
+ * tiles with fewer short ones (matmul_defaults.c). */
 static int tile_rows(const mm *c) {
     if (mt_knob_given(c->f, MM_RULE, "mr")) return (int)mt_knob_get(c->f, MM_RULE, "mr", tune.mr);
     int regs = mt_tfunc_target(c->f)->vector_registers;
     int fit = (regs - c->nv - 1) / c->nv;
-    return fit < 1 ? 1 : fit < tune.mr ? fit : tune.mr;
+    return mm_rows_for_m(c, fit < 1 ? 1 : fit < tune.mr ? fit : tune.mr);
 }
 
 /* ---- the epilogue's cost -------------------------------------------------------------- */
@@ -533,14 +535,15 @@ static mt_tstmt *gen_packed(mm *c) {
         c->split = false;
         c->kcap = K;
     }
-    /* the packed block within 1 MiB (L2) when its depth is known */
+    /* the packed block within the target's L2 when its depth is known */
     int64_t kcap;
     if (mt_te_is_const_int(c->kcap, &kcap) && !mt_knob_given(c->f, MM_RULE, "nc")) {
-        int64_t fit = ((int64_t)1 << 20) / (int64_t)mt_dtype_size(c->dt) / kcap / nr * nr;
+        int64_t fit = mm_pack_budget(c) / (int64_t)mt_dtype_size(c->dt) / kcap / nr * nr;
         if (fit < c->ncblk) c->ncblk = fit > nr ? fit : nr;
     }
     /* whole slivers in a block (a given nc, or nv other than 2) */
     c->ncblk = c->ncblk < nr ? nr : c->ncblk / nr * nr;
+    c->par = mm_packed_parallel(c); /* threads only for regions worth a fork */
     ncap = mm_I(c, mt_te_is_const_int(N, &Nc) && Nc <= c->ncblk ? (Nc + nr - 1) / nr * nr : c->ncblk);
     c->bp = mm_local_buf(c, "B_pack", mt_lw_mul(&c->lw, c->kcap, ncap), c->dt);
     c->bp->scope = MT_SCOPE_GLOBAL;

@@ -101,10 +101,9 @@ static mt_tstmt *st(rr *c, mt_tbuffer *b, mt_texpr *ix, mt_texpr *v) { return mt
 
 /* ---- the stages ---------------------------------------------------------------------- */
 
-/* Lanes of dt in the target's widest vector register, or the knob lanes. */
-static int lanes_of(const rr *c, mt_dtype dt) {
-    return (int)mt_knob_get(c->f, RULE, "lanes", mt_target_lanes(mt_tfunc_target(c->f), dt));
-}
+/* Lanes of dt: the knob lanes, else the target's step or fewer for a short
+ * row (rule_reduce_defaults.c). */
+static int lanes_of(const rr *c, mt_dtype dt) { return mt_rr_lanes(c, dt); }
 
 /* One step of a RED stage at r: e = E(r); also[r] = e; acc[ix] = F(acc[ix], e). */
 static mt_tstmt *red_step(rr *c, const stage *s, mt_texpr *r, mt_tbuffer *acc, mt_texpr *ix, int lanes) {
@@ -127,7 +126,7 @@ static mt_texpr *identity(rr *c, const stage *s, int lanes) {
 
 static mt_tstmt *gen_red(rr *c, const stage *s, rowval *out) {
     mt_dtype dt = s->buf->dtype;
-    int vl = lanes_of(c, dt), U = (int)mt_knob_get(c->f, RULE, "accumulators", RR_U);
+    int vl = lanes_of(c, dt), U = mt_rr_accumulators(c, vl);
     mt_tbuffer *acc = local(c, "acc", (int64_t)U * vl, dt);
     mt_tbuffer *tail = local(c, "acc_tail", 1, dt);
     svec b = {0};
@@ -235,17 +234,25 @@ static mt_tstmt *gen_rows(rr *c) {
     for (int k = 0; k < c->ns; k++) M = mul(c, M, mt_te_cast(c->a, MT_INT64, c->O[k]));
     mt_texpr *N = mt_te_cast(c->a, MT_INT64, c->N);
     int64_t bytes = mt_knob_get(c->f, RULE, "chunk_kib", 64) * 1024;
-    int64_t per = bytes / 4, Mc, Nc; /* elements of a chunk: 64 KiB of the widest per-row value */
+    int64_t es = 4, Mc, Nc; /* elements of a chunk: 64 KiB of the widest per-row value */
     for (int i = 0; i < c->nrv; i++)
-        if (bytes / (int64_t)mt_dtype_size(c->rv[i].buf->dtype) < per)
-            per = bytes / (int64_t)mt_dtype_size(c->rv[i].buf->dtype);
-    if (per < 1) per = 1;
+        if ((int64_t)mt_dtype_size(c->rv[i].buf->dtype) > es) es = (int64_t)mt_dtype_size(c->rv[i].buf->dtype);
+    int64_t per = bytes / es > 0 ? bytes / es : 1;
     mt_tvar *row = ivar(c, "row");
     bool serial = !mt_knob_get(c->f, RULE, "parallel", 1);
-    if (serial || (mt_te_is_const_int(M, &Mc) && mt_te_is_const_int(N, &Nc) && Mc * (Nc > 0 ? Nc : 1) <= per))
+    bool known = mt_te_is_const_int(M, &Mc) && mt_te_is_const_int(N, &Nc);
+    if (known && Nc < 1) Nc = 1;
+    if (serial || (known && Mc * Nc <= per))
         return loop(c, row, M, MT_FOR_SERIAL, gen_row(c, V(c, row)));
-    mt_texpr *rb = mt_te_is_const_int(N, &Nc) ? I(c, Nc >= per ? 1 : per / (Nc > 0 ? Nc : 1))
-                               : bin(c, TE_MAX, I(c, 1), bin(c, TE_FLOORDIV, I(c, per), bin(c, TE_MAX, N, I(c, 1))));
+    mt_texpr *rb;
+    if (known) { /* rows per chunk, spread evenly over the chunks */
+        int64_t pc = mt_rr_chunk_elems(c, bytes, es, Mc * Nc);
+        int64_t r = pc > 0 && Nc < pc ? pc / Nc : 1, nch = (Mc + r - 1) / r;
+        rb = I(c, (Mc + nch - 1) / nch);
+    } else {
+        rb = mt_te_is_const_int(N, &Nc) ? I(c, Nc >= per ? 1 : per / (Nc > 0 ? Nc : 1))
+                                        : bin(c, TE_MAX, I(c, 1), bin(c, TE_FLOORDIV, I(c, per), bin(c, TE_MAX, N, I(c, 1))));
+    }
     mt_tvar *ch = ivar(c, "chunk"), *ri = ivar(c, "ri");
     mt_texpr *first = mul(c, V(c, ch), rb);
     mt_texpr *nch = bin(c, TE_FLOORDIV, sub(c, add(c, M, rb), I(c, 1)), rb);
@@ -257,14 +264,21 @@ static mt_tstmt *gen_rows(rr *c) {
 
 /* ---- entry ------------------------------------------------------------------------------ */
 
-mt_tfunc *mt_schedule_reduce_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
-    if (applied) *applied = 0;
+/* The matched stages of f, or NULL. */
+static rr *matched(mt_arena *a, mt_tfunc *f) {
     rr *c = MT_NEW(a, rr);
     c->a = c->lw.a = a;
     c->f = f;
-    if (!mt_reduce_match(c)) {
-        c->f = mt_reduce_inner(a, f);
-        if (!c->f || !mt_reduce_match(c)) return f;
+    return mt_reduce_match(c) ? c : NULL;
+}
+
+mt_tfunc *mt_schedule_reduce_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
+    if (applied) *applied = 0;
+    rr *c = matched(a, f);
+    if (!c) { /* the same with its reduce loop put inside (sum(x.T, axis=0)) */
+        mt_tfunc *inner = mt_reduce_inner(a, f);
+        c = inner ? matched(a, inner) : NULL;
+        if (!c) return f;
     }
     for (int i = 0; i < c->nrv; i++) {
         rowval *v = &c->rv[i];

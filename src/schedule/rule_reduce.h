@@ -82,4 +82,13 @@ bool mt_reduce_match(rr *c);
  * (sum(x.T, axis=0)); NULL otherwise (rule_reduce_inner.c). */
 mt_tfunc *mt_reduce_inner(mt_arena *a, mt_tfunc *f);
 
+/* The sizes when no knob gives them (rule_reduce_defaults.c): the lanes of
+ * dt (the target's step, fewer for a row shorter than one unrolled step),
+ * the accumulators for vl lanes (at most the vectors of a row), and the
+ * elements of a parallel chunk of rows (bytes / es, fewer when that makes
+ * too few chunks for the cores; total: all the function's elements). */
+int mt_rr_lanes(const rr *c, mt_dtype dt);
+int mt_rr_accumulators(const rr *c, int vl);
+int64_t mt_rr_chunk_elems(const rr *c, int64_t bytes, int64_t es, int64_t total);
+
 #endif

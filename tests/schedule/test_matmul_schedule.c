@@ -286,6 +286,42 @@ static void test_shapes(void **st) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
 }
 
+/* The choices from the shape (src/schedule/matmul_defaults.c), numerics
+ * against the double reference on odd shapes: tile heights from M (32: 8
+ * tiles of 4 on AVX2; 47, 33: taller tiles and a tail), K blocked with
+ * partial sums in the output, no threads for small work (32^3, the batched
+ * 64 x (32x32 @ 32x32)), B_pack within the target's L2 (512 KiB on Zen 3:
+ * 128 columns at K = 1024, where 1 MiB gave 256). */
+static const char *sched_text(mt_arena *a, const char *src, const mt_target_desc *t);
+static int count_of(const char *t, const char *what);
+
+static void test_defaults_from_shape(void **st) {
+    (void)st;
+    static const mcase cases[] = {
+        {NULL, F32, SHAPE(32, 32, 32), EPI_NONE, false, 1},
+        {NULL, F32, SHAPE(47, 1100, 515), EPI_BIAS_RELU, false, 1},
+        {NULL, F32, SHAPE(33, 257, 100), EPI_NONE, false, 1},
+        {NULL, MT_FLOAT64, SHAPE(32, 70, 33), EPI_NONE, false, 1},
+        {NULL, F32, 1, {64, 0}, true, true, false, 32, 32, 32, EPI_NONE, false, 1},
+        {NULL, F32, 1, {3, 0}, true, true, false, 32, 33, 17, EPI_BIAS_RELU, false, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
+    if (test_gpu_target()) return;
+    mt_target_desc avx2;
+    mt_target_host_cpu(&avx2, "znver3", "+avx,+avx2", 2);
+    avx2.l2_bytes = 512 * 1024;
+    mt_arena *a = mt_arena_create();
+    const char *t = sched_text(a, "def f(a: Tensor((32, 32), \"float32\"), b: Tensor((32, 32), \"float32\")):\n"
+                                  "    return a @ b\n", &avx2);
+    if (strstr(t, "T.launch(") || !strstr(t, "acc = T.alloc_buffer((64,)") || strstr(t, "acc = T.alloc_buffer((96,)"))
+        fail_msg("expected 8 tiles of 4 rows on the calling thread:\n%s", t);
+    t = sched_text(a, "def f(a: Tensor((256, 1024), \"float32\"), b: Tensor((1024, 1024), \"float32\")):\n"
+                      "    return a @ b\n", &avx2);
+    if (count_of(t, "T.launch(") != 2 || !strstr(t, "B_pack = T.alloc_buffer((131072,)"))
+        fail_msg("expected the threads and a 512 KiB B_pack:\n%s", t);
+    mt_arena_destroy(a);
+}
+
 static void test_large(void **st) {
     mcase c = {NULL, F32, SHAPE(1024, 1024, 1024), EPI_NONE, false, 61};
     check_case(&c);
@@ -758,7 +794,7 @@ int main(void) {
         cmocka_unit_test(test_tile_from_target),
         cmocka_unit_test(test_epilogue_once),
         cmocka_unit_test(test_epilogue_no_spill),
-        cmocka_unit_test(test_not_applied),
+        cmocka_unit_test(test_not_applied),   cmocka_unit_test(test_defaults_from_shape),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }

@@ -345,6 +345,41 @@ static void test_structure(void **st) {
     mt_kernel_release(k);
 }
 
+static int count_str(const char *t, const char *what) {
+    int n = 0;
+    for (const char *p = strstr(t, what); p; p = strstr(p + 1, what)) n++;
+    return n;
+}
+
+/* The sizes from the shape (src/schedule/rule_reduce_defaults.c): rows
+ * shorter than one unrolled step in narrower vectors (a row of 7: one
+ * vector of 4 and one accumulator, on AVX2 and AVX-512 alike), small
+ * functions in more, even chunks; every op on odd short rows and odd row
+ * counts against the double reference. */
+static void test_defaults_from_shape(void **st) {
+    (void)st;
+    rcase r7 = {OP_SOFTMAX, MT_FLOAT32, 1, {8193, 0}, 7, false};
+    mt_kernel *k = compile_fired(&r7);
+    const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+    if (!test_gpu_target()) {
+        if (!strstr(t, "acc = T.alloc_buffer((4,)") || !strstr(t, "T.Ramp(") || count_str(t, "T.exp(") != 2)
+            fail_msg("expected 4 lanes, one accumulator (a vector exp and a 3-element scalar loop):\n%s", t);
+        assert_non_null(strstr(t, "T.launch(")); /* 224 KiB: chunks of 8 KiB or more, 8 per core */
+    }
+    run_check(k, &r7);
+    mt_kernel_release(k);
+    static const int64_t shapes[][2] = {{16384, 3}, {8191, 7}, {1000, 12}, {3001, 20}, {257, 33}, {65, 63}};
+    for (size_t o = 0; o < sizeof all_ops / sizeof *all_ops; o++)
+        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+            rcase c = {all_ops[o], MT_FLOAT32, 1, {shapes[s][0], 0}, shapes[s][1], false};
+            check(&c);
+            if (o % 3 == 0) {
+                c.dt = MT_FLOAT64;
+                check(&c);
+            }
+        }
+}
+
 /* Not the rule's: a reduction over the first axis, a full reduction. */
 static void test_not_applied(void **st) {
     (void)st;
@@ -362,7 +397,7 @@ static void test_not_applied(void **st) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shapes),     cmocka_unit_test(test_float64_1d_3d), cmocka_unit_test(test_symbolic),
-        cmocka_unit_test(test_multi_output), cmocka_unit_test(test_mask_and_row_stage), cmocka_unit_test(test_structure), cmocka_unit_test(test_not_applied),
+        cmocka_unit_test(test_multi_output), cmocka_unit_test(test_mask_and_row_stage), cmocka_unit_test(test_structure), cmocka_unit_test(test_defaults_from_shape), cmocka_unit_test(test_not_applied),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }

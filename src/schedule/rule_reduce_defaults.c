@@ -1,0 +1,80 @@
+/*
+ * rule_reduce_defaults.c -- the row-reduction rule's (rule_reduce.c) sizes
+ * when no knob gives them: the lanes of a vector and the accumulators from
+ * the row length, the rows of a parallel chunk from the whole function's
+ * size and the target's cores. docs/schedule.md ("The row-reduction rule",
+ * "Defaults from the shape") has the measurements behind them.
+ *
+ *  - Lanes. A row shorter than one unrolled step (RR_U accumulators of the
+ *    target's lanes: 64 float32 with AVX2 or AVX-512) leaves the wide
+ *    vectors mostly unused: with 16 lanes a row of 7 is 7 scalar steps, a
+ *    row of 20 one vector and 4 scalars. For such rows the lanes are the
+ *    power of two, from the target's down to one 16-byte register (4
+ *    float32), with the fewest operations per row: a vector step costs its
+ *    registers' worth (16 lanes on AVX2 are 2 registers), each element of
+ *    the tail one, and folding the lanes log2(lanes); ties keep the wider.
+ *    Rows of 7: 4 lanes (a vector and 3 scalars); 20: 4 lanes (5 vectors);
+ *    3: unchanged (no vector fits). Longer rows and symbolic rows keep the
+ *    target's lanes.
+ *  - Accumulators: no more than the vectors of a row (a row of 7 in lanes
+ *    of 4 has one vector: one accumulator, nothing to combine).
+ *  - Chunks. A parallel chunk is at least 64 KiB of rows unless that makes
+ *    fewer than CHUNKS_PER_CORE chunks per core: then smaller, down to
+ *    MIN_CHUNK bytes, so that the runtime can even out a thread that is
+ *    late (a softmax over 16384 rows of 3, 192 KiB, was 4 chunks, one of
+ *    them a single row, so one thread had twice the other's rows). The rows
+ *    are then spread evenly over the chunks.
+ */
+#include "schedule/knobs.h"
+#include "schedule/rule_reduce.h"
+
+#define RULE "schedule_reduce"
+
+enum {
+    MIN_VEC_BYTES = 16,      /* the narrowest vector register: SSE, NEON */
+    MIN_CHUNK = 8192,        /* bytes of a parallel chunk when 64 KiB leave too few */
+    CHUNKS_PER_CORE = 8,     /* the runtime's chunks per thread range (docs/performance.md) */
+};
+
+static int log2i(int v) {
+    int n = 0;
+    while (v > 1) v >>= 1, n++;
+    return n;
+}
+
+/* Operations per row with vl lanes; rl lanes are one register. */
+static int64_t row_cost(int64_t n, int vl, int rl) {
+    int64_t per_vec = vl > rl ? vl / rl : 1;
+    return n / vl * per_vec + n % vl + (n >= vl ? log2i(vl) : 0);
+}
+
+int mt_rr_lanes(const rr *c, mt_dtype dt) {
+    const mt_target_desc *tg = mt_tfunc_target(c->f);
+    int full = mt_target_lanes(tg, dt);
+    int64_t n;
+    if (mt_knob_given(c->f, RULE, "lanes")) return (int)mt_knob_get(c->f, RULE, "lanes", full);
+    if (!mt_te_is_const_int(c->N, &n) || n >= (int64_t)RR_U * full) return full;
+    int rl = mt_target_register_lanes(tg, dt), es = (int)mt_dtype_size(dt);
+    int lo = MIN_VEC_BYTES / es > 1 ? MIN_VEC_BYTES / es : 1, best = full;
+    for (int vl = full / 2; vl >= lo; vl /= 2)
+        if (row_cost(n, vl, rl) < row_cost(n, best, rl)) best = vl;
+    return best;
+}
+
+int mt_rr_accumulators(const rr *c, int vl) {
+    int64_t n;
+    if (mt_knob_given(c->f, RULE, "accumulators") || !mt_te_is_const_int(c->N, &n))
+        return (int)mt_knob_get(c->f, RULE, "accumulators", RR_U);
+    int64_t v = n / vl;
+    return v >= RR_U ? RR_U : v > 1 ? (int)v : 1;
+}
+
+int64_t mt_rr_chunk_elems(const rr *c, int64_t bytes, int64_t es, int64_t total) {
+    int64_t per = bytes / es;
+    if (mt_knob_given(c->f, RULE, "chunk_kib") || total <= 0) return per;
+    const mt_target_desc *tg = mt_tfunc_target(c->f);
+    int64_t want = (int64_t)CHUNKS_PER_CORE * (tg->cores > 0 ? tg->cores : 1);
+    if (total / per >= want) return per;
+    int64_t small = total / want, floor = MIN_CHUNK / es;
+    return small > floor ? small : floor;
+}
