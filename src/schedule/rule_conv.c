@@ -32,16 +32,42 @@
  * (the input vectors are shared by the tile's rows); a group of fewer
  * than MR channels (depthwise) takes tiles of that height.
  *
+ *  - Pointwise layers (1x1, no padding, one group, any stride) are not
+ *    direct convolutions here: per image they are the matmul
+ *    C[n] (O x OH*OW) = w (O x C) @ x[n] (C x OH*OW), and go to the
+ *    matmul rule (gen_pointwise below). Every buffer whose last two dims
+ *    are the output plane (x with a stride of 1, C, the epilogue outputs,
+ *    a residual) is seen through a view with one dim of OH * OW there:
+ *    the same memory in the same order, so the flat buffers the matmul
+ *    rule emits are the function's own. The epilogues are rewritten over
+ *    the merged index j (a viewed buffer read at [.., oh, ow] is read at
+ *    [.., j]; any other oh, ow is j // OW, j % OW), and a strided x is
+ *    read at [n, c, j // OW * sh, j % OW * sw], which the matmul rule's
+ *    packing of B gathers. The matmul rule then packs B (the input) in
+ *    blocks, and with a small A (the weights within a quarter of L2) runs
+ *    one parallel loop over (image, 64-column block), each item packing
+ *    its own block (rule_matmul.c, gen_wide). Why here and not by
+ *    legalizing conv2d into reshape + matmul in the graph layer: the fused
+ *    epilogue (bias (O, 1, 1), relu, a residual (N, O, OH, OW)) indexes
+ *    the 4-d output, so the graph rewrite would have to reshape every
+ *    operand of the epilogue too or the fusion breaks, and the GPU rules
+ *    and goldens would see a different graph; the views are ~130 lines in
+ *    this rule, CPU only (the graph rewrite was not built, so not
+ *    measured: both would end in the same matmul schedule). Measured against the direct path this replaced
+ *    (chunks of 64 columns, input copied per 16-column block: xcol, still
+ *    used by grouped pointwise layers): ResNet's 1x1 256 -> 64 at 56 x 56,
+ *    one thread, 0.72-0.80 of oneDNN at batch 1 and 0.73-0.83 at batch 32,
+ *    against 0.61-0.75 and 0.60-0.67 (docs/performance.md, "conv2d").
  *  - Rows read in place. Without padding and with a unit column stride the
  *    row is read straight from x (T.Ramp over the columns: one unaligned
- *    vector load). Pointwise layers (1x1, stride 1, no padding) go
- *    further: the output plane is one row of OH * OW columns (x's plane is
- *    contiguous too), cut into chunks of CHUNK columns that run in
- *    parallel -- so a 56 x 56 plane is 196 tiles of 16, not 56 rows with
- *    a half-empty tail each; each column block's C input rows are copied
- *    together first (xcol), so that they do not share a few L1 sets. That
- *    needs an epilogue that reads (oh, ow) only as the last two indices of
- *    buffers of the output plane's shape.
+ *    vector load). Grouped pointwise layers (1x1, stride 1, no padding,
+ *    G > 1) go further: the output plane is one row of OH * OW columns
+ *    (x's plane is contiguous too), cut into chunks of CHUNK columns that
+ *    run in parallel -- so a 56 x 56 plane is 196 tiles of 16, not 56 rows
+ *    with a half-empty tail each; each column block's C input rows are
+ *    copied together first (xcol), so that they do not share a few L1
+ *    sets. That needs an epilogue that reads (oh, ow) only as the last two
+ *    indices of buffers of the output plane's shape.
  *  - Rows packed (win_pack, window_common.c). Otherwise each work item
  *    first copies the KH input rows it needs, for all channels, into a
  *    local buffer (xp, C * KH rows),

@@ -68,6 +68,13 @@
  *    w.T, the transpose fused in as a prologue) and X along k too, to the
  *    matrix-vector schedule of rule_matvec.c (dot products over k). Other
  *    small-M operands take the packed path below.
+ *  - Small A, asked for (the conv rule's pointwise layers, rule_conv.c):
+ *    when M * K is within a quarter of L2 and N is constant and at least
+ *    128, columns are cut into blocks of 64 and (batch, block) items run
+ *    in one parallel loop, each packing its block of B into a buffer of
+ *    its own, k by k (each row of B read as one run), then all its row
+ *    tiles, A read in place when it is a row-major load (gen_wide).
+ *    Plain matmuls keep the GotoBLAS loops (not measured on them yet).
  *  - Tails, exact and without masked memory operations. Rows: M % MR rows
  *    take one tile of that height (constant M) or a loop of one-row tiles.
  *    Columns, constant N: the last sliver is N % NR wide, vectors of 16 and
@@ -523,11 +530,12 @@ static mt_tstmt *packed_body(mm *c) {
  * convolution, 64 x 256) and N wide, the work is cut into column blocks
  * of WIDE_COLS (and images): one parallel loop over them, each item
  * packing its block of B into a buffer of its own (K x WIDE_COLS, in L2)
- * and running every row tile over it, A read in place. One parallel
- * region per call instead of two per column block and image, no row tail
- * left to one thread, and each thread's working set is its own block and
- * A, not a block packed by both threads (docs/schedule.md, "The conv
- * rule"). */
+ * and running every row tile over it (A in place when a plain load). One
+ * parallel region per call instead of two per column block and image, no
+ * row tail left to one thread, and each thread's working set is its own
+ * block and A, not a block packed by both threads (docs/schedule.md, "The
+ * conv rule"). 32, 64 and 128 columns measured alike on one thread (1x1
+ * 256 -> 64 at 56 x 56); 64 gives 49 items per image there. */
 enum { WIDE_COLS = 64 };
 
 static bool wide_fits(mm *c) {

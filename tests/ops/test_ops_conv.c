@@ -204,6 +204,7 @@ static void test_conv_pointwise(void **state) {
     run_conv(C(3, 17, 17, 65, 7, 1, 1, {2, 2}, {0, 0}, {1, 1}, 1, true, false, MT_FLOAT32));
     run_conv(C(1, 65, 7, 17, 33, 1, 1, {1, 2}, {0, 0}, {1, 1}, 1, true, false, MT_FLOAT32));
     run_conv(C(3, 7, 7, 17, 65, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, true, true, MT_FLOAT32));
+    run_conv(C(3, 7, 17, 65, 17, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, true, true, MT_FLOAT32));
     run_conv(C(3, 17, 3, 7, 65, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, true, false, MT_FLOAT64));
     run_conv(C(2, 1100, 3, 7, 40, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, true, false, MT_FLOAT32));
 }
@@ -279,6 +280,27 @@ static void test_conv_rule(void **state) {
     mt_tensor_release(o2);
     mt_kernel_release(k1);
     mt_kernel_release(k2);
+}
+
+/* On the CPU a 1x1 conv (one group) takes the matmul rule's schedule
+ * (packed input blocks, B_pack) and a grouped 1x1 the conv rule's direct
+ * path (xcol); both as the double reference (test_conv_pointwise). */
+static void test_conv_pointwise_rule(void **state) {
+    (void)state;
+    skip_if_gpu_target("the CPU's scheduled TIR");
+    static const char *const src[2] = {
+        "def f(x: Tensor((2, 16, 10, 13), \"float32\"), w: Tensor((24, 16, 1, 1), \"float32\")):\n"
+        "    return relu(conv2d(x, w))\n",
+        "def f(x: Tensor((2, 16, 10, 13), \"float32\"), w: Tensor((24, 8, 1, 1), \"float32\")):\n"
+        "    return relu(conv2d(x, w, groups=2))\n"};
+    for (int g = 0; g < 2; g++) {
+        mt_kernel *k = compile_ok(src[g]);
+        const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+        assert_non_null(strstr(t, "T.fma("));
+        assert_true((strstr(t, "B_pack = T.alloc_buffer(") != NULL) == (g == 0));
+        assert_true((strstr(t, "xcol = T.alloc_buffer(") != NULL) == (g == 1));
+        mt_kernel_release(k);
+    }
 }
 
 /* ---- pools ---------------------------------------------------------------------- */
@@ -469,7 +491,7 @@ int main(void) {
         cmocka_unit_test(test_conv_odd),       cmocka_unit_test(test_conv_groups),
         cmocka_unit_test(test_conv_tiles),     cmocka_unit_test(test_conv_fused),
         cmocka_unit_test(test_conv_rule),      cmocka_unit_test(test_conv_pointwise),
-        cmocka_unit_test(test_conv_pointwise_residual),
+        cmocka_unit_test(test_conv_pointwise_residual), cmocka_unit_test(test_conv_pointwise_rule),
         cmocka_unit_test(test_max_pool),       cmocka_unit_test(test_avg_pool),
         cmocka_unit_test(test_adaptive_avg_pool), cmocka_unit_test(test_pool_rule),
         cmocka_unit_test(test_flatten),
