@@ -3,9 +3,9 @@
  * (scripts/bench.sh --conv).
  *
  * The rows are ResNet-50's layers at 56 x 56: a 3x3 convolution 64 -> 64
- * with padding 1, and a 1x1 convolution 256 -> 64, at batch 1 and 32
- * (`--quick`: batch 8 instead of 32), plus the 3x3 layer with its bias and
- * relu fused. float32, NCHW input and output, OIHW weight. Each row runs
+ * with padding 1, and the bottleneck's 1x1 convolutions 256 -> 64 and
+ * 64 -> 256, at batch 1 and 32 (`--quick`: batch 8 instead of 32), plus
+ * the 3x3 and the 1x1 256 -> 64 layers with their bias and relu fused. float32, NCHW input and output, OIHW weight. Each row runs
  * with 2 threads (`--threads N` for another count; with 1 the clock is the
  * thread's CPU time, which both sides then run on) and shows:
  *
@@ -69,8 +69,11 @@ static const row ROWS[] = {
     {"3x3 64->64 56x56 b1", 1, 64, 56, 56, 64, 3, 1, false},
     {"3x3 64->64 56x56 b1 +bias+relu", 1, 64, 56, 56, 64, 3, 1, true},
     {"1x1 256->64 56x56 b1", 1, 256, 56, 56, 64, 1, 0, false},
+    {"1x1 256->64 56x56 b1 +bias+relu", 1, 256, 56, 56, 64, 1, 0, true},
+    {"1x1 64->256 56x56 b1", 1, 64, 56, 56, 256, 1, 0, false},
     {"3x3 64->64 56x56 bB", 32, 64, 56, 56, 64, 3, 1, false},
     {"1x1 256->64 56x56 bB", 32, 256, 56, 56, 64, 1, 0, false},
+    {"1x1 64->256 56x56 bB", 32, 64, 56, 56, 256, 1, 0, false},
 };
 enum { NROWS = sizeof ROWS / sizeof ROWS[0], PER = 5 };
 

@@ -50,6 +50,8 @@ typedef struct mm {
     bool epi_loop;            /* the epilogue runs in a loop over a copy of the tile (rule_matmul.c) */
     int nv;                   /* vector registers per tile row (knob nv) */
     bool par;                 /* loops across threads at all (knob parallel) */
+    bool wide;                /* column blocks in parallel when A is small (rule_matmul.c,
+                               * gen_wide; the conv rule's pointwise layers ask for it) */
 } mm;
 
 /* The matmul rule's name for its knobs (schedule/knobs.h). */
@@ -76,6 +78,9 @@ mt_texpr *mm_load_ij(mm *c, mt_tbuffer *b, mt_texpr *i, mt_texpr *j);
 mt_tstmt *mm_store_ij(mm *c, mt_tbuffer *b, mt_texpr *i, mt_texpr *j, mt_texpr *v);
 mt_texpr *mm_operand(mm *c, mt_texpr *e, mt_texpr *i, mt_texpr *j, mt_texpr *k);
 bool mm_match(mm *c);
+/* rule_matmul.c: the CPU schedule of a matched c (mm_match's, or one the
+ * conv rule builds for a pointwise convolution), with c->f's params. */
+mt_tfunc *mm_schedule_cpu(mm *c);
 
 /* The pieces of mm_match the conv rule (rule_conv.c) matches with too. */
 typedef struct mm_nest {

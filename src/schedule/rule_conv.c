@@ -32,16 +32,42 @@
  * (the input vectors are shared by the tile's rows); a group of fewer
  * than MR channels (depthwise) takes tiles of that height.
  *
+ *  - Pointwise layers (1x1, no padding, one group, any stride) are not
+ *    direct convolutions here: per image they are the matmul
+ *    C[n] (O x OH*OW) = w (O x C) @ x[n] (C x OH*OW), and go to the
+ *    matmul rule (gen_pointwise below). Every buffer whose last two dims
+ *    are the output plane (x with a stride of 1, C, the epilogue outputs,
+ *    a residual) is seen through a view with one dim of OH * OW there:
+ *    the same memory in the same order, so the flat buffers the matmul
+ *    rule emits are the function's own. The epilogues are rewritten over
+ *    the merged index j (a viewed buffer read at [.., oh, ow] is read at
+ *    [.., j]; any other oh, ow is j // OW, j % OW), and a strided x is
+ *    read at [n, c, j // OW * sh, j % OW * sw], which the matmul rule's
+ *    packing of B gathers. The matmul rule then packs B (the input) in
+ *    blocks, and with a small A (the weights within a quarter of L2) runs
+ *    one parallel loop over (image, 64-column block), each item packing
+ *    its own block (rule_matmul.c, gen_wide). Why here and not by
+ *    legalizing conv2d into reshape + matmul in the graph layer: the fused
+ *    epilogue (bias (O, 1, 1), relu, a residual (N, O, OH, OW)) indexes
+ *    the 4-d output, so the graph rewrite would have to reshape every
+ *    operand of the epilogue too or the fusion breaks, and the GPU rules
+ *    and goldens would see a different graph; the views are ~130 lines in
+ *    this rule, CPU only (the graph rewrite was not built, so not
+ *    measured: both would end in the same matmul schedule). Measured against the direct path this replaced
+ *    (chunks of 64 columns, input copied per 16-column block: xcol, still
+ *    used by grouped pointwise layers): ResNet's 1x1 256 -> 64 at 56 x 56,
+ *    one thread, 0.72-0.80 of oneDNN at batch 1 and 0.73-0.83 at batch 32,
+ *    against 0.61-0.75 and 0.60-0.67 (docs/performance.md, "conv2d").
  *  - Rows read in place. Without padding and with a unit column stride the
  *    row is read straight from x (T.Ramp over the columns: one unaligned
- *    vector load). Pointwise layers (1x1, stride 1, no padding) go
- *    further: the output plane is one row of OH * OW columns (x's plane is
- *    contiguous too), cut into chunks of CHUNK columns that run in
- *    parallel -- so a 56 x 56 plane is 196 tiles of 16, not 56 rows with
- *    a half-empty tail each; each column block's C input rows are copied
- *    together first (xcol), so that they do not share a few L1 sets. That
- *    needs an epilogue that reads (oh, ow) only as the last two indices of
- *    buffers of the output plane's shape.
+ *    vector load). Grouped pointwise layers (1x1, stride 1, no padding,
+ *    G > 1) go further: the output plane is one row of OH * OW columns
+ *    (x's plane is contiguous too), cut into chunks of CHUNK columns that
+ *    run in parallel -- so a 56 x 56 plane is 196 tiles of 16, not 56 rows
+ *    with a half-empty tail each; each column block's C input rows are
+ *    copied together first (xcol), so that they do not share a few L1
+ *    sets. That needs an epilogue that reads (oh, ow) only as the last two
+ *    indices of buffers of the output plane's shape.
  *  - Rows packed (win_pack, window_common.c). Otherwise each work item
  *    first copies the KH input rows it needs, for all channels, into a
  *    local buffer (xp, C * KH rows),
@@ -428,6 +454,130 @@ static mt_tstmt *gen(cv *v) {
     return mm_loop(c, it, items, MT_FOR_PARALLEL, body);
 }
 
+/* ---- pointwise: the matmul rule ----------------------------------------------------------- */
+
+/* A 1x1 convolution without padding or groups (any stride). */
+static bool pointwise(const cv *v) {
+    return v->KH == 1 && v->KW == 1 && v->p[0] == 0 && v->p[1] == 0 && v->G == 1;
+}
+
+/* The buffers whose last two dims are the output plane (OH x OW), each
+ * seen through a view with one dim of OH * OW there: the same memory in
+ * the same order, so that x[n] and C[n] are matrices of C and O rows. */
+typedef struct pw {
+    cv *v;
+    mt_tbuffer **old, **view;
+    int nb;
+    mt_tvar *oh, *ow, *j;      /* while rewriting one nest: its plane indices, and their merge */
+} pw;
+
+static mt_tbuffer *view_of(const pw *p, const mt_tbuffer *b) {
+    for (int i = 0; i < p->nb; i++)
+        if (p->old[i] == b) return p->view[i];
+    return NULL;
+}
+
+/* b's view when b holds planes of the output's size, else b. */
+static mt_tbuffer *make_view(pw *p, mt_tbuffer *b) {
+    cv *v = p->v;
+    int64_t h, w;
+    int n = b->ndim;
+    if (n < 2 || !mt_te_is_const_int(b->shape[n - 2], &h) || !mt_te_is_const_int(b->shape[n - 1], &w) ||
+        h != v->OH || w != v->OW)
+        return b;
+    mt_texpr *shape[MT_MAX_RANK];
+    for (int d = 0; d < n - 2; d++) shape[d] = b->shape[d];
+    shape[n - 2] = I(v, v->OH * v->OW);
+    mt_tbuffer *vb = mt_tbuffer_new(v->m.a, b->name, b->dtype, n - 1, shape);
+    vb->scope = b->scope;
+    p->old[p->nb] = b, p->view[p->nb++] = vb;
+    return vb;
+}
+
+static bool is_var(const mt_texpr *e, const mt_tvar *x) { return e->kind == TE_VAR && e->var == x; }
+
+/* An expression over (oh, ow) in terms of j = oh * OW + ow: a viewed
+ * buffer read at [.., oh, ow] is read at [.., j]; any other use of oh, ow
+ * is j // OW, j % OW. */
+static mt_texpr *pw_hook(mt_tmutator *m, mt_texpr *e) {
+    pw *p = m->ctx;
+    mt_arena *a = m->arena;
+    mt_texpr *ow = I(p->v, p->v->OW);
+    if (e->kind == TE_VAR && (e->var == p->oh || e->var == p->ow))
+        return mt_arith_bin(a, e->var == p->oh ? TE_FLOORDIV : TE_FLOORMOD, mt_te_var(a, p->j), ow);
+    mt_tbuffer *vb = e->kind == TE_LOAD ? view_of(p, e->buf) : NULL;
+    if (!vb) return mt_tmutate_expr_children(m, e);
+    int n = e->nargs;
+    mt_texpr *idx[MT_MAX_RANK];
+    for (int d = 0; d < n - 2; d++) idx[d] = mt_tmutate_expr(m, e->args[d]);
+    if (is_var(e->args[n - 2], p->oh) && is_var(e->args[n - 1], p->ow))
+        idx[n - 2] = mt_te_var(a, p->j);
+    else
+        idx[n - 2] = mt_arith_add(a, mt_arith_mul(a, mt_tmutate_expr(m, e->args[n - 2]), ow),
+                                  mt_tmutate_expr(m, e->args[n - 1]));
+    return mt_te_load(a, vb, idx, n - 1);
+}
+
+static mt_texpr *pw_rewrite(pw *p, mt_tvar *oh, mt_tvar *ow, mt_tvar *j, mt_texpr *e) {
+    p->oh = oh, p->ow = ow, p->j = j;
+    mt_tmutator m = {p->v->m.a, pw_hook, NULL, p};
+    return mt_tmutate_expr(&m, e);
+}
+
+/* f with every plane-shaped buffer (params and allocations) viewed. */
+static mt_tfunc *pw_func(pw *p) {
+    mt_arena *a = p->v->m.a;
+    const mt_tfunc *f = p->v->m.f;
+    int cap = f->nparams + f->nallocs + 1;
+    p->old = MT_NEW_ARRAY(a, mt_tbuffer *, cap);
+    p->view = MT_NEW_ARRAY(a, mt_tbuffer *, cap);
+    mt_tfunc *h = MT_NEW(a, mt_tfunc);
+    *h = *f;
+    h->params = MT_NEW_ARRAY(a, mt_tparam, f->nparams > 0 ? f->nparams : 1);
+    h->allocs = MT_NEW_ARRAY(a, mt_tbuffer *, f->nallocs > 0 ? f->nallocs : 1);
+    for (int i = 0; i < f->nparams; i++) {
+        h->params[i] = f->params[i];
+        if (f->params[i].buf) h->params[i].buf = make_view(p, f->params[i].buf);
+    }
+    for (int i = 0; i < f->nallocs; i++) h->allocs[i] = make_view(p, f->allocs[i]);
+    return h;
+}
+
+/* Per image the matmul C[n] (O x OH*OW) = w (O x C) @ x[n] (C x OH*OW),
+ * read through the views (x's only with a stride of 1: with another x is
+ * read at [n, c, j // OW * sh, j % OW * sw], which the matmul rule's
+ * packing of B gathers), the epilogues rewritten over j, and the matmul
+ * rule's schedule of it. */
+static mt_tfunc *gen_pointwise(cv *v) {
+    mm *s = &v->m;
+    mt_arena *a = s->a;
+    pw p = {v, NULL, NULL, 0, NULL, NULL, NULL};
+    mm *c = MT_NEW(a, mm);
+    c->a = c->lw.a = a;
+    c->f = pw_func(&p);
+    c->dt = s->dt, c->vl = s->vl, c->ns = 3;
+    mt_tvar *n = s->sv[0], *o = s->sv[1], *oh = s->sv[2], *ow = s->sv[3], *j = mm_ivar(c, "j");
+    c->sv[0] = n, c->sv[1] = o, c->sv[2] = j;
+    c->ext[0] = s->ext[0], c->ext[1] = I(v, v->O), c->ext[2] = I(v, v->OH * v->OW);
+    c->kv = v->rc, c->K = I(v, v->C);
+    mt_texpr *wi[4] = {mm_V(c, o), mm_V(c, v->rc), I(v, 0), I(v, 0)};
+    mt_texpr *xi[4] = {mm_V(c, n), mm_V(c, v->rc), v->s[0] == 1 ? mm_V(c, oh) : mul(v, mm_V(c, oh), v->s[0]),
+                       v->s[1] == 1 ? mm_V(c, ow) : mul(v, mm_V(c, ow), v->s[1])};
+    c->X = pw_rewrite(&p, oh, ow, j, mt_te_load(a, v->w, wi, 4));
+    c->Y = pw_rewrite(&p, oh, ow, j, mt_te_load(a, v->x, xi, 4));
+    c->C = view_of(&p, s->C);
+    for (int e = 0; e < s->nep; e++) {
+        epi *d = &c->ep[e];
+        const epi *from = &s->ep[e];
+        d->iv[0] = from->iv[0], d->iv[1] = from->iv[1], d->iv[2] = mm_ivar(c, "j");
+        d->out = view_of(&p, from->out);
+        d->value = pw_rewrite(&p, from->iv[2], from->iv[3], d->iv[2], from->value);
+    }
+    c->nep = s->nep;
+    c->wide = true;
+    return mm_schedule_cpu(c);
+}
+
 /* ---- entry ------------------------------------------------------------------------------ */
 
 /* Rows of the register tile: as the matmul rule's tile_rows, nv vectors wide. */
@@ -447,6 +597,11 @@ mt_tfunc *mt_schedule_conv_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     c->vl = mt_target_register_lanes(mt_tfunc_target(f), c->dt);
     v->nv = 2;
     v->mr = tile_rows(v);
+    if (pointwise(v)) {
+        mt_tfunc *g = gen_pointwise(v);
+        if (applied) *applied = 1;
+        return g;
+    }
     v->packed = win_needs_pack(&v->wn);
     v->flat = !v->packed && v->KH == 1 && v->KW == 1 && v->s[0] == 1 && epilogue_flat_ok(v);
 

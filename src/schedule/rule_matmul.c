@@ -69,6 +69,13 @@
  *    w.T, the transpose fused in as a prologue) and X along k too, to the
  *    matrix-vector schedule of rule_matvec.c (dot products over k). Other
  *    small-M operands take the packed path below.
+ *  - Small A, asked for (the conv rule's pointwise layers, rule_conv.c):
+ *    when M * K is within a quarter of L2 and N is constant and at least
+ *    128, columns are cut into blocks of 64 and (batch, block) items run
+ *    in one parallel loop, each packing its block of B into a buffer of
+ *    its own, k by k (each row of B read as one run), then all its row
+ *    tiles, A read in place when it is a row-major load (gen_wide).
+ *    Plain matmuls keep the GotoBLAS loops (not measured on them yet).
  *  - Tails, exact and without masked memory operations. Rows: M % MR rows
  *    take one tile of that height (constant M) or a loop of one-row tiles.
  *    Columns, constant N: the last sliver is N % NR wide, vectors of 16 and
@@ -519,6 +526,88 @@ static mt_tstmt *packed_body(mm *c) {
     return body;
 }
 
+/* ---- small A: column blocks in parallel ------------------------------------------------ */
+
+/* When A is small (M * K within a quarter of L2: the weights of a 1x1
+ * convolution, 64 x 256) and N wide, the work is cut into column blocks
+ * of WIDE_COLS (and images): one parallel loop over them, each item
+ * packing its block of B into a buffer of its own (K x WIDE_COLS, in L2)
+ * and running every row tile over it (A in place when a plain load). One
+ * parallel region per call instead of two per column block and image, no
+ * row tail left to one thread, and each thread's working set is its own
+ * block and A, not a block packed by both threads (docs/schedule.md, "The
+ * conv rule"). 32, 64 and 128 columns measured alike on one thread (1x1
+ * 256 -> 64 at 56 x 56); 64 gives 49 items per image there. */
+enum { WIDE_COLS = 64 };
+
+static bool wide_fits(mm *c) {
+    int64_t M, K, N;
+    int64_t l2 = mt_tfunc_target(c->f)->l2_bytes;
+    return c->wide && c->par && mt_te_is_const_int(c->ext[c->ns - 2], &M) && mt_te_is_const_int(c->K, &K) &&
+           mt_te_is_const_int(c->ext[c->ns - 1], &N) && K > 0 && N >= 2 * WIDE_COLS &&
+           M * K * (int64_t)mt_dtype_size(c->dt) * 4 <= (l2 > 0 ? l2 : 1 << 20);
+}
+
+/* The pack of an item's block, k by k: each row of B is read as one run
+ * of `width` columns (its lines in order) into the slivers' rows. With a
+ * B not read as vectors (a strided 1x1 convolution's gather), the slivers
+ * one by one as gen_pack does. */
+static mt_tstmt *wide_pack(mm *c, const panel *p, int64_t width) {
+    int nr = c->nv * c->vl;
+    if (!c->y_vec) {
+        mt_tvar *jr = mm_ivar(c, "jr");
+        return mm_loop(c, jr, mm_I(c, (width + nr - 1) / nr), MT_FOR_SERIAL, sliver_switch(c, p, mm_V(c, jr), true, 0, NULL));
+    }
+    mt_tvar *kk = mm_ivar(c, "kk");
+    svec s = {0};
+    for (int64_t j = 0; j < width; j += nr) {
+        mm_colset cs = mm_cols((int)(width - j < nr ? width - j : nr), c->vl);
+        mt_texpr *row = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, mm_I(c, j / nr * nr), c->K), mt_lw_mul(&c->lw, mm_V(c, kk), mm_I(c, cs.width)));
+        for (int v = 0; v < cs.nv; v++) {
+            mt_texpr *ix = mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, row, mm_I(c, cs.off[v])), cs.lanes[v]);
+            mt_texpr *col = mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, p->jc0, mm_I(c, j + cs.off[v])), cs.lanes[v]);
+            mm_push(c, &s, mt_ts_store(c->a, p->bp, &ix, 1, mm_operand(c, c->Y, NULL, col, mm_V(c, kk))));
+        }
+    }
+    return mm_loop(c, kk, c->K, MT_FOR_SERIAL, mm_seq(c, &s));
+}
+
+/* One item: the columns [blk * ncw, + width) of the batch c->bv. */
+static mt_tstmt *wide_item(mm *c, mt_texpr *blk, int64_t ncw, int64_t width) {
+    panel p;
+    p.jc0 = mt_lw_mul(&c->lw, blk, mm_I(c, ncw));
+    p.ncols = mm_I(c, width);
+    p.k0 = mm_I(c, 0);
+    p.kc = p.kcap = c->K;
+    p.first = p.last = NULL;
+    p.ap = NULL;
+    p.bp = mm_local_buf(c, "B_pack", mt_lw_mul(&c->lw, c->K, mm_I(c, ncw)), c->dt);
+    return mt_ts_alloc(c->a, p.bp, mm_seq2(c, wide_pack(c, &p, width), rows(c, &p, NULL, false)));
+}
+
+/* The parallel loop over (batch.., column block): the batch indices and
+ * the block taken apart from the item number, the block fastest; the last
+ * block N % ncw wide. */
+static mt_tstmt *gen_wide(mm *c) {
+    int nr = c->nv * c->vl;
+    int64_t N;
+    mt_te_is_const_int(c->ext[c->ns - 1], &N);
+    int64_t ncw = WIDE_COLS / nr * nr > 0 ? WIDE_COLS / nr * nr : nr, nb = (N + ncw - 1) / ncw;
+    mt_tvar *it = mm_ivar(c, "it");
+    mt_texpr *nblk = mm_I(c, nb), *rest = mm_V(c, it), *items = nblk;
+    mt_texpr *blk = mt_arith_bin(c->a, TE_FLOORMOD, rest, nblk);
+    rest = mt_arith_bin(c->a, TE_FLOORDIV, rest, nblk);
+    for (int d = c->ns - 3; d >= 0; d--) {
+        c->bv[d] = d == 0 ? rest : mt_arith_bin(c->a, TE_FLOORMOD, rest, c->ext[d]);
+        rest = mt_arith_bin(c->a, TE_FLOORDIV, rest, c->ext[d]);
+        items = mt_lw_mul(&c->lw, items, c->ext[d]);
+    }
+    mt_tstmt *body = wide_item(c, blk, ncw, ncw);
+    if (N % ncw)
+        body = mt_ts_if(c->a, mm_lt(c, blk, mm_I(c, nb - 1)), body, wide_item(c, blk, ncw, N % ncw));
+    return mm_loop(c, it, items, MT_FOR_PARALLEL, body);
+}
+
 static mt_tstmt *gen_packed(mm *c) {
     int nr = c->nv * c->vl;
     mt_texpr *N = c->ext[c->ns - 1], *K = c->K, *ncap;
@@ -552,12 +641,11 @@ static mt_tstmt *gen_packed(mm *c) {
 
 /* ---- entry ----------------------------------------------------------------------------- */
 
-mt_tfunc *mt_schedule_matmul_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
-    if (applied) *applied = 0;
-    mm *c = MT_NEW(a, mm);
-    c->a = c->lw.a = a;
-    c->f = f;
-    if (!mm_match(c)) return f;
+/* The schedule of a matched matmul (mm_match's, or the conv rule's view
+ * of a pointwise convolution: rule_conv.c). */
+mt_tfunc *mm_schedule_cpu(mm *c) {
+    mt_arena *a = c->a;
+    mt_tfunc *f = c->f;
     c->epi_loop = epilogue_cost(c) > EPI_UNROLL_MAX;
     c->nv = (int)mt_knob_get(f, MM_RULE, "nv", tune.nv);
     c->par = mt_knob_get(f, MM_RULE, "parallel", 1) != 0;
@@ -592,7 +680,8 @@ mt_tfunc *mt_schedule_matmul_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     if (mm_matvec_fits(c)) few = mm_matvec_max_m(), gen_few = mm_gen_matvec; /* x @ w.T: rule_matvec.c */
     else if (mm_gemv_fits(c)) few = mm_gemv_max_m(), gen_few = mm_gen_gemv;   /* x @ w: rule_gemv.c */
     few = (int)mt_knob_get(f, MM_RULE, "few_rows", few);
-    if (!gen_few || few <= 0) body = gen_packed(c);
+    if (wide_fits(c)) body = gen_wide(c);
+    else if (!gen_few || few <= 0) body = gen_packed(c);
     else if (mt_te_is_const_int(M, &Mc)) body = Mc < few ? gen_few(c) : gen_packed(c);
     else body = mt_ts_if(a, mm_lt(c, M, mm_I(c, few)), gen_few(c), gen_packed(c));
 
@@ -603,8 +692,18 @@ mt_tfunc *mt_schedule_matmul_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     g->nallocs = 0;
     g->body = body;
     mt_tstmt_fill_loc(body, f->loc); /* all of it is new */
-    if (applied) *applied = 1;
     return mt_knobs_mark(a, g, f, MM_RULE);
+}
+
+mt_tfunc *mt_schedule_matmul_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
+    if (applied) *applied = 0;
+    mm *c = MT_NEW(a, mm);
+    c->a = c->lw.a = a;
+    c->f = f;
+    if (!mm_match(c)) return f;
+    mt_tfunc *g = mm_schedule_cpu(c);
+    if (applied) *applied = 1;
+    return g;
 }
 
 mt_tfunc *mt_schedule_matmul_pass(mt_arena *a, mt_tfunc *f) {

@@ -185,6 +185,59 @@ static void test_conv_tiles(void **state) {
     run_conv(C(1, 32, 14, 14, 32, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, true, false, MT_FLOAT32));
 }
 
+/* 1x1 convolutions (on the CPU the matmul rule's schedule through views
+ * of the planes: rule_conv.c) at odd sizes: 1, 3, 7, 17 and 65 channels in
+ * and out, planes from 1 x 1 to 17 x 65, batch 1 and 3, with bias + relu
+ * and without; strided, a symbolic batch, float64, and a depth over 1024
+ * (K blocks, partial sums in the output). */
+static void test_conv_pointwise(void **state) {
+    (void)state;
+    static const int64_t ch[5] = {1, 3, 7, 17, 65};
+    static const int64_t hw[4][2] = {{1, 1}, {3, 7}, {7, 17}, {17, 65}};
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 5; j++) {
+            const int64_t *p = hw[(i + j) % 4];
+            int64_t n = (i + j) % 2 ? 3 : 1;
+            run_conv(C(n, ch[i], p[0], p[1], ch[j], 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, true, false, MT_FLOAT32));
+            if (i == j) run_conv(C(4 - n, ch[i], p[1], p[0], ch[j], 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, false, false, MT_FLOAT32));
+        }
+    run_conv(C(3, 17, 17, 65, 7, 1, 1, {2, 2}, {0, 0}, {1, 1}, 1, true, false, MT_FLOAT32));
+    run_conv(C(1, 65, 7, 17, 33, 1, 1, {1, 2}, {0, 0}, {1, 1}, 1, true, false, MT_FLOAT32));
+    run_conv(C(3, 7, 7, 17, 65, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, true, true, MT_FLOAT32));
+    run_conv(C(3, 7, 17, 65, 17, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, true, true, MT_FLOAT32));
+    run_conv(C(3, 17, 3, 7, 65, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, true, false, MT_FLOAT64));
+    run_conv(C(2, 1100, 3, 7, 40, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, true, false, MT_FLOAT32));
+}
+
+/* relu(conv2d(x, w) + b + x): a residual read at the output's plane, the
+ * input itself. */
+static void test_conv_pointwise_residual(void **state) {
+    (void)state;
+    conv_case t = {3, 17, 7, 17, 17, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, false, false, MT_FLOAT32};
+    mt_kernel *k = compile_ok("def f(x: Tensor((3, 17, 7, 17), \"float32\"), w: Tensor((17, 17, 1, 1), \"float32\"),"
+                              " b: Tensor((17, 1, 1), \"float32\")):\n"
+                              "    return relu(conv2d(x, w) + b + x)\n");
+    int64_t xd[4] = {3, 17, 7, 17}, wd[4] = {17, 17, 1, 1}, bd[3] = {17, 1, 1};
+    mt_tensor *args[3] = {rand_tensor(MT_FLOAT32, 4, xd), rand_tensor(MT_FLOAT32, 4, wd),
+                          rand_tensor(MT_FLOAT32, 3, bd)};
+    mt_tensor *out = run(k, args, 3);
+    int64_t n = 3 * 17 * 7 * 17;
+    double *want = malloc(sizeof(double) * (size_t)n), *scale = malloc(sizeof(double) * (size_t)n);
+    ref_conv(&t, args[0], args[1], NULL, want, scale);
+    for (int64_t i = 0; i < n; i++) {
+        double bx = get(args[2], i / (7 * 17) % 17), xv = get(args[0], i);
+        want[i] += bx + xv;
+        want[i] = want[i] > 0 ? want[i] : 0;
+        scale[i] += fabs(bx) + fabs(xv);
+    }
+    check(out, want, scale, n, 21 * 6e-8, "relu(conv2d(x, w) + b + x)");
+    free(want);
+    free(scale);
+    for (int i = 0; i < 3; i++) mt_tensor_release(args[i]);
+    mt_tensor_release(out);
+    mt_kernel_release(k);
+}
+
 /* conv2d + bias + relu is one kernel (graph-opt). */
 static void test_conv_fused(void **state) {
     (void)state;
@@ -227,6 +280,27 @@ static void test_conv_rule(void **state) {
     mt_tensor_release(o2);
     mt_kernel_release(k1);
     mt_kernel_release(k2);
+}
+
+/* On the CPU a 1x1 conv (one group) takes the matmul rule's schedule
+ * (packed input blocks, B_pack) and a grouped 1x1 the conv rule's direct
+ * path (xcol); both as the double reference (test_conv_pointwise). */
+static void test_conv_pointwise_rule(void **state) {
+    (void)state;
+    skip_if_gpu_target("the CPU's scheduled TIR");
+    static const char *const src[2] = {
+        "def f(x: Tensor((2, 16, 10, 13), \"float32\"), w: Tensor((24, 16, 1, 1), \"float32\")):\n"
+        "    return relu(conv2d(x, w))\n",
+        "def f(x: Tensor((2, 16, 10, 13), \"float32\"), w: Tensor((24, 8, 1, 1), \"float32\")):\n"
+        "    return relu(conv2d(x, w, groups=2))\n"};
+    for (int g = 0; g < 2; g++) {
+        mt_kernel *k = compile_ok(src[g]);
+        const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+        assert_non_null(strstr(t, "T.fma("));
+        assert_true((strstr(t, "B_pack = T.alloc_buffer(") != NULL) == (g == 0));
+        assert_true((strstr(t, "xcol = T.alloc_buffer(") != NULL) == (g == 1));
+        mt_kernel_release(k);
+    }
 }
 
 /* ---- pools ---------------------------------------------------------------------- */
@@ -416,7 +490,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_odd),       cmocka_unit_test(test_conv_groups),
         cmocka_unit_test(test_conv_tiles),     cmocka_unit_test(test_conv_fused),
-        cmocka_unit_test(test_conv_rule),
+        cmocka_unit_test(test_conv_rule),      cmocka_unit_test(test_conv_pointwise),
+        cmocka_unit_test(test_conv_pointwise_residual), cmocka_unit_test(test_conv_pointwise_rule),
         cmocka_unit_test(test_max_pool),       cmocka_unit_test(test_avg_pool),
         cmocka_unit_test(test_adaptive_avg_pool), cmocka_unit_test(test_pool_rule),
         cmocka_unit_test(test_flatten),
