@@ -101,6 +101,8 @@ typedef struct fctx {
     MT_VEC(sym) scope;
     mt_nameset heads; /* name -> 1 + the index of its latest entry in scope */
     MT_VEC(loop_info) loops;
+    MT_VEC(mt_tvar *) let_vars;      /* every let so far, and its value: */
+    MT_VEC(mt_texpr *) let_values;   /* what the footprint of a T.wmma_* operand substitutes */
     MT_VEC(mt_tstmt *) thread_loops; /* made so far: their variables are shared by name and tag */
     bool in_params;   /* a name not in scope in a param shape is a symbolic dim */
     int guarded;      /* inside an if or a block with T.where */
@@ -611,6 +613,40 @@ static val shfl_call(fctx *c, const mt_ast *e, const char *fn) {
 
 /* T.wmma_*(...): addresses (buffer loads) and values as written, the ldm
  * an integer literal (the verifier checks the rest). */
+/* The elements [o, o + span] that a T.wmma_* operand b[...] (flat offset o)
+ * reaches -- a fragment's 256, a tile's 16 rows of ldm -- must provably lie
+ * in b (constant dims; interval arithmetic over the enclosing loops): the
+ * operation touches all of them, and neither the run-time checks nor the
+ * verifier see past the first. */
+static void wmma_footprint(fctx *c, const mt_texpr *op, int64_t span, mt_loc loc, const char *fn) {
+    if (op->kind != TE_LOAD || c->guarded) return; /* the verifier says what an operand must be,
+                                                     * and refuses one under an if */
+    const mt_tbuffer *b = op->buf;
+    int64_t size = 1, dim;
+    mt_texpr *flat = mt_te_i64(c->a, 0);
+    for (int d = 0; d < b->ndim; d++) {
+        if (!mt_te_is_const_int(b->shape[d], &dim)) {
+            size = -1;
+            break;
+        }
+        flat = mt_te_bin(c->a, TE_ADD, mt_te_bin(c->a, TE_MUL, flat, mt_te_i64(c->a, dim)),
+                         mt_te_cast(c->a, MT_INT64, op->args[d]));
+        size *= dim;
+    }
+    if (size > 0 && mt_scope_is_fragment(b->scope) && size % 256) return; /* the verifier's */
+    for (int i = 0; i < c->let_vars.len; i++) /* lets, latest first: a value uses earlier ones */
+        flat = mt_tsubst_expr(c->a, flat, c->let_vars.data + c->let_vars.len - 1 - i,
+                              c->let_values.data + c->let_vars.len - 1 - i, 1);
+    mt_bounds bd;
+    memset(&bd, 0, sizeof bd);
+    for (int i = 0; size > 0 && i < c->loops.len; i++)
+        mt_bounds_push_loop(c->a, &bd, c->loops.data[i].var, c->loops.data[i].min, c->loops.data[i].extent);
+    mt_range r = size > 0 ? mt_bounds_of(&bd, flat) : (mt_range){1, 0};
+    if (size > 0 && r.lo <= r.hi && r.lo >= 0 && r.hi + span < size) return;
+    mt_fail(MT_ERR_SHAPE, loc, "T.%s reaches %lld elements of '%s' from this one: not provably inside it%s", fn,
+            (long long)span + 1, b->name, size > 0 ? "" : " (its dims are not constants)");
+}
+
 static val wmma_call(fctx *c, const mt_ast *e, const char *fn, mt_intrin in) {
     int n = mt_intrin_arity(in);
     arity(e, fn, n, n);
@@ -625,6 +661,14 @@ static val wmma_call(fctx *c, const mt_ast *e, const char *fn, mt_intrin in) {
                       : in == IN_WMMA_FILL && i == 1 ? settle(c, expr(c, x), x->loc) : expr(c, x).e;
     }
     if (in == IN_WMMA_FILL) args[1] = mt_te_cast(c->a, MT_FLOAT32, args[1]);
+    /* fragments: 256 elements; tiles (load_a/b's source, store's destination): 16 rows of ldm */
+    int64_t ldm = 0;
+    if (args[2] && in != IN_WMMA_MMA) mt_te_is_const_int(args[2], &ldm);
+    for (int i = 0; i < n; i++) {
+        bool tile = (i == 1 && (in == IN_WMMA_LOAD_A || in == IN_WMMA_LOAD_B)) || (i == 0 && in == IN_WMMA_STORE);
+        bool frag = !tile && !(i == 2 && in != IN_WMMA_MMA) && !(i == 1 && in == IN_WMMA_FILL);
+        if (tile || frag) wmma_footprint(c, args[i], tile ? 15 * ldm + 15 : 255, e->items.data[i]->loc, fn);
+    }
     return strong(mt_te_wmma(c->a, in, args[0], args[1], args[2]));
 }
 
@@ -1355,6 +1399,8 @@ static mt_tstmt *binding(fctx *c, const mt_ast *s) {
         mt_texpr *v = settle(c, expr(c, s->rhs), s->rhs->loc);
         mt_tvar *var = mt_tvar_new(c->a, name, v->dtype);
         push_sym(c, name, var, NULL, NULL);
+        MT_VEC_PUSH(c->a, &c->let_vars, var);
+        MT_VEC_PUSH(c->a, &c->let_values, v);
         r = mt_ts_let(c->a, var, v, NULL);
     }
     r->loc = s->loc;
