@@ -209,11 +209,16 @@ static void assign_targets(mt_arena *a, mt_gmodule *m, const mt_pipeline_targets
 }
 
 /* Does the bounds-check pass run on f: with the option, or when the front
- * end left an access of f unproven (mt_tfunc.unproven), where a check can
- * be emitted (not on a real GPU)? */
+ * end left an access of f unproven (mt_tfunc.unproven)? A GPU kernel
+ * cannot check (only its emulation can): an unproven access there is
+ * refused at its place, as the front end refused it before it had checks. */
 static bool checked(const mt_tfunc *f, bool checks, const mt_pipeline_targets *t) {
     if (checks) return true;
-    return f->unproven && (mt_tfunc_target(f)->kind == MT_TARGET_CPU || t->emulate);
+    if (!f->unproven) return false;
+    if (mt_tfunc_target(f)->kind == MT_TARGET_CPU || t->emulate) return true;
+    mt_fail(MT_ERR_UNSUPPORTED, f->unproven_at,
+            "this access is not provably inside its buffer, and a GPU kernel cannot check it at "
+            "run time (--emulate can)");
 }
 
 static void run_tir_pass(mt_arena *a, const mt_pass *p, mt_tfunc **fs, int n, const char *dump_after,

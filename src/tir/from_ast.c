@@ -381,6 +381,13 @@ static val name_expr(fctx *c, const mt_ast *e) {
 
 static const loop_info *loop_of(const fctx *c, const mt_tvar *v);
 
+/* An access at loc is neither provably in nor out of bounds (the first
+ * such place is kept for the GPU's refusal, pipeline.c). */
+static void unproven(fctx *c, mt_loc loc) {
+    if (!c->f->unproven) c->f->unproven_at = loc;
+    c->f->unproven = true;
+}
+
 /* Is e affine in distinct exact variables (loop_info.exact), c0 + sum of
  * c_k * v_k, possibly floor-divided by positive constants? Then its
  * interval (mt_bounds_of) is attained at both ends. */
@@ -437,7 +444,7 @@ static void check_bound(fctx *c, const mt_tbuffer *b, int d, const mt_texpr *ix,
     const mt_tvar *seen[16];
     int nseen = 0;
     if (!exact_affine(c, ix, seen, &nseen) && r.hi >= 0 && r.lo < dim) {
-        c->f->unproven = true; /* the check_bounds pass checks it at run time */
+        unproven(c, loc); /* the check_bounds pass checks it at run time */
         return;
     }
     mt_fail(MT_ERR_SHAPE, loc, "index '%s' ranges over [%lld, %lld), out of bounds for dim %d of '%s' (size %lld)",
@@ -971,6 +978,7 @@ static void infer_regions(fctx *c, mt_tstmt *b, bool reads, bool writes) {
 typedef struct block_hdr {
     MT_VEC(mt_titer) iters;
     MT_VEC(mt_texpr *) values;
+    MT_VEC(mt_loc) locs;      /* where each variable is named */
     MT_VEC(mt_tbuffer *) allocs;
     bool has_reads, has_writes;
 } block_hdr;
@@ -980,6 +988,7 @@ static void add_iter(fctx *c, block_hdr *h, const mt_ast *target, mt_iter_kind k
     mt_titer it = {mt_tvar_new(c->a, target->name, MT_INT64), ext, k};
     MT_VEC_PUSH(c->a, &h->iters, it);
     MT_VEC_PUSH(c->a, &h->values, value);
+    MT_VEC_PUSH(c->a, &h->locs, target->loc);
 }
 
 /* NAME '=' T.axis.spatial(extent, value) | T.axis.reduce(extent, value) */
@@ -1027,6 +1036,21 @@ static void axis_remap(fctx *c, block_hdr *h, const mt_ast *s) {
     }
 }
 
+/* Does the value bound to a block variable stay inside its declared domain
+ * [0, dom) over the enclosing loops? Indices of the variable are checked
+ * over the domain; a value outside it (T.axis.spatial(60, i0 * 16 + i1)
+ * over 4 x 16) would reach what those checks did not cover. */
+static bool binding_in_domain(fctx *c, const mt_texpr *val, const mt_texpr *dom) {
+    int64_t d;
+    if (!mt_te_is_const_int(dom, &d)) return false;
+    mt_bounds bd;
+    memset(&bd, 0, sizeof bd);
+    for (int i = 0; i < c->loops.len; i++)
+        mt_bounds_push_loop(c->a, &bd, c->loops.data[i].var, c->loops.data[i].min, c->loops.data[i].extent);
+    mt_range r = mt_bounds_of(&bd, val);
+    return r.lo >= 0 && r.hi < d;
+}
+
 /* The iteration variables so far come into scope (once each). */
 static void bind_iters(fctx *c, block_hdr *h, int *bound) {
     for (; *bound < h->iters.len; (*bound)++) {
@@ -1037,6 +1061,9 @@ static void bind_iters(fctx *c, block_hdr *h, int *bound) {
         bool exact = l && l->exact && mt_te_is_const_int(l->min, &lo) && lo == 0 &&
                      mt_te_is_const_int(l->extent, &ext) &&
                      mt_te_is_const_int(h->iters.data[*bound].extent, &dom) && ext == dom;
+        if (!exact && !binding_in_domain(c, val, h->iters.data[*bound].extent))
+            unproven(c, h->locs.data[*bound]); /* its accesses are proven over the domain, not over the
+                               * values: the check pass substitutes the values */
         push_sym(c, v->name, v, NULL, NULL);
         loop_info li = {v, mt_te_i64(c->a, 0), h->iters.data[*bound].extent, exact};
         MT_VEC_PUSH(c->a, &c->loops, li);

@@ -416,6 +416,7 @@ struct mt_tfunc {
     bool unproven;        /* hand-written with an access the front end could
                            * neither prove in nor out of its buffer's constant
                            * dims: checked at run time even without the option */
+    mt_loc unproven_at;   /* the first such access */
     const mt_target_desc *target; /* what it is compiled for (set by the pipeline
                                    * before scheduling; NULL: see mt_tfunc_target) */
     const struct mt_sched_step *trace; /* the schedule primitives that made it, newest

@@ -225,6 +225,31 @@ static void test_unproven_checked_by_default(void **state) {
     mt_kernel_release(k);
 }
 
+/* A block variable whose bound value leaves its declared domain: the
+ * accesses are proven over the domain [0, 60), but i0 * 16 + i1 reaches 63.
+ * The function is checked at run time without the option too. */
+static void test_binding_outside_domain(void **state) {
+    (void)state;
+    mt_kernel *k = compile_checked("@T.prim_func\n"
+                                   "def f(x: T.Buffer((60,), \"float32\"), y: T.Buffer((60,), \"float32\")):\n"
+                                   "    for i0, i1 in T.grid(4, 16):\n"
+                                   "        with T.block(\"b\"):\n"
+                                   "            vi = T.axis.spatial(60, i0 * 16 + i1)\n"
+                                   "            y[vi] = x[vi]\n",
+                                   0);
+    int64_t sixty = 60;
+    guarded x = guarded_new(1, &sixty), y = guarded_new(1, &sixty);
+    mt_tensor *args[1] = {x.t};
+    mt_tensor *res[1] = {y.t};
+    mt_diag d;
+    mt_status st = mt_kernel_run(k, args, 1, res, 1, &d);
+    assert_int_equal(st, MT_ERR_RUNTIME);
+    assert_non_null(strstr(d.message, "index (63,) is outside its shape (60,)"));
+    assert_guards(&x), assert_guards(&y);
+    guarded_free(&x), guarded_free(&y);
+    mt_kernel_release(k);
+}
+
 /* ---- a store past a symbolic dim ----------------------------------------------- */
 
 static void test_store_symbolic_dim(void **state) {
@@ -543,6 +568,27 @@ static void test_cuda_refused(void **state) {
     assert_non_null(strstr(d.message, "check_bounds is not supported on a GPU"));
 }
 
+/* Without the option, an access the front end could not prove is checked
+ * on the CPU; a GPU kernel cannot check, so it is refused at the access. */
+static void test_cuda_unproven_refused(void **state) {
+    (void)state;
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.target = MT_TARGET_CUDA;
+    o.filename = "check.py";
+    mt_diag d;
+    assert_null(mt_jit_compile(test_ctx,
+                               "@T.prim_func\n"
+                               "def f(x: T.Buffer((4,), \"float32\"), y: T.Buffer((10,), \"float32\")):\n"
+                               "    for i in range(10):\n"
+                               "        y[i] = x[i // 2 + i % 3]\n",
+                               &o, &d));
+    assert_int_equal(d.status, MT_ERR_UNSUPPORTED);
+    assert_non_null(strstr(d.message, "a GPU kernel cannot check it at run time"));
+    assert_int_equal(d.line, 4);
+    assert_int_equal(d.col, 25); /* the index expression's operator, as for the CPU's errors */
+}
+
 static void test_cuda_emulated(void **state) {
     (void)state;
     mt_compile_options o;
@@ -578,6 +624,7 @@ int main(void) {
         cmocka_unit_test(test_check_hoisted),
         cmocka_unit_test(test_check_before_matmul),
         cmocka_unit_test(test_unproven_checked_by_default),
+        cmocka_unit_test(test_binding_outside_domain),
         cmocka_unit_test(test_store_symbolic_dim),
         cmocka_unit_test(test_store_reported),
         cmocka_unit_test(test_two_dims_block),
@@ -589,6 +636,7 @@ int main(void) {
         cmocka_unit_test(test_provable_still_compile_error),
         cmocka_unit_test(test_dump_round_trip),
         cmocka_unit_test(test_cuda_refused),
+        cmocka_unit_test(test_cuda_unproven_refused),
         cmocka_unit_test(test_cuda_emulated),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
