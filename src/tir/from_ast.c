@@ -381,6 +381,15 @@ static val name_expr(fctx *c, const mt_ast *e) {
 
 static const loop_info *loop_of(const fctx *c, const mt_tvar *v);
 
+/* The range of e over the enclosing loops (interval arithmetic, tir/arith.h). */
+static mt_range range_over_loops(fctx *c, const mt_texpr *e) {
+    mt_bounds bd;
+    memset(&bd, 0, sizeof bd);
+    for (int i = 0; i < c->loops.len; i++)
+        mt_bounds_push_loop(c->a, &bd, c->loops.data[i].var, c->loops.data[i].min, c->loops.data[i].extent);
+    return mt_bounds_of(&bd, e);
+}
+
 /* An access at loc is neither provably in nor out of bounds (the first
  * such place is kept for the GPU's refusal, pipeline.c). */
 static void unproven(fctx *c, mt_loc loc) {
@@ -434,11 +443,7 @@ static void check_bound(fctx *c, const mt_tbuffer *b, int d, const mt_texpr *ix,
         return;
     }
     if (c->guarded || ix->lanes != 1) return;
-    mt_bounds bd;
-    memset(&bd, 0, sizeof bd);
-    for (int i = 0; i < c->loops.len; i++)
-        mt_bounds_push_loop(c->a, &bd, c->loops.data[i].var, c->loops.data[i].min, c->loops.data[i].extent);
-    mt_range r = mt_bounds_of(&bd, ix);
+    mt_range r = range_over_loops(c, ix);
     if (r.lo <= mt_dtype_min(ix->dtype) || r.hi >= mt_dtype_max(ix->dtype) || r.lo > r.hi) return;
     if (r.lo >= 0 && r.hi < dim) return;
     const mt_tvar *seen[16];
@@ -644,11 +649,7 @@ static void wmma_footprint(fctx *c, const mt_texpr *op, int64_t span, mt_loc loc
     for (int i = 0; i < c->let_vars.len; i++) /* lets, latest first: a value uses earlier ones */
         flat = mt_tsubst_expr(c->a, flat, c->let_vars.data + c->let_vars.len - 1 - i,
                               c->let_values.data + c->let_vars.len - 1 - i, 1);
-    mt_bounds bd;
-    memset(&bd, 0, sizeof bd);
-    for (int i = 0; size > 0 && i < c->loops.len; i++)
-        mt_bounds_push_loop(c->a, &bd, c->loops.data[i].var, c->loops.data[i].min, c->loops.data[i].extent);
-    mt_range r = size > 0 ? mt_bounds_of(&bd, flat) : (mt_range){1, 0};
+    mt_range r = size > 0 ? range_over_loops(c, flat) : (mt_range){1, 0};
     if (size > 0 && r.lo <= r.hi && r.lo >= 0 && r.hi + span < size) return;
     mt_fail(MT_ERR_SHAPE, loc, "T.%s reaches %lld elements of '%s' from this one: not provably inside it%s", fn,
             (long long)span + 1, b->name, size > 0 ? "" : " (its dims are not constants)");
@@ -1043,11 +1044,7 @@ static void axis_remap(fctx *c, block_hdr *h, const mt_ast *s) {
 static bool binding_in_domain(fctx *c, const mt_texpr *val, const mt_texpr *dom) {
     int64_t d;
     if (!mt_te_is_const_int(dom, &d)) return false;
-    mt_bounds bd;
-    memset(&bd, 0, sizeof bd);
-    for (int i = 0; i < c->loops.len; i++)
-        mt_bounds_push_loop(c->a, &bd, c->loops.data[i].var, c->loops.data[i].min, c->loops.data[i].extent);
-    mt_range r = mt_bounds_of(&bd, val);
+    mt_range r = range_over_loops(c, val);
     return r.lo >= 0 && r.hi < d;
 }
 
