@@ -136,6 +136,31 @@ static void test_structure(void **s) {
     mt_kernel_release(k);
 }
 
+/* The chunk of columns: 4 KiB of output, or more -- up to half of L1 --
+ * while every core still gets a chunk (a row of a chunk is one contiguous
+ * run of x; runs of a page or less kept the prefetcher from reaching
+ * STREAM's rate). Read from the target the kernel was compiled for. */
+static void test_chunk_from_target(void **s) {
+    skip_if_gpu_target("checks the CPU rule's loop IR");
+    ccase c = {R_SUM, MT_FLOAT32, 0, 64, 4096, false};
+    mt_kernel *k = compile_ok(source(&c));
+    const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED), *p;
+    int cores = 0;
+    long l1k = 0;
+    assert_non_null(p = strstr(t, "-cores="));
+    assert_int_equal(sscanf(p, "-cores=%d", &cores), 1);
+    assert_non_null(p = strstr(t, "-l1d="));
+    assert_int_equal(sscanf(p, "-l1d=%ldK", &l1k), 1);
+    long bytes = 4096L * 4 / cores, most = l1k * 1024 / 2;
+    if (bytes > most) bytes = most;
+    if (bytes < 4096) bytes = 4096;
+    char want[64];
+    snprintf(want, sizeof want, "_init in range(%ld)", bytes / 4);
+    if (!strstr(t, want)) fail_msg("want a chunk of %ld columns (%s):\n%s", bytes / 4, want, t);
+    check(&c, k);
+    mt_kernel_release(k);
+}
+
 /* ---- transposed views (issue #17) -------------------------------------------------------- */
 
 /* Every vector access in the scheduled loop IR is contiguous (T.Ramp of
@@ -217,6 +242,7 @@ int main(void) {
         cmocka_unit_test(test_numerics),
         cmocka_unit_test(test_symbolic),
         cmocka_unit_test(test_structure),
+        cmocka_unit_test(test_chunk_from_target),
         cmocka_unit_test(test_transposed),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
