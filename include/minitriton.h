@@ -549,6 +549,12 @@ MT_API mt_status mt_schedule_cache_write(mt_schedule *sch, int block, int index,
 MT_API mt_status mt_schedule_decompose_reduction(mt_schedule *sch, int block, int loop, int *init);
 /* Partial results per iteration of loops[0..n); *rf: the block computing them. */
 MT_API mt_status mt_schedule_rfactor(mt_schedule *sch, const int *loops, int n, int *rf);
+/* A default CPU rule with knobs ("schedule_matmul", "schedule_reduce",
+ * "schedule") on the kernel as scheduled so far, with nknobs knobs given
+ * by name (the rest the rule's own choices; docs/schedule.md, "Knobs");
+ * the kernel is then in lowered form: no primitive applies after it. */
+MT_API mt_status mt_schedule_apply_rule(mt_schedule *sch, const char *rule, const char *const *knob_names,
+                                        const int64_t *knob_values, int nknobs);
 
 #ifdef __cplusplus
 }

@@ -39,9 +39,11 @@
 #include "graph/builder.h"
 #include "passes/registry.h"
 #include "passes/tir/tir_passes.h"
+#include "schedule/knobs.h"
 #include "schedule/leading_checks.h"
 #include "schedule/trace.h"
 #include "schedule/user_apply.h"
+#include "schedule/user_sched.h"
 #include "support/common.h"
 #include "support/strbuf.h"
 #include "tir/verify.h"
@@ -341,6 +343,13 @@ static void print_rule(mt_sb *sb, mt_arena *a, const mt_tfunc *f, const char *ru
                  knobs(f) ? knobs(f) : "");
     bool replayable;
     const char *text = mt_sched_trace_text(a, f, &replayable);
+    if (!text && f->chosen && strcmp(f->chosen->rule, rule) == 0) { /* lowered form: its knobs */
+        mt_usched u;
+        mt_usched_init(&u, a, (mt_tfunc *)f);
+        mt_usched_line(&u, mt_knobs_call(a, f->chosen));
+        text = mt_usched_text(&u, f->name, false);
+        replayable = true;
+    }
     if (!text) {
         mt_sb_putc(sb, '\n');
         return;

@@ -145,3 +145,24 @@ mt_tfunc *mt_knobs_mark(mt_arena *a, mt_tfunc *g, const mt_tfunc *f, const char 
     mt_tfunc_set_attr(a, g, "knobs", mt_knobs_str(a, k));
     return g;
 }
+
+mt_tfunc *mt_knobs_chose(mt_arena *a, mt_tfunc *g, const mt_knobs *k) {
+    if (!k) return g;
+    mt_knobs *own = MT_NEW(a, mt_knobs);
+    *own = *k;
+    g->chosen = own;
+    return g;
+}
+
+const char *mt_knobs_call(mt_arena *a, const mt_knobs *k) {
+    mt_sb sb;
+    mt_sb_init(&sb, a);
+    mt_sb_printf(&sb, "sch.apply_rule(\"%s\"", k->rule);
+    const mt_rule_knobs *t = mt_knob_space(k->rule);
+    for (int d = 0; t && d < t->n; d++)
+        for (int i = 0; i < k->n; i++)
+            if (strcmp(k->kv[i].name, t->defs[d].name) == 0)
+                mt_sb_printf(&sb, ", %s=%lld", k->kv[i].name, (long long)k->kv[i].value);
+    mt_sb_putc(&sb, ')');
+    return mt_sb_str(&sb);
+}

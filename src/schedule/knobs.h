@@ -88,4 +88,12 @@ const char *mt_knobs_str(mt_arena *a, const mt_knobs *k);
  * copy (its attrs are replaced, not modified). */
 mt_tfunc *mt_knobs_mark(mt_arena *a, mt_tfunc *g, const mt_tfunc *f, const char *rule);
 
+/* g->chosen = a copy of k (the values the rule chose; mt_tfunc.chosen;
+ * k->n may be 0: a rule with no choice to show); returns g. */
+mt_tfunc *mt_knobs_chose(mt_arena *a, mt_tfunc *g, const mt_knobs *k);
+
+/* k as the schedule step that gives it back: `sch.apply_rule("rule",
+ * mr=6, nc=256)`, in the order of the rule's table. */
+const char *mt_knobs_call(mt_arena *a, const mt_knobs *k);
+
 #endif

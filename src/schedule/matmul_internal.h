@@ -8,6 +8,7 @@
 #ifndef MT_SCHEDULE_MATMUL_INTERNAL_H
 #define MT_SCHEDULE_MATMUL_INTERNAL_H
 
+#include "schedule/knobs.h"
 #include "schedule/lowered.h"
 #include "schedule/schedule.h"
 #include "support/common.h"
@@ -52,6 +53,7 @@ typedef struct mm {
     bool par;                 /* loops across threads at all (knob parallel) */
     bool wide;                /* column blocks in parallel when A is small (rule_matmul.c,
                                * gen_wide; the conv rule's pointwise layers ask for it) */
+    mt_knobs chosen;          /* the knob values the schedules made chose (mt_tfunc.chosen) */
 } mm;
 
 /* The matmul rule's name for its knobs (schedule/knobs.h). */

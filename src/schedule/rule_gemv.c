@@ -397,6 +397,8 @@ static mt_tstmt *gemv_body(mm *c) {
     int vl = c->vl, KB = g->kb = (int)mt_knob_get(c->f, MM_RULE, "gemv_kb", gvt.kb);
     int64_t es = (int64_t)mt_dtype_size(c->dt);
     int gmr = (int)mt_knob_get(c->f, MM_RULE, "gemv_mr", gvt.mr);
+    mt_knobs_set(&c->chosen, "gemv_kb", KB);
+    mt_knobs_set(&c->chosen, "gemv_mr", gmr);
     g->nr = gvt.nv * vl;
     mt_texpr *M = c->ext[c->ns - 2], *N = c->ext[c->ns - 1], *K = c->K;
     int64_t Mc, Nc, Kc;

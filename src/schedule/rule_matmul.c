@@ -633,6 +633,11 @@ static mt_tstmt *gen_packed(mm *c) {
     /* whole slivers in a block (a given nc, or nv other than 2) */
     c->ncblk = c->ncblk < nr ? nr : c->ncblk / nr * nr;
     c->par = mm_packed_parallel(c); /* threads only for regions worth a fork */
+    mt_knobs_set(&c->chosen, "mr", tile_rows(c));
+    mt_knobs_set(&c->chosen, "nv", c->nv);
+    mt_knobs_set(&c->chosen, "kc", c->kcblk);
+    mt_knobs_set(&c->chosen, "nc", c->ncblk);
+    mt_knobs_set(&c->chosen, "parallel", c->par);
     ncap = mm_I(c, mt_te_is_const_int(N, &Nc) && Nc <= c->ncblk ? (Nc + nr - 1) / nr * nr : c->ncblk);
     c->bp = mm_local_buf(c, "B_pack", mt_lw_mul(&c->lw, c->kcap, ncap), c->dt);
     c->bp->scope = MT_SCOPE_GLOBAL;
@@ -692,7 +697,8 @@ mt_tfunc *mm_schedule_cpu(mm *c) {
     g->nallocs = 0;
     g->body = body;
     mt_tstmt_fill_loc(body, f->loc); /* all of it is new */
-    return mt_knobs_mark(a, g, f, MM_RULE);
+    c->chosen.rule = MM_RULE;
+    return mt_knobs_chose(a, mt_knobs_mark(a, g, f, MM_RULE), &c->chosen);
 }
 
 mt_tfunc *mt_schedule_matmul_cpu(mt_arena *a, mt_tfunc *f, int *applied) {

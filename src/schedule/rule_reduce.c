@@ -264,6 +264,24 @@ static mt_tstmt *gen_rows(rr *c) {
 
 /* ---- entry ------------------------------------------------------------------------------ */
 
+/* The knob values the rule used, for mt_tfunc.chosen: lanes and
+ * accumulators when every stage has one dtype (given back, a value applies
+ * to all), parallel, and chunk_kib when given (else computed per shape). */
+static const mt_knobs *chosen(rr *c) {
+    mt_knobs *k = MT_NEW(c->a, mt_knobs);
+    k->rule = RULE;
+    bool one = true;
+    for (int i = 1; i < c->nst; i++) one = one && c->st[i].buf->dtype == c->st[0].buf->dtype;
+    if (one && c->nst > 0) {
+        int vl = lanes_of(c, c->st[0].buf->dtype);
+        mt_knobs_set(k, "lanes", vl);
+        mt_knobs_set(k, "accumulators", mt_rr_accumulators(c, vl));
+    }
+    mt_knobs_set(k, "parallel", mt_knob_get(c->f, RULE, "parallel", 1));
+    if (mt_knob_given(c->f, RULE, "chunk_kib")) mt_knobs_set(k, "chunk_kib", mt_knob_get(c->f, RULE, "chunk_kib", 64));
+    return k;
+}
+
 /* The matched stages of f, or NULL. */
 static rr *matched(mt_arena *a, mt_tfunc *f) {
     rr *c = MT_NEW(a, rr);
@@ -286,7 +304,7 @@ mt_tfunc *mt_schedule_reduce_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     }
     mt_tfunc *g = mt_rr_function(c, gen_rows(c), "reduce_rows");
     if (applied) *applied = 1;
-    return mt_knobs_mark(a, g, f, RULE);
+    return mt_knobs_chose(a, mt_knobs_mark(a, g, f, RULE), chosen(c));
 }
 
 mt_tfunc *mt_schedule_reduce_pass(mt_arena *a, mt_tfunc *f) { return mt_schedule_reduce_cpu(a, f, NULL); }

@@ -14,6 +14,7 @@
 
 #include <string.h>
 
+#include "schedule/knobs.h"
 #include "schedule/user_sched.h"
 #include "support/common.h"
 
@@ -316,17 +317,54 @@ static const prim_spec prims[] = {
     {"rfactor", {"loop"}, 1, p_rfactor},
 };
 
+/* sch.apply_rule("rule", knob=value, ...): the rule's name, then knobs by
+ * keyword (their names are the rule's table's: user_rule.c checks them). */
+static value apply_rule(interp *in, const mt_ast *c) {
+    if (c->items.len != 1)
+        mt_fail(MT_ERR_TYPE, c->items.len ? c->items.data[c->items.len > 1]->loc : c->loc,
+                "sch.apply_rule() takes the rule's name, then its knobs by keyword "
+                "(sch.apply_rule(\"schedule_matmul\", mr=4))");
+    value r = eval(in, c->items.data[0]);
+    want(&r, V_STR, c->items.data[0], "apply_rule", "the rule's name");
+    mt_knobs k;
+    memset(&k, 0, sizeof k);
+    k.rule = r.s;
+    if (!mt_knob_space(r.s))
+        mt_fail(MT_ERR_INVALID_ARG, c->items.data[0]->loc, "apply_rule: no rule named '%s' (the rules with knobs: "
+                "schedule_matmul, schedule_reduce, schedule)", r.s);
+    for (int i = 0; i < c->kw.len; i++) {
+        const mt_ast *kw = c->kw.data[i];
+        value v = eval(in, kw->lhs);
+        want(&v, V_INT, kw->lhs, "apply_rule", mt_arena_printf(in->a, "knob '%s'", kw->name));
+        mt_knobs one = {r.s, {{kw->name, v.i}}, 1};
+        char buf[256];
+        const char *bad = mt_knobs_check(&one, buf, sizeof buf);
+        if (bad) mt_fail(MT_ERR_INVALID_ARG, kw->loc, "apply_rule: %s", bad);
+        for (int j = 0; j < i; j++)
+            if (strcmp(c->kw.data[j]->name, kw->name) == 0)
+                mt_fail(MT_ERR_TYPE, kw->loc, "sch.apply_rule() got knob '%s' twice", kw->name);
+        if (!mt_knobs_set(&k, kw->name, v.i))
+            mt_fail(MT_ERR_LIMIT, kw->loc, "sch.apply_rule() takes at most %d knobs", MT_KNOBS_MAX);
+    }
+    check(mt_usched_apply_rule(&in->u, r.s, &k), in, c);
+    return none();
+}
+
 static const char *prim_names(mt_arena *a) {
     const char *s = "";
     for (size_t i = 0; i < sizeof prims / sizeof prims[0]; i++)
         s = mt_arena_printf(a, "%s%s%s", s, i ? ", " : "", prims[i].name);
-    return s;
+    return mt_arena_printf(a, "%s, apply_rule", s);
 }
 
 static value call(interp *in, const mt_ast *e) {
     const mt_ast *f = e->lhs;
     if (f->kind != AST_ATTR || f->lhs->kind != AST_NAME || lookup(in, f->lhs).kind != V_SCH)
         mt_fail(MT_ERR_UNSUPPORTED, e->loc, "a schedule calls only the primitives of its argument (sch.split(...))");
+    if (in->u.lowered)
+        mt_fail(MT_ERR_INVALID_ARG, prim_loc(e), "%s: rule %s has scheduled the kernel already (apply_rule is "
+                "its schedule's last step)", f->name, in->u.lowered);
+    if (strcmp(f->name, "apply_rule") == 0) return apply_rule(in, e);
     for (size_t i = 0; i < sizeof prims / sizeof prims[0]; i++) {
         if (strcmp(prims[i].name, f->name) != 0) continue;
         value args[MAX_ARGS];

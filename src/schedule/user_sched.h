@@ -49,6 +49,8 @@ typedef struct mt_usched {
     mt_sb trace;                /* the steps, one per line, indented 4 */
     int nsteps;
     const char *error;          /* the last failure's reason */
+    const char *lowered;        /* the rule apply_rule ran (the function is in lowered
+                                 * form: no primitive applies after it), or NULL */
 } mt_usched;
 
 void mt_usched_init(mt_usched *u, mt_arena *a, mt_tfunc *f);
@@ -82,6 +84,10 @@ bool mt_usched_cache_read(mt_usched *u, int block, int index, const char *scope,
 bool mt_usched_cache_write(mt_usched *u, int block, int index, const char *scope, int *out);
 bool mt_usched_decompose_reduction(mt_usched *u, int block, int loop, int *init);
 bool mt_usched_rfactor(mt_usched *u, const int *loops, int n, int *rf);
+/* A default CPU rule with knobs (given: the values; given->rule ignored):
+ * user_rule.c. */
+struct mt_knobs;
+bool mt_usched_apply_rule(mt_usched *u, const char *rule, const struct mt_knobs *given);
 
 /* A handle's name in the trace, for messages ("?" when out of range). */
 const char *mt_usched_loop_name(const mt_usched *u, int loop);

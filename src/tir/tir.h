@@ -424,6 +424,9 @@ struct mt_tfunc {
     const struct mt_knobs *knobs; /* values for its schedule rule's knobs (from a
                                    * tuning log or the tuner; schedule/knobs.h), or
                                    * NULL: the rule's own choices. Not printed. */
+    const struct mt_knobs *chosen; /* the knob values the rule that wrote it in lowered
+                                    * form chose (given or its own), which given back
+                                    * make the same code; NULL: none. Not printed. */
 };
 
 /* ---- construction (tir/tir.c) --------------------------------------------

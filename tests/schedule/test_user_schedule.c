@@ -377,15 +377,23 @@ static void test_cache_and_reverse(void **state) {
  * into the source, gives the same code: for every golden program and
  * example, each kernel printed "as a schedule" (not "in part"). */
 /* text without the "schedule": "<rule>" attribute the GPU rules set (a
- * user schedule's function has none). */
-static char *without_rule_attr(const char *text) {
-    char *out = strdup(text), *p;
-    while ((p = strstr(out, "\"schedule\": \""))) {
-        char *q = strchr(p + 13, '"');
+ * user schedule's function has none), nor the "knobs" attribute of a
+ * function apply_rule scheduled (the default rule's has none). */
+static void strip_attr(char *out, const char *key) {
+    char *p;
+    size_t n = strlen(key);
+    while ((p = strstr(out, key))) {
+        char *q = strchr(p + n, '"');
         q = q ? q + 1 : p + strlen(p);
         if (!strncmp(q, ", ", 2)) q += 2;
         memmove(p, q, strlen(q) + 1);
     }
+}
+
+static char *without_rule_attr(const char *text) {
+    char *out = strdup(text);
+    strip_attr(out, "\"schedule\": \"");
+    strip_attr(out, "\"knobs\": \"");
     return out;
 }
 

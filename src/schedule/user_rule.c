@@ -1,0 +1,89 @@
+/*
+ * user_rule.c -- `sch.apply_rule(rule, knob=value, ...)`: a default rule
+ * with knobs, as one step of a user schedule (user_sched.h).
+ *
+ * The rules that write their loops in lowered form (the matmul rule with
+ * its GEMV schedules, the row-reduction rule) are not made of primitives,
+ * so what they chose cannot be written as splits and reorders. Their
+ * choices are knobs (knobs.h), and this step gives them back: it runs the
+ * named rule on the function as scheduled so far with the knobs given (the
+ * rest the rule's own), as a tuning log's record would. `mtc --emit
+ * schedule` prints a kernel such a rule scheduled as this step with every
+ * value the rule chose (mt_tfunc.chosen), so the text replays it exactly
+ * and each number can be edited. The CPU's knob rules only; the function
+ * must be one the rule takes (else a refusal saying so); after it the
+ * function is in lowered form and no primitive applies.
+ */
+#include <string.h>
+
+#include "schedule/knobs.h"
+#include "schedule/leading_checks.h"
+#include "schedule/schedule.h"
+#include "schedule/user_sched.h"
+#include "support/common.h"
+
+typedef mt_tfunc *(*rule_fn)(mt_arena *a, mt_tfunc *f);
+
+static const struct {
+    const char *name;
+    rule_fn fn;
+} rules[] = {
+    {"schedule_matmul", mt_schedule_matmul_pass},
+    {"schedule_reduce", mt_schedule_reduce_pass},
+    {"schedule", mt_schedule_default_cpu},
+};
+
+/* The rule's entry, or -1. */
+static int rule_of(const char *name) {
+    for (int i = 0; name && i < (int)(sizeof rules / sizeof rules[0]); i++)
+        if (strcmp(rules[i].name, name) == 0) return i;
+    return -1;
+}
+
+static bool refuse(mt_usched *u, const char *why) {
+    u->error = why;
+    return false;
+}
+
+/* The rule on f with its leading bounds checks set aside (as the pipeline
+ * runs the rules: leading_checks.h); NULL when the rule leaves f alone. */
+static mt_tfunc *run_rule(mt_arena *a, rule_fn fn, mt_tfunc *f) {
+    mt_tstmt **checks;
+    int nc;
+    mt_tfunc *bare = mt_checks_peel(a, f, &checks, &nc);
+    mt_tfunc *g = fn(a, bare);
+    if (g == bare) return NULL;
+    mt_tfunc *r = mt_checks_restore(a, f, g, checks, nc);
+    return r ? r : NULL;
+}
+
+bool mt_usched_apply_rule(mt_usched *u, const char *rule, const mt_knobs *given) {
+    mt_arena *a = u->s.arena;
+    mt_tfunc *f = u->s.func;
+    int r = rule_of(rule);
+    if (r < 0)
+        return refuse(u, mt_arena_printf(a, "apply_rule: no rule named '%s' (the rules with knobs: schedule_matmul, "
+                                            "schedule_reduce, schedule)", rule ? rule : ""));
+    if (u->lowered) return refuse(u, mt_arena_printf(a, "apply_rule: rule %s has scheduled the kernel already", u->lowered));
+    if (mt_tfunc_target(f)->kind != MT_TARGET_CPU)
+        return refuse(u, mt_arena_printf(a, "apply_rule: kernel '%s' runs on the GPU; the rules with knobs are the CPU's",
+                                         f->name));
+    mt_knobs *k = MT_NEW(a, mt_knobs);
+    *k = *given;
+    k->rule = rules[r].name;
+    char buf[256];
+    const char *bad = mt_knobs_check(k, buf, sizeof buf);
+    if (bad) return refuse(u, mt_arena_printf(a, "apply_rule: %s", bad));
+    mt_tfunc *with = MT_NEW(a, mt_tfunc);
+    *with = *f;
+    with->knobs = k;
+    mt_tfunc *g = run_rule(a, rules[r].fn, with);
+    if (!g)
+        return refuse(u, mt_arena_printf(a, "apply_rule: rule %s does not take kernel '%s' as it is scheduled so far "
+                                            "(the rule takes only what it would schedule by default)",
+                                         k->rule, f->name));
+    u->s.func = g;
+    u->lowered = k->rule;
+    mt_usched_line(u, mt_knobs_call(a, k));
+    return true;
+}

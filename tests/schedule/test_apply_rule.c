@@ -1,0 +1,211 @@
+/*
+ * test_apply_rule.c -- `sch.apply_rule(rule, knob=value, ...)` and
+ * mt_schedule_apply_rule (src/schedule/user_rule.c): the default rules
+ * that write lowered loops (matmul with its GEMV schedules, row
+ * reductions) printed by `--emit schedule` as that step with the values
+ * they chose; pasted back it gives the same code; an edited knob changes
+ * the code and not the numbers; refusals name the rule or the knob.
+ *
+ * Numerics: an edited knob reorders the matmul's sums (other tiles, other
+ * K blocks), so results are compared with the default's within
+ * 4 K u max|a||b| (u = 2^-24); the softmax within 4 N u.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "test_util.h"
+
+#define skip_unless_cpu()                                                              \
+    do {                                                                               \
+        if (test_gpu_target()) {                                                       \
+            print_message("skipped under target cuda: the knob rules are the CPU's\n"); \
+            skip();                                                                    \
+        }                                                                              \
+    } while (0)
+
+static const char mm_src[] = "def mm(a: Tensor((100, 300), \"float32\"), b: Tensor((300, 200), \"float32\")):\n"
+                             "    return relu(a @ b)\n";
+
+/* src followed by the "as a schedule" texts of its schedule dump. */
+static char *with_printed_schedules(const char *src, mt_kernel *k, int *n) {
+    const char *how = mt_kernel_dump(k, MT_STAGE_SCHEDULE);
+    size_t cap = strlen(src) + strlen(how) + 8;
+    char *out = malloc(cap);
+    snprintf(out, cap, "%s\n", src);
+    *n = 0;
+    for (const char *p = how; (p = strstr(p, ", as a schedule:\n")); ++*n) {
+        p += strlen(", as a schedule:\n");
+        const char *end = strstr(p, "\n# ");
+        strncat(out, p, end ? (size_t)(end - p + 1) : strlen(p));
+    }
+    return out;
+}
+
+/* text without its "knobs": "..." attribute (apply_rule's function shows
+ * the knobs it was given; the default rule's shows none). */
+static char *without_knobs(const char *text) {
+    char *out = strdup(text), *p;
+    while ((p = strstr(out, "\"knobs\": \""))) {
+        char *q = strchr(p + 10, '"');
+        q = q ? q + 1 : p + strlen(p);
+        if (!strncmp(q, ", ", 2)) q += 2;
+        memmove(p, q, strlen(q) + 1);
+    }
+    return out;
+}
+
+/* The printed schedule of src names rule and, pasted back, gives the same
+ * scheduled TIR. */
+static void replays(const char *src, const char *rule) {
+    mt_kernel *k = compile_ok(src);
+    const char *how = mt_kernel_dump(k, MT_STAGE_SCHEDULE);
+    char want[128];
+    snprintf(want, sizeof want, "    sch.apply_rule(\"%s\"", rule);
+    if (!strstr(how, want)) fail_msg("no %s in the schedule dump:\n%s", want, how);
+    int n;
+    char *again = with_printed_schedules(src, k, &n);
+    mt_kernel *k2 = compile_ok(again);
+    assert_non_null(strstr(mt_kernel_dump(k2, MT_STAGE_SCHEDULE), "the source's schedule"));
+    char *x = without_knobs(mt_kernel_dump(k, MT_STAGE_TIR_SCHED)), *y = without_knobs(mt_kernel_dump(k2, MT_STAGE_TIR_SCHED));
+    if (strcmp(x, y) != 0) fail_msg("the replayed schedule gives other code:\n%s\n--- default:\n%s\n--- replayed:\n%s", again, x, y);
+    free(x), free(y), free(again);
+    mt_kernel_release(k2);
+    mt_kernel_release(k);
+}
+
+static void test_replay(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    replays(mm_src, "schedule_matmul");
+    /* few rows: the GEMV schedule's knobs; symbolic rows: both schedules */
+    replays("def f(x: Tensor((2, 512), \"float32\"), w: Tensor((512, 1024), \"float32\")):\n    return x @ w\n",
+            "schedule_matmul");
+    replays("def f(x: Tensor((\"n\", 64), \"float32\"), w: Tensor((64, 96), \"float32\")):\n    return x @ w\n",
+            "schedule_matmul");
+    replays("def f(x: Tensor((64, 1000), \"float32\")):\n    return softmax(x, axis=-1)\n", "schedule_reduce");
+    replays("def f(x: Tensor((33, 7), \"float64\")):\n    return log_softmax(x, axis=-1)\n", "schedule_reduce");
+}
+
+static mt_tensor *filled(int64_t r, int64_t c, unsigned seed) {
+    int64_t shape[2] = {r, c};
+    mt_tensor *t = mt_tensor_create(MT_FLOAT32, 2, shape);
+    float *p = mt_tensor_data(t);
+    for (int64_t i = 0; i < r * c; i++) p[i] = (float)((i * 7919 + seed * 104729) % 1000) / 250.0f - 2.0f;
+    return t;
+}
+
+static mt_tensor *run2(mt_kernel *k, mt_tensor *a, mt_tensor *b) {
+    mt_tensor *args[2] = {a, b}, *out = NULL;
+    mt_diag d;
+    if (test_kernel_run(k, args, b ? 2 : 1, &out, 1, &d) != MT_OK) fail_msg("run: %s", d.text);
+    return out;
+}
+
+/* mr=4, nc=64, kc=128 (K = 300 > 2 kc: K blocks), serial: other code, the
+ * default's numbers within the tolerance. */
+static void test_edited_knobs(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    char src[1024];
+    snprintf(src, sizeof src,
+             "%s\n@T.schedule(\"fused_matmul_relu\")\ndef s(sch):\n"
+             "    sch.apply_rule(\"schedule_matmul\", mr=4, nc=64, kc=128, parallel=0)\n",
+             mm_src);
+    mt_kernel *k0 = compile_ok(mm_src), *k1 = compile_ok(src);
+    const char *t1 = mt_kernel_dump(k1, MT_STAGE_TIR_SCHED);
+    assert_non_null(strstr(t1, "\"knobs\": \"mr=4 kc=128 nc=64 parallel=0\""));
+    assert_null(strstr(t1, "T.parallel"));
+    assert_string_not_equal(without_knobs(t1), mt_kernel_dump(k0, MT_STAGE_TIR_SCHED));
+    assert_non_null(strstr(mt_kernel_dump(k1, MT_STAGE_SCHEDULE),
+                           "    sch.apply_rule(\"schedule_matmul\", mr=4, kc=128, nc=64, parallel=0)\n"));
+    mt_tensor *a = filled(100, 300, 1), *b = filled(300, 200, 2);
+    mt_tensor *y0 = run2(k0, a, b), *y1 = run2(k1, a, b);
+    const float *p0 = mt_tensor_data(y0), *p1 = mt_tensor_data(y1);
+    double tol = 4.0 * 300 * 0x1p-24 * 2.0 * 2.0;
+    for (int64_t i = 0; i < 100 * 200; i++)
+        if (fabs((double)p0[i] - (double)p1[i]) > tol) fail_msg("[%lld] %g vs %g", (long long)i, p0[i], p1[i]);
+    mt_tensor_release(y0), mt_tensor_release(y1), mt_tensor_release(a), mt_tensor_release(b);
+    mt_kernel_release(k0), mt_kernel_release(k1);
+}
+
+/* The refusals, each placed at apply_rule or at what follows it. */
+static void refused(const char *schedule, const char *want) {
+    char src[2048];
+    snprintf(src, sizeof src, "%s\n@T.schedule(\"fused_matmul_relu\")\ndef s(sch):\n%s", mm_src, schedule);
+    mt_diag d = compile_err(src);
+    assert_int_equal(d.status, MT_ERR_INVALID_ARG);
+    if (!strstr(d.text, want)) fail_msg("want '%s' in:\n%s", want, d.text);
+}
+
+static void test_refusals(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    refused("    sch.apply_rule(\"schedule_gemm\")\n", "apply_rule: no rule named 'schedule_gemm'");
+    refused("    sch.apply_rule(\"schedule_matmul\", mx=4)\n", "apply_rule: rule schedule_matmul has no knob 'mx'");
+    refused("    sch.apply_rule(\"schedule_matmul\", mr=0)\n", "knob 'mr' of rule schedule_matmul: 0 is not in 1..16");
+    refused("    sch.apply_rule(\"schedule_reduce\")\n", "apply_rule: rule schedule_reduce does not take kernel");
+    refused("    sch.apply_rule(\"schedule_matmul\")\n    b = sch.get_block(\"matmul\")\n",
+            "get_block: rule schedule_matmul has scheduled the kernel already");
+    refused("    b = sch.get_block(\"matmul\")\n    i, j, k = sch.get_loops(b)\n    sch.split(i, factors=[None, 4])\n"
+            "    sch.apply_rule(\"schedule_matmul\")\n",
+            "apply_rule: rule schedule_matmul does not take kernel");
+}
+
+/* A GPU kernel (emulated): the knob rules are the CPU's. */
+static void test_gpu_refused(void **state) {
+    (void)state;
+    char src[1024];
+    snprintf(src, sizeof src, "%s\n@T.schedule(\"fused_matmul_relu\")\ndef s(sch):\n"
+             "    sch.apply_rule(\"schedule_matmul\")\n", mm_src);
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.target = MT_TARGET_CUDA;
+    o.emulate = 1;
+    mt_diag d;
+    mt_kernel *k = mt_jit_compile(test_ctx, src, &o, &d);
+    assert_null(k);
+    assert_int_equal(d.status, MT_ERR_INVALID_ARG);
+    if (!strstr(d.text, "apply_rule: kernel 'fused_matmul_relu' runs on the GPU; the rules with knobs are the CPU's"))
+        fail_msg("%s", d.text);
+}
+
+/* The same from C: the knobs by name; a primitive after it is refused. */
+static mt_status cb(mt_schedule *sch, void *user) {
+    int *seen = user;
+    const char *names[2] = {"mr", "parallel"};
+    int64_t values[2] = {2, 0};
+    if (mt_schedule_apply_rule(sch, "schedule_matmul", names, values, 2) != MT_OK) return MT_ERR_INVALID_ARG;
+    int b;
+    seen[0] = mt_schedule_get_block(sch, "matmul", &b) == MT_ERR_INVALID_ARG &&
+              strstr(mt_schedule_error(sch), "rule schedule_matmul has scheduled the kernel already") != NULL;
+    seen[1] = strstr(mt_schedule_trace(sch), "    sch.apply_rule(\"schedule_matmul\", mr=2, parallel=0)\n") != NULL;
+    const char *bad[1] = {"lanes"};
+    seen[2] = mt_schedule_apply_rule(sch, "schedule_reduce", bad, values, 1) == MT_ERR_INVALID_ARG;
+    return MT_OK;
+}
+
+static void test_c_api(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    int seen[3] = {0, 0, 0};
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.schedule = cb;
+    o.schedule_user = seen;
+    mt_kernel *k = compile_ok_opts(mm_src, &o);
+    assert_true(seen[0] && seen[1] && seen[2]);
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "\"knobs\": \"mr=2 parallel=0\""));
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), "# fused_matmul_relu: the schedule callback"));
+    mt_kernel_release(k);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_replay),
+        cmocka_unit_test(test_edited_knobs),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_gpu_refused),
+        cmocka_unit_test(test_c_api),
+    };
+    return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
+}
