@@ -41,7 +41,7 @@
  *    the index (as the CPU rule does for y_vec). The tiles are stored
  *    k-major with rows padded by 4 elements, so that the copy's stores of
  *    one warp fall into distinct banks whichever way it walks.
- *  - Sizes, always 256 threads: BM = BN = 128, BK = 8, TM = TN = 8 when that
+ *  - Sizes (the knob tile when given), always 256 threads: BM = BN = 128, BK = 8, TM = TN = 8 when that
  *    makes at least one block per SM; else BM = BN = 64, BK = 16, TM = TN =
  *    4 when that makes two; else BM = BN = 32, BK = 32, TM = TN = 2. Few
  *    blocks per SM leave each waiting for its copies (the MLP's 4096 x 784
@@ -80,6 +80,8 @@
 
 #include "schedule/matmul_internal.h"
 #include "tir/arith.h"
+
+#define GPU_MM_RULE "gpu_matmul" /* its knob (knobs.h): tile */
 
 enum { PAD = 4, TC_PAD = 8, TC_BK = 32, FRAG = 16, GROUP = 4, ASSUMED_DIM = 4096 };
 
@@ -431,12 +433,21 @@ static int64_t blocks_of(mm *c, int64_t tile) {
     return b;
 }
 
+/* Which of the tiles 128, 64, 32 (index 0, 1, 2): the knob tile, else the
+ * largest whose grid keeps the SMs busy (at least one block per SM for
+ * 128, two for 64; top of the file). */
+static int tile_index(mm *c, const mt_target_desc *t, int largest) {
+    int64_t k = mt_knob_get(c->f, GPU_MM_RULE, "tile", 0);
+    if (k) return k >= largest ? 0 : k >= largest / 2 ? 1 : 2;
+    if (blocks_of(c, largest) >= t->num_sms) return 0;
+    return blocks_of(c, largest / 2) >= 2 * (int64_t)t->num_sms ? 1 : 2;
+}
+
 /* The largest tile whose grid keeps the SMs busy (top of the file). */
 static void choose_tiles(gm *g, const mt_target_desc *t) {
     static const struct { int tile, bk, reg, min_blocks_per_sm; } sizes[] = {
         {128, 8, 8, 1}, {64, 16, 4, 2}, {32, 32, 2, 0}};
-    int i = 0;
-    while (blocks_of(g->c, sizes[i].tile) < (int64_t)sizes[i].min_blocks_per_sm * t->num_sms) i++;
+    int i = tile_index(g->c, t, sizes[0].tile);
     g->bm = g->bn = sizes[i].tile;
     g->bk = sizes[i].bk;
     g->tm = g->tn = sizes[i].reg;
@@ -453,8 +464,7 @@ static bool choose_tc(gm *g, const mt_target_desc *t) {
     if (t->mma_m != FRAG || t->mma_n != FRAG || t->mma_k != FRAG || t->warp_size % FRAG != 0 ||
         MT_WMMA_FRAG % t->warp_size != 0 || c->dt != MT_FLOAT32 || !widened_f16(c->X) || !widened_f16(c->Y))
         return false;
-    int i = 0;
-    while (blocks_of(c, sizes[i].tile) < (int64_t)sizes[i].min_blocks_per_sm * t->num_sms) i++;
+    int i = tile_index(c, t, sizes[0].tile);
     g->tc = true;
     g->bm = g->bn = sizes[i].tile;
     g->bk = TC_BK;
@@ -495,5 +505,6 @@ mt_tfunc *mt_schedule_gpu_matmul(mt_arena *a, mt_tfunc *f) {
 
     mt_tfunc *h = mm_scheduled(c, gen_grid(&g), g.tc ? "gpu_matmul (tensor cores)" : "gpu_matmul");
     if (c->dt == MT_FLOAT32 && !g.tc) mt_tfunc_set_attr(a, h, MT_ATTR_MIN_BLOCKS, "2"); /* <= 128 registers */
-    return h;
+    mt_knobs chosen = {GPU_MM_RULE, {{"tile", g.bm}}, 1};
+    return mt_knobs_chose(a, mt_knobs_mark(a, h, f, GPU_MM_RULE), &chosen);
 }

@@ -64,11 +64,13 @@
  * max)) is kept there too, and stored to memory only when no later stage
  * rewrites that output: x is read once.
  *
- * Knobs: T, the threads per block of a block per row, a power of two from
+ * Sizes: T, the threads per block of a block per row, a power of two from
  * 32 to 512 (at most the target's max_threads_per_block): N / 4 rounded
  * down to a power of two, so that each thread handles about four elements
  * or more (256 for a symbolic N). Consecutive threads read consecutive
  * elements (coalesced). The warp size and the SM count are the target's.
+ * Knobs (knobs.h): `threads` gives T (clamped to whole warps and the
+ * target's limit), `warp_rows` 0 keeps every row on a block.
  *
  * Numerics. The sum is reassociated: G strided partial sums per row
  * combined in a butterfly (log2 G levels), then W warp sums (log2 W): an
@@ -81,7 +83,10 @@
 
 #include <math.h>
 
+#include "schedule/knobs.h"
 #include "schedule/rule_reduce.h"
+
+#define GPU_RR_RULE "gpu_reduce_rows" /* its knobs (knobs.h): threads, warp_rows */
 
 enum { MIN_THREADS = 32, MAX_THREADS = 512, PER_THREAD = 4, SYMBOLIC_THREADS = 256, MAX_PER = MT_GPU_ROW_MAX_PER,
        CACHE_REGS = 64, WARP_BLOCK = MT_GPU_ROW_WARP_BLOCK, ROW_WARPS_PER_SM = 8, SYMBOLIC_ROWS = 4096 };
@@ -169,6 +174,17 @@ int mt_gpu_row_threads(const mt_texpr *n, const mt_target_desc *t) {
     if (!mt_te_is_const_int(n, &len)) return SYMBOLIC_THREADS < cap ? SYMBOLIC_THREADS : cap;
     int th = pow2_below(len / PER_THREAD, cap);
     return th < least ? least : th;
+}
+
+/* The knob threads (a power of two), within the target's bounds for a
+ * block per row (whole warps, at most a warp's lanes of warps); else dflt. */
+static int knob_threads(const mt_tfunc *f, const mt_target_desc *t, int dflt) {
+    int64_t k = mt_knob_get(f, GPU_RR_RULE, "threads", 0);
+    if (!k) return dflt;
+    int cap = t->max_threads_per_block < MAX_THREADS ? t->max_threads_per_block : MAX_THREADS;
+    if (cap > t->warp_size * t->warp_size) cap = t->warp_size * t->warp_size;
+    int least = t->warp_size > MIN_THREADS ? t->warp_size : MIN_THREADS;
+    return k < least ? least : k > cap ? pow2_below(cap, cap) : (int)k;
 }
 
 int mt_gpu_row_group(const mt_texpr *N, mt_texpr *const *O, int ns, const mt_target_desc *t) {
@@ -496,10 +512,10 @@ mt_tfunc *mt_schedule_gpu_reduce(mt_arena *a, mt_tfunc *f) {
     c->f = f;
     if (!mt_reduce_match(c)) return f;
     gr *g = MT_NEW(a, gr);
-    int group = mt_gpu_row_group(c->N, c->O, c->ns, t);
+    int group = mt_knob_get(f, GPU_RR_RULE, "warp_rows", 1) ? mt_gpu_row_group(c->N, c->O, c->ns, t) : 0;
     g->c = c;
     g->warp = t->warp_size;
-    g->threads = group ? WARP_BLOCK : mt_gpu_row_threads(c->N, t);
+    g->threads = group ? WARP_BLOCK : knob_threads(f, t, mt_gpu_row_threads(c->N, t));
     g->group = group ? group : g->threads;
     g->tx = mt_tvar_new(a, "tx", MT_INT64);
     choose_cache(g);
@@ -508,5 +524,7 @@ mt_tfunc *mt_schedule_gpu_reduce(mt_arena *a, mt_tfunc *f) {
     mt_texpr *M = I(g, 1);
     for (int k = 0; k < c->ns; k++) M = bin(g, TE_MUL, M, mt_te_cast(a, MT_INT64, c->O[k]));
     mt_tstmt *body = group ? warp_rows(g, M) : block_rows(g, M);
-    return mt_rr_function(c, body, group ? "gpu_reduce_rows (a warp per row)" : "gpu_reduce_rows");
+    mt_tfunc *h = mt_rr_function(c, body, group ? "gpu_reduce_rows (a warp per row)" : "gpu_reduce_rows");
+    mt_knobs chosen = {GPU_RR_RULE, {{"warp_rows", group != 0}, {"threads", g->threads}}, group ? 1 : 2};
+    return mt_knobs_chose(a, mt_knobs_mark(a, h, f, GPU_RR_RULE), &chosen);
 }

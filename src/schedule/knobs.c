@@ -43,11 +43,27 @@ static const mt_knob_def default_knobs[] = {
     {"parallel", 0, 1, false, 2, {0, 1}, "elementwise nests in parallel chunks (default 1)"},
 };
 
+static const mt_knob_def gpu_matmul_knobs[] = {
+    {"tile", 32, 128, true, 3, {32, 64, 128},
+     "rows and columns of C a block computes: 128 (8 x 8 a thread), 64 (4 x 4) or 32 (2 x 2) (default: the largest "
+     "whose grid keeps the SMs busy)"},
+};
+
+static const mt_knob_def gpu_reduce_knobs[] = {
+    {"threads", 32, 512, true, 5, {32, 64, 128, 256, 512},
+     "threads of the block that takes a row, at least a warp, at most the target's limit (default N / 4 rounded down "
+     "to a power of two; 256 for a symbolic N)"},
+    {"warp_rows", 0, 1, false, 2, {0, 1},
+     "1: short rows many enough to fill the GPU take a group of lanes of one warp each (default 1)"},
+};
+
 #define TABLE(r, t) {r, t, (int)(sizeof t / sizeof t[0])}
 static const mt_rule_knobs tables[] = {
     TABLE("schedule_matmul", matmul_knobs),
     TABLE("schedule_reduce", reduce_knobs),
     TABLE("schedule", default_knobs),
+    TABLE("gpu_matmul", gpu_matmul_knobs),
+    TABLE("gpu_reduce_rows", gpu_reduce_knobs),
 };
 
 const mt_rule_knobs *mt_knob_space(const char *rule) {
@@ -67,7 +83,7 @@ static bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 const char *mt_knobs_check(const mt_knobs *k, char *buf, size_t cap) {
     const mt_rule_knobs *t = mt_knob_space(k->rule);
     if (!t) {
-        snprintf(buf, cap, "rule '%s' has no knobs (known: schedule_matmul, schedule_reduce, schedule)",
+        snprintf(buf, cap, "rule '%s' has no knobs (known: " MT_KNOB_RULES ")",
                  k->rule ? k->rule : "");
         return buf;
     }

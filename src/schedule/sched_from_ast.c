@@ -331,7 +331,7 @@ static value apply_rule(interp *in, const mt_ast *c) {
     k.rule = r.s;
     if (!mt_knob_space(r.s))
         mt_fail(MT_ERR_INVALID_ARG, c->items.data[0]->loc, "apply_rule: no rule named '%s' (the rules with knobs: "
-                "schedule_matmul, schedule_reduce, schedule)", r.s);
+                MT_KNOB_RULES ")", r.s);
     for (int i = 0; i < c->kw.len; i++) {
         const mt_ast *kw = c->kw.data[i];
         value v = eval(in, kw->lhs);

@@ -3,19 +3,22 @@
  * with knobs, as one step of a user schedule (user_sched.h).
  *
  * The rules that write their loops in lowered form (the matmul rule with
- * its GEMV schedules, the row-reduction rule) are not made of primitives,
+ * its GEMV schedules, the row-reduction rule, their GPU versions) are not
+ * made of primitives,
  * so what they chose cannot be written as splits and reorders. Their
  * choices are knobs (knobs.h), and this step gives them back: it runs the
  * named rule on the function as scheduled so far with the knobs given (the
  * rest the rule's own), as a tuning log's record would. `mtc --emit
  * schedule` prints a kernel such a rule scheduled as this step with every
  * value the rule chose (mt_tfunc.chosen), so the text replays it exactly
- * and each number can be edited. The CPU's knob rules only; the function
+ * and each number can be edited. The rules with knobs of the kernel's
+ * target (the CPU's three, the GPU matmul and row rules); the function
  * must be one the rule takes (else a refusal saying so); after it the
  * function is in lowered form and no primitive applies.
  */
 #include <string.h>
 
+#include "schedule/gpu_rules.h"
 #include "schedule/knobs.h"
 #include "schedule/leading_checks.h"
 #include "schedule/schedule.h"
@@ -27,10 +30,13 @@ typedef mt_tfunc *(*rule_fn)(mt_arena *a, mt_tfunc *f);
 static const struct {
     const char *name;
     rule_fn fn;
+    mt_target target; /* the kernels it schedules */
 } rules[] = {
-    {"schedule_matmul", mt_schedule_matmul_pass},
-    {"schedule_reduce", mt_schedule_reduce_pass},
-    {"schedule", mt_schedule_default_cpu},
+    {"schedule_matmul", mt_schedule_matmul_pass, MT_TARGET_CPU},
+    {"schedule_reduce", mt_schedule_reduce_pass, MT_TARGET_CPU},
+    {"schedule", mt_schedule_default_cpu, MT_TARGET_CPU},
+    {"gpu_matmul", mt_schedule_gpu_matmul, MT_TARGET_CUDA},
+    {"gpu_reduce_rows", mt_schedule_gpu_reduce, MT_TARGET_CUDA},
 };
 
 /* The rule's entry, or -1. */
@@ -62,12 +68,13 @@ bool mt_usched_apply_rule(mt_usched *u, const char *rule, const mt_knobs *given)
     mt_tfunc *f = u->s.func;
     int r = rule_of(rule);
     if (r < 0)
-        return refuse(u, mt_arena_printf(a, "apply_rule: no rule named '%s' (the rules with knobs: schedule_matmul, "
-                                            "schedule_reduce, schedule)", rule ? rule : ""));
+        return refuse(u, mt_arena_printf(a, "apply_rule: no rule named '%s' (the rules with knobs: %s)",
+                                         rule ? rule : "", MT_KNOB_RULES));
     if (u->lowered) return refuse(u, mt_arena_printf(a, "apply_rule: rule %s has scheduled the kernel already", u->lowered));
-    if (mt_tfunc_target(f)->kind != MT_TARGET_CPU)
-        return refuse(u, mt_arena_printf(a, "apply_rule: kernel '%s' runs on the GPU; the rules with knobs are the CPU's",
-                                         f->name));
+    if (mt_tfunc_target(f)->kind != rules[r].target)
+        return refuse(u, mt_arena_printf(a, "apply_rule: kernel '%s' runs on the %s; rule %s is for the %s's kernels",
+                                         f->name, mt_tfunc_target(f)->kind == MT_TARGET_CPU ? "CPU" : "GPU",
+                                         rules[r].name, rules[r].target == MT_TARGET_CPU ? "CPU" : "GPU"));
     mt_knobs *k = MT_NEW(a, mt_knobs);
     *k = *given;
     k->rule = rules[r].name;

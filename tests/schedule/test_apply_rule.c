@@ -56,21 +56,31 @@ static char *without_knobs(const char *text) {
 
 /* The printed schedule of src names rule and, pasted back, gives the same
  * scheduled TIR. */
-static void replays(const char *src, const char *rule) {
-    mt_kernel *k = compile_ok(src);
+static void replays_opts(const char *src, const char *rule, const mt_compile_options *o) {
+    mt_kernel *k = compile_ok_opts(src, o);
     const char *how = mt_kernel_dump(k, MT_STAGE_SCHEDULE);
     char want[128];
     snprintf(want, sizeof want, "    sch.apply_rule(\"%s\"", rule);
     if (!strstr(how, want)) fail_msg("no %s in the schedule dump:\n%s", want, how);
     int n;
     char *again = with_printed_schedules(src, k, &n);
-    mt_kernel *k2 = compile_ok(again);
+    mt_kernel *k2 = compile_ok_opts(again, o);
     assert_non_null(strstr(mt_kernel_dump(k2, MT_STAGE_SCHEDULE), "the source's schedule"));
     char *x = without_knobs(mt_kernel_dump(k, MT_STAGE_TIR_SCHED)), *y = without_knobs(mt_kernel_dump(k2, MT_STAGE_TIR_SCHED));
     if (strcmp(x, y) != 0) fail_msg("the replayed schedule gives other code:\n%s\n--- default:\n%s\n--- replayed:\n%s", again, x, y);
     free(x), free(y), free(again);
     mt_kernel_release(k2);
     mt_kernel_release(k);
+}
+
+static void replays(const char *src, const char *rule) { replays_opts(src, rule, NULL); }
+
+static mt_compile_options emulated(void) {
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.target = MT_TARGET_CUDA;
+    o.emulate = 1;
+    return o;
 }
 
 static void test_replay(void **state) {
@@ -115,7 +125,9 @@ static void test_edited_knobs(void **state) {
     const char *t1 = mt_kernel_dump(k1, MT_STAGE_TIR_SCHED);
     assert_non_null(strstr(t1, "\"knobs\": \"mr=4 kc=128 nc=64 parallel=0\""));
     assert_null(strstr(t1, "T.parallel"));
-    assert_string_not_equal(without_knobs(t1), mt_kernel_dump(k0, MT_STAGE_TIR_SCHED));
+    char *bare = without_knobs(t1);
+    assert_string_not_equal(bare, mt_kernel_dump(k0, MT_STAGE_TIR_SCHED));
+    free(bare);
     assert_non_null(strstr(mt_kernel_dump(k1, MT_STAGE_SCHEDULE),
                            "    sch.apply_rule(\"schedule_matmul\", mr=4, kc=128, nc=64, parallel=0)\n"));
     mt_tensor *a = filled(100, 300, 1), *b = filled(300, 200, 2);
@@ -151,22 +163,87 @@ static void test_refusals(void **state) {
             "apply_rule: rule schedule_matmul does not take kernel");
 }
 
-/* A GPU kernel (emulated): the knob rules are the CPU's. */
-static void test_gpu_refused(void **state) {
+/* A rule of the other target is refused: a CPU rule on a GPU kernel
+ * (emulated) and a GPU rule on a CPU kernel. */
+static void test_other_target(void **state) {
     (void)state;
+    skip_unless_cpu();
     char src[1024];
     snprintf(src, sizeof src, "%s\n@T.schedule(\"fused_matmul_relu\")\ndef s(sch):\n"
              "    sch.apply_rule(\"schedule_matmul\")\n", mm_src);
-    mt_compile_options o;
-    mt_compile_options_init(&o);
-    o.target = MT_TARGET_CUDA;
-    o.emulate = 1;
+    mt_compile_options o = emulated();
     mt_diag d;
     mt_kernel *k = mt_jit_compile(test_ctx, src, &o, &d);
     assert_null(k);
     assert_int_equal(d.status, MT_ERR_INVALID_ARG);
-    if (!strstr(d.text, "apply_rule: kernel 'fused_matmul_relu' runs on the GPU; the rules with knobs are the CPU's"))
+    if (!strstr(d.text, "apply_rule: kernel 'fused_matmul_relu' runs on the GPU; rule schedule_matmul is for the CPU's"))
         fail_msg("%s", d.text);
+    refused("    sch.apply_rule(\"gpu_matmul\", tile=64)\n",
+            "apply_rule: kernel 'fused_matmul_relu' runs on the CPU; rule gpu_matmul is for the GPU's kernels");
+}
+
+/* Compiles src with o (the emulated GPU), runs it on a (and b), the
+ * inputs moved to the kernel's device and the result back to the host. */
+static mt_tensor *run_opts(const char *src, const mt_compile_options *o, mt_tensor *a, mt_tensor *b, char **tir) {
+    mt_kernel *k = compile_ok_opts(src, o);
+    if (tir) *tir = strdup(mt_kernel_dump(k, MT_STAGE_TIR_SCHED));
+    mt_tensor *in[2] = {a, b}, *dev[2] = {NULL, NULL}, *out = NULL, *host = NULL;
+    mt_diag d;
+    int n = b ? 2 : 1;
+    for (int i = 0; i < n; i++)
+        if (mt_kernel_tensor_to(k, in[i], mt_kernel_param_device(k, i), &dev[i], &d) != MT_OK) fail_msg("%s", d.text);
+    if (mt_kernel_run(k, dev, n, &out, 1, &d) != MT_OK) fail_msg("run: %s", d.text);
+    if (mt_kernel_tensor_to(k, out, (mt_device){MT_DEVICE_CPU, 0}, &host, &d) != MT_OK) fail_msg("%s", d.text);
+    for (int i = 0; i < n; i++) mt_tensor_release(dev[i]);
+    if (host != out) mt_tensor_release(out);
+    mt_kernel_release(k);
+    return host;
+}
+
+/* The GPU rules' knobs, in the emulation: printed, replayed; the matmul's
+ * tile changes the code, not a bit of the result (each element sums k in
+ * order with fused multiply-adds whatever the tile); the row rule's
+ * threads and warp_rows reassociate the sums (within 4 N u). */
+static void test_gpu_knobs(void **state) {
+    (void)state;
+    mt_compile_options o = emulated();
+    replays_opts(mm_src, "gpu_matmul", &o);
+    const char *sm = "def f(x: Tensor((64, 1000), \"float32\")):\n    return softmax(x, axis=-1)\n";
+    const char *short_rows = "def f(x: Tensor((16384, 32), \"float32\")):\n    return softmax(x, axis=-1)\n";
+    replays_opts(sm, "gpu_reduce_rows", &o);
+    replays_opts(short_rows, "gpu_reduce_rows", &o);
+
+    char src[1024], *t0, *t1;
+    snprintf(src, sizeof src, "%s\n@T.schedule(\"fused_matmul_relu\")\ndef s(sch):\n    sch.apply_rule(\"gpu_matmul\", tile=128)\n",
+             mm_src);
+    mt_tensor *a = filled(100, 300, 3), *b = filled(300, 200, 4);
+    mt_tensor *y0 = run_opts(mm_src, &o, a, b, &t0), *y1 = run_opts(src, &o, a, b, &t1);
+    assert_non_null(strstr(t1, "\"knobs\": \"tile=128\""));
+    char *bare = without_knobs(t1);
+    assert_string_not_equal(bare, t0);
+    free(bare);
+    assert_memory_equal(mt_tensor_data(y0), mt_tensor_data(y1), sizeof(float) * 100 * 200);
+    mt_tensor_release(y0), mt_tensor_release(y1), mt_tensor_release(a), mt_tensor_release(b);
+    free(t0), free(t1);
+
+    static const char *const edits[] = {"threads=64", "threads=512", "warp_rows=0"};
+    for (int e = 0; e < 3; e++) {
+        const char *base = e < 2 ? sm : short_rows;
+        int64_t rows = e < 2 ? 64 : 16384, n = e < 2 ? 1000 : 32;
+        snprintf(src, sizeof src, "%s\n@T.schedule(\"softmax\")\ndef s(sch):\n    sch.apply_rule(\"gpu_reduce_rows\", %s)\n",
+                 base, edits[e]);
+        mt_tensor *x = filled(rows, n, 5);
+        y0 = run_opts(base, &o, x, NULL, &t0), y1 = run_opts(src, &o, x, NULL, &t1);
+        bare = without_knobs(t1);
+        if (!strcmp(bare, t0)) fail_msg("%s changed nothing", edits[e]);
+        free(bare);
+        const float *p0 = mt_tensor_data(y0), *p1 = mt_tensor_data(y1);
+        for (int64_t i = 0; i < rows * n; i++)
+            if (fabs((double)p0[i] - (double)p1[i]) > 4.0 * (double)n * 0x1p-24 * fabs((double)p0[i]) + 1e-30)
+                fail_msg("%s: [%lld] %g vs %g", edits[e], (long long)i, p0[i], p1[i]);
+        mt_tensor_release(y0), mt_tensor_release(y1), mt_tensor_release(x);
+        free(t0), free(t1);
+    }
 }
 
 /* The same from C: the knobs by name; a primitive after it is refused. */
@@ -204,7 +281,8 @@ int main(void) {
         cmocka_unit_test(test_replay),
         cmocka_unit_test(test_edited_knobs),
         cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_gpu_refused),
+        cmocka_unit_test(test_other_target),
+        cmocka_unit_test(test_gpu_knobs),
         cmocka_unit_test(test_c_api),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
