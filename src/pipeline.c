@@ -243,7 +243,7 @@ static void tuning_before(mt_arena *a, mt_tfunc **fs, int n, const mt_pipeline_t
         out->nworkloads = n;
     }
     for (int i = 0; i < n; i++) {
-        if (mt_tfunc_target(fs[i])->kind != MT_TARGET_CPU || how[i].origin) continue;
+        if (how[i].origin) continue;
         fs[i] = mt_tuning_apply(a, fs[i], t->tuning);
         if (!t->workloads) continue;
         char buf[256];

@@ -76,7 +76,8 @@ typedef struct tuner {
     const mt_tune_options *to;
     mt_arena *a;
     mt_diag *diag;
-    mt_tensor **args, **ref, **out;
+    mt_tensor **args, **ref, **out; /* on the kernel's devices */
+    mt_tensor **ref_host;           /* ref on the CPU, to compare with */
     int nargs, nres;
     mt_kernel *def;         /* the default's kernel */
     uint64_t rng;           /* the inputs' random state */
@@ -118,7 +119,25 @@ static mt_tensor *random_tensor(uint64_t *rng, mt_dtype dt, int nd, const int64_
     return x;
 }
 
-/* Random arguments of the entry's shapes; MT_ERR_UNSUPPORTED for a symbolic dim. */
+static const mt_device host_device = {MT_DEVICE_CPU, 0};
+
+static bool on_host(const mt_tensor *x) { return mt_tensor_device(x).type == MT_DEVICE_CPU; }
+
+/* *x moved to device `where` (for a GPU kernel's parameters and results);
+ * a tensor already there stays. */
+static mt_status move_to(tuner *t, mt_tensor **x, mt_device where) {
+    mt_device d = mt_tensor_device(*x);
+    if (d.type == where.type && d.id == where.id) return MT_OK;
+    mt_tensor *moved = NULL;
+    mt_status st = mt_kernel_tensor_to(t->def, *x, where, &moved, t->diag);
+    if (st != MT_OK) return st;
+    mt_tensor_release(*x);
+    *x = moved;
+    return MT_OK;
+}
+
+/* Random arguments of the entry's shapes, on the devices the kernel takes
+ * them on; MT_ERR_UNSUPPORTED for a symbolic dim. */
 static mt_status make_args(tuner *t) {
     t->nargs = mt_kernel_num_params(t->def);
     t->args = MT_NEW_ARRAY(t->a, mt_tensor *, t->nargs > 0 ? t->nargs : 1);
@@ -137,6 +156,8 @@ static mt_status make_args(tuner *t) {
         }
         t->args[i] = random_tensor(&t->rng, mt_kernel_param_dtype(t->def, i), nd, shape);
         if (!t->args[i]) return fail(t, MT_ERR_NOMEM, "out of memory");
+        mt_status st = move_to(t, &t->args[i], mt_kernel_param_device(t->def, i));
+        if (st != MT_OK) return st;
     }
     return MT_OK;
 }
@@ -148,12 +169,16 @@ static mt_status make_results(tuner *t) {
     int n = t->nres > 0 ? t->nres : 1;
     t->ref = MT_NEW_ARRAY(t->a, mt_tensor *, n);
     t->out = MT_NEW_ARRAY(t->a, mt_tensor *, n);
+    t->ref_host = MT_NEW_ARRAY(t->a, mt_tensor *, n);
     mt_status st = mt_kernel_run(t->def, t->args, t->nargs, t->ref, t->nres, t->diag);
     if (st != MT_OK) return st;
     for (int i = 0; i < t->nres; i++) {
         const mt_tensor *r = t->ref[i];
         t->out[i] = mt_tensor_create(mt_tensor_dtype(r), mt_tensor_ndim(r), mt_tensor_shape(r));
         if (!t->out[i]) return fail(t, MT_ERR_NOMEM, "out of memory");
+        if ((st = move_to(t, &t->out[i], mt_tensor_device(r))) != MT_OK) return st;
+        if (on_host(r)) mt_tensor_retain(t->ref_host[i] = t->ref[i]);
+        else if ((st = mt_kernel_tensor_to(t->def, r, host_device, &t->ref_host[i], t->diag)) != MT_OK) return st;
     }
     return MT_OK;
 }
@@ -169,16 +194,23 @@ static double get(const mt_tensor *x, int64_t i) {
     }
 }
 
-/* Do t->out match the reference (to 1e-3 of each result's largest magnitude)? */
+/* Do t->out match the reference (to 1e-3 of each result's largest
+ * magnitude)? A result on a GPU is copied to the host to compare. */
 static bool same_results(tuner *t) {
     for (int r = 0; r < t->nres; r++) {
-        int64_t n = mt_tensor_numel(t->ref[r]);
+        const mt_tensor *ref = t->ref_host[r];
+        mt_tensor *out = t->out[r];
+        if (!on_host(out) && mt_kernel_tensor_to(t->def, t->out[r], host_device, &out, t->diag) != MT_OK) return false;
+        int64_t n = mt_tensor_numel(ref);
         double big = 0;
-        for (int64_t i = 0; i < n; i++) big = fmax(big, fabs(get(t->ref[r], i)));
-        for (int64_t i = 0; i < n; i++) {
-            double x = get(t->out[r], i), y = get(t->ref[r], i);
-            if (isnan(x) != isnan(y) || fabs(x - y) > 1e-3 * big + 1e-6) return false;
+        bool same = true;
+        for (int64_t i = 0; i < n; i++) big = fmax(big, fabs(get(ref, i)));
+        for (int64_t i = 0; i < n && same; i++) {
+            double x = get(out, i), y = get(ref, i);
+            same = !(isnan(x) != isnan(y) || fabs(x - y) > 1e-3 * big + 1e-6);
         }
+        if (out != t->out[r]) mt_tensor_release(out);
+        if (!same) return false;
     }
     return true;
 }
@@ -461,10 +493,10 @@ static mt_status check_args(tuner *t, const mt_compile_options *opts) {
         return fail(t, MT_ERR_INVALID_ARG, "mt_tune: context, source, tune options and tune->log are required");
     if (t->to->trials < 1 || !(t->to->seconds > 0))
         return fail(t, MT_ERR_INVALID_ARG, "mt_tune: trials must be at least 1 and seconds above 0");
-    if (opts && opts->target == MT_TARGET_CUDA)
+    if (opts && opts->target == MT_TARGET_CUDA && opts->emulate)
         return fail(t, MT_ERR_UNAVAILABLE,
-                    "mt_tune: tuning for target cuda measures on the GPU, which is not supported yet "
-                    "(the emulation's timings mean nothing for a GPU); tune for target cpu");
+                    "mt_tune: the emulation's timings say nothing about a GPU: tune target cuda on a GPU "
+                    "(without emulate), or target cpu");
     return MT_OK;
 }
 
@@ -488,6 +520,7 @@ static void cleanup(tuner *t) {
     for (int i = 0; t->ref && i < t->nres; i++) {
         mt_tensor_release(t->ref[i]);
         mt_tensor_release(t->out[i]);
+        mt_tensor_release(t->ref_host[i]);
     }
     mt_kernel_release(t->def);
     mt_arena_destroy(t->a);

@@ -348,9 +348,71 @@ static void test_tune_refuses(void **state) {
     o.target = MT_TARGET_CUDA;
     o.emulate = 1;
     assert_int_equal(mt_tune(ctx, MM, &o, &to, &d), MT_ERR_UNAVAILABLE);
-    assert_contains(d.message, "tuning for target cuda");
+    assert_contains(d.message, "the emulation's timings say nothing about a GPU");
     to.trials = 0;
     assert_int_equal(mt_tune(ctx, MM, NULL, &to, &d), MT_ERR_INVALID_ARG);
+    mt_context_destroy(ctx);
+}
+
+/* A log's record for a GPU rule applies to the GPU kernel (here in the
+ * emulation: the workload's target is the GPU's, so no CPU record can
+ * match it), and the kernel shows the knob. */
+static void test_gpu_log(void **state) {
+    (void)state;
+    mt_context *ctx = mt_context_create(NULL);
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.target = MT_TARGET_CUDA;
+    o.emulate = 1;
+    mt_diag d;
+    mt_kernel *k = mt_jit_compile_tuning(ctx, MM, &o, NULL, NULL, MT_COMPILE_UNCACHED | MT_COMPILE_WORKLOADS, &d);
+    assert_non_null(k);
+    const mt_workload *ws;
+    int n = mt_kernel_workloads(k, &ws), found = -1;
+    for (int i = 0; i < n; i++)
+        if (ws[i].rule && !strcmp(ws[i].rule, "gpu_matmul")) found = i;
+    if (found < 0) fail_msg("no gpu_matmul workload");
+    assert_non_null(strstr(ws[found].target, "cuda"));
+    write_file(log_path, record_line(&ws[found], "gpu_matmul", "\"tile\": 64"));
+    mt_kernel_release(k);
+    o.tuning_log = log_path;
+    k = mt_jit_compile(ctx, MM, &o, &d);
+    if (!k) fail_msg("%s", d.text);
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "\"knobs\": \"tile=64\""));
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), "# matmul: the default rule gpu_matmul, knobs tile=64"));
+    mt_kernel_release(k);
+    mt_context_destroy(ctx);
+}
+
+/* Target cuda without the emulation measures on the GPU: where there is
+ * one (scripts/gpu_check.sh runs this suite there) it tunes and writes a
+ * record for the GPU row rule; without one it is MT_ERR_UNAVAILABLE, as
+ * any run on the GPU would be. */
+static void test_gpu_tune(void **state) {
+    (void)state;
+    mt_context *ctx = mt_context_create(NULL);
+    mt_tune_options to;
+    mt_tune_options_init(&to);
+    to.log = log_path;
+    to.trials = 4;
+    to.seconds = 10;
+    remove(log_path);
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.target = MT_TARGET_CUDA;
+    mt_diag d;
+    const char *sm = "def f(x: Tensor((4096, 1024), \"float32\")):\n    return softmax(x, axis=-1)\n";
+    mt_status st = mt_tune(ctx, sm, &o, &to, &d);
+    if (st == MT_OK) {
+        char *text = test_read_file(log_path);
+        assert_non_null(text);
+        print_message("tuned on the GPU: %s", text);
+        assert_non_null(strstr(text, "\"rule\": \"gpu_reduce_rows\""));
+        free(text);
+    } else {
+        print_message("no GPU here (%s): tuning for target cuda is unavailable, as it should be\n", d.message);
+        assert_int_equal(st, MT_ERR_UNAVAILABLE);
+    }
     mt_context_destroy(ctx);
 }
 
@@ -362,6 +424,7 @@ int main(void) {
         cmocka_unit_test(test_malformed_lines),  cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_other_rule_ignored), cmocka_unit_test(test_cache_key),
         cmocka_unit_test(test_workload_key),     cmocka_unit_test(test_tune_refuses),
+        cmocka_unit_test(test_gpu_log),          cmocka_unit_test(test_gpu_tune),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     unlink(log_path);
