@@ -65,6 +65,8 @@ run_test test_cuda_device
 run_test test_nvrtc
 run_test test_cuda_c_gpu
 run_test test_api          # a run on the caller's stream
+run_test test_tune         # test_gpu_tune: tuning a softmax's gpu_reduce_rows knobs on the GPU
+run_test test_apply_rule   # the GPU rules' knobs (emulated; the CPU's too)
 # the op suites and the matmul rules on the GPU itself (tests/test_util.h: MT_TEST_TARGET=cuda)
 for t in test_ops_nn test_ops_math test_ops_math_operators test_ops_shape test_numerics \
          test_gpu_matmul; do
