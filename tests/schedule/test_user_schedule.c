@@ -591,6 +591,55 @@ static void test_names_by_def(void **state) {
     mt_kernel_release(k);
 }
 
+/* get_block's func_name= names the function as the decorator does: the
+ * loop function's name as written, for each of the functions made from it
+ * (scale for n = 64 and scale_1 for n = 48); a kernel's name, for a
+ * string-named schedule. */
+static void test_get_block_func_name(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    mt_kernel *k = compile_ok(
+        "@T.prim_func\n"
+        "def scale(A: T.Buffer((\"n\",), \"float32\"), B: T.Buffer((\"n\",), \"float32\")):\n"
+        "    for i in range(n):\n"
+        "        with T.block(\"B\"):\n"
+        "            vi = T.axis.spatial(n, i)\n"
+        "            B[vi] = A[vi] * T.float32(2)\n"
+        "\n"
+        "@T.schedule(scale)\n"
+        "def s(sch):\n"
+        "    b = sch.get_block(\"B\", func_name=\"scale\")\n"
+        "    i, = sch.get_loops(b)\n"
+        "    io, ii = sch.split(i, factors=[None, 16])\n"
+        "    sch.unroll(ii)\n"
+        "\n"
+        "def main(x: Tensor((64,), \"float32\"), y: Tensor((48,), \"float32\")):\n"
+        "    a = scale(x)\n"
+        "    b = scale(y)\n"
+        "    return a, b\n");
+    const char *how = mt_kernel_dump(k, MT_STAGE_SCHEDULE);
+    assert_non_null(strstr(how, "# scale: the source's schedule\n"));
+    assert_non_null(strstr(how, "# scale_1: the source's schedule\n"));
+    int64_t sx[1] = {64}, sy[1] = {48};
+    mt_tensor *args[2] = {tensor_f32(1, sx, 1), tensor_f32(1, sy, 2)}, *outs[2] = {NULL, NULL};
+    mt_diag d;
+    if (test_kernel_run(k, args, 2, outs, 2, &d) != MT_OK) fail_msg("run failed:\n%s", d.text);
+    for (int i = 0; i < 64; i++) assert_true(F(outs[0])[i] == F(args[0])[i] * 2.0f);
+    for (int i = 0; i < 48; i++) assert_true(F(outs[1])[i] == F(args[1])[i] * 2.0f);
+    for (int i = 0; i < 2; i++) mt_tensor_release(args[i]), mt_tensor_release(outs[i]);
+    mt_kernel_release(k);
+    /* a string-named schedule: the kernel's name */
+    char src[2048];
+    snprintf(src, sizeof src, "%s", fused_src);
+    char *at = strstr(src, "sch.get_block(\"add\")");
+    assert_non_null(at);
+    const char *tail = strchr(strstr(fused_src, "sch.get_block(\"add\")"), ')') + 1;
+    snprintf(at, sizeof src - (size_t)(at - src), "sch.get_block(\"add\", func_name=\"fused_multiply_add\")%s", tail);
+    k = compile_ok(src);
+    check_fused(k);
+    mt_kernel_release(k);
+}
+
 static void expect_error(const char *src, mt_status st, const char *where_what) {
     mt_diag d = compile_err(src);
     assert_int_equal(d.status, st);
@@ -798,7 +847,7 @@ int main(void) {
         cmocka_unit_test(test_round_trip),          cmocka_unit_test(test_compiler_made_kernel),
         cmocka_unit_test(test_rfactor),
         cmocka_unit_test(test_taken_names),             cmocka_unit_test(test_taken_buffer_names),
-        cmocka_unit_test(test_compute_inline_at),
+        cmocka_unit_test(test_get_block_func_name),     cmocka_unit_test(test_compute_inline_at),
         cmocka_unit_test(test_cache_and_reverse),   cmocka_unit_test(test_errors),
         cmocka_unit_test(test_c_api),               cmocka_unit_test(test_c_api_blocks),
         cmocka_unit_test(test_precedence_over_log), cmocka_unit_test(test_names_by_def),
