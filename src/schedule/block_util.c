@@ -4,6 +4,8 @@
 #include "schedule/block_util.h"
 
 #include <string.h>
+
+#include "support/nameset.h"
 const char *mt_blk_bname(const mt_tstmt *b) { return b && b->name ? b->name : "?"; }
 
 bool mt_blk_is_alloc(const mt_tfunc *f, const mt_tbuffer *b) {
@@ -413,4 +415,54 @@ const char *mt_blk_fresh_block_name(mt_arena *a, const mt_tfunc *f, const char *
         if (!n.hit) return name;
         name = mt_arena_printf(a, "%s_%d", base, k);
     }
+}
+
+/* ---- fresh buffer names ---------------------------------------------------------- */
+
+/* The names of f's buffers and variables: one namespace when printed
+ * (tir/printer.c), so a new buffer avoids both. */
+typedef struct taken_names {
+    mt_arena *a;
+    mt_nameset set;
+} taken_names;
+
+static void take_buf(taken_names *t, const mt_tbuffer *b) {
+    if (b && b->name) mt_nameset_add(t->a, &t->set, b->name);
+}
+
+static void take_var(taken_names *t, const mt_tvar *v) {
+    if (v && v->name) mt_nameset_add(t->a, &t->set, v->name);
+}
+
+static void taken_expr(mt_tvisitor *v, const mt_texpr *e) {
+    taken_names *t = v->ctx;
+    if (e->kind == TE_LOAD) take_buf(t, e->buf);
+    if (e->kind == TE_VAR) take_var(t, e->var);
+    mt_tvisit_expr_children(v, e);
+}
+
+static void taken_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    taken_names *t = v->ctx;
+    if (s->kind == TS_STORE || s->kind == TS_ALLOC) take_buf(t, s->buf);
+    if (s->kind == TS_FOR || s->kind == TS_LET) take_var(t, s->var);
+    if (s->kind == TS_BLOCK) {
+        for (int i = 0; i < s->nallocs; i++) take_buf(t, s->allocs[i]);
+        for (int i = 0; i < s->niters; i++) take_var(t, s->iters[i].var);
+    }
+    if (s->kind == TS_LAUNCH)
+        for (int i = 0; i < s->launch->nargs; i++) take_buf(t, s->launch->args[i].buf);
+    mt_tvisit_stmt_children(v, s);
+}
+
+const char *mt_blk_fresh_buffer_name(mt_arena *a, const mt_tfunc *f, const char *base) {
+    taken_names t = {a, {0}};
+    for (int i = 0; i < f->nparams; i++) {
+        take_buf(&t, f->params[i].buf);
+        take_var(&t, f->params[i].var);
+    }
+    for (int i = 0; i < f->nsym; i++) take_var(&t, f->sym_vars[i]);
+    for (int i = 0; i < f->nallocs; i++) take_buf(&t, f->allocs[i]);
+    mt_tvisitor v = {taken_expr, taken_stmt, &t};
+    if (f->body) mt_tvisit_stmt(&v, f->body);
+    return mt_nameset_fresh(a, &t.set, base);
 }

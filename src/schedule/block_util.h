@@ -79,10 +79,16 @@ mt_tstmt *mt_blk_prepend(mt_arena *a, mt_tstmt *x, mt_tstmt *y);
 /* The single point buf[idx]. */
 mt_tregion mt_blk_point_region(mt_arena *a, mt_tbuffer *buf, mt_texpr *const *idx);
 
-/* Fresh variables named like vars[0..n). */
 /* base, or base_1, base_2, ...: the first name no block of f carries. */
 const char *mt_blk_fresh_block_name(mt_arena *a, const mt_tfunc *f, const char *base);
 
+/* base, or base_1, base_2, ...: the first name that no buffer and no
+ * variable of f carries (they share one namespace when printed), for a
+ * buffer a primitive adds (cache_read/_write's <buf>_<scope>, rfactor's
+ * <buf>_rf). */
+const char *mt_blk_fresh_buffer_name(mt_arena *a, const mt_tfunc *f, const char *base);
+
+/* Fresh variables named like vars[0..n). */
 mt_tvar **mt_blk_fresh_vars(mt_arena *a, mt_tvar *const *vars, int n, const char *suffix);
 
 /* TE_VAR expressions of vars[0..n). */

@@ -1,7 +1,8 @@
 /*
  * gpu_argreduce.c -- the GPU schedule of argmax / argmin over the last
  * axis: a block per row, or a group of a warp's lanes per row for short
- * rows (the shapes of gpu_reduce.c: mt_gpu_row_threads, mt_gpu_row_group),
+ * rows (the shapes of gpu_reduce.c: mt_gpu_row_threads, mt_gpu_row_group;
+ * its rows' scaffolding too: mt_gpu_row_outer_*, mt_gpu_warp_rows_*),
  * each thread scanning its strided elements, then (value, index) pairs
  * combined by warp shuffles.
  *
@@ -284,29 +285,6 @@ static void gen_row(ar *g, mt_tbuffer *wv, mt_tbuffer *wi) {
     emit(g, mt_ts_if(c->a, first, mt_lw_store(&c->lw, g->out, idx, g->out_nd, ld0(g, g->bi)), NULL));
 }
 
-/* The row's outer indices: variables ov (c->oval names them) ... */
-static void outer_vars(ar *g, mt_tvar *row, mt_tvar **ov) {
-    rr *c = g->c;
-    for (int k = 0; k < c->ns; k++) {
-        ov[k] = mt_tvar_new(c->a, "o", MT_INT64);
-        c->oval[k] = c->ns == 1 ? V(g, row) : V(g, ov[k]);
-    }
-}
-
-/* ... bound around body from the row's linear index. */
-static mt_tstmt *outer_lets(ar *g, mt_tvar *row, mt_tvar **ov, mt_tstmt *body) {
-    rr *c = g->c;
-    if (c->ns <= 1) return body;
-    mt_texpr *ovexpr[MT_MAX_RANK], *inner = I(g, 1);
-    for (int k = c->ns - 1; k >= 0; k--) {
-        mt_texpr *q = bin(g, TE_FLOORDIV, V(g, row), inner);
-        ovexpr[k] = k == 0 ? q : bin(g, TE_FLOORMOD, q, mt_te_cast(c->a, MT_INT64, c->O[k]));
-        inner = bin(g, TE_MUL, inner, mt_te_cast(c->a, MT_INT64, c->O[k]));
-    }
-    for (int k = c->ns - 1; k >= 0; k--) body = mt_ts_let(c->a, ov[k], ovexpr[k], body);
-    return body;
-}
-
 static mt_tstmt *with_locals(ar *g, mt_tstmt *body) {
     mt_tbuffer *bs[4] = {g->bv, g->bi, g->sv, g->si};
     for (int i = 3; i >= 0; i--) body = mt_ts_alloc(g->c->a, bs[i], body);
@@ -316,7 +294,7 @@ static mt_tstmt *with_locals(ar *g, mt_tstmt *body) {
 static mt_tstmt *block_rows(ar *g, mt_texpr *M) {
     rr *c = g->c;
     mt_tvar *row = mt_tvar_new(c->a, "row", MT_INT64), *ov[MT_MAX_RANK];
-    outer_vars(g, row, ov);
+    mt_gpu_row_outer_vars(c, row, ov);
     g->lane = V(g, g->tx);
     int W = g->threads / g->warp;
     mt_tbuffer *wv = W > 1 ? scoped(g, "best_warps", W, g->dt, MT_SCOPE_SHARED) : NULL;
@@ -325,30 +303,21 @@ static mt_tstmt *block_rows(ar *g, mt_texpr *M) {
     cut(g);
     mt_tstmt *body = with_locals(g, mt_ts_seq(c->a, g->phases.data, g->phases.len));
     if (wv) body = mt_ts_alloc(c->a, wv, mt_ts_alloc(c->a, wi, body));
-    mt_tstmt *l = mt_ts_for(c->a, row, I(g, 0), M, MT_FOR_THREAD, outer_lets(g, row, ov, body));
+    mt_tstmt *l = mt_ts_for(c->a, row, I(g, 0), M, MT_FOR_THREAD, mt_gpu_row_outer_lets(c, row, ov, body));
     l->thread_tag = "blockIdx.x";
     return l;
 }
 
 static mt_tstmt *warp_rows(ar *g, mt_texpr *M) {
-    rr *c = g->c;
-    int64_t R = g->threads / g->group;
-    mt_tvar *bx = mt_tvar_new(c->a, "bx", MT_INT64), *row = mt_tvar_new(c->a, "row", MT_INT64);
-    mt_tvar *lane = mt_tvar_new(c->a, "lane", MT_INT64), *ov[MT_MAX_RANK];
-    outer_vars(g, row, ov);
-    g->lane = V(g, lane);
-    g->valid = bin(g, TE_LT, V(g, row), M);
+    mt_gpu_warp_rows w;
+    mt_gpu_warp_rows_begin(&w, g->c, g->tx, g->threads, g->group, M);
+    g->lane = w.lane, g->valid = w.valid;
     gen_row(g, NULL, NULL);
-    mt_tstmt *body = outer_lets(g, row, ov, mt_ts_seq(c->a, g->cur.data, g->cur.len));
-    body = mt_ts_let(c->a, lane, bin(g, TE_FLOORMOD, V(g, g->tx), I(g, g->group)), body);
-    mt_texpr *r = bin(g, TE_ADD, bin(g, TE_MUL, V(g, bx), I(g, R)), bin(g, TE_FLOORDIV, V(g, g->tx), I(g, g->group)));
+    mt_tstmt *phase = mt_gpu_warp_rows_phase(&w, g->cur.data, g->cur.len);
     g->cur = (svec){0};
-    emit(g, mt_ts_let(c->a, row, r, body));
+    emit(g, phase);
     cut(g);
-    mt_texpr *blocks = bin(g, TE_FLOORDIV, bin(g, TE_ADD, M, I(g, R - 1)), I(g, R));
-    mt_tstmt *l = mt_ts_for(c->a, bx, I(g, 0), blocks, MT_FOR_THREAD, with_locals(g, g->phases.data[0]));
-    l->thread_tag = "blockIdx.x";
-    return l;
+    return mt_gpu_warp_rows_loop(&w, with_locals(g, g->phases.data[0]));
 }
 
 mt_tfunc *mt_schedule_gpu_argreduce(mt_arena *a, mt_tfunc *f) {

@@ -198,6 +198,55 @@ int mt_gpu_row_group(const mt_texpr *N, mt_texpr *const *O, int ns, const mt_tar
     return g;
 }
 
+/* ---- rows (gpu_rules.h; also gpu_argreduce.c's) ------------------------------------ */
+
+void mt_gpu_row_outer_vars(rr *c, mt_tvar *row, mt_tvar **ov) {
+    for (int k = 0; k < c->ns; k++) {
+        ov[k] = mt_tvar_new(c->a, "o", MT_INT64);
+        c->oval[k] = mt_te_var(c->a, c->ns == 1 ? row : ov[k]);
+    }
+}
+
+mt_tstmt *mt_gpu_row_outer_lets(rr *c, mt_tvar *row, mt_tvar **ov, mt_tstmt *body) {
+    if (c->ns <= 1) return body;
+    mt_texpr *ovexpr[MT_MAX_RANK], *inner = mt_te_i64(c->a, 1);
+    for (int k = c->ns - 1; k >= 0; k--) {
+        mt_texpr *q = mt_arith_bin(c->a, TE_FLOORDIV, mt_te_var(c->a, row), inner);
+        ovexpr[k] = k == 0 ? q : mt_arith_bin(c->a, TE_FLOORMOD, q, mt_te_cast(c->a, MT_INT64, c->O[k]));
+        inner = mt_arith_bin(c->a, TE_MUL, inner, mt_te_cast(c->a, MT_INT64, c->O[k]));
+    }
+    for (int k = c->ns - 1; k >= 0; k--) body = mt_ts_let(c->a, ov[k], ovexpr[k], body);
+    return body;
+}
+
+void mt_gpu_warp_rows_begin(mt_gpu_warp_rows *w, rr *c, mt_tvar *tx, int threads, int group, mt_texpr *M) {
+    w->c = c, w->tx = tx, w->R = threads / group, w->group = group, w->M = M;
+    w->bx = mt_tvar_new(c->a, "bx", MT_INT64);
+    w->row = mt_tvar_new(c->a, "row", MT_INT64);
+    w->lane_var = mt_tvar_new(c->a, "lane", MT_INT64);
+    mt_gpu_row_outer_vars(c, w->row, w->ov);
+    w->lane = mt_te_var(c->a, w->lane_var);
+    w->valid = mt_arith_bin(c->a, TE_LT, mt_te_var(c->a, w->row), M);
+}
+
+mt_tstmt *mt_gpu_warp_rows_phase(mt_gpu_warp_rows *w, mt_tstmt *const *stmts, int n) {
+    mt_arena *a = w->c->a;
+    mt_tstmt *body = mt_gpu_row_outer_lets(w->c, w->row, w->ov, mt_ts_seq(a, stmts, n));
+    body = mt_ts_let(a, w->lane_var, mt_arith_bin(a, TE_FLOORMOD, mt_te_var(a, w->tx), mt_te_i64(a, w->group)), body);
+    mt_texpr *r = mt_arith_bin(a, TE_ADD, mt_arith_bin(a, TE_MUL, mt_te_var(a, w->bx), mt_te_i64(a, w->R)),
+                               mt_arith_bin(a, TE_FLOORDIV, mt_te_var(a, w->tx), mt_te_i64(a, w->group)));
+    return mt_ts_let(a, w->row, r, body);
+}
+
+mt_tstmt *mt_gpu_warp_rows_loop(mt_gpu_warp_rows *w, mt_tstmt *body) {
+    mt_arena *a = w->c->a;
+    mt_texpr *blocks = mt_arith_bin(a, TE_FLOORDIV, mt_arith_bin(a, TE_ADD, w->M, mt_te_i64(a, w->R - 1)),
+                                    mt_te_i64(a, w->R));
+    mt_tstmt *l = mt_ts_for(a, w->bx, mt_te_i64(a, 0), blocks, MT_FOR_THREAD, body);
+    l->thread_tag = "blockIdx.x";
+    return l;
+}
+
 /* `for jj in range(ceildiv(N, T)): if j < N: body(j)` with j = jj * T + tx;
  * body_at builds the body for an index. The guard goes when T divides N. */
 typedef mt_tstmt *(*at_fn)(gr *g, const stage *s, mt_texpr *j, void *ctx);
@@ -434,20 +483,6 @@ static void gen_row(gr *g) {
     row_outputs(g);
 }
 
-/* The row's outer indices o.. as lets around body (row: its linear index). */
-static mt_tstmt *outer_lets(gr *g, mt_tvar *row, mt_tvar **ov, mt_tstmt *body) {
-    rr *c = g->c;
-    if (c->ns <= 1) return body;
-    mt_texpr *ovexpr[MT_MAX_RANK], *inner = I(g, 1);
-    for (int k = c->ns - 1; k >= 0; k--) {
-        mt_texpr *q = bin(g, TE_FLOORDIV, V(g, row), inner);
-        ovexpr[k] = k == 0 ? q : bin(g, TE_FLOORMOD, q, mt_te_cast(c->a, MT_INT64, c->O[k]));
-        inner = bin(g, TE_MUL, inner, mt_te_cast(c->a, MT_INT64, c->O[k]));
-    }
-    for (int k = c->ns - 1; k >= 0; k--) body = mt_ts_let(c->a, ov[k], ovexpr[k], body);
-    return body;
-}
-
 /* The row's per-thread and shared buffers around body. */
 static mt_tstmt *with_buffers(gr *g, mt_tstmt *body) {
     rr *c = g->c;
@@ -464,42 +499,27 @@ static mt_tstmt *with_buffers(gr *g, mt_tstmt *body) {
 static mt_tstmt *block_rows(gr *g, mt_texpr *M) {
     rr *c = g->c;
     mt_tvar *row = mt_tvar_new(c->a, "row", MT_INT64), *ov[MT_MAX_RANK];
-    for (int k = 0; k < c->ns; k++) {
-        ov[k] = mt_tvar_new(c->a, "o", MT_INT64);
-        c->oval[k] = c->ns == 1 ? V(g, row) : V(g, ov[k]);
-    }
+    mt_gpu_row_outer_vars(c, row, ov);
     g->lane = V(g, g->tx);
     gen_row(g);
     cut(g);
     mt_tstmt *body = with_buffers(g, mt_ts_seq(c->a, g->phases.data, g->phases.len));
-    mt_tstmt *l = mt_ts_for(c->a, row, I(g, 0), M, MT_FOR_THREAD, outer_lets(g, row, ov, body));
+    mt_tstmt *l = mt_ts_for(c->a, row, I(g, 0), M, MT_FOR_THREAD, mt_gpu_row_outer_lets(c, row, ov, body));
     l->thread_tag = "blockIdx.x";
     return l;
 }
 
 /* for bx in blockIdx.x: one phase, G lanes a row, WARP_BLOCK / G rows. */
 static mt_tstmt *warp_rows(gr *g, mt_texpr *M) {
-    rr *c = g->c;
-    int64_t R = g->threads / g->group;
-    mt_tvar *bx = mt_tvar_new(c->a, "bx", MT_INT64), *row = mt_tvar_new(c->a, "row", MT_INT64);
-    mt_tvar *lane = mt_tvar_new(c->a, "lane", MT_INT64), *ov[MT_MAX_RANK];
-    for (int k = 0; k < c->ns; k++) {
-        ov[k] = mt_tvar_new(c->a, "o", MT_INT64);
-        c->oval[k] = c->ns == 1 ? V(g, row) : V(g, ov[k]);
-    }
-    g->lane = V(g, lane);
-    g->valid = bin(g, TE_LT, V(g, row), M);
+    mt_gpu_warp_rows w;
+    mt_gpu_warp_rows_begin(&w, g->c, g->tx, g->threads, g->group, M);
+    g->lane = w.lane, g->valid = w.valid;
     gen_row(g);
-    mt_tstmt *body = outer_lets(g, row, ov, mt_ts_seq(c->a, g->cur.data, g->cur.len));
-    body = mt_ts_let(c->a, lane, bin(g, TE_FLOORMOD, V(g, g->tx), I(g, g->group)), body);
-    mt_texpr *r = bin(g, TE_ADD, bin(g, TE_MUL, V(g, bx), I(g, R)), bin(g, TE_FLOORDIV, V(g, g->tx), I(g, g->group)));
+    mt_tstmt *phase = mt_gpu_warp_rows_phase(&w, g->cur.data, g->cur.len);
     g->cur = (svec){0};
-    emit(g, mt_ts_let(c->a, row, r, body));
+    emit(g, phase);
     cut(g);
-    mt_texpr *blocks = bin(g, TE_FLOORDIV, bin(g, TE_ADD, M, I(g, R - 1)), I(g, R));
-    mt_tstmt *l = mt_ts_for(c->a, bx, I(g, 0), blocks, MT_FOR_THREAD, with_buffers(g, g->phases.data[0]));
-    l->thread_tag = "blockIdx.x";
-    return l;
+    return mt_gpu_warp_rows_loop(&w, with_buffers(g, g->phases.data[0]));
 }
 
 mt_tfunc *mt_schedule_gpu_reduce(mt_arena *a, mt_tfunc *f) {

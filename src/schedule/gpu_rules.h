@@ -29,6 +29,33 @@ enum { MT_GPU_ROW_WARP_BLOCK = 128, MT_GPU_ROW_MAX_PER = 32 };
 int mt_gpu_row_threads(const mt_texpr *N, const mt_target_desc *t);
 int mt_gpu_row_group(const mt_texpr *N, mt_texpr *const *O, int ns, const mt_target_desc *t);
 
+/* The rows of the row rules (gpu_reduce.c, gpu_argreduce.c; rr of
+ * rule_reduce.h): a row's linear index `row` and its outer indices ov[0..
+ * c->ns), which c->oval names (the row itself when ns is 1), bound around
+ * body by lets from the row. */
+struct rr;
+void mt_gpu_row_outer_vars(struct rr *c, mt_tvar *row, mt_tvar **ov);
+mt_tstmt *mt_gpu_row_outer_lets(struct rr *c, mt_tvar *row, mt_tvar **ov, mt_tstmt *body);
+
+/* A warp per row, its scaffolding: M rows, `group` lanes a row, blocks of
+ * `threads` threads tx (R = threads / group rows a block). begin makes the
+ * variables and sets c->oval; the caller builds the row's statements with
+ * lane (the thread's lane in its row) and valid (its row exists); phase
+ * binds row, its outer indices and lane around them from bx and tx (the
+ * kernel's one phase, to go in the caller's threadIdx.x loop); loop is
+ * `for bx in T.thread_binding(ceildiv(M, R), thread="blockIdx.x"): body`. */
+typedef struct mt_gpu_warp_rows {
+    struct rr *c;
+    mt_tvar *tx, *bx, *row, *lane_var, *ov[MT_MAX_RANK];
+    int64_t R;
+    int group;
+    mt_texpr *M;
+    mt_texpr *lane, *valid; /* for the row's statements */
+} mt_gpu_warp_rows;
+void mt_gpu_warp_rows_begin(mt_gpu_warp_rows *w, struct rr *c, mt_tvar *tx, int threads, int group, mt_texpr *M);
+mt_tstmt *mt_gpu_warp_rows_phase(mt_gpu_warp_rows *w, mt_tstmt *const *stmts, int n);
+mt_tstmt *mt_gpu_warp_rows_loop(mt_gpu_warp_rows *w, mt_tstmt *body);
+
 /* argmax / argmin over the last axis: a block or a warp per row, (value,
  * index) pairs through shuffles. */
 mt_tfunc *mt_schedule_gpu_argreduce(mt_arena *a, mt_tfunc *f);

@@ -53,6 +53,8 @@
  *   decompose_reduction(b, i)  b's init becomes a block b_init in a copy of
  *                      the spatial loops, placed before loop i; b becomes
  *                      b_update, without init.
+ *   New buffers (X_<scope>, B_<scope>, B_rf) never take a name the function
+ *                      already has: B_rf, then B_rf_1, ... (as blocks).
  *   rfactor(b, loops)  b computes partial results into a new buffer B_rf, one
  *                      per iteration of the named loops (which become spatial
  *                      for it), filled with the init first; a new block b

@@ -7,7 +7,8 @@
  * Both add a buffer C of the original's shape and dtype, in the scope
  * asked for, to the function's allocations, and a copy block over the
  * whole shape (TVM's names: the block and the buffer are `<buffer>_<scope>`,
- * the loops ax0, ax1, ...):
+ * the loops ax0, ax1, ...; a name the function has already gets a suffix,
+ * `<buffer>_<scope>_1`, ..., so that a name means one buffer):
  *
  *   cache_read(b, X, scope)   the copy C[v] = X[v] is an item of the
  *                             function's top-level sequence: right after
@@ -29,8 +30,6 @@
 static const char *scope_name(mt_scope sc) {
     return sc == MT_SCOPE_SHARED ? "shared" : sc == MT_SCOPE_LOCAL ? "local" : "global";
 }
-
-/* ---- names ------------------------------------------------------------------------- */
 
 /* ---- building -------------------------------------------------------------------- */
 
@@ -61,10 +60,11 @@ static mt_tstmt *copy_nest(mt_arena *a, const char *name, mt_tbuffer *src, mt_tb
     return nest;
 }
 
-/* A buffer like B in scope sc, named <B>_<scope>. */
-static mt_tbuffer *cache_buffer(mt_arena *a, const mt_tbuffer *B, mt_scope sc) {
-    mt_tbuffer *c = mt_tbuffer_new(a, mt_arena_printf(a, "%s_%s", B->name, scope_name(sc)), B->dtype,
-                                   B->ndim, B->shape);
+/* A buffer like B in scope sc, named <B>_<scope> (<B>_<scope>_1, ... when f
+ * has that name already). */
+static mt_tbuffer *cache_buffer(mt_arena *a, const mt_tfunc *f, const mt_tbuffer *B, mt_scope sc) {
+    const char *name = mt_blk_fresh_buffer_name(a, f, mt_arena_printf(a, "%s_%s", B->name, scope_name(sc)));
+    mt_tbuffer *c = mt_tbuffer_new(a, name, B->dtype, B->ndim, B->shape);
     c->scope = sc;
     return c;
 }
@@ -185,7 +185,7 @@ bool mt_sched_cache_read_do(mt_sched *s, const char *name, const char *buffer, m
         return mt_sched_refuse(s, "%s: block '%s' does not read a buffer named '%s'", CR_P, name,
                                buffer);
     if (!copy_place(s, b, &path, X, &at)) return false;
-    mt_tbuffer *C = cache_buffer(a, X, scope);
+    mt_tbuffer *C = cache_buffer(a, f, X, scope);
     const char *cname = mt_blk_fresh_block_name(a, f, C->name);
     swap_buf t = {X, C};
     mt_tmutator m = {a, swap_load, NULL, &t};
@@ -247,7 +247,7 @@ bool mt_blk_cache_write_copy(mt_sched *s, const char *name, mt_scope scope, cons
     const mt_tstmt *b = path.data[path.len - 1], *st = b->body;
     int top = top_index(f, &path);
     if (!cw_copyable(s, b, &path, top)) return false;
-    mt_tbuffer *B = st->buf, *C = cache_buffer(a, B, scope);
+    mt_tbuffer *B = st->buf, *C = cache_buffer(a, f, B, scope);
     const char *cname = mt_blk_fresh_block_name(a, f, C->name);
     mt_tstmt *nb = mt_ts_copy(a, b);
     nb->body = mt_ts_at(mt_ts_store(a, C, st->idx, st->nidx, st->value), st->loc);

@@ -96,7 +96,8 @@ bool mt_sched_cache_write_do(mt_sched *s, const char *name, mt_scope scope, cons
                                       "its spatial loops (loop '%s')", P, name,
                                    path.data[j]->var->name);
 
-    mt_tbuffer *acc = mt_tbuffer_new(a, mt_arena_printf(a, "%s_local", B->name), B->dtype, 0, NULL);
+    const char *accname = mt_blk_fresh_buffer_name(a, s->func, mt_arena_printf(a, "%s_local", B->name));
+    mt_tbuffer *acc = mt_tbuffer_new(a, accname, B->dtype, 0, NULL);
     acc->scope = MT_SCOPE_LOCAL;
     mt_texpr *ld = mt_te_load(a, acc, NULL, 0);
     to_acc t = {B, ld};

@@ -30,7 +30,8 @@
  * one for the others; b's reduce variables are replaced in its body by
  * their bindings written with those variables. B_rf has b's spatial
  * extents then one dim per named loop (the loop's extent, or F when it is
- * split's clamped T.min(F, ..)).
+ * split's clamped T.min(F, ..)); when the function has a buffer or a
+ * variable named B_rf already, it is B_rf_1 (B_rf_2, ...).
  *
  * B_rf is filled with the init value I before the nest instead of being
  * initialized by b_rf's own init: a clamped loop (a split's tail) leaves
@@ -260,7 +261,8 @@ bool mt_sched_rfactor_do(mt_sched *s, const char *name, mt_tvar *const *loops, i
     for (int k = 0; k < nloops; k++)
         for (int q = 0; q < nrl; q++)
             if (rl_old[q] == loops[k]) shape[ns + k] = rl_ext[q], rfv[k] = rl_new[q];
-    mt_tbuffer *Brf = mt_tbuffer_new(a, mt_arena_printf(a, "%s_rf", B->name), B->dtype, nd, shape);
+    const char *brfname = mt_blk_fresh_buffer_name(a, s->func, mt_arena_printf(a, "%s_rf", B->name));
+    mt_tbuffer *Brf = mt_tbuffer_new(a, brfname, B->dtype, nd, shape);
 
     /* b_rf: b's spatial variables as they are, then the loops' variables */
     mt_texpr **rvals = MT_NEW_ARRAY(a, mt_texpr *, nr + 1); /* b's reduce variables, rewritten */

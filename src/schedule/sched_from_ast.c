@@ -38,6 +38,7 @@ typedef struct interp {
     mt_arena *a;
     mt_usched u;
     MT_VEC(binding) env;
+    const char *target; /* the function as the decorator names it (get_block's func_name=) */
 } interp;
 
 static const char *kind_name(vkind k) {
@@ -190,8 +191,8 @@ static void check(bool ok, interp *in, const mt_ast *call) {
 static value p_get_block(interp *in, const mt_ast *c, const prim_spec *p, value *args, const mt_ast **at) {
     want(&args[0], V_STR, at[0], p->name, "the block's name");
     const char *name = args[0].s;
-    if (at[1] && (args[1].kind != V_STR || strcmp(args[1].s, in->u.s.func->name) != 0))
-        mt_fail(MT_ERR_INVALID_ARG, at[1]->loc, "sch.get_block(): this schedule is for '%s'", in->u.s.func->name);
+    if (at[1] && (args[1].kind != V_STR || strcmp(args[1].s, in->target) != 0))
+        mt_fail(MT_ERR_INVALID_ARG, at[1]->loc, "sch.get_block(): this schedule is for '%s'", in->target);
     int b;
     check(mt_usched_get_block(&in->u, name, &b), in, c);
     return handle(V_BLOCK, b);
@@ -425,6 +426,10 @@ mt_tfunc *mt_schedule_from_ast(mt_arena *a, mt_tfunc *f, const mt_ast *def, cons
     memset(&in, 0, sizeof in);
     in.a = a;
     mt_usched_init(&in.u, a, f);
+    /* func_name= names the function as the decorator does: the loop
+     * function's name as written (its instances are mm, mm_1, ...), or the
+     * kernel's name as a string */
+    in.target = !target ? f->name : target->kind == AST_NAME ? target->name : target->str;
     if (def->items.len != 1)
         mt_fail(MT_ERR_TYPE, def->loc, "a schedule function takes one argument (the schedule), not %d", def->items.len);
     bind(&in, def->items.data[0]->name, (value){V_SCH, 0, NULL, NULL, 0});

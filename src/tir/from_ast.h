@@ -1,6 +1,6 @@
 /*
  * from_ast.h -- loop functions written in the source (`@T.prim_func`) made
- * into TIR (tir/from_ast.c).
+ * into TIR (tir/from_ast.c; the walk's files by concern: from_ast_internal.h).
  *
  * The syntax is the one the TIR printer writes (docs/language.md, "Loop
  * functions"; docs/tir.md §2), so a dump parses back to a function that

@@ -250,6 +250,119 @@ static void test_taken_names(void **state) {
     mt_kernel_release(k);
 }
 
+/* Buffers a primitive makes never take a name the function has: g already
+ * allocates A_local (cache_read's name for A's "local" copy), E_shared
+ * (cache_write's for E's "shared" one) and, inside block D, C_rf (rfactor's
+ * for C's partial results). The new buffers are A_local_1, E_shared_1 and
+ * C_rf_1; the user's keep their names in the dump; the second cache_read
+ * copies the user's A_local (read index 1), not the one the first made;
+ * the printed schedule pasted back and the printed function parsed back
+ * give the same code; and the numbers are those of plain C loops. */
+static const char taken_buffers_src[] =
+    "@T.prim_func\n"
+    "def g(A: T.Buffer((16, 8), \"float32\"), E: T.Buffer((16,), \"float32\")):\n"
+    "    A_local = T.alloc_buffer((16, 8), \"float32\")\n"
+    "    C = T.alloc_buffer((16,), \"float32\")\n"
+    "    D = T.alloc_buffer((16,), \"float32\")\n"
+    "    E_shared = T.alloc_buffer((16,), \"float32\")\n"
+    "    for i, j in T.grid(16, 8):\n"
+    "        with T.block(\"L\"):\n"
+    "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "            A_local[vi, vj] = A[vi, vj] * T.float32(2)\n"
+    "    for i, k in T.grid(16, 8):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+    "            with T.init():\n"
+    "                C[vi] = T.float32(0)\n"
+    "            C[vi] = C[vi] + A[vi, vk] * A_local[vi, vk]\n"
+    "    for i in range(16):\n"
+    "        with T.block(\"D\"):\n"
+    "            vi = T.axis.remap(\"S\", [i])\n"
+    "            C_rf = T.alloc_buffer((1,), \"float32\")\n"
+    "            C_rf[0] = C[vi] + T.float32(1)\n"
+    "            D[vi] = C_rf[0] * T.float32(3)\n"
+    "    for i in range(16):\n"
+    "        with T.block(\"S\"):\n"
+    "            vi = T.axis.remap(\"S\", [i])\n"
+    "            E_shared[vi] = D[vi] + A[vi, 0]\n"
+    "    for i in range(16):\n"
+    "        with T.block(\"E\"):\n"
+    "            vi = T.axis.remap(\"S\", [i])\n"
+    "            E[vi] = E_shared[vi] * T.float32(0.5)\n"
+    "\n";
+
+/* k's E for A (16 x 8, or flat: 128). */
+static void check_taken_buffers(mt_kernel *k, bool flat) {
+    int64_t sh[2] = {16, 8}, flat_sh[1] = {128};
+    mt_tensor *a = flat ? tensor_f32(1, flat_sh, 9) : tensor_f32(2, sh, 9);
+    mt_tensor *out = run1(k, &a, 1);
+    for (int i = 0; i < 16; i++) {
+        double c = 0, mag = 0;
+        for (int j = 0; j < 8; j++) {
+            double x = F(a)[i * 8 + j];
+            c += x * (x * 2.0);
+            mag += fabs(x * x * 2.0);
+        }
+        double ref = ((c + 1.0) * 3.0 + F(a)[i * 8]) * 0.5;
+        if (fabs(F(out)[i] - ref) > 1e-5 * (mag * 3.0 + fabs(ref) + 1))
+            fail_msg("E[%d] = %g, want %g", i, F(out)[i], ref);
+    }
+    mt_tensor_release(a);
+    mt_tensor_release(out);
+}
+
+static void test_taken_buffer_names(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    char src[8192];
+    snprintf(src, sizeof src, "%s%s", taken_buffers_src,
+             "@T.schedule(g)\n"
+             "def s(sch):\n"
+             "    c = sch.get_block(\"C\")\n"
+             "    i, k = sch.get_loops(c)\n"
+             "    ko, ki = sch.split(k, factors=[None, 4])\n"
+             "    rf = sch.rfactor(ki)\n"
+             "    al = sch.cache_read(rf, 0, \"local\")\n"
+             "    sh = sch.cache_read(rf, 1, \"shared\")\n"
+             "    ew = sch.cache_write(sch.get_block(\"E\"), 0, \"shared\")\n");
+    mt_kernel *k = compile_ok(src);
+    const char *code = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+    const char *want[] = { /* tir-sched: lowered, flat */
+        "    C_rf_1 = T.alloc_buffer((64,), \"float32\")\n",
+        "    A_local_1 = T.alloc_buffer((128,), \"float32\", scope=\"local\")\n",
+        "    A_local_shared = T.alloc_buffer((128,), \"float32\", scope=\"shared\")\n",
+        "    E_shared_1 = T.alloc_buffer((16,), \"float32\", scope=\"shared\")\n",
+        "        C_rf = T.alloc_buffer((1,), \"float32\")\n", /* the user's, in block D */
+        "        A_local_1[ax0 * 8 + ax1] = A[ax0 * 8 + ax1]\n",
+        "        A_local_shared[ax0_1 * 8 + ax1_1] = A_local[ax0_1 * 8 + ax1_1]\n", /* the user's A_local */
+        "A_local_1[i_1 * 8 + (k_0 * 4 + k_1)] * A_local_shared[i_1 * 8 + (k_0 * 4 + k_1)]\n",
+        "        E[ax0_2] = E_shared_1[ax0_2]\n",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        if (!strstr(code, want[i])) fail_msg("want '%s' in:\n%s", want[i], code);
+    const char *how = mt_kernel_dump(k, MT_STAGE_SCHEDULE);
+    assert_non_null(strstr(how, "    b_C_rf = sch.rfactor(k_1)\n"));
+    assert_non_null(strstr(how, "    b_A_local_1 = sch.cache_read(b_C_rf, 0, \"local\")\n"));
+    assert_non_null(strstr(how, "    b_A_local_shared = sch.cache_read(b_C_rf, 1, \"shared\")\n"));
+    assert_non_null(strstr(how, "    b_E_shared_1 = sch.cache_write(b_E, 0, \"shared\")\n"));
+    check_taken_buffers(k, false);
+    /* the printed schedule pasted back: the same code */
+    char *again = malloc(16384);
+    snprintf(again, 16384, "%s%s", taken_buffers_src, strchr(how, '\n') + 1);
+    mt_kernel *k2 = compile_ok(again);
+    assert_string_equal(mt_kernel_dump(k2, MT_STAGE_TIR_SCHED), code);
+    mt_kernel_release(k2);
+    /* the printed function parsed back: it prints the same (no schedule
+     * applies to it) and computes the same */
+    snprintf(again, 16384, "%s", code);
+    mt_kernel *k3 = compile_ok(again);
+    assert_string_equal(mt_kernel_dump(k3, MT_STAGE_TIR), code);
+    check_taken_buffers(k3, true);
+    mt_kernel_release(k3);
+    free(again);
+    mt_kernel_release(k);
+}
+
 /* compute_inline and compute_at from a schedule, on a loop function of two
  * stages: B = A * 2 then C = B + 1 (B inlined), and D = exp(A) then E =
  * D * 3 with D computed per row of E. */
@@ -486,6 +599,55 @@ static void test_names_by_def(void **state) {
     mt_kernel_release(k);
 }
 
+/* get_block's func_name= names the function as the decorator does: the
+ * loop function's name as written, for each of the functions made from it
+ * (scale for n = 64 and scale_1 for n = 48); a kernel's name, for a
+ * string-named schedule. */
+static void test_get_block_func_name(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    mt_kernel *k = compile_ok(
+        "@T.prim_func\n"
+        "def scale(A: T.Buffer((\"n\",), \"float32\"), B: T.Buffer((\"n\",), \"float32\")):\n"
+        "    for i in range(n):\n"
+        "        with T.block(\"B\"):\n"
+        "            vi = T.axis.spatial(n, i)\n"
+        "            B[vi] = A[vi] * T.float32(2)\n"
+        "\n"
+        "@T.schedule(scale)\n"
+        "def s(sch):\n"
+        "    b = sch.get_block(\"B\", func_name=\"scale\")\n"
+        "    i, = sch.get_loops(b)\n"
+        "    io, ii = sch.split(i, factors=[None, 16])\n"
+        "    sch.unroll(ii)\n"
+        "\n"
+        "def main(x: Tensor((64,), \"float32\"), y: Tensor((48,), \"float32\")):\n"
+        "    a = scale(x)\n"
+        "    b = scale(y)\n"
+        "    return a, b\n");
+    const char *how = mt_kernel_dump(k, MT_STAGE_SCHEDULE);
+    assert_non_null(strstr(how, "# scale: the source's schedule\n"));
+    assert_non_null(strstr(how, "# scale_1: the source's schedule\n"));
+    int64_t sx[1] = {64}, sy[1] = {48};
+    mt_tensor *args[2] = {tensor_f32(1, sx, 1), tensor_f32(1, sy, 2)}, *outs[2] = {NULL, NULL};
+    mt_diag d;
+    if (test_kernel_run(k, args, 2, outs, 2, &d) != MT_OK) fail_msg("run failed:\n%s", d.text);
+    for (int i = 0; i < 64; i++) assert_true(F(outs[0])[i] == F(args[0])[i] * 2.0f);
+    for (int i = 0; i < 48; i++) assert_true(F(outs[1])[i] == F(args[1])[i] * 2.0f);
+    for (int i = 0; i < 2; i++) mt_tensor_release(args[i]), mt_tensor_release(outs[i]);
+    mt_kernel_release(k);
+    /* a string-named schedule: the kernel's name */
+    char src[2048];
+    snprintf(src, sizeof src, "%s", fused_src);
+    char *at = strstr(src, "sch.get_block(\"add\")");
+    assert_non_null(at);
+    const char *tail = strchr(strstr(fused_src, "sch.get_block(\"add\")"), ')') + 1;
+    snprintf(at, sizeof src - (size_t)(at - src), "sch.get_block(\"add\", func_name=\"fused_multiply_add\")%s", tail);
+    k = compile_ok(src);
+    check_fused(k);
+    mt_kernel_release(k);
+}
+
 static void expect_error(const char *src, mt_status st, const char *where_what) {
     mt_diag d = compile_err(src);
     assert_int_equal(d.status, st);
@@ -692,7 +854,8 @@ int main(void) {
         cmocka_unit_test(test_matmul_schedule),     cmocka_unit_test(test_default_rule_named),
         cmocka_unit_test(test_round_trip),          cmocka_unit_test(test_compiler_made_kernel),
         cmocka_unit_test(test_rfactor),
-        cmocka_unit_test(test_taken_names),             cmocka_unit_test(test_compute_inline_at),
+        cmocka_unit_test(test_taken_names),             cmocka_unit_test(test_taken_buffer_names),
+        cmocka_unit_test(test_get_block_func_name),     cmocka_unit_test(test_compute_inline_at),
         cmocka_unit_test(test_cache_and_reverse),   cmocka_unit_test(test_errors),
         cmocka_unit_test(test_c_api),               cmocka_unit_test(test_c_api_blocks),
         cmocka_unit_test(test_precedence_over_log), cmocka_unit_test(test_names_by_def),

@@ -4,7 +4,7 @@
  *
  * A loop function the user wrote (@T.prim_func, mt_tfunc.hand_written) can
  * index anything; the front end refuses an access only when it is provably
- * out of bounds (tir/from_ast.c). This pass, the first TIR pass, runs on
+ * out of bounds (tir/from_ast_buffer.c). This pass, the first TIR pass, runs on
  * such functions in block form and gives every load and store it cannot
  * prove in bounds a T.check_bounds statement (TS_CHECK, tir.h): when its
  * condition is false the kernel stops, and mt_kernel_run fails with
