@@ -435,8 +435,8 @@ typedef union scalar_buf {
 } scalar_buf;
 
 /* Writes a rank-0 value of dtype dt (ints from iv, floats from fv) to buf;
- * returns its size (0: float16, which never reaches the plan: rank-0
- * scalars are cast). */
+ * returns its size (0: float16 or bfloat16, which never reach the plan:
+ * rank-0 scalars are cast). */
 static size_t encode_scalar(mt_dtype dt, int64_t iv, double fv, void *buf) {
     switch (dt) {
     case MT_BOOL: *(uint8_t *)buf = iv != 0; return 1;
