@@ -350,9 +350,9 @@ static void check_wmma(vctx *c, const mt_texpr *e) {
     for (int i = 0; !c->err && i < naddr; i++) check_wmma_arg(c, e, i, &w[i]);
     if (c->err) return;
     int in0 = e->intrin == IN_WMMA_MMA ? 1 : 0; /* the two inputs of one dtype */
-    if (e->intrin != IN_WMMA_FILL && e->intrin != IN_WMMA_STORE &&
-        e->args[in0]->buf->dtype != e->args[in0 + 1]->buf->dtype) {
-        const mt_tbuffer *x = e->args[in0]->buf, *y = e->args[in0 + 1]->buf;
+    const mt_tbuffer *x = e->args[in0]->kind == TE_LOAD ? e->args[in0]->buf : NULL; /* (checked unless */
+    const mt_tbuffer *y = e->args[in0 + 1]->kind == TE_LOAD ? e->args[in0 + 1]->buf : NULL; /* shape_only) */
+    if (e->intrin != IN_WMMA_FILL && e->intrin != IN_WMMA_STORE && x && y && x->dtype != y->dtype) {
         fail(c, "T.%s of '%s' (%s) and '%s' (%s): the tensor cores take one input dtype", fn, bname(x),
              mt_dtype_str(x->dtype), bname(y), mt_dtype_str(y->dtype));
         return;

@@ -286,7 +286,8 @@ static void test_bf16(void **state) {
         "wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::col_major> a[1];",
         "wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::row_major> b[1];",
         "wmma::mma_sync(acc[0], a[0], b[0], acc[0]);",
-        "xs[tx % 16 * 24 + (e * 2 + tx / 16)] = x[",  /* a copy: the bits themselves */
+        "xs[mt_floormod_i64(tx, 16) * 24 + (e * 2 + mt_floordiv_i64(tx, 16))] = x[(e * 2 + "
+        "mt_floordiv_i64(tx, 16)) * 16 + mt_floormod_i64(tx, 16)];", /* a copy: the bits themselves */
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         if (!strstr(text, want[i])) fail_msg("'%s' is not in:\n%s", want[i], text);

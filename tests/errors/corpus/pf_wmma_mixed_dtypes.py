@@ -1,4 +1,4 @@
-# expect: MT_ERR_TYPE 12:13 T.wmma_mma of 'a' (float16) and 'b' (bfloat16): the tensor cores take one input dtype
+# expect: MT_ERR_TYPE 12:13 ill-formed loop function 'k': T.wmma_mma of 'a' (float16) and 'b' (bfloat16): the tensor cores take one input dtype
 # The tensor cores multiply two inputs of one dtype: float16 by bfloat16 is refused.
 @T.prim_func
 def k(y: T.Buffer((256,), "float32")):
