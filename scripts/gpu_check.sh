@@ -67,7 +67,7 @@ run_test test_cuda_c_gpu
 run_test test_api          # a run on the caller's stream
 # the op suites and the matmul rules on the GPU itself (tests/test_util.h: MT_TEST_TARGET=cuda)
 for t in test_ops_nn test_ops_math test_ops_math_operators test_ops_shape test_numerics \
-         test_gpu_matmul; do
+         test_gpu_matmul test_bfloat16; do
   [ -x "$B/tests/$t" ] && run_test "$t" MT_TEST_TARGET=cuda
 done
 
