@@ -291,7 +291,7 @@ _wrap_c = lib.mt_tensor_wrap
 
 def _data_pointer(a):
     """The address of a's first element (a non-empty, C-contiguous array)."""
-    if a.flags.writeable:
+    if a.flags.writeable and a.dtype.kind != "V":  # (ml_dtypes' bfloat16 has no buffer format)
         return _addressof(_c_char_from_buffer(a))  # a third of a.ctypes.data's time
     return a.ctypes.data
 
@@ -333,7 +333,8 @@ def _host_array(t, dtype=None, release=None):
     if 0 in shape:  # no memory to share
         release(t)
         return np.empty(shape, dtype)
-    return np.asarray(_HostBuffer(t, shape, dtype, release))
+    a = np.asarray(_HostBuffer(t, shape, dtype, release))
+    return a if a.dtype == dtype else a.view(dtype)  # bfloat16: the interface says '<V2'
 
 
 class Array:

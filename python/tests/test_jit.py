@@ -250,7 +250,8 @@ def test_bfloat16():
     x = np.array([1.0, -1.5, 0.1, 3e38], dtype=ml_dtypes.bfloat16)
     y = k(x)
     assert y.dtype == x.dtype
-    np.testing.assert_array_equal(y.view(np.uint16), (x + x).view(np.uint16))
+    with np.errstate(over="ignore"):  # 3e38 + 3e38: inf, as the kernel gives
+        np.testing.assert_array_equal(y.view(np.uint16), (x + x).view(np.uint16))
     c = mt.compile('def f(x: Tensor(("n",), "float32")):\n    return x.astype("bfloat16")\n')
     f = np.array([1.00390625, 1.01171875, np.nan], np.float32)  # ties: to even down, up
     np.testing.assert_array_equal(c(f).view(np.uint16), [0x3F80, 0x3F82, 0x7FFF])
