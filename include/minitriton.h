@@ -70,7 +70,9 @@ typedef enum mt_status {
 } mt_status;
 
 /* ---- element types -------------------------------------------------------
- * X(NAME, "python name", size in bytes). */
+ * X(NAME, "python name", size in bytes). bfloat16 (8 exponent bits, 7
+ * mantissa bits: float32's upper half) comes last so that the values of
+ * the others stay what they were. */
 #define MT_DTYPE_LIST(X)          \
     X(MT_BOOL, "bool", 1)         \
     X(MT_INT8, "int8", 1)         \
@@ -79,7 +81,8 @@ typedef enum mt_status {
     X(MT_INT64, "int64", 8)       \
     X(MT_FLOAT16, "float16", 2)   \
     X(MT_FLOAT32, "float32", 4)   \
-    X(MT_FLOAT64, "float64", 8)
+    X(MT_FLOAT64, "float64", 8)   \
+    X(MT_BFLOAT16, "bfloat16", 2)
 
 typedef enum mt_dtype {
 #define MT_X_(name, text, size) name,
@@ -480,7 +483,7 @@ MT_API mt_status mt_context_register_extern(mt_context *ctx, const char *name, v
  * deleter). Taken: CPU memory (kDLCPU, and kDLCUDAHost: pinned host memory)
  * and CUDA device memory (kDLCUDA, kDLCUDAManaged; the GPU must be present:
  * the tensor holds the device, MT_ERR_UNAVAILABLE otherwise); dtypes bool,
- * int8, uint8, int32, int64, float16, float32, float64 with one lane;
+ * int8, uint8, int32, int64, float16, float32, float64, bfloat16 with one lane;
  * byte_offset (the data must be aligned to its element size); strides (in
  * elements; NULL means C-contiguous): any are taken, but kernels run only on
  * C-contiguous tensors and refuse others when run. A versioned tensor must

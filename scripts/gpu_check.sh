@@ -69,7 +69,7 @@ run_test test_tune         # test_gpu_tune: tuning a softmax's gpu_reduce_rows k
 run_test test_apply_rule   # the GPU rules' knobs (emulated; the CPU's too)
 # the op suites and the matmul rules on the GPU itself (tests/test_util.h: MT_TEST_TARGET=cuda)
 for t in test_ops_nn test_ops_math test_ops_math_operators test_ops_shape test_numerics \
-         test_gpu_matmul; do
+         test_gpu_matmul test_bfloat16; do
   [ -x "$B/tests/$t" ] && run_test "$t" MT_TEST_TARGET=cuda
 done
 

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 B=build-gpu
 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMT_BUILD_TESTS=ON -DMT_LLVM_STATIC=ON \
   -DMT_LINK_SHARED=ON -DFFI_LIB="$(find /usr/lib -name libffi_pic.a | head -1)" >/dev/null
-TESTS="test_cuda_device test_nvrtc test_ops_nn test_ops_math test_ops_math_operators test_ops_shape test_numerics test_cuda_c_gpu test_api test_gpu_matmul test_tune test_apply_rule"
+TESTS="test_cuda_device test_nvrtc test_ops_nn test_ops_math test_ops_math_operators test_ops_shape test_numerics test_cuda_c_gpu test_api test_gpu_matmul test_tune test_apply_rule test_bfloat16"
 targets="minitriton mt_gpu_bench mtc"
 for t in $TESTS; do
   if grep -q "^build tests/$t:" "$B/build.ninja"; then targets="$targets $t"; fi

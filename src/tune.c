@@ -188,6 +188,7 @@ static double get(const mt_tensor *x, int64_t i) {
     switch (mt_tensor_dtype(x)) {
     case MT_FLOAT32: return ((const float *)d)[i];
     case MT_FLOAT64: return ((const double *)d)[i];
+    case MT_BFLOAT16: return mt_bf16_to_float(((const uint16_t *)d)[i]);
     case MT_INT32: return ((const int32_t *)d)[i];
     case MT_INT64: return (double)((const int64_t *)d)[i];
     default: return ((const uint8_t *)d)[i];

@@ -59,3 +59,8 @@ if(MT_PYTHON3)
              $<TARGET_FILE:mtc> ${PROJECT_SOURCE_DIR}/examples/kernels/cnn.py --target cuda --emulate)
   endif()
 endif()
+# bfloat16 end to end: conversions bit for bit against a reference from the
+# definition (nearest even, once; NaN 0x7fff), numerics against double at
+# sizes 1, 7, 1000 and 4097; again under target cuda, emulated.
+mt_test(test_bfloat16 SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_bfloat16.c LIBRARY)
+mt_test_gpu_emulated(test_bfloat16)

@@ -47,3 +47,11 @@ add_test(NAME mtc_prim_func_entry
                  ${PROJECT_SOURCE_DIR}/examples/kernels/custom_add.py)
 set_tests_properties(mtc_prim_func_entry PROPERTIES PASS_REGULAR_EXPRESSION
   "def custom_add\\(x: R.Tensor\\(\\(2, 3\\), dtype=\"float32\"\\), y: R.Tensor\\(\\(2, 3\\), dtype=\"float32\"\\)\\):.*R.call_tir\\(cls.custom_add, \\(x, y\\), out_sinfo=R.Tensor\\(\\(2, 3\\), dtype=\"float32\"\\)\\).*\\[\\[ *-?[0-9]")
+# bfloat16 .npy files ('<V2', what np.save writes for ml_dtypes.bfloat16):
+# read, computed on, written, read back and printed (x * 2 twice: 0.1 is
+# bfloat16's 0.10009765625, 3e38 * 4 overflows to inf)
+add_test(NAME mtc_bfloat16_npy COMMAND bash -c
+  "\"$1\" --input x=\"$2/xbf16.npy\" --output mtc_bf16_out.npy \"$2/bf16_twice.py\" && \"$1\" --input x=mtc_bf16_out.npy \"$2/bf16_twice.py\""
+  mtc_bf16 $<TARGET_FILE:mtc> ${PROJECT_SOURCE_DIR}/tests/tools/data WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+set_tests_properties(mtc_bfloat16_npy PROPERTIES
+  PASS_REGULAR_EXPRESSION "^\\[ 4\\.     -6\\.      0\\.4        inf  0\\.0312\\]\n$")

@@ -22,10 +22,11 @@
  * `mtc --run` output can be compared with `print(np.array(...))` by eye or by
  * diff (we follow NumPy 2.3 and later). Floats: the values shown decide
  * between positional and scientific notation (scientific when the largest
- * magnitude is >= 1e8 (1e6 for float32, 1e3 for float16), the smallest
- * nonzero one < 1e-4, or their ratio > 1000); each value is the shortest
- * decimal string that reads back to the same value of its own type (float16,
- * float32 or float64), cut to 8 fractional digits; then all are padded to a
+ * magnitude is >= 1e8 (1e6 for float32, 1e3 for float16 and bfloat16), the
+ * smallest nonzero one < 1e-4, or their ratio > 1000); each value is the
+ * shortest decimal string that reads back to the same value of its own type
+ * (float16, bfloat16, float32 or float64), cut to 8 fractional digits (NumPy
+ * has no bfloat16: it prints as float16 does, with its own rounding); then all are padded to a
  * common width. A 0-d result prints like NumPy's str of a scalar ("2.0",
  * "2", "True"). Arrays above 1000 elements show 3 items at each edge of every
  * axis with "..." between.
@@ -203,6 +204,35 @@ static uint16_t double_to_half(double d) {
     return sign | (uint16_t)(he << 10) | (uint16_t)(q & 0x3ff);
 }
 
+/* ---- bfloat16: float32's upper 16 bits ----------------------------------- */
+
+static double bf16_to_double(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Round to nearest even, once (float32 rounded to odd first), NaN as 0x7fff:
+ * the library's conversion (src/support/common.h). */
+static uint16_t double_to_bf16(double d) {
+    float f = (float)d;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if (d != d) return 0x7fff;
+    double back = (double)f;
+    if (back != d) {
+        if ((d > 0 && back > d) || (d < 0 && back < d)) u--;
+        u |= 1u;
+    }
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+/* d rounded to the 16-bit float dt (float16 or bfloat16). */
+static double round16(mt_dtype dt, double d) {
+    return dt == MT_BFLOAT16 ? bf16_to_double(double_to_bf16(d)) : half_to_double(double_to_half(d));
+}
+
 /* ---- NumPy-style printing ----------------------------------------------- */
 
 /* One element as double (floats), int64 (ints and bools) or uint8. */
@@ -214,10 +244,10 @@ static const char *elem_ptr(const mt_tensor *t, const int64_t *idx) {
 }
 
 static double load_float(mt_dtype dt, const char *p) {
-    if (dt == MT_FLOAT16) {
+    if (dt == MT_FLOAT16 || dt == MT_BFLOAT16) {
         uint16_t h;
         memcpy(&h, p, 2);
-        return half_to_double(h);
+        return dt == MT_FLOAT16 ? half_to_double(h) : bf16_to_double(h);
     }
     if (dt == MT_FLOAT32) {
         float f;
@@ -248,14 +278,14 @@ static int64_t load_int(mt_dtype dt, const char *p) {
 }
 
 static bool is_float(mt_dtype dt) {
-    return dt == MT_FLOAT16 || dt == MT_FLOAT32 || dt == MT_FLOAT64;
+    return dt == MT_FLOAT16 || dt == MT_BFLOAT16 || dt == MT_FLOAT32 || dt == MT_FLOAT64;
 }
 
 /* Does the decimal text s read back as x in type dt? */
 static bool reads_back(const char *s, double x, mt_dtype dt) {
     if (dt == MT_FLOAT32) return (double)strtof(s, NULL) == x;
     double v = strtod(s, NULL);
-    if (dt == MT_FLOAT16) return half_to_double(double_to_half(v)) == x;
+    if (dt == MT_FLOAT16 || dt == MT_BFLOAT16) return round16(dt, v) == x;
     return v == x;
 }
 
@@ -397,10 +427,11 @@ static void float_fill(fmt *f, shown *s) {
             spread = maxv / minv > 1000.;
         } else {
             float mx = (float)maxv, mn = (float)minv, ratio = mx / mn;
-            big = mx >= (dt == MT_FLOAT16 ? 1e3f : 1e6f);
-            if (dt == MT_FLOAT16) {
-                small = minv < half_to_double(double_to_half(1e-4));
-                spread = half_to_double(double_to_half(ratio)) > 1000.;
+            bool h16 = dt == MT_FLOAT16 || dt == MT_BFLOAT16;
+            big = mx >= (h16 ? 1e3f : 1e6f);
+            if (h16) {
+                small = minv < round16(dt, 1e-4);
+                spread = round16(dt, ratio) > 1000.;
             } else {
                 small = mn < 1e-4f;
                 spread = ratio > 1000.f;
@@ -603,7 +634,7 @@ static void format_scalar(const mt_tensor *t, sbuf *out) {
         sb_puts(out, "nan");
     } else if (isinf(v)) {
         sb_puts(out, v < 0 ? "-inf" : "inf");
-    } else if (a == 0 || (a < (dt == MT_FLOAT16 ? 1e3 : dt == MT_FLOAT32 ? 1e6 : 1e16) &&
+    } else if (a == 0 || (a < (dt == MT_FLOAT16 || dt == MT_BFLOAT16 ? 1e3 : dt == MT_FLOAT32 ? 1e6 : 1e16) &&
                           a >= 1e-4)) {
         char ip[400], fp[400];
         positional(v, dt, -1, ip, fp);
@@ -940,6 +971,9 @@ static void fill_random(mt_tensor *t, uint64_t *state) {
         case MT_FLOAT32: ((float *)p)[i] = (float)(r >> 40) * 0x1p-23f - 1.0f; break;
         case MT_FLOAT16:
             ((uint16_t *)p)[i] = double_to_half((double)(r >> 53) * 0x1p-10 - 1.0);
+            break;
+        case MT_BFLOAT16:
+            ((uint16_t *)p)[i] = double_to_bf16((double)(r >> 56) * 0x1p-7 - 1.0);
             break;
         case MT_INT64: ((int64_t *)p)[i] = (int64_t)(r % 21) - 10; break;
         case MT_INT32: ((int32_t *)p)[i] = (int32_t)(r % 21) - 10; break;

@@ -30,6 +30,17 @@
  *
  * The writer always emits version 1.0 (a header of at most a few hundred
  * bytes for rank <= 8) padded so that the data starts at a multiple of 64.
+ *
+ * bfloat16. NumPy has no bfloat16; ml_dtypes adds one, and np.save writes
+ * an array of it with the descr '<V2' (its dtype.str: a legacy user dtype
+ * is saved as raw 2-byte records), which np.load reads back as void.
+ * That is our convention: '<V2' (and '|V2', numpy's own spelling of a
+ * 2-byte void) is read as bfloat16 and bfloat16 is written as '<V2', so
+ * a file round-trips through mtc and through NumPy alike; the descr
+ * 'bfloat16' (what writing str(a.dtype) gives) is read too. A NumPy user
+ * reads one with np.load(f).view(ml_dtypes.bfloat16), or without
+ * ml_dtypes as float32: (np.load(f).view('<u2').astype('<u4') << 16).view('<f4'),
+ * and writes one with np.save(f, a.astype(ml_dtypes.bfloat16)).
  */
 #include "npy.h"
 
@@ -48,7 +59,7 @@ static const char MAGIC[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 static const char *const DESCR[] = {
     [MT_BOOL] = "|b1",  [MT_INT8] = "|i1",    [MT_UINT8] = "|u1",
     [MT_INT32] = "<i4", [MT_INT64] = "<i8",   [MT_FLOAT16] = "<f2",
-    [MT_FLOAT32] = "<f4", [MT_FLOAT64] = "<f8",
+    [MT_FLOAT32] = "<f4", [MT_FLOAT64] = "<f8",   [MT_BFLOAT16] = "<V2",
 };
 static const char *const DTNAME[] = {
 #define MT_X_(name, text, size) [name] = text,
@@ -245,7 +256,9 @@ static int parse_descr(const char *d, mt_dtype *out, char *err, size_t errlen) {
         return -1;
     }
     int dt = -1;
-    if (digits) {
+    if (strcmp(d, "bfloat16") == 0) dt = MT_BFLOAT16;
+    else if (digits && kind == 'V' && size == 2 && order != '>') dt = MT_BFLOAT16;
+    else if (digits) {
         if (kind == 'f' && size == 2) dt = MT_FLOAT16;
         else if (kind == 'f' && size == 4) dt = MT_FLOAT32;
         else if (kind == 'f' && size == 8) dt = MT_FLOAT64;
@@ -257,7 +270,7 @@ static int parse_descr(const char *d, mt_dtype *out, char *err, size_t errlen) {
     }
     if (dt < 0) {
         seterr(err, errlen,
-               "unsupported dtype '%s' (supported: <f2 <f4 <f8 |i1 <i4 <i8 |u1 |b1)", d);
+               "unsupported dtype '%s' (supported: <f2 <f4 <f8 |i1 <i4 <i8 |u1 |b1, <V2 as bfloat16)", d);
         return -1;
     }
     if (order == '>' && size > 1) {

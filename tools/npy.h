@@ -6,6 +6,8 @@
  * byte-order-free) data in C order, with the dtypes minitriton has:
  *
  *     <f2 <f4 <f8  |i1 <i4 <i8  |u1  |b1      (also '<i1', '=f4', ...)
+ *     <V2 (and |V2, 'bfloat16') as bfloat16, which is written as <V2: what
+ *     np.save writes for ml_dtypes' bfloat16 (npy.c says more)
  *
  * and rejects, with a message saying why, everything else: big-endian data,
  * fortran_order True, object/structured/other dtypes, a malformed or truncated

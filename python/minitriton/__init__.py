@@ -25,11 +25,11 @@ __version__ = "0.1.0"
 # Scalar annotations (`alpha: float32`): Python evaluates annotations when
 # the function is defined, so these names must exist; the compiler reads
 # the text. float, int and bool are Python's own.
-float16, float32, float64 = "float16", "float32", "float64"
+float16, float32, float64, bfloat16 = "float16", "float32", "float64", "bfloat16"
 int8, int32, int64, uint8 = "int8", "int32", "int64", "uint8"
 
 __all__ = ["jit", "compile", "Tensor", "Kernel", "JITFunction", "Array", "from_dlpack",
            "CompileError", "RunError", "MinitritonError", "configure", "context", "cache_stats",
            "disk_cache_stats",
            "DTYPES", "STAGES", "library_path", "library_version",
-           "float16", "float32", "float64", "int8", "int32", "int64", "uint8"]
+           "float16", "float32", "float64", "bfloat16", "int8", "int32", "int64", "uint8"]

@@ -111,7 +111,7 @@ STATUS_NAMES = [
     "MT_ERR_UNSUPPORTED", "MT_ERR_INVALID_ARG", "MT_ERR_RUNTIME", "MT_ERR_NOMEM",
     "MT_ERR_LIMIT", "MT_ERR_IO", "MT_ERR_UNAVAILABLE", "MT_ERR_INTERNAL",
 ]
-DTYPES = ["bool", "int8", "uint8", "int32", "int64", "float16", "float32", "float64"]
+DTYPES = ["bool", "int8", "uint8", "int32", "int64", "float16", "float32", "float64", "bfloat16"]
 TARGET_CPU, TARGET_CUDA = 0, 1
 DEVICE_CPU, DEVICE_CUDA, DEVICE_TEST = 1, 2, 12
 

@@ -40,8 +40,14 @@ MT_ERR_UNAVAILABLE = STATUS_NAMES.index("MT_ERR_UNAVAILABLE")
 __all__ = ["Tensor", "jit", "compile", "JITFunction", "Kernel", "Array", "context", "configure",
            "cache_stats", "disk_cache_stats", "from_dlpack"]
 
+try:  # NumPy has no bfloat16; ml_dtypes (JAX's) adds one when installed
+    import ml_dtypes as _ml_dtypes
+    _BFLOAT16 = np.dtype(_ml_dtypes.bfloat16)
+except ImportError:  # else the raw 16 bits, as np.save writes them: view("<u2")
+    _BFLOAT16 = np.dtype("V2")
 _NP_DTYPES = [np.dtype(np.bool_), np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int32),
-              np.dtype(np.int64), np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)]
+              np.dtype(np.int64), np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64),
+              _BFLOAT16]
 _c_i64 = ctypes.c_int64
 _release = lib.mt_tensor_release  # for tensors whose release runs no Python code
 
@@ -285,7 +291,7 @@ _wrap_c = lib.mt_tensor_wrap
 
 def _data_pointer(a):
     """The address of a's first element (a non-empty, C-contiguous array)."""
-    if a.flags.writeable:
+    if a.flags.writeable and a.dtype.kind != "V":  # (ml_dtypes' bfloat16 has no buffer format)
         return _addressof(_c_char_from_buffer(a))  # a third of a.ctypes.data's time
     return a.ctypes.data
 
@@ -327,7 +333,8 @@ def _host_array(t, dtype=None, release=None):
     if 0 in shape:  # no memory to share
         release(t)
         return np.empty(shape, dtype)
-    return np.asarray(_HostBuffer(t, shape, dtype, release))
+    a = np.asarray(_HostBuffer(t, shape, dtype, release))
+    return a if a.dtype == dtype else a.view(dtype)  # bfloat16: the interface says '<V2'
 
 
 class Array:

@@ -243,6 +243,20 @@ def test_empty_tensors():
     assert out.shape == (0, 3) and out.dtype == np.float32
 
 
+def test_bfloat16():
+    # NumPy has no bfloat16: ml_dtypes' is taken in and given back
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    k = mt.compile('def f(x: Tensor(("n",), "bfloat16")):\n    return x + x\n')
+    x = np.array([1.0, -1.5, 0.1, 3e38], dtype=ml_dtypes.bfloat16)
+    y = k(x)
+    assert y.dtype == x.dtype
+    with np.errstate(over="ignore"):  # 3e38 + 3e38: inf, as the kernel gives
+        np.testing.assert_array_equal(y.view(np.uint16), (x + x).view(np.uint16))
+    c = mt.compile('def f(x: Tensor(("n",), "float32")):\n    return x.astype("bfloat16")\n')
+    f = np.array([1.00390625, 1.01171875, np.nan], np.float32)  # ties: to even down, up
+    np.testing.assert_array_equal(c(f).view(np.uint16), [0x3F80, 0x3F82, 0x7FFF])
+
+
 def test_dtypes_round_trip():
     for dt in ["int8", "uint8", "int32", "int64", "float16", "float32", "float64"]:
         k = mt.compile('def f(x: Tensor(("n",), "%s")):\n    return x + x\n' % dt)

@@ -9,8 +9,9 @@
  *
  *     const char *src = mt_cuda_c_emit(arena, sp.host, nhost, sp.device, sp.ndevice);
  *     // nvcc -c -arch=sm_80 k.cu, or nvrtcCreateProgram(&p, src, ...):
- *     // the text needs no header but <cuda_fp16.h>, and that one only
- *     // when a kernel uses float16 (NVRTC: --include-path=<toolkit>/include)
+ *     // the text needs no header but <cuda_fp16.h> and <cuda_bf16.h>, and
+ *     // those only when a kernel uses float16 / bfloat16 (NVRTC:
+ *     // --include-path=<toolkit>/include)
  *
  * The text computes what the CPU backend computes for the same TIR (the
  * semantics and the few places where CUDA may differ are in cuda_c.c's

@@ -242,6 +242,7 @@ static void set_context(mt_cg *g, LLVMContextRef ctx) {
     g->t_void = LLVMVoidTypeInContext(ctx);
     g->t_i1 = LLVMInt1TypeInContext(ctx);
     g->t_i8 = LLVMInt8TypeInContext(ctx);
+    g->t_i16 = LLVMInt16TypeInContext(ctx);
     g->t_i32 = LLVMInt32TypeInContext(ctx);
     g->t_i64 = LLVMInt64TypeInContext(ctx);
     g->t_half = LLVMHalfTypeInContext(ctx);
@@ -766,6 +767,7 @@ static void param_attr(mt_cg *g, LLVMValueRef fn, unsigned idx, const char *name
 static LLVMTypeRef param_type(mt_cg *g, const mt_tparam *p) {
     if (p->buf) return g->t_ptr;
     if (p->var->dtype == MT_FLOAT16) return g->t_half;
+    if (p->var->dtype == MT_BFLOAT16) return g->t_i16;
     return mt_cg_type(g, p->var->dtype);
 }
 
@@ -807,6 +809,7 @@ static void gen_func(mt_cg *g, const mt_tfunc *f, const char *prefix) {
             if (t == MT_BOOL || t == MT_UINT8) param_attr(g, fn, ai, "zeroext", 0);
             if (t == MT_INT8) param_attr(g, fn, ai, "signext", 0);
             if (t == MT_FLOAT16) v = LLVMBuildFPExt(g->b, v, g->t_f32, "");
+            if (t == MT_BFLOAT16) v = mt_cg_bf16_to_float(g, v);
             bind_var(g, p->var, v);
         }
     }

@@ -15,10 +15,23 @@
  *     int8      i8        i8            float16   float     half
  *     uint8     i8        i8            float32   float     float
  *     int32     i32       i32           float64   double    double
+ *                                       bfloat16  float     i16
  *
  * So float16 is *computed in float32*: loads fpext, stores fptrunc (round to
  * nearest even), and a value of dtype float16 is rounded to half precision
  * only where it is stored, cast to float16, or written as an immediate.
+ *
+ * bfloat16 likewise, with its bits kept in an i16 and converted by integer
+ * instructions of our own rather than through LLVM's `bfloat` type: on x86
+ * without AVX512-BF16 LLVM 19 lowers fptrunc float -> bfloat to a libcall
+ * (__truncsfbf2) per element, and its int -> bfloat and double -> bfloat
+ * round twice. A load is zext, shl 16, bitcast; float32 -> bfloat16 is
+ * (u + 0x7fff + (u >> 16 & 1)) >> 16 (round to nearest even; overflow
+ * carries into inf), a NaN becoming the canonical 0x7fff; float64 and
+ * int32/int64 are first rounded to float32 *to odd* (the inexact result
+ * moved toward zero, its last bit set), so the value is rounded once, as
+ * CUDA's __double2bfloat16, __int2bfloat16_rn and __ll2bfloat16_rn do.
+ * Each step is a lane-wise integer or compare instruction: it vectorizes.
  *
  * Vectors. An expression with lanes > 1 becomes an LLVM vector of its compute
  * type. Scalar operands of a vector operation are broadcast (insertelement +
@@ -99,7 +112,7 @@ LLVMTypeRef mt_cg_type(mt_cg *g, mt_dtype t) {
     case MT_INT8: case MT_UINT8: return g->t_i8;
     case MT_INT32: return g->t_i32;
     case MT_INT64: return g->t_i64;
-    case MT_FLOAT16: case MT_FLOAT32: return g->t_f32;
+    case MT_FLOAT16: case MT_BFLOAT16: case MT_FLOAT32: return g->t_f32;
     case MT_FLOAT64: return g->t_f64;
     default: mt_ice("codegen: unknown dtype %d", (int)t);
     }
@@ -108,13 +121,14 @@ LLVMTypeRef mt_cg_type(mt_cg *g, mt_dtype t) {
 LLVMTypeRef mt_cg_mem_type(mt_cg *g, mt_dtype t) {
     if (t == MT_BOOL) return g->t_i8;
     if (t == MT_FLOAT16) return g->t_half;
+    if (t == MT_BFLOAT16) return g->t_i16;
     return mt_cg_type(g, t);
 }
 
 static unsigned elem_align(mt_dtype t) {
     switch (t) {
     case MT_BOOL: case MT_INT8: case MT_UINT8: return 1;
-    case MT_FLOAT16: return 2;
+    case MT_FLOAT16: case MT_BFLOAT16: return 2;
     case MT_INT32: case MT_FLOAT32: return 4;
     default: return 8;
     }
@@ -179,6 +193,82 @@ static LLVMValueRef round_half(mt_cg *g, LLVMValueRef v) {
     return LLVMBuildFPExt(g->b, h, mt_cg_vec_type(g->t_f32, n), "");
 }
 
+/* ---- bfloat16 ---------------------------------------------------------------- */
+
+static LLVMValueRef const_u32(mt_cg *g, uint32_t v, int n) {
+    return const_splat(g, LLVMConstInt(g->t_i32, v, 0), n);
+}
+
+/* The bits (i32 lanes, the upper 16 zero) of float v rounded to bfloat16. */
+static LLVMValueRef bf16_bits(mt_cg *g, LLVMValueRef v) {
+    int n = mt_cg_lanes(v);
+    LLVMTypeRef it = mt_cg_vec_type(g->t_i32, n);
+    LLVMValueRef u = LLVMBuildBitCast(g->b, v, it, "");
+    LLVMValueRef odd = LLVMBuildAnd(g->b, LLVMBuildLShr(g->b, u, const_u32(g, 16, n), ""), const_u32(g, 1, n), "");
+    LLVMValueRef r = LLVMBuildAdd(g->b, u, LLVMBuildAdd(g->b, odd, const_u32(g, 0x7fff, n), ""), "");
+    r = LLVMBuildLShr(g->b, r, const_u32(g, 16, n), "");
+    LLVMValueRef nan = LLVMBuildFCmp(g->b, LLVMRealUNO, v, v, "");
+    return LLVMBuildSelect(g->b, nan, const_u32(g, 0x7fff, n), r, "");
+}
+
+/* bfloat16 bits in i32 lanes (upper 16 zero) as the float they are. */
+static LLVMValueRef bits_to_float(mt_cg *g, LLVMValueRef b) {
+    int n = mt_cg_lanes(b);
+    LLVMValueRef u = LLVMBuildShl(g->b, b, const_u32(g, 16, n), "");
+    return LLVMBuildBitCast(g->b, u, mt_cg_vec_type(g->t_f32, n), "");
+}
+
+LLVMValueRef mt_cg_bf16_to_float(mt_cg *g, LLVMValueRef v) {
+    return bits_to_float(g, LLVMBuildZExt(g->b, v, mt_cg_vec_type(g->t_i32, mt_cg_lanes(v)), ""));
+}
+
+/* A float (vector) rounded to bfloat16 and back. */
+static LLVMValueRef round_bf16(mt_cg *g, LLVMValueRef v) { return bits_to_float(g, bf16_bits(g, v)); }
+
+/* r, a float32 rounding (to nearest) of a wider value x, made its rounding
+ * to odd: moved one step toward zero when |r| > |x|, its last bit set when
+ * inexact. gt/lt: r > x and r < x; inexact: r != x (false on NaN). */
+static LLVMValueRef to_odd(mt_cg *g, LLVMValueRef r, LLVMValueRef gt, LLVMValueRef lt, LLVMValueRef inexact) {
+    int n = mt_cg_lanes(r);
+    LLVMTypeRef it = mt_cg_vec_type(g->t_i32, n);
+    LLVMValueRef zero = const_like(g, r, 0);
+    LLVMValueRef pos = LLVMBuildFCmp(g->b, LLVMRealOGT, r, zero, "");
+    LLVMValueRef neg = LLVMBuildFCmp(g->b, LLVMRealOLT, r, zero, "");
+    LLVMValueRef away = LLVMBuildOr(g->b, LLVMBuildAnd(g->b, pos, gt, ""), LLVMBuildAnd(g->b, neg, lt, ""), "");
+    LLVMValueRef u = LLVMBuildBitCast(g->b, r, it, "");
+    u = LLVMBuildSub(g->b, u, LLVMBuildZExt(g->b, away, it, ""), "");
+    u = LLVMBuildOr(g->b, u, LLVMBuildZExt(g->b, inexact, it, ""), "");
+    return LLVMBuildBitCast(g->b, u, mt_cg_vec_type(g->t_f32, n), "");
+}
+
+/* A double (vector) rounded once to bfloat16, as a float. */
+static LLVMValueRef round_bf16_from_f64(mt_cg *g, LLVMValueRef d) {
+    int n = mt_cg_lanes(d);
+    LLVMValueRef r = LLVMBuildFPTrunc(g->b, d, mt_cg_vec_type(g->t_f32, n), "");
+    LLVMValueRef back = LLVMBuildFPExt(g->b, r, LLVMTypeOf(d), "");
+    LLVMValueRef gt = LLVMBuildFCmp(g->b, LLVMRealOGT, back, d, "");
+    LLVMValueRef lt = LLVMBuildFCmp(g->b, LLVMRealOLT, back, d, "");
+    LLVMValueRef ne = LLVMBuildFCmp(g->b, LLVMRealONE, back, d, "");
+    return round_bf16(g, to_odd(g, r, gt, lt, ne));
+}
+
+/* An integer (vector) of dtype from rounded once to bfloat16, as a float:
+ * exact in float32 up to 16 bits, else through float32 rounded to odd (the
+ * float converted back, saturating, to tell the direction). */
+static LLVMValueRef round_bf16_from_int(mt_cg *g, LLVMValueRef v, mt_dtype from, bool sint) {
+    int n = mt_cg_lanes(v);
+    LLVMTypeRef ft = mt_cg_vec_type(g->t_f32, n);
+    LLVMValueRef r = sint ? LLVMBuildSIToFP(g->b, v, ft, "") : LLVMBuildUIToFP(g->b, v, ft, "");
+    if (from != MT_INT32 && from != MT_INT64) return round_bf16(g, r);
+    LLVMTypeRef types[2] = {LLVMTypeOf(v), ft}, fnty;
+    LLVMValueRef fn = mt_cg_intrinsic(g, "llvm.fptosi.sat", types, 2, &fnty);
+    LLVMValueRef back = LLVMBuildCall2(g->b, fnty, fn, &r, 1, "");
+    LLVMValueRef gt = LLVMBuildICmp(g->b, LLVMIntSGT, back, v, "");
+    LLVMValueRef lt = LLVMBuildICmp(g->b, LLVMIntSLT, back, v, "");
+    LLVMValueRef ne = LLVMBuildICmp(g->b, LLVMIntNE, back, v, "");
+    return round_bf16(g, to_odd(g, r, gt, lt, ne));
+}
+
 static LLVMValueRef gen_imm(mt_cg *g, const mt_texpr *e) {
     mt_dtype t = e->dtype;
     LLVMTypeRef ty = mt_cg_type(g, t);
@@ -187,6 +277,8 @@ static LLVMValueRef gen_imm(mt_cg *g, const mt_texpr *e) {
         double v = e->kind == TE_FLOAT ? e->fval : (double)e->ival;
         if (t == MT_FLOAT16)
             c = LLVMBuildFPExt(g->b, LLVMConstReal(g->t_half, v), g->t_f32, "");
+        else if (t == MT_BFLOAT16)
+            c = LLVMConstReal(g->t_f32, mt_bf16_round(v));
         else
             c = LLVMConstReal(ty, v);
     } else {
@@ -262,6 +354,11 @@ LLVMValueRef mt_cg_cast(mt_cg *g, LLVMValueRef v, mt_dtype from, mt_dtype to) {
         if (fw > tw) return LLVMBuildTrunc(g->b, v, dst, "");
         return is_sint(from) ? LLVMBuildSExt(g->b, v, dst, "") : LLVMBuildZExt(g->b, v, dst, "");
     }
+    if (to == MT_BFLOAT16) { /* one rounding from every dtype */
+        if (!is_float(from)) return round_bf16_from_int(g, v, from, is_sint(from));
+        if (from == MT_FLOAT64) return round_bf16_from_f64(g, v);
+        return round_bf16(g, v); /* float32, float16 (computed in float32) */
+    }
     if (!is_float(from)) { /* int -> float: to half directly, so one rounding */
         LLVMTypeRef t = to == MT_FLOAT16 ? mt_cg_vec_type(g->t_half, n) : dst;
         LLVMValueRef r = is_sint(from) ? LLVMBuildSIToFP(g->b, v, t, "")
@@ -276,11 +373,11 @@ LLVMValueRef mt_cg_cast(mt_cg *g, LLVMValueRef v, mt_dtype from, mt_dtype to) {
     }
     /* float -> float */
     if (to == MT_FLOAT16) {
-        if (from == MT_FLOAT32) return round_half(g, v);
+        if (from == MT_FLOAT32 || from == MT_BFLOAT16) return round_half(g, v);
         LLVMValueRef h = LLVMBuildFPTrunc(g->b, v, mt_cg_vec_type(g->t_half, n), "");
         return LLVMBuildFPExt(g->b, h, dst, "");
     }
-    if (LLVMTypeOf(v) == dst) return v; /* float16 -> float32: already float */
+    if (LLVMTypeOf(v) == dst) return v; /* float16, bfloat16 -> float32: already float */
     if (to == MT_FLOAT64) return LLVMBuildFPExt(g->b, v, dst, "");
     return LLVMBuildFPTrunc(g->b, v, dst, "");
 }
@@ -291,6 +388,7 @@ static LLVMValueRef from_mem(mt_cg *g, LLVMValueRef v, mt_dtype t) {
     if (t == MT_BOOL) return LLVMBuildICmp(g->b, LLVMIntNE, v, const_like(g, v, 0), "");
     if (t == MT_FLOAT16)
         return LLVMBuildFPExt(g->b, v, mt_cg_vec_type(g->t_f32, mt_cg_lanes(v)), "");
+    if (t == MT_BFLOAT16) return mt_cg_bf16_to_float(g, v);
     return v;
 }
 
@@ -298,6 +396,7 @@ static LLVMValueRef to_mem(mt_cg *g, LLVMValueRef v, mt_dtype t) {
     int n = mt_cg_lanes(v);
     if (t == MT_BOOL) return LLVMBuildZExt(g->b, v, mt_cg_vec_type(g->t_i8, n), "");
     if (t == MT_FLOAT16) return LLVMBuildFPTrunc(g->b, v, mt_cg_vec_type(g->t_half, n), "");
+    if (t == MT_BFLOAT16) return LLVMBuildTrunc(g->b, bf16_bits(g, v), mt_cg_vec_type(g->t_i16, n), "");
     return v;
 }
 

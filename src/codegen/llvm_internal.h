@@ -84,7 +84,7 @@ typedef struct mt_cg {
     LLVMValueRef *heaps;    /* the heap buffers live at the current point (freed by a
                              * bounds check that stops the function) ... */
     int nheaps, capheaps;   /* ... how many, and the array's room (per function) */
-    LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_half, t_f32, t_f64, t_ptr;
+    LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_half, t_f32, t_f64, t_ptr;
 } mt_cg;
 
 /* ---- llvm_expr.c ---- */
@@ -94,6 +94,8 @@ LLVMTypeRef mt_cg_vec_type(LLVMTypeRef elem, int lanes); /* elem when lanes == 1
 int mt_cg_lanes(LLVMValueRef v);
 LLVMValueRef mt_cg_splat(mt_cg *g, LLVMValueRef v, int lanes);
 LLVMValueRef mt_cg_expr(mt_cg *g, const mt_texpr *e);
+/* A bfloat16 element (i16, memory type) as the float it computes in. */
+LLVMValueRef mt_cg_bf16_to_float(mt_cg *g, LLVMValueRef v);
 /* v (compute type of `from`) converted to `to`. */
 LLVMValueRef mt_cg_cast(mt_cg *g, LLVMValueRef v, mt_dtype from, mt_dtype to);
 /* buf[idx] = v, where v is in the compute type of vdtype; nidx is 0 or 1. */

@@ -16,8 +16,8 @@
  *   -std=c++17                 the language of the code we emit (NVRTC
  *                              13's default, spelled out for 11.x and 12.x)
  *   --ptxas-options=-v         ptxas's per-kernel report, into the log
- *   --include-path=DIR         the toolkit's headers (cuda_fp16.h, which the
- *                              CUDA C of float16 kernels includes: NVRTC 13
+ *   --include-path=DIR         the toolkit's headers (cuda_fp16.h, cuda_bf16.h,
+ *                              which the CUDA C of float16 / bfloat16 kernels includes: NVRTC 13
  *                              has no search path of its own): MT_CUDA_INCLUDE,
  *                              else the include/ beside the NVRTC library
  *                              (../include, ../../include), else

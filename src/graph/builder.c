@@ -136,8 +136,8 @@ mt_dtype mt_b_dtype_name(const char *s, mt_loc loc) {
     if (strcmp(s, "int") == 0) return MT_INT64;
     if (mt_dtype_from_str(s, &dt) != 0)
         mt_fail(MT_ERR_TYPE, loc,
-                "unknown dtype '%s' (expected one of float32, float64, float16, int8, int32, "
-                "int64, uint8, bool)",
+                "unknown dtype '%s' (expected one of float32, float64, float16, bfloat16, int8, "
+                "int32, int64, uint8, bool)",
                 s);
     return dt;
 }

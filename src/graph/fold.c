@@ -39,7 +39,7 @@ bool mt_fold_scalar(mt_arena *a, const mt_op_def *op, mt_gvar *const *args, int 
     if (out->ndim != 0 || nargs < 1 || nargs > 2) return false;
     for (int i = 0; i < nargs; i++)
         if (!args[i]->is_const) return false;
-    if (out->dtype == MT_FLOAT16) return false; /* rounding to half is the kernels' job */
+    if (mt_dtype_is_half(out->dtype)) return false; /* rounding to 16 bits is the kernels' job */
     bool weak = true;
     for (int i = 0; i < nargs; i++) weak &= args[i]->weak;
     mt_dtype in = args[0]->type.dtype;

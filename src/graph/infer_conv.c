@@ -44,15 +44,15 @@ static void require_rank4(mt_infer_ctx *c, const mt_gvar *v, const char *layout)
                 mt_describe_value(c->arena, v), mt_shape_str(c->arena, &v->type));
 }
 
-/* float32/float64 (float16 too when half_ok). */
+/* float32/float64 (float16 and bfloat16 too when half_ok). */
 static void require_float(mt_infer_ctx *c, const mt_gvar *v, bool half_ok) {
     mt_dtype dt = v->type.dtype;
     if (!mt_dtype_is_float(dt))
         mt_fail(MT_ERR_TYPE, c->loc, "'%s' needs a float tensor, but %s is %s; convert with astype",
                 c->op->name, mt_describe_value(c->arena, v), mt_dtype_str(dt));
-    if (dt == MT_FLOAT16 && !half_ok)
-        mt_fail(MT_ERR_UNSUPPORTED, c->loc, "'%s' of float16 is not supported yet; convert %s with astype",
-                c->op->name, mt_describe_value(c->arena, v));
+    if (mt_dtype_is_half(dt) && !half_ok)
+        mt_fail(MT_ERR_UNSUPPORTED, c->loc, "'%s' of %s is not supported yet; convert %s with astype",
+                c->op->name, mt_dtype_str(dt), mt_describe_value(c->arena, v));
 }
 
 /* Dims from `from` on must be constants. */

@@ -56,6 +56,7 @@ static bool dtype_from_dl(DLDataType t, mt_dtype *out) {
     case kDLFloat:
         *out = t.bits == 16 ? MT_FLOAT16 : t.bits == 32 ? MT_FLOAT32 : t.bits == 64 ? MT_FLOAT64 : MT_DTYPE_COUNT_;
         break;
+    case kDLBfloat: *out = t.bits == 16 ? MT_BFLOAT16 : MT_DTYPE_COUNT_; break;
     case DL_BOOL: *out = t.bits == 8 ? MT_BOOL : MT_DTYPE_COUNT_; break;
     default: *out = MT_DTYPE_COUNT_; break;
     }
@@ -68,6 +69,7 @@ static DLDataType dtype_to_dl(mt_dtype dt) {
     case MT_BOOL: t.code = DL_BOOL; break;
     case MT_UINT8: t.code = kDLUInt; break;
     case MT_FLOAT16: case MT_FLOAT32: case MT_FLOAT64: t.code = kDLFloat; break;
+    case MT_BFLOAT16: t.code = kDLBfloat; break;
     default: t.code = kDLInt; break;
     }
     return t;
@@ -138,7 +140,7 @@ static mt_status check_tensor(const DLTensor *dl, mt_dtype *dt, mt_diag *diag) {
         if (dl->dtype.lanes != 1) snprintf(lanes, sizeof lanes, "x%u", dl->dtype.lanes);
         failf(diag, MT_ERR_UNSUPPORTED,
               "DLPack dtype %s%u%s is not supported (bool, int8, uint8, int32, int64, float16, "
-              "float32, float64 with one lane)",
+              "float32, float64, bfloat16 with one lane)",
               dl_code_name(dl->dtype.code), dl->dtype.bits, lanes);
         return MT_ERR_UNSUPPORTED;
     }

@@ -60,6 +60,7 @@
 #include "runtime/memplan.h"
 #include "runtime/parallel.h"
 #include "runtime/tensor.h"
+#include "support/common.h"
 
 enum { MAX_SYMS = 64, MAX_CALL_ARGS = 256, SMALL = 32, MAX_DEVS = MT_PLAN_MAX_DEVICES };
 
@@ -436,7 +437,7 @@ typedef union scalar_buf {
 
 /* Writes a rank-0 value of dtype dt (ints from iv, floats from fv) to buf;
  * returns its size (0: float16, which never reaches the plan: rank-0
- * scalars are cast). */
+ * scalars are cast; bfloat16 is written all the same, rounded once). */
 static size_t encode_scalar(mt_dtype dt, int64_t iv, double fv, void *buf) {
     switch (dt) {
     case MT_BOOL: *(uint8_t *)buf = iv != 0; return 1;
@@ -446,6 +447,7 @@ static size_t encode_scalar(mt_dtype dt, int64_t iv, double fv, void *buf) {
     case MT_INT64: *(int64_t *)buf = iv; return 8;
     case MT_FLOAT32: *(float *)buf = (float)fv; return 4;
     case MT_FLOAT64: *(double *)buf = fv; return 8;
+    case MT_BFLOAT16: *(uint16_t *)buf = mt_bf16_from_double(fv); return 2;
     default: return 0;
     }
 }
@@ -460,6 +462,7 @@ static int64_t decode_int(mt_dtype dt, const void *d) {
     case MT_INT64: return *(const int64_t *)d;
     case MT_FLOAT32: return (int64_t)*(const float *)d;
     case MT_FLOAT64: return (int64_t)*(const double *)d;
+    case MT_BFLOAT16: return (int64_t)mt_bf16_to_float(*(const uint16_t *)d);
     default: return 0;
     }
 }

@@ -108,7 +108,7 @@ static bool store_at_row(ar *g, const mt_tstmt *s, mt_tbuffer **buf) {
 }
 
 static bool shuffle_dtype(mt_dtype t) {
-    return t == MT_FLOAT16 || t == MT_FLOAT32 || t == MT_FLOAT64 || t == MT_INT32 || t == MT_INT64;
+    return mt_dtype_is_half(t) || t == MT_FLOAT32 || t == MT_FLOAT64 || t == MT_INT32 || t == MT_INT64;
 }
 
 /* The block's init and body as legalize_reduce.c writes them. */

@@ -60,9 +60,11 @@
  *
  * Tensor cores. When the target has them (mma_m/n/k = 16: the WMMA tile
  * of float16 inputs with float32 sums) and both operands are float16
- * values widened to float32, warps take the threads' place: the block's
+ * values widened to float32 -- or both bfloat16 values, where the target
+ * says its tensor cores take them (mma_bf16) -- warps take the threads'
+ * place: the block's
  * 8 (or 4) warps each own a grid of fm x fn 16 x 16 accumulator fragments
- * (T.wmma_*, tir.h), the shared tiles hold float16 (rows padded by 8:
+ * (T.wmma_*, tir.h), the shared tiles hold the 16-bit inputs (rows padded by 8:
  * ldm 16-byte aligned, ldmatrix phases in distinct banks), BK = 32, and
  * per 16 of k a warp loads fm fragments of A (column-major from the
  * k-major tile) and fn of B, then does fm x fn mma_syncs. The copies, the
@@ -89,7 +91,7 @@ typedef struct gm {
     mm *c;
     int bm, bn, bk, tm, tn, threads;
     bool tc;                 /* tensor cores: warp tiles of WMMA fragments */
-    mt_dtype tile_dt;        /* the shared tiles' dtype: c->dt, or float16 (tc) */
+    mt_dtype tile_dt;        /* the shared tiles' dtype: c->dt, or float16 / bfloat16 (tc) */
     int pad;                 /* elements that pad each row of a shared tile */
     int warp, warps_n;       /* tc: threads per warp, warps along N */
     int fm, fn;              /* tc: fragments per warp along M and N */
@@ -177,13 +179,15 @@ typedef struct tile_copy {
     operand_at at;
 } tile_copy;
 
-/* A float16 value widened to float32 (an operand the tensor cores take). */
-static bool widened_f16(const mt_texpr *e) {
-    return e->kind == TE_CAST && e->dtype == MT_FLOAT32 && e->a->dtype == MT_FLOAT16 && e->lanes == 1;
+/* A float16 or bfloat16 value widened to float32 (an operand the tensor
+ * cores take): its 16-bit dtype, else MT_DTYPE_COUNT_. */
+static mt_dtype widened_16(const mt_texpr *e) {
+    bool w = e->kind == TE_CAST && e->dtype == MT_FLOAT32 && mt_dtype_is_half(e->a->dtype) && e->lanes == 1;
+    return w ? e->a->dtype : MT_DTYPE_COUNT_;
 }
 
-/* The operand as the tiles hold it: its float16 value for tensor cores. */
-static mt_texpr *in_tile(gm *g, mt_texpr *e) { return g->tc && widened_f16(e) ? e->a : e; }
+/* The operand as the tiles hold it: its 16-bit value for tensor cores. */
+static mt_texpr *in_tile(gm *g, mt_texpr *e) { return g->tc && widened_16(e) == g->tile_dt ? e->a : e; }
 
 static mt_texpr *a_at(gm *g, mt_texpr *i, mt_texpr *k) { return in_tile(g, mm_operand(g->c, g->c->X, i, NULL, k)); }
 static mt_texpr *b_at(gm *g, mt_texpr *j, mt_texpr *k) { return in_tile(g, mm_operand(g->c, g->c->Y, NULL, j, k)); }
@@ -368,7 +372,7 @@ static mt_tstmt *tc_store_phase(gm *g) {
 }
 
 static mt_tbuffer *fragments(gm *g, const char *name, int n, mt_scope scope) {
-    mt_dtype dt = scope == MT_SCOPE_WMMA_ACC ? MT_FLOAT32 : MT_FLOAT16;
+    mt_dtype dt = scope == MT_SCOPE_WMMA_ACC ? MT_FLOAT32 : g->tile_dt;
     mt_tbuffer *b = mm_local_buf(g->c, name, I(g, (int64_t)n * MT_WMMA_FRAG), dt);
     b->scope = scope;
     return b;
@@ -455,14 +459,17 @@ static void choose_tiles(gm *g, const mt_target_desc *t) {
 }
 
 /* Tensor cores: when the target has the 16 x 16 x 16 float16 tile and both
- * operands are float16 values widened (the sums are float32 either way);
- * tiles as for SIMT, by the same count of blocks, each of 8 (or 4) warps. */
+ * operands are float16 values widened (the sums are float32 either way), or
+ * both bfloat16 ones and the target's tensor cores take bfloat16; tiles as
+ * for SIMT, by the same count of blocks, each of 8 (or 4) warps. */
 static bool choose_tc(gm *g, const mt_target_desc *t) {
     static const struct { int tile, warps, warps_n, min_blocks_per_sm; } sizes[] = {
         {128, 8, 4, 1}, {64, 4, 2, 2}, {32, 4, 2, 0}};
     mm *c = g->c;
+    mt_dtype in = widened_16(c->X);
     if (t->mma_m != FRAG || t->mma_n != FRAG || t->mma_k != FRAG || t->warp_size % FRAG != 0 ||
-        MT_WMMA_FRAG % t->warp_size != 0 || c->dt != MT_FLOAT32 || !widened_f16(c->X) || !widened_f16(c->Y))
+        MT_WMMA_FRAG % t->warp_size != 0 || c->dt != MT_FLOAT32 || in == MT_DTYPE_COUNT_ ||
+        widened_16(c->Y) != in || (in == MT_BFLOAT16 && !t->mma_bf16))
         return false;
     int i = tile_index(c, t, sizes[0].tile);
     g->tc = true;
@@ -473,7 +480,7 @@ static bool choose_tc(gm *g, const mt_target_desc *t) {
     g->threads = sizes[i].warps * g->warp;
     g->fm = g->bm / (sizes[i].warps / g->warps_n) / FRAG;
     g->fn = g->bn / g->warps_n / FRAG;
-    g->tile_dt = MT_FLOAT16;
+    g->tile_dt = in;
     g->pad = TC_PAD;
     return true;
 }

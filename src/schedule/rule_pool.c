@@ -85,7 +85,7 @@ static bool match_pool(pl *p, const mt_tstmt *blk) {
     c->dt = c->C->dtype;
     c->ns = 4;
     int64_t cd[4];
-    if (!mt_dtype_is_float(c->dt) || c->dt == MT_FLOAT16 || init->nidx != 4 ||
+    if (!mt_dtype_is_float(c->dt) || mt_dtype_is_half(c->dt) || init->nidx != 4 ||
         !mm_spatial_index(blk, init->idx, 4, c->sv) || body->buf != c->C || body->nidx != 4)
         return false;
     for (int d = 0; d < 4; d++) {

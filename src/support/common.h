@@ -12,8 +12,11 @@
 #define MT_ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static inline bool mt_dtype_is_float(mt_dtype t) {
-    return t == MT_FLOAT16 || t == MT_FLOAT32 || t == MT_FLOAT64;
+    return t == MT_FLOAT16 || t == MT_BFLOAT16 || t == MT_FLOAT32 || t == MT_FLOAT64;
 }
+/* A 16-bit float, float16 or bfloat16: stored in 16 bits, computed in
+ * float32 and rounded (to nearest even) where stored or cast to it. */
+static inline bool mt_dtype_is_half(mt_dtype t) { return t == MT_FLOAT16 || t == MT_BFLOAT16; }
 static inline bool mt_dtype_is_int(mt_dtype t) {
     return t == MT_INT8 || t == MT_UINT8 || t == MT_INT32 || t == MT_INT64;
 }
@@ -21,6 +24,36 @@ static inline bool mt_dtype_is_int(mt_dtype t) {
 static inline bool mt_dtype_is_signed_int(mt_dtype t) {
     return t == MT_INT8 || t == MT_INT32 || t == MT_INT64;
 }
+/* ---- bfloat16 on the host ------------------------------------------------
+ * A bfloat16 is the upper 16 bits of a float32 (sign, 8 exponent bits, 7
+ * mantissa bits). Conversions to it round to nearest even, as CUDA's
+ * __float2bfloat16_rn (cvt.rn.bf16.f32) does; overflow gives inf, float32
+ * subnormals round like any other value (bfloat16 has float32's exponent
+ * range), and every NaN becomes the canonical NaN 0x7fff (CUDA's too).
+ * From float64 the value is rounded once: to float32 rounding to odd (the
+ * inexact result's last bit set), then to nearest even -- the result of
+ * rounding the double directly (CUDA's __double2bfloat16). The generated
+ * code does the same with integer instructions (llvm_expr.c). */
+static inline float mt_bf16_to_float(uint16_t h) {
+    union { uint32_t u; float f; } x = {(uint32_t)h << 16};
+    return x.f;
+}
+static inline uint16_t mt_bf16_from_float(float f) {
+    union { float f; uint32_t u; } x = {f};
+    if ((x.u & 0x7fffffffu) > 0x7f800000u) return 0x7fff;
+    return (uint16_t)((x.u + 0x7fffu + ((x.u >> 16) & 1u)) >> 16);
+}
+static inline uint16_t mt_bf16_from_double(double d) {
+    union { float f; uint32_t u; } x = {(float)d};
+    double back = (double)x.f;
+    if (d != d || back == d) return mt_bf16_from_float(x.f);
+    if ((d > 0 && back > d) || (d < 0 && back < d)) x.u--; /* toward zero */
+    x.u |= 1u;                                              /* sticky: round to odd */
+    return mt_bf16_from_float(x.f);
+}
+/* d rounded to the nearest bfloat16 (ties to even), as a double. */
+static inline double mt_bf16_round(double d) { return (double)mt_bf16_to_float(mt_bf16_from_double(d)); }
+
 /* Two devices are the same device. */
 static inline bool mt_device_equal(mt_device x, mt_device y) { return x.type == y.type && x.id == y.id; }
 

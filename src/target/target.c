@@ -108,6 +108,7 @@ bool mt_target_cuda(mt_target_desc *t, const char *arch) {
         t->max_regs_per_thread = 255;
         t->num_sms = c->sms;
         t->mma_m = t->mma_n = t->mma_k = 16; /* every arch here has tensor cores (sm_70 on) */
+        t->mma_bf16 = c->sm >= 80;           /* and takes bfloat16 on them (every arch here too) */
         return true;
     }
     return false;

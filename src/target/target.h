@@ -6,7 +6,7 @@
  * name and features, the widest vector register, the cores parallel loops
  * run on and the data-cache sizes; for an NVIDIA GPU the architecture
  * (sm_XX), the warp size, and the per-block limits on threads, shared memory
- * and registers, and its tensor cores' tile. Every pass and rule reads machine facts from the target of
+ * and registers, and its tensor cores' tile (and whether they take bfloat16). Every pass and rule reads machine facts from the target of
  * the loop function it works on (mt_tfunc.target, tir.h) and from nowhere
  * else; a function without one (a unit test building TIR by hand) gets
  * mt_target_default_cpu(), the facts of an x86-64 machine with AVX-512.
@@ -52,6 +52,8 @@ typedef struct mt_target_desc {
     int num_sms;               /* streaming multiprocessors of the usual part of that arch */
     int mma_m, mma_n, mma_k;   /* tensor cores: the warp-level tile (WMMA) of float16 inputs
                                   with float32 sums, 16 x 16 x 16 from sm_70 on; 0: none */
+    bool mma_bf16;             /* the same tile takes bfloat16 inputs (sm_80 on); not in the
+                                  text: the arch, which is, decides it */
     /* ---- both ---- */
     bool test_device;          /* "gpu" means the test device (tests only; runtime/device.h) */
 } mt_target_desc;

@@ -156,7 +156,7 @@ static mt_texpr *float_to_int(mt_arena *a, mt_dtype to, double f) {
 mt_texpr *mt_arith_fold_cast(mt_arena *a, mt_dtype to, const mt_texpr *x) {
     int64_t i;
     double f;
-    if (to == MT_FLOAT16) return NULL;
+    if (mt_dtype_is_half(to)) return NULL;
     if (mt_te_is_const_int(x, &i)) {
         if (to == MT_BOOL) return mt_te_int(a, to, i != 0);
         if (mt_dtype_is_int(to)) return int_imm(a, to, (uint64_t)i);

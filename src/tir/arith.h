@@ -14,7 +14,7 @@
  *    (-7 // 2 == -4, -7 % 2 == 1). Division or modulo by zero is never
  *    folded: it is left for run time to do whatever the target does.
  *  - float32 results are rounded to float after computing in double; float64
- *    is computed as is; float16 is never folded (the host has no exact half
+ *    is computed as is; float16 and bfloat16 are never folded (the host has no exact half
  *    arithmetic). Float // and % use CPython's float_divmod. T.min/T.max are
  *    not folded on NaN or on two zeros (the sign of a zero result depends on
  *    the target instruction).

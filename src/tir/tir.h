@@ -136,7 +136,7 @@ struct mt_tvar {
  * (GPU kernels only; see IN_WMMA_FILL ... below): a buffer of n * 256
  * elements holds n 16 x 16 fragments, fragment f at [f * 256, f * 256 +
  * 256), element (r, c) at f * 256 + r * 16 + c -- A's fragments (i, k)
- * float16, B's (k, j) float16, the accumulators (i, j) float32. Every lane
+ * float16 or bfloat16, B's (k, j) of the same dtype, the accumulators (i, j) float32. Every lane
  * of the warp holds the warp's fragments (CUDA: nvcuda::wmma::fragment,
  * spread over the lanes' registers); only the wmma intrinsics touch them. */
 typedef enum mt_scope {
@@ -199,7 +199,7 @@ typedef enum mt_texpr_kind {
  *   T.shfl_xor(value, lane_mask, width)   (IN_SHFL_XOR) the value of
  *       `value` in the lane (lane ^ lane_mask) of this thread's warp, as
  *       CUDA's __shfl_xor_sync over the full warp. Typed like value (float16,
- *       float32, float64, int32, int64); lane_mask and width
+ *       bfloat16, float32, float64, int32, int64); lane_mask and width
  *       are int32 immediates, width a power of two of at most the warp size,
  *       lane_mask a power of two below width. Every lane of the warp must
  *       reach it together, so it is valid only as the whole value of a store
@@ -209,15 +209,16 @@ typedef enum mt_texpr_kind {
  *       holds no other shuffle
  *       (tir/verify.c; docs/tir.md, "Warp shuffles").
  *
- * Tensor-core tiles (CUDA's WMMA API, m16n16k16, float16 inputs, float32
- * accumulation), each the whole value of a T.evaluate; their arguments
+ * Tensor-core tiles (CUDA's WMMA API, m16n16k16, float16 or bfloat16 inputs
+ * -- one dtype per intrinsic; bfloat16 where the target's mma_bf16 says so --
+ * float32 accumulation), each the whole value of a T.evaluate; their arguments
  * are addresses: `buf[off]` (a TE_LOAD) names element off of buf, and a
  * fragment is named by its first element (`acc[f * 256]`, off a multiple
  * of 256). ldm is an int32 immediate, the leading dimension in elements.
  *
  *   T.wmma_fill(acc[f], v)            every element of accumulator f = v (float32)
  *   T.wmma_load_a(a[f], src[o], ldm)  A's fragment f: (i, k) = src[o + k * ldm + i]
- *                                     (column-major; src a float16 shared buffer)
+ *                                     (column-major; src a shared buffer of a's dtype)
  *   T.wmma_load_b(b[f], src[o], ldm)  B's fragment f: (k, j) = src[o + k * ldm + j]
  *   T.wmma_mma(acc[f], a[g], b[h])    acc_f(i, j) += sum over k of a_g(i, k) b_h(k, j),
  *                                     products exact, sums in float32

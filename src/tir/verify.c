@@ -228,7 +228,7 @@ static void check_select(vctx *c, const mt_texpr *e) {
 static bool pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 static bool shuffle_dtype(mt_dtype t) {
-    return t == MT_FLOAT16 || t == MT_FLOAT32 || t == MT_FLOAT64 || t == MT_INT32 || t == MT_INT64;
+    return mt_dtype_is_half(t) || t == MT_FLOAT32 || t == MT_FLOAT64 || t == MT_INT32 || t == MT_INT64;
 }
 
 /* Where the shuffle e is: a GPU kernel's phase, nothing divergent between. */
@@ -259,7 +259,7 @@ static void check_shuffle(vctx *c, const mt_texpr *e) {
         fail(c, "T.shfl_xor of lane mask %lld (a power of two below the width %lld expected)",
              (long long)m->ival, (long long)w->ival);
     else if (!shuffle_dtype(e->dtype) || e->args[0]->dtype != e->dtype || e->lanes != 1)
-        fail(c, "T.shfl_xor of a %s value (float16, float32, float64, int32 or int64 expected)",
+        fail(c, "T.shfl_xor of a %s value (float16, bfloat16, float32, float64, int32 or int64 expected)",
              mt_dtype_str(e->args[0]->dtype));
     else check_shuffle_place(c, e);
 }
@@ -271,17 +271,20 @@ static void check_shuffle(vctx *c, const mt_texpr *e) {
  * warp divides), through sequences, lets, allocations and loops of
  * constant bounds only. Their arguments are addresses of the right scope
  * and dtype, fragments at multiples of 256, the ldm an immediate that
- * keeps each row 16-byte aligned. */
+ * keeps each row 16-byte aligned. The inputs are float16 or bfloat16
+ * (bfloat16 where the target has its tensor cores: mma_bf16), one dtype
+ * per intrinsic: a load's tile and fragment, an mma's a and b. */
 
 typedef struct wmma_arg { mt_scope scope; mt_dtype dt; } wmma_arg;
+#define WMMA_IN MT_DTYPE_COUNT_ /* wmma_arg.dt: float16 or bfloat16 */
 
 /* The address each argument must be (scope GLOBAL: a float32 value). */
 static const wmma_arg *wmma_args(mt_intrin in) {
     static const wmma_arg fill[] = {{MT_SCOPE_WMMA_ACC, MT_FLOAT32}, {MT_SCOPE_GLOBAL, MT_FLOAT32}};
-    static const wmma_arg la[] = {{MT_SCOPE_WMMA_A, MT_FLOAT16}, {MT_SCOPE_SHARED, MT_FLOAT16}};
-    static const wmma_arg lb[] = {{MT_SCOPE_WMMA_B, MT_FLOAT16}, {MT_SCOPE_SHARED, MT_FLOAT16}};
-    static const wmma_arg mma[] = {{MT_SCOPE_WMMA_ACC, MT_FLOAT32}, {MT_SCOPE_WMMA_A, MT_FLOAT16},
-                                   {MT_SCOPE_WMMA_B, MT_FLOAT16}};
+    static const wmma_arg la[] = {{MT_SCOPE_WMMA_A, WMMA_IN}, {MT_SCOPE_SHARED, WMMA_IN}};
+    static const wmma_arg lb[] = {{MT_SCOPE_WMMA_B, WMMA_IN}, {MT_SCOPE_SHARED, WMMA_IN}};
+    static const wmma_arg mma[] = {{MT_SCOPE_WMMA_ACC, MT_FLOAT32}, {MT_SCOPE_WMMA_A, WMMA_IN},
+                                   {MT_SCOPE_WMMA_B, WMMA_IN}};
     static const wmma_arg st[] = {{MT_SCOPE_SHARED, MT_FLOAT32}, {MT_SCOPE_WMMA_ACC, MT_FLOAT32}};
     return in == IN_WMMA_FILL ? fill : in == IN_WMMA_LOAD_A ? la : in == IN_WMMA_LOAD_B ? lb
            : in == IN_WMMA_MMA ? mma : st;
@@ -321,9 +324,11 @@ static void check_wmma_arg(vctx *c, const mt_texpr *e, int i, const wmma_arg *w)
     c->wmma_arg = false;
     int64_t off;
     if (c->err) return;
-    if (x->buf->scope != w->scope || x->buf->dtype != w->dt)
+    bool dt_ok = w->dt == WMMA_IN ? mt_dtype_is_half(x->buf->dtype) : x->buf->dtype == w->dt;
+    if (x->buf->scope != w->scope || !dt_ok)
         fail(c, "argument %d of T.%s is '%s' (%s, %s): a %s buffer of %s expected", i, fn, bname(x->buf),
-             mt_scope_str(x->buf->scope), mt_dtype_str(x->buf->dtype), mt_scope_str(w->scope), mt_dtype_str(w->dt));
+             mt_scope_str(x->buf->scope), mt_dtype_str(x->buf->dtype), mt_scope_str(w->scope),
+             w->dt == WMMA_IN ? "float16 or bfloat16" : mt_dtype_str(w->dt));
     else if (mt_scope_is_fragment(w->scope) && mt_te_is_const_int(x->args[0], &off) && off % MT_WMMA_FRAG != 0)
         fail(c, "argument %d of T.%s names element %lld of '%s', not the first of a fragment (a multiple of 256)",
              i, fn, (long long)off, bname(x->buf));
@@ -344,6 +349,14 @@ static void check_wmma(vctx *c, const mt_texpr *e) {
     int naddr = e->intrin == IN_WMMA_MMA ? 3 : 2;
     for (int i = 0; !c->err && i < naddr; i++) check_wmma_arg(c, e, i, &w[i]);
     if (c->err) return;
+    int in0 = e->intrin == IN_WMMA_MMA ? 1 : 0; /* the two inputs of one dtype */
+    const mt_tbuffer *x = e->args[in0]->kind == TE_LOAD ? e->args[in0]->buf : NULL; /* (checked unless */
+    const mt_tbuffer *y = e->args[in0 + 1]->kind == TE_LOAD ? e->args[in0 + 1]->buf : NULL; /* shape_only) */
+    if (e->intrin != IN_WMMA_FILL && e->intrin != IN_WMMA_STORE && x && y && x->dtype != y->dtype) {
+        fail(c, "T.%s of '%s' (%s) and '%s' (%s): the tensor cores take one input dtype", fn, bname(x),
+             mt_dtype_str(x->dtype), bname(y), mt_dtype_str(y->dtype));
+        return;
+    }
     if (naddr == 2 && e->nargs == 3) {
         const mt_texpr *ldm = e->args[2];
         int64_t unit = e->intrin == IN_WMMA_STORE ? 4 : 8;
@@ -554,14 +567,18 @@ static void check_let(vctx *c, const mt_tstmt *s) {
  * kept from phase to phase), whole fragments of its scope's dtype. */
 static void check_fragment(vctx *c, const mt_tbuffer *b) {
     int64_t n;
-    mt_dtype want = b->scope == MT_SCOPE_WMMA_ACC ? MT_FLOAT32 : MT_FLOAT16;
+    bool acc = b->scope == MT_SCOPE_WMMA_ACC;
+    const mt_target_desc *t = mt_tfunc_target(c->f);
     if (!c->gpu || c->phase)
         fail(c, "fragment '%s' allocated %s", bname(b), c->gpu ? "inside a phase" : "outside a GPU kernel");
     else if (b->ndim != 1 || !mt_te_is_const_int(b->shape[0], &n) || n <= 0 || n % MT_WMMA_FRAG != 0)
         fail(c, "fragment '%s' is not a flat buffer of whole fragments (a constant multiple of 256)", bname(b));
-    else if (b->dtype != want)
+    else if (acc ? b->dtype != MT_FLOAT32 : !mt_dtype_is_half(b->dtype))
         fail(c, "fragment '%s' of scope %s is %s (%s expected)", bname(b), mt_scope_str(b->scope),
-             mt_dtype_str(b->dtype), mt_dtype_str(want));
+             mt_dtype_str(b->dtype), acc ? "float32" : "float16 or bfloat16");
+    else if (b->dtype == MT_BFLOAT16 && t->kind == MT_TARGET_CUDA && !t->mma_bf16)
+        fail(c, "fragment '%s' of bfloat16: the target (sm_%d) has no bfloat16 tensor cores (sm_80 on)",
+             bname(b), t->sm);
 }
 
 static void check_alloc(vctx *c, const mt_tstmt *s) {

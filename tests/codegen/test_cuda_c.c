@@ -290,6 +290,46 @@ static void test_float16(void **state) {
     compiles(s);
 }
 
+/* bfloat16: __nv_bfloat16 in memory (cuda_bf16.h), computed in float; the
+ * conversions round once from float64 and int64 (__double2bfloat16,
+ * __ll2bfloat16_rn), a bfloat16 copy moves the bits, a bfloat16 immediate
+ * is rounded to bfloat16 (0.1 -> 0.100097656). */
+static void test_bfloat16(void **state) {
+    (void)state;
+    mt_tvar *n = var("n", MT_INT64), *scale = var("scale", MT_BFLOAT16);
+    mt_tbuffer *x = buf1("x", MT_BFLOAT16, V(n)), *y = buf1("y", MT_BFLOAT16, V(n));
+    mt_tbuffer *z = buf1("z", MT_FLOAT32, V(n)), *d = buf1("d", MT_FLOAT64, V(n));
+    mt_tbuffer *q = buf1("q", MT_INT64, V(n)), *h = buf1("h", MT_FLOAT16, V(n)), *w = buf1("w", MT_BFLOAT16, V(n));
+    mt_tvar *bx = var("bx", MT_INT64), *tx = var("tx", MT_INT64), *e = var("e", MT_BFLOAT16);
+    mt_texpr *i = bin(TE_ADD, bin(TE_MUL, V(bx), I(256)), V(tx));
+    mt_tstmt *st_y = st(y, i, bin(TE_ADD, V(e), mt_te_float(A, MT_BFLOAT16, 0.1)));
+    mt_tstmt *st_z = st(z, i, mt_te_cast(A, MT_BFLOAT16,
+                                          bin(TE_MUL, mt_te_cast(A, MT_FLOAT32, V(e)), F32(3))));
+    mt_tstmt *st_d = st(d, i, mt_te_cast(A, MT_FLOAT64, mt_te_cast(A, MT_BFLOAT16, ld(d, i))));
+    mt_tstmt *st_q = st(z, i, mt_te_cast(A, MT_FLOAT32, mt_te_cast(A, MT_BFLOAT16, ld(q, i))));
+    mt_tstmt *st_h = st(h, i, mt_te_cast(A, MT_FLOAT16, ld(x, i)));
+    mt_tstmt *st_w = st(w, i, ld(x, i));
+    mt_tstmt *body = mt_ts_let(A, e, bin(TE_MUL, call1(IN_EXP, ld(x, i)), V(scale)),
+                               seq(6, st_y, st_z, st_d, st_q, st_h, st_w));
+    body = mt_ts_if(A, bin(TE_LT, i, V(n)), body, NULL);
+    body = bound(bx, ceil256(V(n)), "blockIdx.x", bound(tx, I(256), "threadIdx.x", body));
+    mt_tbuffer *bufs[] = {x, y, z, d, q, h, w};
+    mt_tvar *vars[] = {n, scale};
+    mt_tfunc *k = kernel("exp_bf16", bufs, 7, vars, 2, body);
+    const char *s = emit1(NULL, k);
+    assert_has(s, "#include <cuda_bf16.h>\n");
+    assert_has(s, "const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ y, ");
+    assert_has(s, "__nv_bfloat16 scale) {\n");
+    assert_has(s, "const float e = expf(__bfloat162float(x[bx * 256 + tx])) * __bfloat162float(scale);\n");
+    assert_has(s, "y[bx * 256 + tx] = __float2bfloat16_rn(e + 0.100097656f);\n");
+    assert_has(s, "z[bx * 256 + tx] = __bfloat162float(__float2bfloat16_rn(e * 3.0f));\n");
+    assert_has(s, "__double2bfloat16(d[bx * 256 + tx])");
+    assert_has(s, "__ll2bfloat16_rn(q[bx * 256 + tx])");
+    assert_has(s, "__float2half_rn(__bfloat162float(x[bx * 256 + tx]))");
+    assert_has(s, "w[bx * 256 + tx] = x[bx * 256 + tx];\n");
+    compiles(s);
+}
+
 /* ---- (4) integers: floor division, select, min/max, casts ---------------------------- */
 
 static void test_integers(void **state) {
@@ -624,6 +664,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_block_reduction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_phase_in_loop, setup, teardown),
         cmocka_unit_test_setup_teardown(test_float16, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bfloat16, setup, teardown),
         cmocka_unit_test_setup_teardown(test_integers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_intrinsics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shuffles, setup, teardown),

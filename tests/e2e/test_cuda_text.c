@@ -5,8 +5,8 @@
  *  1. Golden CUDA: each tests/golden/cuda/NAME.py compiled for target cuda
  *     (sm_90) gives `--emit cuda` text equal to tests/golden/cuda/NAME.cu,
  *     up to ptxas's report, which is there only where NVRTC is. The seed's
- *     add is one kernel, fused_add_add; matmul_f16_bias_relu takes the
- *     tensor cores (WMMA). MT_UPDATE_GOLDEN=1 rewrites the
+ *     add is one kernel, fused_add_add; matmul_f16_bias_relu and
+ *     matmul_bf16_bias_relu take the tensor cores (WMMA). MT_UPDATE_GOLDEN=1 rewrites the
  *     .cu files instead of comparing (review the diff like code).
  *  2. NVRTC: every golden program (tests/golden/cuda, tests/golden) and
  *     every tests/gpu program compiles for sm_80 and sm_90 (NVRTC runs in
@@ -100,6 +100,7 @@ static void test_golden_layer_norm(void **s) { (void)s, golden("layer_norm"); }
 static void test_golden_gemv(void **s) { (void)s, golden("gemv"); }
 static void test_golden_matmul_bias_relu(void **s) { (void)s, golden("matmul_bias_relu"); }
 static void test_golden_matmul_f16_bias_relu(void **s) { (void)s, golden("matmul_f16_bias_relu"); }
+static void test_golden_matmul_bf16_bias_relu(void **s) { (void)s, golden("matmul_bf16_bias_relu"); }
 
 /* ---- 2. NVRTC: compiles, no spills ------------------------------------------------ */
 
@@ -163,6 +164,7 @@ int main(void) {
         cmocka_unit_test(test_golden_add),       cmocka_unit_test(test_golden_softmax),
         cmocka_unit_test(test_golden_layer_norm), cmocka_unit_test(test_golden_gemv),
         cmocka_unit_test(test_golden_matmul_bias_relu), cmocka_unit_test(test_golden_matmul_f16_bias_relu),
+        cmocka_unit_test(test_golden_matmul_bf16_bias_relu),
         cmocka_unit_test(test_nvrtc_no_spills),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);

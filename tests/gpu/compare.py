@@ -4,7 +4,8 @@ NumPy: python3 tests/gpu/compare.py DIR_A DIR_B [rtol] [atol]. Prints one
 line per file and exits 1 when any element differs by more than
 atol + rtol * |a| (float32 results; float16 ones by at least one float16
 ulp, rtol >= 2^-10: the GPU's sums round differently before the rounding
-to float16; ints and bools must be equal)."""
+to float16; bfloat16 ones ('<V2', mtc's convention) likewise by one
+bfloat16 ulp, rtol >= 2^-7; ints and bools must be equal)."""
 import array
 import ast
 import glob
@@ -12,7 +13,8 @@ import os
 import struct
 import sys
 
-CODES = {"<f4": "f", "<f8": "d", "<i4": "i", "<i8": "q", "|b1": "B", "<f2": "e"}
+CODES = {"<f4": "f", "<f8": "d", "<i4": "i", "<i8": "q", "|b1": "B", "<f2": "e", "<V2": "bf16"}
+ULP = {"e": 2.0 ** -10, "bf16": 2.0 ** -7}  # the relative tolerance at least, per 16-bit float
 
 
 def load(path):
@@ -25,10 +27,13 @@ def load(path):
         raise ValueError(f"{path}: dtype {header['descr']} not handled")
     body = data[10 + hlen:]
     if code == "e":  # float16: array has no half type
-        return header["shape"], list(struct.unpack(f"<{len(body) // 2}e", body))
+        return header["shape"], list(struct.unpack(f"<{len(body) // 2}e", body)), code
+    if code == "bf16":  # bfloat16: float32's upper 16 bits
+        bits = struct.unpack(f"<{len(body) // 2}H", body)
+        return header["shape"], [struct.unpack("<f", struct.pack("<I", h << 16))[0] for h in bits], code
     a = array.array(code)
     a.frombytes(body)
-    return header["shape"], a
+    return header["shape"], a, code
 
 
 def main():
@@ -42,9 +47,9 @@ def main():
         return 1
     for fa in files:
         fb = os.path.join(db, os.path.basename(fa))
-        sa, a = load(fa)
-        sb, b = load(fb)
-        r = max(rtol, 2.0 ** -10) if isinstance(a, list) else rtol  # float16: one ulp of rounding
+        sa, a, code = load(fa)
+        sb, b, _ = load(fb)
+        r = max(rtol, ULP[code]) if code in ULP else rtol  # 16-bit floats: one ulp of rounding
         if sa != sb or len(a) != len(b):
             print(f"{os.path.basename(fa)}: shapes {sa} vs {sb}")
             bad += 1

@@ -13,7 +13,8 @@
  *     of 1 + erf(x) for x << 0 the error is absolute, about |x| ulp(1))
  *   every float64 transcendental: 1e-14
  *   float16 (computed in float32, rounded once to half): 1e-3, two half
- *     ulps' worth of the 0.5 ulp rounding
+ *     ulps' worth of the 0.5 ulp rounding; bfloat16 likewise 8e-3 (its unit
+ *     roundoff is 2^-8: 8 significant bits)
  *   floor ceil round abs sign maximum minimum where astype, creation and
  *   every integer op: exact (tol 0: also the sign of a zero)
  *   power: float32 1e-6, float64 1e-14 (glibc pow, < 1 ulp); integers exact
@@ -74,6 +75,7 @@ static void test_log(void **st) {
     unary_case("log(x)", MT_FLOAT32, G_POS, log, 1e-6);
     unary_case("log(x)", MT_FLOAT64, G_POS, log, 1e-14);
     unary_case("log(x)", MT_FLOAT16, G_POS, log, 1e-3);
+    unary_case("log(x)", MT_BFLOAT16, G_POS, log, 8e-3);
 }
 static void test_rsqrt(void **st) {
     unary_case("rsqrt(x)", MT_FLOAT32, G_POS, r_rsqrt, 1e-6);
@@ -85,6 +87,7 @@ static void test_sin_cos(void **st) {
     unary_case("cos(x)", MT_FLOAT32, G_ANY, cos, 1e-6);
     unary_case("cos(x)", MT_FLOAT64, G_ANY, cos, 1e-14);
     unary_case("cos(x)", MT_FLOAT16, G_ANY, cos, 1e-3);
+    unary_case("cos(x)", MT_BFLOAT16, G_ANY, cos, 8e-3);
 }
 static void test_erf(void **st) {
     unary_case("erf(x)", MT_FLOAT32, G_ANY, erf, 1e-6);
@@ -97,18 +100,19 @@ static void test_gelu(void **st) {
     unary_case("gelu(x, approximate=\"tanh\")", MT_FLOAT32, G_ANY, r_gelu_tanh, 2e-6);
     unary_case("gelu(x, \"tanh\")", MT_FLOAT64, G_ANY, r_gelu_tanh, 1e-14);
     unary_case("gelu(x, approximate=\"tanh\")", MT_FLOAT16, G_ANY, r_gelu_tanh, 1e-3);
+    unary_case("gelu(x)", MT_BFLOAT16, G_ANY, r_gelu, 8e-3);
 }
 static void test_floor_ceil_round(void **st) {
-    static const mt_dtype dts[] = {MT_FLOAT32, MT_FLOAT64, MT_FLOAT16};
-    for (int i = 0; i < 3; i++) {
+    static const mt_dtype dts[] = {MT_FLOAT32, MT_FLOAT64, MT_FLOAT16, MT_BFLOAT16};
+    for (int i = 0; i < 4; i++) {
         unary_case("floor(x)", dts[i], G_HALVES, floor, 0);
         unary_case("ceil(x)", dts[i], G_HALVES, ceil, 0);
         unary_case("round(x)", dts[i], G_HALVES, r_round, 0);
     }
 }
 static void test_abs_sign_float(void **st) {
-    static const mt_dtype dts[] = {MT_FLOAT32, MT_FLOAT64, MT_FLOAT16};
-    for (int i = 0; i < 3; i++) {
+    static const mt_dtype dts[] = {MT_FLOAT32, MT_FLOAT64, MT_FLOAT16, MT_BFLOAT16};
+    for (int i = 0; i < 4; i++) {
         unary_case("abs(x)", dts[i], G_ANY, fabs, 0);
         unary_case("sign(x)", dts[i], G_HALVES, r_sign, 0);
     }
@@ -402,8 +406,8 @@ static double g_special(void) {
 }
 
 static void test_maximum_minimum_float(void **st) {
-    static const mt_dtype dts[] = {MT_FLOAT32, MT_FLOAT64, MT_FLOAT16};
-    for (int i = 0; i < 3; i++) {
+    static const mt_dtype dts[] = {MT_FLOAT32, MT_FLOAT64, MT_FLOAT16, MT_BFLOAT16};
+    for (int i = 0; i < 4; i++) {
         binary_case("maximum(a, b)", dts[i], g_special, g_special, r_maximum, 0);
         binary_case("minimum(a, b)", dts[i], g_special, g_special, r_minimum, 0);
     }
@@ -540,7 +544,7 @@ static void test_where(void **st) {
 /* ---- astype ------------------------------------------------------------------------- */
 
 static const mt_dtype all_dtypes[] = {MT_FLOAT32, MT_FLOAT64, MT_FLOAT16, MT_INT8,
-                                      MT_INT32, MT_INT64, MT_UINT8, MT_BOOL};
+                                      MT_INT32, MT_INT64, MT_UINT8, MT_BOOL, MT_BFLOAT16};
 
 static const double float_samples[] = {
     0.0, -0.0, 0.1, 1.5, -1.5, 2.5, -2.7, 0.99, -0.99, 127.9, 128, -128.5, -129, 255.5, 256, 300, -300,
@@ -604,8 +608,9 @@ static void astype_case(mt_dtype from, mt_dtype to) {
 }
 
 static void test_astype_all_pairs(void **st) {
-    for (int i = 0; i < 8; i++)
-        for (int j = 0; j < 8; j++) astype_case(all_dtypes[i], all_dtypes[j]);
+    int n = (int)(sizeof all_dtypes / sizeof all_dtypes[0]);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) astype_case(all_dtypes[i], all_dtypes[j]);
 }
 
 /* float64 -> float16 rounds once: 1 + 2^-11 + 2^-30 is just above a tie of
@@ -655,6 +660,8 @@ static void test_creation(void **st) {
     expect_filled("def f():\n    return full((4,), -3, \"int8\")\n", MT_INT8, &s4, -3);
     expect_filled("def f():\n    return full((4,), 0.1, \"float64\")\n", MT_FLOAT64, &s4, 0.1);
     expect_filled("def f():\n    return full((4,), 0.1, \"float16\")\n", MT_FLOAT16, &s4, h2d(0x2e66));
+    expect_filled("def f():\n    return full((4,), 0.1, \"bfloat16\")\n", MT_BFLOAT16, &s4, b2d(0x3dcd));
+    expect_filled("def f():\n    return ones((33,), dtype=\"bfloat16\")\n", MT_BFLOAT16, &s33, 1);
     expect_filled("def f():\n    return full((4,), 1e40, \"float32\")\n", MT_FLOAT32, &s4, INFINITY);
     expect_filled("def f():\n    return full((4,), 7, \"bool\")\n", MT_BOOL, &s4, 1);
     expect_filled("def f():\n    return full((4,), -2.0, \"int64\")\n", MT_INT64, &s4, -2);

@@ -30,7 +30,7 @@ typedef struct shape {
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 
 __attribute__((unused)) static bool is_float_dt(mt_dtype dt) {
-    return dt == MT_FLOAT16 || dt == MT_FLOAT32 || dt == MT_FLOAT64;
+    return dt == MT_FLOAT16 || dt == MT_BFLOAT16 || dt == MT_FLOAT32 || dt == MT_FLOAT64;
 }
 
 /* Uniform in [-1, 1). */
@@ -89,10 +89,38 @@ static double h2d(uint16_t h) {
     return h >> 15 ? -v : v;
 }
 
+/* ---- bfloat16 (float32's upper 16 bits) ----------------------------------- */
+
+static double b2d(uint16_t b) {
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* d rounded to the nearest bfloat16, ties to even, from the definition:
+ * the neighbours found by bisection over the bit patterns; at or past the
+ * midpoint 2^128 - 2^119: inf; NaN: 0x7fff (what the compiler stores). */
+static uint16_t f2b(double d) {
+    if (isnan(d)) return 0x7fff;
+    uint16_t sign = signbit(d) ? 0x8000 : 0;
+    double a = fabs(d);
+    if (a >= 0x1p128 - 0x1p119) return sign | 0x7f80;
+    unsigned lo = 0, hi = 0x7f7f;
+    while (lo < hi) {
+        unsigned mid = (lo + hi + 1) / 2;
+        if (b2d((uint16_t)mid) <= a) lo = mid;
+        else hi = mid - 1;
+    }
+    double dl = a - b2d((uint16_t)lo), dh = (lo == 0x7f7f ? 0x1p128 : b2d((uint16_t)(lo + 1))) - a;
+    return (uint16_t)(sign | (dl < dh ? lo : dh < dl ? lo + 1 : lo + (lo & 1)));
+}
+
 /* d rounded to the nearest value of float dtype dt. */
 __attribute__((unused)) static double round_to(mt_dtype dt, double d) {
     if (dt == MT_FLOAT32) return (float)d;
     if (dt == MT_FLOAT16) return h2d(f2h(d));
+    if (dt == MT_BFLOAT16) return b2d(f2b(d));
     return d;
 }
 
@@ -104,6 +132,7 @@ static void put(mt_tensor *t, int64_t i, double v) {
     case MT_FLOAT32: ((float *)p)[i] = (float)v; break;
     case MT_FLOAT64: ((double *)p)[i] = v; break;
     case MT_FLOAT16: ((uint16_t *)p)[i] = f2h(v); break;
+    case MT_BFLOAT16: ((uint16_t *)p)[i] = f2b(v); break;
     case MT_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
     case MT_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
     case MT_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
@@ -119,6 +148,7 @@ __attribute__((unused)) static double tget(const mt_tensor *t, int64_t i) {
     case MT_FLOAT32: return ((const float *)p)[i];
     case MT_FLOAT64: return ((const double *)p)[i];
     case MT_FLOAT16: return h2d(((const uint16_t *)p)[i]);
+    case MT_BFLOAT16: return b2d(((const uint16_t *)p)[i]);
     case MT_INT8: return ((const int8_t *)p)[i];
     case MT_UINT8: return ((const uint8_t *)p)[i];
     case MT_INT32: return ((const int32_t *)p)[i];

@@ -22,6 +22,10 @@
  *   layer_norm         float32: rel 1e-5 + abs 1e-5 (values O(1) after
  *                      normalization; a few roundings in mean, variance,
  *                      rsqrt and the affine step); float64: 1e-12
+ *   bfloat16           as float16 with its unit roundoff 2^-8 for 2^-11
+ *                      (sum, mean, matmul: rel 2^-8; softmax rel 2^-7 + abs
+ *                      1e-3; layer_norm 8e-3): a float32 accumulator, one
+ *                      rounding to 8 significant bits at the end
  */
 #include <math.h>
 #include <stdbool.h>
@@ -73,10 +77,28 @@ static float h2f(uint16_t h) {
     return f;
 }
 
+/* bfloat16 <-> float: the upper 16 bits, round to nearest even (finite inputs). */
+static uint16_t f2b(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+static float b2f(uint16_t b) {
+    uint32_t x = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+/* The unit roundoff of a 16-bit float dtype (0 for the others). */
+static double u16(mt_dtype dt) { return dt == MT_FLOAT16 ? 1.0 / 2048 : dt == MT_BFLOAT16 ? 1.0 / 256 : 0; }
+
 static double get(const mt_tensor *t, int64_t i) {
     const void *p = mt_tensor_data(t);
     switch (mt_tensor_dtype(t)) {
     case MT_FLOAT16: return h2f(((const uint16_t *)p)[i]);
+    case MT_BFLOAT16: return b2f(((const uint16_t *)p)[i]);
     case MT_FLOAT32: return ((const float *)p)[i];
     case MT_FLOAT64: return ((const double *)p)[i];
     case MT_INT8: return ((const int8_t *)p)[i];
@@ -104,6 +126,7 @@ static void set(mt_tensor *t, int64_t i, double v) {
     void *p = mt_tensor_data(t);
     switch (mt_tensor_dtype(t)) {
     case MT_FLOAT16: ((uint16_t *)p)[i] = f2h((float)v); break;
+    case MT_BFLOAT16: ((uint16_t *)p)[i] = f2b((float)v); break;
     case MT_FLOAT32: ((float *)p)[i] = (float)v; break;
     case MT_FLOAT64: ((double *)p)[i] = v; break;
     case MT_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
@@ -114,7 +137,9 @@ static void set(mt_tensor *t, int64_t i, double v) {
     }
 }
 
-static bool is_float(mt_dtype dt) { return dt == MT_FLOAT16 || dt == MT_FLOAT32 || dt == MT_FLOAT64; }
+static bool is_float(mt_dtype dt) {
+    return dt == MT_FLOAT16 || dt == MT_BFLOAT16 || dt == MT_FLOAT32 || dt == MT_FLOAT64;
+}
 
 /* A tensor of random values: floats in [lo, hi), integers in [-1000, 1000). */
 static mt_tensor *rand_tensor(mt_dtype dt, int ndim, const int64_t *dims, double lo, double hi) {
@@ -282,11 +307,11 @@ static void reduce_tol(rop op, mt_dtype dt, int64_t nred, double *rel, double *a
         return;
     }
     if (op == PROD) {
-        *rel = (double)(nred + 1) * 2 * u + (dt == MT_FLOAT16 ? 1.0 / 2048 : 0);
+        *rel = (double)(nred + 1) * 2 * u + u16(dt);
         return;
     }
     *acc = (double)(nred + 1) * u;
-    *rel = dt == MT_FLOAT16 ? 1.0 / 2048 : 2 * u;
+    *rel = u16(dt) ? u16(dt) : 2 * u;
 }
 
 /* One case: op(x, axis=..., keepdims=...) on a random tensor. axes: NULL for
@@ -386,6 +411,9 @@ static void test_mean_f64(void **st) { reduce_all_forms(MEAN, MT_FLOAT64); }
 static void test_max_f64(void **st) { reduce_all_forms(MAX, MT_FLOAT64); }
 static void test_prod_f64(void **st) { reduce_all_forms(PROD, MT_FLOAT64); }
 static void test_sum_f16(void **st) { reduce_all_forms(SUM, MT_FLOAT16); }
+static void test_sum_bf16(void **st) { reduce_all_forms(SUM, MT_BFLOAT16); }
+static void test_mean_bf16(void **st) { reduce_all_forms(MEAN, MT_BFLOAT16); }
+static void test_max_bf16(void **st) { reduce_all_forms(MAX, MT_BFLOAT16); }
 static void test_mean_f16(void **st) { reduce_all_forms(MEAN, MT_FLOAT16); }
 static void test_sum_i32(void **st) { reduce_all_forms(SUM, MT_INT32); }
 static void test_max_i32(void **st) { reduce_all_forms(MAX, MT_INT32); }
@@ -627,7 +655,7 @@ static void matmul_case(mt_dtype dt, int ra, const int64_t *sa, int rb, const in
     ref_matmul(args[0], args[1], want, scale);
     int64_t kk = sa[ra - 1];
     double u = dt == MT_FLOAT64 ? 1.2e-16 : 6e-8;
-    double rel = dt == MT_FLOAT16 ? 1.0 / 2048 : 2 * u, acc = is_float(dt) ? (double)(kk + 1) * u : 0;
+    double rel = u16(dt) ? u16(dt) : 2 * u, acc = is_float(dt) ? (double)(kk + 1) * u : 0;
     if (!is_float(dt)) rel = 0;
     check(out, want, scale, n, rel, acc, src);
     free(want);
@@ -673,6 +701,7 @@ static void test_matmul_f32(void **st) { matmul_all(MT_FLOAT32); }
 static void test_matmul_f64(void **st) { matmul_all(MT_FLOAT64); }
 static void test_matmul_i32(void **st) { matmul_all(MT_INT32); }
 static void test_matmul_f16(void **st) { matmul_all(MT_FLOAT16); }
+static void test_matmul_bf16(void **st) { matmul_all(MT_BFLOAT16); }
 
 /* Symbolic m, k, n from one kernel; k == 0 gives zeros. */
 static void test_matmul_symbolic(void **st) {
@@ -741,6 +770,8 @@ static void softmax_case(bool log_, mt_dtype dt, int nd, const int64_t *dims, in
         }
     } else if (dt == MT_FLOAT16) {
         check(out, want, NULL, n, 1.0 / 1024, 1e-4, src);
+    } else if (dt == MT_BFLOAT16) {
+        check(out, want, NULL, n, 1.0 / 128, 1e-3, src);
     } else {
         check(out, want, NULL, n, (double)(len + 8) * u, dt == MT_FLOAT32 ? 1e-30 : 1e-300, src);
         /* the normalized axis sums to 1 */
@@ -774,7 +805,7 @@ static void softmax_all(bool log_, mt_dtype dt) {
         softmax_case(log_, dt, s->nd, s->dims, s->nd == 1 ? 0 : s->nd - 2, s->nd == 1 ? "-1" : "-2", 1);
     }
     /* large inputs: stability (no overflow in exp) */
-    if (dt != MT_FLOAT16) {
+    if (!u16(dt)) {
         int64_t dims[2] = {4, 9};
         softmax_case(log_, dt, 2, dims, 1, NULL, 400);
     }
@@ -783,6 +814,7 @@ static void softmax_all(bool log_, mt_dtype dt) {
 static void test_softmax_f32(void **st) { softmax_all(false, MT_FLOAT32); }
 static void test_softmax_f64(void **st) { softmax_all(false, MT_FLOAT64); }
 static void test_softmax_f16(void **st) { softmax_all(false, MT_FLOAT16); }
+static void test_softmax_bf16(void **st) { softmax_all(false, MT_BFLOAT16); }
 static void test_log_softmax_f32(void **st) { softmax_all(true, MT_FLOAT32); }
 static void test_log_softmax_f64(void **st) { softmax_all(true, MT_FLOAT64); }
 
@@ -836,7 +868,7 @@ static void layer_norm_case(mt_dtype dt, int nd, const int64_t *dims, int r, con
     int64_t n = mt_tensor_numel(out);
     double *want = malloc(sizeof(double) * (size_t)(n + 1));
     ref_layer_norm(args[0], args[1], args[2], eps, want);
-    double tol = dt == MT_FLOAT64 ? 1e-12 : dt == MT_FLOAT16 ? 4e-3 : 1e-5;
+    double tol = dt == MT_FLOAT64 ? 1e-12 : dt == MT_FLOAT16 ? 4e-3 : dt == MT_BFLOAT16 ? 8e-3 : 1e-5;
     check(out, want, NULL, n, tol, tol, src);
     free(want);
     for (int i = 0; i < 3; i++) mt_tensor_release(args[i]);
@@ -863,6 +895,7 @@ static void layer_norm_all(mt_dtype dt) {
 static void test_layer_norm_f32(void **st) { layer_norm_all(MT_FLOAT32); }
 static void test_layer_norm_f64(void **st) { layer_norm_all(MT_FLOAT64); }
 static void test_layer_norm_f16(void **st) { layer_norm_all(MT_FLOAT16); }
+static void test_layer_norm_bf16(void **st) { layer_norm_all(MT_BFLOAT16); }
 
 static void test_layer_norm_symbolic(void **st) {
     mt_kernel *k = compile_ok("def f(x: Tensor((\"n\", \"d\"), \"float32\"), g: Tensor((\"d\",), \"float32\"),"
@@ -961,7 +994,10 @@ int main(void) {
         cmocka_unit_test(test_argmin_f32),       cmocka_unit_test(test_sum_f64),
         cmocka_unit_test(test_mean_f64),         cmocka_unit_test(test_max_f64),
         cmocka_unit_test(test_prod_f64),         cmocka_unit_test(test_sum_f16),
-        cmocka_unit_test(test_mean_f16),         cmocka_unit_test(test_sum_i32),
+        cmocka_unit_test(test_mean_f16),         cmocka_unit_test(test_sum_bf16),
+        cmocka_unit_test(test_mean_bf16),        cmocka_unit_test(test_max_bf16),
+        cmocka_unit_test(test_matmul_bf16),      cmocka_unit_test(test_softmax_bf16),
+        cmocka_unit_test(test_layer_norm_bf16),         cmocka_unit_test(test_sum_i32),
         cmocka_unit_test(test_max_i32),          cmocka_unit_test(test_min_i32),
         cmocka_unit_test(test_argmax_i32),       cmocka_unit_test(test_mean_i32),
         cmocka_unit_test(test_prod_i32),         cmocka_unit_test(test_reduce_symbolic),

@@ -148,7 +148,7 @@ typedef struct refusal {
 static void rank9(producer *p) { p->m.dl_tensor.ndim = 9; }
 static void negative(producer *p) { p->shape[1] = -1; }
 static void no_shape(producer *p) { p->m.dl_tensor.shape = NULL; }
-static void bf16(producer *p) { p->m.dl_tensor.dtype = (DLDataType){kDLBfloat, 16, 1}; }
+static void bf32(producer *p) { p->m.dl_tensor.dtype = (DLDataType){kDLBfloat, 32, 1}; }
 static void lanes(producer *p) { p->m.dl_tensor.dtype = (DLDataType){kDLFloat, 32, 4}; }
 static void int16(producer *p) { p->m.dl_tensor.dtype = (DLDataType){kDLInt, 16, 1}; }
 static void misaligned(producer *p) { p->m.dl_tensor.byte_offset = 2; }
@@ -160,7 +160,7 @@ static void test_import_refusals(void **state) {
         {"rank 9", rank9, MT_ERR_LIMIT, "at most 8 dimensions"},
         {"negative dim", negative, MT_ERR_INVALID_ARG, "dimension 1 of size -1"},
         {"no shape", no_shape, MT_ERR_INVALID_ARG, "without a shape"},
-        {"bfloat16", bf16, MT_ERR_UNSUPPORTED, "dtype bfloat16 is not supported"},
+        {"bfloat32", bf32, MT_ERR_UNSUPPORTED, "dtype bfloat32 is not supported"},
         {"lanes", lanes, MT_ERR_UNSUPPORTED, "dtype float32x4 is not supported"},
         {"int16", int16, MT_ERR_UNSUPPORTED, "dtype int16 is not supported"},
         {"misaligned", misaligned, MT_ERR_UNSUPPORTED, "not aligned to 4 bytes"},
@@ -312,6 +312,7 @@ static void test_round_trip_dtypes(void **state) {
         DLManagedTensor *m = mt_tensor_to_dlpack(t, &d);
         assert_int_equal(m->dl_tensor.dtype.bits, 8 * mt_dtype_size((mt_dtype)dt));
         if (dt == MT_BOOL) assert_int_equal(m->dl_tensor.dtype.code, 6); /* kDLBool */
+        if (dt == MT_BFLOAT16) assert_int_equal(m->dl_tensor.dtype.code, kDLBfloat);
         mt_tensor *back = mt_tensor_from_dlpack(m, &d);
         if (!back) fail_msg("%s: %s", mt_dtype_str((mt_dtype)dt), d.message);
         assert_int_equal(mt_tensor_dtype(back), dt);

@@ -22,6 +22,11 @@
  * matmul and after each epilogue op, so the bound adds u16 = 2^-11 of the
  * values rounded. The CUDA text calls the WMMA API, and NVRTC compiles it
  * for sm_80 and sm_90 without spills.
+ *
+ * bfloat16 inputs take them too (sm_80 on: every arch here): the same
+ * shapes with inputs multiples of 2^-7 in [-1, 1] (exact in bfloat16) and
+ * u16 = 2^-8 (the result rounded after the matmul and after each
+ * epilogue op); fragments of __nv_bfloat16 in the CUDA text.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -50,7 +55,7 @@ typedef struct gcase {
     bool gelu;          /* gelu(x @ w + b) instead */
 } gcase;
 
-static const char *dts(mt_dtype t) { return t == MT_FLOAT64 ? "float64" : t == MT_FLOAT16 ? "float16" : "float32"; }
+static const char *dts(mt_dtype t) { return mt_dtype_str(t); }
 
 static void source(char *s, size_t cap, const gcase *c) {
     char xs[96], ws[96], bs[16] = "";
@@ -86,11 +91,27 @@ static double half_value(uint16_t h) {
     return h & 0x8000 ? -v : v;
 }
 
+/* bfloat16 bits of q / 128, |q| <= 128 (exact: 8 significant bits). */
+static uint16_t bf16_of(int q) {
+    float f = (float)q / 128.0f;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return (uint16_t)(u >> 16);
+}
+
+static double bf16_value(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
 static double get(const mt_tensor *t, int64_t i) {
     mt_dtype dt = mt_tensor_dtype(t);
-    return dt == MT_FLOAT64   ? ((const double *)mt_tensor_data(t))[i]
-           : dt == MT_FLOAT16 ? half_value(((const uint16_t *)mt_tensor_data(t))[i])
-                              : ((const float *)mt_tensor_data(t))[i];
+    return dt == MT_FLOAT64    ? ((const double *)mt_tensor_data(t))[i]
+           : dt == MT_FLOAT16  ? half_value(((const uint16_t *)mt_tensor_data(t))[i])
+           : dt == MT_BFLOAT16 ? bf16_value(((const uint16_t *)mt_tensor_data(t))[i])
+                               : ((const float *)mt_tensor_data(t))[i];
 }
 
 static mt_tensor *random_tensor(mt_dtype dt, int nd, const int64_t *dims) {
@@ -99,6 +120,7 @@ static mt_tensor *random_tensor(mt_dtype dt, int nd, const int64_t *dims) {
     for (int64_t i = 0; i < mt_tensor_numel(t); i++) {
         if (dt == MT_FLOAT64) ((double *)mt_tensor_data(t))[i] = rnd();
         else if (dt == MT_FLOAT16) ((uint16_t *)mt_tensor_data(t))[i] = half_of((int)lround(rnd() * 1024));
+        else if (dt == MT_BFLOAT16) ((uint16_t *)mt_tensor_data(t))[i] = bf16_of((int)lround(rnd() * 128));
         else ((float *)mt_tensor_data(t))[i] = (float)rnd();
     }
     return t;
@@ -131,7 +153,7 @@ static void run_case(const gcase *c) {
     mt_tensor *out = NULL;
     mt_diag d;
     if (test_kernel_run(k, args, 3, &out, 1, &d) != MT_OK) fail_msg("%s: run failed: %s", src, d.text);
-    double u = c->dt == MT_FLOAT64 ? 1.2e-16 : 6e-8, u16 = c->dt == MT_FLOAT16 ? ldexp(1, -11) : 0;
+    double u = c->dt == MT_FLOAT64 ? 1.2e-16 : 6e-8, u16 = c->dt == MT_FLOAT16 ? ldexp(1, -11) : c->dt == MT_BFLOAT16 ? ldexp(1, -8) : 0;
     for (int64_t b = 0; b < nb; b++)
         for (int64_t i = 0; i < c->m; i++)
             for (int64_t j = 0; j < c->n; j++) {
@@ -159,6 +181,7 @@ static void run_case(const gcase *c) {
 #define F32 MT_FLOAT32
 #define F64 MT_FLOAT64
 #define F16 MT_FLOAT16
+#define BF16 MT_BFLOAT16
 
 static void test_gemv(void **st) {
     (void)st;
@@ -210,6 +233,25 @@ static void test_tensor_cores(void **st) {
         {TC, F16, XW, 0, 1400, 24, 1600, false, false, false}, /* 128-tiles */
         {TC, F16, XW, 0, 1100, 40, 1100, true, false, false},  /* 64-tiles */
         {"gpu_gemv", F16, XW, 0, 1, 257, 7, true, false, false}, /* M = 1: the GEMV rule */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
+}
+
+/* bfloat16 on tensor cores: the float16 cases' shapes. */
+static void test_tensor_cores_bf16(void **st) {
+    (void)st;
+    static const char *const TC = "gpu_matmul (tensor cores)";
+    for (int q = -128; q <= 128; q++) assert_true(bf16_value(bf16_of(q)) == q / 128.0);
+    static const gcase cases[] = {
+        {TC, BF16, XW, 0, 7, 17, 100, true, false, false},
+        {TC, BF16, XW, 0, 257, 100, 17, false, false, true},    /* gelu */
+        {TC, BF16, XW, 0, 5, 1, 1, false, false, false},
+        {TC, BF16, XWT, 0, 100, 257, 33, true, false, false},   /* B copied along k */
+        {TC, BF16, XTW, 0, 70, 19, 66, false, false, true},     /* A copied along i */
+        {TC, BF16, XW, 3, 40, 24, 50, true, false, false},      /* batched */
+        {TC, BF16, XW, 0, 45, 64, 60, true, true, false},       /* symbolic m (run at 45) */
+        {TC, BF16, XW, 0, 1100, 40, 1100, true, false, false},  /* 64-tiles */
+        {"gpu_gemv", BF16, XW, 0, 1, 257, 7, true, false, false}, /* M = 1: the GEMV rule */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
 }
@@ -315,6 +357,45 @@ static void test_tensor_core_text(void **st) {
     }
 }
 
+/* The bfloat16 tile kernel's text: fragments of __nv_bfloat16 (cuda_bf16.h),
+ * float sums; NVRTC compiles it for sm_80 and sm_90 (when present) without
+ * spills. */
+static void test_tensor_core_text_bf16(void **st) {
+    (void)st;
+    static const char *const archs[] = {"sm_80", "sm_90"};
+    for (int a = 0; a < 2; a++) {
+        mt_compile_options o;
+        mt_compile_options_init(&o);
+        o.target = MT_TARGET_CUDA;
+        o.arch = archs[a];
+        mt_diag d;
+        mt_kernel *k = mt_jit_compile(test_ctx,
+                                      "def f(a: Tensor((4096, 1024), \"bfloat16\"), b: Tensor((1024, 4096), \"bfloat16\"), "
+                                      "c: Tensor((4096,), \"bfloat16\")):\n    return relu(a @ b + c)\n", &o, &d);
+        if (!k) fail_msg("%s", d.text);
+        const char *s = mt_kernel_dump(k, MT_STAGE_CUDA);
+        assert_non_null(s);
+        static const char *const want[] = {
+            "#include <cuda_bf16.h>", "#include <mma.h>", "__shared__ __align__(32) __nv_bfloat16 A_tile[4352];",
+            "wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::col_major>",
+            "wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::row_major>",
+            "wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[8];",
+            "wmma::mma_sync(acc[i * 2 + j], a_frag[i], b_frag[j], acc[i * 2 + j]);",
+            "__float2bfloat16_rn(", "__bfloat162float(",
+        };
+        for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+            if (!strstr(s, want[i])) fail_msg("%s: '%s' is not in\n%s", archs[a], want[i], s);
+        assert_null(strstr(s, "__half"));
+        const char *rep = strstr(s, "// ptxas");
+        if (rep) {
+            if (!strstr(rep, archs[a]) || !strstr(rep, " 0 bytes spill stores")) fail_msg("%s", rep);
+        } else {
+            print_message("no ptxas report (NVRTC absent): spills not checked\n");
+        }
+        mt_kernel_release(k);
+    }
+}
+
 int main(void) {
     const char *t = getenv("MT_TEST_TARGET");
     if (!t || !*t || strcmp(t, "cpu") == 0) setenv("MT_TEST_TARGET", "cuda-emulate", 1);
@@ -322,10 +403,12 @@ int main(void) {
         cmocka_unit_test(test_gemv),
         cmocka_unit_test(test_tiles),
         cmocka_unit_test(test_tensor_cores),
+        cmocka_unit_test(test_tensor_cores_bf16),
         cmocka_unit_test(test_tile_sizes),
         cmocka_unit_test(test_grid_in_x),
         cmocka_unit_test(test_cuda_text),
         cmocka_unit_test(test_tensor_core_text),
+        cmocka_unit_test(test_tensor_core_text_bf16),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }

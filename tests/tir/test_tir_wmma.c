@@ -16,6 +16,11 @@
  *    operation), and gives a well-formed function;
  *  - the CUDA C (codegen/cuda_c.c): the WMMA API's calls.
  *
+ * The same kernel of bfloat16 (fragments and tiles): verified for sm_80,
+ * emulated, printed with __nv_bfloat16 fragments; refused with float16
+ * and bfloat16 mixed in one intrinsic, and on a target whose tensor cores
+ * take no bfloat16.
+ *
  * The numbers of whole matmuls on tensor cores are checked end to end in
  * test_gpu_matmul (against a double reference, emulated; on the GPU with
  * MT_TEST_TARGET=cuda).
@@ -26,6 +31,7 @@
 
 #include "codegen/cuda_c.h"
 #include "frontend/parser.h"
+#include "support/strbuf.h"
 #include "passes/tir/tir_passes.h"
 #include "target/target.h"
 #include "tir/from_ast.h"
@@ -121,6 +127,13 @@ typedef struct refusal {
 static void test_refusals(void **state) {
     (void)state;
     static const char *const ACC16 = "        acc = T.alloc_buffer((256,), \"float16\", scope=\"wmma.accumulator\")\n";
+    static const char *const ACC_A32 = "        acc = T.alloc_buffer((256,), \"float32\", scope=\"wmma.accumulator\")\n"
+                                       "        a = T.alloc_buffer((256,), \"float32\", scope=\"wmma.matrix_a\")\n";
+    static const char *const FRAGS_BF16 = "        acc = T.alloc_buffer((256,), \"float32\", scope=\"wmma.accumulator\")\n"
+                                          "        a = T.alloc_buffer((256,), \"bfloat16\", scope=\"wmma.matrix_a\")\n";
+    static const char *const FRAGS_MIXED = "        acc = T.alloc_buffer((256,), \"float32\", scope=\"wmma.accumulator\")\n"
+                                           "        a = T.alloc_buffer((256,), \"float16\", scope=\"wmma.matrix_a\")\n"
+                                           "        b = T.alloc_buffer((256,), \"bfloat16\", scope=\"wmma.matrix_b\")\n";
     static const char *const ACC_ODD = "        acc = T.alloc_buffer((200,), \"float32\", scope=\"wmma.accumulator\")\n";
     static const char *const ACC512 = "        acc = T.alloc_buffer((512,), \"float32\", scope=\"wmma.accumulator\")\n"
                                       "        a = T.alloc_buffer((256,), \"float16\", scope=\"wmma.matrix_a\")\n";
@@ -134,12 +147,13 @@ static void test_refusals(void **state) {
         {NULL, 32, FRAGS, "            y[tx] = T.Cast(\"float32\", T.wmma_fill(acc[0], 0.0))\n",
          "not the whole value of a T.evaluate"},
         {NULL, 32, FRAGS, "            T.evaluate(T.wmma_load_a(b[0], xs[0], 24))\n",
-         "a wmma.matrix_a buffer of float16 expected"},
-        {NULL, 32, FRAGS, "            T.evaluate(T.wmma_load_a(a[0], x[0], 16))\n", "a shared buffer of float16 expected"},
+         "a wmma.matrix_a buffer of float16 or bfloat16 expected"},
+        {NULL, 32, FRAGS, "            T.evaluate(T.wmma_load_a(a[0], x[0], 16))\n",
+         "a shared buffer of float16 or bfloat16 expected"},
         {NULL, 32, FRAGS, "            T.evaluate(T.wmma_store(xs[0], acc[0], 16))\n",
          "a shared buffer of float32 expected"},
         {NULL, 32, FRAGS, "            T.evaluate(T.wmma_mma(acc[0], a[0], a[0]))\n",
-         "a wmma.matrix_b buffer of float16 expected"},
+         "a wmma.matrix_b buffer of float16 or bfloat16 expected"},
         {NULL, 32, ACC512, "            T.evaluate(T.wmma_fill(acc[8], 0.0))\n", "not the first of a fragment"},
         /* (an operand reaching past its buffer is the front end's error:
          * tests/errors/corpus/pf_wmma_*_oob.py) */
@@ -155,6 +169,12 @@ static void test_refusals(void **state) {
          "            T.evaluate(T.wmma_fill(f[0], 0.0))\n",
          "allocated inside a phase"},
         {NULL, 32, ACC16, "            T.evaluate(T.wmma_fill(acc[0], 0.0))\n", "is float16 (float32 expected)"},
+        {NULL, 32, ACC_A32, "            T.evaluate(T.wmma_fill(acc[0], 0.0))\n",
+         "fragment 'a' of scope wmma.matrix_a is float32 (float16 or bfloat16 expected)"},
+        {NULL, 32, FRAGS_BF16, "            T.evaluate(T.wmma_load_a(a[0], xs[0], 24))\n",
+         "T.wmma_load_a of 'a' (bfloat16) and 'xs' (float16): the tensor cores take one input dtype"},
+        {NULL, 32, FRAGS_MIXED, "            T.evaluate(T.wmma_mma(acc[0], a[0], b[0]))\n",
+         "T.wmma_mma of 'a' (float16) and 'b' (bfloat16): the tensor cores take one input dtype"},
         {NULL, 32, ACC_ODD, "            T.evaluate(T.wmma_fill(acc[0], 0.0))\n", "a constant multiple of 256"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -228,12 +248,77 @@ static void test_cuda_c(void **state) {
         if (!strstr(text, want[i])) fail_msg("'%s' is not in:\n%s", want[i], text);
 }
 
+/* s with every "float16" made "bfloat16". */
+static const char *to_bf16(const char *s) {
+    mt_sb b;
+    mt_sb_init(&b, A);
+    for (const char *p = s; *p;) {
+        if (strncmp(p, "\"float16\"", 9) == 0) {
+            mt_sb_puts(&b, "\"bfloat16\"");
+            p += 9;
+        } else {
+            mt_sb_putc(&b, *p++);
+        }
+    }
+    return mt_sb_str(&b);
+}
+
+/* bfloat16 fragments and tiles: verified for sm_80, emulated (the product
+ * of the widened values), printed as __nv_bfloat16 fragments; refused on a
+ * target whose tensor cores take no bfloat16. */
+static void test_bf16(void **state) {
+    (void)state;
+    const char *src = to_bf16(kernel(CUDA_ATTR, 32, FRAGS, VALID_BODY)), *err = NULL;
+    assert_non_null(strstr(src, "scope=\"wmma.matrix_b\""));
+    assert_null(strstr(src, "\"float16\""));
+    mt_tfunc *f = parse(src, &err);
+    if (!f) fail_msg("%s\n%s", err, src);
+    mt_target_desc *t = MT_NEW(A, mt_target_desc);
+    assert_true(mt_target_cuda(t, "sm_80"));
+    assert_true(t->mma_bf16);
+    f->target = t;
+    const char *msg = mt_tir_verify(A, f, MT_TIR_FLAT);
+    if (msg) fail_msg("%s\n%s", msg, src);
+    const char *text = mt_cuda_c_emit(A, NULL, 0, &f, 1);
+    static const char *const want[] = {
+        "#include <cuda_bf16.h>\n#include <mma.h>\n",
+        "__shared__ __align__(32) __nv_bfloat16 xs[384];",
+        "wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::col_major> a[1];",
+        "wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::row_major> b[1];",
+        "wmma::mma_sync(acc[0], a[0], b[0], acc[0]);",
+        "xs[mt_floormod_i64(tx, 16) * 24 + (e * 2 + mt_floordiv_i64(tx, 16))] = x[(e * 2 + "
+        "mt_floordiv_i64(tx, 16)) * 16 + mt_floormod_i64(tx, 16)];", /* a copy: the bits themselves */
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        if (!strstr(text, want[i])) fail_msg("'%s' is not in:\n%s", want[i], text);
+    assert_null(strstr(text, "__half"));
+    mt_target_desc *host = MT_NEW(A, mt_target_desc);
+    *host = *mt_target_default_cpu();
+    TIR_GUARD();
+    mt_tfunc *g = mt_tir_emulate_gpu(A, f, host);
+    TIR_GUARD_END();
+    assert_false(mt_tstmt_has_wmma(g->body));
+    msg = mt_tir_verify(A, g, MT_TIR_FLAT);
+    if (msg) fail_msg("%s", msg);
+    assert_non_null(strstr(mt_tfunc_print(A, g), "a = T.alloc_buffer((8192,), \"bfloat16\", scope=\"local\")"));
+
+    mt_tfunc *h = parse(src, &err);
+    mt_target_desc *old = MT_NEW(A, mt_target_desc);
+    *old = *t;
+    old->mma_bf16 = false; /* tensor cores of float16 only (as sm_70's) */
+    h->target = old;
+    msg = mt_tir_verify(A, h, MT_TIR_FLAT);
+    if (!msg || !strstr(msg, "fragment 'a' of bfloat16: the target (sm_80) has no bfloat16 tensor cores"))
+        fail_msg("not refused as expected: %s", msg ? msg : "(accepted)");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         TIR_TEST(test_print_parse),
         TIR_TEST(test_refusals),
         TIR_TEST(test_emulation),
         TIR_TEST(test_cuda_c),
+        TIR_TEST(test_bf16),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

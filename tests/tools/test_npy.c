@@ -24,8 +24,8 @@
 #include "runtime/tensor.h"
 
 static const mt_dtype ALL[] = {MT_BOOL,    MT_INT8,    MT_UINT8,   MT_INT32,
-                               MT_INT64,   MT_FLOAT16, MT_FLOAT32, MT_FLOAT64};
-static const size_t SIZE[] = {1, 1, 1, 4, 8, 2, 4, 8};
+                               MT_INT64,   MT_FLOAT16, MT_FLOAT32, MT_FLOAT64, MT_BFLOAT16};
+static const size_t SIZE[] = {1, 1, 1, 4, 8, 2, 4, 8, 2};
 
 /* A temporary file name, unlinked by the caller. */
 static void tmpname(char *buf, size_t cap) {
@@ -141,6 +141,8 @@ static void header_is_numpys(void **state) {
         {MT_FLOAT16, 1, {1}, "{'descr': '<f2', 'fortran_order': False, 'shape': (1,), }"},
         {MT_FLOAT64, 1, {1}, "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }"},
         {MT_INT32, 1, {1}, "{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }"},
+        /* what np.save writes for ml_dtypes' bfloat16: the convention both ways */
+        {MT_BFLOAT16, 1, {2}, "{'descr': '<V2', 'fortran_order': False, 'shape': (2,), }"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         mt_tensor *t = mt_tensor_create(cases[c].dt, cases[c].nd, cases[c].shape);
@@ -212,6 +214,7 @@ static void reads_other_spellings(void **state) {
         {"<i1", MT_INT8}, {"i1", MT_INT8},     {"|i1", MT_INT8},  {">i1", MT_INT8},
         {"<u1", MT_UINT8}, {"<b1", MT_BOOL},   {"=f4", MT_FLOAT32}, {"|f8", MT_FLOAT64},
         {"<f2", MT_FLOAT16}, {"=i4", MT_INT32},
+        {"<V2", MT_BFLOAT16}, {"|V2", MT_BFLOAT16}, {"bfloat16", MT_BFLOAT16},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char h[128];
@@ -257,6 +260,7 @@ static void rejects_with_message(void **state) {
         {"{'descr': '|O', 'fortran_order': False, 'shape': (1,), }", 8, "object arrays"},
         {"{'descr': '<i2', 'fortran_order': False, 'shape': (1,), }", 2, "unsupported dtype '<i2'"},
         {"{'descr': '<u4', 'fortran_order': False, 'shape': (1,), }", 4, "unsupported dtype '<u4'"},
+        {"{'descr': '|V4', 'fortran_order': False, 'shape': (1,), }", 4, "unsupported dtype '|V4'"},
         {"{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", 8, "unsupported dtype"},
         {"{'descr': '<U3', 'fortran_order': False, 'shape': (1,), }", 12, "unsupported dtype"},
         {"{'descr': '<f', 'fortran_order': False, 'shape': (1,), }", 4, "unsupported dtype"},

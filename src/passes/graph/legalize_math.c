@@ -77,7 +77,7 @@ COMPUTE(compute_ceil) { return call1(a, IN_CEIL, x[0]); }
 COMPUTE(compute_round) { return call1(a, IN_ROUND, x[0]); }
 
 COMPUTE(compute_gelu) {
-    mt_dtype t = x[0]->dtype == MT_FLOAT16 ? MT_FLOAT32 : x[0]->dtype;
+    mt_dtype t = mt_dtype_is_half(x[0]->dtype) ? MT_FLOAT32 : x[0]->dtype;
     mt_texpr *v = mt_te_cast(a, t, x[0]);
     mt_texpr *inner;
     if (attrs->mode == MT_MODE_TANH) {

@@ -64,7 +64,7 @@ mt_tfunc *legalize_matmul(mt_arena *a, const mt_gbinding *b) {
     bool has_i = ra >= 2, has_j = rb >= 2;
     int nb = ro - (has_i ? 1 : 0) - (has_j ? 1 : 0); /* batch dims of the output */
     mt_dtype odt = out->dtype;
-    mt_dtype adt = odt == MT_FLOAT16 ? MT_FLOAT32 : odt;
+    mt_dtype adt = mt_dtype_is_half(odt) ? MT_FLOAT32 : odt;
 
     mt_tbuffer *acc = out;
     if (adt != odt) {

@@ -72,7 +72,7 @@ static mt_tfunc *legalize_softmax_like(mt_arena *a, const mt_gbinding *b, bool l
     int nd = x->ndim;
     int64_t ax0 = b->attrs && b->attrs->naxes ? b->attrs->axes[0] : -1;
     int ax = (int)(ax0 < 0 ? ax0 + nd : ax0);
-    mt_dtype dt = x->dtype, adt = dt == MT_FLOAT16 ? MT_FLOAT32 : dt;
+    mt_dtype dt = x->dtype, adt = mt_dtype_is_half(dt) ? MT_FLOAT32 : dt;
 
     /* m and s: x's dims without the axis */
     mt_texpr *rshape[MT_MAX_RANK];

@@ -92,8 +92,8 @@ static mt_texpr *fold(mt_arena *a, rkind k, mt_texpr *acc, mt_texpr *x) {
 /* The dtype the reduction accumulates in. */
 static mt_dtype acc_dtype(rkind k, mt_dtype xdt) {
     switch (k) {
-    case R_SUM: case R_PROD: return xdt == MT_FLOAT16 ? MT_FLOAT32 : xdt;
-    case R_MEAN: return xdt == MT_FLOAT16 ? MT_FLOAT32 : mt_dtype_is_float(xdt) ? xdt : MT_FLOAT64;
+    case R_SUM: case R_PROD: return mt_dtype_is_half(xdt) ? MT_FLOAT32 : xdt;
+    case R_MEAN: return mt_dtype_is_half(xdt) ? MT_FLOAT32 : mt_dtype_is_float(xdt) ? xdt : MT_FLOAT64;
     default: return xdt;
     }
 }

@@ -1,0 +1,2 @@
+def f(x: Tensor(("n",), "bfloat16")):
+    return x * 2
