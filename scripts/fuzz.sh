@@ -18,7 +18,9 @@
 # fuzz_graph use -entropic=0: libFuzzer's entropic scheduling took 40 % of
 # that harness's time, docs/robustness.md). The fuzz build scales the
 # compiler's size limits down 16 times (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION,
-# src/graph/builder_internal.h).
+# src/graph/builder_internal.h) and leaves UBSan's alignment check to the
+# MT_SANITIZE suite (its compare, traced by SanitizerCoverage on every pointer
+# dereference, was a fifth of the harnesses' time: CMakeLists.txt).
 #
 # Seeds are regenerated on every run (build-fuzz/seeds/): the kernels of the
 # error corpus, the golden tests, the examples, the front-end goldens and the

@@ -12,7 +12,11 @@
  *    "_1", "_2", ... appended (the first free one). "T" and Python keywords
  *    are never handed out, and characters that cannot be in an identifier are
  *    replaced by '_'. The name table is an open-addressing hash map keyed by
- *    pointer, plus a hash set of the names in use.
+ *    pointer, plus the names in use (support/nameset.h), where each base
+ *    remembers the first suffix still worth trying. (Probing from "_1"
+ *    again for every object was quadratic in the objects of one base: the
+ *    matmul rule's micro-kernels have hundreds of `xb`s, and printing the
+ *    "tir-sched" dump took 44 % of an MLP's compile before LLVM.)
  *
  *  - Loops. A chain of two or more perfectly nested serial loops that start
  *    at 0, whose extents do not use the chain's own variables, prints as one
@@ -62,6 +66,7 @@
 #include <string.h>
 
 #include "support/common.h"
+#include "support/nameset.h"
 #include "support/strbuf.h"
 #include "tir/tir.h"
 
@@ -78,9 +83,7 @@ typedef struct printer {
     name_slot *objs;   /* object -> name, open addressing */
     int objs_cap;      /* power of two */
     int objs_len;
-    const char **used; /* names handed out (and reserved), open addressing */
-    int used_cap;      /* power of two */
-    int used_len;
+    mt_nameset used;   /* names handed out (and reserved), each with its next suffix */
     MT_VEC(const mt_tstmt *) loops; /* enclosing TS_FOR, innermost last */
     bool canonical;    /* every variable and buffer named "v", "v_1", ...: mt_tfunc_print_canonical */
 } printer;
@@ -99,43 +102,6 @@ static uint64_t hash_ptr(const void *p) {
     x *= 0xff51afd7ed558ccdULL;
     x ^= x >> 33;
     return x;
-}
-
-static uint64_t hash_str(const char *s) {
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
-static bool used_has(const printer *p, const char *name) {
-    if (!p->used_cap) return false;
-    uint64_t mask = (uint64_t)p->used_cap - 1;
-    for (uint64_t i = hash_str(name) & mask;; i = (i + 1) & mask) {
-        if (!p->used[i]) return false;
-        if (strcmp(p->used[i], name) == 0) return true;
-    }
-}
-
-static void used_add(printer *p, const char *name);
-
-static void used_grow(printer *p) {
-    int ncap = p->used_cap ? p->used_cap * 2 : 64;
-    const char **old = p->used;
-    int ocap = p->used_cap;
-    p->used = MT_NEW_ARRAY(p->a, const char *, ncap);
-    p->used_cap = ncap;
-    p->used_len = 0;
-    for (int i = 0; i < ocap; i++)
-        if (old[i]) used_add(p, old[i]);
-}
-
-static void used_add(printer *p, const char *name) {
-    if ((p->used_len + 1) * 2 > p->used_cap) used_grow(p);
-    uint64_t mask = (uint64_t)p->used_cap - 1;
-    uint64_t i = hash_str(name) & mask;
-    while (p->used[i]) i = (i + 1) & mask;
-    p->used[i] = name;
-    p->used_len++;
 }
 
 static name_slot *obj_slot(printer *p, const void *key) {
@@ -181,10 +147,7 @@ static const char *name_of(printer *p, const void *key, const char *base) {
     if ((p->objs_len + 1) * 2 > p->objs_cap) objs_grow(p);
     name_slot *slot = obj_slot(p, key);
     if (slot->key) return slot->name;
-    const char *b = p->canonical ? "v" : sanitize(p, base);
-    const char *name = b;
-    for (int k = 1; used_has(p, name); k++) name = mt_arena_printf(p->a, "%s_%d", b, k);
-    used_add(p, name);
+    const char *name = mt_nameset_fresh(p->a, &p->used, p->canonical ? "v" : sanitize(p, base));
     slot->key = key;
     slot->name = name;
     p->objs_len++;
@@ -198,7 +161,7 @@ static void printer_init(printer *p, mt_arena *a) {
     memset(p, 0, sizeof *p);
     p->a = a;
     mt_sb_init(&p->sb, a);
-    for (int i = 0; i < MT_ARRAY_LEN(reserved_names); i++) used_add(p, reserved_names[i]);
+    for (int i = 0; i < MT_ARRAY_LEN(reserved_names); i++) mt_nameset_add(a, &p->used, reserved_names[i]);
 }
 
 /* ---- expressions --------------------------------------------------------- */

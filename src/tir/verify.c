@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "support/common.h"
+#include "support/ptrmap.h"
 #include "support/strbuf.h"
 
 enum { PRINT_LINES = 6, PRINT_CHARS = 400 };
@@ -42,6 +43,7 @@ typedef struct vctx {
     mt_tir_form form;
     MT_VEC(const mt_tvar *) vars;    /* in scope, innermost last */
     MT_VEC(const mt_tbuffer *) bufs; /* in scope, innermost last */
+    mt_ptrmap depth;                 /* variable or buffer -> times it is in vars or bufs */
     const mt_tstmt *at;              /* the statement being checked (NULL: the function) */
     mt_loc loc;                      /* the nearest source place known */
     bool shape_only;                 /* only missing parts and unknown kinds fail */
@@ -88,10 +90,16 @@ static const char *bname(const mt_tbuffer *b) { return b->name ? b->name : "?"; 
 
 /* ---- scope ---------------------------------------------------------------- */
 
-static bool var_in_scope(const vctx *c, const mt_tvar *v) {
-    for (int i = c->vars.len - 1; i >= 0; i--)
-        if (c->vars.data[i] == v) return true;
-    return false;
+/* A lookup is one probe of c->depth, not a scan of the scope: the lets of
+ * an unrolled micro-kernel nest dozens deep, and every use of a variable
+ * was checked against all of them. */
+static bool var_in_scope(const vctx *c, const mt_tvar *v) { return mt_ptrmap_get(&c->depth, v) > 0; }
+
+/* Leaves the scopes entered since vars had nv entries and bufs nb. */
+static void pop_scope(vctx *c, int nv, int nb) {
+    for (int i = nv; i < c->vars.len; i++) mt_ptrmap_add(c->a, &c->depth, c->vars.data[i], -1);
+    for (int i = nb; i < c->bufs.len; i++) mt_ptrmap_add(c->a, &c->depth, c->bufs.data[i], -1);
+    c->vars.len = nv, c->bufs.len = nb;
 }
 
 static void bind_var(vctx *c, const mt_tvar *v, const char *what) {
@@ -101,13 +109,10 @@ static void bind_var(vctx *c, const mt_tvar *v, const char *what) {
     }
     if (var_in_scope(c, v)) fail(c, "%s '%s' is bound again inside its own scope", what, vname(v));
     MT_VEC_PUSH(c->a, &c->vars, v);
+    mt_ptrmap_add(c->a, &c->depth, v, 1);
 }
 
-static bool buf_in_scope(const vctx *c, const mt_tbuffer *b) {
-    for (int i = c->bufs.len - 1; i >= 0; i--)
-        if (c->bufs.data[i] == b) return true;
-    return false;
-}
+static bool buf_in_scope(const vctx *c, const mt_tbuffer *b) { return mt_ptrmap_get(&c->depth, b) > 0; }
 
 /* ---- expressions ---------------------------------------------------------- */
 
@@ -496,6 +501,7 @@ static void declare_buf(vctx *c, const mt_tbuffer *b, const char *what) {
     if (!c->err && buf_in_scope(c, b))
         fail(c, "%s '%s' is already in scope", what, b->name);
     MT_VEC_PUSH(c->a, &c->bufs, b);
+    mt_ptrmap_add(c->a, &c->depth, b, 1);
 }
 
 static void check_for(vctx *c, const mt_tstmt *s) {
@@ -520,7 +526,7 @@ static void check_for(vctx *c, const mt_tstmt *s) {
     else if (phase) c->diverged = thread ? "a nested threadIdx loop" : "a loop";
     if (phase && !uniform && !wdiv) c->warp_div = thread ? "a nested threadIdx loop" : "a loop of variable bounds";
     check_stmt(c, s->body);
-    c->vars.len = nv;
+    pop_scope(c, nv, c->bufs.len);
     c->phase = phase, c->diverged = div, c->warp_div = wdiv;
 }
 
@@ -560,7 +566,7 @@ static void check_let(vctx *c, const mt_tstmt *s) {
         fail(c, "let '%s' of %s bound to a %s value", vname(s->var), mt_dtype_str(s->var->dtype),
              mt_dtype_str(s->value->dtype));
     check_stmt(c, s->body);
-    c->vars.len = nv;
+    pop_scope(c, nv, c->bufs.len);
 }
 
 /* A fragment: in a GPU kernel outside its phases (the warp's registers,
@@ -588,7 +594,7 @@ static void check_alloc(vctx *c, const mt_tstmt *s) {
     const char *div = c->diverged;
     if (c->phase && !div) c->diverged = "an allocation";
     check_stmt(c, s->body);
-    c->bufs.len = nb;
+    pop_scope(c, c->vars.len, nb);
     c->diverged = div;
 }
 
@@ -700,7 +706,7 @@ static void check_block(vctx *c, const mt_tstmt *s) {
     for (int i = 0; !c->err && i < s->nwrites; i++) check_region(c, &s->writes[i], "write");
     if (s->init) check_stmt(c, s->init);
     check_stmt(c, s->body);
-    c->vars.len = nv, c->bufs.len = nb;
+    pop_scope(c, nv, nb);
     c->diverged = div, c->warp_div = wdiv;
 }
 

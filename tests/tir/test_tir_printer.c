@@ -219,6 +219,32 @@ static void test_print_unique_names(void **state) {
     TIR_GUARD_END();
 }
 
+/* Many objects of one name: each new one resumes the suffix search where
+ * the last one stopped. Probing _1, _2, ... from 1 for each made printing n
+ * of them quadratic (20,000 loops of one variable name: 2 * 10^8 probes;
+ * the matmul rule's micro-kernels have hundreds of `xb`s). */
+static void test_print_many_names(void **state) {
+    TIR_GUARD();
+    enum { N = 20000 };
+    mt_tbuffer *a = buf1("a", 4);
+    mt_tfunc *f = mt_tfunc_new(A, "many");
+    mt_tfunc_add_param(A, f, a, NULL);
+    mt_tstmt **loops = MT_NEW_ARRAY(A, mt_tstmt *, N);
+    for (int k = 0; k < N; k++) {
+        mt_tvar *x = ivar(k == 0 ? "xb_3" : "xb"); /* first, a name that looks like a suffix */
+        loops[k] = mt_ts_for(A, x, I(0), I(4), MT_FOR_SERIAL, st(a, F(1), V(x)));
+    }
+    f->body = mt_ts_seq(A, loops, N);
+    const char *text = mt_tfunc_print(A, f);
+    assert_non_null(strstr(text, ":\n    for xb_3 in range(4):\n        a[xb_3] = 1.0\n"
+                                 "    for xb in range(4):\n"));
+    assert_non_null(strstr(text, "    for xb_2 in range(4):\n        a[xb_2] = 1.0\n"
+                                 "    for xb_4 in range(4):\n")); /* xb_3 was taken */
+    assert_non_null(strstr(text, "    for xb_19999 in range(4):\n        a[xb_19999] = 1.0\n"));
+    assert_null(strstr(text, "xb_20000"));
+    TIR_GUARD_END();
+}
+
 /* Python precedence decides parentheses. */
 static void test_print_precedence(void **state) {
     TIR_GUARD();
@@ -315,7 +341,7 @@ int main(void) {
         TIR_TEST(test_print_symbolic),        TIR_TEST(test_print_rank0_and_loops),
         TIR_TEST(test_print_lowered),         TIR_TEST(test_print_unique_names),
         TIR_TEST(test_print_precedence),      TIR_TEST(test_print_immediates),
-        TIR_TEST(test_print_grid_rules),
+        TIR_TEST(test_print_grid_rules),      TIR_TEST(test_print_many_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -215,12 +215,19 @@ static mt_tstmt *with_exprs(mt_arena *a, const mt_tstmt *s, mt_texpr *const *ex)
 }
 
 /* Counts the candidates of ex[0..n) and vals[0..nv) in a table sized for
- * them; false when they are too large to look at. */
-static bool count_all(cse_ctx *c, mt_texpr *const *ex, int n, mt_texpr *const *vals, int nv) {
-    int nodes = 0, size;
+ * them; false when they are too large to look at. *nodes: 0 in the first
+ * round, then a bound on their size that the round before left (each round
+ * replaces c >= 2 occurrences of s >= 3 nodes by a variable and adds one
+ * let of s nodes, so the total shrinks): only the first round walks the
+ * expressions once more to size the table. */
+static bool count_all(cse_ctx *c, mt_texpr *const *ex, int n, mt_texpr *const *vals, int nv, int *nodes_io) {
+    int nodes = *nodes_io, size;
     bool ld;
-    for (int i = 0; i < n; i++) scan(c, ex[i], &size, &ld, false), nodes += size;
-    for (int i = 0; i < nv; i++) scan(c, vals[i], &size, &ld, false), nodes += size;
+    if (!nodes) {
+        for (int i = 0; i < n; i++) scan(c, ex[i], &size, &ld, false), nodes += size;
+        for (int i = 0; i < nv; i++) scan(c, vals[i], &size, &ld, false), nodes += size;
+        *nodes_io = nodes;
+    }
     if (nodes > MAX_NODES) return false;
     int cap = 16;
     while (cap < 2 * nodes) cap *= 2;
@@ -241,8 +248,8 @@ static bool count_all(cse_ctx *c, mt_texpr *const *ex, int n, mt_texpr *const *v
  * when there are none): their number. */
 static int cse_stmt(cse_ctx *c, mt_tstmt **s, mt_tvar **lets, mt_texpr **vals) {
     mt_texpr *ex[MT_MAX_RANK + 1];
-    int n = stmt_exprs(*s, ex), nlets = 0;
-    while (n && nlets < MAX_ROUNDS && count_all(c, ex, n, vals, nlets)) {
+    int n = stmt_exprs(*s, ex), nlets = 0, nodes = 0;
+    while (n && nlets < MAX_ROUNDS && count_all(c, ex, n, vals, nlets, &nodes)) {
         const occ *best = NULL;
         for (int i = 0; i < c->cap; i++) {
             const occ *o = &c->slots[i];
