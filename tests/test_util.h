@@ -4,6 +4,7 @@
 #ifndef MT_TEST_UTIL_H
 #define MT_TEST_UTIL_H
 
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -230,5 +231,34 @@ __attribute__((unused)) static mt_status test_kernel_run(mt_kernel *k, mt_tensor
         if (!g_ || strcmp(g_, w_) != 0)                                              \
             fail_msg("text differs.\n--- got ---\n%s\n--- want ---\n%s", g_ ? g_ : "(null)", w_); \
     } while (0)
+
+/* ---- bfloat16 references (float32's upper 16 bits) ------------------------- */
+
+/* The value of bfloat16 bits b. */
+__attribute__((unused)) static double test_bf16_value(uint16_t b) {
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* d rounded to the nearest bfloat16, ties to even, from the definition:
+ * the neighbours found by bisection over the bit patterns; at or past the
+ * midpoint 2^128 - 2^119: inf; NaN: 0x7fff (what the compiler stores). */
+__attribute__((unused)) static uint16_t test_bf16_round(double d) {
+    if (isnan(d)) return 0x7fff;
+    uint16_t sign = signbit(d) ? 0x8000 : 0;
+    double a = fabs(d);
+    if (a >= 0x1p128 - 0x1p119) return sign | 0x7f80;
+    unsigned lo = 0, hi = 0x7f7f;
+    while (lo < hi) {
+        unsigned mid = (lo + hi + 1) / 2;
+        if (test_bf16_value((uint16_t)mid) <= a) lo = mid;
+        else hi = mid - 1;
+    }
+    double dl = a - test_bf16_value((uint16_t)lo),
+           dh = (lo == 0x7f7f ? 0x1p128 : test_bf16_value((uint16_t)(lo + 1))) - a;
+    return (uint16_t)(sign | (dl < dh ? lo : dh < dl ? lo + 1 : lo + (lo & 1)));
+}
 
 #endif

@@ -40,31 +40,10 @@
 
 /* ---- the reference --------------------------------------------------------- */
 
-static double bf_value(uint16_t h) {
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
+static double bf_value(uint16_t h) { return test_bf16_value(h); }
 
-/* The nearest bfloat16 of d, ties to even. */
-static uint16_t ref_bf16(double d) {
-    if (isnan(d)) return 0x7fff;
-    uint16_t sign = signbit(d) ? 0x8000 : 0;
-    double a = fabs(d);
-    if (a >= 0x1p128 - 0x1p119) return sign | 0x7f80;
-    /* the largest lo in [0, 0x7f7f] with value(lo) <= a */
-    unsigned lo = 0, hi = 0x7f7f;
-    while (lo < hi) {
-        unsigned mid = (lo + hi + 1) / 2;
-        if (bf_value((uint16_t)mid) <= a) lo = mid;
-        else hi = mid - 1;
-    }
-    double vlo = bf_value((uint16_t)lo), vhi = lo == 0x7f7f ? 0x1p128 : bf_value((uint16_t)(lo + 1));
-    double dlo = a - vlo, dhi = vhi - a; /* exact (Sterbenz), but for a tiny a where it does not matter */
-    unsigned r = dlo < dhi ? lo : dhi < dlo ? lo + 1 : (lo & 1) ? lo + 1 : lo;
-    return (uint16_t)(sign | r);
-}
+/* The nearest bfloat16 of d, ties to even (test_util.h). */
+static uint16_t ref_bf16(double d) { return test_bf16_round(d); }
 
 static uint32_t f32_bits(float f) {
     uint32_t u;

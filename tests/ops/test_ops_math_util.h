@@ -91,30 +91,8 @@ static double h2d(uint16_t h) {
 
 /* ---- bfloat16 (float32's upper 16 bits) ----------------------------------- */
 
-static double b2d(uint16_t b) {
-    uint32_t u = (uint32_t)b << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-/* d rounded to the nearest bfloat16, ties to even, from the definition:
- * the neighbours found by bisection over the bit patterns; at or past the
- * midpoint 2^128 - 2^119: inf; NaN: 0x7fff (what the compiler stores). */
-static uint16_t f2b(double d) {
-    if (isnan(d)) return 0x7fff;
-    uint16_t sign = signbit(d) ? 0x8000 : 0;
-    double a = fabs(d);
-    if (a >= 0x1p128 - 0x1p119) return sign | 0x7f80;
-    unsigned lo = 0, hi = 0x7f7f;
-    while (lo < hi) {
-        unsigned mid = (lo + hi + 1) / 2;
-        if (b2d((uint16_t)mid) <= a) lo = mid;
-        else hi = mid - 1;
-    }
-    double dl = a - b2d((uint16_t)lo), dh = (lo == 0x7f7f ? 0x1p128 : b2d((uint16_t)(lo + 1))) - a;
-    return (uint16_t)(sign | (dl < dh ? lo : dh < dl ? lo + 1 : lo + (lo & 1)));
-}
+static double b2d(uint16_t b) { return test_bf16_value(b); }
+static uint16_t f2b(double d) { return test_bf16_round(d); }
 
 /* d rounded to the nearest value of float dtype dt. */
 __attribute__((unused)) static double round_to(mt_dtype dt, double d) {
