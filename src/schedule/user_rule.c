@@ -59,8 +59,7 @@ static mt_tfunc *run_rule(mt_arena *a, rule_fn fn, mt_tfunc *f) {
     mt_tfunc *bare = mt_checks_peel(a, f, &checks, &nc);
     mt_tfunc *g = fn(a, bare);
     if (g == bare) return NULL;
-    mt_tfunc *r = mt_checks_restore(a, f, g, checks, nc);
-    return r ? r : NULL;
+    return mt_checks_restore(a, f, g, checks, nc); /* NULL when they cannot go back */
 }
 
 bool mt_usched_apply_rule(mt_usched *u, const char *rule, const mt_knobs *given) {
