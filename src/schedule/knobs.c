@@ -24,8 +24,10 @@ static const mt_knob_def matmul_knobs[] = {
     {"nc", 16, 1 << 20, false, 5, {128, 256, 512, 1024, 2048},
      "columns of a packed block of B, rounded down to a multiple of NR (default 512, narrowed to fit the target's L2)"},
     {"parallel", 0, 1, false, 2, {0, 1}, "row blocks and packing across threads (default 1; 0 for regions too small for the cores)"},
+    {"pack_rows", 1, 64, true, 3, {2, 4, 16}, "rows of a row-major B copied together into its packed block (default 8)"},
+    {"sliver_outer", 0, 1, false, 2, {0, 1}, "1: the slivers of a packed block across threads, every row tile inside each (default 0)"},
     {"few_rows", 0, 4096, false, 6, {0, 8, 16, 32, 64, 128},
-     "M below which the few-rows schedules (rule_gemv.c, rule_matvec.c) are used (default 32)"},
+     "M below which the few-rows schedules (rule_gemv.c, rule_matvec.c) are used (default 16 for x @ w, 32 for x @ w.T)"},
     {"gemv_kb", 1, 8, false, 3, {1, 2, 4}, "few rows: rows of w per sweep (default 4)"},
     {"gemv_mr", 1, 64, false, 4, {4, 8, 16, 32}, "few rows: rows of x per group (default 16)"},
 };

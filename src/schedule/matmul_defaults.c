@@ -34,6 +34,9 @@ enum {
     PAR_MIN_FLOPS = 1 << 19,      /* a core's share of a parallel region, at least */
     MARGIN_PCT = 5,               /* a shorter tile only when cheaper by this much: a taller one
                                    * loads less per FMA, which tile_cost leaves out */
+    FEW_ROWS_M = 128,             /* M up to this: blocks for packing speed (mm_few_rows_blocks) */
+    PAGE_BYTES = 4096,            /* a packed row of B at least this long: one run of memory */
+    MIN_DEPTH = 64,               /* K blocks at least this deep */
 };
 
 static int64_t tile_cost(int rows, int nv) {
@@ -71,6 +74,15 @@ bool mm_packed_parallel(const mm *c) {
     int64_t cores = tg->cores > 1 ? tg->cores : 1;
     int64_t region = 2 * M * (N < c->ncblk ? N : c->ncblk) * kd;
     return cores > 1 && region / cores >= PAR_MIN_FLOPS;
+}
+
+void mm_few_rows_blocks(const mm *c, int64_t *kc, int64_t *nc) {
+    int64_t M, size = (int64_t)mt_dtype_size(c->dt);
+    if (!c->y_vec || !mt_te_is_const_int(c->ext[c->ns - 2], &M) || M > FEW_ROWS_M) return;
+    int64_t run = PAGE_BYTES / size, depth = mm_pack_budget(c) / size / run / 16 * 16;
+    if (run <= *nc || depth < MIN_DEPTH) return;
+    *nc = run;
+    *kc = depth;
 }
 
 int64_t mm_pack_budget(const mm *c) {

@@ -50,6 +50,8 @@ typedef struct mm {
     bool split;               /* K is blocked */
     bool epi_loop;            /* the epilogue runs in a loop over a copy of the tile (rule_matmul.c) */
     int nv;                   /* vector registers per tile row (knob nv) */
+    int pack_rows;            /* rows of a row-major B packed together (knob pack_rows) */
+    bool sliver_outer;        /* packed: slivers of B across threads, row tiles inside (knob sliver_outer) */
     bool par;                 /* loops across threads at all (knob parallel) */
     bool wide;                /* column blocks in parallel when A is small (rule_matmul.c,
                                * gen_wide; the conv rule's pointwise layers ask for it) */
@@ -147,5 +149,9 @@ mt_tstmt *mm_gen_gemv(mm *c);
 int mm_rows_for_m(const mm *c, int fit);
 bool mm_packed_parallel(const mm *c);
 int64_t mm_pack_budget(const mm *c);
+/* The blocks of B for few rows (a constant M of at most FEW_ROWS_M, B
+ * row-major): rows of the block a page long, as deep as the budget allows;
+ * kc and nc unchanged otherwise. */
+void mm_few_rows_blocks(const mm *c, int64_t *kc, int64_t *nc);
 
 #endif

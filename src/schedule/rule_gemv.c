@@ -82,7 +82,7 @@ typedef struct gv_tune {
     int acc_l2_div;        /* sums within l2 / acc_l2_div */
 } gv_tune;
 
-static const gv_tune gvt = {4, 2, 16, 8, 32, 65536, 4};
+static const gv_tune gvt = {4, 2, 16, 8, 16, 65536, 4};
 
 typedef struct gv {
     mm *c;

@@ -362,13 +362,15 @@ static mt_tstmt *gen_tile(mm *c, const tile *t) {
 /* ---- packing ------------------------------------------------------------------------ */
 
 /* B[k0:k0+kc, j0:j0+width] into bp[base + kk * width + jj]; padded: columns
- * at or past N are zeros. */
+ * at or past N are zeros. With row given, only that row kk of the block
+ * (no loop over k: the caller's loop, packed_body's row order). */
 static mt_tstmt *gen_pack(mm *c, mt_tbuffer *bp, mt_texpr *base, mt_texpr *j0, mm_colset cs, bool padded,
-                          mt_texpr *k0, mt_texpr *kc) {
+                          mt_texpr *k0, mt_texpr *kc, mt_texpr *krow) {
     mt_arena *a = c->a;
-    mt_tvar *kk = mm_ivar(c, "kk");
-    mt_texpr *k = mt_lw_add(&c->lw, k0, mm_V(c, kk));
-    mt_texpr *row = mt_lw_add(&c->lw, base, mt_lw_mul(&c->lw, mm_V(c, kk), mm_I(c, cs.width)));
+    mt_tvar *kk = krow ? NULL : mm_ivar(c, "kk");
+    mt_texpr *kv = krow ? krow : mm_V(c, kk);
+    mt_texpr *k = mt_lw_add(&c->lw, k0, kv);
+    mt_texpr *row = mt_lw_add(&c->lw, base, mt_lw_mul(&c->lw, kv, mm_I(c, cs.width)));
     if (!padded && c->y_vec) {
         svec s = {0};
         for (int v = 0; v < cs.nv; v++) {
@@ -376,7 +378,7 @@ static mt_tstmt *gen_pack(mm *c, mt_tbuffer *bp, mt_texpr *base, mt_texpr *j0, m
             mt_texpr *val = mm_operand(c, c->Y, NULL, mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, j0, mm_I(c, cs.off[v])), cs.lanes[v]), k);
             mm_push(c, &s, mt_ts_store(a, bp, &ix, 1, val));
         }
-        return mm_loop(c, kk, kc, MT_FOR_SERIAL, mm_seq(c, &s));
+        return krow ? mm_seq(c, &s) : mm_loop(c, kk, kc, MT_FOR_SERIAL, mm_seq(c, &s));
     }
     mt_tvar *jj = mm_ivar(c, "jj");
     mt_texpr *j = mt_lw_add(&c->lw, j0, mm_V(c, jj)), *val;
@@ -389,6 +391,7 @@ static mt_tstmt *gen_pack(mm *c, mt_tbuffer *bp, mt_texpr *base, mt_texpr *j0, m
     }
     mt_texpr *ix = mt_lw_add(&c->lw, row, mm_V(c, jj));
     mt_tstmt *st = mt_ts_store(a, bp, &ix, 1, val);
+    if (krow) return mm_loop(c, jj, mm_I(c, cs.width), MT_FOR_SERIAL, st);
     return mm_loop(c, jj, mm_I(c, cs.width), MT_FOR_SERIAL, mm_loop(c, kk, kc, MT_FOR_SERIAL, st));
 }
 
@@ -404,6 +407,7 @@ typedef struct panel {
     mt_tbuffer *bp;           /* NULL: direct */
     mt_texpr *kcap;           /* bp depth */
     mt_tbuffer *ap;           /* the current row block's packed A, or NULL */
+    mt_texpr *krow;           /* packing: the one row of the block to pack, or NULL: all */
 } panel;
 
 static mt_tstmt *sliver(mm *c, const panel *p, mt_texpr *jr, int kind, bool pack, int mr, mt_texpr *i0) {
@@ -413,7 +417,7 @@ static mt_tstmt *sliver(mm *c, const panel *p, mt_texpr *jr, int kind, bool pack
     mm_colset cs = mm_cols(kind == SL_EXACT ? (int)(Nc % nr) : nr, c->vl);
     mt_texpr *j0 = mt_lw_add(&c->lw, p->jc0, mt_lw_mul(&c->lw, jr, mm_I(c, nr)));
     mt_texpr *base = p->bp ? mt_lw_mul(&c->lw, jr, mt_lw_mul(&c->lw, p->kcap, mm_I(c, nr))) : NULL;
-    if (pack) return gen_pack(c, p->bp, base, j0, cs, kind == SL_PADDED, p->k0, p->kc);
+    if (pack) return gen_pack(c, p->bp, base, j0, cs, kind == SL_PADDED, p->k0, p->kc, p->krow);
     tile t = {mr, cs, i0, j0, p->k0, p->kc, p->bp, base, p->first, p->last, kind == SL_PADDED, p->ap};
     return gen_tile(c, &t);
 }
@@ -488,10 +492,43 @@ static mt_tstmt *rows(mm *c, const panel *p, mt_texpr *jr, bool par) {
     return mm_seq(c, &s);
 }
 
+/* The copy of a block of B into bp. A B read as vectors along j (row-major)
+ * is copied row by row of the block, rows across threads: each row's
+ * ncols columns are one run of memory, read in order, and go to the
+ * slivers' rows. Sliver by sliver, each k a different row, every read was a
+ * new page: a 4096 x 4096 B packed at 2.4 GB/s. A gathered B (not vector
+ * loads) keeps the sliver order, whose reads are then the contiguous ones. */
+enum { PACK_ROWS = 8 }; /* the default of pack_rows */
+
+static mt_tstmt *pack_block(mm *c, panel *p, mt_tvar *jr) {
+    int nr = c->nv * c->vl;
+    mt_for_kind par = c->par ? MT_FOR_PARALLEL : MT_FOR_SERIAL;
+    mt_texpr *slivers = mm_ceildiv(c, p->ncols, nr);
+    if (!c->y_vec) return mm_loop(c, jr, slivers, par, sliver_switch(c, p, mm_V(c, jr), true, 0, NULL));
+    /* kr rows at a time: kr streams in flight */
+    int kr = c->pack_rows;
+    mt_tvar *kq = mm_ivar(c, "kq");
+    svec s = {0};
+    for (int r = 0; r < kr; r++) {
+        panel q = *p;
+        q.krow = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, mm_V(c, kq), mm_I(c, kr)), mm_I(c, r));
+        mm_push(c, &s, sliver_switch(c, &q, mm_V(c, jr), true, 0, NULL));
+    }
+    mt_texpr *groups = mt_arith_bin(c->a, TE_FLOORDIV, p->kc, mm_I(c, kr));
+    mt_tstmt *body = mm_loop(c, kq, groups, par, mm_loop(c, jr, slivers, MT_FOR_SERIAL, mm_seq(c, &s)));
+    int64_t kc;
+    if (mt_te_is_const_int(p->kc, &kc) && kc % kr == 0) return body;
+    /* the rows left */
+    mt_tvar *kt = mm_ivar(c, "kt"), *jt = mm_ivar(c, "jr");
+    panel q = *p;
+    q.krow = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, groups, mm_I(c, kr)), mm_V(c, kt));
+    mt_tstmt *tail = mm_loop(c, jt, slivers, MT_FOR_SERIAL, sliver_switch(c, &q, mm_V(c, jt), true, 0, NULL));
+    return mm_seq2(c, body, mm_loop(c, kt, mt_arith_bin(c->a, TE_FLOORMOD, p->kc, mm_I(c, kr)), MT_FOR_SERIAL, tail));
+}
+
 /* Large M: the GotoBLAS loops. For each column block (nc wide) and K block
  * (kc deep), pack that block of B into bp, then all row blocks in parallel. */
 static mt_tstmt *packed_body(mm *c) {
-    int nr = c->nv * c->vl;
     mt_texpr *N = c->ext[c->ns - 1], *K = c->K;
     int64_t Nc;
     bool one_jc = mt_te_is_const_int(N, &Nc) && Nc <= c->ncblk;
@@ -518,9 +555,17 @@ static mt_tstmt *packed_body(mm *c) {
     p.bp = c->bp;
     p.kcap = c->kcap;
     p.ap = NULL;
-    mt_tstmt *pack = mm_loop(c, jr, mm_ceildiv(c, p.ncols, nr), c->par ? MT_FOR_PARALLEL : MT_FOR_SERIAL,
-                          sliver_switch(c, &p, mm_V(c, jr), true, 0, NULL));
-    mt_tstmt *body = mm_seq2(c, pack, rows(c, &p, NULL, true));
+    p.krow = NULL;
+    mt_tstmt *pack = pack_block(c, &p, jr);
+    mt_tstmt *compute;
+    if (c->sliver_outer) {
+        mt_tvar *js = mm_ivar(c, "js");
+        compute = mm_loop(c, js, mm_ceildiv(c, p.ncols, c->nv * c->vl), c->par ? MT_FOR_PARALLEL : MT_FOR_SERIAL,
+                          rows(c, &p, mm_V(c, js), false));
+    } else {
+        compute = rows(c, &p, NULL, true);
+    }
+    mt_tstmt *body = mm_seq2(c, pack, compute);
     if (c->split) body = mm_loop(c, pc, npc, MT_FOR_SERIAL, body);
     if (!one_jc) body = mm_loop(c, jc, mm_ceildiv(c, N, c->ncblk), MT_FOR_SERIAL, body);
     return body;
@@ -581,6 +626,7 @@ static mt_tstmt *wide_item(mm *c, mt_texpr *blk, int64_t ncw, int64_t width) {
     p.kc = p.kcap = c->K;
     p.first = p.last = NULL;
     p.ap = NULL;
+    p.krow = NULL;
     p.bp = mm_local_buf(c, "B_pack", mt_lw_mul(&c->lw, c->K, mm_I(c, ncw)), c->dt);
     return mt_ts_alloc(c->a, p.bp, mm_seq2(c, wide_pack(c, &p, width), rows(c, &p, NULL, false)));
 }
@@ -612,8 +658,11 @@ static mt_tstmt *gen_packed(mm *c) {
     int nr = c->nv * c->vl;
     mt_texpr *N = c->ext[c->ns - 1], *K = c->K, *ncap;
     int64_t Nc, Kc;
-    c->kcblk = mt_knob_get(c->f, MM_RULE, "kc", tune.kc);
-    c->ncblk = mt_knob_get(c->f, MM_RULE, "nc", tune.nc);
+    c->kcblk = tune.kc;
+    c->ncblk = tune.nc;
+    mm_few_rows_blocks(c, &c->kcblk, &c->ncblk);
+    c->kcblk = mt_knob_get(c->f, MM_RULE, "kc", c->kcblk);
+    c->ncblk = mt_knob_get(c->f, MM_RULE, "nc", c->ncblk);
     if (mt_te_is_const_int(K, &Kc) && Kc <= 2 * c->kcblk) {
         c->split = false;
         c->kcap = mm_I(c, Kc > 0 ? Kc : 1);
@@ -633,11 +682,15 @@ static mt_tstmt *gen_packed(mm *c) {
     /* whole slivers in a block (a given nc, or nv other than 2) */
     c->ncblk = c->ncblk < nr ? nr : c->ncblk / nr * nr;
     c->par = mm_packed_parallel(c); /* threads only for regions worth a fork */
+    c->pack_rows = (int)mt_knob_get(c->f, MM_RULE, "pack_rows", PACK_ROWS);
+    c->sliver_outer = mt_knob_get(c->f, MM_RULE, "sliver_outer", 0) != 0;
     mt_knobs_set(&c->chosen, "mr", tile_rows(c));
     mt_knobs_set(&c->chosen, "nv", c->nv);
     mt_knobs_set(&c->chosen, "kc", c->kcblk);
     mt_knobs_set(&c->chosen, "nc", c->ncblk);
     mt_knobs_set(&c->chosen, "parallel", c->par);
+    if (c->y_vec) mt_knobs_set(&c->chosen, "pack_rows", c->pack_rows);
+    mt_knobs_set(&c->chosen, "sliver_outer", c->sliver_outer);
     ncap = mm_I(c, mt_te_is_const_int(N, &Nc) && Nc <= c->ncblk ? (Nc + nr - 1) / nr * nr : c->ncblk);
     c->bp = mm_local_buf(c, "B_pack", mt_lw_mul(&c->lw, c->kcap, ncap), c->dt);
     c->bp->scope = MT_SCOPE_GLOBAL;
