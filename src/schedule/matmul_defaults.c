@@ -25,6 +25,12 @@
  *  - The packed block of B (KC x NC) within the target's L2 (it was 1 MiB,
  *    the L2 of the Zen 4/5 machines the rule was measured on; 512 KiB on
  *    Zen 3).
+ *  - Few rows (a constant M <= FEW_ROWS_M of a row-major B): the copy of B
+ *    costs about as much as the FMAs, and a copy reads each row of the
+ *    block as one run, so the block is a page of a row wide (1024 float32)
+ *    and as deep as the L2 budget allows; with threads, the column blocks
+ *    go across them in one region (equal blocks, a multiple of the cores,
+ *    at most a page wide each).
  */
 #include "schedule/knobs.h"
 #include "schedule/matmul_internal.h"
@@ -76,13 +82,37 @@ bool mm_packed_parallel(const mm *c) {
     return cores > 1 && region / cores >= PAR_MIN_FLOPS;
 }
 
-void mm_few_rows_blocks(const mm *c, int64_t *kc, int64_t *nc) {
-    int64_t M, size = (int64_t)mt_dtype_size(c->dt);
-    if (!c->y_vec || !mt_te_is_const_int(c->ext[c->ns - 2], &M) || M > FEW_ROWS_M) return;
-    int64_t run = PAGE_BYTES / size, depth = mm_pack_budget(c) / size / run / 16 * 16;
-    if (run <= *nc || depth < MIN_DEPTH) return;
-    *nc = run;
-    *kc = depth;
+static bool few_rows(const mm *c) {
+    int64_t M;
+    return c->y_vec && mt_te_is_const_int(c->ext[c->ns - 2], &M) && M <= FEW_ROWS_M;
+}
+
+bool mm_cols_parallel(const mm *c) {
+    int64_t N;
+    if (!mt_te_is_const_int(c->ext[c->ns - 1], &N)) return false;
+    return mt_knob_get(c->f, MM_RULE, "par_cols", c->par && few_rows(c)) != 0;
+}
+
+/* Column blocks of at most a page of a row of B, as many as a multiple of
+ * the cores, equal, whole slivers: N = 1000 on 2 cores, 2 of 512; 4096, 4
+ * of 1024; 4097, 6 of 688. */
+static int64_t cols_width(const mm *c, int64_t run) {
+    int64_t N, nr = (int64_t)c->nv * c->vl;
+    mt_te_is_const_int(c->ext[c->ns - 1], &N);
+    int64_t cores = mt_tfunc_target(c->f)->cores > 1 ? mt_tfunc_target(c->f)->cores : 1;
+    int64_t blocks = cores * ((N + cores * run - 1) / (cores * run));
+    int64_t w = (N + blocks - 1) / blocks;
+    return w < nr ? nr : (w + nr - 1) / nr * nr;
+}
+
+bool mm_few_rows_blocks(const mm *c, bool cols, int64_t *kc, int64_t *nc) {
+    int64_t size = (int64_t)mt_dtype_size(c->dt), run = PAGE_BYTES / size;
+    if (!few_rows(c)) return false;
+    int64_t width = cols ? cols_width(c, run) : run;
+    int64_t depth = mm_pack_budget(c) / size / width / 16 * 16;
+    *nc = width;
+    *kc = depth > MIN_DEPTH ? depth : MIN_DEPTH;
+    return true;
 }
 
 int64_t mm_pack_budget(const mm *c) {

@@ -51,7 +51,8 @@ typedef struct mm {
     bool epi_loop;            /* the epilogue runs in a loop over a copy of the tile (rule_matmul.c) */
     int nv;                   /* vector registers per tile row (knob nv) */
     int pack_rows;            /* rows of a row-major B packed together (knob pack_rows) */
-    bool sliver_outer;        /* packed: slivers of B across threads, row tiles inside (knob sliver_outer) */
+    bool cols;                /* packed: column blocks across threads, each packed by its thread
+                               * (rule_matmul.c, gen_cols; knob par_cols) */
     bool par;                 /* loops across threads at all (knob parallel) */
     bool wide;                /* column blocks in parallel when A is small (rule_matmul.c,
                                * gen_wide; the conv rule's pointwise layers ask for it) */
@@ -149,9 +150,13 @@ mt_tstmt *mm_gen_gemv(mm *c);
 int mm_rows_for_m(const mm *c, int fit);
 bool mm_packed_parallel(const mm *c);
 int64_t mm_pack_budget(const mm *c);
-/* The blocks of B for few rows (a constant M of at most FEW_ROWS_M, B
- * row-major): rows of the block a page long, as deep as the budget allows;
- * kc and nc unchanged otherwise. */
-void mm_few_rows_blocks(const mm *c, int64_t *kc, int64_t *nc);
+/* mm_cols_parallel: the packed path's column blocks across threads
+ * (knob par_cols; default: c->par and few rows -- a constant M of at most
+ * FEW_ROWS_M -- of a row-major B; a constant N either way). mm_few_rows_blocks: the blocks
+ * of B for few rows: a page of a row of B wide, or (cols) as many equal
+ * blocks up to that width as make a multiple of the cores; as deep as the
+ * budget allows; false (kc and nc unchanged) when the rows are not few. */
+bool mm_cols_parallel(const mm *c);
+bool mm_few_rows_blocks(const mm *c, bool cols, int64_t *kc, int64_t *nc);
 
 #endif

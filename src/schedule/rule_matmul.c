@@ -35,7 +35,9 @@
  *  - Packing and blocking. For each column block of up to NC = 512 columns
  *    (and, when K > 1024 and an output can hold partial sums, each K block
  *    of KC = 512), B's block is copied into B_pack as NR-wide slivers, each
- *    contiguous over k: the micro-kernel streams one sliver (KC x 128 bytes)
+ *    contiguous over k (a row-major B pack_rows = 8 rows at a time, each
+ *    row's columns one run of memory; the sliver-by-sliver copy read a
+ *    new page every 64 bytes): the micro-kernel streams one sliver (KC x 128 bytes)
  *    from L2 while the 8 x KC sliver of A it multiplies stays in L1 across
  *    the slivers of the block. Blocks are narrowed so that B_pack stays
  *    within the target's L2 whenever its depth is a constant. The copy is
@@ -62,20 +64,22 @@
  *    LLVM hoists the math's constants out of every loop, and when the
  *    epilogue loop was nested deeper than the k loop the register allocator
  *    spilled the accumulators instead of them.
- *  - Small M (a constant M < 32, or a symbolic M below 32 at run time): no
- *    packing to amortize. With Y contiguous along j (x @ w, w row-major)
- *    the function goes to the skinny schedule of rule_gemv.c (w streamed
+ *  - Few rows (a constant M <= 128, x @ w): few FMAs per element of B, so
+ *    the copy dominates; blocks a page of a row of B wide, and with
+ *    threads the column blocks across them, each packed by its own thread,
+ *    in one parallel region (gen_cols; matmul_defaults.c).
+ *  - Small M (a constant M < 16 for x @ w, < 32 for x @ w.T, or a
+ *    symbolic M below that at run time): no packing to amortize. With Y
+ *    contiguous along j (x @ w, w row-major) the function goes to the
+ *    skinny schedule of rule_gemv.c (w streamed
  *    row by row, sums in L1/L2); with Y contiguous along k instead (x @
  *    w.T, the transpose fused in as a prologue) and X along k too, to the
  *    matrix-vector schedule of rule_matvec.c (dot products over k). Other
  *    small-M operands take the packed path below.
  *  - Small A, asked for (the conv rule's pointwise layers, rule_conv.c):
  *    when M * K is within a quarter of L2 and N is constant and at least
- *    128, columns are cut into blocks of 64 and (batch, block) items run
- *    in one parallel loop, each packing its block of B into a buffer of
- *    its own, k by k (each row of B read as one run), then all its row
- *    tiles, A read in place when it is a row-major load (gen_wide).
- *    Plain matmuls keep the GotoBLAS loops (not measured on them yet).
+ *    128, the column blocks across threads as for few rows, blocks of 64
+ *    columns, K whole (gen_wide).
  *  - Tails, exact and without masked memory operations. Rows: M % MR rows
  *    take one tile of that height (constant M) or a loop of one-row tiles.
  *    Columns, constant N: the last sliver is N % NR wide, vectors of 16 and
@@ -500,9 +504,9 @@ static mt_tstmt *rows(mm *c, const panel *p, mt_texpr *jr, bool par) {
  * loads) keeps the sliver order, whose reads are then the contiguous ones. */
 enum { PACK_ROWS = 8 }; /* the default of pack_rows */
 
-static mt_tstmt *pack_block(mm *c, panel *p, mt_tvar *jr) {
+static mt_tstmt *pack_block(mm *c, panel *p, mt_tvar *jr, bool threads) {
     int nr = c->nv * c->vl;
-    mt_for_kind par = c->par ? MT_FOR_PARALLEL : MT_FOR_SERIAL;
+    mt_for_kind par = threads ? MT_FOR_PARALLEL : MT_FOR_SERIAL;
     mt_texpr *slivers = mm_ceildiv(c, p->ncols, nr);
     if (!c->y_vec) return mm_loop(c, jr, slivers, par, sliver_switch(c, p, mm_V(c, jr), true, 0, NULL));
     /* kr rows at a time: kr streams in flight */
@@ -526,63 +530,64 @@ static mt_tstmt *pack_block(mm *c, panel *p, mt_tvar *jr) {
     return mm_seq2(c, body, mm_loop(c, kt, mt_arith_bin(c->a, TE_FLOORMOD, p->kc, mm_I(c, kr)), MT_FOR_SERIAL, tail));
 }
 
+/* The K block pc of p (c->split), or all of K: p's k0, kc, first, last;
+ * the block count (NULL: not split). */
+static mt_texpr *panel_k(mm *c, panel *p, mt_tvar *pc) {
+    mt_texpr *K = c->K;
+    int64_t Kc;
+    p->kcap = c->kcap;
+    if (!c->split) {
+        p->k0 = mm_I(c, 0);
+        p->kc = K;
+        p->first = p->last = NULL;
+        return NULL;
+    }
+    mt_texpr *npc = mt_arith_bin(c->a, TE_MAX, mm_I(c, 1), mm_ceildiv(c, K, c->kcblk));
+    p->k0 = mt_lw_mul(&c->lw, mm_V(c, pc), mm_I(c, c->kcblk));
+    p->kc = mt_te_is_const_int(K, &Kc) && Kc % c->kcblk == 0
+                ? mm_I(c, c->kcblk)
+                : mt_arith_bin(c->a, TE_MIN, mm_I(c, c->kcblk), mt_lw_sub(&c->lw, K, p->k0));
+    p->first = mm_eq(c, mm_V(c, pc), mm_I(c, 0));
+    p->last = mm_eq(c, mm_V(c, pc), mt_lw_sub(&c->lw, npc, mm_I(c, 1)));
+    return npc;
+}
+
 /* Large M: the GotoBLAS loops. For each column block (nc wide) and K block
  * (kc deep), pack that block of B into bp, then all row blocks in parallel. */
 static mt_tstmt *packed_body(mm *c) {
-    mt_texpr *N = c->ext[c->ns - 1], *K = c->K;
+    mt_texpr *N = c->ext[c->ns - 1];
     int64_t Nc;
     bool one_jc = mt_te_is_const_int(N, &Nc) && Nc <= c->ncblk;
     mt_tvar *jc = mm_ivar(c, "jc"), *pc = mm_ivar(c, "pc"), *jr = mm_ivar(c, "jr");
     panel p;
     p.jc0 = one_jc ? mm_I(c, 0) : mt_lw_mul(&c->lw, mm_V(c, jc), mm_I(c, c->ncblk));
     p.ncols = one_jc ? N : mt_arith_bin(c->a, TE_MIN, mm_I(c, c->ncblk), mt_lw_sub(&c->lw, N, p.jc0));
-    int64_t Kc;
     if (mt_te_is_const_int(N, &Nc) && Nc % c->ncblk == 0) p.ncols = mm_I(c, c->ncblk);
-    mt_texpr *npc = NULL;
-    if (c->split) {
-        npc = mt_arith_bin(c->a, TE_MAX, mm_I(c, 1), mm_ceildiv(c, K, c->kcblk));
-        p.k0 = mt_lw_mul(&c->lw, mm_V(c, pc), mm_I(c, c->kcblk));
-        p.kc = mt_te_is_const_int(K, &Kc) && Kc % c->kcblk == 0
-                   ? mm_I(c, c->kcblk)
-                   : mt_arith_bin(c->a, TE_MIN, mm_I(c, c->kcblk), mt_lw_sub(&c->lw, K, p.k0));
-        p.first = mm_eq(c, mm_V(c, pc), mm_I(c, 0));
-        p.last = mm_eq(c, mm_V(c, pc), mt_lw_sub(&c->lw, npc, mm_I(c, 1)));
-    } else {
-        p.k0 = mm_I(c, 0);
-        p.kc = K;
-        p.first = p.last = NULL;
-    }
+    mt_texpr *npc = panel_k(c, &p, pc);
     p.bp = c->bp;
-    p.kcap = c->kcap;
     p.ap = NULL;
     p.krow = NULL;
-    mt_tstmt *pack = pack_block(c, &p, jr);
-    mt_tstmt *compute;
-    if (c->sliver_outer) {
-        mt_tvar *js = mm_ivar(c, "js");
-        compute = mm_loop(c, js, mm_ceildiv(c, p.ncols, c->nv * c->vl), c->par ? MT_FOR_PARALLEL : MT_FOR_SERIAL,
-                          rows(c, &p, mm_V(c, js), false));
-    } else {
-        compute = rows(c, &p, NULL, true);
-    }
-    mt_tstmt *body = mm_seq2(c, pack, compute);
-    if (c->split) body = mm_loop(c, pc, npc, MT_FOR_SERIAL, body);
+    mt_tstmt *body = mm_seq2(c, pack_block(c, &p, jr, c->par), rows(c, &p, NULL, true));
+    if (npc) body = mm_loop(c, pc, npc, MT_FOR_SERIAL, body);
     if (!one_jc) body = mm_loop(c, jc, mm_ceildiv(c, N, c->ncblk), MT_FOR_SERIAL, body);
     return body;
 }
 
-/* ---- small A: column blocks in parallel ------------------------------------------------ */
+/* ---- column blocks across threads ----------------------------------------------------- */
 
-/* When A is small (M * K within a quarter of L2: the weights of a 1x1
- * convolution, 64 x 256) and N wide, the work is cut into column blocks
- * of WIDE_COLS (and images): one parallel loop over them, each item
- * packing its block of B into a buffer of its own (K x WIDE_COLS, in L2)
- * and running every row tile over it (A in place when a plain load). One
- * parallel region per call instead of two per column block and image, no
- * row tail left to one thread, and each thread's working set is its own
- * block and A, not a block packed by both threads (docs/schedule.md, "The
- * conv rule"). 32, 64 and 128 columns measured alike on one thread (1x1
- * 256 -> 64 at 56 x 56); 64 gives 49 items per image there. */
+/* When A is small, the work is cut into column blocks (and batch indices):
+ * one parallel loop over them, each item packing its block of B into a
+ * buffer of its own and running every row tile over it, K block by K
+ * block. One parallel region per call instead of two per column block,
+ * K block and batch index, no row tail left to one thread, and each
+ * thread's working set is its own block (in its own L2) and A. Two uses:
+ *  - asked for (the conv rule's pointwise layers, c->wide): M * K within
+ *    a quarter of L2 (the weights of a 1x1 convolution, 64 x 256), blocks
+ *    of WIDE_COLS (32, 64 and 128 columns measured alike on one thread, 1x1
+ *    256 -> 64 at 56 x 56; 64 gives 49 items per image there), K whole;
+ *  - few rows (matmul_defaults.c, mm_cols_parallel): blocks as wide as
+ *    mm_cols_width makes them (a page of a row of B, fewer so that every
+ *    core gets as many), K blocked as the packed path's. */
 enum { WIDE_COLS = 64 };
 
 static bool wide_fits(mm *c) {
@@ -593,52 +598,29 @@ static bool wide_fits(mm *c) {
            M * K * (int64_t)mt_dtype_size(c->dt) * 4 <= (l2 > 0 ? l2 : 1 << 20);
 }
 
-/* The pack of an item's block, k by k: each row of B is read as one run
- * of `width` columns (its lines in order) into the slivers' rows. With a
- * B not read as vectors (a strided 1x1 convolution's gather), the slivers
- * one by one as gen_pack does. */
-static mt_tstmt *wide_pack(mm *c, const panel *p, int64_t width) {
-    int nr = c->nv * c->vl;
-    if (!c->y_vec) {
-        mt_tvar *jr = mm_ivar(c, "jr");
-        return mm_loop(c, jr, mm_I(c, (width + nr - 1) / nr), MT_FOR_SERIAL, sliver_switch(c, p, mm_V(c, jr), true, 0, NULL));
-    }
-    mt_tvar *kk = mm_ivar(c, "kk");
-    svec s = {0};
-    for (int64_t j = 0; j < width; j += nr) {
-        mm_colset cs = mm_cols((int)(width - j < nr ? width - j : nr), c->vl);
-        mt_texpr *row = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, mm_I(c, j / nr * nr), c->K), mt_lw_mul(&c->lw, mm_V(c, kk), mm_I(c, cs.width)));
-        for (int v = 0; v < cs.nv; v++) {
-            mt_texpr *ix = mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, row, mm_I(c, cs.off[v])), cs.lanes[v]);
-            mt_texpr *col = mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, p->jc0, mm_I(c, j + cs.off[v])), cs.lanes[v]);
-            mm_push(c, &s, mt_ts_store(c->a, p->bp, &ix, 1, mm_operand(c, c->Y, NULL, col, mm_V(c, kk))));
-        }
-    }
-    return mm_loop(c, kk, c->K, MT_FOR_SERIAL, mm_seq(c, &s));
-}
-
-/* One item: the columns [blk * ncw, + width) of the batch c->bv. */
-static mt_tstmt *wide_item(mm *c, mt_texpr *blk, int64_t ncw, int64_t width) {
+/* One item: the columns [blk * ncw, + width) of the batch c->bv, every K
+ * block. */
+static mt_tstmt *cols_item(mm *c, mt_texpr *blk, int64_t ncw, int64_t width) {
     panel p;
+    mt_tvar *pc = mm_ivar(c, "pc"), *jr = mm_ivar(c, "jr");
     p.jc0 = mt_lw_mul(&c->lw, blk, mm_I(c, ncw));
     p.ncols = mm_I(c, width);
-    p.k0 = mm_I(c, 0);
-    p.kc = p.kcap = c->K;
-    p.first = p.last = NULL;
+    mt_texpr *npc = panel_k(c, &p, pc);
     p.ap = NULL;
     p.krow = NULL;
-    p.bp = mm_local_buf(c, "B_pack", mt_lw_mul(&c->lw, c->K, mm_I(c, ncw)), c->dt);
-    return mt_ts_alloc(c->a, p.bp, mm_seq2(c, wide_pack(c, &p, width), rows(c, &p, NULL, false)));
+    p.bp = mm_local_buf(c, "B_pack", mt_lw_mul(&c->lw, p.kcap, mm_I(c, ncw)), c->dt);
+    mt_tstmt *body = mm_seq2(c, pack_block(c, &p, jr, false), rows(c, &p, NULL, false));
+    if (npc) body = mm_loop(c, pc, npc, MT_FOR_SERIAL, body);
+    return mt_ts_alloc(c->a, p.bp, body);
 }
 
 /* The parallel loop over (batch.., column block): the batch indices and
  * the block taken apart from the item number, the block fastest; the last
- * block N % ncw wide. */
-static mt_tstmt *gen_wide(mm *c) {
-    int nr = c->nv * c->vl;
+ * block N % ncw wide. N is a constant. */
+static mt_tstmt *gen_cols(mm *c, int64_t ncw) {
     int64_t N;
     mt_te_is_const_int(c->ext[c->ns - 1], &N);
-    int64_t ncw = WIDE_COLS / nr * nr > 0 ? WIDE_COLS / nr * nr : nr, nb = (N + ncw - 1) / ncw;
+    int64_t nb = (N + ncw - 1) / ncw;
     mt_tvar *it = mm_ivar(c, "it");
     mt_texpr *nblk = mm_I(c, nb), *rest = mm_V(c, it), *items = nblk;
     mt_texpr *blk = mt_arith_bin(c->a, TE_FLOORMOD, rest, nblk);
@@ -648,22 +630,34 @@ static mt_tstmt *gen_wide(mm *c) {
         rest = mt_arith_bin(c->a, TE_FLOORDIV, rest, c->ext[d]);
         items = mt_lw_mul(&c->lw, items, c->ext[d]);
     }
-    mt_tstmt *body = wide_item(c, blk, ncw, ncw);
+    mt_tstmt *body = cols_item(c, blk, ncw, ncw);
     if (N % ncw)
-        body = mt_ts_if(c->a, mm_lt(c, blk, mm_I(c, nb - 1)), body, wide_item(c, blk, ncw, N % ncw));
-    return mm_loop(c, it, items, MT_FOR_PARALLEL, body);
+        body = mt_ts_if(c->a, mm_lt(c, blk, mm_I(c, nb - 1)), body, cols_item(c, blk, ncw, N % ncw));
+    return mm_loop(c, it, items, c->par ? MT_FOR_PARALLEL : MT_FOR_SERIAL, body);
 }
 
-static mt_tstmt *gen_packed(mm *c) {
+/* The conv rule's small A: K whole, blocks of WIDE_COLS. */
+static mt_tstmt *gen_wide(mm *c) {
     int nr = c->nv * c->vl;
-    mt_texpr *N = c->ext[c->ns - 1], *K = c->K, *ncap;
-    int64_t Nc, Kc;
+    c->split = false;
+    c->kcap = c->K;
+    return gen_cols(c, WIDE_COLS / nr * nr > 0 ? WIDE_COLS / nr * nr : nr);
+}
+
+/* The blocks of B (kcblk, ncblk, split, kcap) for the packed path, or
+ * (cols) for column blocks across threads. */
+static void choose_blocks(mm *c, bool cols) {
+    int nr = c->nv * c->vl;
+    mt_texpr *K = c->K;
+    int64_t Kc;
     c->kcblk = tune.kc;
     c->ncblk = tune.nc;
-    mm_few_rows_blocks(c, &c->kcblk, &c->ncblk);
+    /* few rows: K deeper than a block is blocked, so that the block keeps
+     * its width (the packed path's K up to 2 kc is one block) */
+    int64_t whole = mm_few_rows_blocks(c, cols, &c->kcblk, &c->ncblk) ? 1 : 2;
     c->kcblk = mt_knob_get(c->f, MM_RULE, "kc", c->kcblk);
     c->ncblk = mt_knob_get(c->f, MM_RULE, "nc", c->ncblk);
-    if (mt_te_is_const_int(K, &Kc) && Kc <= 2 * c->kcblk) {
+    if (mt_te_is_const_int(K, &Kc) && Kc <= whole * c->kcblk) {
         c->split = false;
         c->kcap = mm_I(c, Kc > 0 ? Kc : 1);
     } else if (c->P) {
@@ -681,16 +675,24 @@ static mt_tstmt *gen_packed(mm *c) {
     }
     /* whole slivers in a block (a given nc, or nv other than 2) */
     c->ncblk = c->ncblk < nr ? nr : c->ncblk / nr * nr;
+}
+
+static mt_tstmt *gen_packed(mm *c) {
+    int nr = c->nv * c->vl;
+    mt_texpr *N = c->ext[c->ns - 1], *ncap;
+    int64_t Nc;
+    choose_blocks(c, false);
     c->par = mm_packed_parallel(c); /* threads only for regions worth a fork */
-    c->pack_rows = (int)mt_knob_get(c->f, MM_RULE, "pack_rows", PACK_ROWS);
-    c->sliver_outer = mt_knob_get(c->f, MM_RULE, "sliver_outer", 0) != 0;
+    c->cols = mm_cols_parallel(c);  /* few rows on several threads: one region */
+    if (c->cols) choose_blocks(c, true);
     mt_knobs_set(&c->chosen, "mr", tile_rows(c));
     mt_knobs_set(&c->chosen, "nv", c->nv);
     mt_knobs_set(&c->chosen, "kc", c->kcblk);
     mt_knobs_set(&c->chosen, "nc", c->ncblk);
     mt_knobs_set(&c->chosen, "parallel", c->par);
     if (c->y_vec) mt_knobs_set(&c->chosen, "pack_rows", c->pack_rows);
-    mt_knobs_set(&c->chosen, "sliver_outer", c->sliver_outer);
+    mt_knobs_set(&c->chosen, "par_cols", c->cols);
+    if (c->cols) return gen_cols(c, c->ncblk);
     ncap = mm_I(c, mt_te_is_const_int(N, &Nc) && Nc <= c->ncblk ? (Nc + nr - 1) / nr * nr : c->ncblk);
     c->bp = mm_local_buf(c, "B_pack", mt_lw_mul(&c->lw, c->kcap, ncap), c->dt);
     c->bp->scope = MT_SCOPE_GLOBAL;
@@ -707,6 +709,7 @@ mt_tfunc *mm_schedule_cpu(mm *c) {
     c->epi_loop = epilogue_cost(c) > EPI_UNROLL_MAX;
     c->nv = (int)mt_knob_get(f, MM_RULE, "nv", tune.nv);
     c->par = mt_knob_get(f, MM_RULE, "parallel", 1) != 0;
+    c->pack_rows = (int)mt_knob_get(f, MM_RULE, "pack_rows", PACK_ROWS);
 
     /* partial sums across K blocks live in C, or in an output of C's dtype */
     if (mm_is_param(c, c->C)) c->P = c->C;

@@ -322,6 +322,33 @@ static void test_defaults_from_shape(void **st) {
     mt_arena_destroy(a);
 }
 
+/* Few rows of a row-major B (matmul_defaults.c, mm_cols_parallel): column
+ * blocks across threads, each packed by its thread, K blocked, in one
+ * parallel region; column tails inside and across blocks, K blocks whose
+ * rows are not a multiple of pack_rows, a shared B under a batch, float64. */
+static void test_few_rows_columns(void **st) {
+    (void)st;
+    static const mcase cases[] = {
+        {NULL, F32, SHAPE(16, 300, 1000), EPI_BIAS_RELU, false, 1},
+        {NULL, F32, SHAPE(40, 1001, 4097), EPI_NONE, false, 3},
+        {NULL, F32, SHAPE(100, 257, 70), EPI_BIAS_RELU, false, 1},
+        {NULL, F32, 1, {3, 0}, true, false, false, 20, 65, 300, EPI_NONE, false, 1},
+        {NULL, MT_FLOAT64, SHAPE(24, 130, 513), EPI_NONE, false, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        check_case(&cases[i]);
+        if (test_gpu_target()) continue;
+        char src[1024];
+        case_src(src, sizeof src, &cases[i]);
+        mt_kernel *k = compile_ok(src);
+        const char *sch = mt_kernel_dump(k, MT_STAGE_SCHEDULE), *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+        /* with threads, one region: the items' loop */
+        if (strstr(sch, "parallel=1") && (!strstr(sch, "par_cols=1") || count_of(t, "T.launch(") != 1))
+            fail_msg("expected the column blocks across threads in one region:\n%s\n%s", sch, t);
+        mt_kernel_release(k);
+    }
+}
+
 static void test_large(void **st) {
     mcase c = {NULL, F32, SHAPE(1024, 1024, 1024), EPI_NONE, false, 61};
     check_case(&c);
@@ -797,6 +824,7 @@ int main(void) {
         cmocka_unit_test(test_epilogue_once),
         cmocka_unit_test(test_epilogue_no_spill),
         cmocka_unit_test(test_not_applied),   cmocka_unit_test(test_defaults_from_shape),
+        cmocka_unit_test(test_few_rows_columns),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }
