@@ -396,7 +396,7 @@ static mt_tstmt *gen_pack(mm *c, mt_tbuffer *bp, mt_texpr *base, mt_texpr *j0, m
     mt_texpr *ix = mt_lw_add(&c->lw, row, mm_V(c, jj));
     mt_tstmt *st = mt_ts_store(a, bp, &ix, 1, val);
     if (krow) return mm_loop(c, jj, mm_I(c, cs.width), MT_FOR_SERIAL, st);
-    return mm_loop(c, jj, mm_I(c, cs.width), MT_FOR_SERIAL, mm_loop(c, kk, kc, MT_FOR_SERIAL, st));
+    return mm_loop(c, kk, kc, MT_FOR_SERIAL, mm_loop(c, jj, mm_I(c, cs.width), MT_FOR_SERIAL, st));
 }
 
 /* ---- the loop nests ------------------------------------------------------------------ */
