@@ -84,7 +84,7 @@ bool mm_packed_parallel(const mm *c) {
 
 static bool few_rows(const mm *c) {
     int64_t M;
-    return c->y_vec && mt_te_is_const_int(c->ext[c->ns - 2], &M) && M <= FEW_ROWS_M;
+    return mt_te_is_const_int(c->ext[c->ns - 2], &M) && M <= FEW_ROWS_M;
 }
 
 bool mm_cols_parallel(const mm *c) {
@@ -107,7 +107,7 @@ static int64_t cols_width(const mm *c, int64_t run) {
 
 bool mm_few_rows_blocks(const mm *c, bool cols, int64_t *kc, int64_t *nc) {
     int64_t size = (int64_t)mt_dtype_size(c->dt), run = PAGE_BYTES / size;
-    if (!few_rows(c)) return false;
+    if (!c->y_vec || !few_rows(c)) return false; /* a B read along k is copied by slivers */
     int64_t width = cols ? cols_width(c, run) : run;
     int64_t depth = mm_pack_budget(c) / size / width / 16 * 16;
     *nc = width;

@@ -151,9 +151,9 @@ int mm_rows_for_m(const mm *c, int fit);
 bool mm_packed_parallel(const mm *c);
 int64_t mm_pack_budget(const mm *c);
 /* mm_cols_parallel: the packed path's column blocks across threads
- * (knob par_cols; default: c->par and few rows -- a constant M of at most
- * FEW_ROWS_M -- of a row-major B; a constant N either way). mm_few_rows_blocks: the blocks
- * of B for few rows: a page of a row of B wide, or (cols) as many equal
+ * (knob par_cols; default: c->par and few rows, a constant M of at most
+ * FEW_ROWS_M; a constant N either way). mm_few_rows_blocks: the blocks
+ * of B for few rows of a row-major B: a page of a row of B wide, or (cols) as many equal
  * blocks up to that width as make a multiple of the cores; as deep as the
  * budget allows; false (kc and nc unchanged) when the rows are not few. */
 bool mm_cols_parallel(const mm *c);

@@ -44,7 +44,7 @@ typedef struct mv_tune {
     int max_m;           /* rows below which the matrix-vector schedule is used */
 } mv_tune;
 
-static const mv_tune mvt = {8, 65536, 32};
+static const mv_tune mvt = {8, 65536, 12};
 
 static mt_texpr *slot(mm *c, int r, int lanes) { return mt_lw_ramp(&c->lw, mm_I(c, (int64_t)r * c->vl), lanes); }
 static mt_texpr *ld(mm *c, mt_tbuffer *b, mt_texpr *ix) { return mt_te_load(c->a, b, &ix, 1); }

@@ -9,7 +9,7 @@
  * tree; the result is not the sequential sum). The MLP's bound carries the
  * first layer's bound through relu and the second layer (|relu(a) - relu(b)|
  * <= |a - b|).
- * Shapes: M = 1..40 (below 32 the matvec schedule, from 32 on B packed with
+ * Shapes: M = 1..40 (below 12 the matvec schedule, from 12 on B packed with
  * a transposing copy) with constant and symbolic M, K and N not multiples of
  * 16 or of the column block (8), float32 and float64; structure: which
  * schedule the scheduled TIR holds and that the MLP is two fused kernels.
@@ -94,7 +94,7 @@ static const char *xwt_src(char *buf, size_t n, mt_dtype dt, const char *m, cons
 /* Constant shapes: the schedule by M, numerics. */
 static void test_constant_shapes(void **st) {
     static const int64_t shapes[][2] = {{17, 13}, {100, 33}, {5, 3}, {784, 10}, {16, 8}};
-    static const int64_t ms[] = {1, 2, 7, 31, 32, 33, 40};
+    static const int64_t ms[] = {1, 2, 7, 11, 12, 13, 31, 32, 40};
     static const mt_dtype dts[] = {MT_FLOAT32, MT_FLOAT64};
     char src[512], k[32], nn[32], m[32];
     for (size_t t = 0; t < 2; t++)
@@ -107,9 +107,9 @@ static void test_constant_shapes(void **st) {
                 mt_kernel *kn = compile_ok(xwt_src(src, sizeof src, dts[t], m, k, nn, bias));
                 const char *tir = mt_kernel_dump(kn, MT_STAGE_TIR_SCHED);
                 bool packed = strstr(tir, "B_pack") != NULL, mv = !packed && strstr(tir, "T.fma(") != NULL;
-                if (ms[q] < 32 ? !mv || packed : mv || !packed)
+                if (ms[q] < 12 ? !mv || packed : mv || !packed)
                     fail_msg("m = %lld: expected the %s schedule:\n%s\n%s", (long long)ms[q],
-                             ms[q] < 32 ? "matvec" : "packed", src, tir);
+                             ms[q] < 12 ? "matvec" : "packed", src, tir);
                 /* the transpose is fused: no kernel writes w.T */
                 if (strstr(mt_kernel_dump(kn, MT_STAGE_GRAPH_OPT), "cls.transpose"))
                     fail_msg("transpose not fused:\n%s", src);
@@ -118,7 +118,7 @@ static void test_constant_shapes(void **st) {
             }
 }
 
-/* Symbolic M (matvec below 32 at run time, packed above), then everything
+/* Symbolic M (matvec below 12 at run time, packed above), then everything
  * symbolic (column tail of one-column blocks, K tail by a loop, chunk count
  * at run time). */
 static void test_symbolic(void **st) {
@@ -126,7 +126,7 @@ static void test_symbolic(void **st) {
     char src[512];
     for (size_t t = 0; t < 2; t++) {
         mt_kernel *kn = compile_ok(xwt_src(src, sizeof src, dts[t], "\"m\"", "37", "21", true));
-        assert_non_null(strstr(mt_kernel_dump(kn, MT_STAGE_TIR_SCHED), "if m < 32:"));
+        assert_non_null(strstr(mt_kernel_dump(kn, MT_STAGE_TIR_SCHED), "if m < 12:"));
         for (int64_t m = 1; m <= 40; m++) run_xwt(kn, dts[t], m, 37, 21, true, src);
         mt_kernel_release(kn);
         kn = compile_ok(xwt_src(src, sizeof src, dts[t], "\"m\"", "\"k\"", "\"n\"", false));
@@ -149,7 +149,7 @@ static void test_batched(void **st) {
                  (long long)ms[q]);
         mt_kernel *kn = compile_ok(src);
         const char *t = mt_kernel_dump(kn, MT_STAGE_TIR_SCHED);
-        if (!strstr(t, "T.fma(") || (ms[q] < 32) == (strstr(t, "B_pack") != NULL))
+        if (!strstr(t, "T.fma(") || (ms[q] < 12) == (strstr(t, "B_pack") != NULL))
             fail_msg("unexpected schedule:\n%s", t);
         int64_t m = ms[q], sx[3] = {3, m, 19}, sw[3] = {3, 11, 19};
         mt_tensor *args[2] = {rand_tensor(MT_FLOAT32, 3, sx), rand_tensor(MT_FLOAT32, 3, sw)};
