@@ -51,7 +51,11 @@
  *     to LLVM's cost model, not forced into gathers), so the vectorize pass
  *     (passes/tir/vectorize.c) turns it into 64-byte vector steps and a
  *     scalar tail; what that pass cannot take (other dtypes, the variable
- *     used as a value) stays a loop for LLVM's vectorizer. A nest
+ *     used as a value) stays a loop for LLVM's vectorizer. A single inner
+ *     loop whose indices are its variable up to constant clamps, under a
+ *     T.Select on it against a constant (concat along the last axis), is
+ *     vectorized too: the partition TIR pass cuts it at that point and each
+ *     part is a contiguous copy (clamped_inner). A nest
  *     with constant extents and at most one chunk stays serial; with
  *     symbolic extents the chunk count is computed at run time and the
  *     runtime runs a single chunk inline, without waking threads.
@@ -59,9 +63,12 @@
  *     loop p than the innermost (it reads along p, the store writes along
  *     the innermost loop), steps 1-3 would use one element of every cache
  *     line read. Instead p and the innermost loop are split by a cache line
- *     of elements, the two inner parts moved innermost, and the loops
- *     outside the tile fused into parallel chunks (schedule_transposed):
- *     each tile reads and writes whole lines.
+ *     of elements, the two inner parts moved innermost, p's outer part
+ *     moved inside the other loops outside the tile (the reads continue
+ *     their rows from tile to tile), the tile's inner loop vectorized (a
+ *     row loaded along the input, a strided T.Ramp, and stored whole, so it
+ *     can stream), and the loops outside the tile fused into parallel
+ *     chunks (schedule_transposed): each tile reads and writes whole lines.
  *
  * The chunk count is not tied to the thread count: mt_parallel_for gives
  * each thread one contiguous range of chunks, so many chunks cost a few

@@ -19,7 +19,10 @@
  *  - buffers of float32, float64, int32 or int64;
  *  - the loop variable only inside load and store indices, each index
  *    `b + s * i` with b free of i and of the loop's lets, and s = 1 (contiguous: a T.Ramp) or 0
- *    (invariant: a scalar load, broadcast where used); stores contiguous;
+ *    (invariant: a scalar load, broadcast where used), or, for a load,
+ *    another constant |s| <= 2^24 (strided: T.Ramp(b + vo * L * s, s, L),
+ *    a row of a transposed tile, which code generation loads lane by
+ *    lane); stores contiguous;
  *  - a buffer the loop both loads and stores is loaded only at the index
  *    it is stored at (each lane reads its own element before writing it),
  *    and all stores to one buffer use one index (lanes would otherwise
