@@ -4,6 +4,8 @@
  * pipeline order (tir_cse has its own tests: test_tir_cse.c).
  */
 #include "tir/tir_test.h"
+
+#include <stdint.h>
 #include "passes/registry.h"
 #include "passes/tir/tir_passes.h"
 
@@ -439,16 +441,19 @@ static void test_partition_concat(void **state) {
                 "            o[r * 64 + (20 + i_1)] = y[r * 30 + (20 + i_1 - 20)]\n"
                 "        for i_2 in T.vectorized(14):\n"
                 "            o[r * 64 + (20 + (30 + i_2))] = z[r * 14 + (20 + (30 + i_2) - 50)]\n");
-    /* a loop with an inner loop, a condition on another variable or a
-     * point outside the range: left alone */
+    /* a loop with an inner loop, a condition on another variable, a
+     * point outside the range, a parallel loop, a comparison whose
+     * `j + k` would wrap around: left alone */
     mt_tvar *j = ivar("j");
-    mt_tstmt *cases[3] = {
+    mt_texpr *wrap = bin(TE_LT, add(V(j), I(INT64_MAX - 10)), I(INT64_MAX)); /* point 10 */
+    mt_tstmt *cases[4] = {
         mt_ts_for(A, r, I(0), I(3), MT_FOR_SERIAL,
                   mt_ts_for(A, j, I(0), I(64), MT_FOR_SERIAL, st(o, mt_te_select(A, bin(TE_LT, V(r), I(1)), F(1), F(2)), V(r), V(j)))),
         mt_ts_for(A, j, I(0), I(64), MT_FOR_SERIAL, st(o, mt_te_select(A, bin(TE_LT, V(j), I(64)), F(1), F(2)), I(0), V(j))),
         mt_ts_for(A, j, I(0), I(64), MT_FOR_PARALLEL, st(o, mt_te_select(A, bin(TE_LT, V(j), I(9)), F(1), F(2)), I(0), V(j))),
+        mt_ts_for(A, j, I(0), I(64), MT_FOR_SERIAL, st(o, mt_te_select(A, wrap, F(1), F(2)), I(0), V(j))),
     };
-    for (int c = 0; c < 3; c++) {
+    for (int c = 0; c < 4; c++) {
         mt_tfunc *h = func3("same", o, NULL, NULL);
         h->body = cases[c];
         h = mt_tir_flatten_buffers(A, h);

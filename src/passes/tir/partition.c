@@ -16,7 +16,8 @@
  * vector steps of). This is the loop partition of TVM's LoopPartition pass,
  * for conditions of the form below.
  *
- * Which loops: serial or vectorized loops with no loop inside, constant
+ * Which loops: serial or vectorized loops whose body is stores, lets,
+ * ifs, evaluations and checks (no loop, allocation or block), with constant
  * min and extent. Which points: P from a comparison `x < c`, `x <= c`, `x >
  * c`, `x >= c` (either side) in a T.Select condition or an if condition of
  * the body, where x is the loop variable plus a constant and c is a
@@ -33,6 +34,8 @@
  */
 #include "passes/tir/tir_passes.h"
 
+#include <stdint.h>
+
 enum { MAX_PARTS = 8 };
 
 /* e == var + *k for a constant *k (through +, - of constants)? */
@@ -44,20 +47,24 @@ static bool offset_of(const mt_texpr *e, const mt_tvar *var, int64_t *k) {
         return e->var == var;
     }
     if (e->kind != TE_ADD && e->kind != TE_SUB) return false;
-    if (mt_te_is_const_int(e->b, &c) && offset_of(e->a, var, &r)) {
-        *k = e->kind == TE_ADD ? r + c : r - c;
-        return true;
-    }
-    if (e->kind == TE_ADD && mt_te_is_const_int(e->a, &c) && offset_of(e->b, var, &r)) {
-        *k = r + c;
-        return true;
-    }
+    if (mt_te_is_const_int(e->b, &c) && offset_of(e->a, var, &r))
+        return e->kind == TE_ADD ? !__builtin_add_overflow(r, c, k) : !__builtin_sub_overflow(r, c, k);
+    if (e->kind == TE_ADD && mt_te_is_const_int(e->a, &c) && offset_of(e->b, var, &r))
+        return !__builtin_add_overflow(r, c, k);
     return false;
 }
 
-/* The point P at which comparison e changes value over var: it holds for
- * var < P and not from P on, or the reverse. */
-static bool cmp_point(const mt_texpr *e, const mt_tvar *var, int64_t *p) {
+/* Can var + k wrap around in dtype t for var in [lo, hi)? */
+static bool may_wrap(mt_dtype t, int64_t lo, int64_t hi, int64_t k) {
+    int64_t a, b;
+    if (__builtin_add_overflow(lo, k, &a) || __builtin_add_overflow(hi - 1, k, &b)) return true;
+    if (t == MT_INT64) return false;
+    return t != MT_INT32 || a < INT32_MIN || b > INT32_MAX;
+}
+
+/* The point P at which comparison e changes value over var in [lo, hi):
+ * it holds for var < P and not from P on, or the reverse. */
+static bool cmp_point(const mt_texpr *e, const mt_tvar *var, int64_t lo, int64_t hi, int64_t *p) {
     int64_t k, c;
     mt_texpr_kind kind = e->kind;
     const mt_texpr *x = e->a, *y = e->b;
@@ -68,10 +75,11 @@ static bool cmp_point(const mt_texpr *e, const mt_tvar *var, int64_t *p) {
         kind = kind == TE_LT ? TE_GT : kind == TE_LE ? TE_GE : kind == TE_GT ? TE_LT : TE_LE;
         if (!offset_of(x, var, &k)) return false;
     }
-    if (!mt_te_is_const_int(y, &c)) return false;
-    /* var + k < c  <=>  var < c - k;  var + k <= c  <=>  var < c - k + 1 */
-    *p = kind == TE_LT || kind == TE_GE ? c - k : c - k + 1;
-    return true;
+    if (!mt_te_is_const_int(y, &c) || may_wrap(x->dtype, lo, hi, k)) return false;
+    /* var + k < c  <=>  var < c - k;  var + k <= c  <=>  var < c - k + 1
+     * (in exact arithmetic: a point that overflows is not taken) */
+    if (__builtin_sub_overflow(c, k, p)) return false;
+    return kind == TE_LT || kind == TE_GE || !__builtin_add_overflow(*p, 1, p);
 }
 
 typedef struct find {
@@ -83,7 +91,7 @@ typedef struct find {
 
 static void see_cond(find *f, const mt_texpr *c) {
     int64_t p;
-    if (!f->found && cmp_point(c, f->var, &p) && p > f->lo && p < f->hi) {
+    if (!f->found && cmp_point(c, f->var, f->lo, f->hi, &p) && p > f->lo && p < f->hi) {
         f->point = p;
         f->found = true;
     }
@@ -101,15 +109,19 @@ static void find_stmt(mt_tvisitor *v, const mt_tstmt *s) {
     mt_tvisit_stmt_children(v, s);
 }
 
-static bool has_loop(const mt_tstmt *s) {
+/* A body the pass copies: stores, lets, ifs, evaluations, checks and
+ * sequences of them (no loop, allocation, block or launch). */
+static bool plain_body(const mt_tstmt *s) {
     switch (s->kind) {
-    case TS_FOR: return true;
+    case TS_STORE:
+    case TS_EVAL:
+    case TS_CHECK: return true;
     case TS_SEQ:
         for (int i = 0; i < s->nstmts; i++)
-            if (has_loop(s->stmts[i])) return true;
-        return false;
-    case TS_IF: return has_loop(s->then_s) || (s->else_s && has_loop(s->else_s));
-    case TS_LET: return has_loop(s->body);
+            if (!plain_body(s->stmts[i])) return false;
+        return true;
+    case TS_IF: return plain_body(s->then_s) && (!s->else_s || plain_body(s->else_s));
+    case TS_LET: return plain_body(s->body);
     default: return false;
     }
 }
@@ -145,7 +157,7 @@ static mt_tstmt *partition(mt_arena *a, const mt_tstmt *l, int *parts) {
 static mt_tstmt *part_stmt(mt_tmutator *m, mt_tstmt *s) {
     mt_tstmt *r = mt_tmutate_stmt_children(m, s);
     if (r->kind != TS_FOR) return r;
-    if ((r->for_kind != MT_FOR_SERIAL && r->for_kind != MT_FOR_VECTORIZED) || has_loop(r->body))
+    if ((r->for_kind != MT_FOR_SERIAL && r->for_kind != MT_FOR_VECTORIZED) || !plain_body(r->body))
         return r;
     int parts = 1;
     mt_tstmt *p = partition(m->arena, r, &parts);

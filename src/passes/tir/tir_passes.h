@@ -59,8 +59,8 @@ mt_tfunc *mt_tir_lower_blocks(mt_arena *a, mt_tfunc *f);
 mt_tfunc *mt_tir_flatten_buffers(mt_arena *a, mt_tfunc *f);
 
 /* partition -- assumes lowered, flattened form, before simplify.
- * Guarantees: a serial or vectorized loop with no loop inside, constant min
- * and extent, whose body has a T.Select or if condition comparing the loop
+ * Guarantees: a serial or vectorized loop with constant min and extent
+ * whose body is stores, lets, ifs, evaluations and checks, and has a T.Select or if condition comparing the loop
  * variable plus a constant with a constant point P strictly inside its range
  * (`i < P`, `i + k >= c`, ...), is replaced by a sequence of two loops of the
  * same kind, [min, P) and, from 0, the rest (i := P + i_1), each partitioned
