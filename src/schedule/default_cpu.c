@@ -289,7 +289,9 @@ static void find_select_expr(mt_tvisitor *t, const mt_texpr *e) {
  * axis): the partition TIR pass cuts the loop at that point, and in each
  * part the select and the clamps fold away, leaving contiguous copies. */
 static bool clamped_inner(const nest *n, int j) {
-    if (n->n - j != 1) return false;
+    int64_t e;
+    /* the partition pass cuts loops of constant extent only */
+    if (n->n - j != 1 || !mt_te_is_const_int(n->loops[n->n - 1]->extent, &e)) return false;
     const mt_tvar *v = n->block->iters[n->n - 1].var;
     for (int i = 0; i < n->acc.len; i++) {
         const access *x = &n->acc.data[i];
