@@ -37,7 +37,9 @@
  * type. Scalar operands of a vector operation are broadcast (insertelement +
  * zero shufflevector). A TE_RAMP is base + stride * <0, 1, ..., n-1>. A load
  * or store whose index is a ramp of constant stride 1 is one vector memory
- * access; a broadcast index loads once and splats; any other vector index is
+ * access; a broadcast index loads once and splats; a ramp of another
+ * constant stride loads lane l at base + l * stride (a row of a transposed
+ * tile, from lines the tile keeps in L1); any other vector index is
  * scalarized lane by lane (stores in lane order, so the last lane wins when
  * two lanes hit one element). LLVM may turn those into gathers.
  *
@@ -449,12 +451,15 @@ static LLVMValueRef gen_load(mt_cg *g, const mt_texpr *e) {
         v = LLVMBuildLoad2(g->b, vt, elem_ptr(g, mem, base, gen_index(g, idx->a)), "");
         LLVMSetAlignment(v, align);
     } else {
-        LLVMValueRef iv = gen_index(g, idx);
+        int64_t s;
+        bool strided = idx->kind == TE_RAMP && mt_te_is_const_int(idx->b, &s);
+        LLVMValueRef iv = gen_index(g, strided ? idx->a : idx);
         v = LLVMGetPoison(vt);
         for (int l = 0; l < n; l++) {
             LLVMValueRef li = LLVMConstInt(g->t_i32, (unsigned long long)l, 0);
-            LLVMValueRef x = LLVMBuildLoad2(
-                g->b, mem, elem_ptr(g, mem, base, LLVMBuildExtractElement(g->b, iv, li, "")), "");
+            LLVMValueRef at = strided ? LLVMBuildAdd(g->b, iv, LLVMConstInt(g->t_i64, (unsigned long long)(s * l), 1), "")
+                                      : LLVMBuildExtractElement(g->b, iv, li, "");
+            LLVMValueRef x = LLVMBuildLoad2(g->b, mem, elem_ptr(g, mem, base, at), "");
             LLVMSetAlignment(x, align);
             v = LLVMBuildInsertElement(g->b, v, x, li, "");
         }

@@ -32,6 +32,7 @@ const mt_pass mt_passes[] = {
     {"schedule rules", MT_PASS_RULES, NULL, NULL, MT_TIR_BLOCK},
     TIR_TO("lower_blocks", mt_tir_lower_blocks, MT_TIR_LOWERED),
     TIR_TO("flatten_buffers", mt_tir_flatten_buffers, MT_TIR_FLAT),
+    TIR("partition", mt_tir_partition),
     TIR("simplify", mt_tir_simplify),
     TIR("vectorize", mt_tir_vectorize),
     TIR("remove_unit_loops", mt_tir_remove_unit_loops),

@@ -51,7 +51,11 @@
  *     to LLVM's cost model, not forced into gathers), so the vectorize pass
  *     (passes/tir/vectorize.c) turns it into 64-byte vector steps and a
  *     scalar tail; what that pass cannot take (other dtypes, the variable
- *     used as a value) stays a loop for LLVM's vectorizer. A nest
+ *     used as a value) stays a loop for LLVM's vectorizer. A single inner
+ *     loop whose indices are its variable up to constant clamps, under a
+ *     T.Select on it against a constant (concat along the last axis), is
+ *     vectorized too: the partition TIR pass cuts it at that point and each
+ *     part is a contiguous copy (clamped_inner). A nest
  *     with constant extents and at most one chunk stays serial; with
  *     symbolic extents the chunk count is computed at run time and the
  *     runtime runs a single chunk inline, without waking threads.
@@ -59,9 +63,12 @@
  *     loop p than the innermost (it reads along p, the store writes along
  *     the innermost loop), steps 1-3 would use one element of every cache
  *     line read. Instead p and the innermost loop are split by a cache line
- *     of elements, the two inner parts moved innermost, and the loops
- *     outside the tile fused into parallel chunks (schedule_transposed):
- *     each tile reads and writes whole lines.
+ *     of elements, the two inner parts moved innermost, p's outer part
+ *     moved inside the other loops outside the tile (the reads continue
+ *     their rows from tile to tile), the tile's inner loop vectorized (a
+ *     row loaded along the input, a strided T.Ramp, and stored whole, so it
+ *     can stream), and the loops outside the tile fused into parallel
+ *     chunks (schedule_transposed): each tile reads and writes whole lines.
  *
  * The chunk count is not tied to the thread count: mt_parallel_for gives
  * each thread one contiguous range of chunks, so many chunks cost a few
@@ -250,6 +257,55 @@ static bool contiguous_inner(const nest *n, int j) {
     return true;
 }
 
+/* e is v plus a constant, clamped by constants (T.min(v, 2047), T.max(v -
+ * 2048, 0): what concat reads each input at). */
+static bool clamped_var(const mt_texpr *e, const mt_tvar *v) {
+    int64_t c;
+    if (is_var(e, v)) return true;
+    if ((e->kind == TE_ADD || e->kind == TE_SUB) && mt_te_is_const_int(e->b, &c)) return clamped_var(e->a, v);
+    if (e->kind == TE_MIN || e->kind == TE_MAX) {
+        if (mt_te_is_const_int(e->b, &c)) return clamped_var(e->a, v);
+        if (mt_te_is_const_int(e->a, &c)) return clamped_var(e->b, v);
+    }
+    return false;
+}
+
+typedef struct find_select {
+    const mt_tvar *v;
+    bool found;
+} find_select;
+
+static void find_select_expr(mt_tvisitor *t, const mt_texpr *e) {
+    find_select *f = t->ctx;
+    int64_t c;
+    if (e->kind == TE_SELECT && (e->cond->kind == TE_LT || e->cond->kind == TE_GE) &&
+        is_var(e->cond->a, f->v) && mt_te_is_const_int(e->cond->b, &c))
+        f->found = true;
+    mt_tvisit_expr_children(t, e);
+}
+
+/* A single inner loop whose accesses are contiguous but for clamps, under a
+ * T.Select on its variable against a constant (concat along the last
+ * axis): the partition TIR pass cuts the loop at that point, and in each
+ * part the select and the clamps fold away, leaving contiguous copies. */
+static bool clamped_inner(const nest *n, int j) {
+    int64_t e;
+    /* the partition pass cuts loops of constant extent only */
+    if (n->n - j != 1 || !mt_te_is_const_int(n->loops[n->n - 1]->extent, &e)) return false;
+    const mt_tvar *v = n->block->iters[n->n - 1].var;
+    for (int i = 0; i < n->acc.len; i++) {
+        const access *x = &n->acc.data[i];
+        for (int d = 0; d < x->nidx; d++) {
+            if (d == x->nidx - 1 && clamped_var(x->idx[d], v)) continue;
+            if (uses_iters(n, n->n - 1, x->idx[d])) return false;
+        }
+    }
+    find_select f = {v, false};
+    mt_tvisitor t = {find_select_expr, NULL, &f};
+    mt_tvisit_stmt(&t, n->block->body);
+    return f.found;
+}
+
 /* ---- the rule -------------------------------------------------------------- */
 
 /* Fuses loops [from, to) of the nest into one; returns its variable. */
@@ -281,26 +337,52 @@ static bool at_least(const mt_tstmt *loop, int64_t t) {
     return !mt_te_is_const_int(loop->extent, &e) || e >= t;
 }
 
+/* The dtypes the vectorize pass makes vector steps of; a tile of others
+ * stays scalar (a forced LLVM vectorizer would gather). */
+static bool vector_dtypes(const nest *n) {
+    for (int i = 0; i < n->acc.len; i++) {
+        mt_dtype t = n->acc.data[i].buf->dtype;
+        if (t != MT_FLOAT32 && t != MT_FLOAT64 && t != MT_INT32 && t != MT_INT64) return false;
+    }
+    return true;
+}
+
 /* A transpose (transposed_loop p): loops p and the innermost one are split
  * by T, a cache line of elements, and the two inner parts moved innermost,
  * p's first: every T x T tile reads T lines and writes T lines whole, where
  * the nest as written read one element of each line it brought in (a
- * line was used again only after a whole plane). The loops outside the
- * tile are fused and run in parallel chunks of about `grain` elements. */
+ * line was used again only after a whole plane). The tile's inner loop is
+ * vectorized: each output row of the tile is one vector, loaded lane by
+ * lane along p (a strided T.Ramp) and stored whole, so that a large output
+ * streams past the caches (docs/codegen.md). p's outer part is moved inside
+ * the other loops outside the tile: consecutive tiles continue the rows
+ * they read, so the reads run through memory in order and the hardware
+ * prefetcher follows them, while the writes, whole lines that stream, may
+ * go anywhere. The loops outside the tile are fused and run in parallel
+ * chunks of about `grain` elements. */
 static bool tile_transpose(mt_sched *s, const nest *n, int p, int64_t t, int64_t grain, bool serial) {
     int last = n->n - 1;
     mt_arena *a = s->arena;
     mt_tvar *po, *pi, *lo, *li;
     if (!mt_sched_split(s, n->loops[p]->var, mt_te_i64(a, t), &po, &pi)) return false;
     if (!mt_sched_split(s, n->loops[last]->var, mt_te_i64(a, t), &lo, &li)) return false;
-    /* pi inward past the loops between it and lo, and past lo */
+    /* pi inward past the loops between it and lo, and past lo; then po
+     * inward past the same loops */
     for (int d = p + 1; d < last; d++)
         if (!mt_sched_reorder(s, pi, n->loops[d]->var)) return false;
     if (!mt_sched_reorder(s, pi, lo)) return false;
-    mt_tvar *outer = p == 0 ? po : n->loops[0]->var;
-    for (int d = 1; d < last; d++)
-        if (!mt_sched_fuse(s, outer, d == p ? po : n->loops[d]->var, &outer)) return false;
-    if (!mt_sched_fuse(s, outer, lo, &outer)) return false;
+    for (int d = p + 1; d < last; d++)
+        if (!mt_sched_reorder(s, po, n->loops[d]->var)) return false;
+    if (!mt_sched_reorder(s, po, lo)) return false;
+    mt_tvar *outer = NULL;
+    for (int d = 0; d < last; d++) {
+        if (d == p) continue;
+        if (!outer) outer = n->loops[d]->var;
+        else if (!mt_sched_fuse(s, outer, n->loops[d]->var, &outer)) return false;
+    }
+    if (outer && !mt_sched_fuse(s, outer, lo, &outer)) return false;
+    if (!mt_sched_fuse(s, outer ? outer : lo, po, &outer)) return false;
+    if (vector_dtypes(n)) mt_sched_vectorize(s, li);
     int64_t per = grain / (t * t) > 1 ? grain / (t * t) : 1, ext;
     const mt_tstmt *ol = mt_sched_get_loop(s, outer);
     if (serial || (mt_te_is_const_int(ol->extent, &ext) && ext <= per)) return true;
@@ -335,7 +417,7 @@ static void schedule_injective(mt_sched *s, const nest *n) {
 
     mt_tvar *par;        /* the loop to cut into parallel chunks */
     mt_texpr *per_chunk; /* its iterations per chunk */
-    bool vec = contiguous_inner(n, j);
+    bool vec = contiguous_inner(n, j) || clamped_inner(n, j);
     mt_tvar *inner = fuse_range(s, n, j, n->n);
     if (!inner) return;
     if (j == 0) {

@@ -235,6 +235,13 @@ static const transpose_case transpose_cases[] = {
     {{3, {9, 70, 130}}, "transpose(x, (2, 0, 1))", {3, {2, 0, 1}}},
     {{3, {5, 40, 19}}, "transpose(x, (0, 2, 1))", {3, {0, 2, 1}}},
     {{4, {2, 17, 3, 20}}, "transpose(x, (0, 3, 2, 1))", {4, {0, 3, 2, 1}}},
+    /* powers of two (whole tiles, aligned rows) and odd sizes (tails), for
+     * the vectorized tiles of the CPU rule */
+    {{3, {4, 64, 64}}, "transpose(x, (0, 2, 1))", {3, {0, 2, 1}}},
+    {{3, {32, 16, 48}}, "transpose(x, (2, 0, 1))", {3, {2, 0, 1}}},
+    {{2, {64, 128}}, "transpose(x)", {2, {1, 0}}},
+    {{3, {3, 33, 47}}, "transpose(x, (0, 2, 1))", {3, {0, 2, 1}}},
+    {{3, {31, 5, 17}}, "transpose(x, (2, 0, 1))", {3, {2, 0, 1}}},
 };
 
 static void test_transpose(void **state) {
@@ -309,6 +316,12 @@ static const concat_case concat_cases[] = {
     {2, {{4, {2, 1, 3, 2}}, {4, {2, 2, 3, 2}}}, 1},
     {2, {{3, {2, 3, 4}}, {3, {2, 3, 1}}}, 2},
     {3, {{2, {2, 3}}, {2, {0, 3}}, {2, {1, 3}}}, 0},
+    /* along the last axis, wider than a vector: the CPU rule's loop is
+     * partitioned at each boundary into plain copies (odd widths: tails;
+     * powers of two: whole vectors) */
+    {2, {{2, {3, 37}}, {2, {3, 50}}}, 1},
+    {3, {{3, {2, 5, 64}}, {3, {2, 5, 32}}, {3, {2, 5, 16}}}, 2},
+    {2, {{2, {9, 16}}, {2, {9, 1}}}, -1},
 };
 
 static void test_concat(void **state) {
@@ -347,6 +360,31 @@ static void test_concat(void **state) {
             for (int k = 0; k < c->n; k++) mt_tensor_release(xs[k]);
             mt_kernel_release(kern);
         }
+}
+
+/* What the CPU rule makes of them: a concat along the last axis is one
+ * vectorized loop that the partition pass cuts into plain contiguous
+ * copies, one per input, with no select left; a transpose's tile is a
+ * vectorized loop that loads each output row along the input (a strided
+ * T.Ramp) and stores it whole, its outer part inside the loops outside the
+ * tile (the reads run in order). */
+static void test_injective_schedules(void **state) {
+    (void)state;
+    if (test_gpu_emulated()) skip();
+    mt_kernel *k = compile_ok("def f(a: Tensor((4, 40), \"float32\"), b: Tensor((4, 24), \"float32\"), "
+                              "c: Tensor((4, 64), \"float32\")):\n"
+                              "    return concat((a, b, c), axis=1)\n");
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), "sch.vectorize(i1)"));
+    const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+    if (strstr(t, "T.Select") || count(t, "T.Ramp(") != 6) fail_msg("concat not partitioned:\n%s", t);
+    mt_kernel_release(k);
+    k = compile_ok("def f(a: Tensor((8, 48, 64), \"float32\")):\n    return transpose(a, (0, 2, 1))\n");
+    const char *sch = mt_kernel_dump(k, MT_STAGE_SCHEDULE);
+    if (!strstr(sch, "sch.reorder(i2_0, i1_0)") || !strstr(sch, "sch.vectorize(i2_1)"))
+        fail_msg("transpose schedule:\n%s", sch);
+    t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+    if (!strstr(t, ", 64, 16)]")) fail_msg("no strided row load:\n%s", t);
+    mt_kernel_release(k);
 }
 
 /* The same tensor twice. */
@@ -775,7 +813,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order_kept),     cmocka_unit_test(test_transpose),
         cmocka_unit_test(test_broadcast_to),   cmocka_unit_test(test_concat),
-        cmocka_unit_test(test_concat_same_input), cmocka_unit_test(test_strided_slice),
+        cmocka_unit_test(test_concat_same_input), cmocka_unit_test(test_injective_schedules), cmocka_unit_test(test_strided_slice),
         cmocka_unit_test(test_slice_symbolic_and_chain),
         cmocka_unit_test(test_symbolic),       cmocka_unit_test(test_chains),
         cmocka_unit_test(test_literal_operand), cmocka_unit_test(test_zero_size),

@@ -1,9 +1,11 @@
 /*
  * test_tir_passes.c -- before/after golden text for inline_producers,
- * lower_blocks, flatten_buffers and remove_unit_loops, and the passes in
+ * lower_blocks, flatten_buffers, partition and remove_unit_loops, and the passes in
  * pipeline order (tir_cse has its own tests: test_tir_cse.c).
  */
 #include "tir/tir_test.h"
+
+#include <stdint.h>
 #include "passes/registry.h"
 #include "passes/tir/tir_passes.h"
 
@@ -407,6 +409,59 @@ static void test_remove_unit_loops(void **state) {
     TIR_GUARD_END();
 }
 
+/* ---- partition ------------------------------------------------------------ */
+
+/* out[r, i] = concat of x (r, 20), y (r, 30) and z (r, 14) along i, as
+ * legalize writes it: two selects on i, clamped indices. partition cuts
+ * the inner loop at 20 and 50; simplify then keeps one arm per part and
+ * drops the clamps: three plain copies. */
+static void test_partition_concat(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *x = buf2("x", 3, 20), *y = buf2("y", 3, 30), *z = buf2("z", 3, 14), *o = buf2("o", 3, 64);
+    mt_tfunc *f = func3("concat", x, y, z);
+    mt_tfunc_add_param(A, f, o, NULL);
+    mt_tvar *r = ivar("r"), *i = ivar("i");
+    mt_texpr *vi = V(i);
+    mt_texpr *vx = ld(x, V(r), bin(TE_MIN, vi, I(19)));
+    mt_texpr *vy = ld(y, V(r), bin(TE_MAX, bin(TE_MIN, sub(vi, I(20)), I(29)), I(0)));
+    mt_texpr *vz = ld(z, V(r), bin(TE_MAX, sub(vi, I(50)), I(0)));
+    mt_texpr *val = mt_te_select(A, bin(TE_LT, vi, I(20)), vx,
+                                 mt_te_select(A, bin(TE_LT, vi, I(50)), vy, vz));
+    mt_tstmt *s = mt_ts_for(A, i, I(0), I(64), MT_FOR_VECTORIZED, st(o, val, V(r), vi));
+    f->body = mt_ts_for(A, r, I(0), I(3), MT_FOR_SERIAL, s);
+    f->num_outputs = 1;
+    mt_tfunc *g = mt_tir_simplify(A, mt_tir_partition(A, mt_tir_flatten_buffers(A, f)));
+    ASSERT_TEXT(mt_tfunc_print(A, g),
+                "@T.prim_func\n"
+                "def concat(x: T.Buffer((60,), \"float32\"), y: T.Buffer((90,), \"float32\"), z: T.Buffer((42,), \"float32\"), o: T.Buffer((192,), \"float32\")):\n"
+                "    for r in range(3):\n"
+                "        for i in T.vectorized(20):\n"
+                "            o[r * 64 + i] = x[r * 20 + i]\n"
+                "        for i_1 in T.vectorized(30):\n"
+                "            o[r * 64 + (20 + i_1)] = y[r * 30 + (20 + i_1 - 20)]\n"
+                "        for i_2 in T.vectorized(14):\n"
+                "            o[r * 64 + (20 + (30 + i_2))] = z[r * 14 + (20 + (30 + i_2) - 50)]\n");
+    /* a loop with an inner loop, a condition on another variable, a
+     * point outside the range, a parallel loop, a comparison whose
+     * `j + k` would wrap around: left alone */
+    mt_tvar *j = ivar("j");
+    mt_texpr *wrap = bin(TE_LT, add(V(j), I(INT64_MAX - 10)), I(INT64_MAX)); /* point 10 */
+    mt_tstmt *cases[4] = {
+        mt_ts_for(A, r, I(0), I(3), MT_FOR_SERIAL,
+                  mt_ts_for(A, j, I(0), I(64), MT_FOR_SERIAL, st(o, mt_te_select(A, bin(TE_LT, V(r), I(1)), F(1), F(2)), V(r), V(j)))),
+        mt_ts_for(A, j, I(0), I(64), MT_FOR_SERIAL, st(o, mt_te_select(A, bin(TE_LT, V(j), I(64)), F(1), F(2)), I(0), V(j))),
+        mt_ts_for(A, j, I(0), I(64), MT_FOR_PARALLEL, st(o, mt_te_select(A, bin(TE_LT, V(j), I(9)), F(1), F(2)), I(0), V(j))),
+        mt_ts_for(A, j, I(0), I(64), MT_FOR_SERIAL, st(o, mt_te_select(A, wrap, F(1), F(2)), I(0), V(j))),
+    };
+    for (int c = 0; c < 4; c++) {
+        mt_tfunc *h = func3("same", o, NULL, NULL);
+        h->body = cases[c];
+        h = mt_tir_flatten_buffers(A, h);
+        if (mt_tir_partition(A, h) != h) fail_msg("case %d was partitioned", c);
+    }
+    TIR_GUARD_END();
+}
+
 /* ---- the passes in pipeline order ---------------------------------------- */
 
 static void test_pipeline_by_name(void **state) {
@@ -439,7 +494,8 @@ int main(void) {
         TIR_TEST(test_lower_elementwise),     TIR_TEST(test_lower_reduction),
         TIR_TEST(test_lower_general),         TIR_TEST(test_flatten_2d_3d),
         TIR_TEST(test_flatten_symbolic_rank0), TIR_TEST(test_flatten_rejects_blocks),
-        TIR_TEST(test_remove_unit_loops),     TIR_TEST(test_pipeline_by_name),
+        TIR_TEST(test_remove_unit_loops),     TIR_TEST(test_partition_concat),
+        TIR_TEST(test_pipeline_by_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -58,6 +58,16 @@ mt_tfunc *mt_tir_lower_blocks(mt_arena *a, mt_tfunc *f);
  * and scope. Buffers that are already 1-D are kept as they are. */
 mt_tfunc *mt_tir_flatten_buffers(mt_arena *a, mt_tfunc *f);
 
+/* partition -- assumes lowered, flattened form, before simplify.
+ * Guarantees: a serial or vectorized loop with constant min and extent
+ * whose body is stores, lets, ifs, evaluations and checks, and has a T.Select or if condition comparing the loop
+ * variable plus a constant with a constant point P strictly inside its range
+ * (`i < P`, `i + k >= c`, ...), is replaced by a sequence of two loops of the
+ * same kind, [min, P) and, from 0, the rest (i := P + i_1), each partitioned
+ * again, at most 8 parts per loop; the iterations run in the same order and
+ * compute the same. The simplify that follows decides the conditions in
+ * each part (concat: one plain copy per input). */
+mt_tfunc *mt_tir_partition(mt_arena *a, mt_tfunc *f);
 /* simplify -- assumes either form. Guarantees: scalar constant subexpressions
  * are folded in their dtype (integers wrap, floordiv/floormod follow Python,
  * division by zero and float16 are left alone), algebraic identities

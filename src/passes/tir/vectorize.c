@@ -19,7 +19,10 @@
  *  - buffers of float32, float64, int32 or int64;
  *  - the loop variable only inside load and store indices, each index
  *    `b + s * i` with b free of i and of the loop's lets, and s = 1 (contiguous: a T.Ramp) or 0
- *    (invariant: a scalar load, broadcast where used); stores contiguous;
+ *    (invariant: a scalar load, broadcast where used), or, for a load,
+ *    another constant |s| <= 2^24 (strided: T.Ramp(b + vo * L * s, s, L),
+ *    a row of a transposed tile, which code generation loads lane by
+ *    lane); stores contiguous;
  *  - a buffer the loop both loads and stores is loaded only at the index
  *    it is stored at (each lane reads its own element before writing it),
  *    and all stores to one buffer use one index (lanes would otherwise
@@ -32,6 +35,11 @@
 #include <string.h>
 
 enum { MAX_VLETS = 64 };
+
+/* The largest step |s| of an index b + s * i (a strided load reads lanes s
+ * elements apart: a row of a transposed tile; larger ones are left alone,
+ * so that s * i cannot come near overflowing). */
+#define MAX_STRIDE ((int64_t)1 << 24)
 
 typedef struct vec {
     mt_arena *a;
@@ -78,7 +86,8 @@ static bool linear(vec *v, mt_texpr *e, mt_texpr **b, int64_t *s) {
         } else {
             return false;
         }
-        if (c < -1024 || c > 1024) return false;
+        if (c < -MAX_STRIDE || c > MAX_STRIDE || s1 * c < -MAX_STRIDE || s1 * c > MAX_STRIDE)
+            return false;
         *s = s1 * c;
         *b = b1 ? mt_te_bin(v->a, TE_MUL, b1, mt_te_i64(v->a, c)) : NULL;
         return true;
@@ -86,12 +95,14 @@ static bool linear(vec *v, mt_texpr *e, mt_texpr **b, int64_t *s) {
     }
 }
 
-/* An index of the loop's form: linear in i with step 0 or 1, and free of
- * the loop's lets (j = idx[i] may be a vector: x[j] is a gather). */
+/* An index of the loop's form: linear in i with step 1 (contiguous), 0
+ * (invariant) or, for a load, any other constant step (strided: lanes s
+ * elements apart, what a transposed tile reads), and free of the loop's
+ * lets (j = idx[i] may be a vector: x[j] is a gather). */
 static bool index_ok(vec *v, mt_texpr *e, bool store) {
     mt_texpr *b;
     int64_t s;
-    if (!linear(v, e, &b, &s) || (s != 1 && (store || s != 0))) return false;
+    if (!linear(v, e, &b, &s) || (store && s != 1)) return false;
     for (int k = 0; k < v->nlets; k++)
         if (mt_texpr_uses_var(e, v->lets[k])) return false;
     return true;
@@ -181,15 +192,17 @@ static bool vector_let(const vec *v, const mt_tvar *x) {
     return false;
 }
 
-/* The index b + s * i at lane granularity: T.Ramp(b + vo * L, 1, L), or b. */
+/* The index b + s * i at lane granularity: T.Ramp(b + vo * L * s, s, L)
+ * (T.Ramp(b + vo * L, 1, L) when contiguous), or b. */
 static mt_texpr *vec_index(vec *v, mt_texpr *idx) {
     mt_texpr *b = NULL;
     int64_t s = 0;
     linear(v, idx, &b, &s); /* checked */
     if (s == 0) /* b, not idx: i - i has i, which the vector loop does not bind */
         return !uses_i(v, idx) ? idx : b ? b : mt_te_i64(v->a, 0);
-    mt_texpr *start = b ? mt_te_bin(v->a, TE_ADD, b, v->base) : v->base;
-    return mt_te_ramp(v->a, start, mt_te_i64(v->a, 1), v->L);
+    mt_texpr *first = s == 1 ? v->base : mt_te_bin(v->a, TE_MUL, v->base, mt_te_i64(v->a, s));
+    mt_texpr *start = b ? mt_te_bin(v->a, TE_ADD, b, first) : first;
+    return mt_te_ramp(v->a, start, mt_te_i64(v->a, s), v->L);
 }
 
 static mt_texpr *vec_expr(mt_tmutator *m, mt_texpr *e) {
