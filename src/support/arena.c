@@ -119,6 +119,18 @@ static void give_back(chunk *c) {
     k->bytes += c->size;
 }
 
+void mt_arena_release_kept(void) {
+    kept *k = this_thread(false);
+    if (!k) return;
+    for (chunk *c = k->head, *n; c; c = n) {
+        n = c->next;
+        UNPOISON(c->data, c->size);
+        free(c);
+    }
+    k->head = NULL;
+    k->bytes = 0;
+}
+
 /* ---- arenas ----------------------------------------------------------------- */
 
 mt_arena *mt_arena_create(void) {

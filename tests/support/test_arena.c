@@ -62,6 +62,12 @@ static void test_large_request_after_reuse(void **state) {
     p = mt_arena_alloc(a, 5u << 20);
     assert_true(all_zero(p, 5u << 20));
     mt_arena_destroy(a);
+    mt_arena_release_kept(); /* then fresh chunks again */
+    mt_arena_release_kept();
+    a = mt_arena_create();
+    p = mt_arena_alloc(a, 100);
+    assert_true(all_zero(p, 100));
+    mt_arena_destroy(a);
 }
 
 /* Arenas on threads that end: each thread's kept chunks are freed with it
