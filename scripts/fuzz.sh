@@ -16,7 +16,10 @@
 # the background of other work needs more: a starved worker is not a hang);
 # MT_FUZZ_ARGS="-flag=value ..." passes more libFuzzer flags (the long runs of
 # fuzz_graph use -entropic=0: libFuzzer's entropic scheduling took 40 % of
-# that harness's time, docs/robustness.md). The fuzz build scales the
+# that harness's time, docs/robustness.md); MT_FUZZ_LEAN_CMP=1 builds without
+# libFuzzer's compare tracing in the loop IR, passes and schedule layers
+# (CMakeLists.txt; for long fuzz_graph runs: docs/robustness.md, "Fuzzing";
+# switching it rebuilds those layers). The fuzz build scales the
 # compiler's size limits down 16 times (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION,
 # src/graph/builder_internal.h) and leaves UBSan's alignment check to the
 # MT_SANITIZE suite (its compare, traced by SanitizerCoverage on every pointer
@@ -48,8 +51,10 @@ fi
 dir=build-fuzz
 echo "== fuzz: building in $dir"
 # -O1 as OSS-Fuzz builds (about 1.3x the executions per second of -O0)
+lean=OFF
+[ "${MT_FUZZ_LEAN_CMP:-0}" = 1 ] && lean=ON
 CC=clang cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g" \
-  -DMT_FUZZ=ON -DMT_BUILD_TESTS=OFF >/dev/null
+  -DMT_FUZZ=ON -DMT_FUZZ_LEAN_CMP="$lean" -DMT_BUILD_TESTS=OFF >/dev/null
 cmake --build "$dir" -j"$(nproc)" --target fuzz_compile fuzz_npy fuzz_tir fuzz_graph npy_seeds >/dev/null
 
 rm -rf "$dir/seeds"

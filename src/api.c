@@ -67,8 +67,9 @@ struct mt_kernel {
     const char *unavailable[MT_STAGE_COUNT_]; /* why a stage has no dump */
     mt_pass_dump *pass_dumps;
     int npass_dumps;
+    mt_compiled front;        /* what the pipeline's stages printed on demand are made from */
     mt_codegen_out code;      /* the backend's module, and what its lazy dumps are made from */
-    pthread_mutex_t lock;     /* guards the lazy backend dumps (LLVM, ASM) */
+    pthread_mutex_t lock;     /* guards the lazy dumps (the pipeline's; LLVM, ASM) */
     mt_plan plan;
     const char *no_run;       /* why the kernel cannot run here (NULL: it can) */
     bool emulated;            /* its GPU is the context's emulated GPU */
@@ -737,12 +738,16 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
             in.salt_len = key->len;
             /* the tir-sched dump prints exactly the functions codegen gets,
              * except for an emulated GPU (lowered once more after it) */
-            if (!targets.emulate) in.tir_text = c.dumps[MT_STAGE_TIR_SCHED];
+            if (!targets.emulate) {
+                c.dumps[MT_STAGE_TIR_SCHED] = mt_pipeline_dump(a, &c, MT_STAGE_TIR_SCHED);
+                in.tir_text = c.dumps[MT_STAGE_TIR_SCHED];
+            }
         }
         ctx->backend->compile(ctx->backend, a, &in, &k->code);
         const mt_codegen_out cg = k->code;
         if (k->gpu_program) gpu_kernels(k, &c, targets.gpu, ctx->disk);
         for (int s = 0; s < MT_STAGE_COUNT_; s++) k->dumps[s] = c.dumps[s];
+        k->front.lazy = c.lazy;
         gpu_dumps(k, &c, targets.gpu);
         k->emulated = targets.emulate;
         k->pass_dumps = c.pass_dumps;
@@ -1011,14 +1016,21 @@ static mt_status run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tensor 
 
 /* ---- dumps and introspection --------------------------------------------- */
 
-/* Makes a dump of the backend's (LLVM, ASM) from its module, once (k->lock
- * held). */
+/* Makes a dump printed on demand, once (k->lock held): one of the
+ * pipeline's stages (mt_pipeline_dump), or the backend's (LLVM, ASM) from
+ * its module. */
 static void lazy_dump(mt_kernel *k, mt_stage stage) {
-    if (k->dumps[stage] || k->unavailable[stage] || !k->code.dump_src) return;
+    bool front = mt_pipeline_stage_lazy(stage);
+    if (k->dumps[stage] || k->unavailable[stage] || (!front && !k->code.dump_src)) return;
     char err[512] = "";
     mt_errframe fr;
     if (MT_TRY(&fr)) {
         mt_backend *be = k->ctx->backend;
+        if (front) {
+            k->dumps[stage] = mt_pipeline_dump(k->arena, &k->front, stage);
+            mt_err_pop(&fr);
+            return;
+        }
         k->dumps[stage] = be->dump(be, k->arena, &k->code, stage, err, sizeof err);
         if (!k->dumps[stage])
             k->unavailable[stage] = mt_arena_printf(
@@ -1032,7 +1044,7 @@ static void lazy_dump(mt_kernel *k, mt_stage stage) {
 
 const char *mt_kernel_dump(mt_kernel *k, mt_stage stage) {
     if (!k || (unsigned)stage >= MT_STAGE_COUNT_) return NULL;
-    if (k->ctx->backend->dumps & 1u << stage) {
+    if ((k->ctx->backend->dumps & 1u << stage) || mt_pipeline_stage_lazy(stage)) {
         pthread_mutex_lock(&k->lock);
         lazy_dump(k, stage);
         const char *d = k->dumps[stage];

@@ -24,6 +24,11 @@
  * in the form the pass leaves it in (mt_pass.form); a failure is an
  * internal error naming the pass.
  *
+ * The dumps of the stages "ast", "tir" and "tir-sched" are printed on
+ * demand (mt_pipeline_dump, from what mt_compiled.lazy keeps): most
+ * compiles never ask for them. The graph's stages are printed as they are
+ * made, since the graph passes change the module in place.
+ *
  * After any pass, the IR can be recorded by naming the pass in
  * mt_compile_options.dump_after ("fuse_ops,simplify"); mt_kernel_pass_dump
  * returns it.
@@ -295,29 +300,55 @@ static void run_rules(mt_arena *a, mt_tfunc **fs, int n, const mt_pipeline_targe
     }
 }
 
-/* f as the "tir-sched" dump shows it: with its target as an attribute. */
-static const char *print_with_target(mt_arena *a, const mt_tfunc *f) {
+/* f as the "tir-sched" dump shows it: a copy with its target as an
+ * attribute. */
+static mt_tfunc *with_target(mt_arena *a, const mt_tfunc *f) {
     char buf[256];
     mt_tfunc *shown = MT_NEW(a, mt_tfunc);
     *shown = *f;
     mt_tfunc_set_attr(a, shown, "target", mt_target_str(mt_tfunc_target(f), buf, sizeof buf));
-    return mt_tfunc_print(a, shown);
+    return shown;
 }
 
-/* The "tir-sched" text: each host function followed by the device
- * functions it launches, each with its target. */
-static const char *print_split(mt_arena *a, const mt_tsplit *sp, int n) {
-    mt_sb sb;
-    mt_sb_init(&sb, a);
+/* What the "tir-sched" text shows: each host function followed by the
+ * device functions it launches, each with its target (printed on demand:
+ * mt_pipeline_dump). */
+static void keep_split(mt_arena *a, const mt_tsplit *sp, int n, mt_pipeline_lazy *lazy) {
+    lazy->nsched = n + sp->ndevice;
+    lazy->sched = MT_NEW_ARRAY(a, mt_tfunc *, lazy->nsched > 0 ? lazy->nsched : 1);
+    int k = 0;
     for (int i = 0; i < n; i++) {
-        if (i) mt_sb_putc(&sb, '\n');
-        mt_sb_puts(&sb, print_with_target(a, sp->host[i]));
-        for (int d = sp->first_device[i]; d < sp->first_device[i + 1]; d++) {
-            mt_sb_putc(&sb, '\n');
-            mt_sb_puts(&sb, print_with_target(a, sp->device[d]));
-        }
+        lazy->sched[k++] = with_target(a, sp->host[i]);
+        for (int d = sp->first_device[i]; d < sp->first_device[i + 1]; d++)
+            lazy->sched[k++] = with_target(a, sp->device[d]);
     }
-    return mt_sb_str(&sb);
+}
+
+/* Shallow copies of fs[0..n): what they are now, whatever is later done to
+ * the structs (the bodies are never changed). */
+static mt_tfunc **snapshot(mt_arena *a, mt_tfunc *const *fs, int n) {
+    mt_tfunc **out = MT_NEW_ARRAY(a, mt_tfunc *, n > 0 ? n : 1);
+    for (int i = 0; i < n; i++) {
+        out[i] = MT_NEW(a, mt_tfunc);
+        *out[i] = *fs[i];
+    }
+    return out;
+}
+
+bool mt_pipeline_stage_lazy(mt_stage s) {
+    return s == MT_STAGE_AST || s == MT_STAGE_TIR || s == MT_STAGE_TIR_SCHED;
+}
+
+const char *mt_pipeline_dump(mt_arena *a, const mt_compiled *c, mt_stage s) {
+    if ((unsigned)s >= MT_STAGE_COUNT_) return NULL;
+    if (c->dumps[s] || !mt_pipeline_stage_lazy(s)) return c->dumps[s];
+    const mt_pipeline_lazy *l = &c->lazy;
+    switch (s) {
+    case MT_STAGE_AST: return l->ast ? mt_ast_print(a, l->ast) : NULL;
+    case MT_STAGE_TIR: return l->tir ? print_tfuncs(a, l->tir, l->ntir) : NULL;
+    case MT_STAGE_TIR_SCHED: return l->sched ? print_tfuncs(a, l->sched, l->nsched) : NULL;
+    default: return NULL;
+    }
 }
 
 static mt_gmodule *run_graph_passes(mt_arena *a, mt_gmodule *m, const char *dump_after,
@@ -395,8 +426,10 @@ static void run_tir_passes(mt_arena *a, const mt_ast *ast, mt_tfunc **fs, int n,
         const mt_pass *p = &mt_passes[i];
         if (p->kind == MT_PASS_RULES) schedule(a, ast, fs, n, opts, t, &v, out);
         else if (p->kind == MT_PASS_TIR) run_tir_pass(a, p, fs, n, dump_after, &v, as_written, checks, t, out);
-        if (p->kind == MT_PASS_TIR && strcmp(p->name, "inline_producers") == 0)
-            out->dumps[MT_STAGE_TIR] = print_tfuncs(a, fs, n);
+        if (p->kind == MT_PASS_TIR && strcmp(p->name, "inline_producers") == 0) {
+            out->lazy.tir = snapshot(a, fs, n);
+            out->lazy.ntir = n;
+        }
     }
 }
 
@@ -422,8 +455,11 @@ void mt_pipeline_run(mt_arena *a, const char *src, size_t len, const mt_compile_
     double t0 = now_ms();
 
     mt_ast *ast = mt_parse(a, src, len, NULL);
-    out->dumps[MT_STAGE_AST] = mt_ast_print(a, ast);
-    if (wanted(dump_after, "parse")) record(a, out, "parse", out->dumps[MT_STAGE_AST]);
+    out->lazy.ast = ast;
+    if (wanted(dump_after, "parse")) {
+        out->dumps[MT_STAGE_AST] = mt_pipeline_dump(a, out, MT_STAGE_AST);
+        record(a, out, "parse", out->dumps[MT_STAGE_AST]);
+    }
 
     mt_device host = {MT_DEVICE_CPU, 0}, none = {0, 0};
     mt_device gpu = targets->gpu ? (mt_device){MT_DEVICE_CUDA, 0}
@@ -449,9 +485,11 @@ void mt_pipeline_run(mt_arena *a, const char *src, size_t len, const mt_compile_
     run_tir_passes(a, ast, fs, m->ntfuncs, opts, targets, out);
     mt_tsplit sp;
     split(a, fs, m->ntfuncs, &sp);
-    out->dumps[MT_STAGE_TIR_SCHED] = print_split(a, &sp, m->ntfuncs);
-    if (wanted(dump_after, "split_host_device"))
+    keep_split(a, &sp, m->ntfuncs, &out->lazy);
+    if (wanted(dump_after, "split_host_device")) {
+        out->dumps[MT_STAGE_TIR_SCHED] = mt_pipeline_dump(a, out, MT_STAGE_TIR_SCHED);
         record(a, out, "split_host_device", out->dumps[MT_STAGE_TIR_SCHED]);
+    }
     out->nlowered = m->ntfuncs;
     if (targets->gpu) {
         out->gpu_host = sp.host;

@@ -6,6 +6,7 @@
 #ifndef MT_PIPELINE_H
 #define MT_PIPELINE_H
 
+#include "frontend/ast.h"
 #include "graph/graph.h"
 #include "schedule/tuning.h"
 #include "minitriton.h"
@@ -18,8 +19,23 @@ typedef struct mt_pass_dump {
     const char *text;
 } mt_pass_dump;
 
+/* What the dumps printed on demand are made from (mt_pipeline_dump): the
+ * parsed source and the loop functions at the two stages, as they were then
+ * (the functions are copied shallowly; their bodies never change once
+ * made): printing them was a large part of the front half's time
+ * (docs/robustness.md, "Fuzzing"), for dumps few compiles ask for. */
+typedef struct mt_pipeline_lazy {
+    const mt_ast *ast;     /* stage "ast" */
+    mt_tfunc **tir;        /* stage "tir": after inline_producers */
+    int ntir;
+    mt_tfunc **sched;      /* stage "tir-sched": each host function followed by the device */
+    int nsched;            /* functions it launches, each with its target as an attribute */
+} mt_pipeline_lazy;
+
 typedef struct mt_compiled {
-    const char *dumps[MT_STAGE_COUNT_]; /* text of each stage (NULL: none) */
+    const char *dumps[MT_STAGE_COUNT_]; /* text of each stage (NULL: none, or not printed yet:
+                                           mt_pipeline_dump prints the stages in lazy) */
+    mt_pipeline_lazy lazy;
     mt_gmodule *module;       /* the optimized graph module */
     mt_gfunc *entry;          /* its entry function */
     mt_tfunc **lowered;       /* lowered[i] is module->tfuncs[i], lowered: the host functions */
@@ -66,6 +82,15 @@ typedef struct mt_pipeline_targets {
 /* Runs every pass up to codegen. Errors go through mt_fail. */
 void mt_pipeline_run(mt_arena *a, const char *src, size_t len, const mt_compile_options *opts,
                      const mt_pipeline_targets *targets, mt_compiled *out);
+
+/* The text of stage s of c, printed into a from c->lazy when it was not
+ * printed during the compile (c->dumps[s]: then that), or NULL when the
+ * compile did not make that stage. The same text whenever it is printed.
+ * Errors (out of memory) go through mt_fail. */
+const char *mt_pipeline_dump(mt_arena *a, const mt_compiled *c, mt_stage s);
+
+/* Is stage s one that mt_pipeline_dump prints on demand? */
+bool mt_pipeline_stage_lazy(mt_stage s);
 
 /* The first name in a comma-separated dump_after list that is neither a pass
  * nor "all" (and its length, at most 64), or NULL when every name is one. */

@@ -118,6 +118,25 @@ static bool is_name_start(int c) {
 static bool is_digit(int c) { return c >= '0' && c <= '9'; }
 static bool is_name_char(int c) { return is_name_start(c) || is_digit(c); }
 
+/* What a byte starts, for the main loop's one switch (and the loops over
+ * names and spaces): a test per byte instead of a chain of comparisons,
+ * which the fuzz build's coverage tracing calls out on each (the lexer was
+ * a sixth of fuzz_graph's time, docs/robustness.md). byte_class[c] for
+ * c in 0..255; made once per process with the operator index (tables). */
+enum {
+    BC_OTHER,  /* an invalid character */
+    BC_SPACE,  /* ' ', '\t', '\f' */
+    BC_HASH,   /* '#' */
+    BC_EOL,    /* '\n', '\r' */
+    BC_BSLASH, /* '\\' */
+    BC_NAME,   /* a letter or '_' */
+    BC_DIGIT,  /* '0'..'9' */
+    BC_DOT,    /* '.' */
+    BC_QUOTE,  /* '\'', '"' */
+    BC_OP,     /* any other printable ASCII: an operator or an invalid one */
+};
+static unsigned char byte_class[256];
+
 /* Reports the byte at pos as an invalid character; a valid UTF-8 sequence is
  * shown whole with its code point, as CPython does. */
 static _Noreturn void invalid_char(lexer *L, size_t pos) {
@@ -406,6 +425,14 @@ static const struct {
     {"async", TK_ASYNC},   {"await", TK_AWAIT},
 };
 
+enum { NKW = sizeof keywords / sizeof keywords[0] };
+
+/* The keywords grouped by first character (kw_by_first[kw_first[c] ..
+ * kw_first[c + 1])) with their lengths: a name is compared with the 0 to 5
+ * keywords of its first letter, not all 35. Made once (tables). */
+static unsigned char kw_first[129], kw_by_first[NKW];
+static size_t kw_len[NKW];
+
 static bool is_string_prefix(const char *s, size_t n) {
     if (n < 1 || n > 2) return false;
     char a = (char)(s[0] | 0x20), b = n == 2 ? (char)(s[1] | 0x20) : 0;
@@ -415,18 +442,23 @@ static bool is_string_prefix(const char *s, size_t n) {
 
 static void lex_name(lexer *L) {
     size_t start = L->pos, p = start;
-    while (p < L->len && is_name_char((unsigned char)L->src[p])) p++;
+    while (p < L->len && (byte_class[(unsigned char)L->src[p]] == BC_NAME ||
+                          byte_class[(unsigned char)L->src[p]] == BC_DIGIT))
+        p++;
     mt_loc loc = loc_at(L, start);
     size_t n = p - start;
     int next = byte_at(L, p);
     if ((next == '\'' || next == '"') && is_string_prefix(L->src + start, n))
         mt_fail(MT_ERR_SYNTAX, loc, "string prefixes are not supported");
     mt_tok_kind kind = TK_NAME;
-    for (int i = 0; i < (int)(sizeof keywords / sizeof keywords[0]); i++)
-        if (strlen(keywords[i].word) == n && memcmp(keywords[i].word, L->src + start, n) == 0) {
+    unsigned char c0 = (unsigned char)L->src[start]; /* a letter or '_': see mt_lex */
+    for (int k = kw_first[c0]; k < kw_first[c0 + 1]; k++) {
+        int i = kw_by_first[k];
+        if (kw_len[i] == n && memcmp(keywords[i].word, L->src + start, n) == 0) {
             kind = keywords[i].kind;
             break;
         }
+    }
     mt_token *t = push(L, kind, start, p, loc);
     if (kind == TK_NAME) t->str = mt_arena_strndup(L->arena, L->src + start, n);
     L->pos = p;
@@ -477,18 +509,39 @@ enum { NOPS = sizeof operators / sizeof operators[0] };
 static unsigned char first[129], by_first[NOPS];
 static pthread_once_t index_once = PTHREAD_ONCE_INIT;
 
-static void index_operators(void) {
+/* Groups words[i] (at stride bytes, the first member a string) by first
+ * character: by[start[c] .. start[c + 1]) in their order. */
+static void index_by_first(const void *words, size_t stride, int n, unsigned char *start,
+                           unsigned char *by) {
     int count[128] = {0};
-    for (int i = 0; i < NOPS; i++) count[(unsigned char)operators[i].text[0]]++;
-    for (int c = 0; c < 128; c++) first[c + 1] = (unsigned char)(first[c] + count[c]);
+    for (int i = 0; i < n; i++) count[(unsigned char)**(const char *const *)((const char *)words + stride * i)]++;
+    for (int c = 0; c < 128; c++) start[c + 1] = (unsigned char)(start[c] + count[c]);
     unsigned char fill[128];
-    memcpy(fill, first, sizeof fill);
-    for (int i = 0; i < NOPS; i++) by_first[fill[(unsigned char)operators[i].text[0]]++] = (unsigned char)i;
+    memcpy(fill, start, sizeof fill);
+    for (int i = 0; i < n; i++)
+        by[fill[(unsigned char)**(const char *const *)((const char *)words + stride * i)]++] = (unsigned char)i;
+}
+
+/* The lexer's tables: operators and keywords by first character, byte classes. */
+static void tables(void) {
+    index_by_first(operators, sizeof operators[0], NOPS, first, by_first);
+    index_by_first(keywords, sizeof keywords[0], NKW, kw_first, kw_by_first);
+    for (int i = 0; i < NKW; i++) kw_len[i] = strlen(keywords[i].word);
+    for (int c = 0x21; c < 0x7f; c++) byte_class[c] = BC_OP;
+    for (int c = 0; c < 256; c++) {
+        if (is_name_start(c)) byte_class[c] = BC_NAME;
+        if (is_digit(c)) byte_class[c] = BC_DIGIT;
+    }
+    byte_class[' '] = byte_class['\t'] = byte_class['\f'] = BC_SPACE;
+    byte_class['#'] = BC_HASH;
+    byte_class['\n'] = byte_class['\r'] = BC_EOL;
+    byte_class['\\'] = BC_BSLASH;
+    byte_class['.'] = BC_DOT;
+    byte_class['\''] = byte_class['"'] = BC_QUOTE;
 }
 
 static void lex_operator(lexer *L) {
     size_t start = L->pos;
-    pthread_once(&index_once, index_operators);
     unsigned char c = (unsigned char)L->src[start]; /* 0x21 .. 0x7e: see mt_lex */
     for (int k = first[c]; k < first[c + 1]; k++) {
         int i = by_first[k];
@@ -522,6 +575,7 @@ mt_token *mt_lex(mt_arena *a, const char *src, size_t len, const mt_lex_limits *
     MT_VEC_PUSH(a, &L.indents, 0);
     if (L.len >= 3 && memcmp(L.src, "\xef\xbb\xbf", 3) == 0) L.pos = L.line_start = 3; /* BOM */
 
+    pthread_once(&index_once, tables);
     bool at_line_start = true;
     while (L.pos < L.len || at_line_start) {
         if (at_line_start) {
@@ -529,17 +583,21 @@ mt_token *mt_lex(mt_arena *a, const char *src, size_t len, const mt_lex_limits *
             indentation(&L);
             continue;
         }
-        size_t p = L.pos;
-        int c = byte_at(&L, p);
-        if (c == ' ' || c == '\t' || c == '\f') {
-            L.pos++;
-        } else if (c == '#') {
-            while (p < L.len && !newline_len(&L, p)) {
+        size_t p = L.pos; /* < L.len */
+        switch (byte_class[(unsigned char)L.src[p]]) {
+        case BC_SPACE:
+            do p++;
+            while (p < L.len && byte_class[(unsigned char)L.src[p]] == BC_SPACE);
+            L.pos = p;
+            break;
+        case BC_HASH: /* to the line break (a NUL on the way is an invalid character) */
+            while (p < L.len && L.src[p] != '\n' && L.src[p] != '\r') {
                 if (L.src[p] == 0) invalid_char(&L, p);
                 p++;
             }
             L.pos = p;
-        } else if (newline_len(&L, p)) {
+            break;
+        case BC_EOL: {
             mt_loc loc = loc_at(&L, p);
             L.pos = skip_newline(&L, p);
             if (L.brackets.len == 0) {
@@ -547,7 +605,9 @@ mt_token *mt_lex(mt_arena *a, const char *src, size_t len, const mt_lex_limits *
                 L.line_has_tokens = false;
                 at_line_start = true;
             }
-        } else if (c == '\\') {
+            break;
+        }
+        case BC_BSLASH:
             if (p + 1 >= L.len)
                 mt_fail(MT_ERR_SYNTAX, loc_at(&L, p),
                         "unexpected end of file after line continuation character");
@@ -555,16 +615,16 @@ mt_token *mt_lex(mt_arena *a, const char *src, size_t len, const mt_lex_limits *
                 mt_fail(MT_ERR_SYNTAX, loc_at(&L, p),
                         "unexpected character after line continuation character");
             L.pos = skip_newline(&L, p + 1);
-        } else if (is_name_start(c)) {
-            lex_name(&L);
-        } else if (is_digit(c) || (c == '.' && is_digit(byte_at(&L, p + 1)))) {
-            lex_number(&L);
-        } else if (c == '\'' || c == '"') {
-            lex_string(&L);
-        } else if (c > 0x20 && c < 0x7f) {
-            lex_operator(&L);
-        } else {
-            invalid_char(&L, p);
+            break;
+        case BC_NAME: lex_name(&L); break;
+        case BC_DIGIT: lex_number(&L); break;
+        case BC_DOT:
+            if (is_digit(byte_at(&L, p + 1))) lex_number(&L);
+            else lex_operator(&L);
+            break;
+        case BC_QUOTE: lex_string(&L); break;
+        case BC_OP: lex_operator(&L); break;
+        default: invalid_char(&L, p);
         }
     }
 

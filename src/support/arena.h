@@ -26,6 +26,10 @@ char *mt_arena_printf(mt_arena *a, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 char *mt_arena_vprintf(mt_arena *a, const char *fmt, va_list ap);
 size_t mt_arena_bytes(const mt_arena *a);   /* bytes handed out so far */
+/* Frees the chunks this thread keeps from destroyed arenas for the next
+ * ones (arena.c), so that the next arena mallocs each of its chunks (tests
+ * that make a chunk's malloc fail). */
+void mt_arena_release_kept(void);
 
 #define MT_NEW(arena, T) ((T *)mt_arena_alloc((arena), sizeof(T)))
 #define MT_NEW_ARRAY(arena, T, n) ((T *)mt_arena_alloc((arena), sizeof(T) * (size_t)(n)))

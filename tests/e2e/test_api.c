@@ -91,6 +91,72 @@ static void test_dumps(void **s) {
     mt_kernel_release(k);
 }
 
+/* The stages "ast", "tir" and "tir-sched" are printed on demand
+ * (src/pipeline.c): the text is the one the pipeline records at that point
+ * (dump_after "parse", "inline_producers", "split_host_device", printed as
+ * the compile goes), also after the kernel has run, the same pointer when
+ * asked twice; for the CPU, and for an emulated GPU (whose tir-sched dump
+ * is the GPU program, lowered once more after it). No disk cache: with
+ * one the compile prints tir-sched for the key. */
+static void lazy_vs_eager(mt_context *ctx, const mt_compile_options *base, bool run) {
+    static const char *MM =
+        "def mm(x: Tensor((64, 96), \"float32\"), w: Tensor((96, 128), \"float32\"),\n"
+        "       b: Tensor((128,), \"float32\")):\n"
+        "    return softmax(relu(x @ w + b), axis=-1)\n";
+    mt_diag d;
+    mt_kernel *lazy = mt_jit_compile(ctx, MM, base, &d);
+    assert_non_null(lazy);
+    if (run) {
+        int64_t xs[2] = {64, 96}, ws[2] = {96, 128}, bs[1] = {128};
+        mt_tensor *args[3] = {ones(MT_FLOAT32, 2, xs), ones(MT_FLOAT32, 2, ws), ones(MT_FLOAT32, 1, bs)};
+        mt_tensor *out = NULL;
+        mt_status st = mt_kernel_run(lazy, args, 3, &out, 1, &d);
+        if (st != MT_OK) fail_msg("%s", d.message);
+        for (int i = 0; i < 3; i++) mt_tensor_release(args[i]);
+        mt_tensor_release(out);
+    }
+    mt_compile_options o = *base;
+    o.dump_after = "parse,inline_producers,split_host_device";
+    mt_kernel *eager = mt_jit_compile(ctx, MM, &o, &d);
+    assert_non_null(eager);
+    assert_ptr_not_equal(lazy, eager);
+    static const struct {
+        mt_stage stage;
+        const char *pass;
+    } pairs[] = {{MT_STAGE_AST, "parse"}, {MT_STAGE_TIR, "inline_producers"},
+                 {MT_STAGE_TIR_SCHED, "split_host_device"}};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        const char *want = mt_kernel_pass_dump(eager, pairs[i].pass);
+        assert_non_null(want);
+        const char *got = mt_kernel_dump(lazy, pairs[i].stage);
+        assert_non_null(got);
+        assert_string_equal(got, want);
+        assert_ptr_equal(mt_kernel_dump(lazy, pairs[i].stage), got); /* printed once */
+        assert_string_equal(mt_kernel_dump(eager, pairs[i].stage), want);
+        assert_null(mt_kernel_dump_unavailable(lazy, pairs[i].stage));
+    }
+    assert_non_null(strstr(mt_kernel_dump(lazy, MT_STAGE_TIR_SCHED), "T.func_attr"));
+    mt_kernel_release(eager);
+    mt_kernel_release(lazy);
+}
+
+static void test_lazy_dumps(void **s) {
+    mt_context_options co = {0};
+    co.cache_dir = ""; /* no disk cache */
+    mt_context *ctx = mt_context_create(&co);
+    assert_non_null(ctx);
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    lazy_vs_eager(ctx, &o, true);
+    o.target = MT_TARGET_CUDA;
+    o.arch = "sm_90";
+    o.emulate = 1; /* its arguments would live on the emulated GPU: not run */
+    lazy_vs_eager(ctx, &o, false);
+    o.emulate = 0; /* a GPU program: compiled and printed */
+    lazy_vs_eager(ctx, &o, false);
+    mt_context_destroy(ctx);
+}
+
 /* --emit dot: one cluster per fused group, named as its kernel; edges
  * from definitions to uses (dot itself parses it: tests/tools.cmake) */
 static void test_dot(void **s) {
@@ -463,6 +529,7 @@ int main(void) {
         cmocka_unit_test(test_null_arguments),
         cmocka_unit_test(test_the_issue_example),
         cmocka_unit_test(test_dumps),
+        cmocka_unit_test(test_lazy_dumps),
         cmocka_unit_test(test_dot),
         cmocka_unit_test(test_pass_dumps),
         cmocka_unit_test(test_introspection),

@@ -13,7 +13,12 @@
  *                parse, graph build and passes, fusion, loop functions,
  *                schedule rules, TIR passes, the split into host and device
  *                functions) for the CPU target, and for target cuda
- *                emulated on one input in four (by a hash of the input).
+ *                emulated on one input in four (by a hash of the input);
+ *                the dumps that the pipeline prints on demand ("ast",
+ *                "tir", "tir-sched": mt_pipeline_dump) are printed for one
+ *                input in eight (other bits of the hash), so the printers
+ *                stay under this harness (fuzz_compile prints every stage
+ *                of every input) without costing every execution.
  *
  * Each input is parsed as source bytes (a NUL is just a byte the lexer
  * refuses). Every outcome must be a value or a user error through mt_fail;
@@ -74,6 +79,11 @@ static void body(mt_arena *a, const uint8_t *data, size_t size) {
     if (h % 4 == 3) t.gpu = &gpu, t.emulate = true;
     mt_compiled c;
     mt_pipeline_run(a, (const char *)data, size, NULL, &t, &c);
+    if (h / 4 % 8 == 0) {
+        static const mt_stage lazy[] = {MT_STAGE_AST, MT_STAGE_TIR, MT_STAGE_TIR_SCHED};
+        for (size_t i = 0; i < sizeof lazy / sizeof lazy[0]; i++)
+            if (!mt_pipeline_dump(a, &c, lazy[i])) __builtin_trap(); /* a compiled kernel has each */
+    }
 }
 #endif
 

@@ -560,7 +560,7 @@ static const char *sched_text(mt_arena *a, const char *src, const mt_target_desc
     mt_pipeline_targets targets = {t, NULL};
     mt_pipeline_run(a, src, strlen(src), NULL, &targets, &c);
     mt_err_pop(&fr);
-    return c.dumps[MT_STAGE_TIR_SCHED];
+    return mt_pipeline_dump(a, &c, MT_STAGE_TIR_SCHED);
 }
 
 /* The scheduled loop IR of relu(a @ w + c) at 1024^3: B packed by column
