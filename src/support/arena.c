@@ -11,7 +11,7 @@
  * CACHE_BYTES of chunks in a list per thread (no lock; a host that forks
  * cannot inherit one held), which the next arena made on that thread takes
  * from, smallest fitting chunk first; a thread's list is freed when it
- * exits. Under AddressSanitizer a kept chunk is poisoned until taken again,
+ * exits (and the calling thread's when the library is unloaded: drop_key). Under AddressSanitizer a kept chunk is poisoned until taken again,
  * so a pointer into a destroyed arena is still reported while its chunk
  * waits (no longer after a later arena took it).
  */
@@ -78,6 +78,17 @@ static void free_kept(void *p) {
 }
 
 static void make_key(void) { kept_ok = pthread_key_create(&kept_key, free_kept) == 0; }
+
+/* When the library is unloaded (a host's dlclose), the key goes with it:
+ * a thread ending later must not call free_kept, which is unmapped by
+ * then. This thread's chunks are freed; other threads' stay allocated. */
+__attribute__((destructor)) static void drop_key(void) {
+    if (!kept_ok) return;
+    kept *k = pthread_getspecific(kept_key);
+    pthread_key_delete(kept_key);
+    kept_ok = 0;
+    if (k) free_kept(k);
+}
 
 /* This thread's kept chunks (NULL when they cannot be had: no key, no memory). */
 static kept *this_thread(bool make) {
