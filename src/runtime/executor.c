@@ -64,16 +64,7 @@
 
 enum { MAX_SYMS = 64, MAX_CALL_ARGS = 256, SMALL = 32, MAX_DEVS = MT_PLAN_MAX_DEVICES };
 
-#if defined(__SANITIZE_ADDRESS__)
-#define MT_EXEC_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define MT_EXEC_ASAN 1
-#endif
-#endif
-#ifdef MT_EXEC_ASAN
-#include <sanitizer/asan_interface.h>
-#endif
+#include "support/asan.h"
 
 static mt_status fail(mt_run_error *err, mt_status st, int param, int result, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
@@ -531,17 +522,17 @@ typedef struct run_arena {
     int scratch_s[2 * SMALL];
 } run_arena;
 
-#ifdef MT_EXEC_ASAN
+#ifdef MT_ASAN
 /* Under AddressSanitizer only the slots live at instruction pc are
  * addressable in the CPU's arena: a kernel that touches a value outside its
  * planned lifetime, or runs past its end into a neighbour, is reported.
  * (Other devices' memory is not the host's to check.) */
 static void arena_poison(const run_arena *ra, int pc) {
     if (ra->n == 0 || !ra->base[0]) return; /* not open, or nothing on the CPU */
-    ASAN_POISON_MEMORY_REGION(ra->base[0], ra->total[0]);
+    MT_POISON(ra->base[0], ra->total[0]);
     for (int i = 0; i < ra->m->n; i++)
         if (ra->m->arena[i] == 0 && mt_memplan_live(ra->m, i, pc))
-            ASAN_UNPOISON_MEMORY_REGION(ra->base[0] + ra->off[i], ra->bytes[i]);
+            MT_UNPOISON(ra->base[0] + ra->off[i], ra->bytes[i]);
 }
 #endif
 
@@ -633,8 +624,8 @@ static mt_status arena_open(run_arena *ra, run *r) {
 static void arena_close(run_arena *ra) {
     for (int a = 0; a < ra->n; a++) {
         if (!ra->base[a]) continue;
-#ifdef MT_EXEC_ASAN
-        if (a == 0) ASAN_UNPOISON_MEMORY_REGION(ra->base[0], ra->total[0]);
+#ifdef MT_ASAN
+        if (a == 0) MT_UNPOISON(ra->base[0], ra->total[0]);
 #endif
         ra->dev[a]->ops->free(ra->dev[a], ra->base[a], ra->cap[a]);
     }
@@ -795,7 +786,7 @@ static mt_status run_program(run *r, const run_arena *ra) {
     (void)mt_kernel_take_oob(NULL);
     int pc = 0;
     while (pc < p->ninstrs) {
-#ifdef MT_EXEC_ASAN
+#ifdef MT_ASAN
         arena_poison(ra, pc);
 #endif
         const mt_instr *in = &p->instrs[pc++];
@@ -826,7 +817,7 @@ static mt_status run_on_threads(run *r, const run_arena *ra) {
     mt_status st = run_program(r, ra);
     mt_parallel_set_num_threads(prev);
     mt_parallel_set_pool(prev_pool);
-#ifdef MT_EXEC_ASAN
+#ifdef MT_ASAN
     arena_poison(ra, r->p->ninstrs); /* the constants stay readable */
 #endif
     return st;

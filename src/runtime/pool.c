@@ -39,21 +39,7 @@
 
 #include "runtime/tensor.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define MT_POOL_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define MT_POOL_ASAN 1
-#endif
-#endif
-#ifdef MT_POOL_ASAN
-#include <sanitizer/asan_interface.h>
-#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
-#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
-#else
-#define POISON(p, n) ((void)(p), (void)(n))
-#define UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
+#include "support/asan.h"
 
 #define HUGE_SIZE ((size_t)2 << 20)
 #define DEFAULT_MAX_CACHED ((size_t)1 << 30)
@@ -153,7 +139,7 @@ static node *take_all(mt_pool *p) {
 static void free_chain(node *n) {
     while (n) {
         node *next = n->next;
-        UNPOISON(n->ptr, n->size);
+        MT_UNPOISON(n->ptr, n->size);
         sys_free(n->ptr, n->size);
         free(n);
         n = next;
@@ -189,7 +175,7 @@ void *mt_pool_alloc(mt_pool *p, size_t n, size_t *cap) {
     if (nd) {
         ptr = nd->ptr;
         free(nd);
-        UNPOISON(ptr, size);
+        MT_UNPOISON(ptr, size);
     } else if (!(ptr = sys_alloc(size))) {
         pthread_mutex_lock(&p->mu);
         p->live -= size;
@@ -216,7 +202,7 @@ void mt_pool_free(mt_pool *p, void *ptr, size_t cap) {
         nd->next = p->lists[idx];
         p->lists[idx] = nd;
         p->cached += cap;
-        POISON(ptr, cap);
+        MT_POISON(ptr, cap);
     }
     pthread_mutex_unlock(&p->mu);
     free_chain(evicted);

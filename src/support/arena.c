@@ -26,21 +26,7 @@
 
 #include "support/diag.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define MT_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define MT_ASAN 1
-#endif
-#endif
-#ifdef MT_ASAN
-#include <sanitizer/asan_interface.h>
-#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
-#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
-#else
-#define POISON(p, n) ((void)(p), (void)(n))
-#define UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
+#include "support/asan.h"
 
 typedef struct chunk {
     struct chunk *next;
@@ -71,7 +57,7 @@ static void free_kept(void *p) {
     kept *k = p;
     for (chunk *c = k->head, *n; c; c = n) {
         n = c->next;
-        UNPOISON(c->data, c->size);
+        MT_UNPOISON(c->data, c->size);
         free(c);
     }
     free(k);
@@ -113,7 +99,7 @@ static chunk *take(size_t want) {
     chunk *c = *best;
     *best = c->next;
     k->bytes -= c->size;
-    UNPOISON(c->data, c->size);
+    MT_UNPOISON(c->data, c->size);
     return c;
 }
 
@@ -124,7 +110,7 @@ static void give_back(chunk *c) {
         free(c);
         return;
     }
-    POISON(c->data, c->size);
+    MT_POISON(c->data, c->size);
     c->next = k->head;
     k->head = c;
     k->bytes += c->size;
@@ -135,7 +121,7 @@ void mt_arena_release_kept(void) {
     if (!k) return;
     for (chunk *c = k->head, *n; c; c = n) {
         n = c->next;
-        UNPOISON(c->data, c->size);
+        MT_UNPOISON(c->data, c->size);
         free(c);
     }
     k->head = NULL;
