@@ -27,6 +27,8 @@ static const mt_knob_def matmul_knobs[] = {
     {"pack_rows", 1, 64, true, 3, {2, 4, 16}, "rows of a row-major B copied together into its packed block (default 8)"},
     {"par_cols", 0, 1, false, 2, {0, 1},
      "1: a constant N's column blocks across threads, each packed by its own thread (default 1 for few rows of a row-major B)"},
+    {"pack_a", 0, 1, false, 2, {0, 1},
+     "1: A packed whole once per call, [row block][k][row] (default 1 for a transposed A, a.T @ b, of at most 32 MiB)"},
     {"few_rows", 0, 4096, false, 6, {0, 8, 16, 32, 64, 128},
      "M below which the few-rows schedules (rule_gemv.c, rule_matvec.c) are used (default 16 for x @ w, 32 for x @ w.T)"},
     {"gemv_kb", 1, 8, false, 3, {1, 2, 4}, "few rows: rows of w per sweep (default 4)"},

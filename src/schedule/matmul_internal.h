@@ -45,6 +45,9 @@ typedef struct mm {
     bool y_vec;               /* Y(k, j..j+15) is unit-stride vector loads */
     bool x_kvec;              /* X(i, k..k+15) is unit-stride vector loads */
     mt_tbuffer *bp;           /* the packed block of B */
+    mt_tbuffer *ap_all;       /* A packed once a call, or NULL (rule_matmul.c, pack_a_all; knob pack_a) */
+    mt_texpr *ap_depth;       /* its depth: K, or one K block (ap_blocked) */
+    bool ap_blocked;
     mt_texpr *kcap;           /* its depth */
     int64_t kcblk, ncblk;     /* K and N block sizes */
     bool split;               /* K is blocked */

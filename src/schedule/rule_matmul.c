@@ -44,6 +44,8 @@
  *    parallel over slivers; row blocks of MR rows run in parallel after it
  *    (each writes its own rows of C) -- when each region has enough work
  *    for the cores (matmul_defaults.c); else all on the calling thread.
+ *  - A transposed (a.T @ b: read along i, not k): packed once per call,
+ *    [row block][k][row], whole or a K block at a time (pack_a_all).
  *  - K blocks. Later K blocks start from the partial sums stored by earlier
  *    ones in C, or in the first epilogue output of C's dtype when C is an
  *    intermediate; the epilogue runs on the last block only. With no such
@@ -173,6 +175,7 @@ typedef struct tile {
     mt_texpr *first, *last;   /* first / last K block (NULL: K is not blocked) */
     bool masked;              /* j0 + width may pass N: through tmp when it does */
     mt_tbuffer *ap;           /* packed A sliver [kk][ii], or NULL: X in place */
+    mt_texpr *ap_base;        /* where the tile's sliver starts in ap (NULL: 0) */
 } tile;
 
 /* Accumulator slot (ii, v): a vector at a constant offset, so that SROA
@@ -349,6 +352,7 @@ static mt_tstmt *gen_tile(mm *c, const tile *t) {
         mt_texpr *aval;
         if (t->ap) {
             mt_texpr *ix = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, mm_V(c, kk), mm_I(c, t->mr)), mm_I(c, ii));
+            if (t->ap_base) ix = mt_lw_add(&c->lw, t->ap_base, ix);
             aval = mt_te_load(a, t->ap, &ix, 1);
         } else {
             aval = mm_operand(c, c->X, mt_lw_add(&c->lw, t->i0, mm_I(c, ii)), NULL, k);
@@ -411,6 +415,7 @@ typedef struct panel {
     mt_tbuffer *bp;           /* NULL: direct */
     mt_texpr *kcap;           /* bp depth */
     mt_tbuffer *ap;           /* the current row block's packed A, or NULL */
+    mt_texpr *ap_base;        /* where that block starts in ap (NULL: 0) */
     mt_texpr *krow;           /* packing: the one row of the block to pack, or NULL: all */
 } panel;
 
@@ -422,7 +427,7 @@ static mt_tstmt *sliver(mm *c, const panel *p, mt_texpr *jr, int kind, bool pack
     mt_texpr *j0 = mt_lw_add(&c->lw, p->jc0, mt_lw_mul(&c->lw, jr, mm_I(c, nr)));
     mt_texpr *base = p->bp ? mt_lw_mul(&c->lw, jr, mt_lw_mul(&c->lw, p->kcap, mm_I(c, nr))) : NULL;
     if (pack) return gen_pack(c, p->bp, base, j0, cs, kind == SL_PADDED, p->k0, p->kc, p->krow);
-    tile t = {mr, cs, i0, j0, p->k0, p->kc, p->bp, base, p->first, p->last, kind == SL_PADDED, p->ap};
+    tile t = {mr, cs, i0, j0, p->k0, p->kc, p->bp, base, p->first, p->last, kind == SL_PADDED, p->ap, p->ap_base};
     return gen_tile(c, &t);
 }
 
@@ -443,35 +448,119 @@ static mt_tstmt *sliver_switch(mm *c, const panel *p, mt_texpr *jr, bool pack, i
                     sliver(c, p, jr, SL_FULL, pack, mr, i0), sliver(c, p, jr, SL_PADDED, pack, mr, i0));
 }
 
+/* A's rows [i0, i0 + mr) at k into buf[dst + ii]: one vector when X is
+ * contiguous along i (a transposed A), else mr values. */
+static void a_store(mm *c, svec *s, mt_tbuffer *buf, mt_texpr *dst, mt_texpr *i0, int mr, mt_texpr *k) {
+    mt_texpr *vec = mr > 1 ? mm_operand(c, c->X, mt_lw_ramp(&c->lw, i0, mr), NULL, k) : NULL;
+    if (vec && mm_vec_loads(vec)) {
+        mt_texpr *ix = mt_lw_ramp(&c->lw, dst, mr);
+        mm_push(c, s, mt_ts_store(c->a, buf, &ix, 1, vec));
+        return;
+    }
+    for (int ii = 0; ii < mr; ii++) {
+        mt_texpr *ix = mt_lw_add(&c->lw, dst, mm_I(c, ii));
+        mm_push(c, s, mt_ts_store(c->a, buf, &ix, 1, mm_operand(c, c->X, mt_lw_add(&c->lw, i0, mm_I(c, ii)), NULL, k)));
+    }
+}
+
 /* Rows [i0, i0 + mr): the sliver jr, or (jr NULL) every sliver of the block. */
 static mt_tstmt *row_tiles(mm *c, const panel *p, mt_texpr *jr, int mr, mt_texpr *i0) {
-    if (jr) return sliver_switch(c, p, jr, false, mr, i0);
+    panel q = *p;
+    if (c->ap_all) { /* A packed once (pack_a_all): the block's rows at i0 * depth, [k][ii] */
+        q.ap = c->ap_all;
+        q.ap_base = mt_lw_mul(&c->lw, i0, c->ap_depth);
+        if (!c->ap_blocked) q.ap_base = mt_lw_add(&c->lw, q.ap_base, mt_lw_mul(&c->lw, p->k0, mm_I(c, mr)));
+    }
+    if (jr) return sliver_switch(c, &q, jr, false, mr, i0);
     mt_tvar *v = mm_ivar(c, "jr");
     int64_t kcap;
-    if ((c->X->kind == TE_LOAD && c->x_kvec) || !mt_te_is_const_int(p->kcap, &kcap) ||
+    if (c->ap_all || (c->X->kind == TE_LOAD && c->x_kvec) || !mt_te_is_const_int(p->kcap, &kcap) ||
         kcap * mr * (int64_t)mt_dtype_size(c->dt) > 65536)
         return mm_loop(c, v, mm_ceildiv(c, p->ncols, c->nv * c->vl), MT_FOR_SERIAL,
-                    sliver_switch(c, p, mm_V(c, v), false, mr, i0));
+                    sliver_switch(c, &q, mm_V(c, v), false, mr, i0));
     /* the A sliver once for all column slivers: [kk][ii], mr values per k */
-    panel q = *p;
     q.ap = mm_local_buf(c, "A_pack", mm_I(c, kcap * mr), c->dt);
     mt_tvar *kk = mm_ivar(c, "kk");
-    mt_texpr *k = mt_lw_add(&c->lw, p->k0, mm_V(c, kk)), *row = mt_lw_mul(&c->lw, mm_V(c, kk), mm_I(c, mr));
     svec s = {0};
-    mt_texpr *vec = mr > 1 ? mm_operand(c, c->X, mt_lw_ramp(&c->lw, i0, mr), NULL, k) : NULL;
-    if (vec && mm_vec_loads(vec)) { /* X contiguous along i (a transposed A): one vector per k */
-        mt_texpr *ix = mt_lw_ramp(&c->lw, row, mr);
-        mm_push(c, &s, mt_ts_store(c->a, q.ap, &ix, 1, vec));
-    } else {
-        for (int ii = 0; ii < mr; ii++) {
-            mt_texpr *ix = mt_lw_add(&c->lw, row, mm_I(c, ii));
-            mm_push(c, &s, mt_ts_store(c->a, q.ap, &ix, 1, mm_operand(c, c->X, mt_lw_add(&c->lw, i0, mm_I(c, ii)), NULL, k)));
-        }
-    }
+    a_store(c, &s, q.ap, mt_lw_mul(&c->lw, mm_V(c, kk), mm_I(c, mr)), i0, mr, mt_lw_add(&c->lw, p->k0, mm_V(c, kk)));
     mt_tstmt *pk = mm_loop(c, kk, p->kc, MT_FOR_SERIAL, mm_seq(c, &s));
     mt_tstmt *tiles = mm_loop(c, v, mm_ceildiv(c, p->ncols, c->nv * c->vl), MT_FOR_SERIAL,
                            sliver_switch(c, &q, mm_V(c, v), false, mr, i0));
     return mt_ts_alloc(c->a, q.ap, mm_seq2(c, pk, tiles));
+}
+
+/* A read across its rows (a transposed A: a.T @ b) packed once per call
+ * (per batch index) into c->ap_all, whole or, when that is too large and K
+ * is blocked, one K block at a time (c->ap_depth deep, the K block loop
+ * then outside the column blocks'): row block io (MR rows) at io * MR *
+ * depth as [k][ii], the M % MR rows after the last block the same way.
+ * Each k is one row of the transposed A: KR of them at a time, across
+ * threads, the row blocks inside, so that the copy reads KR runs of memory
+ * in order and writes each block's KR * MR values together. Packed per row
+ * block and column block instead (row_tiles' A_pack), every k of the
+ * sliver was a line of another page, read again for every column block:
+ * a.T @ b at 1024^3 ran at 0.74 of OpenBLAS on one thread. */
+enum { AP_ROWS = 8, AP_ALL_MAX = 32 << 20 }; /* k rows copied together; bytes of ap_all at most (default) */
+
+/* Rows k0 + kk of A, every row block, into ap_all at depth kk. */
+static mt_tstmt *pack_a_rows(mm *c, mt_texpr *k0, mt_texpr *kk, int64_t M, int MR) {
+    mt_tvar *io = mm_ivar(c, "io");
+    svec s = {0}, t = {0};
+    mt_texpr *k = mt_lw_add(&c->lw, k0, kk);
+    mt_texpr *i0 = mt_lw_mul(&c->lw, mm_V(c, io), mm_I(c, MR));
+    mt_texpr *dst = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, i0, c->ap_depth), mt_lw_mul(&c->lw, kk, mm_I(c, MR)));
+    a_store(c, &s, c->ap_all, dst, i0, MR, k);
+    mm_push(c, &t, mm_loop(c, io, mm_I(c, M / MR), MT_FOR_SERIAL, mm_seq(c, &s)));
+    if (M % MR) {
+        int mt = (int)(M % MR);
+        mt_texpr *it = mm_I(c, M - mt);
+        dst = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, it, c->ap_depth), mt_lw_mul(&c->lw, kk, mm_I(c, mt)));
+        a_store(c, &t, c->ap_all, dst, it, mt, k);
+    }
+    return mm_seq(c, &t);
+}
+
+/* The rows [k0, k0 + kc) of A into ap_all. */
+static mt_tstmt *pack_a_all(mm *c, mt_texpr *k0, mt_texpr *kc) {
+    int64_t M;
+    mt_te_is_const_int(c->ext[c->ns - 2], &M);
+    int MR = tile_rows(c);
+    mt_tvar *kq = mm_ivar(c, "kq"), *kt = mm_ivar(c, "kt");
+    mt_texpr *groups = mt_arith_bin(c->a, TE_FLOORDIV, kc, mm_I(c, AP_ROWS));
+    svec s = {0};
+    for (int r = 0; r < AP_ROWS; r++)
+        mm_push(c, &s, pack_a_rows(c, k0, mt_lw_add(&c->lw, mt_lw_mul(&c->lw, mm_V(c, kq), mm_I(c, AP_ROWS)), mm_I(c, r)), M, MR));
+    svec b = {0};
+    mm_push(c, &b, mm_loop(c, kq, groups, c->par ? MT_FOR_PARALLEL : MT_FOR_SERIAL, mm_seq(c, &s)));
+    int64_t kcc;
+    if (!mt_te_is_const_int(kc, &kcc) || kcc % AP_ROWS) {
+        mt_texpr *kk = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, groups, mm_I(c, AP_ROWS)), mm_V(c, kt));
+        mm_push(c, &b, mm_loop(c, kt, mt_arith_bin(c->a, TE_FLOORMOD, kc, mm_I(c, AP_ROWS)), MT_FOR_SERIAL,
+                               pack_a_rows(c, k0, kk, M, MR)));
+    }
+    return mm_seq(c, &b);
+}
+
+/* Pack A once per call (knob pack_a)? By default when A is read across its
+ * rows (contiguous along i, not k) and M and K are constants; whole when
+ * that is at most AP_ALL_MAX bytes, else a K block at a time when K is
+ * blocked and a block is at most that (else not: row_tiles' A_pack). The
+ * knob also takes any other A. Sets c->ap_all, ap_depth, ap_blocked. */
+static void choose_pack_a(mm *c) {
+    int64_t M, K, size = (int64_t)mt_dtype_size(c->dt);
+    if (!mt_te_is_const_int(c->ext[c->ns - 2], &M) || !mt_te_is_const_int(c->K, &K) || M <= 0 || K <= 0) return;
+    bool across = !c->x_kvec && mm_operand_contiguous(c, false, false);
+    bool blocked = M * K * size > AP_ALL_MAX;
+    if (blocked && !c->split) return;
+    int64_t depth = blocked ? c->kcblk : K;
+    bool dflt = across && M * depth * size <= AP_ALL_MAX;
+    bool on = mt_knob_get(c->f, MM_RULE, "pack_a", dflt) != 0;
+    if (across || mt_knob_given(c->f, MM_RULE, "pack_a")) mt_knobs_set(&c->chosen, "pack_a", on);
+    if (!on) return;
+    c->ap_blocked = blocked;
+    c->ap_depth = mm_I(c, depth);
+    c->ap_all = mm_local_buf(c, "A_pack", mm_I(c, M * depth), c->dt);
+    c->ap_all->scope = MT_SCOPE_GLOBAL;
 }
 
 /* All rows: blocks of MR (across threads when par), then the M % MR left,
@@ -567,9 +656,15 @@ static mt_tstmt *packed_body(mm *c) {
     p.bp = c->bp;
     p.ap = NULL;
     p.krow = NULL;
+    p.ap_base = NULL;
     mt_tstmt *body = mm_seq2(c, pack_block(c, &p, jr, c->par), rows(c, &p, NULL, true));
+    if (c->ap_blocked) { /* A a K block at a time: the K blocks outermost */
+        if (!one_jc) body = mm_loop(c, jc, mm_ceildiv(c, N, c->ncblk), MT_FOR_SERIAL, body);
+        return mm_loop(c, pc, npc, MT_FOR_SERIAL, mm_seq2(c, pack_a_all(c, p.k0, p.kc), body));
+    }
     if (npc) body = mm_loop(c, pc, npc, MT_FOR_SERIAL, body);
     if (!one_jc) body = mm_loop(c, jc, mm_ceildiv(c, N, c->ncblk), MT_FOR_SERIAL, body);
+    if (c->ap_all) body = mm_seq2(c, pack_a_all(c, mm_I(c, 0), c->K), body);
     return body;
 }
 
@@ -607,6 +702,7 @@ static mt_tstmt *cols_item(mm *c, mt_texpr *blk, int64_t ncw, int64_t width) {
     p.ncols = mm_I(c, width);
     mt_texpr *npc = panel_k(c, &p, pc);
     p.ap = NULL;
+    p.ap_base = NULL;
     p.krow = NULL;
     p.bp = mm_local_buf(c, "B_pack", mt_lw_mul(&c->lw, p.kcap, mm_I(c, ncw)), c->dt);
     mt_tstmt *body = mm_seq2(c, pack_block(c, &p, jr, false), rows(c, &p, NULL, false));
@@ -693,10 +789,12 @@ static mt_tstmt *gen_packed(mm *c) {
     if (c->y_vec) mt_knobs_set(&c->chosen, "pack_rows", c->pack_rows);
     mt_knobs_set(&c->chosen, "par_cols", c->cols);
     if (c->cols) return gen_cols(c, c->ncblk);
+    choose_pack_a(c);
     ncap = mm_I(c, mt_te_is_const_int(N, &Nc) && Nc <= c->ncblk ? (Nc + nr - 1) / nr * nr : c->ncblk);
     c->bp = mm_local_buf(c, "B_pack", mt_lw_mul(&c->lw, c->kcap, ncap), c->dt);
     c->bp->scope = MT_SCOPE_GLOBAL;
-    return mt_ts_alloc(c->a, c->bp, mm_wrap_batch(c, packed_body));
+    mt_tstmt *body = mt_ts_alloc(c->a, c->bp, mm_wrap_batch(c, packed_body));
+    return c->ap_all ? mt_ts_alloc(c->a, c->ap_all, body) : body;
 }
 
 /* ---- entry ----------------------------------------------------------------------------- */

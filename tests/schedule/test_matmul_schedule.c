@@ -448,9 +448,11 @@ static void test_transposed_b(void **st) {
     check_case(&c);
 }
 
-/* a.T @ b and a.T @ b.T: A is read along i, so each row block packs its
- * sliver of A with one vector load per k (A_pack) instead of the tiles
- * walking a's rows, K * 4 bytes apart, once per column sliver. */
+/* a.T @ b and a.T @ b.T: A is read along i, so it is packed whole once a
+ * call (a constant shape: A_pack, [row block][k][row], knob pack_a), or
+ * each row block packs its sliver (a symbolic shape, pack_a=0), with one
+ * vector load per k, instead of the tiles walking a's rows, K * 4 bytes
+ * apart, once per column sliver. */
 static void test_transposed_a(void **st) {
     static const int64_t sizes[][3] = {{33, 17, 40}, {8, 16, 32}, {65, 9, 100}, {70, 1100, 45}, {1, 3, 2},
                                        {40, 257, 33}};
@@ -467,8 +469,47 @@ static void test_transposed_a(void **st) {
     if (!test_gpu_target()) {
         const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
         assert_non_null(strstr(t, "A_pack[T.Ramp("));
+        assert_non_null(strstr(t, "A_pack = T.alloc_buffer((4096,), \"float32\")\n")); /* whole, not per block */
+        assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), "pack_a=1"));
     }
     mt_kernel_release(k);
+    /* the knob both ways: per row block for a.T (K blocked, row and K
+     * tails), whole for a plain A (then its rows are gathered k by k) */
+    static const char *const knobbed[] = {
+        "def f(a: Tensor((1100, 70), \"float32\"), b: Tensor((1100, 45), \"float32\")):\n"
+        "    return a.T @ b\n"
+        "@T.schedule(\"fused_transpose_matmul\")\ndef s(sch):\n"
+        "    sch.apply_rule(\"schedule_matmul\", pack_a=0)\n",
+        "def f(a: Tensor((70, 1100), \"float32\"), b: Tensor((1100, 45), \"float32\")):\n"
+        "    return a @ b\n"
+        "@T.schedule(\"matmul\")\ndef s(sch):\n"
+        "    sch.apply_rule(\"schedule_matmul\", pack_a=1)\n",
+    };
+    /* A over 32 MiB: packed a K block at a time (the K blocks outermost),
+     * the last block one row deep, a row tail */
+    char src[1024];
+    mcase big = {NULL, F32, SHAPE(2048, 4097, 40), EPI_NONE, false, 7};
+    big.a_t = true;
+    case_src(src, sizeof src, &big);
+    k = compile_ok(src);
+    if (!test_gpu_target()) {
+        const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+        if (!strstr(t, "A_pack = T.alloc_buffer((1048576,), \"float32\")\n") || !strstr(t, "for pc in range(9):"))
+            fail_msg("expected A packed a K block at a time:\n%s", t);
+    }
+    big.src = src;
+    run_case(&big, k);
+    mt_kernel_release(k);
+    for (int i = 0; i < 2 && !test_gpu_target(); i++) { /* the CPU rule's knob */
+        k = compile_ok(knobbed[i]);
+        const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+        bool whole = strstr(t, "A_pack = T.alloc_buffer((77000,), \"float32\")\n") != NULL;
+        if (whole != (i == 1)) fail_msg("pack_a=%d not followed:\n%s", i, t);
+        mcase c = {knobbed[i], F32, SHAPE(70, 1100, 45), EPI_NONE, false, 1};
+        c.a_t = i == 0;
+        run_case(&c, k);
+        mt_kernel_release(k);
+    }
     k = compile_ok("def f(a: Tensor((\"k\", \"m\"), \"float32\"), b: Tensor((\"n\", \"k\"), \"float32\")):\n"
                    "    return a.T @ b.T\n");
     static const int64_t sym[][3] = {{1, 1, 1}, {33, 17, 65}, {40, 3, 70}, {4, 0, 3}, {0, 3, 2}, {37, 1100, 45}};
