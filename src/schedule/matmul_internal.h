@@ -44,6 +44,7 @@ typedef struct mm {
     mt_tbuffer *P;            /* holds partial sums across K blocks (NULL: none) */
     bool y_vec;               /* Y(k, j..j+15) is unit-stride vector loads */
     bool x_kvec;              /* X(i, k..k+15) is unit-stride vector loads */
+    bool y_kvec;              /* Y(k..k+15, j) is unit-stride vector loads (x @ w.T) */
     mt_tbuffer *bp;           /* the packed block of B */
     mt_tbuffer *ap_all;       /* A packed once a call, or NULL (rule_matmul.c, pack_a_all; knob pack_a) */
     mt_texpr *ap_depth;       /* its depth: K, or one K block (ap_blocked) */

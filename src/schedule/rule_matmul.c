@@ -369,6 +369,23 @@ static mt_tstmt *gen_tile(mm *c, const tile *t) {
 
 /* ---- packing ------------------------------------------------------------------------ */
 
+/* A B read along k (x @ w.T) is copied k by k, NR columns of w a row of
+ * the block: as vectors gathered lane by lane (one load per column, the
+ * row stored whole) when the block is reused by many rows of A, else as
+ * scalars, which LLVM vectorizes into loads along w's rows and a transpose
+ * in registers, faster to run (64 x 1024 @ (1024 x 1024).T: 0.91-0.97 of
+ * OpenBLAS against 0.86-0.90 gathered, one thread, 2026-11-27) but
+ * 80-140 ms to compile (its loop-load-elim and SLP passes on the unrolled
+ * columns: the MLP's x @ w0.T at K = 784 compiled in 98 ms instead of 34).
+ * From GATHER_ROWS rows of A on (or an M only known at run time) the copy
+ * is under 1/256 of the work and the compile time wins. */
+enum { GATHER_ROWS = 256 };
+
+static bool pack_gathered(mm *c) {
+    int64_t M;
+    return c->y_kvec && (!mt_te_is_const_int(c->ext[c->ns - 2], &M) || M >= GATHER_ROWS);
+}
+
 /* B[k0:k0+kc, j0:j0+width] into bp[base + kk * width + jj]; padded: columns
  * at or past N are zeros. With row given, only that row kk of the block
  * (no loop over k: the caller's loop, packed_body's row order). */
@@ -379,7 +396,7 @@ static mt_tstmt *gen_pack(mm *c, mt_tbuffer *bp, mt_texpr *base, mt_texpr *j0, m
     mt_texpr *kv = krow ? krow : mm_V(c, kk);
     mt_texpr *k = mt_lw_add(&c->lw, k0, kv);
     mt_texpr *row = mt_lw_add(&c->lw, base, mt_lw_mul(&c->lw, kv, mm_I(c, cs.width)));
-    if (!padded && c->y_vec) {
+    if (!padded && (c->y_vec || pack_gathered(c))) {
         svec s = {0};
         for (int v = 0; v < cs.nv; v++) {
             mt_texpr *ix = mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, row, mm_I(c, cs.off[v])), cs.lanes[v]);
@@ -827,6 +844,8 @@ mt_tfunc *mm_schedule_cpu(mm *c) {
         for (int d = 0; d < c->ns - 2; d++) c->bv[d] = mm_V(c, mm_ivar(c, "b"));
         mt_texpr *y = mm_operand(c, c->Y, NULL, mt_lw_ramp(&c->lw, mm_V(c, j0), c->vl), mm_V(c, k));
         c->y_vec = mm_vec_loads(y);
+        y = mm_operand(c, c->Y, NULL, mm_V(c, j0), mt_lw_ramp(&c->lw, mm_V(c, k), c->vl));
+        c->y_kvec = mm_vec_loads(y);
         mt_texpr *x = mm_operand(c, c->X, mm_V(c, i0), NULL, mt_lw_ramp(&c->lw, mm_V(c, k), c->vl));
         c->x_kvec = mm_vec_loads(x);
     }

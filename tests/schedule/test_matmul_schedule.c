@@ -446,6 +446,22 @@ static void test_transposed_b(void **st) {
     mcase c = {NULL, F32, SHAPE(33, 17, 40), EPI_NONE, false, 1};
     c.b_t = true;
     check_case(&c);
+    /* B read along k, packed k by k: from 256 rows of A on as vectors
+     * gathered from NR rows of w (cheap to compile), below as scalars */
+    static const int64_t m[] = {300, 40};
+    for (int i = 0; i < 2; i++) {
+        mcase d = {NULL, F32, SHAPE(m[i], 70, 40), EPI_NONE, false, 1};
+        d.b_t = true;
+        check_case(&d);
+        if (test_gpu_target()) continue;
+        char src[1024];
+        case_src(src, sizeof src, &d);
+        mt_kernel *k = compile_ok(src);
+        bool gathered = strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), " + kk, 70, ") != NULL;
+        if (gathered != (i == 0)) fail_msg("M = %d: B packed %s:\n%s", (int)m[i], gathered ? "gathered" : "as scalars",
+                                           mt_kernel_dump(k, MT_STAGE_TIR_SCHED));
+        mt_kernel_release(k);
+    }
 }
 
 /* a.T @ b and a.T @ b.T: A is read along i, so it is packed whole once a
