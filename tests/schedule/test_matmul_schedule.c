@@ -217,7 +217,8 @@ static void case_src(char *buf, size_t n, const mcase *c) {
                  "def f(a: Tensor((%s%lld, %lld), \"%s\"), b: Tensor((%s%lld, %lld), \"%s\")):\n"
                  "    return %s @ %s\n",
                  ba, c->a_t ? k : m, c->a_t ? m : k, t, bb, c->b_t ? nn : k, c->b_t ? k : nn, t,
-                 c->a_t ? "a.T" : "a", c->b_t ? "b.T" : "b");
+                 !c->a_t ? "a" : c->nbatch_dims && c->a_batched ? "transpose(a, (0, 2, 1))" : "a.T",
+                 c->b_t ? "b.T" : "b");
         break;
     case EPI_BIAS_RELU:
     case EPI_BIAS_GELU:
@@ -501,6 +502,13 @@ static void test_transposed_a(void **st) {
         "@T.schedule(\"matmul\")\ndef s(sch):\n"
         "    sch.apply_rule(\"schedule_matmul\", pack_a=1)\n",
     };
+    /* a batch of transposed A, each packed whole per batch index (M tail,
+     * K tail) or (K > 2 kc) a K block at a time, B shared or not */
+    static const mcase bat[] = {
+        {NULL, F32, 1, {3, 0}, true, false, false, 37, 21, 50, EPI_NONE, false, 1, true},
+        {NULL, F32, 1, {2, 0}, true, true, false, 40, 1100, 33, EPI_NONE, false, 1, true},
+    };
+    for (size_t i = 0; i < sizeof bat / sizeof bat[0]; i++) check_case(&bat[i]);
     /* A over 32 MiB: packed a K block at a time (the K blocks outermost),
      * the last block one row deep, a row tail */
     char src[1024];
