@@ -35,6 +35,14 @@ static const mt_knob_def matmul_knobs[] = {
     {"gemv_mr", 1, 64, false, 4, {4, 8, 16, 32}, "few rows: rows of x per group (default 16)"},
 };
 
+static const mt_knob_def conv_knobs[] = {
+    {"mr", 1, 16, false, 3, {2, 4, 8}, "output channels of the register tile (default: what fits the registers, 6 with AVX2)"},
+    {"nv", 1, 4, false, 2, {1, 3}, "vector registers of output columns per tile row (default 2)"},
+    {"parallel", 0, 1, false, 2, {0, 1}, "output rows (column chunks, images) across threads (default 1)"},
+    {"pointwise", 0, 1, false, 2, {0, 1},
+     "1: a 1x1 layer (one group, no padding) as a matmul per image through the matmul rule (default 1 where it applies)"},
+};
+
 static const mt_knob_def reduce_knobs[] = {
     {"accumulators", 1, 8, false, 3, {1, 2, 8}, "vector accumulators per reduction (default 4, at most the vectors of a row)"},
     {"lanes", 1, 64, true, 3, {4, 8, 16}, "lanes of a vector (default: the target's, 16 float32; fewer for a short row)"},
@@ -66,6 +74,7 @@ static const mt_knob_def gpu_reduce_knobs[] = {
 static const mt_rule_knobs tables[] = {
     TABLE("schedule_matmul", matmul_knobs),
     TABLE("schedule_reduce", reduce_knobs),
+    TABLE("schedule_conv", conv_knobs),
     TABLE("schedule", default_knobs),
     TABLE("gpu_matmul", gpu_matmul_knobs),
     TABLE("gpu_reduce_rows", gpu_reduce_knobs),
@@ -126,12 +135,21 @@ bool mt_knobs_set(mt_knobs *k, const char *name, int64_t value) {
     return true;
 }
 
+static const mt_knob *find(const mt_knobs *k, const char *name) {
+    for (int i = 0; k && i < k->n; i++)
+        if (strcmp(k->kv[i].name, name) == 0) return &k->kv[i];
+    return NULL;
+}
+
 static const mt_knob *given(const mt_tfunc *f, const char *rule, const char *name) {
     const mt_knobs *k = f->knobs;
     if (!k || !k->rule || strcmp(k->rule, rule) != 0) return NULL;
-    for (int i = 0; i < k->n; i++)
-        if (strcmp(k->kv[i].name, name) == 0) return &k->kv[i];
-    return NULL;
+    return find(k, name);
+}
+
+int64_t mt_knobs_value(const mt_knobs *k, const char *name, int64_t dflt) {
+    const mt_knob *v = find(k, name);
+    return v ? v->value : dflt;
 }
 
 int64_t mt_knob_get(const mt_tfunc *f, const char *rule, const char *name, int64_t dflt) {

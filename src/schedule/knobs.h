@@ -63,7 +63,7 @@ typedef struct mt_rule_knobs {
 } mt_rule_knobs;
 
 /* The rules that have knobs, for messages. */
-#define MT_KNOB_RULES "schedule_matmul, schedule_reduce, schedule, gpu_matmul, gpu_reduce_rows"
+#define MT_KNOB_RULES "schedule_matmul, schedule_reduce, schedule_conv, schedule, gpu_matmul, gpu_reduce_rows"
 
 /* The table of rule `rule` (a pass name), or NULL when it has no knobs. */
 const mt_rule_knobs *mt_knob_space(const char *rule);
@@ -79,6 +79,8 @@ bool mt_knobs_set(mt_knobs *k, const char *name, int64_t value);
 /* The value of knob name of rule for f: f's given value when f carries
  * knobs for this rule and names this knob, else dflt. */
 int64_t mt_knob_get(const mt_tfunc *f, const char *rule, const char *name, int64_t dflt);
+/* The value of name in k (any rule), or dflt when k is NULL or lacks it. */
+int64_t mt_knobs_value(const mt_knobs *k, const char *name, int64_t dflt);
 
 /* Is the knob given (f carries knobs for rule that name it)? */
 bool mt_knob_given(const mt_tfunc *f, const char *rule, const char *name);

@@ -98,7 +98,11 @@
  */
 #include <string.h>
 
+#include "schedule/knobs.h"
 #include "schedule/window_internal.h"
+
+/* The rule's name for its knobs (schedule/knobs.h). */
+#define CONV_RULE "schedule_conv"
 
 enum { CHUNK = 64 }; /* columns of a pointwise work item: 4 tiles of 16 (AVX2); 64 measured
                         * faster than 128 and 256 at 1x1 256->64 56x56 (docs/schedule.md) */
@@ -112,7 +116,8 @@ typedef struct cv {
     int64_t s[2], p[2], d[2];  /* stride, padding, dilation (h, w): wn's */
     bool packed;               /* rows copied into xp (padding, or a column stride) */
     bool flat;                 /* pointwise: the plane is one row */
-    int mr, nv;                /* tile: mr output channels x nv vectors */
+    int mr, nv;                /* tile: mr output channels x nv vectors (knobs mr, nv) */
+    bool par;                  /* rows across threads (knob parallel) */
     /* while generating */
     mt_texpr *n, *oh;          /* the work item's batch index and row */
     mt_tbuffer *xp;            /* the packed rows (packed) */
@@ -451,7 +456,7 @@ static mt_tstmt *gen(cv *v) {
         body = mt_ts_alloc(a, v->xp, mm_seq2(c, win_pack(&v->wn, c, v->xp, v->n, I(v, 0), v->C, v->oh, mm_fzero(c, 1)),
                                              body));
     mt_texpr *items = mt_lw_mul(&c->lw, c->ext[0], per);
-    return mm_loop(c, it, items, MT_FOR_PARALLEL, body);
+    return mm_loop(c, it, items, v->par ? MT_FOR_PARALLEL : MT_FOR_SERIAL, body);
 }
 
 /* ---- pointwise: the matmul rule ----------------------------------------------------------- */
@@ -575,16 +580,46 @@ static mt_tfunc *gen_pointwise(cv *v) {
     }
     c->nep = s->nep;
     c->wide = true;
-    return mm_schedule_cpu(c);
+    /* the tile and threads given to this rule go to the matmul rule; the
+     * values it chose are this rule's choice (chose) */
+    static const char *const passed[] = {"mr", "nv", "parallel"};
+    mt_knobs *k = MT_NEW(a, mt_knobs);
+    k->rule = MM_RULE;
+    for (int i = 0; i < 3; i++)
+        if (mt_knob_given(s->f, CONV_RULE, passed[i])) mt_knobs_set(k, passed[i], mt_knob_get(s->f, CONV_RULE, passed[i], 0));
+    c->f->knobs = k->n ? k : NULL;
+    mt_tattr *attrs = c->f->attrs;
+    int nattrs = c->f->nattrs;
+    mt_tfunc *g = mm_schedule_cpu(c);
+    g->attrs = attrs; /* not the matmul rule's "knobs" attribute: chose marks the conv's */
+    g->nattrs = nattrs;
+    v->mr = (int)mt_knobs_value(g->chosen, "mr", v->mr);
+    v->nv = (int)mt_knobs_value(g->chosen, "nv", v->nv);
+    v->par = mt_knobs_value(g->chosen, "parallel", v->par) != 0;
+    return g;
 }
 
 /* ---- entry ------------------------------------------------------------------------------ */
 
-/* Rows of the register tile: as the matmul rule's tile_rows, nv vectors wide. */
+/* Rows of the register tile: the knob mr, else as the matmul rule's
+ * tile_rows, nv vectors wide. */
 static int tile_rows(const cv *v) {
     int regs = mt_tfunc_target(v->m.f)->vector_registers;
     int fit = (regs - v->nv - 1) / v->nv;
-    return fit < 1 ? 1 : fit < 8 ? fit : 8;
+    return (int)mt_knob_get(v->m.f, CONV_RULE, "mr", fit < 1 ? 1 : fit < 8 ? fit : 8);
+}
+
+/* The rule's result: g marked with the knobs f was given, and the values
+ * it used (mt_tfunc.chosen: `mtc --emit schedule` prints them as
+ * apply_rule("schedule_conv", ...)). */
+static mt_tfunc *chose(cv *v, mt_tfunc *g, bool pw) {
+    mt_knobs k = {0};
+    k.rule = CONV_RULE;
+    mt_knobs_set(&k, "mr", v->mr);
+    mt_knobs_set(&k, "nv", v->nv);
+    mt_knobs_set(&k, "parallel", v->par);
+    if (pointwise(v)) mt_knobs_set(&k, "pointwise", pw);
+    return mt_knobs_chose(v->m.a, mt_knobs_mark(v->m.a, g, v->m.f, CONV_RULE), &k);
 }
 
 mt_tfunc *mt_schedule_conv_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
@@ -595,19 +630,14 @@ mt_tfunc *mt_schedule_conv_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     c->f = f;
     if (!match(v)) return f;
     c->vl = mt_target_register_lanes(mt_tfunc_target(f), c->dt);
-    v->nv = 2;
+    v->nv = (int)mt_knob_get(f, CONV_RULE, "nv", 2);
     v->mr = tile_rows(v);
-    if (pointwise(v)) {
-        mt_tfunc *g = gen_pointwise(v);
-        if (applied) *applied = 1;
-        return g;
-    }
+    v->par = mt_knob_get(f, CONV_RULE, "parallel", 1) != 0;
+    if (applied) *applied = 1;
+    if (pointwise(v) && mt_knob_get(f, CONV_RULE, "pointwise", 1)) return chose(v, gen_pointwise(v), true);
     v->packed = win_needs_pack(&v->wn);
     v->flat = !v->packed && v->KH == 1 && v->KW == 1 && v->s[0] == 1 && epilogue_flat_ok(v);
-
-    mt_tfunc *g = mm_scheduled(c, gen(v), NULL);
-    if (applied) *applied = 1;
-    return g;
+    return chose(v, mm_scheduled(c, gen(v), NULL), false);
 }
 
 mt_tfunc *mt_schedule_conv_pass(mt_arena *a, mt_tfunc *f) { return mt_schedule_conv_cpu(a, f, NULL); }

@@ -94,6 +94,43 @@ static void test_replay(void **state) {
             "schedule_matmul");
     replays("def f(x: Tensor((64, 1000), \"float32\")):\n    return softmax(x, axis=-1)\n", "schedule_reduce");
     replays("def f(x: Tensor((33, 7), \"float64\")):\n    return log_softmax(x, axis=-1)\n", "schedule_reduce");
+    /* conv2d: the direct rule (3x3, padding) and a 1x1 layer through the matmul rule */
+    replays("def f(x: Tensor((1, 5, 12, 12), \"float32\"), w: Tensor((13, 5, 3, 3), \"float32\")):\n"
+            "    return relu(conv2d(x, w, padding=1))\n",
+            "schedule_conv");
+    replays("def f(x: Tensor((2, 16, 9, 9), \"float32\"), w: Tensor((20, 16, 1, 1), \"float32\")):\n"
+            "    return conv2d(x, w)\n",
+            "schedule_conv");
+}
+
+/* The conv rule's knobs change its code: other tiles, and a 1x1 layer as
+ * a direct convolution instead of the matmul (no packed B). */
+static void test_conv_knobs(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    static const char conv1[] = "def f(x: Tensor((2, 16, 16, 16), \"float32\"), w: Tensor((20, 16, 1, 1), \"float32\")):\n"
+                                "    return conv2d(x, w)\n";
+    static const char *const edits[] = {"mr=4, nv=1", "pointwise=0", "parallel=0"};
+    static const char *const want[] = {"\"knobs\": \"mr=4 nv=1\"", "\"knobs\": \"pointwise=0\"", "\"knobs\": \"parallel=0\""};
+    mt_kernel *k0 = compile_ok(conv1);
+    const char *t0 = mt_kernel_dump(k0, MT_STAGE_TIR_SCHED);
+    assert_non_null(strstr(t0, "B_pack"));
+    assert_non_null(strstr(t0, "T.launch"));
+    for (int i = 0; i < 3; i++) {
+        char src[1024];
+        snprintf(src, sizeof src, "%s\n@T.schedule(\"conv2d\")\ndef s(sch):\n    sch.apply_rule(\"schedule_conv\", %s)\n",
+                 conv1, edits[i]);
+        mt_kernel *k = compile_ok(src);
+        const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+        if (!strstr(t, want[i])) fail_msg("%s: no %s in\n%s", edits[i], want[i], t);
+        char *bare = without_knobs(t);
+        assert_string_not_equal(bare, t0);
+        free(bare);
+        if (i == 1) assert_null(strstr(t, "B_pack"));
+        if (i == 2) assert_null(strstr(t, "T.launch"));
+        mt_kernel_release(k);
+    }
+    mt_kernel_release(k0);
 }
 
 static mt_tensor *filled(int64_t r, int64_t c, unsigned seed) {
@@ -280,6 +317,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_replay),
         cmocka_unit_test(test_edited_knobs),
+        cmocka_unit_test(test_conv_knobs),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_other_target),
         cmocka_unit_test(test_gpu_knobs),

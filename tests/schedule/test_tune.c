@@ -28,6 +28,15 @@ static const char *SKINNY =
 static const char *SOFTMAX =
     "def sm(x: Tensor(shape=(37, 45), dtype=\"float32\")):\n"
     "    return softmax(x, axis=-1)\n";
+/* conv2d: a 3x3 layer with padding (channel and column tails), and a 1x1
+ * layer (a matmul per image unless pointwise=0) */
+static const char *CONV3 =
+    "def cv(x: Tensor(shape=(2, 5, 11, 11), dtype=\"float32\"), w: Tensor(shape=(13, 5, 3, 3), dtype=\"float32\"),\n"
+    "       b: Tensor(shape=(13, 1, 1), dtype=\"float32\")):\n"
+    "    return relu(conv2d(x, w, padding=1) + b)\n";
+static const char *CONV1 =
+    "def cv(x: Tensor(shape=(2, 16, 9, 9), dtype=\"float32\"), w: Tensor(shape=(20, 16, 1, 1), dtype=\"float32\")):\n"
+    "    return conv2d(x, w)\n";
 static const char *EWISE =
     "def ew(x: Tensor(shape=(300, 301), dtype=\"float32\"), y: Tensor(shape=(300, 301), dtype=\"float32\")):\n"
     "    return x * y + x\n";
@@ -136,8 +145,8 @@ static void test_knob_validation(void **state) {
     check_msg(&k, "rule schedule_matmul has no knob 'tile'");
     mt_knobs r = {"schedule_reduce", {{"lanes", 6}}, 1};
     check_msg(&r, "knob 'lanes' of rule schedule_reduce: 6 is not a power of two in 1..64");
-    mt_knobs u = {"schedule_conv", {{"x", 1}}, 0};
-    check_msg(&u, "rule 'schedule_conv' has no knobs");
+    mt_knobs u = {"schedule_pool", {{"x", 1}}, 0};
+    check_msg(&u, "rule 'schedule_pool' has no knobs");
     mt_knobs d = {"schedule", {{"parallel", 0}, {"parallel", 1}}, 2};
     check_msg(&d, "knob 'parallel' given twice");
 }
@@ -185,6 +194,12 @@ static void test_every_matmul_knob(void **state) {
 static void test_every_reduce_knob(void **state) {
     (void)state;
     every_value(SOFTMAX, "schedule_reduce");
+}
+
+static void test_every_conv_knob(void **state) {
+    (void)state;
+    every_value(CONV3, "schedule_conv");
+    every_value(CONV1, "schedule_conv");
 }
 
 static void test_every_default_knob(void **state) {
@@ -421,6 +436,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_knob_validation),  cmocka_unit_test(test_every_matmul_knob),
         cmocka_unit_test(test_every_reduce_knob), cmocka_unit_test(test_every_default_knob),
+        cmocka_unit_test(test_every_conv_knob),
         cmocka_unit_test(test_malformed_lines),  cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_other_rule_ignored), cmocka_unit_test(test_cache_key),
         cmocka_unit_test(test_workload_key),     cmocka_unit_test(test_tune_refuses),
