@@ -4,6 +4,9 @@ mt_test(test_matmul_schedule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_m
 # ... and the GPU's (gpu_matmul.c), emulated
 mt_test_gpu_emulated(test_matmul_schedule)
 mt_test(test_rule_reduce SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_rule_reduce.c LIBRARY)
+# argmax / argmin over the last axis (rule_argreduce.c; emulated: gpu_argreduce.c)
+mt_test(test_argreduce SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_argreduce.c LIBRARY)
+mt_test_gpu_emulated(test_argreduce)
 mt_test(test_matvec_schedule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_matvec_schedule.c LIBRARY)
 mt_test(test_gemv_schedule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_gemv_schedule.c LIBRARY)
 # The block schedule primitives (compute_inline, compute_at, cache_write,

@@ -194,18 +194,9 @@ static mt_tstmt *gen_elt(rr *c, const stage *s) {
     return seq(c, &b);
 }
 
-/* One row: the stages in order, then the per-row outputs. */
-static mt_tstmt *gen_row(rr *c, mt_texpr *row) {
-    mt_tvar *ov[MT_MAX_RANK];
-    mt_texpr *ovexpr[MT_MAX_RANK];
-    mt_texpr *inner = I(c, 1);
-    for (int k = c->ns - 1; k >= 0; k--) {
-        mt_texpr *q = bin(c, TE_FLOORDIV, row, inner);
-        ovexpr[k] = k == 0 ? q : bin(c, TE_FLOORMOD, q, c->O[k]);
-        inner = mul(c, inner, c->O[k]);
-        ov[k] = ivar(c, "o");
-        c->oval[k] = c->ns == 1 ? row : V(c, ov[k]);
-    }
+/* One row (c->oval set): the stages in order, then the per-row outputs. */
+static mt_tstmt *stages_row(rr *c, void *ctx) {
+    (void)ctx;
     svec b = {0};
     for (int i = 0; i < c->nst; i++) {
         const stage *s = &c->st[i];
@@ -223,13 +214,31 @@ static mt_tstmt *gen_row(rr *c, mt_texpr *row) {
     }
     mt_tstmt *body = seq(c, &b);
     for (int i = c->nrv - 1; i >= 0; i--) body = mt_ts_alloc(c->a, c->rv[i].local, body);
+    return body;
+}
+
+/* Row number row: its outer indices (c->oval, lets of row's // and %),
+ * then fn's statements. */
+static mt_tstmt *gen_row(rr *c, mt_texpr *row, mt_rr_row_fn fn, void *ctx) {
+    mt_tvar *ov[MT_MAX_RANK];
+    mt_texpr *ovexpr[MT_MAX_RANK];
+    mt_texpr *inner = I(c, 1);
+    for (int k = c->ns - 1; k >= 0; k--) {
+        mt_texpr *q = bin(c, TE_FLOORDIV, row, inner);
+        ovexpr[k] = k == 0 ? q : bin(c, TE_FLOORMOD, q, c->O[k]);
+        inner = mul(c, inner, c->O[k]);
+        ov[k] = ivar(c, "o");
+        c->oval[k] = c->ns == 1 ? row : V(c, ov[k]);
+    }
+    mt_tstmt *body = fn(c, ctx);
     if (c->ns > 1)
         for (int k = c->ns - 1; k >= 0; k--) body = mt_ts_let(c->a, ov[k], ovexpr[k], body);
     return body;
 }
 
-/* All rows: chunks of at least ~64 KiB across threads, or one plain loop. */
-static mt_tstmt *gen_rows(rr *c) {
+/* All rows: chunks of at least ~64 KiB across threads, or one plain loop
+ * (rule_reduce.h). */
+mt_tstmt *mt_rr_rows(rr *c, mt_rr_row_fn fn, void *ctx) {
     mt_texpr *M = I(c, 1);
     for (int k = 0; k < c->ns; k++) M = mul(c, M, mt_te_cast(c->a, MT_INT64, c->O[k]));
     mt_texpr *N = mt_te_cast(c->a, MT_INT64, c->N);
@@ -243,7 +252,7 @@ static mt_tstmt *gen_rows(rr *c) {
     bool known = mt_te_is_const_int(M, &Mc) && mt_te_is_const_int(N, &Nc);
     if (known && Nc < 1) Nc = 1;
     if (serial || (known && Mc * Nc <= per))
-        return loop(c, row, M, MT_FOR_SERIAL, gen_row(c, V(c, row)));
+        return loop(c, row, M, MT_FOR_SERIAL, gen_row(c, V(c, row), fn, ctx));
     mt_texpr *rb;
     if (known) { /* rows per chunk, spread evenly over the chunks */
         int64_t pc = mt_rr_chunk_elems(c, bytes, es, Mc * Nc);
@@ -259,7 +268,7 @@ static mt_tstmt *gen_rows(rr *c) {
     int64_t rbc;
     bool whole = mt_te_is_const_int(M, &Mc) && mt_te_is_const_int(rb, &rbc) && Mc % rbc == 0;
     mt_texpr *cnt = whole ? rb : bin(c, TE_MIN, rb, sub(c, M, first));
-    return loop(c, ch, nch, MT_FOR_PARALLEL, loop(c, ri, cnt, MT_FOR_SERIAL, gen_row(c, add(c, first, V(c, ri)))));
+    return loop(c, ch, nch, MT_FOR_PARALLEL, loop(c, ri, cnt, MT_FOR_SERIAL, gen_row(c, add(c, first, V(c, ri)), fn, ctx)));
 }
 
 /* ---- entry ------------------------------------------------------------------------------ */
@@ -296,13 +305,17 @@ mt_tfunc *mt_schedule_reduce_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     if (!c) { /* the same with its reduce loop put inside (sum(x.T, axis=0)) */
         mt_tfunc *inner = mt_reduce_inner(a, f);
         c = inner ? matched(a, inner) : NULL;
-        if (!c) return f;
+    }
+    if (!c) { /* argmax / argmin */
+        mt_tfunc *g = mt_argreduce_cpu(a, f);
+        if (g != f && applied) *applied = 1;
+        return g;
     }
     for (int i = 0; i < c->nrv; i++) {
         rowval *v = &c->rv[i];
         v->local = local(c, v->buf->name, 1, v->buf->dtype);
     }
-    mt_tfunc *g = mt_rr_function(c, gen_rows(c), "reduce_rows");
+    mt_tfunc *g = mt_rr_function(c, mt_rr_rows(c, stages_row, NULL), "reduce_rows");
     if (applied) *applied = 1;
     return mt_knobs_chose(a, mt_knobs_mark(a, g, f, RULE), chosen(c));
 }

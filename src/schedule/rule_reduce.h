@@ -68,6 +68,17 @@ mt_texpr *mt_rr_fapply(rr *c, const stage *s, mt_texpr *x, mt_texpr *y);
 /* The flat index of b[o.., r] for a row buffer b (r a scalar or a T.Ramp). */
 mt_texpr *mt_rr_row_ix(rr *c, mt_tbuffer *b, mt_texpr *r);
 
+/* All rows (rule_reduce.c): fn's statements for each row, c->oval set to
+ * its outer indices; rows in parallel chunks of about 64 KiB (knobs
+ * parallel, chunk_kib), or one plain loop when the whole is smaller. */
+typedef mt_tstmt *(*mt_rr_row_fn)(rr *c, void *ctx);
+mt_tstmt *mt_rr_rows(rr *c, mt_rr_row_fn fn, void *ctx);
+
+/* rule_argreduce.c: argmax / argmin over the last axis on the CPU, or f
+ * itself when f is not that; tried by the row rule when its own stages
+ * do not match. */
+mt_tfunc *mt_argreduce_cpu(mt_arena *a, mt_tfunc *f);
+
 /* The scheduled function: c->f with flat params, no allocations (the
  * rule's own are in body), body (stamped with f's place) and the attribute
  * "schedule": schedule. */

@@ -94,6 +94,9 @@ static void test_replay(void **state) {
             "schedule_matmul");
     replays("def f(x: Tensor((64, 1000), \"float32\")):\n    return softmax(x, axis=-1)\n", "schedule_reduce");
     replays("def f(x: Tensor((33, 7), \"float64\")):\n    return log_softmax(x, axis=-1)\n", "schedule_reduce");
+    /* argmax: the vector scan and, for short rows, the serial one */
+    replays("def f(x: Tensor((64, 1000), \"float32\")):\n    return argmax(x, axis=-1)\n", "schedule_reduce");
+    replays("def f(x: Tensor((64, 10), \"float64\")):\n    return argmin(x, axis=-1)\n", "schedule_reduce");
     /* conv2d: the direct rule (3x3, padding) and a 1x1 layer through the matmul rule */
     replays("def f(x: Tensor((1, 5, 12, 12), \"float32\"), w: Tensor((13, 5, 3, 3), \"float32\")):\n"
             "    return relu(conv2d(x, w, padding=1))\n",

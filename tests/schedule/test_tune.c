@@ -28,6 +28,9 @@ static const char *SKINNY =
 static const char *SOFTMAX =
     "def sm(x: Tensor(shape=(37, 45), dtype=\"float32\")):\n"
     "    return softmax(x, axis=-1)\n";
+static const char *ARGMAX =
+    "def am(x: Tensor(shape=(37, 45), dtype=\"float32\")):\n"
+    "    return argmax(x, axis=-1)\n";
 /* conv2d: a 3x3 layer with padding (channel and column tails), and a 1x1
  * layer (a matmul per image unless pointwise=0) */
 static const char *CONV3 =
@@ -194,6 +197,7 @@ static void test_every_matmul_knob(void **state) {
 static void test_every_reduce_knob(void **state) {
     (void)state;
     every_value(SOFTMAX, "schedule_reduce");
+    every_value(ARGMAX, "schedule_reduce");
 }
 
 static void test_every_conv_knob(void **state) {

@@ -1,0 +1,142 @@
+/*
+ * argreduce.c -- argmax / argmin over the last axis: the match and the
+ * comparisons the CPU and GPU rules share (argreduce.h).
+ */
+#include "schedule/argreduce.h"
+
+/* ---- matching ------------------------------------------------------------------- */
+
+static bool is_var(const mt_texpr *e, const mt_tvar *v) { return e && e->kind == TE_VAR && e->var == v; }
+
+/* The nest: loops over x's dims (min 0) down to one block, its iter
+ * values the loop variables in order, only the last one reduced. */
+static const mt_tstmt *nest_block(mt_argred *g, const mt_tstmt *s) {
+    const mt_tstmt *loops[MT_MAX_RANK + 1];
+    int n = 0;
+    for (; s->kind == TS_FOR && n <= MT_MAX_RANK; s = s->body) {
+        int64_t m;
+        if (!mt_te_is_const_int(s->min, &m) || m != 0 || s->for_kind != MT_FOR_SERIAL) return NULL;
+        loops[n++] = s;
+    }
+    if (s->kind != TS_BLOCK || s->niters != n || n < 1 || s->predicate || !s->init) return NULL;
+    for (int k = 0; k < n; k++) {
+        if (!is_var(s->iter_values[k], loops[k]->var)) return NULL;
+        if ((s->iters[k].kind == MT_ITER_REDUCE) != (k == n - 1)) return NULL;
+        g->iv[k] = s->iters[k].var;
+        if (k < n - 1) g->c->O[k] = loops[k]->extent;
+    }
+    g->c->ns = n - 1;
+    g->c->N = loops[n - 1]->extent;
+    return s;
+}
+
+/* buf[o.., (0)] with o.. the outer iteration variables. */
+static bool at_row(mt_argred *g, mt_tbuffer *b, mt_texpr *const *idx, int n) {
+    int64_t z;
+    int ns = g->c->ns;
+    if (n != b->ndim || (n != ns && n != ns + 1)) return false;
+    for (int k = 0; k < ns; k++)
+        if (!is_var(idx[k], g->iv[k])) return false;
+    return n == ns || (mt_te_is_const_int(idx[ns], &z) && z == 0);
+}
+
+static bool store_at_row(mt_argred *g, const mt_tstmt *s, mt_tbuffer **buf) {
+    if (s->kind != TS_STORE || !at_row(g, s->buf, s->idx, s->nidx)) return false;
+    *buf = s->buf;
+    return true;
+}
+
+static bool shuffle_dtype(mt_dtype t) {
+    return mt_dtype_is_half(t) || t == MT_FLOAT32 || t == MT_FLOAT64 || t == MT_INT32 || t == MT_INT64;
+}
+
+/* The block's init and body as legalize_reduce.c writes them. */
+static bool match_block(mt_argred *g, const mt_tstmt *b) {
+    const mt_tstmt *in = b->init, *up = b->body;
+    mt_tbuffer *best, *best2, *out, *out2;
+    if (in->kind != TS_SEQ || in->nstmts != 2 || up->kind != TS_IF || up->else_s || up->then_s->kind != TS_SEQ ||
+        up->then_s->nstmts != 2)
+        return false;
+    const mt_tstmt *sb = up->then_s->stmts[0], *so = up->then_s->stmts[1];
+    if (!store_at_row(g, in->stmts[0], &best) || !store_at_row(g, in->stmts[1], &out) ||
+        !store_at_row(g, sb, &best2) || !store_at_row(g, so, &out2) || best != best2 || out != out2)
+        return false;
+    int64_t z;
+    if (out->dtype != MT_INT64 || !mt_te_is_const_int(in->stmts[1]->value, &z) || z != 0 ||
+        !is_var(so->value, g->iv[g->c->ns]) || !shuffle_dtype(best->dtype))
+        return false;
+    const mt_texpr *cmp = up->cond->kind == TE_OR ? up->cond->a : up->cond;
+    if ((cmp->kind != TE_GT && cmp->kind != TE_LT) || !mt_texpr_equal(cmp->a, sb->value) ||
+        cmp->b->kind != TE_LOAD || cmp->b->buf != best || mt_texpr_reads(sb->value, best) ||
+        mt_texpr_uses_var(sb->value, g->iv[g->c->ns]) == false)
+        return false;
+    g->is_max = cmp->kind == TE_GT;
+    g->dt = best->dtype;
+    g->E = sb->value;
+    g->ident = in->stmts[0]->value;
+    g->out = out;
+    g->out_nd = out->ndim;
+    return true;
+}
+
+/* Every buffer E reads is a parameter (nothing computed inside f). */
+static bool reads_params_only(mt_argred *g) {
+    const mt_tfunc *f = g->c->f;
+    for (int i = 0; i < f->nallocs; i++)
+        if (mt_texpr_reads(g->E, f->allocs[i])) return false;
+    return true;
+}
+
+bool mt_argred_match(mt_argred *g) {
+    const mt_tfunc *f = g->c->f;
+    const mt_tstmt *s = f->body;
+    if (!s || f->num_outputs != 1 || mt_tfunc_get_attr(f, "schedule")) return false;
+    if (s->kind == TS_SEQ && s->nstmts == 2 && s->stmts[0]->kind == TS_IF) s = s->stmts[1]; /* the empty fill */
+    const mt_tstmt *b = nest_block(g, s);
+    return b && match_block(g, b) && g->out == f->params[f->nparams - 1].buf && reads_params_only(g);
+}
+
+typedef struct low_ctx {
+    mt_argred *g;
+    mt_texpr *j;
+} low_ctx;
+
+static mt_texpr *low_hook(mt_tmutator *m, mt_texpr *e) {
+    low_ctx *l = m->ctx;
+    rr *c = l->g->c;
+    if (e->kind == TE_VAR) {
+        for (int k = 0; k < c->ns; k++)
+            if (e->var == l->g->iv[k]) return c->oval[k];
+        return e->var == l->g->iv[c->ns] ? l->j : e;
+    }
+    if (e->kind != TE_LOAD) return mt_tmutate_expr_children(m, e);
+    mt_texpr *idx[MT_MAX_RANK + 1];
+    for (int d = 0; d < e->nargs; d++) idx[d] = mt_tmutate_expr(m, e->args[d]);
+    return mt_lw_load(&c->lw, e->buf, idx, e->nargs);
+}
+
+/* E at (row, j), lowered to flat loads (argreduce.h). */
+mt_texpr *mt_argred_value(mt_argred *g, mt_texpr *j) {
+    low_ctx l = {g, j};
+    mt_tmutator m = {g->c->a, low_hook, NULL, &l};
+    return mt_tmutate_expr(&m, g->E);
+}
+
+static mt_texpr *isnan_(mt_argred *g, mt_texpr *x) { return mt_te_bin(g->c->a, TE_NE, x, x); }
+
+/* argreduce.h. */
+mt_texpr *mt_argred_better(mt_argred *g, mt_texpr *x, mt_texpr *y) {
+    mt_arena *a = g->c->a;
+    mt_texpr *b = mt_te_bin(a, g->is_max ? TE_GT : TE_LT, x, y);
+    if (!mt_dtype_is_float(g->dt)) return b;
+    return mt_te_bin(a, TE_OR, b, mt_te_bin(a, TE_AND, isnan_(g, x), mt_te_bin(a, TE_EQ, y, y)));
+}
+
+/* argreduce.h. */
+mt_texpr *mt_argred_takes(mt_argred *g, mt_texpr *xv, mt_texpr *xi, mt_texpr *yv, mt_texpr *yi) {
+    mt_arena *a = g->c->a;
+    mt_texpr *tie = mt_te_bin(a, TE_EQ, xv, yv);
+    if (mt_dtype_is_float(g->dt)) tie = mt_te_bin(a, TE_OR, tie, mt_te_bin(a, TE_AND, isnan_(g, xv), isnan_(g, yv)));
+    return mt_te_bin(a, TE_OR, mt_argred_better(g, xv, yv), mt_te_bin(a, TE_AND, tie, mt_te_bin(a, TE_LT, xi, yi)));
+}
+
