@@ -85,6 +85,8 @@ NS = {
     "mean": lambda x, axis=None, keepdims=False: np.mean(x, axis=axis, keepdims=keepdims),
     "max": lambda x, axis=None, keepdims=False: np.max(x, axis=axis, keepdims=keepdims),
     "min": lambda x, axis=None, keepdims=False: np.min(x, axis=axis, keepdims=keepdims),
+    "argmax": lambda x, axis=None, keepdims=False: np.argmax(x, axis=axis, keepdims=keepdims),
+    "argmin": lambda x, axis=None, keepdims=False: np.argmin(x, axis=axis, keepdims=keepdims),
     "exp": np.exp,
     "log": np.log,
     "tanh": np.tanh,
