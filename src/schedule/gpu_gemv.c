@@ -30,21 +30,29 @@
  *  - B contiguous along k (x @ w.T): KS = 32, JT = 8; consecutive threads
  *    take consecutive k (s = tx % KS), each warp one column's dot product.
  *
+ * Knobs (sch.apply_rule("gpu_gemv", ...), tuning): threads (T, a power of
+ * two within the target's limit) and slices (KS, a power of two, at most
+ * T); JT = T / KS. Any values give the same sums up to their order.
+ *
  * Numerics: a sum is reassociated (KS strided partial sums, then a tree),
  * with fused multiply-adds: an error bound of about (K / KS + log2 KS) u
  * sum |x_k y_k|, below the serial sum's (K - 1) u sum |x_k y_k|.
  */
 #include "schedule/gpu_rules.h"
 
+#include "schedule/knobs.h"
 #include "schedule/matmul_internal.h"
 #include "tir/arith.h"
 
-enum { MAX_M = 4, THREADS = 256, WARP = 32, SLICES_ALONG_J = 8 };
+enum { MAX_M = 4, THREADS = 256, WARP = 32, SLICES_ALONG_J = 8 }; /* the defaults of threads, slices */
+
+#define RULE "gpu_gemv" /* its knobs (knobs.c): threads, slices */
 
 typedef struct gv {
     mm *c;
     int64_t m;               /* rows */
-    int ks, jt;              /* k-slices and columns per block */
+    int threads;             /* of a block (knob threads) */
+    int ks, jt;              /* k-slices (knob slices) and columns per block */
     bool along_k;            /* consecutive threads take consecutive k */
     int width;               /* the tree step being built: slices s < width add s + width */
     mt_tvar *tx;
@@ -69,7 +77,7 @@ static mt_texpr *N_(gv *g) { return i64(g, g->c->ext[g->c->ns - 1]); }
 static mt_texpr *K_(gv *g) { return i64(g, g->c->K); }
 
 static mt_tstmt *phase(gv *g, mt_tstmt *body) {
-    mt_tstmt *l = mt_ts_for(g->c->a, g->tx, I(g, 0), I(g, THREADS), MT_FOR_THREAD, body);
+    mt_tstmt *l = mt_ts_for(g->c->a, g->tx, I(g, 0), I(g, g->threads), MT_FOR_THREAD, body);
     l->thread_tag = "threadIdx.x";
     return l;
 }
@@ -167,12 +175,22 @@ mt_tfunc *mt_schedule_gpu_gemv(mt_arena *a, mt_tfunc *f) {
     if (!mm_match(c) || !mt_te_is_const_int(c->ext[c->ns - 2], &m) || m < 1 || m > MAX_M) return f;
     gv g = {.c = c, .m = m, .tx = mm_ivar(c, "tx")};
     g.along_k = mm_operand_contiguous(c, true, true) && !mm_operand_contiguous(c, true, false);
-    g.ks = g.along_k ? WARP : SLICES_ALONG_J;
-    g.jt = THREADS / g.ks;
+    /* the block and its slices: powers of two (the knobs' ranges), the
+     * block within the target's limit, the slices within the block */
+    int64_t most = t->max_threads_per_block > 0 ? t->max_threads_per_block : THREADS;
+    g.threads = (int)mt_knob_get(f, RULE, "threads", THREADS);
+    while (g.threads > most) g.threads /= 2;
+    g.ks = (int)mt_knob_get(f, RULE, "slices", g.along_k ? WARP : SLICES_ALONG_J);
+    if (g.ks > g.threads) g.ks = g.threads;
+    g.jt = g.threads / g.ks;
     mt_texpr *rn = I(&g, g.ks * m * g.jt);
     g.red = mt_tbuffer_new(a, "red", c->dt, 1, &rn);
     g.red->scope = MT_SCOPE_SHARED;
 
     mt_tfunc *h = mm_scheduled(c, gen_grid(&g), "gpu_gemv");
-    return h;
+    mt_knobs k = {0};
+    k.rule = RULE;
+    mt_knobs_set(&k, "threads", g.threads);
+    mt_knobs_set(&k, "slices", g.ks);
+    return mt_knobs_chose(a, mt_knobs_mark(a, h, f, RULE), &k);
 }

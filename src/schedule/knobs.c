@@ -62,6 +62,14 @@ static const mt_knob_def gpu_matmul_knobs[] = {
      "whose grid keeps the SMs busy)"},
 };
 
+static const mt_knob_def gpu_gemv_knobs[] = {
+    {"threads", 32, 1024, true, 3, {64, 128, 512},
+     "threads of a block, at most the target's limit (default 256)"},
+    {"slices", 1, 1024, true, 4, {4, 16, 32, 64},
+     "k-slices of a column: threads that sum one column's k in turn, at most threads (default 32 for x @ w.T, "
+     "8 for x @ w)"},
+};
+
 static const mt_knob_def gpu_reduce_knobs[] = {
     {"threads", 32, 512, true, 5, {32, 64, 128, 256, 512},
      "threads of the block that takes a row, at least a warp, at most the target's limit (default N / 4 rounded down "
@@ -77,6 +85,7 @@ static const mt_rule_knobs tables[] = {
     TABLE("schedule_conv", conv_knobs),
     TABLE("schedule", default_knobs),
     TABLE("gpu_matmul", gpu_matmul_knobs),
+    TABLE("gpu_gemv", gpu_gemv_knobs),
     TABLE("gpu_reduce_rows", gpu_reduce_knobs),
 };
 

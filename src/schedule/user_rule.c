@@ -12,7 +12,7 @@
  * schedule` prints a kernel such a rule scheduled as this step with every
  * value the rule chose (mt_tfunc.chosen), so the text replays it exactly
  * and each number can be edited. The rules with knobs of the kernel's
- * target (the CPU's four, the GPU matmul and row rules); the function
+ * target (the CPU's four, the GPU matmul, GEMV and row rules); the function
  * must be one the rule takes (else a refusal saying so); after it the
  * function is in lowered form and no primitive applies.
  */
@@ -37,6 +37,7 @@ static const struct {
     {"schedule_conv", mt_schedule_conv_pass, MT_TARGET_CPU},
     {"schedule", mt_schedule_default_cpu, MT_TARGET_CPU},
     {"gpu_matmul", mt_schedule_gpu_matmul, MT_TARGET_CUDA},
+    {"gpu_gemv", mt_schedule_gpu_gemv, MT_TARGET_CUDA},
     {"gpu_reduce_rows", mt_schedule_gpu_reduce, MT_TARGET_CUDA},
 };
 

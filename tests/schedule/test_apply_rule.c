@@ -266,6 +266,28 @@ static void test_gpu_knobs(void **state) {
     mt_tensor_release(y0), mt_tensor_release(y1), mt_tensor_release(a), mt_tensor_release(b);
     free(t0), free(t1);
 
+    /* GEMV: both layouts replayed; other blocks and slices, the same sums
+     * up to their order (within 4 K u sum |x w|) */
+    const char *gv_t = "def f(x: Tensor((2, 300), \"float32\"), w: Tensor((200, 300), \"float32\")):\n    return x @ w.T\n";
+    const char *gv = "def f(x: Tensor((2, 300), \"float32\"), w: Tensor((300, 200), \"float32\")):\n    return x @ w\n";
+    replays_opts(gv_t, "gpu_gemv", &o);
+    replays_opts(gv, "gpu_gemv", &o);
+    static const char *const gedits[] = {"threads=64", "slices=4", "threads=1024, slices=1"};
+    for (int e = 0; e < 3; e++) {
+        snprintf(src, sizeof src, "%s\n@T.schedule(\"matmul\")\ndef s(sch):\n    sch.apply_rule(\"gpu_gemv\", %s)\n", gv, gedits[e]);
+        mt_tensor *x = filled(2, 300, 6), *w = filled(300, 200, 7);
+        y0 = run_opts(gv, &o, x, w, &t0), y1 = run_opts(src, &o, x, w, &t1);
+        bare = without_knobs(t1);
+        if (!strcmp(bare, t0)) fail_msg("%s changed nothing", gedits[e]);
+        free(bare);
+        const float *p0 = mt_tensor_data(y0), *p1 = mt_tensor_data(y1);
+        for (int64_t i = 0; i < 2 * 200; i++)
+            if (fabs((double)p0[i] - (double)p1[i]) > 4.0 * 300 * 0x1p-24 * 2.0 * 2.0 * 300)
+                fail_msg("%s: [%lld] %g vs %g", gedits[e], (long long)i, p0[i], p1[i]);
+        mt_tensor_release(y0), mt_tensor_release(y1), mt_tensor_release(x), mt_tensor_release(w);
+        free(t0), free(t1);
+    }
+
     static const char *const edits[] = {"threads=64", "threads=512", "warp_rows=0"};
     for (int e = 0; e < 3; e++) {
         const char *base = e < 2 ? sm : short_rows;
