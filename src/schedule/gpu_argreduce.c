@@ -28,6 +28,9 @@
 #include <string.h>
 
 #include "schedule/argreduce.h"
+#include "schedule/knobs.h"
+
+#define RULE "gpu_argreduce_rows" /* its knobs (knobs.c): threads, warp_rows, as gpu_reduce_rows' */
 
 typedef MT_VEC(mt_tstmt *) svec;
 
@@ -170,9 +173,9 @@ mt_tfunc *mt_schedule_gpu_argreduce(mt_arena *a, mt_tfunc *f) {
     g->m.c->a = g->m.c->lw.a = a;
     g->m.c->f = f;
     if (!mt_argred_match(&g->m)) return f;
-    int group = mt_gpu_row_group(g->m.c->N, g->m.c->O, g->m.c->ns, t);
+    int group = mt_knob_get(f, RULE, "warp_rows", 1) ? mt_gpu_row_group(g->m.c->N, g->m.c->O, g->m.c->ns, t) : 0;
     g->warp = t->warp_size;
-    g->threads = group ? MT_GPU_ROW_WARP_BLOCK : mt_gpu_row_threads(g->m.c->N, t);
+    g->threads = group ? MT_GPU_ROW_WARP_BLOCK : mt_gpu_row_knob_threads(f, RULE, t, mt_gpu_row_threads(g->m.c->N, t));
     g->group = group ? group : g->threads;
     g->tx = mt_tvar_new(a, "tx", MT_INT64);
     g->bv = scoped(g, "best", 1, g->m.dt, MT_SCOPE_LOCAL);
@@ -182,5 +185,7 @@ mt_tfunc *mt_schedule_gpu_argreduce(mt_arena *a, mt_tfunc *f) {
     mt_texpr *M = I(g, 1);
     for (int k = 0; k < g->m.c->ns; k++) M = bin(g, TE_MUL, M, mt_te_cast(a, MT_INT64, g->m.c->O[k]));
     mt_tstmt *body = group ? warp_rows(g, M) : block_rows(g, M);
-    return mt_rr_function(g->m.c, body, group ? "gpu_argreduce_rows (a warp per row)" : "gpu_argreduce_rows");
+    mt_tfunc *h = mt_rr_function(g->m.c, body, group ? "gpu_argreduce_rows (a warp per row)" : "gpu_argreduce_rows");
+    mt_knobs chosen = {RULE, {{"warp_rows", group != 0}, {"threads", g->threads}}, group ? 1 : 2};
+    return mt_knobs_chose(a, mt_knobs_mark(a, h, f, RULE), &chosen);
 }

@@ -176,10 +176,9 @@ int mt_gpu_row_threads(const mt_texpr *n, const mt_target_desc *t) {
     return th < least ? least : th;
 }
 
-/* The knob threads (a power of two), within the target's bounds for a
- * block per row (whole warps, at most a warp's lanes of warps); else dflt. */
-static int knob_threads(const mt_tfunc *f, const mt_target_desc *t, int dflt) {
-    int64_t k = mt_knob_get(f, GPU_RR_RULE, "threads", 0);
+/* gpu_rules.h. */
+int mt_gpu_row_knob_threads(const mt_tfunc *f, const char *rule, const mt_target_desc *t, int dflt) {
+    int64_t k = mt_knob_get(f, rule, "threads", 0);
     if (!k) return dflt;
     int cap = t->max_threads_per_block < MAX_THREADS ? t->max_threads_per_block : MAX_THREADS;
     if (cap > t->warp_size * t->warp_size) cap = t->warp_size * t->warp_size;
@@ -535,7 +534,7 @@ mt_tfunc *mt_schedule_gpu_reduce(mt_arena *a, mt_tfunc *f) {
     int group = mt_knob_get(f, GPU_RR_RULE, "warp_rows", 1) ? mt_gpu_row_group(c->N, c->O, c->ns, t) : 0;
     g->c = c;
     g->warp = t->warp_size;
-    g->threads = group ? WARP_BLOCK : knob_threads(f, t, mt_gpu_row_threads(c->N, t));
+    g->threads = group ? WARP_BLOCK : mt_gpu_row_knob_threads(f, GPU_RR_RULE, t, mt_gpu_row_threads(c->N, t));
     g->group = group ? group : g->threads;
     g->tx = mt_tvar_new(a, "tx", MT_INT64);
     choose_cache(g);

@@ -27,6 +27,10 @@ mt_tfunc *mt_schedule_gpu_reduce(mt_arena *a, mt_tfunc *f);
  * block per row it is. */
 enum { MT_GPU_ROW_WARP_BLOCK = 128, MT_GPU_ROW_MAX_PER = 32 };
 int mt_gpu_row_threads(const mt_texpr *N, const mt_target_desc *t);
+/* The knob threads of rule for f (a power of two), within the target's
+ * bounds for a block per row (whole warps, at most a warp's lanes of
+ * warps); else dflt. */
+int mt_gpu_row_knob_threads(const mt_tfunc *f, const char *rule, const mt_target_desc *t, int dflt);
 int mt_gpu_row_group(const mt_texpr *N, mt_texpr *const *O, int ns, const mt_target_desc *t);
 
 /* The rows of the row rules (gpu_reduce.c, gpu_argreduce.c; rr of

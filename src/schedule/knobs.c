@@ -87,6 +87,7 @@ static const mt_rule_knobs tables[] = {
     TABLE("gpu_matmul", gpu_matmul_knobs),
     TABLE("gpu_gemv", gpu_gemv_knobs),
     TABLE("gpu_reduce_rows", gpu_reduce_knobs),
+    TABLE("gpu_argreduce_rows", gpu_reduce_knobs),
 };
 
 const mt_rule_knobs *mt_knob_space(const char *rule) {

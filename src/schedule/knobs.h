@@ -63,7 +63,7 @@ typedef struct mt_rule_knobs {
 } mt_rule_knobs;
 
 /* The rules that have knobs, for messages. */
-#define MT_KNOB_RULES "schedule_matmul, schedule_reduce, schedule_conv, schedule, gpu_matmul, gpu_gemv, gpu_reduce_rows"
+#define MT_KNOB_RULES "schedule_matmul, schedule_reduce, schedule_conv, schedule, gpu_matmul, gpu_gemv, gpu_reduce_rows, gpu_argreduce_rows"
 
 /* The table of rule `rule` (a pass name), or NULL when it has no knobs. */
 const mt_rule_knobs *mt_knob_space(const char *rule);

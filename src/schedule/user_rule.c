@@ -12,7 +12,7 @@
  * schedule` prints a kernel such a rule scheduled as this step with every
  * value the rule chose (mt_tfunc.chosen), so the text replays it exactly
  * and each number can be edited. The rules with knobs of the kernel's
- * target (the CPU's four, the GPU matmul, GEMV and row rules); the function
+ * target (the CPU's four, the GPU matmul, GEMV, row and argmax rules); the function
  * must be one the rule takes (else a refusal saying so); after it the
  * function is in lowered form and no primitive applies.
  */
@@ -39,6 +39,7 @@ static const struct {
     {"gpu_matmul", mt_schedule_gpu_matmul, MT_TARGET_CUDA},
     {"gpu_gemv", mt_schedule_gpu_gemv, MT_TARGET_CUDA},
     {"gpu_reduce_rows", mt_schedule_gpu_reduce, MT_TARGET_CUDA},
+    {"gpu_argreduce_rows", mt_schedule_gpu_argreduce, MT_TARGET_CUDA},
 };
 
 /* The rule's entry, or -1. */

@@ -288,6 +288,28 @@ static void test_gpu_knobs(void **state) {
         free(t0), free(t1);
     }
 
+    /* argmax: a block per row and a warp's lanes per row, replayed; other
+     * blocks, or no warp rows, the same indices */
+    const char *am = "def f(x: Tensor((64, 1000), \"float32\")):\n    return argmax(x, axis=-1)\n";
+    const char *am_short = "def f(x: Tensor((16384, 32), \"float32\")):\n    return argmax(x, axis=-1)\n";
+    replays_opts(am, "gpu_argreduce_rows", &o);
+    replays_opts(am_short, "gpu_argreduce_rows", &o);
+    static const char *const aedits[] = {"threads=32", "threads=512", "warp_rows=0"};
+    for (int e = 0; e < 3; e++) {
+        const char *base = e < 2 ? am : am_short;
+        int64_t rows = e < 2 ? 64 : 16384, n = e < 2 ? 1000 : 32;
+        snprintf(src, sizeof src, "%s\n@T.schedule(\"argmax\")\ndef s(sch):\n    sch.apply_rule(\"gpu_argreduce_rows\", %s)\n",
+                 base, aedits[e]);
+        mt_tensor *x = filled(rows, n, 8);
+        y0 = run_opts(base, &o, x, NULL, &t0), y1 = run_opts(src, &o, x, NULL, &t1);
+        bare = without_knobs(t1);
+        if (!strcmp(bare, t0)) fail_msg("%s changed nothing", aedits[e]);
+        free(bare);
+        assert_memory_equal(mt_tensor_data(y0), mt_tensor_data(y1), sizeof(int64_t) * (size_t)rows);
+        mt_tensor_release(y0), mt_tensor_release(y1), mt_tensor_release(x);
+        free(t0), free(t1);
+    }
+
     static const char *const edits[] = {"threads=64", "threads=512", "warp_rows=0"};
     for (int e = 0; e < 3; e++) {
         const char *base = e < 2 ? sm : short_rows;
