@@ -174,7 +174,7 @@ static mt_tstmt *combine(cg *k, rr *c) {
     return mt_ts_seq(c->a, s.data, s.len);
 }
 
-static mt_tstmt *row_end(cg *k, rr *c, void *sv);
+static mt_tstmt *row_end(cg *k, rr *c, svec *s);
 
 static mt_tstmt *arg_row(rr *c, void *ctx) {
     cg *k = ctx;
@@ -185,7 +185,8 @@ static mt_tstmt *arg_row(rr *c, void *ctx) {
     if (k->serial) { /* a short row: the serial scan, no lanes to meet */
         MT_VEC_PUSH(a, &s, st(c, k->tv, I(c, 0), ident));
         MT_VEC_PUSH(a, &s, st(c, k->ti, I(c, 0), I(c, 0)));
-        MT_VEC_PUSH(a, &s, scan_tail(k, c));
+        mt_tstmt *all = scan_tail(k, c);
+        if (all) MT_VEC_PUSH(a, &s, all);
         return row_end(k, c, &s);
     }
     for (int u = 0; u < k->U; u++) {
@@ -203,14 +204,13 @@ static mt_tstmt *arg_row(rr *c, void *ctx) {
 }
 
 /* s, then out[row] = ti, in the row's locals. */
-static mt_tstmt *row_end(cg *k, rr *c, void *sv) {
-    svec s = *(svec *)sv;
+static mt_tstmt *row_end(cg *k, rr *c, svec *s) {
     mt_arena *a = c->a;
     mt_texpr *idx[MT_MAX_RANK + 1];
     for (int d = 0; d < c->ns; d++) idx[d] = c->oval[d];
     idx[c->ns] = I(c, 0);
-    MT_VEC_PUSH(a, &s, mt_lw_store(&c->lw, k->m.out, idx, k->m.out_nd, ld(c, k->ti, I(c, 0))));
-    mt_tstmt *body = mt_ts_seq(a, s.data, s.len);
+    MT_VEC_PUSH(a, s, mt_lw_store(&c->lw, k->m.out, idx, k->m.out_nd, ld(c, k->ti, I(c, 0))));
+    mt_tstmt *body = mt_ts_seq(a, s->data, s->len);
     mt_tbuffer *bs[4] = {k->bv, k->bi, k->tv, k->ti};
     for (int i = 3; i >= 0; i--)
         if (!k->serial || i >= 2) body = mt_ts_alloc(a, bs[i], body);
