@@ -200,7 +200,7 @@ static void test_special_rows(void **st) {
 static void test_symbolic(void **st) {
     (void)st;
     mt_kernel *k = compile_ok("def f(x: Tensor((9, \"n\"), \"float32\")):\n    return argmin(x, axis=-1)\n");
-    static const int64_t ns[] = {1, 2, 15, 16, 17, 100, 1031};
+    static const int64_t ns[] = {0, 1, 2, 15, 16, 17, 100, 1031}; /* 0: every index 0 (docs/ops_nn.md) */
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
         acase c = {"float32", MT_FLOAT32, 2, {9, ns[i], 0}, false, false, true, false};
         run_case(k, &c);
