@@ -44,7 +44,9 @@ static const mt_knob_def conv_knobs[] = {
 };
 
 static const mt_knob_def reduce_knobs[] = {
-    {"accumulators", 1, 8, false, 3, {1, 2, 8}, "vector accumulators per reduction (default 4, at most the vectors of a row)"},
+    {"accumulators", 1, 8, false, 3, {1, 2, 8},
+     "vector accumulators per reduction (default 4, at most the vectors of a row; argmax / argmin: sets of (value, index) "
+     "pairs, default 2)"},
     {"lanes", 1, 64, true, 3, {4, 8, 16}, "lanes of a vector (default: the target's, 16 float32; fewer for a short row)"},
     {"parallel", 0, 1, false, 2, {0, 1}, "rows in parallel chunks (default 1 above 64 KiB)"},
     {"chunk_kib", 1, 1 << 20, false, 4, {8, 16, 32, 256}, "KiB of rows per parallel chunk (default 64; down to 8 for 8 chunks per core)"},

@@ -240,6 +240,20 @@ static mt_tensor *run_opts(const char *src, const mt_compile_options *o, mt_tens
     return host;
 }
 
+/* base, and base with `sch.apply_rule(rule, edit)` on its kernel, both run
+ * in the emulation on a (and b): the edit must change the code; the two
+ * results come back in y0 (the default's) and y1 to be compared. */
+static void run_edited(const char *base, const char *kernel, const char *rule, const char *edit,
+                       const mt_compile_options *o, mt_tensor *a, mt_tensor *b, mt_tensor **y0, mt_tensor **y1) {
+    char src[1024], *t0, *t1;
+    snprintf(src, sizeof src, "%s\n@T.schedule(\"%s\")\ndef s(sch):\n    sch.apply_rule(\"%s\", %s)\n", base, kernel, rule,
+             edit);
+    *y0 = run_opts(base, o, a, b, &t0), *y1 = run_opts(src, o, a, b, &t1);
+    char *bare = without_knobs(t1);
+    if (!strcmp(bare, t0)) fail_msg("%s %s changed nothing", rule, edit);
+    free(bare), free(t0), free(t1);
+}
+
 /* The GPU rules' knobs, in the emulation: printed, replayed; the matmul's
  * tile changes the code, not a bit of the result (each element sums k in
  * order with fused multiply-adds whatever the tile); the row rule's
@@ -274,18 +288,13 @@ static void test_gpu_knobs(void **state) {
     replays_opts(gv, "gpu_gemv", &o);
     static const char *const gedits[] = {"threads=64", "slices=4", "threads=1024, slices=1"};
     for (int e = 0; e < 3; e++) {
-        snprintf(src, sizeof src, "%s\n@T.schedule(\"matmul\")\ndef s(sch):\n    sch.apply_rule(\"gpu_gemv\", %s)\n", gv, gedits[e]);
         mt_tensor *x = filled(2, 300, 6), *w = filled(300, 200, 7);
-        y0 = run_opts(gv, &o, x, w, &t0), y1 = run_opts(src, &o, x, w, &t1);
-        bare = without_knobs(t1);
-        if (!strcmp(bare, t0)) fail_msg("%s changed nothing", gedits[e]);
-        free(bare);
+        run_edited(gv, "matmul", "gpu_gemv", gedits[e], &o, x, w, &y0, &y1);
         const float *p0 = mt_tensor_data(y0), *p1 = mt_tensor_data(y1);
         for (int64_t i = 0; i < 2 * 200; i++)
             if (fabs((double)p0[i] - (double)p1[i]) > 4.0 * 300 * 0x1p-24 * 2.0 * 2.0 * 300)
                 fail_msg("%s: [%lld] %g vs %g", gedits[e], (long long)i, p0[i], p1[i]);
         mt_tensor_release(y0), mt_tensor_release(y1), mt_tensor_release(x), mt_tensor_release(w);
-        free(t0), free(t1);
     }
 
     /* argmax: a block per row and a warp's lanes per row, replayed; other
@@ -294,40 +303,24 @@ static void test_gpu_knobs(void **state) {
     const char *am_short = "def f(x: Tensor((16384, 32), \"float32\")):\n    return argmax(x, axis=-1)\n";
     replays_opts(am, "gpu_argreduce_rows", &o);
     replays_opts(am_short, "gpu_argreduce_rows", &o);
-    static const char *const aedits[] = {"threads=32", "threads=512", "warp_rows=0"};
-    for (int e = 0; e < 3; e++) {
-        const char *base = e < 2 ? am : am_short;
-        int64_t rows = e < 2 ? 64 : 16384, n = e < 2 ? 1000 : 32;
-        snprintf(src, sizeof src, "%s\n@T.schedule(\"argmax\")\ndef s(sch):\n    sch.apply_rule(\"gpu_argreduce_rows\", %s)\n",
-                 base, aedits[e]);
-        mt_tensor *x = filled(rows, n, 8);
-        y0 = run_opts(base, &o, x, NULL, &t0), y1 = run_opts(src, &o, x, NULL, &t1);
-        bare = without_knobs(t1);
-        if (!strcmp(bare, t0)) fail_msg("%s changed nothing", aedits[e]);
-        free(bare);
-        assert_memory_equal(mt_tensor_data(y0), mt_tensor_data(y1), sizeof(int64_t) * (size_t)rows);
-        mt_tensor_release(y0), mt_tensor_release(y1), mt_tensor_release(x);
-        free(t0), free(t1);
-    }
-
-    static const char *const edits[] = {"threads=64", "threads=512", "warp_rows=0"};
-    for (int e = 0; e < 3; e++) {
-        const char *base = e < 2 ? sm : short_rows;
-        int64_t rows = e < 2 ? 64 : 16384, n = e < 2 ? 1000 : 32;
-        snprintf(src, sizeof src, "%s\n@T.schedule(\"softmax\")\ndef s(sch):\n    sch.apply_rule(\"gpu_reduce_rows\", %s)\n",
-                 base, edits[e]);
-        mt_tensor *x = filled(rows, n, 5);
-        y0 = run_opts(base, &o, x, NULL, &t0), y1 = run_opts(src, &o, x, NULL, &t1);
-        bare = without_knobs(t1);
-        if (!strcmp(bare, t0)) fail_msg("%s changed nothing", edits[e]);
-        free(bare);
-        const float *p0 = mt_tensor_data(y0), *p1 = mt_tensor_data(y1);
-        for (int64_t i = 0; i < rows * n; i++)
-            if (fabs((double)p0[i] - (double)p1[i]) > 4.0 * (double)n * 0x1p-24 * fabs((double)p0[i]) + 1e-30)
-                fail_msg("%s: [%lld] %g vs %g", edits[e], (long long)i, p0[i], p1[i]);
-        mt_tensor_release(y0), mt_tensor_release(y1), mt_tensor_release(x);
-        free(t0), free(t1);
-    }
+    /* softmax rows: other blocks, or no warp rows, within 4 N u */
+    static const char *const edits[] = {"threads=32", "threads=512", "warp_rows=0"};
+    for (int r = 0; r < 2; r++)
+        for (int e = 0; e < 3; e++) {
+            int64_t rows = e < 2 ? 64 : 16384, n = e < 2 ? 1000 : 32;
+            mt_tensor *x = filled(rows, n, 8);
+            if (r == 0) {
+                run_edited(e < 2 ? am : am_short, "argmax", "gpu_argreduce_rows", edits[e], &o, x, NULL, &y0, &y1);
+                assert_memory_equal(mt_tensor_data(y0), mt_tensor_data(y1), sizeof(int64_t) * (size_t)rows);
+            } else {
+                run_edited(e < 2 ? sm : short_rows, "softmax", "gpu_reduce_rows", edits[e], &o, x, NULL, &y0, &y1);
+                const float *p0 = mt_tensor_data(y0), *p1 = mt_tensor_data(y1);
+                for (int64_t i = 0; i < rows * n; i++)
+                    if (fabs((double)p0[i] - (double)p1[i]) > 4.0 * (double)n * 0x1p-24 * fabs((double)p0[i]) + 1e-30)
+                        fail_msg("%s: [%lld] %g vs %g", edits[e], (long long)i, p0[i], p1[i]);
+            }
+            mt_tensor_release(y0), mt_tensor_release(y1), mt_tensor_release(x);
+        }
 }
 
 /* The same from C: the knobs by name; a primitive after it is refused. */
