@@ -124,12 +124,15 @@ mt_texpr *mt_argred_value(mt_argred *g, mt_texpr *j) {
 
 static mt_texpr *isnan_(mt_argred *g, mt_texpr *x) { return mt_te_bin(g->c->a, TE_NE, x, x); }
 
-/* argreduce.h. */
+/* argreduce.h. Written not(x <= y) and y == y (argmin: >=): a NaN x is
+ * better than a number y, nothing is better than a NaN y, else x > y --
+ * the same as x > y or (x != x and y == y) in two compares and an and,
+ * which the CPU rule's vector scan runs once per element. */
 mt_texpr *mt_argred_better(mt_argred *g, mt_texpr *x, mt_texpr *y) {
     mt_arena *a = g->c->a;
-    mt_texpr *b = mt_te_bin(a, g->is_max ? TE_GT : TE_LT, x, y);
-    if (!mt_dtype_is_float(g->dt)) return b;
-    return mt_te_bin(a, TE_OR, b, mt_te_bin(a, TE_AND, isnan_(g, x), mt_te_bin(a, TE_EQ, y, y)));
+    if (!mt_dtype_is_float(g->dt)) return mt_te_bin(a, g->is_max ? TE_GT : TE_LT, x, y);
+    mt_texpr *worse = mt_te_unary(a, TE_NOT, mt_te_bin(a, g->is_max ? TE_LE : TE_GE, x, y));
+    return mt_te_bin(a, TE_AND, worse, mt_te_bin(a, TE_EQ, y, y));
 }
 
 /* argreduce.h. */

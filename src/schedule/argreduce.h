@@ -49,7 +49,8 @@ bool mt_argred_match(mt_argred *m);
 /* E at (c->oval, j) with flat loads; j a scalar or a T.Ramp (a vector). */
 mt_texpr *mt_argred_value(mt_argred *m, mt_texpr *j);
 
-/* x better than y: strictly greater (argmin: less), or NaN over a number. */
+/* x better than y: strictly greater (argmin: less), or NaN over a number
+ * (as not(x <= y) and y == y: two compares). */
 mt_texpr *mt_argred_better(mt_argred *m, mt_texpr *x, mt_texpr *y);
 
 /* (xv, xi) takes the place of (yv, yi): better, or a tie at a smaller index. */

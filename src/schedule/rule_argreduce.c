@@ -77,17 +77,6 @@ static mt_tbuffer *local(rr *c, const char *name, int64_t n, mt_dtype dt) {
 
 static mt_texpr *splat(rr *c, mt_texpr *x, int lanes) { return lanes == 1 ? x : mt_te_broadcast(c->a, x, lanes); }
 
-/* e better than b, lane by lane: argreduce.h's test written as
- * not(e <= b) and b == b (argmin: >=), which is the same for every pair
- * (a NaN e is better than a number b; nothing is better than a NaN b) in
- * two compares and an and, where e > b or (e != e and b == b) took five. */
-static mt_texpr *lane_better(cg *k, mt_texpr *e, mt_texpr *b) {
-    mt_arena *a = k->m.c->a;
-    if (!mt_dtype_is_float(k->m.dt)) return mt_te_bin(a, k->m.is_max ? TE_GT : TE_LT, e, b);
-    mt_texpr *worse = mt_te_unary(a, TE_NOT, mt_te_bin(a, k->m.is_max ? TE_LE : TE_GE, e, b));
-    return mt_te_bin(a, TE_AND, worse, mt_te_bin(a, TE_EQ, b, b));
-}
-
 /* One vector step: the elements j (a T.Ramp of L lanes) against lanes
  * [at, at + L) of the pairs. */
 static mt_tstmt *lane_step(cg *k, rr *c, mt_texpr *j, int64_t at) {
@@ -104,7 +93,7 @@ static mt_tstmt *lane_step(cg *k, rr *c, mt_texpr *j, int64_t at) {
     if (val->lanes != L) val = splat(c, val, L); /* E does not read the row */
     mt_tstmt *up = seq2(c, st(c, k->bv, lanes, mt_te_select(c->a, m, e, ld(c, k->bv, lanes))),
                         st(c, k->bi, lanes, mt_te_select(c->a, m, jt, ld(c, k->bi, lanes))));
-    return mt_ts_let(c->a, ev, val, mt_ts_let(c->a, mv, lane_better(k, e, ld(c, k->bv, lanes)), up));
+    return mt_ts_let(c->a, ev, val, mt_ts_let(c->a, mv, mt_argred_better(&k->m, e, ld(c, k->bv, lanes)), up));
 }
 
 /* The lanes' scan: U vectors a step, U independent sets of L pairs (the
