@@ -12,6 +12,10 @@
  *   packed   examples/kernels/matmul_schedule.py: B packed into panels of
  *            16 columns by the loop function, each product a T.fma, the
  *            same tiles on the panels
+ *   primitives  the loop function as written (no panels, no T.fma) and a
+ *            schedule alone that makes the packed kernel: use_fma, a
+ *            cache_read of B moved under the panel loop (compact_buffers
+ *            makes it one contiguous panel per iteration), the same tiles
  *
  * Each is timed alternately with the default in the same run (median of
  * 7 batches after a warm-up); the ratio is default / step (1.0: as fast
@@ -51,6 +55,24 @@ static const char tiled[] =
     "    sch.reorder(i0, j0, k, i1, j1)\n"
     "    sch.decompose_reduction(blk, k)\n"
     "    sch.parallel(i0)\n"
+    "    sch.unroll(i1)\n"
+    "    sch.vectorize(j1)\n";
+
+static const char primitives[] =
+    "@T.schedule(mm)\n"
+    "def s(sch):\n"
+    "    blk = sch.get_block(\"C\")\n"
+    "    i, j, k = sch.get_loops(blk)\n"
+    "    i0, i1 = sch.split(i, factors=[None, 6])\n"
+    "    j0, j1 = sch.split(j, factors=[None, 16])\n"
+    "    sch.reorder(j0, i0, k, i1, j1)\n"
+    "    sch.use_fma(blk)\n"
+    "    pack = sch.cache_read(blk, 1, \"global\")\n"
+    "    sch.compute_at(pack, j0)\n"
+    "    _, pk, pj = sch.get_loops(pack)\n"
+    "    sch.vectorize(pj)\n"
+    "    sch.decompose_reduction(blk, k)\n"
+    "    sch.parallel(j0)\n"
     "    sch.unroll(i1)\n"
     "    sch.vectorize(j1)\n";
 
@@ -97,7 +119,7 @@ static void step(mt_context *c, mt_kernel *def, const char *name, const char *sr
         t1[b] = run_ms(k, args, out, reps);
     }
     double m0 = median(t0, BATCHES), m1 = median(t1, BATCHES);
-    printf("| %-7s | %9.2f | %9.2f | %6.1f | %5.2f |\n", name, m1, m0, 2.0 * N * N * N / m1 * 1e-6, m0 / m1);
+    printf("| %-10s | %9.2f | %9.2f | %6.1f | %5.2f |\n", name, m1, m0, 2.0 * N * N * N / m1 * 1e-6, m0 / m1);
     mt_kernel_release(k);
 }
 
@@ -130,6 +152,8 @@ int main(int argc, char **argv) {
         return 1;
     }
     step(c, def, "packed", packed, args, C, 3);
+    snprintf(src, sizeof src, "%s\n%s", mm_src, primitives);
+    step(c, def, "primitives", src, args, C, 3);
     mt_kernel_release(def);
     mt_tensor_release(A), mt_tensor_release(B), mt_tensor_release(C);
     mt_context_destroy(c);

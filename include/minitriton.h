@@ -541,6 +541,9 @@ MT_API mt_status mt_schedule_compute_at(mt_schedule *sch, int block, int loop);
 MT_API mt_status mt_schedule_compute_inline(mt_schedule *sch, int block);
 MT_API mt_status mt_schedule_reverse_compute_at(mt_schedule *sch, int block, int loop);
 MT_API mt_status mt_schedule_reverse_compute_inline(mt_schedule *sch, int block);
+/* Every float32/float64 x + a * b in the block's body becomes one fused
+ * multiply-add, T.fma(a, b, x), rounded once. */
+MT_API mt_status mt_schedule_use_fma(mt_schedule *sch, int block);
 /* index: which of the block's read (T.reads order) / written buffers; scope
  * "global", "shared" or "local"; *out: the block that copies the cache
  * (cache_write of a reduction into "local": <block>_write_back, which

@@ -50,6 +50,8 @@
  *                      writes its buffer once after its reduce loops.
  *   cache_write(b, scope)  any other block writes B_<scope>, which a new
  *                      block copies to B right after b's loop nest.
+ *   use_fma(b)         every float32/float64 x + a * b in b's body becomes
+ *                      T.fma(a, b, x) (rounded once; primitives_fma.c).
  *   decompose_reduction(b, i)  b's init becomes a block b_init in a copy of
  *                      the spatial loops, placed before loop i; b becomes
  *                      b_update, without init.
@@ -138,6 +140,10 @@ bool mt_sched_bind(mt_sched *s, mt_tvar *loop, const char *tag, int64_t threads)
  * function-level variables, and no buffer it reads is written after the
  * block or in a loop around it. */
 bool mt_sched_compute_inline(mt_sched *s, const char *block);
+
+/* use_fma(block): needs at least one float32 or float64 x + a * b (either
+ * order) in the block's body; its init is left as it is. */
+bool mt_sched_use_fma(mt_sched *s, const char *block);
 
 /* (primitives_block.c) The consumer c = `block`: no reduce variable, init,
  * predicate or allocation; its body is a single store Y[h] = g, with h and

@@ -111,6 +111,11 @@ bool mt_sched_compute_inline(mt_sched *s, const char *block) {
     return mt_sched_compute_inline_do(s, block) && block_step(s, "compute_inline", before, block, NULL, NULL);
 }
 
+bool mt_sched_use_fma(mt_sched *s, const char *block) {
+    const mt_tfunc *before = s->func;
+    return mt_sched_use_fma_do(s, block) && block_step(s, "use_fma", before, block, NULL, NULL);
+}
+
 bool mt_sched_compute_at(mt_sched *s, const char *block, mt_tvar *loop) {
     const mt_tfunc *before = s->func;
     return mt_sched_compute_at_do(s, block, loop) && block_step(s, "compute_at", before, block, loop, NULL);

@@ -297,6 +297,10 @@ static value p_rfactor(interp *in, const mt_ast *c, const prim_spec *p, value *a
     check(mt_usched_rfactor(&in->u, h, n, &rf), in, c);
     return handle(V_BLOCK, rf);
 }
+static value p_use_fma(interp *in, const mt_ast *c, const prim_spec *p, value *args, const mt_ast **at) {
+    check(mt_usched_use_fma(&in->u, (int)want(&args[0], V_BLOCK, at[0], p->name, "its argument")), in, c);
+    return none();
+}
 
 static const prim_spec prims[] = {
     {"get_block", {"name", "func_name"}, 1, p_get_block},
@@ -316,6 +320,7 @@ static const prim_spec prims[] = {
     {"cache_write", {"block", "write_buffer_index", "storage_scope"}, 3, p_cache},
     {"decompose_reduction", {"block", "loop"}, 2, p_decompose},
     {"rfactor", {"loop"}, 1, p_rfactor},
+    {"use_fma", {"block"}, 1, p_use_fma},
 };
 
 /* sch.apply_rule("rule", knob=value, ...): the rule's name, then knobs by

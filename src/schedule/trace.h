@@ -58,6 +58,7 @@ bool mt_sched_vectorize_do(mt_sched *s, mt_tvar *loop);
 bool mt_sched_unroll_do(mt_sched *s, mt_tvar *loop);
 bool mt_sched_bind_do(mt_sched *s, mt_tvar *loop, const char *tag, int64_t threads);
 bool mt_sched_compute_inline_do(mt_sched *s, const char *block);
+bool mt_sched_use_fma_do(mt_sched *s, const char *block);
 bool mt_sched_compute_at_do(mt_sched *s, const char *block, mt_tvar *loop);
 bool mt_sched_reverse_compute_inline_do(mt_sched *s, const char *block);
 bool mt_sched_reverse_compute_at_do(mt_sched *s, const char *block, mt_tvar *loop);

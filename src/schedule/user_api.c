@@ -121,6 +121,10 @@ mt_status mt_schedule_compute_inline(mt_schedule *sch, int block) {
     SCH_PRIM(sch, mt_usched_compute_inline(&sch->u, block));
 }
 
+mt_status mt_schedule_use_fma(mt_schedule *sch, int block) {
+    SCH_PRIM(sch, mt_usched_use_fma(&sch->u, block));
+}
+
 mt_status mt_schedule_cache_write(mt_schedule *sch, int block, int index, const char *scope, int *out) {
     SCH_PRIM(sch, !out ? null_arg(sch, "cache_write") : mt_usched_cache_write(&sch->u, block, index, scope, out));
 }

@@ -426,6 +426,14 @@ bool mt_usched_compute_inline(mt_usched *u, int block) {
     return true;
 }
 
+bool mt_usched_use_fma(mt_usched *u, int block) {
+    const char *b = NULL;
+    if (!block_of(u, "use_fma", block, &b)) return false;
+    if (!mt_sched_use_fma(&u->s, b)) return refused(u);
+    step(u, "sch.use_fma(%s)", u->blocks.data[block].name);
+    return true;
+}
+
 static bool parse_scope(mt_usched *u, const char *prim, const char *scope, mt_scope *out) {
     static const char *const names[] = {"global", "shared", "local"};
     for (int i = 0; i < 3; i++)

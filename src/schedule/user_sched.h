@@ -78,6 +78,7 @@ bool mt_usched_unroll(mt_usched *u, int loop);
 bool mt_usched_bind(mt_usched *u, int loop, const char *tag);
 bool mt_usched_compute_at(mt_usched *u, int block, int loop);
 bool mt_usched_compute_inline(mt_usched *u, int block);
+bool mt_usched_use_fma(mt_usched *u, int block);
 bool mt_usched_reverse_compute_at(mt_usched *u, int block, int loop);
 bool mt_usched_reverse_compute_inline(mt_usched *u, int block);
 bool mt_usched_cache_read(mt_usched *u, int block, int index, const char *scope, int *out);

@@ -173,6 +173,75 @@ static void test_compiler_made_kernel(void **state) {
     mt_kernel_release(k);
 }
 
+/* A compiler-made matmul scheduled from primitives alone: tiles of 6 x 16
+ * over 100 x 37 (tails in both), B packed per column panel (cache_read +
+ * compute_at; compact_buffers makes the copy one contiguous K x 16 panel
+ * per iteration), its update one FMA (use_fma). Every tile but the last of
+ * a panel is an unrolled register tile (partition_tails peels the last). */
+static const char mm_tiles_src[] =
+    "def main(a: Tensor((100, 50), \"float32\"), b: Tensor((50, 37), \"float32\")):\n"
+    "    return a @ b\n"
+    "\n"
+    "@T.schedule(\"matmul\")\n"
+    "def s(sch):\n"
+    "    blk = sch.get_block(\"matmul\")\n"
+    "    i, k, j = sch.get_loops(blk)\n"
+    "    i0, i1 = sch.split(i, factors=[None, 6])\n"
+    "    j0, j1 = sch.split(j, factors=[None, 16])\n"
+    "    sch.reorder(j0, i0, k, i1, j1)\n"
+    "    sch.use_fma(blk)\n"
+    "    pack = sch.cache_read(blk, 1, \"global\")\n"
+    "    sch.compute_at(pack, j0)\n"
+    "    init = sch.decompose_reduction(blk, k)\n"
+    "    sch.parallel(j0)\n"
+    "    sch.unroll(i1)\n"
+    "    sch.vectorize(j1)\n";
+
+static void check_mm_tiles(mt_kernel *k) {
+    int64_t sa[2] = {100, 50}, sb[2] = {50, 37};
+    mt_tensor *args[2] = {tensor_f32(2, sa, 5), tensor_f32(2, sb, 6)};
+    mt_tensor *c = run1(k, args, 2);
+    for (int i = 0; i < 100; i++)
+        for (int j = 0; j < 37; j++) {
+            double ref = 0, mag = 0;
+            for (int p = 0; p < 50; p++) {
+                double t = (double)F(args[0])[i * 50 + p] * F(args[1])[p * 37 + j];
+                ref += t, mag += fabs(t);
+            }
+            if (fabs(F(c)[i * 37 + j] - ref) > 1e-5 * (mag + 1))
+                fail_msg("C[%d, %d] = %g, want %g", i, j, F(c)[i * 37 + j], ref);
+        }
+    mt_tensor_release(args[0]);
+    mt_tensor_release(args[1]);
+    mt_tensor_release(c);
+}
+
+static void test_split_tail_tiles(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    mt_kernel *k = compile_ok(mm_tiles_src);
+    const char *code = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+    assert_non_null(strstr(code, "T.unroll(6)"));  /* 16 full tiles of rows */
+    assert_non_null(strstr(code, "T.unroll(4)"));  /* and the last, 100 = 16 * 6 + 4 */
+    assert_null(strstr(code, "T.unroll(T.min"));
+    assert_non_null(strstr(code, "T.fma("));
+    assert_non_null(strstr(code, "T.Ramp("));      /* the panel's columns are vectors */
+    /* compact_buffers: the copy of B is one 50 x 16 panel per iteration of j0 */
+    assert_non_null(strstr(code, "        b_global = T.alloc_buffer((800,), \"float32\")\n"));
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), "    sch.use_fma(b_matmul)\n"));
+    check_mm_tiles(k);
+    /* the printed schedule replays to the same code */
+    const char *how = strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), "@T.schedule");
+    assert_non_null(how);
+    char src[4096];
+    snprintf(src, sizeof src, "def main(a: Tensor((100, 50), \"float32\"), b: Tensor((50, 37), \"float32\")):\n"
+                              "    return a @ b\n\n%s", how);
+    mt_kernel *k2 = compile_ok(src);
+    assert_string_equal(mt_kernel_dump(k2, MT_STAGE_TIR_SCHED), code);
+    mt_kernel_release(k2);
+    mt_kernel_release(k);
+}
+
 /* rfactor from a schedule, on a dot product. */
 static void test_rfactor(void **state) {
     (void)state;
@@ -686,6 +755,14 @@ static void test_errors(void **state) {
                             "def s(sch):\n"
                             "    sch.splitt(1)\n"),
                  MT_ERR_NAME, "'splitt' is not a schedule primitive");
+    expect_error(matmul_src(8, 8, 8,
+                            "@T.schedule(mm)\n"
+                            "def s(sch):\n"
+                            "    b = sch.get_block(\"C\")\n"
+                            "    sch.use_fma(b)\n"
+                            "    sch.use_fma(b)\n"),
+                 MT_ERR_INVALID_ARG,
+                 "15:9: error: use_fma: block 'C' has no float32 or float64 multiply-add (x + a * b) to fuse");
 }
 
 /* ---- the C API --------------------------------------------------------------- */
@@ -697,8 +774,8 @@ typedef struct cb_state {
     char error[256];
 } cb_state;
 
-/* The fused elementwise kernel: fuse its loops, split by 64, parallel,
- * vectorize; first a refused step (vectorize the outer loop). */
+/* The fused elementwise kernel: use_fma, fuse its loops, split by 64,
+ * parallel, vectorize; first a refused step (vectorize the outer loop). */
 static mt_status schedule_cb(mt_schedule *sch, void *user) {
     cb_state *s = user;
     s->calls++;
@@ -709,6 +786,7 @@ static mt_status schedule_cb(mt_schedule *sch, void *user) {
     if (mt_schedule_get_loops(sch, blk, loops, 4, &n) != MT_OK || n != 2) return MT_ERR_INTERNAL;
     s->refusal = mt_schedule_vectorize(sch, loops[0]);
     snprintf(s->error, sizeof s->error, "%s", mt_schedule_error(sch) ? mt_schedule_error(sch) : "");
+    if (mt_schedule_use_fma(sch, blk) != MT_OK) return MT_ERR_INTERNAL; /* a + b * 2.0: exact either way */
     if (mt_schedule_fuse(sch, loops, 2, &fused) != MT_OK) return MT_ERR_INTERNAL;
     int64_t factors[2] = {0, 64};
     if (mt_schedule_split(sch, fused, factors, 2, parts) != MT_OK) return MT_ERR_INTERNAL;
@@ -733,6 +811,8 @@ static void test_c_api(void **state) {
     const char *how = mt_kernel_dump(k, MT_STAGE_SCHEDULE);
     assert_non_null(strstr(how, "# fused_multiply_add: the schedule callback\n"));
     assert_non_null(strstr(how, "    sch.vectorize(i0_i1_fused_1)\n"));
+    assert_non_null(strstr(how, "    sch.use_fma(b_add)\n"));
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "T.fma("));
     check_fused(k);
     /* not from the context's cache: the callback runs again */
     mt_kernel *k2 = compile_ok_opts(src, &o);
@@ -853,7 +933,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matmul_schedule),     cmocka_unit_test(test_default_rule_named),
         cmocka_unit_test(test_round_trip),          cmocka_unit_test(test_compiler_made_kernel),
-        cmocka_unit_test(test_rfactor),
+        cmocka_unit_test(test_rfactor),             cmocka_unit_test(test_split_tail_tiles),
         cmocka_unit_test(test_taken_names),             cmocka_unit_test(test_taken_buffer_names),
         cmocka_unit_test(test_get_block_func_name),     cmocka_unit_test(test_compute_inline_at),
         cmocka_unit_test(test_cache_and_reverse),   cmocka_unit_test(test_errors),

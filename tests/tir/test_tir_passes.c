@@ -1,6 +1,7 @@
 /*
  * test_tir_passes.c -- before/after golden text for inline_producers,
- * lower_blocks, flatten_buffers, partition and remove_unit_loops, and the passes in
+ * lower_blocks, compact_buffers, flatten_buffers, partition, partition_tails and
+ * remove_unit_loops, and the passes in
  * pipeline order (tir_cse has its own tests: test_tir_cse.c).
  */
 #include "tir/tir_test.h"
@@ -462,6 +463,104 @@ static void test_partition_concat(void **state) {
     TIR_GUARD_END();
 }
 
+/* ---- partition_tails ------------------------------------------------------ */
+
+/* for o in range(outer): for i in T.unroll(min(6, n - o * 6)): out[o * 6 + i] = 1 */
+static mt_tstmt *tile_loop(mt_tbuffer *out, mt_tvar *o, mt_tvar *i, int64_t outer, int64_t n,
+                           mt_for_kind inner_kind, mt_for_kind outer_kind) {
+    mt_texpr *ext = bin(TE_MIN, I(6), sub(I(n), mul(V(o), I(6))));
+    mt_tstmt *in = mt_ts_for(A, i, I(0), ext, inner_kind, st(out, F(1), add(mul(V(o), I(6)), V(i))));
+    return mt_ts_for(A, o, I(0), I(outer), outer_kind, in);
+}
+
+/* 1024 rows in tiles of 6: the last tile (4 rows) is peeled, and simplify
+ * gives every other tile the constant extent 6. */
+static void test_partition_tails(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *out = buf1("out", 1024);
+    mt_tvar *o = ivar("o"), *i = ivar("i");
+    mt_tfunc *f = func3("tiles", out, NULL, NULL);
+    f->body = tile_loop(out, o, i, 171, 1024, MT_FOR_UNROLLED, MT_FOR_SERIAL);
+    mt_tfunc *g = mt_tir_simplify(A, mt_tir_partition_tails(A, mt_tir_flatten_buffers(A, f)));
+    ASSERT_TEXT(mt_tfunc_print(A, g),
+                "@T.prim_func\n"
+                "def tiles(out: T.Buffer((1024,), \"float32\")):\n"
+                "    for o in range(170):\n"
+                "        for i in T.unroll(6):\n"
+                "            out[o * 6 + i] = 1.0\n"
+                "    for i_1 in T.unroll(4):\n"
+                "        out[1020 + i_1] = 1.0\n");
+    /* a parallel outer loop is peeled the same way */
+    f->body = tile_loop(out, o, i, 171, 1024, MT_FOR_UNROLLED, MT_FOR_PARALLEL);
+    g = mt_tir_simplify(A, mt_tir_partition_tails(A, mt_tir_flatten_buffers(A, f)));
+    assert_non_null(strstr(mt_tfunc_print(A, g), "    for o in T.parallel(170):\n"));
+    /* left alone: a vectorized inner loop (the vectorize pass takes a T.min
+     * extent), tiles that divide the rows (1020 = 6 * 170), a vectorized
+     * outer loop, an extent that also depends on another loop's variable */
+    mt_tvar *r = ivar("r");
+    mt_texpr *ext2 = bin(TE_MIN, I(6), sub(add(I(1024), V(r)), mul(V(o), I(6))));
+    mt_tstmt *dep = mt_ts_for(A, o, I(0), I(171), MT_FOR_SERIAL,
+                              mt_ts_for(A, i, I(0), ext2, MT_FOR_UNROLLED, st(out, F(1), V(i))));
+    mt_tstmt *cases[4] = {
+        tile_loop(out, o, i, 171, 1024, MT_FOR_VECTORIZED, MT_FOR_SERIAL),
+        tile_loop(out, o, i, 170, 1020, MT_FOR_UNROLLED, MT_FOR_SERIAL),
+        tile_loop(out, o, i, 171, 1024, MT_FOR_UNROLLED, MT_FOR_VECTORIZED),
+        mt_ts_for(A, r, I(0), I(2), MT_FOR_SERIAL, dep),
+    };
+    for (int c = 0; c < 4; c++) {
+        mt_tfunc *h = func3("same", out, NULL, NULL);
+        h->body = cases[c];
+        h = mt_tir_flatten_buffers(A, h);
+        if (mt_tir_partition_tails(A, h) != h) fail_msg("case %d was peeled", c);
+    }
+    TIR_GUARD_END();
+}
+
+/* ---- compact_buffers -------------------------------------------------------- */
+
+/* What cache_read + compute_at leave: for j in range(4): copy a 8 x 16
+ * panel of b into the whole-size p, then read it back. compact_buffers
+ * makes p one panel allocated inside the loop, indexed from 0. */
+static mt_tstmt *panel_loop(mt_tbuffer *p, mt_tbuffer *b, mt_tbuffer *o, int64_t read_cols) {
+    mt_tvar *j = ivar("j"), *r = ivar("r"), *cl = ivar("c"), *r2 = ivar("r2"), *c2 = ivar("c2");
+    mt_texpr *col = add(mul(V(j), I(16)), V(cl));
+    mt_tstmt *copy = mt_ts_for(A, r, I(0), I(8), MT_FOR_SERIAL,
+                               mt_ts_for(A, cl, I(0), I(16), MT_FOR_SERIAL,
+                                         st(p, ld(b, V(r), col), V(r), col)));
+    mt_texpr *col2 = add(mul(V(j), I(16)), V(c2));
+    mt_tstmt *use = mt_ts_for(A, r2, I(0), I(8), MT_FOR_SERIAL,
+                              mt_ts_for(A, c2, I(0), I(read_cols), MT_FOR_SERIAL,
+                                        st(o, ld(p, V(r2), col2), V(r2), col2)));
+    return mt_ts_for(A, j, I(0), I(4), MT_FOR_PARALLEL, seq2(copy, use));
+}
+
+static void test_compact_buffers(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *b = buf2("b", 8, 64), *o = buf2("o", 8, 64), *p = buf2("p", 8, 64);
+    mt_tfunc *f = func3("panels", b, o, NULL);
+    f->body = mt_ts_alloc(A, p, panel_loop(p, b, o, 16));
+    mt_tfunc *g = mt_tir_compact_buffers(A, f);
+    ASSERT_TEXT(mt_tfunc_print(A, g),
+                "@T.prim_func\n"
+                "def panels(b: T.Buffer((8, 64), \"float32\"), o: T.Buffer((8, 64), \"float32\")):\n"
+                "    for j in T.parallel(4):\n"
+                "        p = T.alloc_buffer((8, 16), \"float32\")\n"
+                "        for r, c in T.grid(8, 16):\n"
+                "            p[r, c] = b[r, j * 16 + c]\n"
+                "        for r2, c2 in T.grid(8, 16):\n"
+                "            o[r2, j * 16 + c2] = p[r2, c2]\n");
+    /* left alone: a read past the panel (17 columns), a second writer */
+    f->body = mt_ts_alloc(A, p, panel_loop(p, b, o, 17));
+    assert_ptr_equal(mt_tir_compact_buffers(A, f), f);
+    mt_tstmt *two = panel_loop(p, b, o, 16);
+    mt_tstmt *again = mt_ts_for(A, ivar("z"), I(0), I(8), MT_FOR_SERIAL, st(p, F(0), I(0), I(0)));
+    mt_tstmt *items[3] = {two->body->stmts[0], again, two->body->stmts[1]};
+    mt_tstmt *body3 = mt_ts_seq(A, items, 3);
+    f->body = mt_ts_alloc(A, p, mt_ts_for(A, two->var, I(0), I(4), MT_FOR_SERIAL, body3));
+    assert_ptr_equal(mt_tir_compact_buffers(A, f), f);
+    TIR_GUARD_END();
+}
+
 /* ---- the passes in pipeline order ---------------------------------------- */
 
 static void test_pipeline_by_name(void **state) {
@@ -495,6 +594,7 @@ int main(void) {
         TIR_TEST(test_lower_general),         TIR_TEST(test_flatten_2d_3d),
         TIR_TEST(test_flatten_symbolic_rank0), TIR_TEST(test_flatten_rejects_blocks),
         TIR_TEST(test_remove_unit_loops),     TIR_TEST(test_partition_concat),
+        TIR_TEST(test_partition_tails),      TIR_TEST(test_compact_buffers),
         TIR_TEST(test_pipeline_by_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,8 @@
 /*
  * test_tir_vectorize.c -- the vectorize pass (src/passes/tir/vectorize.c):
  * what a `vectorized` loop becomes (vector steps of 64 bytes of the widest
- * element and a scalar tail), and every case it leaves alone. Numerics: the
+ * element, narrower for a short loop, and a scalar tail), and every case
+ * it leaves alone. Numerics: the
  * default CPU rule marks elementwise loops, so the whole suite runs through
  * the pass; tests/schedule/test_schedule.c compares vectorized and scalar
  * code bit for bit, with tails of 0 to 15 elements.
@@ -223,9 +224,40 @@ static void test_negative_extent(void **state) {
     TIR_GUARD_END();
 }
 
+/* Short loops take the widest vector they fill, down to 16 bytes: 8
+ * float32 one 8-lane step; a split's T.min(8, ..) 8 lanes with a tail; 6
+ * a 4-lane step and two scalars; 3 stays scalar. */
+static void test_short_loops(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *x = buf1("x", 64), *out = buf1("out", 64);
+    mt_tbuffer *ps[2] = {x, out};
+    mt_tvar *i = ivar("i");
+    mt_tstmt *body = st(out, mul(ld(x, V(i)), F(2.0)), V(i));
+    mt_tfunc *g = mt_tir_simplify(A, mt_tir_vectorize(A, func_of(ps, 2, vloop(i, 8, body))));
+    assert_non_null(strstr(mt_tfunc_print(A, g), "    for i in range(1):\n        out[T.Ramp(i * 8, 1, 8)] = x[T.Ramp(i * 8, 1, 8)] * 2.0\n"));
+    g = mt_tir_simplify(A, mt_tir_vectorize(A, func_of(ps, 2, vloop(i, 6, body))));
+    ASSERT_TEXT(mt_tfunc_print(A, g),
+                "@T.prim_func\n"
+                "def f(x: T.Buffer((64,), \"float32\"), out: T.Buffer((64,), \"float32\")):\n"
+                "    for i in range(1):\n"
+                "        out[T.Ramp(i * 4, 1, 4)] = x[T.Ramp(i * 4, 1, 4)] * 2.0\n"
+                "    for i_1 in range(2):\n"
+                "        out[4 + i_1] = x[4 + i_1] * 2.0\n");
+    mt_tfunc *f3 = func_of(ps, 2, vloop(i, 3, body));
+    assert_null(strstr(mt_tfunc_print(A, mt_tir_vectorize(A, f3)), "T.Ramp"));
+    mt_tvar *o = ivar("o");
+    mt_texpr *ext = bin(TE_MIN, I(8), sub(I(60), mul(V(o), I(8))));
+    mt_tstmt *in = mt_ts_for(A, i, I(0), ext, MT_FOR_VECTORIZED,
+                             st(out, mul(ld(x, add(mul(V(o), I(8)), V(i))), F(2.0)), add(mul(V(o), I(8)), V(i))));
+    g = mt_tir_vectorize(A, func_of(ps, 2, mt_ts_for(A, o, I(0), I(8), MT_FOR_SERIAL, in)));
+    assert_non_null(strstr(mt_tfunc_print(A, g), "T.Ramp(o * 8 + i * 8, 1, 8)"));
+    TIR_GUARD_END();
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         TIR_TEST(test_float32_with_tail),
+        TIR_TEST(test_short_loops),
         TIR_TEST(test_float64_let),
         TIR_TEST(test_strided_load),
         TIR_TEST(test_left_alone),

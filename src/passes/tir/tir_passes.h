@@ -50,6 +50,22 @@ mt_tfunc *mt_tir_inline_producers(mt_arena *a, mt_tfunc *f);
  * Buffers keep their shapes (see flatten_buffers). */
 mt_tfunc *mt_tir_lower_blocks(mt_arena *a, mt_tfunc *f);
 
+/* compact_buffers -- assumes lowered form (multi-dimensional indices), on
+ * a CPU target; after lower_blocks, before flatten_buffers. Guarantees: an
+ * allocation X of constant shape whose accesses all lie in one sequence P
+ * (reached from the allocation through loops, lets and single touching
+ * items), where the first item touching X is a perfect nest of loops from
+ * 0 (extents constant or a split's T.min(c, ..), free of P's variables)
+ * around one store X[o_0 + v_0, ...] (o_d free of P's variables, v_d
+ * distinct nest variables or absent) that reads no X, and every later item
+ * only loads X at o_d + r_d with r_d in [0, the extent of v_d) (over the
+ * loops' ranges; for a T.min extent, r_d the variable of a loop from 0 of
+ * that same extent), becomes a buffer of the box's shape (the constant
+ * bounds; same name, dtype, scope) allocated around P, indexed by v_d and
+ * r_d, when that is smaller; what is computed is unchanged (each execution
+ * of P writes the whole box before reading it). Everything else is left
+ * as it was. */
+mt_tfunc *mt_tir_compact_buffers(mt_arena *a, mt_tfunc *f);
 /* flatten_buffers -- assumes lowered form (no TS_BLOCK; mt_ice otherwise).
  * Guarantees: every buffer (params, f->allocs, TS_ALLOC) is one-dimensional
  * with extent prod(shape) (an expression when dims are symbolic; rank 0
@@ -68,6 +84,17 @@ mt_tfunc *mt_tir_flatten_buffers(mt_arena *a, mt_tfunc *f);
  * compute the same. The simplify that follows decides the conditions in
  * each part (concat: one plain copy per input). */
 mt_tfunc *mt_tir_partition(mt_arena *a, mt_tfunc *f);
+/* partition_tails -- assumes lowered, flattened form, before simplify.
+ * Guarantees: on a CPU target, a serial, parallel or unrolled loop with
+ * constant min m and extent N >= 2 whose body (at most 4096 statements,
+ * no allocation) holds an unrolled loop of extent T.min(c, R) (either order;
+ * c a constant, R of the loop's variable and constants) with R >= c in
+ * every iteration but the last and R < c in the last, is replaced by the
+ * loop over [m, m + N - 1) and its body with the variable m + N - 1 and
+ * fresh loop and let variables (the split's partial tile peeled; inner
+ * loops first); same order, same
+ * results. The simplify that follows folds the T.min in both parts. */
+mt_tfunc *mt_tir_partition_tails(mt_arena *a, mt_tfunc *f);
 /* simplify -- assumes either form. Guarantees: scalar constant subexpressions
  * are folded in their dtype (integers wrap, floordiv/floormod follow Python,
  * division by zero and float16 are left alone), algebraic identities
@@ -91,7 +118,7 @@ mt_tfunc *mt_tir_remove_unit_loops(mt_arena *a, mt_tfunc *f);
  * innermost loop from 0 whose body is stores and lets over float32/float64/
  * int32/int64 buffers, with its variable only in indices `b + i` or free of
  * it, becomes a loop of vector steps (T.Ramp / T.Broadcast, the target's vector step of the
- * widest element) and a scalar tail loop; any other loop is left as it is. */
+ * widest element, halved while longer than a constant bound of the extent, down to 16 bytes) and a scalar tail loop; any other loop is left as it is. */
 mt_tfunc *mt_tir_vectorize(mt_arena *a, mt_tfunc *f);
 
 /* tir_cse -- assumes lowered form. Guarantees: within each store, let,

@@ -8,7 +8,10 @@
  *
  * L = the target's vector step in bytes (mt_target_step_bytes: the widest
  * register, at least a 64-byte cache line) / the widest element the loop
- * loads or stores. The scalar tail is the loop partition of the split: no
+ * loads or stores, halved while it exceeds a constant bound of the extent, down
+ * to 16 bytes (a tile of 8 float32 columns, `range(8)` or a split's
+ * `T.min(8, ..)`, is one 8-lane step; 6 a 4-lane step and 2 scalars; 3
+ * stays scalar). The scalar tail is the loop partition of the split: no
  * predicate inside the vector loop. Until this pass, `vectorized` was only
  * a hint to LLVM's loop vectorizer; making the vectors in TIR lets the
  * dumps show them and lets code generation choose how each store is made
@@ -34,7 +37,7 @@
 
 #include <string.h>
 
-enum { MAX_VLETS = 64 };
+enum { MAX_VLETS = 64, MIN_VECTOR_BYTES = 16 /* the narrowest SIMD register */ };
 
 /* The largest step |s| of an index b + s * i (a strided load reads lanes s
  * elements apart: a row of a transposed tile; larger ones are left alone,
@@ -248,6 +251,17 @@ static int count_lets(const mt_tstmt *s) {
     return s->kind == TS_LET ? 1 + count_lets(s->body) : 0;
 }
 
+/* A constant the extent n never exceeds (n itself, or c of T.min(c, ..) or
+ * T.min(.., c): the inner loop of a split), or -1. */
+static int64_t upper_bound(const mt_texpr *n) {
+    int64_t c;
+    if (n->kind == TE_CAST) n = n->a;
+    if (mt_te_is_const_int(n, &c)) return c;
+    if (n->kind == TE_MIN && (mt_te_is_const_int(n->a, &c) || mt_te_is_const_int(n->b, &c)))
+        return c;
+    return -1;
+}
+
 /* The loop rewritten, or NULL to leave it. */
 static mt_tstmt *vectorize_loop(mt_arena *a, const mt_tstmt *l, int vector_bytes) {
     int64_t min;
@@ -261,10 +275,17 @@ static mt_tstmt *vectorize_loop(mt_arena *a, const mt_tstmt *l, int vector_bytes
     if (v.ok) check_stmt(&v, l->body);
     if (!v.ok || v.widest == 0) return NULL;
     v.L = vector_bytes / v.widest;
-    if (v.L < 2) return NULL;
-    mt_texpr *n = mt_te_cast(a, MT_INT64, l->extent), *L = mt_te_i64(a, v.L);
+    mt_texpr *n = mt_te_cast(a, MT_INT64, l->extent);
     int64_t cn;
     bool cst = mt_te_is_const_int(n, &cn) && cn >= 0;
+    int64_t most = upper_bound(n);
+    if (most >= 0 && most < v.L) { /* a short loop: the widest vector it fills, from 16 bytes */
+        int L = v.L;
+        while (L > most) L /= 2;
+        if (L * v.widest >= MIN_VECTOR_BYTES) v.L = L;
+    }
+    if (v.L < 2) return NULL;
+    mt_texpr *L = mt_te_i64(a, v.L);
     if (!cst) /* a negative extent runs no iteration (n % L would) */
         n = mt_te_bin(a, TE_MAX, n, mt_te_i64(a, 0));
     /* constant extents fold here, so remove_unit_loops (next) sees 1-trip loops */

@@ -1,0 +1,365 @@
+/*
+ * compact_buffers.c -- a buffer that each execution of a statement fills
+ * and then only reads becomes a buffer of that statement, of the size of
+ * the box it fills.
+ *
+ *     b_global = T.alloc_buffer((1024, 1024))        for i2_0 in T.parallel(64):
+ *     for i2_0 in T.parallel(64):                        b_global = T.alloc_buffer((1024, 16))
+ *         for ax0, ax1 in T.grid(1024, 16):       ->     for ax0, ax1 in T.grid(1024, 16):
+ *             b_global[ax0, i2_0 * 16 + ax1] = b[..]          b_global[ax0, ax1] = b[..]
+ *         for i0_0 in range(171): ...                    for i0_0 in range(171): ...
+ *             .. b_global[i1, i2_0 * 16 + i2_1] ..           .. b_global[i1, i2_1] ..
+ *
+ * That is what `cache_read` then `compute_at` leave (docs/schedule.md): the
+ * copy keeps the whole shape of what it copies, one region of it filled per
+ * iteration. Compacted, the region is contiguous (a matmul's packed panel
+ * of B, read as vectors along k), each thread of a parallel loop has its
+ * own, and it is small enough for the stack and the caches. This is TVM's
+ * CompactBufferAllocation for the case a schedule makes.
+ *
+ * When: on a CPU target, for an allocation X of constant shape, the
+ * statement P holding every access to X (going down from the allocation
+ * through loops, lets and sequences with a single item that touches X) is
+ * a sequence whose first item touching X, W, is a perfect nest of loops
+ * from 0 around one store X[o_0 + v_0, ..] (each index a part o_d free of
+ * the variables bound inside P plus one of the nest's variables, distinct,
+ * or none), whose value does not read X, each loop's extent a constant or
+ * a split's clamped T.min(c, ..) free of P's variables; and every later
+ * item only loads X, at indices o_d + r_d with the same parts o_d and r_d
+ * (of variables bound inside P) within [0, extent of v_d): over the ranges
+ * of the loops inside P for a constant extent, else r_d the variable of a
+ * loop from 0 with that same extent. Then each execution of P writes the
+ * whole box [o_d, o_d + extent_d) before it reads anything of X, and reads
+ * nothing outside it: X becomes a buffer of the box's shape (the constant
+ * bound c of a clamped extent) allocated around P, indexed by v_d and r_d. Anything else is left as it was.
+ * Runs on the lowered form, before flatten_buffers.
+ */
+#include "passes/tir/tir_passes.h"
+
+#include <string.h>
+
+#include "tir/arith.h"
+
+enum { MAX_DIMS = 8, MAX_TERMS = 16, MAX_INNER = 256 };
+
+typedef struct compact {
+    mt_arena *a;
+    const mt_tbuffer *x;
+    const mt_tvar *inner[MAX_INNER]; /* variables bound inside P */
+    int ninner;
+    bool too_many;
+    mt_texpr *outer[MAX_DIMS]; /* o_d of the writer (NULL: 0) */
+    int64_t ext[MAX_DIMS];     /* the box: a constant bound of the extent of v_d */
+    const mt_texpr *ext_expr[MAX_DIMS]; /* that extent: a constant, or T.min(c, ..) */
+    bool ok;
+} compact;
+
+/* ---- what touches X ----------------------------------------------------- */
+
+typedef struct touch {
+    const mt_tbuffer *x;
+    bool loads, stores;
+} touch;
+
+static void touch_expr(mt_tvisitor *v, const mt_texpr *e) {
+    touch *t = v->ctx;
+    if (e->kind == TE_LOAD && e->buf == t->x) t->loads = true;
+    mt_tvisit_expr_children(v, e);
+}
+
+static void touch_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    touch *t = v->ctx;
+    if (s->kind == TS_STORE && s->buf == t->x) t->stores = true;
+    mt_tvisit_stmt_children(v, s);
+}
+
+static touch touches(const mt_tstmt *s, const mt_tbuffer *x) {
+    touch t = {x, false, false};
+    mt_tvisitor v = {touch_expr, touch_stmt, &t};
+    mt_tvisit_stmt(&v, s);
+    return t;
+}
+
+static bool touches_any(const mt_tstmt *s, const mt_tbuffer *x) {
+    touch t = touches(s, x);
+    return t.loads || t.stores;
+}
+
+/* ---- indices: o_d + r_d ------------------------------------------------- */
+
+static void inner_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    compact *c = v->ctx;
+    if ((s->kind == TS_FOR || s->kind == TS_LET) && !c->too_many) {
+        if (c->ninner == MAX_INNER) c->too_many = true;
+        else c->inner[c->ninner++] = s->var;
+    }
+    mt_tvisit_stmt_children(v, s);
+}
+
+static void no_expr(mt_tvisitor *v, const mt_texpr *e) {
+    (void)v;
+    (void)e;
+}
+
+static bool uses_inner(const compact *c, const mt_texpr *e) {
+    for (int i = 0; i < c->ninner; i++)
+        if (mt_texpr_uses_var(e, c->inner[i])) return true;
+    return false;
+}
+
+static int terms_of(mt_texpr *e, mt_texpr **terms, int n) {
+    if (n < 0) return n;
+    if (e->kind == TE_ADD) return terms_of(e->b, terms, terms_of(e->a, terms, n));
+    if (n == MAX_TERMS) return -1;
+    terms[n] = e;
+    return n + 1;
+}
+
+static mt_texpr *sum(mt_arena *a, mt_texpr **terms, int n) {
+    mt_texpr *s = NULL;
+    for (int i = 0; i < n; i++) s = s ? mt_te_bin(a, TE_ADD, s, terms[i]) : terms[i];
+    return s;
+}
+
+/* idx = *outer + *rest, *outer free of P's variables (NULL: none). */
+static bool split_index(compact *c, mt_texpr *idx, mt_texpr **outer, mt_texpr **rest) {
+    mt_texpr *terms[MAX_TERMS], *in[MAX_TERMS], *out[MAX_TERMS];
+    int n = terms_of(idx, terms, 0), ni = 0, no = 0;
+    if (n < 0 || idx->lanes != 1) return false;
+    for (int i = 0; i < n; i++) {
+        if (uses_inner(c, terms[i])) in[ni++] = terms[i];
+        else out[no++] = terms[i];
+    }
+    *outer = sum(c->a, out, no);
+    *rest = ni ? sum(c->a, in, ni) : mt_te_int(c->a, idx->dtype, 0);
+    return true;
+}
+
+static bool same_outer(const mt_texpr *x, const mt_texpr *y) {
+    return (!x && !y) || (x && y && mt_texpr_equal(x, y));
+}
+
+/* ---- the writer W ------------------------------------------------------- */
+
+/* A constant >= 1 that extent e never exceeds: e itself, or c of
+ * T.min(c, ..) / T.min(.., c); 0 when there is none. */
+static int64_t bound_of(const mt_texpr *e) {
+    int64_t c;
+    if (e->kind == TE_MIN && (mt_te_is_const_int(e->a, &c) || mt_te_is_const_int(e->b, &c)))
+        return c >= 1 ? c : 0;
+    return mt_te_is_const_int(e, &c) && c >= 1 ? c : 0;
+}
+
+/* W: loops from 0 of constant bounded extent (free of P's variables)
+ * around X[o_d + v_d] = value. */
+static bool writer(compact *c, const mt_tstmt *w) {
+    const mt_tvar *vars[MAX_DIMS * 2];
+    const mt_texpr *extents[MAX_DIMS * 2];
+    int64_t exts[MAX_DIMS * 2];
+    int nv = 0, ndim = c->x->ndim;
+    int64_t m, e;
+    for (; w->kind == TS_FOR; w = w->body) {
+        if (nv == MAX_DIMS * 2 || w->for_kind == MT_FOR_THREAD || !mt_te_is_const_int(w->min, &m) ||
+            m != 0 || !(e = bound_of(w->extent)) || uses_inner(c, w->extent))
+            return false;
+        vars[nv] = w->var, extents[nv] = w->extent, exts[nv++] = e;
+    }
+    if (w->kind != TS_STORE || w->buf != c->x || w->nidx != ndim || touches(w, c->x).loads) return false;
+    bool used[MAX_DIMS * 2] = {false};
+    for (int d = 0; d < ndim; d++) {
+        mt_texpr *rest;
+        if (!split_index(c, w->idx[d], &c->outer[d], &rest)) return false;
+        int64_t zero;
+        if (mt_te_is_const_int(rest, &zero) && zero == 0) {
+            c->ext[d] = 1;
+            c->ext_expr[d] = mt_te_int(c->a, MT_INT64, 1);
+            continue;
+        }
+        int k = 0;
+        while (k < nv && !(rest->kind == TE_VAR && rest->var == vars[k])) k++;
+        if (k == nv || used[k]) return false;
+        used[k] = true;
+        c->ext[d] = exts[k];
+        c->ext_expr[d] = extents[k];
+    }
+    return true;
+}
+
+/* ---- the readers -------------------------------------------------------- */
+
+typedef struct reader {
+    compact *c;
+    mt_bounds b;
+    const mt_tstmt *loops[MAX_INNER]; /* the loops around the visit, innermost last */
+    int nloops;
+} reader;
+
+/* Does r stay below the box's extent in dim d? Over the ranges when the
+ * extent is a constant; else r must be the variable of a loop from 0 with
+ * the writer's extent itself (the same expression of variables outside P,
+ * so the same value in one execution of P). */
+static bool inside(reader *r, int d, const mt_texpr *rest) {
+    compact *c = r->c;
+    int64_t e, m;
+    if (mt_te_is_const_int(c->ext_expr[d], &e)) {
+        mt_range rg = mt_bounds_of(&r->b, rest);
+        return rg.lo >= 0 && rg.hi < e;
+    }
+    if (rest->kind != TE_VAR) return false;
+    for (int i = r->nloops - 1; i >= 0; i--)
+        if (r->loops[i]->var == rest->var)
+            return mt_te_is_const_int(r->loops[i]->min, &m) && m == 0 &&
+                   mt_texpr_equal(r->loops[i]->extent, c->ext_expr[d]);
+    return false;
+}
+
+static void read_expr(mt_tvisitor *v, const mt_texpr *e) {
+    reader *r = v->ctx;
+    compact *c = r->c;
+    if (c->ok && e->kind == TE_LOAD && e->buf == c->x) {
+        for (int d = 0; d < c->x->ndim && c->ok; d++) {
+            mt_texpr *o, *rest;
+            if (!split_index(c, e->args[d], &o, &rest) || !same_outer(o, c->outer[d])) {
+                c->ok = false;
+                break;
+            }
+            c->ok = inside(r, d, rest);
+        }
+    }
+    mt_tvisit_expr_children(v, e);
+}
+
+static void read_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    reader *r = v->ctx;
+    if (!r->c->ok) return;
+    if (s->kind == TS_STORE && s->buf == r->c->x) {
+        r->c->ok = false;
+        return;
+    }
+    bool pushed = false;
+    if (s->kind == TS_FOR) {
+        v->expr(v, s->min);
+        v->expr(v, s->extent);
+        if (r->nloops == MAX_INNER) {
+            r->c->ok = false;
+            return;
+        }
+        pushed = mt_bounds_push_loop(r->c->a, &r->b, s->var, s->min, s->extent);
+        r->loops[r->nloops++] = s;
+        mt_tvisit_stmt(v, s->body);
+        r->nloops--;
+    } else if (s->kind == TS_LET) {
+        v->expr(v, s->value);
+        mt_bounds_push(r->c->a, &r->b, s->var, mt_bounds_of(&r->b, s->value));
+        pushed = true;
+        mt_tvisit_stmt(v, s->body);
+    } else {
+        mt_tvisit_stmt_children(v, s);
+    }
+    if (pushed) mt_bounds_pop(&r->b);
+}
+
+/* ---- the rewrite -------------------------------------------------------- */
+
+typedef struct rewrite {
+    compact *c;
+    mt_tbuffer *y;
+} rewrite;
+
+static mt_texpr **new_idx(rewrite *w, mt_texpr *const *idx) {
+    mt_texpr **out = MT_NEW_ARRAY(w->c->a, mt_texpr *, w->c->x->ndim);
+    for (int d = 0; d < w->c->x->ndim; d++) {
+        mt_texpr *o;
+        split_index(w->c, idx[d], &o, &out[d]);
+    }
+    return out;
+}
+
+static mt_texpr *rw_expr(mt_tmutator *m, mt_texpr *e) {
+    rewrite *w = m->ctx;
+    mt_texpr *r = mt_tmutate_expr_children(m, e);
+    if (r->kind != TE_LOAD || r->buf != w->c->x) return r;
+    mt_texpr *l = mt_te_load(m->arena, w->y, new_idx(w, r->args), w->c->x->ndim);
+    l->loc = r->loc;
+    return l;
+}
+
+static mt_tstmt *rw_stmt(mt_tmutator *m, mt_tstmt *s) {
+    rewrite *w = m->ctx;
+    mt_tstmt *r = mt_tmutate_stmt_children(m, s);
+    if (r->kind != TS_STORE || r->buf != w->c->x) return r;
+    return mt_ts_store(m->arena, w->y, new_idx(w, r->idx), w->c->x->ndim, r->value);
+}
+
+/* P with X compacted and allocated around it, or NULL. */
+static mt_tstmt *compact_at(mt_arena *a, const mt_tbuffer *x, mt_tstmt *p) {
+    if (p->kind != TS_SEQ) return NULL;
+    compact c = {.a = a, .x = x, .ok = true};
+    mt_tvisitor iv = {no_expr, inner_stmt, &c};
+    mt_tvisit_stmt(&iv, p);
+    if (c.too_many) return NULL;
+    int k = 0;
+    while (k < p->nstmts && !touches_any(p->stmts[k], x)) k++;
+    if (k == p->nstmts || !writer(&c, p->stmts[k])) return NULL;
+    reader r = {&c, {0}};
+    mt_tvisitor rv = {read_expr, read_stmt, &r};
+    for (int i = k + 1; i < p->nstmts && c.ok; i++) mt_tvisit_stmt(&rv, p->stmts[i]);
+    int64_t old = 1, now = 1;
+    for (int d = 0; d < x->ndim; d++) {
+        int64_t e;
+        if (!mt_te_is_const_int(x->shape[d], &e)) return NULL;
+        old *= e, now *= c.ext[d];
+    }
+    if (!c.ok || now >= old) return NULL;
+    mt_tbuffer *y = mt_tbuffer_new_const(a, x->name, x->dtype, x->ndim, c.ext);
+    y->scope = x->scope;
+    rewrite w = {&c, y};
+    mt_tmutator m = {a, rw_expr, rw_stmt, &w};
+    return mt_ts_at(mt_ts_alloc(a, y, mt_tmutate_stmt(&m, p)), p->loc);
+}
+
+/* Statement s (inside X's allocation) with P compacted, or NULL: down
+ * through loops, lets and the one item of a sequence that touches X. */
+static mt_tstmt *descend(mt_arena *a, const mt_tbuffer *x, mt_tstmt *s) {
+    mt_tstmt *inner = NULL, *r;
+    switch (s->kind) {
+    case TS_FOR:
+    case TS_LET:
+        if (!(inner = descend(a, x, s->body))) return NULL;
+        r = mt_ts_copy(a, s);
+        r->body = inner;
+        return r;
+    case TS_SEQ: {
+        int hit = -1, n = 0;
+        for (int i = 0; i < s->nstmts; i++)
+            if (touches_any(s->stmts[i], x)) hit = i, n++;
+        if (n != 1) return compact_at(a, x, s);
+        if (!(inner = descend(a, x, s->stmts[hit]))) return NULL;
+        r = mt_ts_copy(a, s);
+        r->stmts = MT_NEW_ARRAY(a, mt_tstmt *, s->nstmts);
+        memcpy(r->stmts, s->stmts, sizeof(mt_tstmt *) * (size_t)s->nstmts);
+        r->stmts[hit] = inner;
+        return r;
+    }
+    default: return NULL;
+    }
+}
+
+static mt_tstmt *alloc_stmt(mt_tmutator *m, mt_tstmt *s) {
+    mt_tstmt *r = mt_tmutate_stmt_children(m, s);
+    if (r->kind != TS_ALLOC || r->buf->ndim < 1 || r->buf->ndim > MAX_DIMS) return r;
+    mt_tstmt *body = descend(m->arena, r->buf, r->body);
+    return body ? body : r;
+}
+
+static mt_texpr *keep_expr(mt_tmutator *m, mt_texpr *e) {
+    (void)m;
+    return e;
+}
+
+mt_tfunc *mt_tir_compact_buffers(mt_arena *a, mt_tfunc *f) {
+    if (!f->body || mt_tfunc_target(f)->kind != MT_TARGET_CPU) return f;
+    mt_tmutator m = {a, keep_expr, alloc_stmt, NULL};
+    mt_tstmt *body = mt_tmutate_stmt(&m, f->body);
+    return body == f->body ? f : mt_tfunc_with_body(a, f, body);
+}
