@@ -494,15 +494,23 @@ static void test_partition_tails(void **state) {
     f->body = tile_loop(out, o, i, 171, 1024, MT_FOR_UNROLLED, MT_FOR_PARALLEL);
     g = mt_tir_simplify(A, mt_tir_partition_tails(A, mt_tir_flatten_buffers(A, f)));
     assert_non_null(strstr(mt_tfunc_print(A, g), "    for o in T.parallel(170):\n"));
-    /* left alone: a vectorized inner loop (the vectorize pass takes a T.min
-     * extent), tiles that divide the rows (1020 = 6 * 170), a vectorized
-     * outer loop, an extent that also depends on another loop's variable */
+    /* a vectorized tile of 6 too */
+    f->body = tile_loop(out, o, i, 171, 1024, MT_FOR_VECTORIZED, MT_FOR_SERIAL);
+    g = mt_tir_simplify(A, mt_tir_partition_tails(A, mt_tir_flatten_buffers(A, f)));
+    assert_non_null(strstr(mt_tfunc_print(A, g), "    for i_1 in T.vectorized(4):\n"));
+    /* left alone: a vectorized clamp longer than 64 (a parallel chunk),
+     * tiles that divide the rows (1020 = 6 * 170), a vectorized outer
+     * loop, an extent that also depends on another loop's variable */
+    mt_texpr *chunk = bin(TE_MIN, I(100), sub(I(1024), mul(V(o), I(100))));
+    mt_tstmt *chunks = mt_ts_for(A, o, I(0), I(11), MT_FOR_PARALLEL,
+                                 mt_ts_for(A, i, I(0), chunk, MT_FOR_VECTORIZED,
+                                           st(out, F(1), add(mul(V(o), I(100)), V(i)))));
     mt_tvar *r = ivar("r");
     mt_texpr *ext2 = bin(TE_MIN, I(6), sub(add(I(1024), V(r)), mul(V(o), I(6))));
     mt_tstmt *dep = mt_ts_for(A, o, I(0), I(171), MT_FOR_SERIAL,
                               mt_ts_for(A, i, I(0), ext2, MT_FOR_UNROLLED, st(out, F(1), V(i))));
     mt_tstmt *cases[4] = {
-        tile_loop(out, o, i, 171, 1024, MT_FOR_VECTORIZED, MT_FOR_SERIAL),
+        chunks,
         tile_loop(out, o, i, 170, 1020, MT_FOR_UNROLLED, MT_FOR_SERIAL),
         tile_loop(out, o, i, 171, 1024, MT_FOR_UNROLLED, MT_FOR_VECTORIZED),
         mt_ts_for(A, r, I(0), I(2), MT_FOR_SERIAL, dep),

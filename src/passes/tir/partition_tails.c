@@ -1,7 +1,7 @@
 /*
  * partition_tails.c -- the last iteration of a loop whose split left a
- * partial tile is peeled off, so that the tile's unrolled loops have a
- * constant extent everywhere else.
+ * partial tile is peeled off, so that the tile's unrolled and vectorized
+ * loops have a constant extent everywhere else.
  *
  *     for i_0 in range(171):                  for i_0 in range(170):
  *         for i_1 in T.unroll(T.min(6,   ->       for i_1 in T.unroll(T.min(6, 1024 - i_0 * 6)):
@@ -13,38 +13,47 @@
  * the extent `T.min(factor, extent - outer * factor)`, and LLVM unrolls
  * fully only loops of constant extent: a schedule that cut 1024 rows into
  * tiles of 6 and unrolled them (a register tile) got a rolled loop, its
- * accumulators in memory, for every tile, not just the last. (Vectorized
- * loops need no peeling: the vectorize pass takes a T.min extent, with the
- * vector width its constant allows.) In the first part the ranges of the loop decide each T.min
- * (the simplify pass that follows folds it to the factor), and in the
- * peeled iteration it is a constant: both get the code of a full tile, the
- * tail its own smaller one. This is the tail half of TVM's LoopPartition.
+ * accumulators in memory, for every tile, not just the last. A vectorized
+ * loop with a clamped extent becomes a loop of `extent // L` vector steps
+ * and a scalar loop (the vectorize pass), run-time trip counts around each
+ * vector of a tile: 1000 columns in panels of 16 ran at a quarter of the
+ * speed of 1008. In the first part the ranges of the loop decide each
+ * T.min (the simplify pass that follows folds it to the factor), and in
+ * the peeled iteration it is a constant: both get the code of a full tile,
+ * the tail its own smaller one. This is the tail half of TVM's
+ * LoopPartition.
  *
  * Which loops: on a CPU target, a serial, parallel or unrolled loop with
- * constant min m and extent N >= 2 whose body holds an unrolled loop with
- * an extent T.min(c, R) or T.min(R, c), c a constant, R
- * an integer expression of this loop's variable (and constants) that is at
- * least c for every iteration but the last and less than c in the last.
- * Such a loop becomes [m, m + N - 1) and its body with the variable set to
- * m + N - 1, its loop and let variables fresh ones. Bodies larger than
- * MAX_NODES statements (the peeled copy doubles them) or with an
- * allocation are left alone. The iterations run in the same order and
- * compute the same; nothing else changes. Runs on the lowered, flattened
- * form before the first simplify.
+ * constant min m and extent N >= 2 whose body holds an unrolled loop, or a
+ * vectorized loop with c <= MAX_VECTOR, with an extent T.min(c, R) or
+ * T.min(R, c), c a constant, R an integer expression of this loop's
+ * variable (and constants) that is at least c for every iteration but the
+ * last and less than c in the last. Such a loop becomes [m, m + N - 1) and
+ * its body with the variable set to m + N - 1, its loop and let variables
+ * and its allocations fresh ones. Bodies larger than MAX_NODES statements
+ * (the peeled copy doubles them) are left alone. The iterations run in the
+ * same order and compute the same; nothing else changes. Runs on the
+ * lowered, flattened form before the first simplify.
  */
 #include "passes/tir/tir_passes.h"
+
+#include <stdint.h>
 
 #include "support/common.h"
 #include "tir/arith.h"
 
-enum { MAX_NODES = 4096 };
+/* MAX_VECTOR: a vectorized loop is peeled for only when its clamp is at
+ * most this many elements (a register tile's columns; a parallel chunk of
+ * thousands, whose tail the vectorize pass handles at no measurable cost,
+ * keeps its last iteration on the threads). */
+enum { MAX_NODES = 4096, MAX_VECTOR = 64 };
 
 typedef struct tails {
     mt_arena *a;
     const mt_tvar *var;
     int64_t first, last; /* the loop's first and last iteration */
     int nodes;
-    bool found, allocates;
+    bool found;
 } tails;
 
 /* R's range with var in [lo, hi]. */
@@ -55,8 +64,8 @@ static mt_range range_with(tails *t, const mt_texpr *r, int64_t lo, int64_t hi) 
 }
 
 /* Extent min(c, R) or min(R, c) that is c before the last iteration and
- * less than c in it? */
-static bool tail_extent(tails *t, const mt_texpr *e) {
+ * less than c in it (c at most `most`)? */
+static bool tail_extent(tails *t, const mt_texpr *e, int64_t most) {
     int64_t c;
     if (e->kind != TE_MIN || e->lanes != 1 || !mt_dtype_is_int(e->dtype)) return false;
     const mt_texpr *r = e->b;
@@ -64,7 +73,7 @@ static bool tail_extent(tails *t, const mt_texpr *e) {
         if (!mt_te_is_const_int(e->b, &c)) return false;
         r = e->a;
     }
-    if (!mt_texpr_uses_var(r, t->var)) return false;
+    if (c > most || !mt_texpr_uses_var(r, t->var)) return false;
     mt_range before = range_with(t, r, t->first, t->last - 1);
     mt_range at_last = range_with(t, r, t->last, t->last);
     return before.lo >= c && at_last.hi < c;
@@ -73,9 +82,9 @@ static bool tail_extent(tails *t, const mt_texpr *e) {
 static void find_stmt(mt_tvisitor *v, const mt_tstmt *s) {
     tails *t = v->ctx;
     t->nodes++;
-    if (s->kind == TS_ALLOC) t->allocates = true;
-    if (s->kind == TS_FOR && !t->found && s->for_kind == MT_FOR_UNROLLED &&
-        tail_extent(t, s->extent))
+    if (s->kind == TS_FOR && !t->found &&
+        ((s->for_kind == MT_FOR_UNROLLED && tail_extent(t, s->extent, INT64_MAX)) ||
+         (s->for_kind == MT_FOR_VECTORIZED && tail_extent(t, s->extent, MAX_VECTOR))))
         t->found = true;
     if (t->nodes <= MAX_NODES) mt_tvisit_stmt_children(v, s);
 }
@@ -91,9 +100,45 @@ static mt_texpr *keep_expr(mt_tmutator *m, mt_texpr *e) {
     return e;
 }
 
-/* The peeled copy binds variables of its own (a variable is bound once in
- * a function: the printed text must parse back to the same function). */
+/* The peeled copy's accesses of an allocation it makes: to the copy's buffer. */
+typedef struct swap {
+    const mt_tbuffer *from;
+    mt_tbuffer *to;
+} swap;
+
+static mt_texpr *swap_expr(mt_tmutator *m, mt_texpr *e) {
+    swap *w = m->ctx;
+    mt_texpr *r = mt_tmutate_expr_children(m, e);
+    if (r->kind != TE_LOAD || r->buf != w->from) return r;
+    mt_texpr *l = mt_te_load(m->arena, w->to, r->args, r->nargs);
+    l->loc = r->loc;
+    return l;
+}
+
+static mt_tstmt *swap_stmt(mt_tmutator *m, mt_tstmt *s) {
+    swap *w = m->ctx;
+    mt_tstmt *r = mt_tmutate_stmt_children(m, s);
+    if (r->kind != TS_STORE || r->buf != w->from) return r;
+    mt_tstmt *n = mt_ts_copy(m->arena, r);
+    n->buf = w->to;
+    return n;
+}
+
+/* The peeled copy binds variables and allocates buffers of its own (each
+ * is bound once in a function: the printed text must parse back to the
+ * same function). */
 static mt_tstmt *fresh_stmt(mt_tmutator *m, mt_tstmt *s) {
+    if (s->kind == TS_ALLOC) {
+        const mt_tbuffer *b = s->buf;
+        mt_tbuffer *nb = mt_tbuffer_new(m->arena, b->name, b->dtype, b->ndim, b->shape);
+        nb->scope = b->scope;
+        swap w = {b, nb};
+        mt_tmutator sm = {m->arena, swap_expr, swap_stmt, &w};
+        mt_tstmt *r = mt_ts_copy(m->arena, s);
+        r->buf = nb;
+        r->body = mt_tmutate_stmt(m, mt_tmutate_stmt(&sm, s->body));
+        return r;
+    }
     if (s->kind != TS_FOR && s->kind != TS_LET) return mt_tmutate_stmt_children(m, s);
     mt_tvar *nv = mt_tvar_new(m->arena, s->var->name, s->var->dtype);
     mt_texpr *use = mt_te_var(m->arena, nv);
@@ -112,10 +157,10 @@ static mt_tstmt *peel(mt_arena *a, const mt_tstmt *l) {
     if (!mt_te_is_const_int(l->min, &m) || !mt_te_is_const_int(l->extent, &n) || n < 2 ||
         __builtin_add_overflow(m, n - 1, &n))
         return NULL;
-    tails t = {a, l->var, m, n, 0, false, false};
+    tails t = {a, l->var, m, n, 0, false};
     mt_tvisitor v = {skip_expr, find_stmt, &t};
     mt_tvisit_stmt(&v, l->body);
-    if (!t.found || t.allocates || t.nodes > MAX_NODES) return NULL;
+    if (!t.found || t.nodes > MAX_NODES) return NULL;
     mt_tvar *var = l->var;
     mt_texpr *at = mt_te_int(a, var->dtype, t.last);
     mt_tmutator fresh = {a, keep_expr, fresh_stmt, NULL};

@@ -86,12 +86,12 @@ mt_tfunc *mt_tir_flatten_buffers(mt_arena *a, mt_tfunc *f);
 mt_tfunc *mt_tir_partition(mt_arena *a, mt_tfunc *f);
 /* partition_tails -- assumes lowered, flattened form, before simplify.
  * Guarantees: on a CPU target, a serial, parallel or unrolled loop with
- * constant min m and extent N >= 2 whose body (at most 4096 statements,
- * no allocation) holds an unrolled loop of extent T.min(c, R) (either order;
+ * constant min m and extent N >= 2 whose body (at most 4096 statements)
+ * holds an unrolled loop (or a vectorized loop with c <= 64) of extent T.min(c, R) (either order;
  * c a constant, R of the loop's variable and constants) with R >= c in
  * every iteration but the last and R < c in the last, is replaced by the
  * loop over [m, m + N - 1) and its body with the variable m + N - 1 and
- * fresh loop and let variables (the split's partial tile peeled; inner
+ * fresh loop and let variables and allocations (the split's partial tile peeled; inner
  * loops first); same order, same
  * results. The simplify that follows folds the T.min in both parts. */
 mt_tfunc *mt_tir_partition_tails(mt_arena *a, mt_tfunc *f);
