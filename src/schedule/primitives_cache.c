@@ -106,21 +106,6 @@ static int top_index(const mt_tfunc *f, const mt_blk_stmts *path) {
     return 0;
 }
 
-typedef struct swap_buf {
-    const mt_tbuffer *from;
-    mt_tbuffer *to;
-} swap_buf;
-
-static mt_texpr *swap_load(mt_tmutator *m, mt_texpr *e) {
-    swap_buf *t = m->ctx;
-    if (e->kind == TE_LOAD && e->buf == t->from) {
-        mt_texpr **args = MT_NEW_ARRAY(m->arena, mt_texpr *, e->nargs + 1);
-        for (int i = 0; i < e->nargs; i++) args[i] = mt_tmutate_expr(m, e->args[i]);
-        return mt_te_load(m->arena, t->to, args, e->nargs);
-    }
-    return mt_tmutate_expr_children(m, e);
-}
-
 /* Regions rs with from's renamed to to. */
 static mt_tregion *swap_regions(mt_arena *a, const mt_tregion *rs, int n, const mt_tbuffer *from,
                                 mt_tbuffer *to) {
@@ -187,12 +172,10 @@ bool mt_sched_cache_read_do(mt_sched *s, const char *name, const char *buffer, m
     if (!copy_place(s, b, &path, X, &at)) return false;
     mt_tbuffer *C = cache_buffer(a, f, X, scope);
     const char *cname = mt_blk_fresh_block_name(a, f, C->name);
-    swap_buf t = {X, C};
-    mt_tmutator m = {a, swap_load, NULL, &t};
-    mt_tstmt *nb = mt_ts_copy(a, b);
-    nb->body = mt_tmutate_stmt(&m, b->body);
-    nb->init = b->init ? mt_tmutate_stmt(&m, b->init) : NULL;
-    nb->predicate = b->predicate ? mt_tmutate_expr(&m, b->predicate) : NULL;
+    mt_tstmt *nb = mt_ts_copy(a, b); /* b writes no X: only its loads change */
+    nb->body = mt_tsubst_buffer_stmt(a, b->body, X, C);
+    nb->init = mt_tsubst_buffer_stmt(a, b->init, X, C);
+    nb->predicate = mt_tsubst_buffer_expr(a, b->predicate, X, C);
     nb->reads = swap_regions(a, b->reads, b->nreads, X, C);
     mt_sched_replace(s, b, nb);
     insert_top(s, at, copy_nest(a, cname, X, C), C);

@@ -567,6 +567,12 @@ mt_texpr *mt_tsubst_expr(mt_arena *a, mt_texpr *e, mt_tvar *const *vars,
 mt_tstmt *mt_tsubst_stmt(mt_arena *a, mt_tstmt *s, mt_tvar *const *vars,
                          mt_texpr *const *values, int n);
 
+/* Replace a buffer: every load of and store to `from` accesses `to` (same
+ * indices; a block's reads/writes regions and allocations are left as
+ * they are). */
+mt_texpr *mt_tsubst_buffer_expr(mt_arena *a, mt_texpr *e, const mt_tbuffer *from, mt_tbuffer *to);
+mt_tstmt *mt_tsubst_buffer_stmt(mt_arena *a, mt_tstmt *s, const mt_tbuffer *from, mt_tbuffer *to);
+
 /* Structural equality of expressions (same kinds, dtypes, values, same
  * variable and buffer pointers). */
 bool mt_texpr_equal(const mt_texpr *x, const mt_texpr *y);

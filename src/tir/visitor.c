@@ -397,6 +397,43 @@ mt_tstmt *mt_tsubst_stmt(mt_arena *a, mt_tstmt *s, mt_tvar *const *vars,
     return mt_tmutate_stmt(&m, s);
 }
 
+typedef struct swap_ctx {
+    const mt_tbuffer *from;
+    mt_tbuffer *to;
+} swap_ctx;
+
+static mt_texpr *swap_expr(mt_tmutator *m, mt_texpr *e) {
+    const swap_ctx *w = m->ctx;
+    mt_texpr *r = mt_tmutate_expr_children(m, e);
+    if (r->kind != TE_LOAD || r->buf != w->from) return r;
+    mt_texpr *l = mt_te_load(m->arena, w->to, r->args, r->nargs);
+    l->loc = r->loc;
+    return l;
+}
+
+static mt_tstmt *swap_stmt(mt_tmutator *m, mt_tstmt *s) {
+    const swap_ctx *w = m->ctx;
+    mt_tstmt *r = mt_tmutate_stmt_children(m, s);
+    if (r->kind != TS_STORE || r->buf != w->from) return r;
+    mt_tstmt *n = mt_ts_copy(m->arena, r);
+    n->buf = w->to;
+    return n;
+}
+
+mt_texpr *mt_tsubst_buffer_expr(mt_arena *a, mt_texpr *e, const mt_tbuffer *from, mt_tbuffer *to) {
+    if (!e) return e;
+    swap_ctx w = {from, to};
+    mt_tmutator m = {a, swap_expr, swap_stmt, &w};
+    return mt_tmutate_expr(&m, e);
+}
+
+mt_tstmt *mt_tsubst_buffer_stmt(mt_arena *a, mt_tstmt *s, const mt_tbuffer *from, mt_tbuffer *to) {
+    if (!s) return s;
+    swap_ctx w = {from, to};
+    mt_tmutator m = {a, swap_expr, swap_stmt, &w};
+    return mt_tmutate_stmt(&m, s);
+}
+
 /* ---- equality ------------------------------------------------------------ */
 
 bool mt_texpr_equal(const mt_texpr *x, const mt_texpr *y) {

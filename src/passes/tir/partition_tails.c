@@ -100,30 +100,6 @@ static mt_texpr *keep_expr(mt_tmutator *m, mt_texpr *e) {
     return e;
 }
 
-/* The peeled copy's accesses of an allocation it makes: to the copy's buffer. */
-typedef struct swap {
-    const mt_tbuffer *from;
-    mt_tbuffer *to;
-} swap;
-
-static mt_texpr *swap_expr(mt_tmutator *m, mt_texpr *e) {
-    swap *w = m->ctx;
-    mt_texpr *r = mt_tmutate_expr_children(m, e);
-    if (r->kind != TE_LOAD || r->buf != w->from) return r;
-    mt_texpr *l = mt_te_load(m->arena, w->to, r->args, r->nargs);
-    l->loc = r->loc;
-    return l;
-}
-
-static mt_tstmt *swap_stmt(mt_tmutator *m, mt_tstmt *s) {
-    swap *w = m->ctx;
-    mt_tstmt *r = mt_tmutate_stmt_children(m, s);
-    if (r->kind != TS_STORE || r->buf != w->from) return r;
-    mt_tstmt *n = mt_ts_copy(m->arena, r);
-    n->buf = w->to;
-    return n;
-}
-
 /* The peeled copy binds variables and allocates buffers of its own (each
  * is bound once in a function: the printed text must parse back to the
  * same function). */
@@ -132,11 +108,9 @@ static mt_tstmt *fresh_stmt(mt_tmutator *m, mt_tstmt *s) {
         const mt_tbuffer *b = s->buf;
         mt_tbuffer *nb = mt_tbuffer_new(m->arena, b->name, b->dtype, b->ndim, b->shape);
         nb->scope = b->scope;
-        swap w = {b, nb};
-        mt_tmutator sm = {m->arena, swap_expr, swap_stmt, &w};
         mt_tstmt *r = mt_ts_copy(m->arena, s);
         r->buf = nb;
-        r->body = mt_tmutate_stmt(m, mt_tmutate_stmt(&sm, s->body));
+        r->body = mt_tmutate_stmt(m, mt_tsubst_buffer_stmt(m->arena, s->body, b, nb));
         return r;
     }
     if (s->kind != TS_FOR && s->kind != TS_LET) return mt_tmutate_stmt_children(m, s);
