@@ -87,13 +87,14 @@ static void insert_top(mt_sched *s, int at, mt_tstmt *x, mt_tbuffer *cache) {
     mt_tstmt *const *items;
     int n = top_items(f, &items);
     mt_tstmt **v = MT_NEW_ARRAY(a, mt_tstmt *, n + 2);
-    memcpy(v, items, sizeof(mt_tstmt *) * (size_t)at);
+    if (at > 0) memcpy(v, items, sizeof(mt_tstmt *) * (size_t)at);
     v[at] = x;
-    memcpy(v + at + 1, items + at, sizeof(mt_tstmt *) * (size_t)(n - at));
+    if (n > at) memcpy(v + at + 1, items + at, sizeof(mt_tstmt *) * (size_t)(n - at));
     mt_blk_set_func_body(s, mt_ts_at(mt_ts_seq(a, v, n + 1), f->body->loc));
     mt_tfunc *g = s->func;
     g->allocs = MT_NEW_ARRAY(a, mt_tbuffer *, f->nallocs + 2);
-    memcpy(g->allocs, f->allocs, sizeof(mt_tbuffer *) * (size_t)f->nallocs);
+    if (f->nallocs) /* a function without allocations may have allocs NULL */
+        memcpy(g->allocs, f->allocs, sizeof(mt_tbuffer *) * (size_t)f->nallocs);
     g->allocs[g->nallocs++] = cache;
 }
 

@@ -20,11 +20,13 @@
  * When: on a CPU target, for an allocation X of constant shape, the
  * statement P holding every access to X (going down from the allocation
  * through loops, lets and sequences with a single item that touches X) is
- * a sequence whose first item touching X, W, is a perfect nest of loops
- * from 0 around one store X[o_0 + v_0, ..] (each index a part o_d free of
- * the variables bound inside P plus one of the nest's variables, distinct,
- * or none), whose value does not read X, each loop's extent a constant or
- * a split's clamped T.min(c, ..) free of P's variables; and every later
+ * a sequence (the loops and lets passed on the way read no X) whose first
+ * item touching X, W, is a perfect nest of loops from 0 around one store
+ * X[o_0 + v_0, ..] (each index a part o_d free of the variables bound
+ * inside P and of loads, plus one of the nest's variables, each of them
+ * in exactly one index, or none), whose value does not read X, each loop's
+ * extent a constant or a split's clamped T.min(c, ..) free of P's
+ * variables and of loads; and every later
  * item only loads X, at indices o_d + r_d with the same parts o_d and r_d
  * (of variables bound inside P) within [0, extent of v_d): over the ranges
  * of the loops inside P for a constant extent, else r_d the variable of a
@@ -160,7 +162,8 @@ static bool writer(compact *c, const mt_tstmt *w) {
     int64_t m, e;
     for (; w->kind == TS_FOR; w = w->body) {
         if (nv == MAX_DIMS * 2 || w->for_kind == MT_FOR_THREAD || !mt_te_is_const_int(w->min, &m) ||
-            m != 0 || !(e = bound_of(w->extent)) || uses_inner(c, w->extent))
+            m != 0 || !(e = bound_of(w->extent)) || uses_inner(c, w->extent) ||
+            mt_texpr_reads_memory(w->extent))
             return false;
         vars[nv] = w->var, extents[nv] = w->extent, exts[nv++] = e;
     }
@@ -168,7 +171,9 @@ static bool writer(compact *c, const mt_tstmt *w) {
     bool used[MAX_DIMS * 2] = {false};
     for (int d = 0; d < ndim; d++) {
         mt_texpr *rest;
-        if (!split_index(c, w->idx[d], &c->outer[d], &rest)) return false;
+        if (!split_index(c, w->idx[d], &c->outer[d], &rest) ||
+            (c->outer[d] && mt_texpr_reads_memory(c->outer[d])))
+            return false; /* a load could differ between the writer and a reader */
         int64_t zero;
         if (mt_te_is_const_int(rest, &zero) && zero == 0) {
             c->ext[d] = 1;
@@ -182,6 +187,8 @@ static bool writer(compact *c, const mt_tstmt *w) {
         c->ext[d] = exts[k];
         c->ext_expr[d] = extents[k];
     }
+    for (int k = 0; k < nv; k++) /* a loop that indexes nothing could run 0 times */
+        if (!used[k]) return false;
     return true;
 }
 
@@ -324,8 +331,10 @@ static mt_tstmt *descend(mt_arena *a, const mt_tbuffer *x, mt_tstmt *s) {
     mt_tstmt *inner = NULL, *r;
     switch (s->kind) {
     case TS_FOR:
-    case TS_LET:
-        if (!(inner = descend(a, x, s->body))) return NULL;
+    case TS_LET: /* bound outside P: must not read X, whose allocation moves into P */
+        if ((s->kind == TS_FOR && (mt_texpr_reads(s->min, x) || mt_texpr_reads(s->extent, x))) ||
+            (s->kind == TS_LET && mt_texpr_reads(s->value, x)) || !(inner = descend(a, x, s->body)))
+            return NULL;
         r = mt_ts_copy(a, s);
         r->body = inner;
         return r;

@@ -53,11 +53,12 @@ mt_tfunc *mt_tir_lower_blocks(mt_arena *a, mt_tfunc *f);
 /* compact_buffers -- assumes lowered form (multi-dimensional indices), on
  * a CPU target; after lower_blocks, before flatten_buffers. Guarantees: an
  * allocation X of constant shape whose accesses all lie in one sequence P
- * (reached from the allocation through loops, lets and single touching
- * items), where the first item touching X is a perfect nest of loops from
- * 0 (extents constant or a split's T.min(c, ..), free of P's variables)
- * around one store X[o_0 + v_0, ...] (o_d free of P's variables, v_d
- * distinct nest variables or absent) that reads no X, and every later item
+ * (reached from the allocation through loops and lets whose bounds and
+ * values read no X, and single touching items), where the first item
+ * touching X is a perfect nest of loops from 0 (extents constant or a
+ * split's T.min(c, ..), free of P's variables and of loads) around one
+ * store X[o_0 + v_0, ...] (o_d free of P's variables and of loads; every
+ * nest variable exactly one v_d; v_d absent: extent 1) that reads no X, and every later item
  * only loads X at o_d + r_d with r_d in [0, the extent of v_d) (over the
  * loops' ranges; for a T.min extent, r_d the variable of a loop from 0 of
  * that same extent), becomes a buffer of the box's shape (the constant
