@@ -21,7 +21,8 @@
  * bound to its own loops, nothing between the two positions touching what
  * the move reorders); region (o's index of X with its iteration variables
  * replaced by their bindings, per dim a point or `base + j` for one loop j
- * between L and o: derive_dim); dims (b's index of X per dim a constant or
+ * between L and o, or a sum of such loops scaled to tile an interval,
+ * `(j1 * 16 + j2)`: derive_dim); dims (b's index of X per dim a constant or
  * a spatial iteration variable bound to a loop of its own nest); build (the
  * nest again, its loops along X's dims replaced by the region's).
  */
@@ -58,35 +59,78 @@ typedef struct at {
 
 /* ---- shared steps ------------------------------------------------------------------ */
 
+/* e as base + sum coef[t] * var[t] (var[t] loops of inner, coef[t] > 0
+ * constants, base free of them), scaled by `scale`; false when it is not
+ * of that form (at most MAX_TERMS loop terms). */
+enum { MAX_TERMS = 16 };
+typedef struct lin {
+    mt_texpr *base;
+    const mt_tvar *var[MAX_TERMS];
+    int64_t coef[MAX_TERMS];
+    int n;
+} lin;
+
+static bool linearize(mt_arena *a, mt_texpr *e, mt_tvar *const *iv, int niv, int64_t scale, lin *l) {
+    int64_t c;
+    if (!mt_blk_first_use(e, iv, niv)) {
+        mt_texpr *t = scale == 1 ? e : mt_arith_mul(a, e, mt_te_i64(a, scale));
+        l->base = l->base ? mt_arith_add(a, l->base, t) : t;
+        return true;
+    }
+    if (e->kind == TE_ADD)
+        return linearize(a, e->a, iv, niv, scale, l) && linearize(a, e->b, iv, niv, scale, l);
+    if (e->kind == TE_MUL && (mt_te_is_const_int(e->b, &c) || mt_te_is_const_int(e->a, &c)) && c > 0 &&
+        !__builtin_mul_overflow(scale, c, &c))
+        return linearize(a, mt_te_is_const_int(e->b, &(int64_t){0}) ? e->a : e->b, iv, niv, c, l);
+    if (e->kind != TE_VAR || l->n == MAX_TERMS) return false;
+    l->var[l->n] = e->var, l->coef[l->n++] = scale;
+    return true;
+}
+
 /* The region [min, min + ext) of one dim of X that one iteration of the
  * target loop touches at index e (in loop variables); inner are the loops
- * between the target loop and the other block. */
+ * between the target loop and the other block. e is base + sum c_t * v_t
+ * over distinct loops v_t that tile an interval: sorted by c_t, the first
+ * is 1 and each next c_t is the one before times its loop's (constant)
+ * extent; the last loop's extent may be any (a split's clamped tail):
+ * (j0 * 16 + j1) * 16 + j2 under j0 touches [j0 * 256, + 16 * 16). */
 static bool derive_dim(mt_arena *a, mt_texpr *e, const mt_blk_stmts *inner, bool *used, mt_texpr **min,
                        mt_texpr **ext) {
     int n = inner->len;
     mt_tvar **iv = MT_NEW_ARRAY(a, mt_tvar *, n + 1);
     for (int j = 0; j < n; j++) iv[j] = inner->data[j]->var;
-    if (!mt_blk_first_use(e, iv, n)) {
-        *min = e;
-        *ext = mt_te_i64(a, 1);
-        return true;
-    }
-    mt_texpr *var = NULL, *base = NULL;
-    if (e->kind == TE_VAR) var = e;
-    else if (e->kind == TE_ADD && e->a->kind == TE_VAR && !mt_blk_first_use(e->b, iv, n))
-        var = e->a, base = e->b;
-    else if (e->kind == TE_ADD && e->b->kind == TE_VAR && !mt_blk_first_use(e->a, iv, n))
-        var = e->b, base = e->a;
-    for (int j = 0; var && j < n; j++) {
-        const mt_tstmt *l = inner->data[j];
-        if (l->var != var->var) continue;
-        if (used[j] || mt_blk_first_use(l->min, iv, n) || mt_blk_first_use(l->extent, iv, n)) return false;
+    lin l = {0};
+    if (!linearize(a, e, iv, n, 1, &l)) return false;
+    const mt_tstmt *loop[MAX_TERMS];
+    for (int t = 0; t < l.n; t++) {
+        int j = 0;
+        while (j < n && inner->data[j]->var != l.var[t]) j++;
+        if (j == n || used[j] || mt_blk_first_use(inner->data[j]->min, iv, n) ||
+            mt_blk_first_use(inner->data[j]->extent, iv, n))
+            return false;
         used[j] = true;
-        *min = base ? mt_arith_add(a, base, l->min) : l->min;
-        *ext = l->extent;
-        return true;
+        loop[t] = inner->data[j];
     }
-    return false;
+    for (int t = 1; t < l.n; t++) /* by coefficient, smallest first (few terms) */
+        for (int u = t; u > 0 && l.coef[u] < l.coef[u - 1]; u--) {
+            int64_t c = l.coef[u];
+            const mt_tstmt *x = loop[u];
+            l.coef[u] = l.coef[u - 1], loop[u] = loop[u - 1];
+            l.coef[u - 1] = c, loop[u - 1] = x;
+        }
+    *min = l.base ? l.base : mt_te_i64(a, 0);
+    *ext = mt_te_i64(a, 1);
+    for (int t = 0; t < l.n; t++) {
+        int64_t want = 1, e_t;
+        if (t > 0 && (!mt_te_is_const_int(loop[t - 1]->extent, &e_t) ||
+                      __builtin_mul_overflow(l.coef[t - 1], e_t, &want)))
+            return false;
+        if (l.coef[t] != want) return false;
+        mt_texpr *c = mt_te_i64(a, l.coef[t]);
+        *min = mt_arith_add(a, *min, l.coef[t] == 1 ? loop[t]->min : mt_arith_mul(a, c, loop[t]->min));
+        *ext = l.coef[t] == 1 ? loop[t]->extent : mt_arith_mul(a, c, loop[t]->extent);
+    }
+    return true;
 }
 
 /* The first access in seq's items [from, to] that writes one of bufs or

@@ -223,6 +223,40 @@ static void test_split_tail_tiles(void **state) {
     mt_kernel_release(k);
 }
 
+/* compute_at under a K block of a column split three ways: the copy's
+ * region along the columns, (j0 * 2 + j1) * 16 + j2 under j0, is the
+ * interval [j0 * 32, + 32); compact_buffers makes it a 32 x 32 block per
+ * (j0, k0) (its readers' offsets distributed to j0 * 32 as well). */
+static const char mm_blocks_src[] =
+    "def main(a: Tensor((60, 64), \"float32\"), b: Tensor((64, 64), \"float32\")):\n"
+    "    return a @ b\n"
+    "\n"
+    "@T.schedule(\"matmul\")\n"
+    "def s(sch):\n"
+    "    blk = sch.get_block(\"matmul\")\n"
+    "    i, k, j = sch.get_loops(blk)\n"
+    "    i0, i1 = sch.split(i, factors=[None, 6])\n"
+    "    j0, j1, j2 = sch.split(j, factors=[None, 2, 16])\n"
+    "    k0, k1 = sch.split(k, factors=[None, 32])\n"
+    "    sch.reorder(j0, k0, i0, j1, k1, i1, j2)\n"
+    "    sch.use_fma(blk)\n"
+    "    pack = sch.cache_read(blk, 1, \"global\")\n"
+    "    sch.compute_at(pack, k0)\n"
+    "    sch.decompose_reduction(blk, k0)\n"
+    "    sch.parallel(j0)\n"
+    "    sch.unroll(i1)\n"
+    "    sch.vectorize(j2)\n";
+
+static void test_compute_at_split_columns(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    mt_kernel *k = compile_ok(mm_blocks_src);
+    const char *code = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+    assert_non_null(strstr(code, "b_global = T.alloc_buffer((1024,), \"float32\")"));
+    check_matmul(k, 60, 64, 64);
+    mt_kernel_release(k);
+}
+
 /* rfactor from a schedule, on a dot product. */
 static void test_rfactor(void **state) {
     (void)state;
@@ -915,6 +949,7 @@ int main(void) {
         cmocka_unit_test(test_matmul_schedule),     cmocka_unit_test(test_default_rule_named),
         cmocka_unit_test(test_round_trip),          cmocka_unit_test(test_compiler_made_kernel),
         cmocka_unit_test(test_rfactor),             cmocka_unit_test(test_split_tail_tiles),
+        cmocka_unit_test(test_compute_at_split_columns),
         cmocka_unit_test(test_taken_names),             cmocka_unit_test(test_taken_buffer_names),
         cmocka_unit_test(test_get_block_func_name),     cmocka_unit_test(test_compute_inline_at),
         cmocka_unit_test(test_cache_and_reverse),   cmocka_unit_test(test_errors),

@@ -109,11 +109,19 @@ static bool uses_inner(const compact *c, const mt_texpr *e) {
     return false;
 }
 
-static int terms_of(mt_texpr *e, mt_texpr **terms, int n) {
+/* The terms of e as a sum, products by positive constants distributed:
+ * (j0 * 16 + j1) * 16 + j2 -> j0 * 256, j1 * 16, j2 (the writer's and a
+ * reader's offsets compare equal however their splits nested). */
+static int terms_of(mt_arena *a, mt_texpr *e, int64_t scale, mt_texpr **terms, int n) {
+    int64_t k, s;
     if (n < 0) return n;
-    if (e->kind == TE_ADD) return terms_of(e->b, terms, terms_of(e->a, terms, n));
+    if (e->kind == TE_ADD) return terms_of(a, e->b, scale, terms, terms_of(a, e->a, scale, terms, n));
+    if (e->kind == TE_MUL && mt_te_is_const_int(e->b, &k) && k > 0 && !__builtin_mul_overflow(scale, k, &s))
+        return terms_of(a, e->a, s, terms, n);
+    if (e->kind == TE_MUL && mt_te_is_const_int(e->a, &k) && k > 0 && !__builtin_mul_overflow(scale, k, &s))
+        return terms_of(a, e->b, s, terms, n);
     if (n == MAX_TERMS) return -1;
-    terms[n] = e;
+    terms[n] = scale == 1 ? e : mt_te_bin(a, TE_MUL, e, mt_te_int(a, e->dtype, scale));
     return n + 1;
 }
 
@@ -126,7 +134,7 @@ static mt_texpr *sum(mt_arena *a, mt_texpr **terms, int n) {
 /* idx = *outer + *rest, *outer free of P's variables (NULL: none). */
 static bool split_index(compact *c, mt_texpr *idx, mt_texpr **outer, mt_texpr **rest) {
     mt_texpr *terms[MAX_TERMS], *in[MAX_TERMS], *out[MAX_TERMS];
-    int n = terms_of(idx, terms, 0), ni = 0, no = 0;
+    int n = terms_of(c->a, idx, 1, terms, 0), ni = 0, no = 0;
     if (n < 0 || idx->lanes != 1) return false;
     for (int i = 0; i < n; i++) {
         if (uses_inner(c, terms[i])) in[ni++] = terms[i];
