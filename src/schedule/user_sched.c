@@ -238,7 +238,7 @@ static const char *factor_list(mt_usched *u, const int64_t *f, int n) {
 }
 
 bool mt_usched_split(mt_usched *u, int loop, const int64_t *factors, int n, int *out) {
-    mt_tvar *v;
+    mt_tvar *v = NULL;
     int64_t f[MT_USCHED_MAX];
     if (!loop_var(u, "split", loop, &v)) return false;
     if (n < 2 || n > MT_USCHED_MAX) return fail(u, "split: give 2 to %d factors, not %d", MT_USCHED_MAX, n);
@@ -366,7 +366,7 @@ bool mt_usched_reorder(mt_usched *u, const int *loops, int n) {
 typedef bool (*annotate_fn)(mt_sched *, mt_tvar *);
 
 static bool annotate(mt_usched *u, const char *prim, int loop, annotate_fn fn) {
-    mt_tvar *v;
+    mt_tvar *v = NULL;
     if (!loop_var(u, prim, loop, &v)) return false;
     if (!fn(&u->s, v)) return refused(u);
     step(u, "sch.%s(%s)", prim, u->loops.data[loop].name);
@@ -388,7 +388,7 @@ static bool thread_count(mt_usched *u, const mt_tstmt *l, int64_t *n) {
 }
 
 bool mt_usched_bind(mt_usched *u, int loop, const char *tag) {
-    mt_tvar *v;
+    mt_tvar *v = NULL;
     if (!loop_var(u, "bind", loop, &v)) return false;
     const mt_target_desc *t = mt_tfunc_target(u->s.func);
     if (t->kind != MT_TARGET_CUDA)
@@ -411,7 +411,7 @@ bool mt_usched_bind(mt_usched *u, int loop, const char *tag) {
 
 bool mt_usched_compute_at(mt_usched *u, int block, int loop) {
     const char *b = NULL;
-    mt_tvar *v;
+    mt_tvar *v = NULL;
     if (!block_of(u, "compute_at", block, &b) || !loop_var(u, "compute_at", loop, &v)) return false;
     if (!mt_sched_compute_at(&u->s, b, v)) return refused(u);
     step(u, "sch.compute_at(%s, %s)", u->blocks.data[block].name, u->loops.data[loop].name);
@@ -487,7 +487,7 @@ bool mt_usched_cache_write(mt_usched *u, int block, int index, const char *scope
 
 bool mt_usched_reverse_compute_at(mt_usched *u, int block, int loop) {
     const char *b = NULL;
-    mt_tvar *v;
+    mt_tvar *v = NULL;
     if (!block_of(u, "reverse_compute_at", block, &b) || !loop_var(u, "reverse_compute_at", loop, &v)) return false;
     if (!mt_sched_reverse_compute_at(&u->s, b, v)) return refused(u);
     step(u, "sch.reverse_compute_at(%s, %s)", u->blocks.data[block].name, u->loops.data[loop].name);
@@ -504,7 +504,7 @@ bool mt_usched_reverse_compute_inline(mt_usched *u, int block) {
 
 bool mt_usched_decompose_reduction(mt_usched *u, int block, int loop, int *init) {
     const char *b = NULL;
-    mt_tvar *v;
+    mt_tvar *v = NULL;
     if (!block_of(u, "decompose_reduction", block, &b) || !loop_var(u, "decompose_reduction", loop, &v))
         return false;
     if (!mt_sched_decompose_reduction(&u->s, b, v)) return refused(u);
