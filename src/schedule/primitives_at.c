@@ -60,8 +60,9 @@ typedef struct at {
 /* ---- shared steps ------------------------------------------------------------------ */
 
 /* e as base + sum coef[t] * var[t] (var[t] loops of inner, coef[t] > 0
- * constants, base free of them), scaled by `scale`; false when it is not
- * of that form (at most MAX_TERMS loop terms). */
+ * constants, base free of them: a subexpression free of them is kept whole
+ * in base); false when it is not of that form (at most MAX_TERMS loop
+ * terms). */
 enum { MAX_TERMS = 16 };
 typedef struct lin {
     mt_texpr *base;
@@ -70,20 +71,31 @@ typedef struct lin {
     int n;
 } lin;
 
-static bool linearize(mt_arena *a, mt_texpr *e, mt_tvar *const *iv, int niv, int64_t scale, lin *l) {
-    int64_t c;
-    if (!mt_blk_first_use(e, iv, niv)) {
-        mt_texpr *t = scale == 1 ? e : mt_arith_mul(a, e, mt_te_i64(a, scale));
-        l->base = l->base ? mt_arith_add(a, l->base, t) : t;
-        return true;
+typedef struct inner_vars {
+    mt_tvar *const *iv;
+    int n;
+} inner_vars;
+
+static bool uses_inner(const mt_texpr *e, void *ctx) {
+    const inner_vars *v = ctx;
+    return mt_blk_first_use(e, v->iv, v->n) != NULL;
+}
+
+static bool linearize(mt_arena *a, mt_texpr *e, mt_tvar *const *iv, int niv, lin *l) {
+    mt_arith_term t[4 * MAX_TERMS];
+    inner_vars v = {iv, niv};
+    int n = mt_arith_terms(e, uses_inner, &v, t, 4 * MAX_TERMS);
+    if (n < 0) return false;
+    for (int i = 0; i < n; i++) {
+        if (!uses_inner(t[i].e, &v)) {
+            mt_texpr *x = t[i].coef == 1 ? t[i].e : mt_arith_mul(a, t[i].e, mt_te_i64(a, t[i].coef));
+            l->base = l->base ? mt_arith_add(a, l->base, x) : x;
+        } else if (t[i].e->kind == TE_VAR && l->n < MAX_TERMS) {
+            l->var[l->n] = t[i].e->var, l->coef[l->n++] = t[i].coef;
+        } else {
+            return false;
+        }
     }
-    if (e->kind == TE_ADD)
-        return linearize(a, e->a, iv, niv, scale, l) && linearize(a, e->b, iv, niv, scale, l);
-    if (e->kind == TE_MUL && (mt_te_is_const_int(e->b, &c) || mt_te_is_const_int(e->a, &c)) && c > 0 &&
-        !__builtin_mul_overflow(scale, c, &c))
-        return linearize(a, mt_te_is_const_int(e->b, &(int64_t){0}) ? e->a : e->b, iv, niv, c, l);
-    if (e->kind != TE_VAR || l->n == MAX_TERMS) return false;
-    l->var[l->n] = e->var, l->coef[l->n++] = scale;
     return true;
 }
 
@@ -100,7 +112,7 @@ static bool derive_dim(mt_arena *a, mt_texpr *e, const mt_blk_stmts *inner, bool
     mt_tvar **iv = MT_NEW_ARRAY(a, mt_tvar *, n + 1);
     for (int j = 0; j < n; j++) iv[j] = inner->data[j]->var;
     lin l = {0};
-    if (!linearize(a, e, iv, n, 1, &l)) return false;
+    if (!linearize(a, e, iv, n, &l)) return false;
     const mt_tstmt *loop[MAX_TERMS];
     for (int t = 0; t < l.n; t++) {
         int j = 0;

@@ -479,3 +479,42 @@ mt_texpr *mt_bounds_rewrite(mt_arena *a, const mt_bounds *b, mt_texpr *e) {
     default: return e;
     }
 }
+
+/* ---- the form of index expressions ---------------------------------------- */
+
+static int terms(mt_texpr *e, int64_t scale, bool (*open)(const mt_texpr *, void *), void *ctx,
+                 mt_arith_term *t, int n, int max) {
+    int64_t k, s;
+    if (n < 0) return n;
+    bool by_b = e->kind == TE_MUL && mt_te_is_const_int(e->b, &k) && k > 0;
+    if (!open || open(e, ctx)) {
+        if (e->kind == TE_ADD) {
+            n = terms(e->a, scale, open, ctx, t, n, max);
+            return terms(e->b, scale, open, ctx, t, n, max);
+        }
+        bool by_a = !by_b && e->kind == TE_MUL && mt_te_is_const_int(e->a, &k) && k > 0;
+        if ((by_a || by_b) && !__builtin_mul_overflow(scale, k, &s))
+            return terms(by_b ? e->a : e->b, s, open, ctx, t, n, max);
+    }
+    if (n == max) return -1;
+    t[n] = (mt_arith_term){e, scale};
+    return n + 1;
+}
+
+int mt_arith_terms(mt_texpr *e, bool (*open)(const mt_texpr *, void *), void *ctx, mt_arith_term *t,
+                   int max) {
+    return terms(e, 1, open, ctx, t, 0, max);
+}
+
+bool mt_arith_min_const(const mt_texpr *e, int64_t *c, const mt_texpr **r) {
+    if (e->kind != TE_MIN) return false;
+    if (mt_te_is_const_int(e->a, c)) *r = e->b;
+    else if (mt_te_is_const_int(e->b, c)) *r = e->a;
+    else return false;
+    return true;
+}
+
+bool mt_arith_const_bound(const mt_texpr *e, int64_t *c) {
+    const mt_texpr *r;
+    return mt_te_is_const_int(e, c) || mt_arith_min_const(e, c, &r);
+}

@@ -115,4 +115,31 @@ mt_range mt_bounds_of(const mt_bounds *b, const mt_texpr *e);
  * operands decide it; e itself otherwise. */
 mt_texpr *mt_bounds_rewrite(mt_arena *a, const mt_bounds *b, mt_texpr *e);
 
+/* ---- the form of index expressions ---------------------------------------- */
+
+/* One term coef * e of a sum. */
+typedef struct mt_arith_term {
+    mt_texpr *e;
+    int64_t coef;
+} mt_arith_term;
+
+/* e as a sum of terms, products by positive integer constants moved into
+ * the coefficients: (j0 * 16 + j1) * 16 + j2 -> j0 * 256 + j1 * 16 + j2 * 1.
+ * A subexpression for which open(sub, ctx) is false stays one term, whole
+ * (open NULL: every sum and product by a constant is opened; a product whose
+ * coefficient would overflow is a term). The terms go to t in the order of
+ * the source, left first; returns how many, or -1 when there are more than
+ * max. */
+int mt_arith_terms(mt_texpr *e, bool (*open)(const mt_texpr *sub, void *ctx), void *ctx,
+                   mt_arith_term *t, int max);
+
+/* Is e T.min(c, r) or T.min(r, c) with c an integer constant (c taken from
+ * the first operand when both are)? Sets *c and *r. */
+bool mt_arith_min_const(const mt_texpr *e, int64_t *c, const mt_texpr **r);
+
+/* A constant that e never exceeds by its form: e itself when it is an
+ * integer constant, c of T.min(c, ..) or T.min(.., c) (the inner extent of
+ * a split). False when there is none. */
+bool mt_arith_const_bound(const mt_texpr *e, int64_t *c);
+
 #endif

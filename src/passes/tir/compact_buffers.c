@@ -109,39 +109,25 @@ static bool uses_inner(const compact *c, const mt_texpr *e) {
     return false;
 }
 
-/* The terms of e as a sum, products by positive constants distributed:
- * (j0 * 16 + j1) * 16 + j2 -> j0 * 256, j1 * 16, j2 (the writer's and a
- * reader's offsets compare equal however their splits nested). */
-static int terms_of(mt_arena *a, mt_texpr *e, int64_t scale, mt_texpr **terms, int n) {
-    int64_t k, s;
-    if (n < 0) return n;
-    if (e->kind == TE_ADD) return terms_of(a, e->b, scale, terms, terms_of(a, e->a, scale, terms, n));
-    if (e->kind == TE_MUL && mt_te_is_const_int(e->b, &k) && k > 0 && !__builtin_mul_overflow(scale, k, &s))
-        return terms_of(a, e->a, s, terms, n);
-    if (e->kind == TE_MUL && mt_te_is_const_int(e->a, &k) && k > 0 && !__builtin_mul_overflow(scale, k, &s))
-        return terms_of(a, e->b, s, terms, n);
-    if (n == MAX_TERMS) return -1;
-    terms[n] = scale == 1 ? e : mt_te_bin(a, TE_MUL, e, mt_te_int(a, e->dtype, scale));
-    return n + 1;
+static mt_texpr *plus(mt_arena *a, mt_texpr *s, const mt_arith_term *t) {
+    mt_texpr *x = t->coef == 1 ? t->e : mt_te_bin(a, TE_MUL, t->e, mt_te_int(a, t->e->dtype, t->coef));
+    return s ? mt_te_bin(a, TE_ADD, s, x) : x;
 }
 
-static mt_texpr *sum(mt_arena *a, mt_texpr **terms, int n) {
-    mt_texpr *s = NULL;
-    for (int i = 0; i < n; i++) s = s ? mt_te_bin(a, TE_ADD, s, terms[i]) : terms[i];
-    return s;
-}
-
-/* idx = *outer + *rest, *outer free of P's variables (NULL: none). */
+/* idx = *outer + *rest, *outer free of P's variables (NULL: none), both
+ * sums of idx's terms with every product by a constant distributed, so that
+ * the writer's and a reader's offsets compare equal however their splits
+ * nested ((j0 * 16 + j1) * 16 + j2: j0 * 256 + j1 * 16 + j2). */
 static bool split_index(compact *c, mt_texpr *idx, mt_texpr **outer, mt_texpr **rest) {
-    mt_texpr *terms[MAX_TERMS], *in[MAX_TERMS], *out[MAX_TERMS];
-    int n = terms_of(c->a, idx, 1, terms, 0), ni = 0, no = 0;
+    mt_arith_term t[MAX_TERMS];
+    int n = mt_arith_terms(idx, NULL, NULL, t, MAX_TERMS);
     if (n < 0 || idx->lanes != 1) return false;
+    *outer = *rest = NULL;
     for (int i = 0; i < n; i++) {
-        if (uses_inner(c, terms[i])) in[ni++] = terms[i];
-        else out[no++] = terms[i];
+        if (uses_inner(c, t[i].e)) *rest = plus(c->a, *rest, &t[i]);
+        else *outer = plus(c->a, *outer, &t[i]);
     }
-    *outer = sum(c->a, out, no);
-    *rest = ni ? sum(c->a, in, ni) : mt_te_int(c->a, idx->dtype, 0);
+    if (!*rest) *rest = mt_te_int(c->a, idx->dtype, 0);
     return true;
 }
 
@@ -150,15 +136,6 @@ static bool same_outer(const mt_texpr *x, const mt_texpr *y) {
 }
 
 /* ---- the writer W ------------------------------------------------------- */
-
-/* A constant >= 1 that extent e never exceeds: e itself, or c of
- * T.min(c, ..) / T.min(.., c); 0 when there is none. */
-static int64_t bound_of(const mt_texpr *e) {
-    int64_t c;
-    if (e->kind == TE_MIN && (mt_te_is_const_int(e->a, &c) || mt_te_is_const_int(e->b, &c)))
-        return c >= 1 ? c : 0;
-    return mt_te_is_const_int(e, &c) && c >= 1 ? c : 0;
-}
 
 /* W: loops from 0 of constant bounded extent (free of P's variables)
  * around X[o_d + v_d] = value. */
@@ -170,7 +147,7 @@ static bool writer(compact *c, const mt_tstmt *w) {
     int64_t m, e;
     for (; w->kind == TS_FOR; w = w->body) {
         if (nv == MAX_DIMS * 2 || w->for_kind == MT_FOR_THREAD || !mt_te_is_const_int(w->min, &m) ||
-            m != 0 || !(e = bound_of(w->extent)) || uses_inner(c, w->extent) ||
+            m != 0 || !mt_arith_const_bound(w->extent, &e) || e < 1 || uses_inner(c, w->extent) ||
             mt_texpr_reads_memory(w->extent))
             return false;
         vars[nv] = w->var, extents[nv] = w->extent, exts[nv++] = e;

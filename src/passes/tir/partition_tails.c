@@ -67,12 +67,8 @@ static mt_range range_with(tails *t, const mt_texpr *r, int64_t lo, int64_t hi) 
  * less than c in it (c at most `most`)? */
 static bool tail_extent(tails *t, const mt_texpr *e, int64_t most) {
     int64_t c;
-    if (e->kind != TE_MIN || e->lanes != 1 || !mt_dtype_is_int(e->dtype)) return false;
-    const mt_texpr *r = e->b;
-    if (!mt_te_is_const_int(e->a, &c)) {
-        if (!mt_te_is_const_int(e->b, &c)) return false;
-        r = e->a;
-    }
+    const mt_texpr *r;
+    if (e->lanes != 1 || !mt_dtype_is_int(e->dtype) || !mt_arith_min_const(e, &c, &r)) return false;
     if (c > most || !mt_texpr_uses_var(r, t->var)) return false;
     mt_range before = range_with(t, r, t->first, t->last - 1);
     mt_range at_last = range_with(t, r, t->last, t->last);

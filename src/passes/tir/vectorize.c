@@ -37,6 +37,8 @@
 
 #include <string.h>
 
+#include "tir/arith.h"
+
 enum { MAX_VLETS = 64, MIN_VECTOR_BYTES = 16 /* the narrowest SIMD register */ };
 
 /* The largest step |s| of an index b + s * i (a strided load reads lanes s
@@ -251,17 +253,6 @@ static int count_lets(const mt_tstmt *s) {
     return s->kind == TS_LET ? 1 + count_lets(s->body) : 0;
 }
 
-/* A constant the extent n never exceeds (n itself, or c of T.min(c, ..) or
- * T.min(.., c): the inner loop of a split), or -1. */
-static int64_t upper_bound(const mt_texpr *n) {
-    int64_t c;
-    if (n->kind == TE_CAST) n = n->a;
-    if (mt_te_is_const_int(n, &c)) return c;
-    if (n->kind == TE_MIN && (mt_te_is_const_int(n->a, &c) || mt_te_is_const_int(n->b, &c)))
-        return c;
-    return -1;
-}
-
 /* The loop rewritten, or NULL to leave it. */
 static mt_tstmt *vectorize_loop(mt_arena *a, const mt_tstmt *l, int vector_bytes) {
     int64_t min;
@@ -278,8 +269,8 @@ static mt_tstmt *vectorize_loop(mt_arena *a, const mt_tstmt *l, int vector_bytes
     mt_texpr *n = mt_te_cast(a, MT_INT64, l->extent);
     int64_t cn;
     bool cst = mt_te_is_const_int(n, &cn) && cn >= 0;
-    int64_t most = upper_bound(n);
-    if (most >= 0 && most < v.L) { /* a short loop: the widest vector it fills, from 16 bytes */
+    int64_t most; /* what the extent never exceeds: a constant, or the inner loop of a split */
+    if (mt_arith_const_bound(l->extent, &most) && most >= 0 && most < v.L) { /* a short loop: the widest vector it fills, from 16 bytes */
         int L = v.L;
         while (L > most) L /= 2;
         if (L * v.widest >= MIN_VECTOR_BYTES) v.L = L;
