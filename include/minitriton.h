@@ -552,6 +552,13 @@ MT_API mt_status mt_schedule_cache_read(mt_schedule *sch, int block, int index, 
                                         int *out);
 MT_API mt_status mt_schedule_cache_write(mt_schedule *sch, int block, int index, const char *scope,
                                          int *out);
+/* The buffer (by name) that the block reads or writes, which the kernel
+ * allocates (a cache_read's or cache_write's copy), stored in the layout of
+ * index_map, a lambda as a schedule writes it: "lambda k, j: (j // 16, k,
+ * j % 16)" keeps element [k, j] at [j // 16, k, j % 16] (docs/schedule.md,
+ * "transform_layout"). A malformed map is refused like any step. */
+MT_API mt_status mt_schedule_transform_layout(mt_schedule *sch, int block, const char *buffer,
+                                              const char *index_map);
 MT_API mt_status mt_schedule_decompose_reduction(mt_schedule *sch, int block, int loop, int *init);
 /* Partial results per iteration of loops[0..n); *rf: the block computing them. */
 MT_API mt_status mt_schedule_rfactor(mt_schedule *sch, const int *loops, int n, int *rf);

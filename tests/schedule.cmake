@@ -26,6 +26,8 @@ mt_test_gpu_emulated(test_fullreduce)
 # the "schedule" dump (schedule/sched_from_ast.c, user_sched.c, user_apply.c)
 mt_test(test_user_schedule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_user_schedule.c LIBRARY)
 mt_test_gpu_emulated(test_user_schedule)
+# sch.transform_layout: a buffer's layout from an index map (primitives_layout.c)
+mt_test(test_transform_layout SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_transform_layout.c LIBRARY)
 # sch.apply_rule: the lowered-form rules' choices as knobs, printed, replayed, edited
 mt_test(test_apply_rule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_apply_rule.c LIBRARY)
 # reverse_compute_inline, reverse_compute_at, cache_read and cache_write

@@ -38,6 +38,7 @@ static const char *const kind_names[] = {
     [AST_KEYWORD] = "Keyword",     [AST_ATTR] = "Attribute",      [AST_SUBSCRIPT] = "Subscript",
     [AST_SLICE] = "Slice",         [AST_TUPLE] = "Tuple",         [AST_LIST] = "List",
     [AST_DICT] = "Dict",           [AST_STARRED] = "Starred",     [AST_ELLIPSIS] = "Ellipsis",
+    [AST_LAMBDA] = "Lambda",
 };
 _Static_assert(sizeof kind_names / sizeof kind_names[0] == AST_COUNT_,
                "every AST kind needs a printed name");
@@ -248,6 +249,10 @@ static void print_node(mt_sb *sb, const mt_ast *n, int depth) {
             print_node(sb, n->items.data[i], d);
             if (i < n->kw.len) print_node(sb, n->kw.data[i], d);
         }
+        break;
+    case AST_LAMBDA:
+        print_list(sb, &n->items, d);
+        print_opt(sb, n->lhs, d);
         break;
     default: /* the generic order: lhs, rhs, items, body */
         print_opt(sb, n->lhs, d);

@@ -52,6 +52,9 @@
  *   AST_DICT        items: keys; kw: values (same length)
  *   AST_STARRED     lhs: operand (*x)
  *   AST_ELLIPSIS    (nothing): the literal `...`, as in x[..., 0]
+ *   AST_LAMBDA      items: AST_PARAM list (names only); lhs: the body. The
+ *                   language takes it only as a schedule's index map
+ *                   (sch.transform_layout); everywhere else it is refused
  *
  * loc is the node's first token, except AST_BINOP, AST_COMPARE and AST_BOOLOP,
  * whose loc is their (first) operator, and AST_CALL / AST_SUBSCRIPT / AST_ATTR,
@@ -75,7 +78,8 @@
     X(AST_NAME) X(AST_INT) X(AST_FLOAT) X(AST_STR) X(AST_BOOL) X(AST_NONE)    \
     X(AST_BINOP) X(AST_UNARY) X(AST_BOOLOP) X(AST_COMPARE) X(AST_IFEXP)       \
     X(AST_CALL) X(AST_KEYWORD) X(AST_ATTR) X(AST_SUBSCRIPT) X(AST_SLICE)      \
-    X(AST_TUPLE) X(AST_LIST) X(AST_DICT) X(AST_STARRED) X(AST_ELLIPSIS)
+    X(AST_TUPLE) X(AST_LIST) X(AST_DICT) X(AST_STARRED) X(AST_ELLIPSIS)      \
+    X(AST_LAMBDA)
 
 typedef enum mt_ast_kind {
 #define MT_X_(k) k,

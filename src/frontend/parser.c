@@ -33,11 +33,11 @@
  *
  * Constructs of Python that the language lacks. Statements that start with a
  * keyword (import, from, class, global, nonlocal, del, try, raise, yield,
- * async, lambda, await) become AST_UNSUPPORTED nodes named by the keyword;
+ * async, await) become AST_UNSUPPORTED nodes named by the keyword;
  * the parser skips the rest of their logical line, and for the compound ones
  * (class, try with its except/else/finally clauses, async) their indented
  * block too. The builder reports them where they are. Expressions that have
- * no node (lambda, yield, :=, comprehensions, sets, ** unpacking, annotated
+ * no node (yield, :=, comprehensions, sets, ** unpacking, annotated
  * assignment) fail right here with MT_ERR_UNSUPPORTED and "... are not
  * supported in minitriton kernels".
  *
@@ -527,10 +527,32 @@ static mt_ast *bool_chain(parser *p, mt_tok_kind op) {
     return b;
 }
 
-/* test: or_test ['if' or_test 'else' test] */
+/* lambda: 'lambda' [NAME (',' NAME)*] ':' test   (a schedule's index map;
+ * the builders refuse it everywhere else) */
+static mt_ast *lambda(parser *p) {
+    mt_token *start = next(p);
+    mt_ast *n = new_node(p, AST_LAMBDA, start->loc);
+    while (!at(p, TK_COLON)) {
+        if (n->items.len) expect(p, TK_COMMA, "expected ',' or ':' in the lambda's parameters");
+        mt_token *t = expect(p, TK_NAME, "a lambda's parameters are names");
+        for (int i = 0; i < n->items.len; i++)
+            if (strcmp(n->items.data[i]->name, t->str) == 0)
+                mt_fail(MT_ERR_SYNTAX, t->loc, "duplicate parameter '%s' in lambda", t->str);
+        mt_ast *param = new_node(p, AST_PARAM, t->loc);
+        param->name = t->str;
+        push(p, &n->items, param);
+    }
+    next(p);
+    enter(p, start->loc);
+    n->lhs = test(p);
+    leave(p);
+    return n;
+}
+
+/* test: or_test ['if' or_test 'else' test] | lambda */
 static mt_ast *test(parser *p) {
     mt_token *start = peek(p);
-    if (start->kind == TK_LAMBDA) unsupported(start, "lambda expressions are");
+    if (start->kind == TK_LAMBDA) return lambda(p);
     if (start->kind == TK_YIELD) unsupported(start, "'yield' expressions are");
     mt_ast *e = bool_chain(p, TK_OR);
     if (at(p, TK_WALRUS)) unsupported(peek(p), "assignment expressions (':=') are");
@@ -711,7 +733,7 @@ static mt_ast *small_stmt(parser *p) {
     case TK_ASSERT:
         return assert_stmt(p);
     case TK_IMPORT: case TK_FROM: case TK_GLOBAL: case TK_NONLOCAL: case TK_DEL:
-    case TK_RAISE: case TK_YIELD: case TK_LAMBDA: case TK_AWAIT:
+    case TK_RAISE: case TK_YIELD: case TK_AWAIT:
         return unsupported_stmt(p);
     default:
         return expr_stmt(p);

@@ -52,7 +52,7 @@ static int binop_prec(mt_tok_kind op) {
 
 static int prec(const mt_ast *e) {
     switch (e->kind) {
-    case AST_IFEXP: return P_IFEXP;
+    case AST_IFEXP: case AST_LAMBDA: return P_IFEXP;
     case AST_BOOLOP: return e->op == TK_OR ? P_OR : P_AND;
     case AST_UNARY: return e->op == TK_NOT ? P_NOT : P_UNARY;
     case AST_COMPARE: return P_CMP;
@@ -160,6 +160,13 @@ static void ifexp(unparser *u, const mt_ast *e) {
     expr(u, e->rhs, P_IFEXP);
 }
 
+static void lambda(unparser *u, const mt_ast *e) {
+    mt_sb_puts(&u->sb, e->items.len ? "lambda " : "lambda");
+    for (int i = 0; i < e->items.len; i++) mt_sb_printf(&u->sb, "%s%s", i ? ", " : "", e->items.data[i]->name);
+    mt_sb_puts(&u->sb, ": ");
+    expr(u, e->lhs, P_IFEXP);
+}
+
 static void atom(unparser *u, const mt_ast *e) {
     switch (e->kind) {
     case AST_NAME: mt_sb_puts(&u->sb, e->name); break;
@@ -194,6 +201,7 @@ static void expr(unparser *u, const mt_ast *e, int need) {
     case AST_COMPARE: compare(u, e); break;
     case AST_BOOLOP: boolop(u, e); break;
     case AST_IFEXP: ifexp(u, e); break;
+    case AST_LAMBDA: lambda(u, e); break;
     case AST_UNARY:
         mt_sb_puts(&u->sb, e->op == TK_NOT ? "not " : mt_tok_kind_str(e->op));
         expr(u, e->lhs, prec(e));

@@ -408,6 +408,11 @@ static mt_gvar *like(builder *b, const mt_ast *e, const char *fname, const char 
     return mt_b_emit(b, need_op("full", fname, e->loc), NULL, 0, at, e->loc, name);
 }
 
+static _Noreturn void no_lambda(const mt_ast *e) {
+    mt_fail(MT_ERR_UNSUPPORTED, e->loc, "lambda expressions are only allowed as a schedule's index map "
+                                        "(sch.transform_layout)");
+}
+
 static mt_gvar *call(builder *b, const mt_ast *e, const char *name) {
     const mt_ast *callee = e->lhs;
     if (callee->kind == AST_ATTR && strcmp(callee->name, "astype") == 0) return astype_method(b, e, name);
@@ -417,6 +422,7 @@ static mt_gvar *call(builder *b, const mt_ast *e, const char *name) {
         if (n != 1) mt_fail(MT_ERR_TYPE, e->loc, "R.call_tir gives %d values here; unpack them (a, b = ...)", n);
         return vals[0];
     }
+    if (callee->kind == AST_LAMBDA) no_lambda(callee);
     if (callee->kind != AST_NAME)
         mt_fail(MT_ERR_UNSUPPORTED, callee->loc, "only functions called by name and x.astype() are supported");
     const char *fname = callee->name;
@@ -511,6 +517,7 @@ static mt_gvar *expr_value(builder *b, const mt_ast *e, const char *name) {
         mt_fail(MT_ERR_UNSUPPORTED, e->loc, "'*' unpacking is not supported in minitriton kernels");
     case AST_ELLIPSIS:
         mt_fail(MT_ERR_TYPE, e->loc, "'...' is only allowed inside a subscript, such as x[..., 0]");
+    case AST_LAMBDA: no_lambda(e);
     default:
         break;
     }

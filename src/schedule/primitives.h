@@ -52,6 +52,8 @@
  *                      block copies to B right after b's loop nest.
  *   use_fma(b)         every float32/float64 x + a * b in b's body becomes
  *                      T.fma(a, b, x) (rounded once; primitives_fma.c).
+ *   transform_layout(b, X, map)  X (allocated by the function) is stored
+ *                      at map(index) instead of index (primitives_layout.c).
  *   decompose_reduction(b, i)  b's init becomes a block b_init in a copy of
  *                      the spatial loops, placed before loop i; b becomes
  *                      b_update, without init.
@@ -245,6 +247,32 @@ bool mt_sched_decompose_reduction(mt_sched *s, const char *block, mt_tvar *loop)
  * reduce variable starts at 0, binds no spatial variable, and has an
  * extent free of the nest's loops or clamped T.min(F, ..) by such an F. */
 bool mt_sched_rfactor(mt_sched *s, const char *block, mt_tvar *const *loops, int nloops);
+
+/* An index map `lambda p0, .., pn-1: (o0, .., om-1)`: each output an int64
+ * expression of the parameters (TIR variables the map owns). */
+typedef struct mt_index_map {
+    mt_tvar **params;
+    int nparams;
+    mt_texpr **outs;
+    int nouts;
+} mt_index_map;
+
+/* (primitives_layout.c) The buffer named `buffer` that the block reads or
+ * writes takes the layout of the map: an element that was at index x is at
+ * map(x), in a buffer of the map's image's extents (the smallest box
+ * holding it). Every load and store of the buffer in the function is
+ * rewritten (indices substituted into the map's outputs) and every block
+ * region of it covers the new buffer whole. Preconditions: the buffer is
+ * one the function allocates (f->allocs), of constant shape; the map has
+ * one parameter per dim; each output is built from integers, one
+ * parameter, +, -, *, unary - and // or % by a positive constant; every
+ * parameter of a dim over 1 is used; over each dim (at most 2^20
+ * elements) the outputs using it are >= 0 and take distinct values
+ * (checked by enumerating the dim: the map is one-to-one). */
+bool mt_sched_transform_layout(mt_sched *s, const char *block, const char *buffer, const mt_index_map *map);
+
+/* The map as a schedule writes it: "lambda k, j: (j // 16, k, j % 16)". */
+const char *mt_index_map_text(mt_arena *a, const mt_index_map *m);
 
 /* ---- for primitive implementations -------------------------------------- */
 

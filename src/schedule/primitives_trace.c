@@ -174,6 +174,14 @@ bool mt_sched_rfactor(mt_sched *s, const char *block, mt_tvar *const *loops, int
     return push(s, st);
 }
 
+bool mt_sched_transform_layout(mt_sched *s, const char *block, const char *buffer, const mt_index_map *map) {
+    const mt_tfunc *before = s->func;
+    if (!mt_sched_transform_layout_do(s, block, buffer, map)) return false;
+    mt_sched_step *st = new_step(s, "transform_layout", before);
+    st->block = block, st->str = buffer, st->map = map;
+    return push(s, st);
+}
+
 int mt_sched_trace_steps(const mt_tfunc *f, const mt_sched_step **out, int max) {
     int n = 0;
     for (const mt_sched_step *st = f->trace; st; st = st->prev) n++;

@@ -18,7 +18,7 @@
 #include "schedule/user_sched.h"
 #include "support/common.h"
 
-typedef enum { V_NONE, V_INT, V_STR, V_LOOP, V_BLOCK, V_LIST, V_SCH } vkind;
+typedef enum { V_NONE, V_INT, V_STR, V_LOOP, V_BLOCK, V_LIST, V_SCH, V_LAMBDA } vkind;
 
 typedef struct value value;
 struct value {
@@ -27,6 +27,7 @@ struct value {
     const char *s;      /* STR */
     value *items;       /* LIST */
     int n;
+    const mt_ast *fn;   /* LAMBDA */
 };
 
 typedef struct binding {
@@ -96,13 +97,14 @@ static value eval(interp *in, const mt_ast *e) {
     case AST_TUPLE: return list_of(in, e);
     case AST_SUBSCRIPT: return subscript(in, e);
     case AST_CALL: return call(in, e);
+    case AST_LAMBDA: return (value){V_LAMBDA, 0, NULL, NULL, 0, e};
     case AST_UNARY:
         if (e->op == TK_MINUS && e->lhs->kind == AST_INT) return (value){V_INT, -e->lhs->ival, NULL, NULL, 0};
         break;
     default: break;
     }
-    mt_fail(MT_ERR_UNSUPPORTED, e->loc, "a schedule's values are loops, blocks, integers, strings, None "
-                                        "and lists of them; this expression is none of those");
+    mt_fail(MT_ERR_UNSUPPORTED, e->loc, "a schedule's values are loops, blocks, integers, strings, None, "
+                                        "lists of them and index maps (lambda); this expression is none of those");
 }
 
 /* ---- arguments ----------------------------------------------------------------- */
@@ -302,6 +304,74 @@ static value p_use_fma(interp *in, const mt_ast *c, const prim_spec *p, value *a
     return none();
 }
 
+/* ---- transform_layout ------------------------------------------------------------ */
+
+static mt_texpr *map_expr(mt_arena *a, const mt_ast *e, const mt_index_map *m) {
+    static const struct { mt_tok_kind op; mt_texpr_kind k; } ops[] = {
+        {TK_PLUS, TE_ADD}, {TK_MINUS, TE_SUB}, {TK_STAR, TE_MUL}, {TK_DSLASH, TE_FLOORDIV}, {TK_PERCENT, TE_FLOORMOD},
+    };
+    switch (e->kind) {
+    case AST_INT: return mt_te_i64(a, e->ival);
+    case AST_NAME:
+        for (int i = 0; i < m->nparams; i++)
+            if (strcmp(m->params[i]->name, e->name) == 0) return mt_te_var(a, m->params[i]);
+        mt_fail(MT_ERR_NAME, e->loc, "name '%s' is not a parameter of the index map", e->name);
+    case AST_UNARY:
+        if (e->op == TK_PLUS) return map_expr(a, e->lhs, m);
+        if (e->op == TK_MINUS) return mt_te_unary(a, TE_NEG, map_expr(a, e->lhs, m));
+        break;
+    case AST_BINOP:
+        for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+            if (ops[i].op == e->op) return mt_te_bin(a, ops[i].k, map_expr(a, e->lhs, m), map_expr(a, e->rhs, m));
+        break;
+    default: break;
+    }
+    mt_fail(MT_ERR_UNSUPPORTED, e->loc, "an index map is built from its parameters, integers, +, -, *, // and %%");
+}
+
+mt_index_map *mt_index_map_from_ast(mt_arena *a, const mt_ast *lambda) {
+    mt_index_map *m = MT_NEW(a, mt_index_map);
+    const mt_ast *body = lambda->lhs;
+    bool tuple = body->kind == AST_TUPLE;
+    m->nparams = lambda->items.len;
+    m->params = MT_NEW_ARRAY(a, mt_tvar *, m->nparams + 1);
+    for (int i = 0; i < m->nparams; i++) m->params[i] = mt_tvar_new(a, lambda->items.data[i]->name, MT_INT64);
+    m->nouts = tuple ? body->items.len : 1;
+    if (m->nouts == 0) mt_fail(MT_ERR_TYPE, body->loc, "an index map gives at least one index");
+    m->outs = MT_NEW_ARRAY(a, mt_texpr *, m->nouts);
+    for (int o = 0; o < m->nouts; o++) m->outs[o] = map_expr(a, tuple ? body->items.data[o] : body, m);
+    return m;
+}
+
+/* The buffer argument: a name, or ("read" | "write", index). */
+static void layout_buffer(const value *v, const mt_ast *at, const char **name, char *rw, int *index) {
+    if (v->kind == V_STR) {
+        *name = v->s;
+        return;
+    }
+    if (v->kind != V_LIST || v->n != 2 || v->items[0].kind != V_STR || v->items[1].kind != V_INT ||
+        (strcmp(v->items[0].s, "read") != 0 && strcmp(v->items[0].s, "write") != 0))
+        mt_fail(MT_ERR_TYPE, at->loc, "sch.transform_layout(): buffer is a buffer's name or (\"read\", i) / "
+                                      "(\"write\", i), not %s", kind_name(v->kind));
+    *name = NULL;
+    *rw = v->items[0].s[0];
+    *index = (int)v->items[1].i;
+}
+
+static value p_transform_layout(interp *in, const mt_ast *c, const prim_spec *p, value *args, const mt_ast **at) {
+    int b = (int)want(&args[0], V_BLOCK, at[0], p->name, "the first argument");
+    const char *name;
+    char rw = 'r';
+    int index = 0;
+    layout_buffer(&args[1], at[1], &name, &rw, &index);
+    if (args[2].kind != V_LAMBDA)
+        mt_fail(MT_ERR_TYPE, at[2]->loc, "sch.transform_layout(): index_map is a lambda, like lambda i, j: "
+                                         "(j // 16, i, j %% 16), not %s", kind_name(args[2].kind));
+    mt_index_map *m = mt_index_map_from_ast(in->a, args[2].fn);
+    check(mt_usched_transform_layout(&in->u, b, name, rw, index, m), in, c);
+    return none();
+}
+
 static const prim_spec prims[] = {
     {"get_block", {"name", "func_name"}, 1, p_get_block},
     {"get_loops", {"block"}, 1, p_get_loops},
@@ -321,6 +391,7 @@ static const prim_spec prims[] = {
     {"decompose_reduction", {"block", "loop"}, 2, p_decompose},
     {"rfactor", {"loop"}, 1, p_rfactor},
     {"use_fma", {"block"}, 1, p_use_fma},
+    {"transform_layout", {"block", "buffer", "index_map"}, 3, p_transform_layout},
 };
 
 /* sch.apply_rule("rule", knob=value, ...): the rule's name, then knobs by

@@ -28,4 +28,11 @@ const mt_ast *mt_schedule_decorator_arg(const mt_ast *def);
 mt_tfunc *mt_schedule_from_ast(mt_arena *a, mt_tfunc *f, const mt_ast *def, const mt_ast *target,
                                const char **trace);
 
+/* The index map of an AST_LAMBDA (sch.transform_layout's third argument):
+ * its parameters as int64 variables, its body (a tuple, or one expression
+ * for a 1-d layout) as outputs; a form other than integers, parameters,
+ * +, -, *, //, % and unary - fails (mt_fail) at its place. */
+struct mt_index_map;
+struct mt_index_map *mt_index_map_from_ast(mt_arena *a, const mt_ast *lambda);
+
 #endif

@@ -37,6 +37,7 @@ struct mt_sched_step {
     mt_tvar *outs[2];          /* split: outer, inner; fuse: fused */
     int nouts;
     const char *made;          /* a block the step made (cache, init, rf) */
+    const mt_index_map *map;   /* transform_layout (str: the buffer) */
 };
 
 /* The step list of f oldest first into out (at most max); the count. */
@@ -66,6 +67,7 @@ bool mt_sched_cache_read_do(mt_sched *s, const char *block, const char *buffer, 
                             const char **cache_block);
 bool mt_sched_cache_write_do(mt_sched *s, const char *block, mt_scope scope, const char **cache_block);
 bool mt_sched_decompose_reduction_do(mt_sched *s, const char *block, mt_tvar *loop);
+bool mt_sched_transform_layout_do(mt_sched *s, const char *block, const char *buffer, const mt_index_map *map);
 bool mt_sched_rfactor_do(mt_sched *s, const char *block, mt_tvar *const *loops, int nloops);
 
 #endif

@@ -116,9 +116,7 @@ static bool bind_replays(printer *p, const mt_sched_step *st) {
     mt_sched_init(&tmp, p->a, (mt_tfunc *)st->before);
     const mt_texpr *e = mt_sched_get_loop(&tmp, st->loops[0])->extent;
     int64_t n;
-    if (mt_te_is_const_int(e, &n)) return n == st->threads;
-    return e->kind == TE_MIN && ((mt_te_is_const_int(e->a, &n) && n == st->threads) ||
-                                 (mt_te_is_const_int(e->b, &n) && n == st->threads));
+    return mt_arith_const_bound(e, &n) && n == st->threads;
 }
 
 static const char *loop_names(printer *p, const int *h, int n) { return mt_usched_loop_list(&p->u, h, n); }
@@ -165,6 +163,8 @@ static bool print_step(printer *p, const mt_sched_step *st) {
         int m = mt_usched_block_handle(&p->u, st->made);
         line = mt_arena_printf(a, st->nloops == 1 ? "%s = sch.rfactor(%s)" : "%s = sch.rfactor([%s])",
                                mt_usched_block_name(&p->u, m), loop_names(p, h, st->nloops));
+    } else if (!strcmp(p0, "transform_layout")) {
+        line = mt_arena_printf(a, "sch.transform_layout(%s, \"%s\", %s)", bn, st->str, mt_index_map_text(a, st->map));
     } else if (st->block) { /* compute_inline, compute_at, reverse_* */
         line = st->nloops ? mt_arena_printf(a, "sch.%s(%s, %s)", p0, bn, loop_names(p, h, 1))
                           : mt_arena_printf(a, "sch.%s(%s)", p0, bn);

@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "frontend/parser.h"
 #include "schedule/knobs.h"
+#include "schedule/sched_from_ast.h"
 #include "support/common.h"
 
 /* Runs op; a refusal's reason is in sch's error. An error raised inside
@@ -148,6 +150,38 @@ mt_status mt_schedule_decompose_reduction(mt_schedule *sch, int block, int loop,
 
 mt_status mt_schedule_rfactor(mt_schedule *sch, const int *loops, int n, int *rf) {
     SCH_PRIM(sch, !loops || !rf ? null_arg(sch, "rfactor") : mt_usched_rfactor(&sch->u, loops, n, rf));
+}
+
+/* The index map written as a lambda ("lambda k, j: (j // 16, k, j % 16)"),
+ * parsed as a source line; NULL with the reason in sch's error. */
+static mt_index_map *parse_map(mt_schedule *sch, const char *text) {
+    mt_arena *a = sch->u.s.arena;
+    mt_index_map *volatile m = NULL;
+    mt_errframe fr;
+    if (MT_TRY(&fr)) {
+        const char *src = mt_arena_strdup(a, text);
+        mt_ast *mod = mt_parse(a, src, strlen(src), NULL);
+        if (mod->body.len != 1 || mod->body.data[0]->kind != AST_EXPR_STMT ||
+            mod->body.data[0]->lhs->kind != AST_LAMBDA)
+            mt_fail(MT_ERR_TYPE, MT_NOLOC, "the index map is one lambda, like \"lambda k, j: (j // 16, k, j %% 16)\"");
+        m = mt_index_map_from_ast(a, mod->body.data[0]->lhs);
+        mt_err_pop(&fr);
+    } else {
+        mt_err_pop(&fr);
+        sch->u.error = fr.loc.line ? mt_arena_printf(a, "transform_layout: index map, column %d: %s", fr.loc.col, fr.msg)
+                                   : mt_arena_printf(a, "transform_layout: %s", fr.msg);
+    }
+    return m;
+}
+
+static bool transform_layout(mt_schedule *sch, int block, const char *buffer, const char *index_map) {
+    if (!buffer || !index_map) return null_arg(sch, "transform_layout");
+    mt_index_map *m = parse_map(sch, index_map);
+    return m && mt_usched_transform_layout(&sch->u, block, mt_arena_strdup(sch->u.s.arena, buffer), 'r', 0, m);
+}
+
+mt_status mt_schedule_transform_layout(mt_schedule *sch, int block, const char *buffer, const char *index_map) {
+    SCH_PRIM(sch, transform_layout(sch, block, buffer, index_map));
 }
 
 static bool apply_rule(mt_schedule *sch, const char *rule, const char *const *names, const int64_t *values, int n) {

@@ -381,8 +381,7 @@ bool mt_usched_unroll(mt_usched *u, int loop) { return annotate(u, "unroll", loo
  * F of a split's clamped tail T.min(F, ..). */
 static bool thread_count(mt_usched *u, const mt_tstmt *l, int64_t *n) {
     const mt_texpr *e = l->extent;
-    if (mt_te_is_const_int(e, n)) return true;
-    if (e->kind == TE_MIN && (mt_te_is_const_int(e->a, n) || mt_te_is_const_int(e->b, n))) return true;
+    if (mt_arith_const_bound(e, n)) return true;
     return fail(u, "bind: loop '%s' has extent %s; a loop bound to threadIdx needs a constant one "
                    "(split it by a constant first)", l->var->name, mt_texpr_print(u->s.arena, e));
 }
@@ -469,6 +468,18 @@ bool mt_usched_cache_read(mt_usched *u, int block, int index, const char *scope,
     *out = block_handle(u, made);
     step(u, "%s = sch.cache_read(%s, %d, \"%s\")", u->blocks.data[*out].name, u->blocks.data[block].name, index,
          scope);
+    return true;
+}
+
+bool mt_usched_transform_layout(mt_usched *u, int block, const char *buffer, char rw, int index,
+                                const mt_index_map *map) {
+    const char *b = NULL;
+    if (!block_of(u, "transform_layout", block, &b) ||
+        (!buffer && !region_buffer(u, "transform_layout", b, rw == 'r', index, &buffer)))
+        return false;
+    if (!mt_sched_transform_layout(&u->s, b, buffer, map)) return refused(u);
+    step(u, "sch.transform_layout(%s, \"%s\", %s)", u->blocks.data[block].name, buffer,
+         mt_index_map_text(u->s.arena, map));
     return true;
 }
 

@@ -85,6 +85,10 @@ bool mt_usched_cache_read(mt_usched *u, int block, int index, const char *scope,
 bool mt_usched_cache_write(mt_usched *u, int block, int index, const char *scope, int *out);
 bool mt_usched_decompose_reduction(mt_usched *u, int block, int loop, int *init);
 bool mt_usched_rfactor(mt_usched *u, const int *loops, int n, int *rf);
+/* The buffer by name, or (buffer NULL) the block's read ('r') or write
+ * ('w') region `index`. */
+bool mt_usched_transform_layout(mt_usched *u, int block, const char *buffer, char rw, int index,
+                                const mt_index_map *map);
 /* A default CPU rule with knobs (given: the values; given->rule ignored):
  * user_rule.c. */
 struct mt_knobs;

@@ -407,6 +407,9 @@ val mt_fa_expr(fctx *c, const mt_ast *e) {
     case AST_SUBSCRIPT: v = mt_fa_strong(load(c, e)); break;
     case AST_CALL: v = call_expr(c, e); break;
     case AST_STR: mt_fail(MT_ERR_TYPE, e->loc, "a string is not a value in a loop function");
+    case AST_LAMBDA:
+        mt_fail(MT_ERR_UNSUPPORTED, e->loc, "lambda expressions are only allowed as a schedule's index map "
+                                            "(sch.transform_layout)");
     default: mt_fail(MT_ERR_UNSUPPORTED, e->loc, "this expression is not supported in loop functions");
     }
     mt_fa_leave(c);

@@ -283,8 +283,47 @@ static mt_tstmt *rw_stmt(mt_tmutator *m, mt_tstmt *s) {
     return mt_ts_store(m->arena, w->y, new_idx(w, r->idx), w->c->x->ndim, r->value);
 }
 
-/* P with X compacted and allocated around it, or NULL. */
-static mt_tstmt *compact_at(mt_arena *a, const mt_tbuffer *x, mt_tstmt *p) {
+/* ---- indices through // and % ------------------------------------------- */
+
+typedef struct divmod_seen {
+    const mt_tbuffer *x;
+    bool found;
+} divmod_seen;
+
+static bool has_divmod(const mt_texpr *e) {
+    if (e->kind == TE_FLOORDIV || e->kind == TE_FLOORMOD) return true;
+    return (e->a && has_divmod(e->a)) || (e->b && has_divmod(e->b));
+}
+
+static void divmod_expr(mt_tvisitor *v, const mt_texpr *e) {
+    divmod_seen *d = v->ctx;
+    if (e->kind == TE_LOAD && e->buf == d->x)
+        for (int i = 0; i < e->nargs; i++) d->found |= has_divmod(e->args[i]);
+    mt_tvisit_expr_children(v, e);
+}
+
+static void divmod_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    divmod_seen *d = v->ctx;
+    if (s->kind == TS_STORE && s->buf == d->x)
+        for (int i = 0; i < s->nidx; i++) d->found |= has_divmod(s->idx[i]);
+    mt_tvisit_stmt_children(v, s);
+}
+
+/* A buffer that transform_layout gave another layout is indexed through //
+ * and % of the loops (j // 16, j % 16 with j = j0 * 16 + j1), which
+ * simplify reduces to the loops themselves (j0, j1) given their ranges:
+ * P simplified when it indexes X so; P itself otherwise. */
+static mt_tstmt *plain_indices(mt_arena *a, const mt_tbuffer *x, const mt_bounds *b, mt_tstmt *p) {
+    divmod_seen d = {x, false};
+    mt_tvisitor v = {divmod_expr, divmod_stmt, &d};
+    mt_tvisit_stmt(&v, p);
+    return d.found ? mt_tir_simplify_stmt(a, b, p) : p;
+}
+
+/* P with X compacted and allocated around it, or NULL; b: the ranges of
+ * the loops and lets around P. */
+static mt_tstmt *compact_at(mt_arena *a, const mt_tbuffer *x, mt_tstmt *p, const mt_bounds *b) {
+    p = plain_indices(a, x, b, p);
     if (p->kind != TS_SEQ) return NULL;
     compact c = {.a = a, .x = x, .ok = true};
     mt_tvisitor iv = {no_expr, inner_stmt, &c};
@@ -311,15 +350,22 @@ static mt_tstmt *compact_at(mt_arena *a, const mt_tbuffer *x, mt_tstmt *p) {
 }
 
 /* Statement s (inside X's allocation) with P compacted, or NULL: down
- * through loops, lets and the one item of a sequence that touches X. */
-static mt_tstmt *descend(mt_arena *a, const mt_tbuffer *x, mt_tstmt *s) {
+ * through loops, lets and the one item of a sequence that touches X; b:
+ * the ranges of the loops and lets passed. */
+static mt_tstmt *descend(mt_arena *a, const mt_tbuffer *x, mt_tstmt *s, mt_bounds *b) {
     mt_tstmt *inner = NULL, *r;
+    bool pushed;
     switch (s->kind) {
     case TS_FOR:
     case TS_LET: /* bound outside P: must not read X, whose allocation moves into P */
         if ((s->kind == TS_FOR && (mt_texpr_reads(s->min, x) || mt_texpr_reads(s->extent, x))) ||
-            (s->kind == TS_LET && mt_texpr_reads(s->value, x)) || !(inner = descend(a, x, s->body)))
+            (s->kind == TS_LET && mt_texpr_reads(s->value, x)))
             return NULL;
+        pushed = s->kind == TS_FOR ? mt_bounds_push_loop(a, b, s->var, s->min, s->extent)
+                                   : (mt_bounds_push(a, b, s->var, mt_bounds_of(b, s->value)), true);
+        inner = descend(a, x, s->body, b);
+        if (pushed) mt_bounds_pop(b);
+        if (!inner) return NULL;
         r = mt_ts_copy(a, s);
         r->body = inner;
         return r;
@@ -327,8 +373,8 @@ static mt_tstmt *descend(mt_arena *a, const mt_tbuffer *x, mt_tstmt *s) {
         int hit = -1, n = 0;
         for (int i = 0; i < s->nstmts; i++)
             if (touches_any(s->stmts[i], x)) hit = i, n++;
-        if (n != 1) return compact_at(a, x, s);
-        if (!(inner = descend(a, x, s->stmts[hit]))) return NULL;
+        if (n != 1) return compact_at(a, x, s, b);
+        if (!(inner = descend(a, x, s->stmts[hit], b))) return NULL;
         r = mt_ts_copy(a, s);
         r->stmts = MT_NEW_ARRAY(a, mt_tstmt *, s->nstmts);
         memcpy(r->stmts, s->stmts, sizeof(mt_tstmt *) * (size_t)s->nstmts);
@@ -342,7 +388,8 @@ static mt_tstmt *descend(mt_arena *a, const mt_tbuffer *x, mt_tstmt *s) {
 static mt_tstmt *alloc_stmt(mt_tmutator *m, mt_tstmt *s) {
     mt_tstmt *r = mt_tmutate_stmt_children(m, s);
     if (r->kind != TS_ALLOC || r->buf->ndim < 1 || r->buf->ndim > MAX_DIMS) return r;
-    mt_tstmt *body = descend(m->arena, r->buf, r->body);
+    mt_bounds b = {0};
+    mt_tstmt *body = descend(m->arena, r->buf, r->body, &b);
     return body ? body : r;
 }
 

@@ -386,6 +386,13 @@ static mt_tstmt *simp_stmt(mt_tmutator *m, mt_tstmt *s) {
     }
 }
 
+mt_tstmt *mt_tir_simplify_stmt(mt_arena *a, const mt_bounds *outer, mt_tstmt *s) {
+    mt_bounds bounds = {0};
+    for (int i = 0; i < outer->n; i++) mt_bounds_push(a, &bounds, outer->vars[i].var, outer->vars[i].r);
+    mt_tmutator m = {a, simp_expr, simp_stmt, &bounds};
+    return mt_tmutate_stmt(&m, s);
+}
+
 mt_tfunc *mt_tir_simplify(mt_arena *a, mt_tfunc *f) {
     if (!f->body) return f;
     mt_bounds bounds = {0};

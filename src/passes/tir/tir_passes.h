@@ -108,6 +108,10 @@ mt_tfunc *mt_tir_partition_tails(mt_arena *a, mt_tfunc *f);
  * substitutable lets are inlined, empty or zero-trip loops are removed and
  * sequences are flat with no no-op statements. An empty sequence is the no-op. */
 mt_tfunc *mt_tir_simplify(mt_arena *a, mt_tfunc *f);
+/* The same on one statement, with the ranges of the variables bound
+ * around it (compact_buffers). */
+struct mt_bounds;
+mt_tstmt *mt_tir_simplify_stmt(mt_arena *a, const struct mt_bounds *outer, mt_tstmt *s);
 
 /* remove_unit_loops -- assumes either form. Guarantees: no loop with a
  * constant extent of 1 remains except thread-bound ones; its variable is

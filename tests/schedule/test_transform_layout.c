@@ -1,0 +1,245 @@
+/*
+ * test_transform_layout.c -- sch.transform_layout (src/schedule/
+ * primitives_layout.c) from a source and from C: the matmul's packed B
+ * kept as 16-column panels, compacted per block (compact_buffers through
+ * the map's // and %), numerics against C loops in double on shapes with
+ * tails; a transposed cache; the printed schedule replayed; refusals. The
+ * placed diagnostics of malformed maps are in the error corpus
+ * (tests/errors/corpus/sch_transform_layout_*.py).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+static mt_tensor *tensor_f32(int ndim, const int64_t *shape, unsigned seed) {
+    mt_tensor *t = mt_tensor_create(MT_FLOAT32, ndim, shape);
+    float *p = mt_tensor_data(t);
+    for (int64_t i = 0; i < mt_tensor_numel(t); i++)
+        p[i] = (float)((i * 7919 + seed * 104729) % 1000) / 250.0f - 2.0f;
+    return t;
+}
+
+static const float *F(const mt_tensor *t) { return mt_tensor_data(t); }
+
+/* a @ b (m x k times k x n) against a double reference. */
+static void check_matmul(mt_kernel *k, int m, int n, int kk) {
+    int64_t sa[2] = {m, kk}, sb[2] = {kk, n};
+    mt_tensor *args[2] = {tensor_f32(2, sa, 1), tensor_f32(2, sb, 2)}, *c = NULL;
+    mt_diag d;
+    if (test_kernel_run(k, args, 2, &c, 1, &d) != MT_OK) fail_msg("run failed:\n%s", d.text);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double ref = 0, mag = 0;
+            for (int p = 0; p < kk; p++) {
+                double t = (double)F(args[0])[i * kk + p] * F(args[1])[p * n + j];
+                ref += t, mag += fabs(t);
+            }
+            double got = F(c)[i * n + j];
+            if (fabs(got - ref) > 1e-5 * (mag + 1)) fail_msg("C[%d, %d] = %g, want %g", i, j, got, ref);
+        }
+    mt_tensor_release(args[0]);
+    mt_tensor_release(args[1]);
+    mt_tensor_release(c);
+}
+
+/* The matmul blocked as the default rule blocks it: kc x nc blocks of B,
+ * each packed as nc / 16 panels of kc x 16 (the map), 6 x 16 tiles. */
+static char *blocked_src(int m, int n, int k, int kc, int nc, const char *map) {
+    static char buf[4096];
+    snprintf(buf, sizeof buf,
+             "def main(a: Tensor((%d, %d), \"float32\"), b: Tensor((%d, %d), \"float32\")):\n"
+             "    return a @ b\n"
+             "\n"
+             "@T.schedule(\"matmul\")\n"
+             "def s(sch):\n"
+             "    blk = sch.get_block(\"matmul\")\n"
+             "    i, k, j = sch.get_loops(blk)\n"
+             "    j0, j1, j2 = sch.split(j, factors=[None, %d, 16])\n"
+             "    k0, k1 = sch.split(k, factors=[None, %d])\n"
+             "    i0, i1 = sch.split(i, factors=[None, 6])\n"
+             "    sch.reorder(j0, k0, i0, j1, k1, i1, j2)\n"
+             "    sch.use_fma(blk)\n"
+             "    pack = sch.cache_read(blk, 1, \"global\")\n"
+             "    sch.compute_at(pack, k0)\n"
+             "    sch.transform_layout(pack, \"b_global\", %s)\n"
+             "    _, _, pk, pj = sch.get_loops(pack)\n"
+             "    pj0, pj1 = sch.split(pj, factors=[None, 16])\n"
+             "    sch.reorder(pj0, pk, pj1)\n"
+             "    sch.vectorize(pj1)\n"
+             "    sch.decompose_reduction(blk, k0)\n"
+             "    sch.parallel(j0)\n"
+             "    sch.unroll(i1)\n"
+             "    sch.vectorize(j2)\n",
+             m, k, k, n, nc / 16, kc, map);
+    return buf;
+}
+
+#define PANELS "lambda k, j: (j // 16, k, j % 16)"
+
+/* Panels of one block: the packed buffer is the kc x nc block (compacted
+ * through the map's // and %), not all of B; exact tiles, row tails, K
+ * block tails (compute_at takes no column tail under a three-way split of
+ * the columns: test_c_api has one). */
+static void test_blocked_matmul(void **state) {
+    (void)state;
+    int shapes[][5] = {{96, 256, 512, 256, 128}, {67, 128, 300, 128, 64}, {5, 64, 33, 16, 32}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2], kc = shapes[s][3], nc = shapes[s][4];
+        mt_kernel *kern = compile_ok(blocked_src(m, n, k, kc, nc, PANELS));
+        const char *how = mt_kernel_dump(kern, MT_STAGE_SCHEDULE);
+        assert_non_null(strstr(how, "    sch.transform_layout(b_b_global, \"b_global\", " PANELS ")\n"));
+        char want[128];
+        snprintf(want, sizeof want, "b_global = T.alloc_buffer((%d,), \"float32\")", kc * nc);
+        const char *code = mt_kernel_dump(kern, MT_STAGE_TIR_SCHED);
+        if (!strstr(code, want)) fail_msg("want '%s' in:\n%s", want, code);
+        check_matmul(kern, m, n, k);
+        mt_kernel_release(kern);
+    }
+}
+
+/* The printed schedule, pasted back, gives the same code. */
+static void test_round_trip(void **state) {
+    (void)state;
+    char *src = strdup(blocked_src(30, 64, 64, 32, 32, PANELS));
+    mt_kernel *k = compile_ok(src);
+    const char *how = strchr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), '\n') + 1; /* past "# matmul: ..." */
+    char *again = malloc(strlen(src) + strlen(how) + 1);
+    strcpy(again, src);
+    strcpy(strstr(again, "@T.schedule"), how);
+    mt_kernel *k2 = compile_ok(again);
+    assert_string_equal(mt_kernel_dump(k2, MT_STAGE_TIR_SCHED), mt_kernel_dump(k, MT_STAGE_TIR_SCHED));
+    assert_string_equal(mt_kernel_dump(k2, MT_STAGE_SCHEDULE), mt_kernel_dump(k, MT_STAGE_SCHEDULE));
+    check_matmul(k2, 30, 64, 64);
+    free(again);
+    free(src);
+    mt_kernel_release(k2);
+    mt_kernel_release(k);
+}
+
+/* Other maps on the same schedule: an equivalent one written otherwise,
+ * a padded one (panels of 24 columns over a 16-column split: the image is
+ * not a box, every place still distinct) and the identity keep the
+ * results. */
+static void test_other_maps(void **state) {
+    (void)state;
+    const char *maps[] = {"lambda k, j: (j // 16, k, j - j // 16 * 16)",
+                          "lambda k, j: (j // 24, k, j % 24)", "lambda k, j: (k, j)",
+                          "lambda k, j: (j, k)"};
+    for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++) {
+        mt_kernel *k = compile_ok(blocked_src(13, 48, 40, 16, 48, maps[i]));
+        check_matmul(k, 13, 48, 40);
+        mt_kernel_release(k);
+    }
+}
+
+/* A cache_write's copy, transposed: the block stores C^T, the copy reads it
+ * back. */
+static void test_transposed_cache(void **state) {
+    (void)state;
+    const char *src = "def main(a: Tensor((33, 20), \"float32\"), b: Tensor((33, 20), \"float32\")):\n"
+                      "    return a + b\n"
+                      "\n"
+                      "@T.schedule(\"add\")\n"
+                      "def s(sch):\n"
+                      "    blk = sch.get_block(\"add\")\n"
+                      "    c = sch.cache_write(blk, 0, \"global\")\n"
+                      "    sch.transform_layout(blk, (\"write\", 0), lambda i, j: (j, i))\n";
+    mt_kernel *k = compile_ok(src);
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE),
+                           "sch.transform_layout(b_add, \"lv_global\", lambda i, j: (j, i))"));
+    int64_t shape[2] = {33, 20};
+    mt_tensor *args[2] = {tensor_f32(2, shape, 3), tensor_f32(2, shape, 4)}, *out = NULL;
+    mt_diag d;
+    if (test_kernel_run(k, args, 2, &out, 1, &d) != MT_OK) fail_msg("run failed:\n%s", d.text);
+    for (int i = 0; i < 33 * 20; i++) assert_float_equal(F(out)[i], F(args[0])[i] + F(args[1])[i], 0);
+    mt_tensor_release(args[0]);
+    mt_tensor_release(args[1]);
+    mt_tensor_release(out);
+    mt_kernel_release(k);
+}
+
+/* ---- from C ------------------------------------------------------------------ */
+
+typedef struct cb_state {
+    const char *map;     /* the map to try first */
+    mt_status first;     /* what it returned */
+    char error[320];     /* and the reason */
+} cb_state;
+
+/* Panels of B from C: the map under test first (it may be refused, which
+ * changes nothing), then the panel map. */
+static mt_status panels_cb(mt_schedule *sch, void *user) {
+    cb_state *s = user;
+    int blk, loops[3], n, pack, js[2];
+    if (mt_schedule_get_block(sch, "matmul", &blk) != MT_OK) return MT_ERR_INTERNAL;
+    if (mt_schedule_get_loops(sch, blk, loops, 3, &n) != MT_OK || n != 3) return MT_ERR_INTERNAL;
+    int64_t f16[2] = {0, 16};
+    if (mt_schedule_split(sch, loops[2], f16, 2, js) != MT_OK) return MT_ERR_INTERNAL;
+    int order[4] = {js[0], loops[0], loops[1], js[1]};
+    if (mt_schedule_reorder(sch, order, 4) != MT_OK) return MT_ERR_INTERNAL;
+    if (mt_schedule_cache_read(sch, blk, 1, "global", &pack) != MT_OK) return MT_ERR_INTERNAL;
+    if (mt_schedule_compute_at(sch, pack, js[0]) != MT_OK) return MT_ERR_INTERNAL;
+    s->first = mt_schedule_transform_layout(sch, pack, "b_global", s->map);
+    snprintf(s->error, sizeof s->error, "%s", mt_schedule_error(sch) ? mt_schedule_error(sch) : "");
+    if (s->first == MT_OK) return MT_OK;
+    return mt_schedule_transform_layout(sch, pack, "b_global", "lambda k, j: (j // 8, k, j % 8)");
+}
+
+static void test_c_api(void **state) {
+    (void)state;
+    const char *src = "def main(a: Tensor((20, 24), \"float32\"), b: Tensor((24, 40), \"float32\")):\n"
+                      "    return a @ b\n";
+    struct {
+        const char *map;
+        mt_status st;
+        const char *error;
+    } cases[] = {
+        {"lambda k, j: (j // 16, k, j % 16)", MT_OK, ""},
+        {"lambda k, j: (j // 2, k)", MT_ERR_INVALID_ARG,
+         "transform_layout: the index map sends j = 0 and j = 1 to the same place; it must be one-to-one"},
+        {"lambda k, j: (j, k - 1)", MT_ERR_INVALID_ARG,
+         "transform_layout: output 1 of the index map (k - 1) is -1 at k = 0; a place in a buffer is never negative"},
+        {"lambda k, j: (j + k, k)", MT_ERR_INVALID_ARG,
+         "transform_layout: output 0 of the index map (j + k) uses several of its parameters; each output uses "
+         "exactly one"},
+        {"lambda k: k", MT_ERR_INVALID_ARG, "transform_layout: the index map takes 1 parameter; 'b_global' has 2 dims"},
+        {"lambda k, j: (k, j", MT_ERR_SYNTAX, "transform_layout: index map, column 19: unexpected end of file"},
+        {"k + 1", MT_ERR_TYPE, "transform_layout: the index map is one lambda"},
+        {"lambda k, j: (k, j ** 2)", MT_ERR_UNSUPPORTED, "index map, column 20: an index map is built from"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cb_state s = {cases[i].map, MT_OK, ""};
+        mt_compile_options o;
+        mt_compile_options_init(&o);
+        o.schedule = panels_cb;
+        o.schedule_user = &s;
+        mt_kernel *k = compile_ok_opts(src, &o);
+        const char *how = mt_kernel_dump(k, MT_STAGE_SCHEDULE);
+        if (cases[i].st == MT_OK) {
+            assert_int_equal(s.first, MT_OK);
+            assert_non_null(strstr(how, "sch.transform_layout(b_b_global, \"b_global\", lambda k, j: (j // 16, k, "
+                                        "j % 16))"));
+        } else {
+            assert_non_null(strstr(how, "sch.transform_layout(b_b_global, \"b_global\", lambda k, j: (j // 8, k, "
+                                        "j % 8))"));
+            if (s.first != MT_ERR_INVALID_ARG || !strstr(s.error, cases[i].error))
+                fail_msg("map '%s': got %s '%s', want '%s'", cases[i].map, mt_status_str(s.first), s.error,
+                         cases[i].error);
+        }
+        check_matmul(k, 20, 40, 24);
+        mt_kernel_release(k);
+    }
+    assert_int_equal(mt_schedule_transform_layout(NULL, 0, "b", "lambda i: i"), MT_ERR_INVALID_ARG);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_blocked_matmul), cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_other_maps),     cmocka_unit_test(test_transposed_cache),
+        cmocka_unit_test(test_c_api),
+    };
+    return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
+}
