@@ -1,4 +1,4 @@
-# expect: MT_ERR_NAME 13:9 'tile' is not a schedule primitive (they are: get_block, get_loops, split, fuse, reorder, parallel, vectorize, unroll, bind, compute_at, compute_inline, reverse_compute_at, reverse_compute_inline, cache_read, cache_write, decompose_reduction, rfactor, use_fma, apply_rule)
+# expect: MT_ERR_NAME 13:9 'tile' is not a schedule primitive (they are: get_block, get_loops, split, fuse, reorder, parallel, vectorize, unroll, bind, compute_at, compute_inline, reverse_compute_at, reverse_compute_inline, cache_read, cache_write, decompose_reduction, rfactor, use_fma, transform_layout, apply_rule)
 @T.prim_func
 def mm(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
     for i, j, k in T.grid(16, 16, 16):
