@@ -16,6 +16,13 @@
  *            schedule alone that makes the packed kernel: use_fma, a
  *            cache_read of B moved under the panel loop (compact_buffers
  *            makes it one contiguous panel per iteration), the same tiles
+ *   blocked  the same with K and N blocked as the default rule blocks them:
+ *            a kc x nc block of B per copy, kept as 16-column panels by
+ *            transform_layout (examples/kernels/matmul_blocked.py)
+ *
+ * Then the same three at a long K, 1024 x 8192 x 1024, where a panel of the
+ * whole K (8192 x 16 floats, 512 KiB) no longer fits L2 next to anything
+ * else and the blocks do.
  *
  * Each is timed alternately with the default in the same run (median of
  * 7 batches after a warm-up); the ratio is default / step (1.0: as fast
@@ -32,16 +39,22 @@
 
 enum { BATCHES = 7, N = 960 };
 
-static const char mm_src[] =
-    "@T.prim_func\n"
-    "def mm(A: T.Buffer((960, 960), \"float32\"), B: T.Buffer((960, 960), \"float32\"),\n"
-    "       C: T.Buffer((960, 960), \"float32\")):\n"
-    "    for i, j, k in T.grid(960, 960, 960):\n"
-    "        with T.block(\"C\"):\n"
-    "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
-    "            with T.init():\n"
-    "                C[vi, vj] = T.float32(0)\n"
-    "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
+/* The loop function for M x K times K x N. */
+static const char *mm_source(int m, int n, int k) {
+    static char buf[1024];
+    snprintf(buf, sizeof buf,
+             "@T.prim_func\n"
+             "def mm(A: T.Buffer((%d, %d), \"float32\"), B: T.Buffer((%d, %d), \"float32\"),\n"
+             "       C: T.Buffer((%d, %d), \"float32\")):\n"
+             "    for i, j, k in T.grid(%d, %d, %d):\n"
+             "        with T.block(\"C\"):\n"
+             "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+             "            with T.init():\n"
+             "                C[vi, vj] = T.float32(0)\n"
+             "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n",
+             m, k, k, n, m, n, m, n, k);
+    return buf;
+}
 
 static const char naive[] = "@T.schedule(mm)\ndef s(sch):\n    pass\n";
 
@@ -75,6 +88,29 @@ static const char primitives[] =
     "    sch.parallel(j0)\n"
     "    sch.unroll(i1)\n"
     "    sch.vectorize(j1)\n";
+
+/* kc x nc blocks of B as 16-column panels (nc / 16 panels per block). */
+static const char blocked[] =
+    "@T.schedule(mm)\n"
+    "def s(sch):\n"
+    "    blk = sch.get_block(\"C\")\n"
+    "    i, j, k = sch.get_loops(blk)\n"
+    "    j0, j1, j2 = sch.split(j, factors=[None, %d, 16])\n"
+    "    k0, k1 = sch.split(k, factors=[None, %d])\n"
+    "    i0, i1 = sch.split(i, factors=[None, 6])\n"
+    "    sch.reorder(j0, k0, i0, j1, k1, i1, j2)\n"
+    "    sch.use_fma(blk)\n"
+    "    pack = sch.cache_read(blk, 1, \"global\")\n"
+    "    sch.compute_at(pack, k0)\n"
+    "    sch.transform_layout(pack, \"B_global\", lambda k, j: (j // 16, k, j %% 16))\n"
+    "    _, _, pk, pj = sch.get_loops(pack)\n"
+    "    pj0, pj1 = sch.split(pj, factors=[None, 16])\n"
+    "    sch.reorder(pj0, pk, pj1)\n"
+    "    sch.vectorize(pj1)\n"
+    "    sch.decompose_reduction(blk, k0)\n"
+    "    sch.parallel(j0)\n"
+    "    sch.unroll(i1)\n"
+    "    sch.vectorize(j2)\n";
 
 static mt_kernel *compile(mt_context *c, const char *src) {
     mt_diag d;
@@ -110,7 +146,7 @@ static double run_ms(mt_kernel *k, mt_tensor **args, mt_tensor *out, int reps) {
 }
 
 static void step(mt_context *c, mt_kernel *def, const char *name, const char *src, mt_tensor **args,
-                 mt_tensor *out, int reps) {
+                 mt_tensor *out, int reps, double flops) {
     mt_kernel *k = compile(c, src);
     double t0[BATCHES], t1[BATCHES];
     run_ms(def, args, out, 1), run_ms(k, args, out, 1);
@@ -119,8 +155,35 @@ static void step(mt_context *c, mt_kernel *def, const char *name, const char *sr
         t1[b] = run_ms(k, args, out, reps);
     }
     double m0 = median(t0, BATCHES), m1 = median(t1, BATCHES);
-    printf("| %-10s | %9.2f | %9.2f | %6.1f | %5.2f |\n", name, m1, m0, 2.0 * N * N * N / m1 * 1e-6, m0 / m1);
+    printf("| %-10s | %9.2f | %9.2f | %6.1f | %5.2f |\n", name, m1, m0, flops / m1 * 1e-6, m0 / m1);
     mt_kernel_release(k);
+}
+
+static mt_tensor *matrix(int rows, int cols, int mod, float scale) {
+    int64_t sh[2] = {rows, cols};
+    mt_tensor *t = mt_tensor_create(MT_FLOAT32, 2, sh);
+    for (int64_t i = 0; i < (int64_t)rows * cols; i++) ((float *)mt_tensor_data(t))[i] = (float)(i % mod) * scale;
+    return t;
+}
+
+/* The long-K table: default, primitives (whole-K panels), blocked. */
+static void long_k(mt_context *c, int m, int n, int k) {
+    char src[8192], sched[4096];
+    double flops = 2.0 * m * n * k;
+    printf("\nmatmul %d x %d x %d float32 (M x K x N)\n\n", m, k, n);
+    printf("| step | ms | default ms | GFLOP/s | default / step |\n| --- | --- | --- | --- | --- |\n");
+    mt_tensor *A = matrix(m, k, 17, 0.25f), *B = matrix(k, n, 13, 0.5f), *C = matrix(m, n, 1, 0.0f);
+    mt_tensor *args[2] = {A, B};
+    const char *mm = mm_source(m, n, k);
+    mt_kernel *def = compile(c, mm);
+    step(c, def, "default", mm, args, C, 1, flops);
+    snprintf(src, sizeof src, "%s\n%s", mm, primitives);
+    step(c, def, "primitives", src, args, C, 1, flops);
+    snprintf(sched, sizeof sched, blocked, 128 / 16, 256);
+    snprintf(src, sizeof src, "%s\n%s", mm, sched);
+    step(c, def, "blocked", src, args, C, 1, flops);
+    mt_kernel_release(def);
+    mt_tensor_release(A), mt_tensor_release(B), mt_tensor_release(C);
 }
 
 int main(int argc, char **argv) {
@@ -128,34 +191,36 @@ int main(int argc, char **argv) {
     co.num_threads = argc > 1 ? atoi(argv[1]) : 0;
     mt_context *c = mt_context_create(&co);
     if (!c) return 1;
-    char cpu[256], src[8192];
+    char cpu[256], src[8192], sched[4096];
+    double flops = 2.0 * N * N * N;
     bench_cpu_model(cpu, sizeof cpu);
     printf("%s, threads %d, matmul %d^3 float32\n\n", cpu, co.num_threads, N);
     printf("| step | ms | default ms | GFLOP/s | default / step |\n| --- | --- | --- | --- | --- |\n");
-    int64_t sh[2] = {N, N};
-    mt_tensor *A = mt_tensor_create(MT_FLOAT32, 2, sh), *B = mt_tensor_create(MT_FLOAT32, 2, sh);
-    mt_tensor *C = mt_tensor_create(MT_FLOAT32, 2, sh);
-    for (int64_t i = 0; i < N * N; i++) {
-        ((float *)mt_tensor_data(A))[i] = (float)(i % 17) * 0.25f;
-        ((float *)mt_tensor_data(B))[i] = (float)(i % 13) * 0.5f;
-    }
+    mt_tensor *A = matrix(N, N, 17, 0.25f), *B = matrix(N, N, 13, 0.5f), *C = matrix(N, N, 1, 0.0f);
     mt_tensor *args[2] = {A, B};
+    const char *mm = mm_source(N, N, N);
+    char mm_src[1024];
+    snprintf(mm_src, sizeof mm_src, "%s", mm);
     mt_kernel *def = compile(c, mm_src);
-    step(c, def, "default", mm_src, args, C, 3);
+    step(c, def, "default", mm_src, args, C, 3, flops);
     snprintf(src, sizeof src, "%s\n%s", mm_src, naive);
-    step(c, def, "naive", src, args, C, 1);
+    step(c, def, "naive", src, args, C, 1, flops);
     snprintf(src, sizeof src, "%s\n%s", mm_src, tiled);
-    step(c, def, "tiled", src, args, C, 3);
+    step(c, def, "tiled", src, args, C, 3, flops);
     const char *packed = read_file(MT_SCHEDULE_EXAMPLE);
     if (!packed) {
         fprintf(stderr, "cannot read %s\n", MT_SCHEDULE_EXAMPLE);
         return 1;
     }
-    step(c, def, "packed", packed, args, C, 3);
+    step(c, def, "packed", packed, args, C, 3, flops);
     snprintf(src, sizeof src, "%s\n%s", mm_src, primitives);
-    step(c, def, "primitives", src, args, C, 3);
+    step(c, def, "primitives", src, args, C, 3, flops);
+    snprintf(sched, sizeof sched, blocked, 240 / 16, 480);
+    snprintf(src, sizeof src, "%s\n%s", mm_src, sched);
+    step(c, def, "blocked", src, args, C, 3, flops);
     mt_kernel_release(def);
     mt_tensor_release(A), mt_tensor_release(B), mt_tensor_release(C);
+    long_k(c, 1024, 1024, 8192);
     mt_context_destroy(c);
     return 0;
 }

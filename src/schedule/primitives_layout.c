@@ -26,7 +26,7 @@
 
 #define TL_P "transform_layout"
 
-enum { MAX_DIM = 1 << 20, MAX_BOX_BITS = 1 << 24, MAX_OUTS = 8 };
+enum { MAX_DIM = 1 << 20, MAX_BOX_BITS = 1 << 24, MAX_OUTS = 8, MAX_GROWTH = 64 };
 
 /* The buffer named `name` among b's read and write regions, or NULL. */
 static mt_tbuffer *region_buffer(const mt_tstmt *b, const char *name) {
@@ -154,6 +154,19 @@ static bool check_dim(tl *t, int p, int64_t E) {
     return true;
 }
 
+/* The new buffer may pad, not balloon: at most MAX_GROWTH times the old
+ * one's elements (padding a dim to a multiple of a panel's width is
+ * well within that). */
+static bool check_size(tl *t) {
+    int64_t old = 1, now = 1, e;
+    for (int d = 0; d < t->X->ndim; d++) mt_te_is_const_int(t->X->shape[d], &e), old *= e;
+    for (int o = 0; o < t->m->nouts; o++)
+        if (__builtin_mul_overflow(now, t->ext[o], &now) || now > MAX_GROWTH * (old > 0 ? old : 1))
+            return mt_sched_refuse(t->s, "%s: the new layout of '%s' would hold more than %d times its %lld "
+                                         "elements", TL_P, t->X->name, MAX_GROWTH, (long long)old);
+    return true;
+}
+
 static bool check_map(tl *t) {
     const mt_index_map *m = t->m;
     const mt_tbuffer *X = t->X;
@@ -190,7 +203,7 @@ static bool check_map(tl *t) {
                                    X->name);
         if (used && !check_dim(t, p, E)) return false;
     }
-    return true;
+    return check_size(t);
 }
 
 /* ---- rewriting the function --------------------------------------------------------- */
