@@ -20,9 +20,9 @@
  *            a kc x nc block of B per copy, kept as 16-column panels by
  *            transform_layout (examples/kernels/matmul_blocked.py)
  *
- * Then the same three at a long K, 1024 x 8192 x 1024, where a panel of the
- * whole K (8192 x 16 floats, 512 KiB) no longer fits L2 next to anything
- * else and the blocks do.
+ * Then default, primitives and blocked at a long K, 512 x 32768 x 512,
+ * where a panel of the whole K (32768 x 16 floats, 2 MiB) is four times
+ * L2 and a 256 x 128 block (128 KiB) fits it.
  *
  * Each is timed alternately with the default in the same run (median of
  * 7 batches after a warm-up); the ratio is default / step (1.0: as fast
@@ -220,7 +220,7 @@ int main(int argc, char **argv) {
     step(c, def, "blocked", src, args, C, 3, flops);
     mt_kernel_release(def);
     mt_tensor_release(A), mt_tensor_release(B), mt_tensor_release(C);
-    long_k(c, 1024, 1024, 8192);
+    long_k(c, 512, 512, 32768);
     mt_context_destroy(c);
     return 0;
 }
