@@ -12,38 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "test_util.h"
-
-static mt_tensor *tensor_f32(int ndim, const int64_t *shape, unsigned seed) {
-    mt_tensor *t = mt_tensor_create(MT_FLOAT32, ndim, shape);
-    float *p = mt_tensor_data(t);
-    for (int64_t i = 0; i < mt_tensor_numel(t); i++)
-        p[i] = (float)((i * 7919 + seed * 104729) % 1000) / 250.0f - 2.0f;
-    return t;
-}
-
-static const float *F(const mt_tensor *t) { return mt_tensor_data(t); }
-
-/* a @ b (m x k times k x n) against a double reference. */
-static void check_matmul(mt_kernel *k, int m, int n, int kk) {
-    int64_t sa[2] = {m, kk}, sb[2] = {kk, n};
-    mt_tensor *args[2] = {tensor_f32(2, sa, 1), tensor_f32(2, sb, 2)}, *c = NULL;
-    mt_diag d;
-    if (test_kernel_run(k, args, 2, &c, 1, &d) != MT_OK) fail_msg("run failed:\n%s", d.text);
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < n; j++) {
-            double ref = 0, mag = 0;
-            for (int p = 0; p < kk; p++) {
-                double t = (double)F(args[0])[i * kk + p] * F(args[1])[p * n + j];
-                ref += t, mag += fabs(t);
-            }
-            double got = F(c)[i * n + j];
-            if (fabs(got - ref) > 1e-5 * (mag + 1)) fail_msg("C[%d, %d] = %g, want %g", i, j, got, ref);
-        }
-    mt_tensor_release(args[0]);
-    mt_tensor_release(args[1]);
-    mt_tensor_release(c);
-}
+#include "matmul_check.h"
 
 /* The matmul blocked as the default rule blocks it: kc x nc blocks of B,
  * each packed as nc / 16 panels of kc x 16 (the map), 6 x 16 tiles. */
@@ -151,9 +120,7 @@ static void test_transposed_cache(void **state) {
     assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE),
                            "sch.transform_layout(b_add, \"lv_global\", lambda i, j: (j, i))"));
     int64_t shape[2] = {33, 20};
-    mt_tensor *args[2] = {tensor_f32(2, shape, 3), tensor_f32(2, shape, 4)}, *out = NULL;
-    mt_diag d;
-    if (test_kernel_run(k, args, 2, &out, 1, &d) != MT_OK) fail_msg("run failed:\n%s", d.text);
+    mt_tensor *args[2] = {tensor_f32(2, shape, 3), tensor_f32(2, shape, 4)}, *out = run1(k, args, 2);
     for (int i = 0; i < 33 * 20; i++) assert_float_equal(F(out)[i], F(args[0])[i] + F(args[1])[i], 0);
     mt_tensor_release(args[0]);
     mt_tensor_release(args[1]);

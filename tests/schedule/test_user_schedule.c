@@ -20,7 +20,7 @@
 
 #include <dirent.h>
 
-#include "test_util.h"
+#include "matmul_check.h"
 
 #define skip_unless_cpu()                                                                  \
     do {                                                                                   \
@@ -29,23 +29,6 @@
             skip();                                                                        \
         }                                                                                  \
     } while (0)
-
-static mt_tensor *tensor_f32(int ndim, const int64_t *shape, unsigned seed) {
-    mt_tensor *t = mt_tensor_create(MT_FLOAT32, ndim, shape);
-    float *p = mt_tensor_data(t);
-    for (int64_t i = 0; i < mt_tensor_numel(t); i++)
-        p[i] = (float)((i * 7919 + seed * 104729) % 1000) / 250.0f - 2.0f;
-    return t;
-}
-
-static const float *F(const mt_tensor *t) { return mt_tensor_data(t); }
-
-static mt_tensor *run1(mt_kernel *k, mt_tensor **args, int nargs) {
-    mt_diag d;
-    mt_tensor *out = NULL;
-    if (test_kernel_run(k, args, nargs, &out, 1, &d) != MT_OK) fail_msg("run failed:\n%s", d.text);
-    return out;
-}
 
 /* A hand-written matmul, M x K times K x N, and a schedule for it. */
 static char *matmul_src(int m, int n, int k, const char *schedule) {
@@ -77,25 +60,6 @@ static const char tiled[] =
     "    sch.parallel(i0)\n"
     "    sch.unroll(i1)\n"
     "    sch.vectorize(j1)\n";
-
-static void check_matmul(mt_kernel *k, int m, int n, int kk) {
-    int64_t sa[2] = {m, kk}, sb[2] = {kk, n};
-    mt_tensor *args[2] = {tensor_f32(2, sa, 1), tensor_f32(2, sb, 2)};
-    mt_tensor *c = run1(k, args, 2);
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < n; j++) {
-            double ref = 0, mag = 0;
-            for (int p = 0; p < kk; p++) {
-                ref += (double)F(args[0])[i * kk + p] * F(args[1])[p * n + j];
-                mag += fabs((double)F(args[0])[i * kk + p] * F(args[1])[p * n + j]);
-            }
-            double got = F(c)[i * n + j];
-            if (fabs(got - ref) > 1e-4 * (mag + 1)) fail_msg("C[%d, %d] = %g, want %g", i, j, got, ref);
-        }
-    mt_tensor_release(args[0]);
-    mt_tensor_release(args[1]);
-    mt_tensor_release(c);
-}
 
 /* The tutorial's schedule on odd shapes (split tails in i and j). */
 static void test_matmul_schedule(void **state) {
