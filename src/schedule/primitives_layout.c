@@ -158,10 +158,12 @@ static bool check_dim(tl *t, int p, int64_t E) {
  * one's elements (padding a dim to a multiple of a panel's width is
  * well within that). */
 static bool check_size(tl *t) {
-    int64_t old = 1, now = 1, e;
-    for (int d = 0; d < t->X->ndim; d++) mt_te_is_const_int(t->X->shape[d], &e), old *= e;
+    int64_t old = 1, now = 1, most, e;
+    for (int d = 0; d < t->X->ndim; d++)
+        if (mt_te_is_const_int(t->X->shape[d], &e) && __builtin_mul_overflow(old, e, &old)) old = INT64_MAX;
+    if (__builtin_mul_overflow(old > 0 ? old : 1, (int64_t)MAX_GROWTH, &most)) most = INT64_MAX;
     for (int o = 0; o < t->m->nouts; o++)
-        if (__builtin_mul_overflow(now, t->ext[o], &now) || now > MAX_GROWTH * (old > 0 ? old : 1))
+        if (__builtin_mul_overflow(now, t->ext[o], &now) || now > most)
             return mt_sched_refuse(t->s, "%s: the new layout of '%s' would hold more than %d times its %lld "
                                          "elements", TL_P, t->X->name, MAX_GROWTH, (long long)old);
     return true;
