@@ -250,8 +250,11 @@ static bool at_region(at *ca, mt_texpr *const *idx) {
         mt_texpr *e = mt_tsubst_expr(a, idx[d], ov, o->iter_values, o->niters);
         if (!derive_dim(a, e, &inner, used, &ca->rmin[d], &ca->rext[d]))
             return mt_sched_refuse(ca->s, "%s: cannot derive the region of '%s' that loop '%s' %s "
-                                          "from index '%s' of dim %d", ca->P, X->name, ca->loop->name,
-                                   ca->reverse ? "writes" : "needs", mt_texpr_print(a, e), d);
+                                          "from index '%s' of dim %d%s", ca->P, X->name, ca->loop->name,
+                                   ca->reverse ? "writes" : "needs", mt_texpr_print(a, e), d,
+                                   mt_arith_has_divmod(idx[d]) ? " (an index through // or %, as transform_layout "
+                                                            "leaves it: move the block first, then change the "
+                                                            "layout)" : "");
     }
     return true;
 }

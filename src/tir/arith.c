@@ -506,6 +506,11 @@ int mt_arith_terms(mt_texpr *e, bool (*open)(const mt_texpr *, void *), void *ct
     return terms(e, 1, open, ctx, t, 0, max);
 }
 
+bool mt_arith_has_divmod(const mt_texpr *e) {
+    if (e->kind == TE_FLOORDIV || e->kind == TE_FLOORMOD) return true;
+    return (e->a && mt_arith_has_divmod(e->a)) || (e->b && mt_arith_has_divmod(e->b));
+}
+
 bool mt_arith_min_const(const mt_texpr *e, int64_t *c, const mt_texpr **r) {
     if (e->kind != TE_MIN) return false;
     if (mt_te_is_const_int(e->a, c)) *r = e->b;

@@ -133,6 +133,9 @@ typedef struct mt_arith_term {
 int mt_arith_terms(mt_texpr *e, bool (*open)(const mt_texpr *sub, void *ctx), void *ctx,
                    mt_arith_term *t, int max);
 
+/* Does e use // or % anywhere (an index transform_layout rewrote)? */
+bool mt_arith_has_divmod(const mt_texpr *e);
+
 /* Is e T.min(c, r) or T.min(r, c) with c an integer constant (c taken from
  * the first operand when both are)? Sets *c and *r. */
 bool mt_arith_min_const(const mt_texpr *e, int64_t *c, const mt_texpr **r);

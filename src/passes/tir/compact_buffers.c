@@ -290,22 +290,17 @@ typedef struct divmod_seen {
     bool found;
 } divmod_seen;
 
-static bool has_divmod(const mt_texpr *e) {
-    if (e->kind == TE_FLOORDIV || e->kind == TE_FLOORMOD) return true;
-    return (e->a && has_divmod(e->a)) || (e->b && has_divmod(e->b));
-}
-
 static void divmod_expr(mt_tvisitor *v, const mt_texpr *e) {
     divmod_seen *d = v->ctx;
     if (e->kind == TE_LOAD && e->buf == d->x)
-        for (int i = 0; i < e->nargs; i++) d->found |= has_divmod(e->args[i]);
+        for (int i = 0; i < e->nargs; i++) d->found |= mt_arith_has_divmod(e->args[i]);
     mt_tvisit_expr_children(v, e);
 }
 
 static void divmod_stmt(mt_tvisitor *v, const mt_tstmt *s) {
     divmod_seen *d = v->ctx;
     if (s->kind == TS_STORE && s->buf == d->x)
-        for (int i = 0; i < s->nidx; i++) d->found |= has_divmod(s->idx[i]);
+        for (int i = 0; i < s->nidx; i++) d->found |= mt_arith_has_divmod(s->idx[i]);
     mt_tvisit_stmt_children(v, s);
 }
 
