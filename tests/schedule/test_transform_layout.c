@@ -5,7 +5,10 @@
  * the map's // and %), numerics against C loops in double on shapes with
  * tails; a transposed cache; the printed schedule replayed; refusals. The
  * placed diagnostics of malformed maps are in the error corpus
- * (tests/errors/corpus/sch_transform_layout_*.py).
+ * (tests/errors/corpus/sch_transform_layout_*.py). CPU schedules run under
+ * target cpu, GPU ones (bind, a shared cache) under target cuda: this suite
+ * also runs emulated (test_transform_layout_gpu_emulated), each test skipped,
+ * saying why, under the other target.
  */
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +16,17 @@
 #include <string.h>
 
 #include "matmul_check.h"
+
+#define skip_unless_gpu()                                                                               \
+    do {                                                                                                \
+        if (!test_gpu_target()) {                                                                       \
+            print_message("skipped under target cpu: a GPU schedule (bind); see "                        \
+                          "test_transform_layout_gpu_emulated\n");                                        \
+            skip();                                                                                     \
+        }                                                                                               \
+    } while (0)
+
+#define skip_unless_cpu() skip_if_gpu_target("a CPU schedule (parallel, vectorize)")
 
 /* The matmul blocked as the default rule blocks it: kc x nc blocks of B,
  * each packed as nc / 16 panels of kc x 16 (the map), 6 x 16 tiles. */
@@ -54,6 +68,7 @@ static char *blocked_src(int m, int n, int k, int kc, int nc, const char *map) {
  * the columns: test_c_api has one). */
 static void test_blocked_matmul(void **state) {
     (void)state;
+    skip_unless_cpu();
     int shapes[][5] = {{96, 256, 512, 256, 128}, {67, 128, 300, 128, 64}, {5, 64, 33, 16, 32}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2], kc = shapes[s][3], nc = shapes[s][4];
@@ -72,6 +87,7 @@ static void test_blocked_matmul(void **state) {
 /* The printed schedule, pasted back, gives the same code. */
 static void test_round_trip(void **state) {
     (void)state;
+    skip_unless_cpu();
     char *src = strdup(blocked_src(30, 64, 64, 32, 32, PANELS));
     mt_kernel *k = compile_ok(src);
     const char *how = strchr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), '\n') + 1; /* past "# matmul: ..." */
@@ -94,6 +110,7 @@ static void test_round_trip(void **state) {
  * results. */
 static void test_other_maps(void **state) {
     (void)state;
+    skip_unless_cpu();
     const char *maps[] = {"lambda k, j: (j // 16, k, j - j // 16 * 16)",
                           "lambda k, j: (j // 24, k, j % 24)", "lambda k, j: (k, j)",
                           "lambda k, j: (j, k)"};
@@ -108,6 +125,7 @@ static void test_other_maps(void **state) {
  * back. */
 static void test_transposed_cache(void **state) {
     (void)state;
+    skip_unless_cpu();
     const char *src = "def main(a: Tensor((33, 20), \"float32\"), b: Tensor((33, 20), \"float32\")):\n"
                       "    return a + b\n"
                       "\n"
@@ -125,6 +143,67 @@ static void test_transposed_cache(void **state) {
     mt_tensor_release(args[0]);
     mt_tensor_release(args[1]);
     mt_tensor_release(out);
+    mt_kernel_release(k);
+}
+
+/* ---- GPU kernels (emulated) -------------------------------------------------- */
+
+
+/* A shared cache of a row of a, transposed, under the block loop: compact_buffers
+ * makes it one __shared__ array per block (a function-level allocation of
+ * scope shared would be global memory). */
+static void test_gpu_shared_cache(void **state) {
+    (void)state;
+    skip_unless_gpu();
+    mt_kernel *k = compile_ok("def main(a: Tensor((40, 32), \"float32\"), b: Tensor((40, 32), \"float32\")):\n"
+                               "    return a + b\n"
+                               "\n"
+                               "@T.schedule(\"add\")\n"
+                               "def s(sch):\n"
+                               "    blk = sch.get_block(\"add\")\n"
+                               "    i, j = sch.get_loops(blk)\n"
+                               "    c = sch.cache_read(blk, 0, \"shared\")\n"
+                               "    sch.compute_at(c, i)\n"
+                               "    sch.transform_layout(c, \"a_shared\", lambda i, j: (j, i))\n"
+                               "    _, cj = sch.get_loops(c)\n"
+                               "    sch.bind(i, \"blockIdx.x\")\n"
+                               "    sch.bind(j, \"threadIdx.x\")\n"
+                               "    sch.bind(cj, \"threadIdx.x\")\n");
+    const char *cuda = mt_kernel_dump(k, MT_STAGE_CUDA);
+    if (!strstr(cuda, "__shared__ __align__(16) float a_shared[32];")) fail_msg("no shared array in:\n%s", cuda);
+    assert_null(strstr(cuda, "float *__restrict__ a_shared"));
+    int64_t shape[2] = {40, 32};
+    mt_tensor *args[2] = {tensor_f32(2, shape, 5), tensor_f32(2, shape, 6)}, *out = run1(k, args, 2);
+    for (int i = 0; i < 40 * 32; i++) assert_float_equal(F(out)[i], F(args[0])[i] + F(args[1])[i], 0);
+    mt_tensor_release(args[0]);
+    mt_tensor_release(args[1]);
+    mt_tensor_release(out);
+    mt_kernel_release(k);
+}
+
+/* A row of A per block in shared memory, as big as the buffer's row: the
+ * allocation moves into the block though it does not shrink; the matmul's
+ * numerics. */
+static void test_gpu_shared_rows(void **state) {
+    (void)state;
+    skip_unless_gpu();
+    mt_kernel *k = compile_ok("def main(a: Tensor((24, 64), \"float32\"), b: Tensor((64, 64), \"float32\")):\n"
+                               "    return a @ b\n"
+                               "\n"
+                               "@T.schedule(\"matmul\")\n"
+                               "def s(sch):\n"
+                               "    blk = sch.get_block(\"matmul\")\n"
+                               "    i, k, j = sch.get_loops(blk)\n"
+                               "    sch.reorder(i, j, k)\n"
+                               "    c = sch.cache_read(blk, 0, \"shared\")\n"
+                               "    sch.compute_at(c, i)\n"
+                               "    _, ck = sch.get_loops(c)\n"
+                               "    sch.bind(i, \"blockIdx.x\")\n"
+                               "    sch.bind(j, \"threadIdx.x\")\n"
+                               "    sch.bind(ck, \"threadIdx.x\")\n");
+    const char *cuda = mt_kernel_dump(k, MT_STAGE_CUDA);
+    if (!strstr(cuda, "__shared__ __align__(16) float a_shared[64];")) fail_msg("no shared array in:\n%s", cuda);
+    check_matmul(k, 24, 64, 64);
     mt_kernel_release(k);
 }
 
@@ -157,6 +236,7 @@ static mt_status panels_cb(mt_schedule *sch, void *user) {
 
 static void test_c_api(void **state) {
     (void)state;
+    skip_unless_cpu();
     const char *src = "def main(a: Tensor((20, 24), \"float32\"), b: Tensor((24, 40), \"float32\")):\n"
                       "    return a @ b\n";
     struct {
@@ -206,6 +286,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_blocked_matmul), cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_other_maps),     cmocka_unit_test(test_transposed_cache),
+        cmocka_unit_test(test_gpu_shared_cache), cmocka_unit_test(test_gpu_shared_rows),
         cmocka_unit_test(test_c_api),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);

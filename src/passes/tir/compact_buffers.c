@@ -54,6 +54,7 @@ typedef struct compact {
     int64_t ext[MAX_DIMS];     /* the box: a constant bound of the extent of v_d */
     const mt_texpr *ext_expr[MAX_DIMS]; /* that extent: a constant, or T.min(c, ..) */
     bool ok;
+    bool gpu;  /* a GPU kernel's shared buffer: the writer's loops may be thread loops */
 } compact;
 
 /* ---- what touches X ----------------------------------------------------- */
@@ -146,7 +147,7 @@ static bool writer(compact *c, const mt_tstmt *w) {
     int nv = 0, ndim = c->x->ndim;
     int64_t m, e;
     for (; w->kind == TS_FOR; w = w->body) {
-        if (nv == MAX_DIMS * 2 || w->for_kind == MT_FOR_THREAD || !mt_te_is_const_int(w->min, &m) ||
+        if (nv == MAX_DIMS * 2 || (w->for_kind == MT_FOR_THREAD && !c->gpu) || !mt_te_is_const_int(w->min, &m) ||
             m != 0 || !mt_arith_const_bound(w->extent, &e) || e < 1 || uses_inner(c, w->extent) ||
             mt_texpr_reads_memory(w->extent))
             return false;
@@ -317,10 +318,10 @@ static mt_tstmt *plain_indices(mt_arena *a, const mt_tbuffer *x, const mt_bounds
 
 /* P with X compacted and allocated around it, or NULL; b: the ranges of
  * the loops and lets around P. */
-static mt_tstmt *compact_at(mt_arena *a, const mt_tbuffer *x, mt_tstmt *p, const mt_bounds *b) {
+static mt_tstmt *compact_at(mt_arena *a, const mt_tbuffer *x, mt_tstmt *p, const mt_bounds *b, bool gpu) {
     p = plain_indices(a, x, b, p);
     if (p->kind != TS_SEQ) return NULL;
-    compact c = {.a = a, .x = x, .ok = true};
+    compact c = {.a = a, .x = x, .ok = true, .gpu = gpu};
     mt_tvisitor iv = {no_expr, inner_stmt, &c};
     mt_tvisit_stmt(&iv, p);
     if (c.too_many) return NULL;
@@ -336,7 +337,7 @@ static mt_tstmt *compact_at(mt_arena *a, const mt_tbuffer *x, mt_tstmt *p, const
         if (!mt_te_is_const_int(x->shape[d], &e)) return NULL;
         old *= e, now *= c.ext[d];
     }
-    if (!c.ok || now >= old) return NULL;
+    if (!c.ok || now > old || (now == old && !gpu)) return NULL; /* on a GPU, moving it into the block is the gain */
     mt_tbuffer *y = mt_tbuffer_new_const(a, x->name, x->dtype, x->ndim, c.ext);
     y->scope = x->scope;
     rewrite w = {&c, y};
@@ -347,18 +348,20 @@ static mt_tstmt *compact_at(mt_arena *a, const mt_tbuffer *x, mt_tstmt *p, const
 /* Statement s (inside X's allocation) with P compacted, or NULL: down
  * through loops, lets and the one item of a sequence that touches X; b:
  * the ranges of the loops and lets passed. */
-static mt_tstmt *descend(mt_arena *a, const mt_tbuffer *x, mt_tstmt *s, mt_bounds *b) {
+static mt_tstmt *descend(mt_arena *a, const mt_tbuffer *x, mt_tstmt *s, mt_bounds *b, bool gpu) {
     mt_tstmt *inner = NULL, *r;
     bool pushed;
     switch (s->kind) {
     case TS_FOR:
     case TS_LET: /* bound outside P: must not read X, whose allocation moves into P */
+        if (s->kind == TS_FOR && s->for_kind == MT_FOR_THREAD && strncmp(s->thread_tag, "threadIdx", 9) == 0)
+            return NULL; /* P would run per thread, and a block's threads share its shared memory */
         if ((s->kind == TS_FOR && (mt_texpr_reads(s->min, x) || mt_texpr_reads(s->extent, x))) ||
             (s->kind == TS_LET && mt_texpr_reads(s->value, x)))
             return NULL;
         pushed = s->kind == TS_FOR ? mt_bounds_push_loop(a, b, s->var, s->min, s->extent)
                                    : (mt_bounds_push(a, b, s->var, mt_bounds_of(b, s->value)), true);
-        inner = descend(a, x, s->body, b);
+        inner = descend(a, x, s->body, b, gpu);
         if (pushed) mt_bounds_pop(b);
         if (!inner) return NULL;
         r = mt_ts_copy(a, s);
@@ -368,8 +371,8 @@ static mt_tstmt *descend(mt_arena *a, const mt_tbuffer *x, mt_tstmt *s, mt_bound
         int hit = -1, n = 0;
         for (int i = 0; i < s->nstmts; i++)
             if (touches_any(s->stmts[i], x)) hit = i, n++;
-        if (n != 1) return compact_at(a, x, s, b);
-        if (!(inner = descend(a, x, s->stmts[hit], b))) return NULL;
+        if (n != 1) return compact_at(a, x, s, b, gpu);
+        if (!(inner = descend(a, x, s->stmts[hit], b, gpu))) return NULL;
         r = mt_ts_copy(a, s);
         r->stmts = MT_NEW_ARRAY(a, mt_tstmt *, s->nstmts);
         memcpy(r->stmts, s->stmts, sizeof(mt_tstmt *) * (size_t)s->nstmts);
@@ -381,10 +384,13 @@ static mt_tstmt *descend(mt_arena *a, const mt_tbuffer *x, mt_tstmt *s, mt_bound
 }
 
 static mt_tstmt *alloc_stmt(mt_tmutator *m, mt_tstmt *s) {
+    bool gpu = *(const bool *)m->ctx;
     mt_tstmt *r = mt_tmutate_stmt_children(m, s);
-    if (r->kind != TS_ALLOC || r->buf->ndim < 1 || r->buf->ndim > MAX_DIMS) return r;
+    if (r->kind != TS_ALLOC || r->buf->ndim < 1 || r->buf->ndim > MAX_DIMS ||
+        (gpu && r->buf->scope != MT_SCOPE_SHARED))
+        return r;
     mt_bounds b = {0};
-    mt_tstmt *body = descend(m->arena, r->buf, r->body, &b);
+    mt_tstmt *body = descend(m->arena, r->buf, r->body, &b, gpu);
     return body ? body : r;
 }
 
@@ -394,8 +400,9 @@ static mt_texpr *keep_expr(mt_tmutator *m, mt_texpr *e) {
 }
 
 mt_tfunc *mt_tir_compact_buffers(mt_arena *a, mt_tfunc *f) {
-    if (!f->body || mt_tfunc_target(f)->kind != MT_TARGET_CPU) return f;
-    mt_tmutator m = {a, keep_expr, alloc_stmt, NULL};
+    if (!f->body) return f;
+    bool gpu = mt_tfunc_target(f)->kind == MT_TARGET_CUDA;
+    mt_tmutator m = {a, keep_expr, alloc_stmt, &gpu};
     mt_tstmt *body = mt_tmutate_stmt(&m, f->body);
     return body == f->body ? f : mt_tfunc_with_body(a, f, body);
 }
