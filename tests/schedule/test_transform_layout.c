@@ -207,6 +207,46 @@ static void test_gpu_shared_rows(void **state) {
     mt_kernel_release(k);
 }
 
+/* A block's column panel of B, K x 32: in shared memory at K = 64 (8 KiB);
+ * at K = 512 (64 KiB, more than a kernel's 48 KiB of static shared
+ * memory) it stays a global buffer, one panel per block; the results are
+ * right both ways. */
+static const char *panel_src(int k) {
+    static char buf[1024];
+    snprintf(buf, sizeof buf,
+             "def main(a: Tensor((8, %d), \"float32\"), b: Tensor((%d, 64), \"float32\")):\n"
+             "    return a @ b\n"
+             "\n"
+             "@T.schedule(\"matmul\")\n"
+             "def s(sch):\n"
+             "    blk = sch.get_block(\"matmul\")\n"
+             "    i, k, j = sch.get_loops(blk)\n"
+             "    j0, j1 = sch.split(j, factors=[None, 32])\n"
+             "    sch.reorder(j0, j1, i, k)\n"
+             "    c = sch.cache_read(blk, 1, \"shared\")\n"
+             "    sch.compute_at(c, j0)\n"
+             "    _, ck, cj = sch.get_loops(c)\n"
+             "    sch.bind(j0, \"blockIdx.x\")\n"
+             "    sch.bind(j1, \"threadIdx.x\")\n"
+             "    sch.bind(cj, \"threadIdx.x\")\n",
+             k, k);
+    return buf;
+}
+
+static void test_gpu_shared_size(void **state) {
+    (void)state;
+    skip_unless_gpu();
+    int ks[2] = {64, 512};
+    for (int t = 0; t < 2; t++) {
+        mt_kernel *k = compile_ok(panel_src(ks[t]));
+        const char *cuda = mt_kernel_dump(k, MT_STAGE_CUDA);
+        const char *want = t == 0 ? "__shared__ __align__(16) float b_shared[2048];" : "float *__restrict__ b_shared";
+        if (!strstr(cuda, want)) fail_msg("want '%s' in:\n%s", want, cuda);
+        check_matmul(k, 8, 64, ks[t]);
+        mt_kernel_release(k);
+    }
+}
+
 /* ---- from C ------------------------------------------------------------------ */
 
 typedef struct cb_state {
@@ -287,6 +327,7 @@ int main(void) {
         cmocka_unit_test(test_blocked_matmul), cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_other_maps),     cmocka_unit_test(test_transposed_cache),
         cmocka_unit_test(test_gpu_shared_cache), cmocka_unit_test(test_gpu_shared_rows),
+        cmocka_unit_test(test_gpu_shared_size),
         cmocka_unit_test(test_c_api),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);

@@ -42,7 +42,9 @@
 
 #include "tir/arith.h"
 
-enum { MAX_DIMS = 8, MAX_TERMS = 16, MAX_INNER = 256 };
+/* A __shared__ array declared in a kernel (static shared memory) is at most
+ * 48 KiB on every CUDA architecture; more needs dynamic shared memory. */
+enum { MAX_DIMS = 8, MAX_TERMS = 16, MAX_INNER = 256, STATIC_SHARED_BYTES = 48 * 1024 };
 
 typedef struct compact {
     mt_arena *a;
@@ -338,6 +340,7 @@ static mt_tstmt *compact_at(mt_arena *a, const mt_tbuffer *x, mt_tstmt *p, const
         old *= e, now *= c.ext[d];
     }
     if (!c.ok || now > old || (now == old && !gpu)) return NULL; /* on a GPU, moving it into the block is the gain */
+    if (gpu && now * (int64_t)mt_dtype_size(x->dtype) > STATIC_SHARED_BYTES) return NULL;
     mt_tbuffer *y = mt_tbuffer_new_const(a, x->name, x->dtype, x->ndim, c.ext);
     y->scope = x->scope;
     rewrite w = {&c, y};
