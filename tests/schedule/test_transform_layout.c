@@ -247,6 +247,34 @@ static void test_gpu_shared_size(void **state) {
     }
 }
 
+/* The shared panel under a K-block loop inside the block: one array
+ * refilled every K block (the barrier at the end of each iteration keeps
+ * the next copy from overwriting what threads still read). */
+static void test_gpu_shared_k_blocks(void **state) {
+    (void)state;
+    skip_unless_gpu();
+    mt_kernel *k = compile_ok("def main(a: Tensor((8, 128), \"float32\"), b: Tensor((128, 64), \"float32\")):\n"
+                              "    return a @ b\n"
+                              "\n"
+                              "@T.schedule(\"matmul\")\n"
+                              "def s(sch):\n"
+                              "    blk = sch.get_block(\"matmul\")\n"
+                              "    i, k, j = sch.get_loops(blk)\n"
+                              "    j0, j1 = sch.split(j, factors=[None, 32])\n"
+                              "    k0, k1 = sch.split(k, factors=[None, 16])\n"
+                              "    sch.reorder(j0, k0, j1, i, k1)\n"
+                              "    c = sch.cache_read(blk, 1, \"shared\")\n"
+                              "    sch.compute_at(c, k0)\n"
+                              "    _, _, ck, cj = sch.get_loops(c)\n"
+                              "    sch.bind(j0, \"blockIdx.x\")\n"
+                              "    sch.bind(j1, \"threadIdx.x\")\n"
+                              "    sch.bind(cj, \"threadIdx.x\")\n");
+    const char *cuda = mt_kernel_dump(k, MT_STAGE_CUDA);
+    if (!strstr(cuda, "__shared__ __align__(16) float b_shared[512];")) fail_msg("no shared panel in:\n%s", cuda);
+    check_matmul(k, 8, 64, 128);
+    mt_kernel_release(k);
+}
+
 /* ---- from C ------------------------------------------------------------------ */
 
 typedef struct cb_state {
@@ -327,7 +355,7 @@ int main(void) {
         cmocka_unit_test(test_blocked_matmul), cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_other_maps),     cmocka_unit_test(test_transposed_cache),
         cmocka_unit_test(test_gpu_shared_cache), cmocka_unit_test(test_gpu_shared_rows),
-        cmocka_unit_test(test_gpu_shared_size),
+        cmocka_unit_test(test_gpu_shared_size), cmocka_unit_test(test_gpu_shared_k_blocks),
         cmocka_unit_test(test_c_api),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
