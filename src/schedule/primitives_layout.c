@@ -8,13 +8,14 @@
  * Conventions as in primitives_block.c, outputs and refusals in
  * docs/schedule.md ("transform_layout").
  *
- * The map must be one-to-one, or two elements would share a place. Each
- * output may use one parameter only, so the map is one-to-one when, for
- * each parameter, the outputs that use it take distinct values over its
- * dim; that is checked by enumerating the dim (a constant of at most 2^20),
- * which is exact for any form the outputs take (no algebra on // and %).
- * The same pass gives the new buffer's extents: one past the largest value
- * of each output.
+ * The map must be one-to-one, or two elements would share a place. The
+ * parameters fall into groups, two in one group when an output uses both
+ * (each alone in the common case: (j // 16, k, j % 16) has groups {k} and
+ * {j}); the map is one-to-one when, for each group, its outputs take
+ * distinct values over the product of its dims. That is checked by
+ * enumerating them (at most 2^22 points per group), which is exact for
+ * any form the outputs take (no algebra on // and %). The same pass gives
+ * the new buffer's extents: one past the largest value of each output.
  */
 #include "schedule/block_util.h"
 #include "schedule/trace.h"
@@ -26,7 +27,7 @@
 
 #define TL_P "transform_layout"
 
-enum { MAX_DIM = 1 << 20, MAX_BOX_BITS = 1 << 24, MAX_OUTS = 8, MAX_GROWTH = 64 };
+enum { MAX_POINTS = 1 << 22, MAX_BOX_BITS = 1 << 24, MAX_OUTS = 8, MAX_GROWTH = 64 };
 
 /* The buffer named `name` among b's read and write regions, or NULL. */
 static mt_tbuffer *region_buffer(const mt_tstmt *b, const char *name) {
@@ -58,27 +59,19 @@ static bool form_ok(const mt_texpr *e, const mt_index_map *m) {
     }
 }
 
-/* The one parameter e uses; -1 for none, -2 for several. */
-static int the_param(const mt_texpr *e, const mt_index_map *m) {
-    int p = -1;
-    for (int i = 0; i < m->nparams; i++)
-        if (mt_texpr_uses_var(e, m->params[i])) p = p == -1 ? i : -2;
-    return p;
-}
-
-/* e (form_ok, one parameter) at parameter value x; false on overflow. */
-static bool value_at(const mt_texpr *e, int64_t x, int64_t *out) {
+/* e (form_ok) with the parameters at xs[]; false on overflow. */
+static bool value_at(const mt_texpr *e, const mt_index_map *m, const int64_t *xs, int64_t *out) {
     int64_t a, b;
     switch (e->kind) {
     case TE_INT: *out = e->ival; return true;
-    case TE_VAR: *out = x; return true;
+    case TE_VAR: *out = xs[param_of(m, e->var)]; return true;
     case TE_NEG:
-        if (!value_at(e->a, x, &a) || a == INT64_MIN) return false;
+        if (!value_at(e->a, m, xs, &a) || a == INT64_MIN) return false;
         *out = -a;
         return true;
     default: break;
     }
-    if (!value_at(e->a, x, &a) || !value_at(e->b, x, &b)) return false;
+    if (!value_at(e->a, m, xs, &a) || !value_at(e->b, m, xs, &b)) return false;
     switch (e->kind) {
     case TE_ADD: return !__builtin_add_overflow(a, b, out);
     case TE_SUB: return !__builtin_sub_overflow(a, b, out);
@@ -95,59 +88,97 @@ typedef struct tl {
     mt_sched *s;
     const mt_tbuffer *X;
     const mt_index_map *m;
-    int owner[MAX_OUTS];  /* the parameter each output uses */
-    int64_t ext[MAX_OUTS]; /* the new buffer's extents */
+    int64_t dim[MAX_OUTS];   /* X's dims */
+    int group[MAX_OUTS];     /* each parameter's group (a parameter of it) */
+    int owner[MAX_OUTS];     /* each output's group */
+    int64_t ext[MAX_OUTS];   /* the new buffer's extents */
 } tl;
 
 static const char *out_text(const tl *t, int o) { return mt_texpr_print(t->s->arena, t->m->outs[o]); }
 
-/* The outputs' values at parameter p = x into v[] (outputs of p only). */
-static bool values(tl *t, int p, int64_t x, int64_t *v) {
+static int root(tl *t, int p) { return t->group[p] == p ? p : (t->group[p] = root(t, t->group[p])); }
+
+/* Group g's parameters at point x (0 .. the product of their dims) into xs. */
+static void point(const tl *t, int g, int64_t x, int64_t *xs) {
+    for (int p = t->m->nparams - 1; p >= 0; p--)
+        if (t->group[p] == g) xs[p] = x % t->dim[p], x /= t->dim[p];
+}
+
+/* "j" or "i, j": group g's parameters. */
+static const char *group_names(const tl *t, int g) {
+    const char *names = "";
+    for (int p = 0, n = 0; p < t->m->nparams; p++)
+        if (t->group[p] == g)
+            names = mt_arena_printf(t->s->arena, "%s%s%s", names, n++ ? ", " : "", t->m->params[p]->name);
+    return names;
+}
+
+/* "j = 3" or "(i, j) = (0, 3)": group g's parameters at xs. */
+static const char *point_text(const tl *t, int g, const int64_t *xs) {
+    const char *names = "", *vals = "";
+    int n = 0;
+    for (int p = 0; p < t->m->nparams; p++) {
+        if (t->group[p] != g) continue;
+        names = mt_arena_printf(t->s->arena, "%s%s%s", names, n ? ", " : "", t->m->params[p]->name);
+        vals = mt_arena_printf(t->s->arena, "%s%s%lld", vals, n ? ", " : "", (long long)xs[p]);
+        n++;
+    }
+    return n == 1 ? mt_arena_printf(t->s->arena, "%s = %s", names, vals)
+                  : mt_arena_printf(t->s->arena, "(%s) = (%s)", names, vals);
+}
+
+/* Group g's outputs at xs into v[]. */
+static bool values(tl *t, int g, const int64_t *xs, int64_t *v) {
     for (int o = 0; o < t->m->nouts; o++) {
-        if (t->owner[o] != p) continue;
-        if (!value_at(t->m->outs[o], x, &v[o]))
-            return mt_sched_refuse(t->s, "%s: output %d of the index map (%s) overflows at %s = %lld", TL_P, o,
-                                   out_text(t, o), t->m->params[p]->name, (long long)x);
+        if (t->owner[o] != g) continue;
+        if (!value_at(t->m->outs[o], t->m, xs, &v[o]))
+            return mt_sched_refuse(t->s, "%s: output %d of the index map (%s) overflows at %s", TL_P, o,
+                                   out_text(t, o), point_text(t, g, xs));
         if (v[o] < 0)
-            return mt_sched_refuse(t->s, "%s: output %d of the index map (%s) is %lld at %s = %lld; a place in a "
-                                         "buffer is never negative", TL_P, o, out_text(t, o), (long long)v[o],
-                                   t->m->params[p]->name, (long long)x);
+            return mt_sched_refuse(t->s, "%s: output %d of the index map (%s) is %lld at %s; a place in a buffer is "
+                                         "never negative", TL_P, o, out_text(t, o), (long long)v[o],
+                                   point_text(t, g, xs));
     }
     return true;
 }
 
-/* The place of p = x in the box of p's outputs (row-major over them). */
-static int64_t box_key(const tl *t, int p, const int64_t *v) {
+/* The place of v in the box of group g's outputs (row-major over them). */
+static int64_t box_key(const tl *t, int g, const int64_t *v) {
     int64_t k = 0;
     for (int o = 0; o < t->m->nouts; o++)
-        if (t->owner[o] == p) k = k * t->ext[o] + v[o];
+        if (t->owner[o] == g) k = k * t->ext[o] + v[o];
     return k;
 }
 
-/* Over dim p (E elements): the outputs' extents, then no two values of p
+/* Over the n points of group g: the outputs' extents, then no two points
  * in one place. */
-static bool check_dim(tl *t, int p, int64_t E) {
-    int64_t v[MAX_OUTS], box = 1;
-    for (int64_t x = 0; x < E; x++) {
-        if (!values(t, p, x, v)) return false;
+static bool check_group(tl *t, int g, int64_t n) {
+    int64_t xs[MAX_OUTS] = {0}, v[MAX_OUTS], box = 1;
+    for (int64_t x = 0; x < n; x++) {
+        point(t, g, x, xs);
+        if (!values(t, g, xs, v)) return false;
         for (int o = 0; o < t->m->nouts; o++)
-            if (t->owner[o] == p && v[o] + 1 > t->ext[o]) t->ext[o] = v[o] + 1;
+            if (t->owner[o] == g && v[o] + 1 > t->ext[o]) t->ext[o] = v[o] + 1;
     }
     for (int o = 0; o < t->m->nouts; o++)
-        if (t->owner[o] == p && (__builtin_mul_overflow(box, t->ext[o], &box) || box > MAX_BOX_BITS))
+        if (t->owner[o] == g && (__builtin_mul_overflow(box, t->ext[o], &box) || box > MAX_BOX_BITS))
             return mt_sched_refuse(t->s, "%s: the outputs of the index map that use %s span more than %d places; "
-                                         "the map cannot be checked", TL_P, t->m->params[p]->name, MAX_BOX_BITS);
+                                         "the map cannot be checked", TL_P, group_names(t, g), MAX_BOX_BITS);
     uint8_t *seen = MT_NEW_ARRAY(t->s->arena, uint8_t, (size_t)(box / 8 + 1));
     memset(seen, 0, (size_t)(box / 8 + 1));
-    for (int64_t x = 0; x < E; x++) {
-        values(t, p, x, v);
-        int64_t k = box_key(t, p, v);
+    for (int64_t x = 0; x < n; x++) {
+        point(t, g, x, xs);
+        values(t, g, xs, v);
+        int64_t k = box_key(t, g, v);
         if (seen[k / 8] & (1u << (k % 8))) {
-            int64_t y = 0, w[MAX_OUTS];
-            while (values(t, p, y, w) && box_key(t, p, w) != k) y++;
-            return mt_sched_refuse(t->s, "%s: the index map sends %s = %lld and %s = %lld to the same place; it "
-                                         "must be one-to-one", TL_P, t->m->params[p]->name, (long long)y,
-                                   t->m->params[p]->name, (long long)x);
+            int64_t y = 0, ys[MAX_OUTS] = {0}, w[MAX_OUTS];
+            for (;; y++) {
+                point(t, g, y, ys);
+                values(t, g, ys, w);
+                if (box_key(t, g, w) == k) break;
+            }
+            return mt_sched_refuse(t->s, "%s: the index map sends %s and %s to the same place; it must be "
+                                         "one-to-one", TL_P, point_text(t, g, ys), point_text(t, g, xs));
         }
         seen[k / 8] |= (uint8_t)(1u << (k % 8));
     }
@@ -169,41 +200,64 @@ static bool check_size(tl *t) {
     return true;
 }
 
-static bool check_map(tl *t) {
+/* Uses of the parameters: used[p] for each, and the groups (union-find
+ * over the outputs that use several). */
+static bool group_params(tl *t, bool *used) {
     const mt_index_map *m = t->m;
-    const mt_tbuffer *X = t->X;
-    if (m->nparams != X->ndim)
-        return mt_sched_refuse(t->s, "%s: the index map takes %d parameter%s; '%s' has %d dim%s", TL_P, m->nparams,
-                               m->nparams == 1 ? "" : "s", X->name, X->ndim, X->ndim == 1 ? "" : "s");
-    if (m->nouts < 1 || m->nouts > MAX_OUTS)
-        return mt_sched_refuse(t->s, "%s: the index map gives %d outputs; a layout has 1 to %d dims", TL_P, m->nouts,
-                               MAX_OUTS);
+    for (int p = 0; p < m->nparams; p++) t->group[p] = p, used[p] = false;
     for (int o = 0; o < m->nouts; o++) {
         if (!form_ok(m->outs[o], m))
             return mt_sched_refuse(t->s, "%s: output %d of the index map (%s) is not built from its parameters, "
                                          "integers, +, -, * and // or %% by a positive integer", TL_P, o,
                                    out_text(t, o));
-        t->owner[o] = the_param(m->outs[o], m);
-        if (t->owner[o] < 0)
-            return mt_sched_refuse(t->s, "%s: output %d of the index map (%s) uses %s of its parameters; each "
-                                         "output uses exactly one", TL_P, o, out_text(t, o),
-                                   t->owner[o] == -1 ? "none" : "several");
+        int first = -1;
+        for (int p = 0; p < m->nparams; p++) {
+            if (!mt_texpr_uses_var(m->outs[o], m->params[p])) continue;
+            used[p] = true;
+            if (first < 0) first = p;
+            else t->group[root(t, p)] = root(t, first);
+        }
+        if (first < 0)
+            return mt_sched_refuse(t->s, "%s: output %d of the index map (%s) uses none of its parameters", TL_P, o,
+                                   out_text(t, o));
+        t->owner[o] = first;
         t->ext[o] = 1;
     }
-    for (int p = 0; p < m->nparams; p++) {
-        int64_t E;
-        bool used = false;
-        if (!mt_te_is_const_int(X->shape[p], &E))
+    for (int p = 0; p < m->nparams; p++) t->group[p] = root(t, p);
+    for (int o = 0; o < m->nouts; o++) t->owner[o] = t->group[t->owner[o]];
+    return true;
+}
+
+static bool check_map(tl *t) {
+    const mt_index_map *m = t->m;
+    const mt_tbuffer *X = t->X;
+    bool used[MAX_OUTS];
+    if (m->nparams != X->ndim)
+        return mt_sched_refuse(t->s, "%s: the index map takes %d parameter%s; '%s' has %d dim%s", TL_P, m->nparams,
+                               m->nparams == 1 ? "" : "s", X->name, X->ndim, X->ndim == 1 ? "" : "s");
+    if (m->nouts < 1 || m->nouts > MAX_OUTS || m->nparams > MAX_OUTS)
+        return mt_sched_refuse(t->s, "%s: the index map takes %d and gives %d indices; a layout has 1 to %d dims",
+                               TL_P, m->nparams, m->nouts, MAX_OUTS);
+    for (int p = 0; p < m->nparams; p++)
+        if (!mt_te_is_const_int(X->shape[p], &t->dim[p]))
             return mt_sched_refuse(t->s, "%s: dim %d of '%s' is not a constant", TL_P, p, X->name);
-        if (E > MAX_DIM)
-            return mt_sched_refuse(t->s, "%s: dim %d of '%s' has %lld elements, more than the %d the map is "
-                                         "checked over", TL_P, p, X->name, (long long)E, MAX_DIM);
-        for (int o = 0; o < m->nouts; o++) used |= t->owner[o] == p;
-        if (!used && E > 1)
+    if (!group_params(t, used)) return false;
+    for (int p = 0; p < m->nparams; p++)
+        if (!used[p] && t->dim[p] > 1)
             return mt_sched_refuse(t->s, "%s: no output of the index map uses %s: the %lld elements along dim %d "
-                                         "of '%s' would share one place", TL_P, m->params[p]->name, (long long)E, p,
-                                   X->name);
-        if (used && !check_dim(t, p, E)) return false;
+                                         "of '%s' would share one place", TL_P, m->params[p]->name,
+                                   (long long)t->dim[p], p, X->name);
+    for (int g = 0; g < m->nparams; g++) {
+        int64_t n = 1;
+        bool has = false;
+        for (int o = 0; o < m->nouts; o++) has |= t->owner[o] == g;
+        if (t->group[g] != g || !has) continue;
+        for (int p = 0; p < m->nparams; p++)
+            if (t->group[p] == g && (__builtin_mul_overflow(n, t->dim[p], &n) || n > MAX_POINTS))
+                return mt_sched_refuse(t->s, "%s: the index map is checked point by point, and its outputs that "
+                                             "use %s range over more than %d points", TL_P, group_names(t, g),
+                                       MAX_POINTS);
+        if (!check_group(t, g, n)) return false;
     }
     return check_size(t);
 }
