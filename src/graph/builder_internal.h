@@ -11,6 +11,7 @@
 #define MT_GRAPH_BUILDER_INTERNAL_H
 
 #include "graph/builder.h"
+#include "support/common.h"
 #include "support/nameset.h"
 
 /* A source name in scope. value NULL: bound on some paths only (at `where`),
@@ -54,17 +55,8 @@ typedef struct builder {
     MT_VEC(const char *) prim_keys; /* ... and the symbolic-dim bindings each was built for */
 } builder;
 
-/* A fuzzing build (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION, the libFuzzer
- * convention; CMake's MT_FUZZ sets it) divides the size limits below by
- * MT_FUZZ_LIMIT_SCALE: an input at a limit then costs a sixteenth of the
- * time, and the harnesses spend their executions on many inputs instead of a
- * few that unroll to the limit (seconds each under ASan). The code paths
- * are the same; only the numbers differ. */
-#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-enum { MT_FUZZ_LIMIT_SCALE = 16 };
-#else
-enum { MT_FUZZ_LIMIT_SCALE = 1 };
-#endif
+/* The size limits below are divided by MT_FUZZ_LIMIT_SCALE in a fuzzing
+ * build (support/common.h). */
 
 /* The most op bindings one compilation may build. Unrolled loops multiply
  * (three nested `for _ in range(16)` make 4,096 copies of their body), so

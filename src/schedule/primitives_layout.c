@@ -27,7 +27,12 @@
 
 #define TL_P "transform_layout"
 
-enum { MAX_POINTS = 1 << 22, MAX_BOX_BITS = 1 << 24, MAX_OUTS = 8, MAX_GROWTH = 64 };
+enum {
+    MAX_POINTS = (1 << 22) / MT_FUZZ_LIMIT_SCALE,
+    MAX_BOX_BITS = (1 << 24) / MT_FUZZ_LIMIT_SCALE,
+    MAX_OUTS = 8,
+    MAX_GROWTH = 64
+};
 
 /* The buffer named `name` among b's read and write regions, or NULL. */
 static mt_tbuffer *region_buffer(const mt_tstmt *b, const char *name) {

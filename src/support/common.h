@@ -111,4 +111,17 @@ static inline bool mt_mul_ok(int64_t a, int64_t b, int64_t *out) {
     return !__builtin_mul_overflow(a, b, out);
 }
 
+/* A fuzzing build (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION, the libFuzzer
+ * convention; CMake's MT_FUZZ sets it) divides the compiler's size limits
+ * by MT_FUZZ_LIMIT_SCALE (the builder's op and statement counts, the points
+ * transform_layout checks a map over): an input at a limit then costs a
+ * sixteenth of the time, and the harnesses spend their executions on many
+ * inputs instead of a few that reach the limit (seconds each under ASan).
+ * The code paths are the same; only the numbers differ. */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+enum { MT_FUZZ_LIMIT_SCALE = 16 };
+#else
+enum { MT_FUZZ_LIMIT_SCALE = 1 };
+#endif
+
 #endif
