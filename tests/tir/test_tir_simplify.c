@@ -365,9 +365,51 @@ static void test_arith_constructors(void **state) {
     TIR_GUARD_END();
 }
 
+static bool uses_j(const mt_texpr *e, void *ctx) { return mt_texpr_uses_var(e, ctx); }
+
+/* The form of index expressions (tir/arith.h): sums split into terms with
+ * products by constants distributed, a subexpression kept whole where
+ * `open` says so; "a constant or T.min(c, ..)"; // or % anywhere. */
+static void test_arith_form(void **state) {
+    TIR_GUARD();
+    mt_tvar *i = ivar("i"), *j = ivar("j"), *k = ivar("k");
+    mt_arith_term t[8];
+    /* ((j * 16 + k) * 4 + i * 2) * 3: j * 192, k * 12, i * 6 */
+    mt_texpr *e = mul(add(mul(add(mul(V(j), I(16)), V(k)), I(4)), mul(I(2), V(i))), I(3));
+    assert_int_equal(mt_arith_terms(e, NULL, NULL, t, 8), 3);
+    assert_ptr_equal(t[0].e->var, j), assert_int_equal(t[0].coef, 192);
+    assert_ptr_equal(t[1].e->var, k), assert_int_equal(t[1].coef, 12);
+    assert_ptr_equal(t[2].e->var, i), assert_int_equal(t[2].coef, 6);
+    assert_int_equal(mt_arith_terms(e, NULL, NULL, t, 2), -1); /* more than max */
+    /* opened only where j is: (i * 2 + k) * 5 stays one term */
+    e = add(mul(add(mul(V(i), I(2)), V(k)), I(5)), mul(V(j), I(7)));
+    assert_int_equal(mt_arith_terms(e, uses_j, j, t, 8), 2);
+    ASSERT_TEXT(mt_texpr_print(A, t[0].e), "(i * 2 + k) * 5");
+    assert_int_equal(t[0].coef, 1);
+    assert_ptr_equal(t[1].e->var, j), assert_int_equal(t[1].coef, 7);
+    /* a product by 0, by a negative constant, or whose coefficient would
+     * overflow is a term as it stands */
+    e = add(mul(V(i), I(-2)), mul(mul(V(j), I(INT64_MAX / 2)), I(4)));
+    assert_int_equal(mt_arith_terms(e, NULL, NULL, t, 8), 2);
+    ASSERT_TEXT(mt_texpr_print(A, t[0].e), "i * -2");
+    assert_int_equal(t[1].coef, 4);
+    int64_t c;
+    const mt_texpr *r;
+    assert_true(mt_arith_const_bound(I(16), &c)), assert_int_equal(c, 16);
+    assert_true(mt_arith_const_bound(bin(TE_MIN, I(16), sub(I(100), V(i))), &c)), assert_int_equal(c, 16);
+    assert_true(mt_arith_min_const(bin(TE_MIN, V(i), I(8)), &c, &r)), assert_int_equal(c, 8);
+    assert_ptr_equal(r->var, i);
+    assert_false(mt_arith_const_bound(V(i), &c));
+    assert_false(mt_arith_const_bound(bin(TE_MAX, V(i), I(8)), &c));
+    assert_true(mt_arith_has_divmod(add(V(i), bin(TE_FLOORMOD, V(j), I(16)))));
+    assert_false(mt_arith_has_divmod(add(V(i), mul(V(j), I(16)))));
+    TIR_GUARD_END();
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         TIR_TEST(test_arith_constructors),
+        TIR_TEST(test_arith_form),
         TIR_TEST(test_fold_int),      TIR_TEST(test_fold_float),
         TIR_TEST(test_fold_compare_logic_select), TIR_TEST(test_fold_cast),
         TIR_TEST(test_identities),    TIR_TEST(test_reassociate),
