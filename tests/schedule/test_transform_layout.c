@@ -11,6 +11,7 @@
  * saying why, under the other target.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,128 @@ static void test_transposed_cache(void **state) {
     mt_tensor_release(args[1]);
     mt_tensor_release(out);
     mt_kernel_release(k);
+}
+
+/* ---- random maps against a plain check -------------------------------------------- */
+
+/* One output of a random map: a form over i and j with a constant c. */
+typedef struct rform {
+    int kind, c;
+} rform;
+
+enum { RF_I, RF_J, RF_IDIV, RF_IMOD, RF_JDIV, RF_JMOD, RF_FLAT, RF_SKEW, RF_REV, RF_SUM, RF_COUNT };
+
+static long long rform_at(rform f, long long i, long long j, long long cols) {
+    switch (f.kind) {
+    case RF_I: return i;
+    case RF_J: return j;
+    case RF_IDIV: return i / f.c;
+    case RF_IMOD: return i % f.c;
+    case RF_JDIV: return j / f.c;
+    case RF_JMOD: return j % f.c;
+    case RF_FLAT: return i * cols + j;
+    case RF_SKEW: return (i + j) % f.c;
+    case RF_REV: return f.c - 1 - i;
+    default: return i + j;
+    }
+}
+
+static const char *rform_text(rform f, char *buf, size_t n) {
+    switch (f.kind) {
+    case RF_I: return "i";
+    case RF_J: return "j";
+    case RF_IDIV: snprintf(buf, n, "i // %d", f.c); break;
+    case RF_IMOD: snprintf(buf, n, "i %% %d", f.c); break;
+    case RF_JDIV: snprintf(buf, n, "j // %d", f.c); break;
+    case RF_JMOD: snprintf(buf, n, "j %% %d", f.c); break;
+    case RF_FLAT: snprintf(buf, n, "i * %d + j", f.c); break;
+    case RF_SKEW: snprintf(buf, n, "(i + j) %% %d", f.c); break;
+    case RF_REV: snprintf(buf, n, "%d - 1 - i", f.c); break;
+    default: return "i + j";
+    }
+    return buf;
+}
+
+/* Does the map put every (i, j) of rows x cols at a distinct place >= 0,
+ * within 64 times the elements? Checked by brute force. */
+static bool rmap_ok(const rform *f, int nf, int rows, int cols) {
+    long long ext[3] = {1, 1, 1}, size = 1;
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++)
+            for (int o = 0; o < nf; o++) {
+                long long v = rform_at(f[o], i, j, cols);
+                if (v < 0) return false;
+                if (v + 1 > ext[o]) ext[o] = v + 1;
+            }
+    for (int o = 0; o < nf; o++) size *= ext[o];
+    if (size > 64LL * rows * cols) return false;
+    unsigned char *seen = calloc((size_t)size, 1);
+    bool ok = true;
+    for (int i = 0; i < rows && ok; i++)
+        for (int j = 0; j < cols && ok; j++) {
+            long long k = 0;
+            for (int o = 0; o < nf; o++) k = k * ext[o] + rform_at(f[o], i, j, cols);
+            ok = !seen[k];
+            seen[k] = 1;
+        }
+    free(seen);
+    return ok;
+}
+
+/* 300 random maps on a cache_write's copy of a + b: the compile succeeds
+ * exactly when the brute-force check says the map is one-to-one and in
+ * range, and then the results are a + b; otherwise it is a placed refusal
+ * of transform_layout. Never a wrong kernel. */
+static void test_random_maps(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    unsigned seed = 12345;
+    int accepted = 0, refused = 0;
+    for (int iter = 0; iter < 300; iter++) {
+        seed = seed * 1103515245u + 12345u;
+        int rows = 1 + (int)(seed >> 16) % 12, cols = 1 + (int)(seed >> 8) % 12, nf = 1 + (int)(seed >> 4) % 3;
+        rform f[3];
+        char text[256] = "", part[64], buf[48];
+        for (int o = 0; o < nf; o++) {
+            seed = seed * 1103515245u + 12345u;
+            f[o].kind = (int)(seed >> 16) % RF_COUNT;
+            f[o].c = f[o].kind == RF_FLAT ? cols : f[o].kind == RF_REV ? rows + (int)(seed >> 8) % 3 : 1 + (int)(seed >> 8) % 8;
+            snprintf(part, sizeof part, "%s%s", o ? ", " : "", rform_text(f[o], buf, sizeof buf));
+            strcat(text, part);
+        }
+        char src[1024];
+        snprintf(src, sizeof src,
+                 "def main(a: Tensor((%d, %d), \"float32\"), b: Tensor((%d, %d), \"float32\")):\n"
+                 "    return a + b\n"
+                 "\n"
+                 "@T.schedule(\"add\")\n"
+                 "def s(sch):\n"
+                 "    blk = sch.get_block(\"add\")\n"
+                 "    sch.cache_write(blk, 0, \"global\")\n"
+                 "    sch.transform_layout(blk, (\"write\", 0), lambda i, j: (%s,))\n",
+                 rows, cols, rows, cols, text);
+        if (!rmap_ok(f, nf, rows, cols)) {
+            mt_diag d = compile_err(src);
+            if (d.status != MT_ERR_INVALID_ARG || !strstr(d.text, "error: transform_layout: "))
+                fail_msg("map (%s) on %d x %d: want a refusal, got:\n%s", text, rows, cols, d.text);
+            refused++;
+            continue;
+        }
+        mt_kernel *k = compile_ok(src);
+        int64_t shape[2] = {rows, cols};
+        mt_tensor *args[2] = {tensor_f32(2, shape, 7), tensor_f32(2, shape, 8)}, *out = run1(k, args, 2);
+        for (int e = 0; e < rows * cols; e++)
+            if (F(out)[e] != F(args[0])[e] + F(args[1])[e])
+                fail_msg("map (%s) on %d x %d: element %d is %g, want %g", text, rows, cols, e, F(out)[e],
+                         F(args[0])[e] + F(args[1])[e]);
+        mt_tensor_release(args[0]);
+        mt_tensor_release(args[1]);
+        mt_tensor_release(out);
+        mt_kernel_release(k);
+        accepted++;
+    }
+    print_message("random maps: %d accepted, %d refused\n", accepted, refused);
+    assert_true(accepted > 50 && refused > 50); /* both sides exercised */
 }
 
 /* ---- GPU kernels (emulated) -------------------------------------------------- */
@@ -354,7 +477,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_blocked_matmul), cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_other_maps),     cmocka_unit_test(test_transposed_cache),
-        cmocka_unit_test(test_gpu_shared_cache), cmocka_unit_test(test_gpu_shared_rows),
+        cmocka_unit_test(test_random_maps),     cmocka_unit_test(test_gpu_shared_cache), cmocka_unit_test(test_gpu_shared_rows),
         cmocka_unit_test(test_gpu_shared_size), cmocka_unit_test(test_gpu_shared_k_blocks),
         cmocka_unit_test(test_c_api),
     };
