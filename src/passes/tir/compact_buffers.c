@@ -17,7 +17,7 @@
  * own, and it is small enough for the stack and the caches. This is TVM's
  * CompactBufferAllocation for the case a schedule makes.
  *
- * When: on a CPU target, for an allocation X of constant shape, the
+ * When: for an allocation X of constant shape (on a GPU, below), the
  * statement P holding every access to X (going down from the allocation
  * through loops, lets and sequences with a single item that touches X) is
  * a sequence (the loops and lets passed on the way read no X) whose first
@@ -33,7 +33,19 @@
  * loop from 0 with that same extent. Then each execution of P writes the
  * whole box [o_d, o_d + extent_d) before it reads anything of X, and reads
  * nothing outside it: X becomes a buffer of the box's shape (the constant
- * bound c of a clamped extent) allocated around P, indexed by v_d and r_d. Anything else is left as it was.
+ * bound c of a clamped extent) allocated around P, indexed by v_d and r_d.
+ * Anything else is left as it was. Indices of X through // and % (a
+ * transform_layout) are first simplified with the ranges of the loops
+ * around them, which turns (j0 * 16 + j1) // 16 into j0.
+ *
+ * On a GPU target only allocations of scope shared, a schedule's
+ * cache_read(.., "shared"), which would otherwise be global memory passed
+ * to the kernel: P may lie under blockIdx loops but no threadIdx loop (a
+ * block's threads share its shared memory, so P runs once per block), W's
+ * loops may be thread loops (the block's threads write the box together;
+ * the barrier between phases orders that before the reads), and a box as
+ * large as X still moves (into the block: a __shared__ array), up to the
+ * 48 KiB of static shared memory.
  * Runs on the lowered form, before flatten_buffers.
  */
 #include "passes/tir/tir_passes.h"
