@@ -50,8 +50,8 @@ mt_tfunc *mt_tir_inline_producers(mt_arena *a, mt_tfunc *f);
  * Buffers keep their shapes (see flatten_buffers). */
 mt_tfunc *mt_tir_lower_blocks(mt_arena *a, mt_tfunc *f);
 
-/* compact_buffers -- assumes lowered form (multi-dimensional indices), on
- * a CPU target; after lower_blocks, before flatten_buffers. Guarantees: an
+/* compact_buffers -- assumes lowered form (multi-dimensional indices);
+ * after lower_blocks, before flatten_buffers. Guarantees: an
  * allocation X of constant shape whose accesses all lie in one sequence P
  * (reached from the allocation through loops and lets whose bounds and
  * values read no X, and single touching items), where the first item
@@ -64,8 +64,11 @@ mt_tfunc *mt_tir_lower_blocks(mt_arena *a, mt_tfunc *f);
  * that same extent), becomes a buffer of the box's shape (the constant
  * bounds; same name, dtype, scope) allocated around P, indexed by v_d and
  * r_d, when that is smaller; what is computed is unchanged (each execution
- * of P writes the whole box before reading it). Everything else is left
- * as it was. */
+ * of P writes the whole box before reading it). Indices through // and %
+ * are simplified first with the ranges around them. On a GPU target only
+ * shared-scope X, with P under no threadIdx loop, W's loops possibly
+ * thread loops, and a box as large as X moved too (into the block), up to
+ * 48 KiB. Everything else is left as it was. */
 mt_tfunc *mt_tir_compact_buffers(mt_arena *a, mt_tfunc *f);
 /* flatten_buffers -- assumes lowered form (no TS_BLOCK; mt_ice otherwise).
  * Guarantees: every buffer (params, f->allocs, TS_ALLOC) is one-dimensional
