@@ -355,7 +355,7 @@ static bool rewritten_after(rr *c, int i, const mt_tbuffer *b) {
 static void choose_cache(gr *g) {
     rr *c = g->c;
     int64_t n;
-    if (!mt_te_is_const_int(c->N, &n) || (n + g->group - 1) / g->group > MAX_PER) return;
+    if (!mt_te_is_const_int(c->N, &n) || n <= 0 || (n + g->group - 1) / g->group > MAX_PER) return;
     int per = (int)((n + g->group - 1) / g->group), most = CACHE_REGS / per;
     most = most < RR_MAXB ? most : RR_MAXB;
     for (int i = 0; i < c->nst && g->ncache < most; i++)

@@ -586,8 +586,8 @@ static void test_diag_line_endings(void **s) {
 }
 
 /* Every input the fuzzers found a bug with (tests/fuzz/regressions: kernels,
- * each with a comment on what it broke, and .npy files) compiles, or fails
- * with a user error, or loads; under the ASan+UBSan suite this also checks
+ * each with a comment on what it broke, and .npy files) compiles, for the
+ * CPU and for cuda emulated, or fails with a user error, or loads; under the ASan+UBSan suite this also checks
  * that nothing undefined happens on the way. */
 static void test_fuzz_regressions(void **s) {
     const char *root = getenv("MT_SOURCE_DIR");
@@ -614,16 +614,19 @@ static void test_fuzz_regressions(void **s) {
         size_t got = fread(src, 1, sizeof src - 1, f);
         src[got] = 0;
         fclose(f);
-        mt_compile_options o;
-        mt_compile_options_init(&o);
-        o.filename = e->d_name;
-        mt_diag dg;
-        mt_kernel *k = mt_jit_compile(test_ctx, src, &o, &dg);
-        if (k) {
-            assert_non_null(mt_kernel_dump(k, MT_STAGE_TIR_SCHED));
-            mt_kernel_release(k);
-        } else if (dg.status == MT_ERR_INTERNAL || !dg.message[0]) {
-            fail_msg("%s", dg.text);
+        for (int gpu = 0; gpu < 2; gpu++) { /* the CPU, and cuda emulated as fuzz_graph does one input in four */
+            mt_compile_options o;
+            mt_compile_options_init(&o);
+            o.filename = e->d_name;
+            if (gpu) o.target = MT_TARGET_CUDA, o.emulate = 1;
+            mt_diag dg;
+            mt_kernel *k = mt_jit_compile(test_ctx, src, &o, &dg);
+            if (k) {
+                assert_non_null(mt_kernel_dump(k, MT_STAGE_TIR_SCHED));
+                mt_kernel_release(k);
+            } else if (dg.status == MT_ERR_INTERNAL || !dg.message[0]) {
+                fail_msg("%s%s", gpu ? "(target cuda, emulated) " : "", dg.text);
+            }
         }
         n++;
     }
