@@ -331,11 +331,22 @@ static void test_gpu_shared_rows(void **state) {
     mt_kernel_release(k);
 }
 
-/* A block's column panel of B, K x 32: in shared memory at K = 64 (8 KiB);
- * at K = 512 (64 KiB, more than a kernel's 48 KiB of static shared
- * memory) it stays a global buffer, one panel per block; the results are
- * right both ways. */
-static const char *panel_src(int k) {
+/* The K split of panel_src: kc-deep blocks, the K-block loop outside the
+ * threads. */
+static const char *k_split_text(int kc) {
+    static char buf[160];
+    snprintf(buf, sizeof buf,
+             "    k0, k1 = sch.split(k, factors=[None, %d])\n"
+             "    sch.reorder(j0, k0, j1, i, k1)\n",
+             kc);
+    return buf;
+}
+
+/* A block's column panel of B in shared memory, K x 32 (kc 0), or kc x 32
+ * refilled every K block (kc > 0: the barrier at the end of each
+ * iteration keeps the next copy from overwriting what threads still
+ * read). */
+static const char *panel_src(int k, int kc) {
     static char buf[1024];
     snprintf(buf, sizeof buf,
              "def main(a: Tensor((8, %d), \"float32\"), b: Tensor((%d, 64), \"float32\")):\n"
@@ -346,57 +357,40 @@ static const char *panel_src(int k) {
              "    blk = sch.get_block(\"matmul\")\n"
              "    i, k, j = sch.get_loops(blk)\n"
              "    j0, j1 = sch.split(j, factors=[None, 32])\n"
-             "    sch.reorder(j0, j1, i, k)\n"
+             "%s"
              "    c = sch.cache_read(blk, 1, \"shared\")\n"
-             "    sch.compute_at(c, j0)\n"
-             "    _, ck, cj = sch.get_loops(c)\n"
+             "    sch.compute_at(c, %s)\n"
+             "    cj = sch.get_loops(c)[-1]\n"
              "    sch.bind(j0, \"blockIdx.x\")\n"
              "    sch.bind(j1, \"threadIdx.x\")\n"
              "    sch.bind(cj, \"threadIdx.x\")\n",
-             k, k);
+             k, k,
+             kc ? k_split_text(kc) : "    sch.reorder(j0, j1, i, k)\n", kc ? "k0" : "j0");
     return buf;
 }
 
-static void test_gpu_shared_size(void **state) {
+/* The panel as each block's __shared__ array at K = 64 (8 KiB) and per K
+ * block of 16; at K = 512 (64 KiB, more than a kernel's 48 KiB of static
+ * shared memory) it stays a global buffer, one panel per block; the
+ * results are right every way. */
+static void test_gpu_shared_panels(void **state) {
     (void)state;
     skip_unless_gpu();
-    int ks[2] = {64, 512};
-    for (int t = 0; t < 2; t++) {
-        mt_kernel *k = compile_ok(panel_src(ks[t]));
+    struct {
+        int k, kc;
+        const char *want;
+    } cases[] = {
+        {64, 0, "__shared__ __align__(16) float b_shared[2048];"},
+        {512, 0, "float *__restrict__ b_shared"},
+        {128, 16, "__shared__ __align__(16) float b_shared[512];"},
+    };
+    for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        mt_kernel *k = compile_ok(panel_src(cases[t].k, cases[t].kc));
         const char *cuda = mt_kernel_dump(k, MT_STAGE_CUDA);
-        const char *want = t == 0 ? "__shared__ __align__(16) float b_shared[2048];" : "float *__restrict__ b_shared";
-        if (!strstr(cuda, want)) fail_msg("want '%s' in:\n%s", want, cuda);
-        check_matmul(k, 8, 64, ks[t]);
+        if (!strstr(cuda, cases[t].want)) fail_msg("want '%s' in:\n%s", cases[t].want, cuda);
+        check_matmul(k, 8, 64, cases[t].k);
         mt_kernel_release(k);
     }
-}
-
-/* The shared panel under a K-block loop inside the block: one array
- * refilled every K block (the barrier at the end of each iteration keeps
- * the next copy from overwriting what threads still read). */
-static void test_gpu_shared_k_blocks(void **state) {
-    (void)state;
-    skip_unless_gpu();
-    mt_kernel *k = compile_ok("def main(a: Tensor((8, 128), \"float32\"), b: Tensor((128, 64), \"float32\")):\n"
-                              "    return a @ b\n"
-                              "\n"
-                              "@T.schedule(\"matmul\")\n"
-                              "def s(sch):\n"
-                              "    blk = sch.get_block(\"matmul\")\n"
-                              "    i, k, j = sch.get_loops(blk)\n"
-                              "    j0, j1 = sch.split(j, factors=[None, 32])\n"
-                              "    k0, k1 = sch.split(k, factors=[None, 16])\n"
-                              "    sch.reorder(j0, k0, j1, i, k1)\n"
-                              "    c = sch.cache_read(blk, 1, \"shared\")\n"
-                              "    sch.compute_at(c, k0)\n"
-                              "    _, _, ck, cj = sch.get_loops(c)\n"
-                              "    sch.bind(j0, \"blockIdx.x\")\n"
-                              "    sch.bind(j1, \"threadIdx.x\")\n"
-                              "    sch.bind(cj, \"threadIdx.x\")\n");
-    const char *cuda = mt_kernel_dump(k, MT_STAGE_CUDA);
-    if (!strstr(cuda, "__shared__ __align__(16) float b_shared[512];")) fail_msg("no shared panel in:\n%s", cuda);
-    check_matmul(k, 8, 64, 128);
-    mt_kernel_release(k);
 }
 
 /* ---- from C ------------------------------------------------------------------ */
@@ -478,7 +472,7 @@ int main(void) {
         cmocka_unit_test(test_blocked_matmul), cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_other_maps),     cmocka_unit_test(test_transposed_cache),
         cmocka_unit_test(test_random_maps),     cmocka_unit_test(test_gpu_shared_cache), cmocka_unit_test(test_gpu_shared_rows),
-        cmocka_unit_test(test_gpu_shared_size), cmocka_unit_test(test_gpu_shared_k_blocks),
+        cmocka_unit_test(test_gpu_shared_panels),
         cmocka_unit_test(test_c_api),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
