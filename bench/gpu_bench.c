@@ -234,6 +234,8 @@ int main(int argc, char **argv) {
     const char *sm = "def f(x: Tensor((%ld, %ld), \"float32\")):\n    return softmax(x, axis=-1)\n";
     const char *ln = "def f(x: Tensor((%ld, %ld), \"float32\"), g: Tensor((%ld,), \"float32\"), "
                      "b: Tensor((%ld,), \"float32\")):\n    return layer_norm(x, g, b)\n";
+    const char *sum = "def f(x: Tensor((%ld, %ld), \"float32\")):\n    return sum(x)\n";
+    const char *colsum = "def f(x: Tensor((%ld, %ld), \"float32\")):\n    return sum(x, axis=0)\n";
     const char *mmf = "def f(a: Tensor((%ld, %ld), \"float32\"), b: Tensor((%ld, %ld), \"float32\")):\n"
                       "    return a @ b\n";
     const char *mmh = "def f(a: Tensor((%ld, %ld), \"float16\"), b: Tensor((%ld, %ld), \"float16\")):\n"
@@ -254,7 +256,7 @@ int main(int argc, char **argv) {
     char *srcs[] = {fmt(add, small, small), fmt(ex, small, small), fmt(add, big, big),
                     fmt(ex, big, big), fmt(sm, rows, cols), fmt(sm, trows, tcols),
                     fmt(mmf, mm, mm), fmt(mlp, emulate ? 64 : 4096, 0), fmt(mlp, 1, 0),
-                    fmt(mmh, mm, mm), fmt(add, 1024, 1024)};
+                    fmt(mmh, mm, mm), fmt(add, 1024, 1024), fmt(sum, rows, cols), fmt(colsum, rows * cols / 16, 16)};
     const bench_case cases[] = {
         {"a+b+a", "1K", srcs[10], 12.0 * 1024, 0}, /* the fixed cost of a run */
         {"a+b+a", shp[0], srcs[0], 12.0 * small, 0},
@@ -265,6 +267,8 @@ int main(int argc, char **argv) {
         {"softmax", shp[3], srcs[5], 8.0 * trows * tcols, 0},
         {"layer_norm", shp[2], lnsrc[0], 8.0 * rows * cols, 0},
         {"layer_norm", shp[3], lnsrc[1], 8.0 * trows * tcols, 0},
+        {"sum(x)", shp[2], srcs[11], 4.0 * rows * cols, 0},             /* split reductions */
+        {"sum(x, axis=0)", "x16 columns", srcs[12], 4.0 * rows * cols, 0}, /* (rows * cols / 16) x 16 */
         {"matmul fp32", shp[4], srcs[6], 0, 2.0 * mm * mm * mm},
         {"matmul fp16", shp[4], srcs[9], 0, 2.0 * mm * mm * mm},
         {"MLP 784-128-10", "batch 4096", srcs[7], 0, 0},

@@ -53,6 +53,8 @@ def main():
         row("softmax", shape, "torch.softmax(dim=-1)", ">= 1 (torch)")
         row("softmax", shape, "triton row softmax (ours)", ">= 1 (Triton)")
         row("layer_norm", shape, "F.layer_norm(weight, bias)", ">= 1 (torch)")
+    row("sum(x)", "4096x4096", None, "(no goal: a pass over x)", 4 << 24)
+    row("sum(x, axis=0)", "x16 columns", None, "(no goal: a pass over x)", 4 << 24)
     row("matmul fp32", "4096x4096x4096", "torch.matmul, TF32 off (cuBLAS)", ">= 0.70 of cuBLAS")
     row("matmul fp16", "4096x4096x4096", "torch.matmul fp16 (cuBLAS)", ">= 0.50 of cuBLAS")
     for batch in ("batch 4096", "batch 1"):

@@ -94,12 +94,30 @@
  * + c into an FMA unless compiled with --fmad=false (the CPU never fuses),
  * and CUDA's expf, logf, sinf, ... have other (small) errors than the CPU's
  * inline expansions; -use_fast_math changes more (division, sqrt,
- * denormals). Vectors (lanes > 1) are printed in one form only, the
- * vector copy `dst[T.Ramp(d, 1, n)] = src[T.Ramp(s, 1, n)]` of n = 2 or 4
- * float32 or int32 elements from shared memory (the GPU matmul's reads of
- * its shared tiles):
- * one float4 (int4, float2, int2) load from &src[s], which the schedule
- * guarantees to be aligned (s a multiple of n), then n scalar stores.
+ * denormals).
+ *
+ * Vectors (lanes > 1, what the vectorize pass makes of a `vectorized`
+ * loop: the target's vector_bytes is 16, so n = 4 float32 or int32 lanes,
+ * 2 of float64 or int64) are printed lane by lane (mt_arith_lane), with
+ * each unit-stride load and store of a CUDA vector type (float4, float2,
+ * int4, int2, double2, longlong2) made one access where its address is
+ * aligned to the type, element by element where not (the mt_load_<type> /
+ * mt_store_<type> helpers: a tensor is aligned only to its element):
+ *
+ *     {
+ *         const float4 a_v = mt_load_float4(&a[i * 4]);
+ *         float4 out_v;
+ *         out_v.x = expf(a_v.x) + 1.0f;
+ *         ...
+ *         mt_store_float4(&out[i * 4], out_v);
+ *     }
+ *
+ * A vector let is a const per lane (`t`, `t_1`, ...). A copy
+ * `dst[T.Ramp(d, 1, n)] = src[T.Ramp(s, 1, n)]` of n = 2 or 4 float32 or
+ * int32 elements from shared memory (the GPU matmul's reads of its shared
+ * tiles) is one float4 (int4, float2, int2) load from &src[s], which the
+ * schedule guarantees to be aligned (s a multiple of n), then n scalar
+ * stores.
  */
 #include <math.h>
 #include <stdint.h>
@@ -122,6 +140,8 @@ typedef enum helper {
     H_FLOORMOD_F32, H_FLOORMOD_F64,
     H_CVT_I8, H_CVT_U8, H_CVT_I32, H_CVT_I64,
     H_SIGMOID_F32, H_SIGMOID_F64,
+    H_LOAD_FLOAT4, H_LOAD_FLOAT2, H_LOAD_INT4, H_LOAD_INT2, H_LOAD_DOUBLE2, H_LOAD_LONGLONG2,
+    H_STORE_FLOAT4, H_STORE_FLOAT2, H_STORE_INT4, H_STORE_INT2, H_STORE_DOUBLE2, H_STORE_LONGLONG2,
     H_COUNT_
 } helper;
 
@@ -131,7 +151,17 @@ static const char *const helper_name[H_COUNT_] = {
     "mt_floormod_f32", "mt_floormod_f64",
     "mt_cvt_i8", "mt_cvt_u8", "mt_cvt_i32", "mt_cvt_i64",
     "mt_sigmoid_f32", "mt_sigmoid_f64",
+    "mt_load_float4", "mt_load_float2", "mt_load_int4", "mt_load_int2", "mt_load_double2",
+    "mt_load_longlong2",
+    "mt_store_float4", "mt_store_float2", "mt_store_int4", "mt_store_int2", "mt_store_double2",
+    "mt_store_longlong2",
 };
+
+/* The CUDA vector types the H_LOAD_* helpers read (and H_STORE_* write:
+ * the same order, VECTOR_TYPES helpers later). */
+enum { VECTOR_TYPES = H_STORE_FLOAT4 - H_LOAD_FLOAT4 };
+static const char *const vec_type_name[VECTOR_TYPES] = {"float4", "float2", "int4", "int2", "double2",
+                                                        "longlong2"};
 
 #define DEV "static __device__ __forceinline__ "
 
@@ -164,6 +194,28 @@ static const char *const helper_name[H_COUNT_] = {
     "    return x != x ? 0 : x >= " HI " ? " MAX " : x < " LO " ? " MIN " : (" #T ")x;\n" \
     "}\n"
 
+#define VEC_LOAD(T, V, BYTES, MASK, LOADS)                                                \
+    "/* *p as one " #V " where p is " #BYTES "-byte aligned, else element by element. */\n"    \
+    DEV #V " mt_load_" #V "(const " #T " *p) {\n"                                             \
+    "    if (((unsigned long long)p & " #MASK ") == 0) return *(const " #V " *)p;\n"         \
+    "    " #V " v;\n" LOADS "    return v;\n"                                                \
+    "}\n"
+#define VEC_STORE(T, V, BYTES, MASK, STORES)                                                \
+    "/* *p = v as one " #V " where p is " #BYTES "-byte aligned, else element by element. */\n" \
+    DEV "void mt_store_" #V "(" #T " *p, " #V " v) {\n"                                     \
+    "    if (((unsigned long long)p & " #MASK ") == 0) {\n"                                 \
+    "        *(" #V " *)p = v;\n"                                                          \
+    "        return;\n"                                                                   \
+    "    }\n" STORES "}\n"
+#define LOAD4 "    v.x = p[0];\n    v.y = p[1];\n    v.z = p[2];\n    v.w = p[3];\n"
+#define LOAD2 "    v.x = p[0];\n    v.y = p[1];\n"
+/* The stores of the unaligned path go last element first: in field order,
+ * NVVM sinks the last one (the same address and value on both paths) out
+ * of both, and the aligned path is then split into a v2 and two scalar
+ * stores instead of one v4 (nvcc 13, sm_80 and sm_90). */
+#define STORE4 "    p[3] = v.w;\n    p[2] = v.z;\n    p[1] = v.y;\n    p[0] = v.x;\n"
+#define STORE2 "    p[1] = v.y;\n    p[0] = v.x;\n"
+
 static const char *const helper_text[H_COUNT_] = {
     TRUNCDIV(int, unsigned, "i32"),
     FLOORDIV(int, unsigned, "i32"),
@@ -193,6 +245,18 @@ static const char *const helper_text[H_COUNT_] = {
     DEV "double mt_sigmoid_f64(double x) {\n"
     "    return 1.0 / (1.0 + exp(-x));\n"
     "}\n",
+    VEC_LOAD(float, float4, 16, 15, LOAD4),
+    VEC_LOAD(float, float2, 8, 7, LOAD2),
+    VEC_LOAD(int, int4, 16, 15, LOAD4),
+    VEC_LOAD(int, int2, 8, 7, LOAD2),
+    VEC_LOAD(double, double2, 16, 15, LOAD2),
+    VEC_LOAD(long long, longlong2, 16, 15, LOAD2),
+    VEC_STORE(float, float4, 16, 15, STORE4),
+    VEC_STORE(float, float2, 8, 7, STORE2),
+    VEC_STORE(int, int4, 16, 15, STORE4),
+    VEC_STORE(int, int2, 8, 7, STORE2),
+    VEC_STORE(double, double2, 16, 15, STORE2),
+    VEC_STORE(long long, longlong2, 16, 15, STORE2),
 };
 
 /* Never handed out as a kernel's or a variable's name. */
@@ -219,6 +283,14 @@ static const char *const reserved_names[] = {
 
 /* ---- state ------------------------------------------------------------------ */
 
+/* The scalar variables standing for the lanes of a vector value: a vector
+ * load hoisted into a vector const, or a vector let. */
+typedef struct vbind {
+    const mt_texpr *load; /* the load, or NULL */
+    const mt_tvar *var;   /* the let's variable, or NULL */
+    mt_tvar **lane;       /* one per lane, each bound to its C text ("a_v.x", "t_1") */
+} vbind;
+
 /* C names of one kernel (or one launch comment). */
 typedef struct names {
     mt_nameset live;             /* C name -> declarations of it in open blocks */
@@ -244,6 +316,7 @@ typedef struct cu {
     mt_ptrmap half_params;       /* 16-bit float scalar params: __half or __nv_bfloat16, read
                                     with __half2float / __bfloat162float (value: the dtype + 1) */
     const mt_tlaunch *launch;    /* the kernel's launch, or NULL */
+    MT_VEC(vbind) vb;            /* the vector values in scope, innermost last */
     int ind;                     /* indentation of the current line */
 } cu;
 
@@ -841,7 +914,171 @@ static void put_if(cu *c, const mt_tstmt *s, pos p) {
     put_braced(c, s->else_s, p, false);
 }
 
+/* ---- vectors ----------------------------------------------------------------- */
+
+/* What the vectorize pass leaves in a kernel: stores of T.Ramp(b, 1, n)
+ * and lets of vector values, loads at ramps, broadcasts. Each is printed
+ * lane by lane (mt_arith_lane), except that a unit-stride load or store of
+ * a dtype and width CUDA has a vector type for (float4, float2, int4, int2,
+ * double2, longlong2) is one access where its address is aligned to the
+ * type's size, through mt_load_<type> / mt_store_<type>, which check the
+ * address and fall back to the elements: a tensor's data is only aligned
+ * to its element (a view, a host program's own pointer). */
+
+/* The H_LOAD_* helper for n elements of t (its store: + VECTOR_TYPES), or
+ * H_COUNT_ for none. */
+static helper vector_helper(mt_dtype t, int n) {
+    if (n == 4) return t == MT_FLOAT32 ? H_LOAD_FLOAT4 : t == MT_INT32 ? H_LOAD_INT4 : H_COUNT_;
+    if (n != 2) return H_COUNT_;
+    switch (t) {
+    case MT_FLOAT32: return H_LOAD_FLOAT2;
+    case MT_INT32: return H_LOAD_INT2;
+    case MT_FLOAT64: return H_LOAD_DOUBLE2;
+    case MT_INT64: return H_LOAD_LONGLONG2;
+    default: return H_COUNT_;
+    }
+}
+
+/* The base of a unit-stride ramp, else NULL. */
+static const mt_texpr *unit_base(const mt_texpr *ix) {
+    int64_t stride;
+    return ix->kind == TE_RAMP && mt_te_is_const_int(ix->b, &stride) && stride == 1 ? ix->a : NULL;
+}
+
+/* mt_arith_lane's leaf: the lane variable of a vector value in scope. */
+static mt_texpr *lane_leaf(void *ctx, const mt_texpr *e, int k) {
+    cu *c = ctx;
+    for (int i = c->vb.len - 1; i >= 0; i--) {
+        const vbind *b = &c->vb.data[i];
+        if (e->kind == TE_VAR ? b->var == e->var : b->load && mt_texpr_equal(b->load, e))
+            return mt_te_var(c->a, b->lane[k]);
+    }
+    return NULL;
+}
+
+/* Lane variables named "<n>.x", ".y", ... (n a vector const). */
+static mt_tvar **field_lanes(cu *c, const char *n, mt_dtype t, int lanes) {
+    static const char field[4] = {'x', 'y', 'z', 'w'};
+    mt_tvar **v = MT_NEW_ARRAY(c->a, mt_tvar *, lanes);
+    for (int k = 0; k < lanes; k++) {
+        v[k] = mt_tvar_new(c->a, n, t);
+        bind(c, v[k], mt_arena_printf(c->a, "%s.%c", n, field[k]));
+    }
+    return v;
+}
+
+typedef struct vloads {
+    mt_arena *a;
+    MT_VEC(const mt_texpr *) list;
+} vloads;
+
+static void find_vload(mt_tvisitor *v, const mt_texpr *e) {
+    vloads *l = v->ctx;
+    if (e->kind == TE_LOAD && e->lanes > 1) MT_VEC_PUSH(l->a, &l->list, e);
+    mt_tvisit_expr_children(v, e);
+}
+
+/* Each unit-stride vector load of e with a CUDA type, not in scope yet,
+ * as a const of that type (`const float4 a_v = mt_load_float4(&a[i]);`). */
+static void hoist_loads(cu *c, const mt_texpr *e) {
+    vloads l = {c->a, {0}};
+    mt_tvisitor v = {find_vload, NULL, &l};
+    mt_tvisit_expr(&v, e);
+    for (int i = 0; i < l.list.len; i++) {
+        const mt_texpr *x = l.list.data[i], *base = x->nargs == 1 ? unit_base(x->args[0]) : NULL;
+        helper h = vector_helper(x->buf->dtype, x->lanes);
+        if (!base || h == H_COUNT_ || lane_leaf(c, x, 0)) continue;
+        c->used[h] = true;
+        const char *n = fresh(c, mt_arena_printf(c->a, "%s_v", x->buf->name));
+        line_start(c);
+        mt_sb_printf(&c->sb, "const %s %s = %s(&%s[", vec_type_name[h - H_LOAD_FLOAT4], n, helper_name[h],
+                     name_of(c, x->buf, x->buf->name));
+        put_expr(c, base, 0);
+        mt_sb_puts(&c->sb, "]);\n");
+        vbind b = {x, NULL, field_lanes(c, n, x->buf->dtype, x->lanes)};
+        MT_VEC_PUSH(c->a, &c->vb, b);
+    }
+}
+
+/* The lanes of store s's value: into the fields of a vector (vn), or each
+ * straight to its element. */
+static void put_store_lanes(cu *c, const mt_tstmt *s, int lanes, const char *vn) {
+    static const char field[4] = {'x', 'y', 'z', 'w'};
+    const char *dst = name_of(c, s->buf, s->buf->name);
+    for (int k = 0; k < lanes; k++) {
+        line_start(c);
+        if (vn) {
+            mt_sb_printf(&c->sb, "%s.%c = ", vn, field[k]);
+        } else {
+            mt_sb_printf(&c->sb, "%s[", dst);
+            put_expr(c, mt_arith_lane(c->a, s->idx[0], k, lane_leaf, c), 0);
+            mt_sb_puts(&c->sb, "] = ");
+        }
+        form v = store_form(c, mt_arith_lane(c->a, s->value, k, lane_leaf, c), s->buf->dtype);
+        put_form(c, &v, 0);
+        mt_sb_puts(&c->sb, ";\n");
+    }
+}
+
+/* buf[T.Ramp(..)] = vector value, in a C block of its own. */
+static void put_vector_store(cu *c, const mt_tstmt *s) {
+    if (s->nidx != 1)
+        mt_ice("cuda_c: buffer '%s' stored with %d indices: flatten_buffers must run first", s->buf->name,
+               s->nidx);
+    int lanes = s->idx[0]->lanes > 1 ? s->idx[0]->lanes : s->value->lanes;
+    const mt_texpr *base = unit_base(s->idx[0]);
+    helper h = base ? vector_helper(s->buf->dtype, lanes) : H_COUNT_;
+    line(c, "{");
+    c->ind += 4;
+    int mark = c->nm.open.len, vmark = c->vb.len;
+    hoist_loads(c, s->value);
+    const char *vn = NULL;
+    if (h != H_COUNT_) {
+        c->used[h + VECTOR_TYPES] = true;
+        vn = fresh(c, mt_arena_printf(c->a, "%s_v", s->buf->name));
+        line_start(c);
+        mt_sb_printf(&c->sb, "%s %s;\n", vec_type_name[h - H_LOAD_FLOAT4], vn);
+    }
+    put_store_lanes(c, s, lanes, vn);
+    if (vn) {
+        line_start(c);
+        mt_sb_printf(&c->sb, "%s(&%s[", helper_name[h + VECTOR_TYPES], name_of(c, s->buf, s->buf->name));
+        put_expr(c, base, 0);
+        mt_sb_printf(&c->sb, "], %s);\n", vn);
+    }
+    close_names(c, mark);
+    c->vb.len = vmark;
+    c->ind -= 4;
+    line(c, "}");
+}
+
+/* let v = vector value: a const per lane (`const float t = ..., t_1 = ...`),
+ * in scope for the body. */
+static void put_vector_let(cu *c, const mt_tstmt *s, pos p) {
+    int vmark = c->vb.len, lanes = s->value->lanes;
+    hoist_loads(c, s->value);
+    vbind b = {NULL, s->var, MT_NEW_ARRAY(c->a, mt_tvar *, lanes)};
+    for (int k = 0; k < lanes; k++) {
+        mt_texpr *x = mt_arith_lane(c->a, s->value, k, lane_leaf, c);
+        form v = cast_form(c, x, x->dtype, s->var->dtype);
+        const char *n = fresh(c, s->var->name);
+        line_start(c);
+        mt_sb_printf(&c->sb, "const %s %s = ", ctype(s->var->dtype), n);
+        put_form(c, &v, 0);
+        mt_sb_puts(&c->sb, ";\n");
+        b.lane[k] = mt_tvar_new(c->a, s->var->name, s->var->dtype);
+        bind(c, b.lane[k], n);
+    }
+    MT_VEC_PUSH(c->a, &c->vb, b);
+    put_stmt(c, s->body, p);
+    c->vb.len = vmark;
+}
+
 static void put_let(cu *c, const mt_tstmt *s, pos p) {
+    if (s->value->lanes > 1) {
+        put_vector_let(c, s, p);
+        return;
+    }
     form v = cast_form(c, s->value, s->value->dtype, s->var->dtype);
     const char *n = fresh(c, s->var->name);
     line_start(c);
@@ -916,19 +1153,23 @@ static void put_lanes(cu *c, const char *dst, const mt_texpr *db, const char *na
     }
 }
 
-/* dst[T.Ramp(d, 1, n)] = src[T.Ramp(s, 1, n)], n 2 or 4, 4-byte elements,
- * src in shared memory (__align__(16)): one n-wide load (the schedule
- * guarantees that s is a multiple of n), then n scalar stores, so that a
- * local dst stays in registers. */
+/* Is s dst[T.Ramp(d, 1, n)] = src[T.Ramp(s, 1, n)], n 2 or 4, 4-byte
+ * elements, src in shared memory (put_vector_copy)? */
+static bool shared_vector_copy(const mt_tstmt *s) {
+    const mt_texpr *v = s->value;
+    mt_dtype t = s->buf->dtype;
+    return v->kind == TE_LOAD && v->nargs == 1 && unit_ramp_base(v->args[0]) && s->nidx == 1 &&
+           unit_ramp_base(s->idx[0]) && v->lanes == s->idx[0]->lanes && v->buf->dtype == t &&
+           v->buf->scope == MT_SCOPE_SHARED && (t == MT_FLOAT32 || t == MT_INT32);
+}
+
+/* A shared_vector_copy, src in shared memory (__align__(16)): one n-wide
+ * load (the schedule guarantees that s is a multiple of n), then n scalar
+ * stores, so that a local dst stays in registers. */
 static void put_vector_copy(cu *c, const mt_tstmt *s) {
     const mt_texpr *v = s->value;
-    const mt_texpr *sb = v->kind == TE_LOAD && v->nargs == 1 ? unit_ramp_base(v->args[0]) : NULL;
-    const mt_texpr *db = s->nidx == 1 ? unit_ramp_base(s->idx[0]) : NULL;
+    const mt_texpr *sb = unit_ramp_base(v->args[0]), *db = unit_ramp_base(s->idx[0]);
     mt_dtype t = s->buf->dtype;
-    if (!sb || !db || v->lanes != s->idx[0]->lanes || v->buf->dtype != t ||
-        v->buf->scope != MT_SCOPE_SHARED || (t != MT_FLOAT32 && t != MT_INT32))
-        mt_ice("cuda_c: a %d-lane store to '%s' that is not a vector copy from shared memory", v->lanes,
-               s->buf->name);
     const char *vt = mt_arena_printf(c->a, "%s%d", t == MT_FLOAT32 ? "float" : "int", v->lanes);
     line_start(c);
     mt_sb_puts(&c->sb, "{\n");
@@ -998,8 +1239,9 @@ static void put_wmma(cu *c, const mt_texpr *e) {
 
 static void put_store(cu *c, const mt_tstmt *s) {
     const mt_tbuffer *b = s->buf;
-    if (s->value->lanes > 1) {
-        put_vector_copy(c, s);
+    if (s->value->lanes > 1 || (s->nidx == 1 && s->idx[0]->lanes > 1)) {
+        if (shared_vector_copy(s)) put_vector_copy(c, s);
+        else put_vector_store(c, s);
         return;
     }
     if (s->nidx > 1)
@@ -1093,6 +1335,25 @@ static bool thread_guard(cu *c, const mt_tstmt *s, int d) {
 }
 
 /* A loop bound to a GPU index: the index as a const, run once per thread. */
+typedef struct var_use {
+    const mt_tvar *var;
+    bool used;
+} var_use;
+
+static void var_use_expr(mt_tvisitor *v, const mt_texpr *e) {
+    var_use *u = v->ctx;
+    if (e->kind == TE_VAR && e->var == u->var) u->used = true;
+    else if (!u->used) mt_tvisit_expr_children(v, e);
+}
+
+/* Does s use x anywhere (expressions, loop bounds)? */
+static bool stmt_uses(const mt_tstmt *s, const mt_tvar *x) {
+    var_use u = {x, false};
+    mt_tvisitor v = {var_use_expr, NULL, &u};
+    mt_tvisit_stmt(&v, s);
+    return u.used;
+}
+
 static void put_thread_for(cu *c, const mt_tstmt *s, pos p) {
     int ti = thread_index(s);
     bool is_thread = ti >= 3;
@@ -1104,16 +1365,20 @@ static void put_thread_for(cu *c, const mt_tstmt *s, pos p) {
         line(c, "{");
         c->ind += 4;
     }
-    const char *n = fresh(c, s->var->name);
-    line_start(c);
-    mt_sb_printf(&c->sb, "const %s %s = ", ctype(s->var->dtype), n);
-    int64_t lo;
-    if (!mt_te_is_const_int(s->min, &lo) || lo != 0) {
-        put_expr(c, s->min, C_ADD);
-        mt_sb_puts(&c->sb, " + (long long)");
+    /* the index, unless nothing reads it (a kernel of one thread: nvcc
+     * would warn of an unused variable) */
+    const char *n = guard || stmt_uses(s->body, s->var) ? fresh(c, s->var->name) : NULL;
+    if (n) {
+        line_start(c);
+        mt_sb_printf(&c->sb, "const %s %s = ", ctype(s->var->dtype), n);
+        int64_t lo;
+        if (!mt_te_is_const_int(s->min, &lo) || lo != 0) {
+            put_expr(c, s->min, C_ADD);
+            mt_sb_puts(&c->sb, " + (long long)");
+        }
+        mt_sb_printf(&c->sb, "%s;\n", s->thread_tag);
     }
-    mt_sb_printf(&c->sb, "%s;\n", s->thread_tag);
-    int old = bind(c, s->var, n);
+    int old = n ? bind(c, s->var, n) : 0;
     pos q = {p.kernel_tail, braces || p.block_tail, p.in_phase || is_thread};
     if (guard) {
         line_start(c);
@@ -1124,7 +1389,7 @@ static void put_thread_for(cu *c, const mt_tstmt *s, pos p) {
     } else {
         put_stmt(c, s->body, q);
     }
-    unbind(c, s->var, old);
+    if (n) unbind(c, s->var, old);
     if (braces) {
         close_names(c, mark);
         c->ind -= 4;

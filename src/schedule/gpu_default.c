@@ -8,6 +8,26 @@
  * top-level statement of its body one kernel (tir.h, "GPU kernels"), so
  * that every program runs on the GPU, correctly if not always fast:
  *
+ *  0. A reduction with few outputs (a sum of everything, column sums of a
+ *     narrow matrix) would run one thread per output, each over all of its
+ *     elements: `sum(a)` of 16M floats on one thread. Its reduce loops are
+ *     fused into one loop r and split by P, and rfactor gives each of the
+ *     P inner iterations a partial result of its own: P threads per output,
+ *     partial ri summing elements ri, ri + P, ri + 2P, ... (consecutive
+ *     threads read consecutive elements), then a reduction of the P
+ *     partials, split the same way while it is long:
+ *
+ *         sum(a), a (4096, 4096):                 three kernels (and the fills
+ *         lv_rf[ri]   += a[ro * 131072 + ri]       of lv_rf, lv_rf_1 with 0)
+ *         lv_rf_1[ri] += lv_rf[ro * 8192 + ri]
+ *         lv[0]       += lv_rf_1[ri]              (512 partials, one thread)
+ *
+ *     P is the largest power of two that gives every partial at least
+ *     MIN_PER elements and the outputs together at most a thread per
+ *     SM x max threads per block of the target, at least a warp; a
+ *     reduction of at most SERIAL_MAX elements per output, or with
+ *     symbolic extents, is not split. A float sum is reassociated (as the
+ *     CPU's rules do); max and min are exact.
  *  1. The perfect loop nest at the top of the statement is reordered so
  *     that its independent loops (no block under them reduces over their
  *     variable: mt_sched_bind's precondition, as for parallel) come first,
@@ -33,8 +53,23 @@
  *         for i_0_0 in T.thread_binding(65536, thread="blockIdx.x"):
  *             for i_1 in T.thread_binding(256, thread="threadIdx.x"):
  *                 for i_0_1 in T.unroll(4):
- *                     out[(i_0_0 * 4 + i_0_1) * 256 + i_1] = ... Each reduction in a thread accumulates in
- *     a register and stores its output once (cache_write, local).
+ *                     out[(i_0_0 * 4 + i_0_1) * 256 + i_1] = ...
+ *
+ *     When every access walks the nest contiguously (each loaded and
+ *     stored buffer indexed by exactly the nest's variables, in order, or
+ *     by none of them) over 4- or 8-byte elements, each thread takes 16
+ *     bytes of consecutive elements instead, a `vectorized` loop of 4 (2
+ *     for 8-byte elements) that the vectorize pass makes one vector step
+ *     and CUDA C one float4 (double2, ...) load per input and one store
+ *     where the addresses are aligned (codegen/cuda_c.c):
+ *
+ *         for i_0_0 in T.thread_binding(16384, thread="blockIdx.x"):
+ *             for i_0_1 in T.thread_binding(256, thread="threadIdx.x"):
+ *                 for i_1 in T.vectorized(4):
+ *                     out[i_0_0 * 1024 + i_0_1 * 4 + i_1] = ...
+ *
+ *     Each reduction in a thread accumulates in a register and stores its
+ *     output once (cache_write, local).
  *  3. A statement with no independent leading loop (a reduction to one
  *     value, legalize's `if n == 0` guard, a rank-0 store) runs on one
  *     thread of one block.
@@ -51,11 +86,12 @@
 
 #include <string.h>
 
+#include "schedule/block_util.h"
 #include "schedule/primitives.h"
 #include "support/common.h"
 #include "tir/arith.h"
 
-enum { THREADS = 256, PER_THREAD = 4, MAX_NEST = MT_MAX_RANK + 8 };
+enum { THREADS = 256, PER_THREAD = 4, VECTOR_BYTES = 16, MAX_NEST = MT_MAX_RANK + 8, SERIAL_MAX = 1024, MIN_PER = 16 };
 
 /* ---- facts ------------------------------------------------------------------ */
 
@@ -161,6 +197,63 @@ static bool several_per_thread(mt_sched *s, mt_tvar *f, int threads) {
            mt_sched_bind(s, tx, "threadIdx.x", threads) && mt_sched_unroll(s, v);
 }
 
+/* The loops of the perfect nest at top (outermost first) and the block
+ * inside them, or NULL when there is no such block. */
+static const mt_tstmt *nest_block(const mt_tstmt *top, mt_tvar **vars, int *n) {
+    *n = 0;
+    const mt_tstmt *l = top;
+    for (; l->kind == TS_FOR; l = l->body) {
+        if (l->for_kind != MT_FOR_SERIAL || *n == MAX_NEST) return NULL;
+        vars[(*n)++] = l->var;
+    }
+    return l->kind == TS_BLOCK ? l : NULL;
+}
+
+/* The lanes of a vector step over the nest at loop top, or 0: a
+ * perfect nest around one block bound one to one, in order, to its loops,
+ * one store, every access walking the fused loops with stride 1 or not
+ * using them (mt_blk_contiguous_suffix), every buffer of a dtype the
+ * vectorize pass makes vectors of. 16 bytes of the widest of them: float4
+ * for float32 and int32, double2 for float64 and int64. */
+static int vector_lanes(const mt_sched *s, mt_tvar *top) {
+    mt_tvar *vars[MAX_NEST];
+    int n;
+    const mt_tstmt *b = nest_block(mt_sched_get_loop(s, top), vars, &n);
+    if (!b || b->niters != n || b->init || b->nallocs || b->predicate || !mt_blk_contiguous_suffix(b, 0))
+        return 0;
+    for (int d = 0; d < n; d++)
+        if (b->iters[d].kind != MT_ITER_SPATIAL || b->iter_values[d]->kind != TE_VAR ||
+            b->iter_values[d]->var != vars[d])
+            return 0;
+    int widest = 0;
+    for (int i = 0; i < b->nreads + b->nwrites; i++) {
+        mt_dtype t = (i < b->nreads ? b->reads[i] : b->writes[i - b->nreads]).buf->dtype;
+        if (t != MT_FLOAT32 && t != MT_INT32 && t != MT_FLOAT64 && t != MT_INT64) return 0;
+        if ((int)mt_dtype_size(t) > widest) widest = (int)mt_dtype_size(t);
+    }
+    return widest ? VECTOR_BYTES / widest : 0;
+}
+
+/* A large contiguous nest (step 2): each thread `lanes` consecutive
+ * elements, a vectorized loop that the vectorize pass makes one vector
+ * step (in CUDA C a float4 load and store where the address is 16-byte
+ * aligned, lane by lane where not: codegen/cuda_c.c). */
+static bool vector_per_thread(mt_sched *s, mt_tvar *f, int threads, int lanes) {
+    mt_tvar *o, *bx, *tx, *v;
+    return mt_sched_split(s, f, mt_te_int(s->arena, f->dtype, lanes), &o, &v) &&
+           mt_sched_split(s, o, mt_te_int(s->arena, f->dtype, threads), &bx, &tx) &&
+           mt_sched_bind(s, bx, "blockIdx.x", 0) && mt_sched_bind(s, tx, "threadIdx.x", threads) &&
+           mt_sched_vectorize(s, v);
+}
+
+/* Is the nest at f large: a constant extent that per * threads divides,
+ * at least two such blocks' worth per SM? */
+static bool large(const mt_sched *s, mt_tvar *f, int threads, int per) {
+    int64_t ext, chunk = (int64_t)threads * per;
+    return mt_te_is_const_int(mt_sched_get_loop(s, f)->extent, &ext) && ext % chunk == 0 &&
+           ext >= chunk * mt_tfunc_target(s->func)->num_sms * 2;
+}
+
 /* Fuses the leading independent loops and binds them (step 2); false when
  * there is none. */
 static bool bind_spatial(mt_sched *s, mt_tvar *first, int threads) {
@@ -168,13 +261,19 @@ static bool bind_spatial(mt_sched *s, mt_tvar *first, int threads) {
     int n = nest_of(s, first, vars), k = 0;
     while (k < n && mt_sched_independent(s, vars[k])) k++;
     if (k == 0) return false;
+    int lanes = k == n ? vector_lanes(s, first) : 0;
     mt_tvar *f = vars[0];
     for (int i = 1; i < k; i++)
         if (!mt_sched_fuse(s, f, vars[i], &f)) break;
+    if (lanes > 1 && large(s, f, threads, lanes)) {
+        mt_sched t = *s;
+        if (vector_per_thread(&t, f, threads, lanes)) {
+            *s = t;
+            return true;
+        }
+    }
     int64_t ext;
-    if (k == n && mt_te_is_const_int(mt_sched_get_loop(s, f)->extent, &ext) &&
-        ext % ((int64_t)threads * PER_THREAD) == 0 &&
-        ext >= (int64_t)threads * PER_THREAD * mt_tfunc_target(s->func)->num_sms * 2) {
+    if (k == n && large(s, f, threads, PER_THREAD)) {
         mt_sched t = *s;
         if (several_per_thread(&t, f, threads)) {
             *s = t;
@@ -191,16 +290,90 @@ static bool bind_spatial(mt_sched *s, mt_tvar *first, int threads) {
     return true;
 }
 
+/* ---- reductions with few outputs (step 0) ------------------------------------------ */
+
+/* The product of the extents of loops [from, to) when they are constants
+ * (at most 2^40), else -1. */
+static int64_t const_product(mt_sched *s, mt_tvar *const *vars, int from, int to) {
+    int64_t p = 1, e;
+    for (int i = from; i < to; i++)
+        if (!mt_te_is_const_int(mt_sched_get_loop(s, vars[i])->extent, &e) || e < 0 ||
+            !mt_mul_ok(p, e, &p) || p > ((int64_t)1 << 40))
+            return -1;
+    return p;
+}
+
+/* How many partial results a reduction of r elements into each of `outs`
+ * outputs gets: the largest power of two that gives the GPU a thread per
+ * partial (sms x max threads per block in all) with at least MIN_PER
+ * elements each; 0 when the reduction stays one thread per output (r up to
+ * SERIAL_MAX, or outputs enough to fill the GPU: fewer than a warp of
+ * partials each). */
+static int64_t partials(const mt_target_desc *t, int64_t outs, int64_t r) {
+    int64_t fill = (int64_t)t->num_sms * t->max_threads_per_block, p = 1;
+    if (outs < 1 || r <= SERIAL_MAX) return 0;
+    while (p * 2 * MIN_PER <= r && p * 2 * outs <= fill) p *= 2;
+    return p >= t->warp_size ? p : 0;
+}
+
+/* Splits the reduction of the nest at top when it has few outputs: its
+ * independent loops moved outside, the reduce loops fused into one loop r
+ * and split into (ro, ri) with P = partials(..) iterations of ri, and
+ * rfactor over ri: B_rf[s.., ri] sums every P-th element from ri on (so
+ * that consecutive threads read consecutive elements), then the P partials
+ * of each output are combined, a reduction of P elements that this splits
+ * again while it is long. False when it does not apply (s unchanged). */
+static bool split_reduction(mt_sched *s, mt_tvar *top) {
+    mt_tvar *vars[MAX_NEST];
+    int n, k = 0;
+    mt_sched t = *s; /* all or nothing */
+    const mt_tstmt *b = nest_block(mt_sched_get_loop(&t, top), vars, &n);
+    if (!b || !b->init || !b->name) return false;
+    bool columns = mt_sched_independent(&t, vars[n - 1]); /* the input's rows run along the outputs */
+    hoist_independent(&t, &top);
+    b = nest_block(mt_sched_get_loop(&t, top), vars, &n);
+    while (k < n && mt_sched_independent(&t, vars[k])) k++;
+    int64_t outs = const_product(&t, vars, 0, k), r = const_product(&t, vars, k, n);
+    int64_t P = outs > 0 && r > 0 && k < n ? partials(mt_tfunc_target(t.func), outs, r) : 0;
+    if (P == 0) return false;
+    mt_tvar *f = vars[k], *ro, *ri;
+    for (int i = k + 1; i < n; i++)
+        if (!mt_sched_fuse(&t, f, vars[i], &f)) return false;
+    if (!mt_sched_split(&t, f, mt_te_i64(t.arena, P), &ro, &ri)) return false;
+    /* over columns, consecutive threads take consecutive outputs: ri first */
+    for (int i = k; columns && i >= 0; i--)
+        if (!mt_sched_reorder(&t, i == k ? ro : vars[i], ri)) return false;
+    if (!mt_sched_rfactor(&t, b->name, &ri, 1)) return false;
+    *s = t;
+    return true;
+}
+
+/* Step 0 over every nest, until none splits (each split leaves a
+ * reduction of P elements, at most r / MIN_PER). */
+static void split_reductions(mt_sched *s) {
+    for (bool again = true; again;) {
+        again = false;
+        const mt_tstmt *body = s->func->body;
+        int nitems = body->kind == TS_SEQ ? body->nstmts : 1;
+        for (int i = 0; i < nitems && !again; i++) {
+            const mt_tstmt *item = body->kind == TS_SEQ ? body->stmts[i] : body;
+            if (item->kind == TS_FOR && item->for_kind == MT_FOR_SERIAL) again = split_reduction(s, item->var);
+        }
+    }
+}
+
 /* ---- entry ------------------------------------------------------------------------ */
 
 mt_tfunc *mt_schedule_gpu_fallback(mt_arena *a, mt_tfunc *f) {
     const mt_target_desc *t = mt_tfunc_target(f);
     if (t->kind != MT_TARGET_CUDA || !f->body || !has_blocks(f->body)) return f;
     int threads = THREADS < t->max_threads_per_block ? THREADS : t->max_threads_per_block;
-    mt_tstmt *const *items = f->body->kind == TS_SEQ ? f->body->stmts : &f->body;
-    int nitems = f->body->kind == TS_SEQ ? f->body->nstmts : 1;
     mt_sched s;
     mt_sched_init(&s, a, f);
+    split_reductions(&s);
+    const mt_tstmt *body = s.func->body;
+    mt_tstmt *const *items = body->kind == TS_SEQ ? body->stmts : (mt_tstmt *const *)&s.func->body;
+    int nitems = body->kind == TS_SEQ ? body->nstmts : 1;
     for (int i = 0; i < nitems; i++) {
         const mt_tstmt *item = items[i];
         if (item->kind == TS_FOR && item->for_kind == MT_FOR_SERIAL) {

@@ -211,7 +211,8 @@ bool mt_sched_cache_read(mt_sched *s, const char *block, const char *buffer, mt_
 /* (primitives_reduction.c, primitives_cache.c) *cache_block (may be NULL)
  * gets the new block's name.
  * A block with a reduce variable: local accumulation, scope must be
- * MT_SCOPE_LOCAL. Preconditions: the block has an init, and body and init
+ * MT_SCOPE_LOCAL; without an init (rfactor's partial block) the
+ * accumulator starts from B[idx]. Preconditions: body and init (if any)
  * are single stores to the same element B[idx] of one buffer, idx free of
  * reduce variables, the body reading B only at idx and the init not at
  * all; no predicate; the loops binding its reduce variables are the

@@ -65,10 +65,9 @@ bool mt_sched_cache_write_do(mt_sched *s, const char *name, mt_scope scope, cons
     if (scope != MT_SCOPE_LOCAL)
         return mt_sched_refuse(s, "%s: block '%s' is a reduction: only scope local (a scalar "
                                   "accumulator) is supported for it", P, name);
-    if (!in) return mt_sched_refuse(s, "%s: block '%s' has no init", P, name);
     if (b->predicate) return mt_sched_refuse(s, "%s: block '%s' has a T.where predicate", P, name);
-    if (st->kind != TS_STORE || in->kind != TS_STORE || in->buf != st->buf ||
-        !mt_blk_same_index(in->idx, st->idx, st->nidx))
+    if (st->kind != TS_STORE ||
+        (in && (in->kind != TS_STORE || in->buf != st->buf || !mt_blk_same_index(in->idx, st->idx, st->nidx))))
         return mt_sched_refuse(s, "%s: block '%s' does not update one element of one buffer with "
                                   "one store and its init", P, name);
     mt_tbuffer *B = st->buf;
@@ -79,7 +78,7 @@ bool mt_sched_cache_write_do(mt_sched *s, const char *name, mt_scope scope, cons
                                       "'%s'", P, B->name, name, r->name);
     }
     mt_blk_exprs own = mt_blk_loads_in(a, NULL, st->value, B);
-    bool same = mt_blk_loads_in(a, NULL, in->value, B).len == 0;
+    bool same = !in || mt_blk_loads_in(a, NULL, in->value, B).len == 0;
     for (int i = 0; same && i < own.len; i++) same = mt_blk_same_index(own.data[i]->args, st->idx, st->nidx);
     if (!same)
         return mt_sched_refuse(s, "%s: block '%s' reads '%s' at another index than it writes", P,
@@ -104,8 +103,10 @@ bool mt_sched_cache_write_do(mt_sched *s, const char *name, mt_scope scope, cons
     mt_tmutator m = {a, acc_expr, NULL, &t};
     mt_tstmt *nb = mt_ts_copy(a, b);
     nb->body = mt_ts_store(a, acc, NULL, 0, mt_tmutate_expr(&m, st->value));
-    nb->init = mt_ts_store(a, acc, NULL, 0, in->value);
+    /* without an init (rfactor's partials, filled before) from B's element */
+    nb->init = mt_ts_store(a, acc, NULL, 0, in ? in->value : mt_te_load(a, B, st->idx, st->nidx));
     nb->nreads = swap_regions(a, b->reads, b->nreads, B, acc, &nb->reads);
+    if (!in) nb->reads[nb->nreads++] = mt_blk_point_region(a, B, st->idx);
     nb->nwrites = swap_regions(a, b->writes, b->nwrites, B, acc, &nb->writes);
     mt_tstmt *nest = nb;
     for (int j = path.len - 2; j >= r; j--) {

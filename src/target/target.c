@@ -106,6 +106,7 @@ bool mt_target_cuda(mt_target_desc *t, const char *arch) {
         t->max_shared_per_block = c->max_shared;
         t->max_regs_per_block = 65536;
         t->max_regs_per_thread = 255;
+        t->vector_bytes = 16; /* a thread's widest load or store (ld.global.v4.f32) */
         t->num_sms = c->sms;
         t->mma_m = t->mma_n = t->mma_k = 16; /* every arch here has tensor cores (sm_70 on) */
         t->mma_bf16 = c->sm >= 80;           /* and takes bfloat16 on them (every arch here too) */

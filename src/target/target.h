@@ -35,7 +35,8 @@ typedef struct mt_target_desc {
     mt_target kind;            /* MT_TARGET_CPU or MT_TARGET_CUDA */
     /* ---- cpu ---- */
     char cpu[64];              /* LLVM CPU name, e.g. "znver5" ("generic" when unknown) */
-    int vector_bytes;          /* widest vector register: 64 (AVX-512), 32 (AVX2), 16 (SSE, NEON) */
+    int vector_bytes;          /* widest vector register: 64 (AVX-512), 32 (AVX2), 16 (SSE, NEON);
+                                * cuda: 16, a thread's widest load or store */
     int vector_registers;      /* architectural vector registers: 32 (AVX-512, NEON), 16 (AVX2) */
     int cache_line_bytes;      /* 64 */
     int cores;                 /* threads the context runs parallel loops on */

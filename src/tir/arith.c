@@ -291,6 +291,31 @@ mt_texpr *mt_arith_unary(mt_arena *a, mt_texpr_kind k, mt_texpr *x) {
     return r ? r : mt_te_unary(a, k, x);
 }
 
+mt_texpr *mt_arith_lane(mt_arena *a, const mt_texpr *e, int k, mt_lane_leaf leaf, void *ctx) {
+    if (e->lanes == 1) return (mt_texpr *)e;
+    if (leaf && (e->kind == TE_LOAD || e->kind == TE_VAR)) {
+        mt_texpr *r = leaf(ctx, e, k);
+        if (r) return r;
+    }
+    switch (e->kind) {
+    case TE_RAMP:
+        return mt_arith_add(a, e->a, mt_arith_mul(a, e->b, mt_te_int(a, e->b->dtype, k)));
+    case TE_BROADCAST: return e->a;
+    case TE_VAR: mt_ice("arith: lane %d of vector variable '%s' asked with nothing bound to it", k, e->var->name);
+    default: break;
+    }
+    mt_texpr *c = mt_te_copy(a, e);
+    c->lanes = 1;
+    if (e->a) c->a = mt_arith_lane(a, e->a, k, leaf, ctx);
+    if (e->b) c->b = mt_arith_lane(a, e->b, k, leaf, ctx);
+    if (e->cond) c->cond = mt_arith_lane(a, e->cond, k, leaf, ctx);
+    if (e->nargs) {
+        c->args = MT_NEW_ARRAY(a, mt_texpr *, e->nargs);
+        for (int i = 0; i < e->nargs; i++) c->args[i] = mt_arith_lane(a, e->args[i], k, leaf, ctx);
+    }
+    return c;
+}
+
 mt_texpr *mt_arith_add(mt_arena *a, mt_texpr *x, mt_texpr *y) { return mt_arith_bin(a, TE_ADD, x, y); }
 mt_texpr *mt_arith_sub(mt_arena *a, mt_texpr *x, mt_texpr *y) { return mt_arith_bin(a, TE_SUB, x, y); }
 mt_texpr *mt_arith_mul(mt_arena *a, mt_texpr *x, mt_texpr *y) { return mt_arith_bin(a, TE_MUL, x, y); }

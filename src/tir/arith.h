@@ -81,6 +81,19 @@ mt_texpr *mt_arith_mul(mt_arena *a, mt_texpr *x, mt_texpr *y);
 mt_texpr *mt_arith_floordiv(mt_arena *a, mt_texpr *x, mt_texpr *y);
 mt_texpr *mt_arith_floormod(mt_arena *a, mt_texpr *x, mt_texpr *y);
 
+/* ---- lanes ---------------------------------------------------------------- */
+
+/* Asked for lane k of a vector load or vector variable e: the scalar
+ * expression standing for it, or NULL (a load then reads lane k of its
+ * index; a vector variable has no default). */
+typedef mt_texpr *(*mt_lane_leaf)(void *ctx, const mt_texpr *e, int k);
+
+/* Lane k (0 <= k < e->lanes) of e as a scalar expression: T.Ramp(b, s, n)
+ * is b + s * k (folded), T.Broadcast(x) is x, a load or an operation
+ * applies to lane k of its operands; leaf (may be NULL) is asked first for
+ * each vector load and vector variable. A scalar e is itself. */
+mt_texpr *mt_arith_lane(mt_arena *a, const mt_texpr *e, int k, mt_lane_leaf leaf, void *ctx);
+
 /* ---- bounds -------------------------------------------------------------- */
 
 typedef struct mt_range {

@@ -63,6 +63,7 @@ typedef struct check {
     bool out[MAXB];            /* written by the kernel */
     int ulps[MAXB];            /* outputs: tolerance, units in the last place */
     int64_t len[MAXB];         /* elements */
+    int64_t shift[MAXB];       /* the kernel gets the buffer this many bytes past an aligned address */
     void *data[MAXB];          /* an input's values; an output's expected values */
     mt_tvar *svar[4];          /* scalar params ... */
     int64_t sval[4];           /* ... and their values */
@@ -70,7 +71,7 @@ typedef struct check {
     int64_t grid, block;
 } check;
 
-static check checks[16];
+static check checks[24];
 static int nchecks;
 
 /* ---- inputs ------------------------------------------------------------------- */
@@ -317,6 +318,59 @@ static void build_intrinsics(const char *name, mt_dtype t) {
     ew_end(&w);
 }
 
+/* ---- vectors ---------------------------------------------------------------------- */
+
+static mt_texpr *ramp(mt_texpr *base, int lanes) { return mt_te_ramp(A, base, I(1), lanes); }
+static mt_texpr *bcast(mt_texpr *x, int lanes) { return mt_te_broadcast(A, x, lanes); }
+static mt_texpr *vload(mt_texpr *scalar_load, mt_texpr *ix) { return ld(scalar_load->buf, ix); }
+
+/* Vector code as the vectorize pass leaves it, lanes of L = 4 (float32,
+ * int32) or 2 (float64, int64, float32): unit-stride loads and stores,
+ * broadcasts of a scalar load and of immediates, a vector let used twice,
+ * a compare and select, a cast between lanes of two dtypes. Thread q
+ * (q < n / L) does elements [q * L, q * L + L). The CUDA text makes the
+ * aligned accesses one float4 (int4, double2, ...) and the others element
+ * by element: shift moves the buffers marked in shifted (a bit per buffer,
+ * in order of creation) one element off their alignment. */
+static void build_vectors(const char *name, int L, const mt_dtype *t, unsigned shifted) {
+    ew w = ew_begin(name);
+    check *c = w.c;
+    mt_tvar *q = w.i;
+    mt_texpr *ix = ramp(bin(TE_MUL, V(q), I(L)), L);
+    mt_texpr *x = vload(in(&w, "x", t[0]), ix), *y = vload(in(&w, "y", t[0]), ix);
+    mt_texpr *k = vload(in(&w, "k", t[1]), ix), *s0 = in(&w, "s", t[0]);
+    s0->args[0] = I(3); /* s[3], the same for every lane */
+    mt_tvar *tv = var("t", t[0]);
+    mt_texpr *tref = mt_te_copy(A, V(tv));
+    tref->lanes = L;
+    out(&w, "fma_like", t[0], bin(TE_ADD, bin(TE_MUL, tref, y), bcast(mt_te_float(A, t[0], 1.5), L)), 0);
+    out(&w, "sel", t[0], mt_te_select(A, bin(TE_LT, x, y), tref, bcast(s0, L)), 0);
+    out(&w, "ints", t[1], bin(TE_ADD, bin(TE_MUL, k, bcast(mt_te_int(A, t[1], 3), L)),
+                              mt_te_cast(A, t[1], y)), 0);
+    for (int i = 0; i < w.nst; i++) w.stores[i]->idx[0] = ix;
+    mt_tstmt *body = mt_ts_let(A, tv, bin(TE_SUB, x, bcast(s0, L)), mt_ts_seq(A, w.stores, w.nst));
+    mt_tvar *bx = var("bx", MT_INT64), *tx = var("tx", MT_INT64);
+    mt_texpr *quads = bin(TE_FLOORDIV, V(w.n), I(L));
+    mt_tstmt *gpu = mt_ts_let(A, q, bin(TE_ADD, bin(TE_MUL, V(bx), I(256)), V(tx)),
+                              mt_ts_if(A, bin(TE_LT, V(q), quads), body, NULL));
+    gpu = bound(bx, ceil256(quads), "blockIdx.x", bound(tx, I(256), "threadIdx.x", gpu));
+    c->kernel = kernel(mt_arena_printf(A, "check_%s", name), c->buf, c->nbuf, &w.n, 1, gpu);
+    c->cpu = mt_tfunc_new(A, mt_arena_printf(A, "cpu_%s", name));
+    for (int b = 0; b < c->nbuf; b++) {
+        mt_tfunc_add_param(A, c->cpu, c->buf[b], NULL);
+        if (shifted >> b & 1) c->shift[b] = (int64_t)mt_dtype_size(c->buf[b]->dtype);
+    }
+    c->cpu->sym_vars = mt_arena_alloc(A, sizeof(mt_tvar *));
+    c->cpu->sym_vars[0] = w.n;
+    c->cpu->nsym = 1;
+    c->cpu->body = loop(q, quads, body);
+    c->svar[0] = w.n;
+    c->sval[0] = N;
+    c->nscalar = 1;
+    c->grid = (N / L + 255) / 256;
+    c->block = 256;
+}
+
 static void build_whole_kernels(void) {
     /* the elementwise add: n = 1000, not a multiple of the block */
     check *c = &checks[nchecks++];
@@ -418,11 +472,12 @@ static const char harness_head[] =
     "#define MT_LAUNCH(k, grid, block, ...) k<<<(grid), (block)>>>(__VA_ARGS__)\n"
     "#endif\n\n"
     "static unsigned char *data;\nstatic int failures, compared;\n\n"
-    "static void *upload(size_t off, size_t bytes, bool zero) {\n"
+    "/* device memory for bytes at shift bytes past its (aligned) start */\n"
+    "static void *upload(size_t off, size_t bytes, bool zero, size_t shift) {\n"
     "    void *p = nullptr;\n"
-    "    if (cudaMalloc(&p, bytes) != cudaSuccess) { printf(\"cudaMalloc failed\\n\"); exit(1); }\n"
-    "    if (zero) cudaMemset(p, 0, bytes);\n"
-    "    else cudaMemcpy(p, data + off, bytes, cudaMemcpyHostToDevice);\n"
+    "    if (cudaMalloc(&p, bytes + shift) != cudaSuccess) { printf(\"cudaMalloc failed\\n\"); exit(1); }\n"
+    "    if (zero) cudaMemset(p, 0, bytes + shift);\n"
+    "    else cudaMemcpy((char *)p + shift, data + off, bytes, cudaMemcpyHostToDevice);\n"
     "    return p;\n}\n\n"
     "/* bits as a monotonic integer: ulp distance is a difference */\n"
     "static long long ord(unsigned long long bits, int width) {\n"
@@ -483,8 +538,9 @@ static const char harness_tail[] =
 static void put_check(mt_sb *sb, const check *c, const char *kname, const size_t *off) {
     mt_sb_printf(sb, "    {\n        void *b[%d];\n", c->nbuf);
     for (int k = 0; k < c->nbuf; k++)
-        mt_sb_printf(sb, "        b[%d] = upload(%zu, %zu, %s);\n", k, off[k],
-                     (size_t)c->len[k] * mt_dtype_size(c->buf[k]->dtype), c->out[k] ? "true" : "false");
+        mt_sb_printf(sb, "        b[%d] = upload(%zu, %zu, %s, %lld);\n", k, off[k],
+                     (size_t)c->len[k] * mt_dtype_size(c->buf[k]->dtype), c->out[k] ? "true" : "false",
+                     (long long)c->shift[k]);
     mt_sb_printf(sb, "        MT_LAUNCH(%s, %lld, %lld", kname, (long long)c->grid,
                  (long long)c->block);
     for (int p = 0; p < c->kernel->nparams; p++) {
@@ -494,7 +550,8 @@ static void put_check(mt_sb *sb, const check *c, const char *kname, const size_t
             int k = 0;
             while (k < c->nbuf && c->buf[k] != pr->buf) k++;
             assert_true(k < c->nbuf);
-            mt_sb_printf(sb, "(%s *)b[%d]", mem_ctype(pr->buf->dtype), k);
+            mt_sb_printf(sb, "(%s *)((char *)b[%d] + %lld)", mem_ctype(pr->buf->dtype), k,
+                         (long long)c->shift[k]);
             continue;
         }
         int s = 0;
@@ -509,9 +566,9 @@ static void put_check(mt_sb *sb, const check *c, const char *kname, const size_t
     for (int k = 0; k < c->nbuf; k++) {
         if (!c->out[k]) continue;
         mt_dtype t = c->buf[k]->dtype;
-        mt_sb_printf(sb, "            compare(\"%s\", \"%s\", b[%d], %zu, %lld, %zu, %d, %d);\n",
-                     c->name, c->buf[k]->name, k, off[k], (long long)c->len[k], mt_dtype_size(t),
-                     cmp_kind(t), c->ulps[k]);
+        mt_sb_printf(sb, "            compare(\"%s\", \"%s\", (char *)b[%d] + %lld, %zu, %lld, %zu, %d, %d);\n",
+                     c->name, c->buf[k]->name, k, (long long)c->shift[k], off[k], (long long)c->len[k],
+                     mt_dtype_size(t), cmp_kind(t), c->ulps[k]);
     }
     mt_sb_puts(sb, "        }\n");
     for (int k = 0; k < c->nbuf; k++) mt_sb_printf(sb, "        cudaFree(b[%d]);\n", k);
@@ -570,6 +627,13 @@ static int setup(void **state) {
     build_intrinsics("intrin_f64", MT_FLOAT64);
     build_intrinsics("intrin_f16", MT_FLOAT16);
     build_whole_kernels();
+    static const mt_dtype t4[] = {MT_FLOAT32, MT_INT32}, t2[] = {MT_FLOAT64, MT_INT64},
+                          t2f[] = {MT_FLOAT32, MT_INT64};
+    build_vectors("vec4", 4, t4, 0);
+    build_vectors("vec4_unaligned", 4, t4, 0x15); /* x, k and fma_like shifted */
+    build_vectors("vec2", 2, t2, 0);
+    build_vectors("vec2_unaligned", 2, t2, 0x2a); /* y, s and sel shifted */
+    build_vectors("vec2_f32", 2, t2f, 0x1);
 
     char err[256];
     mt_jit *jit = mt_jit_create(err, sizeof err);
@@ -581,7 +645,7 @@ static int setup(void **state) {
         if (checks[i].cpu) run_cpu(jit, &checks[i]);
     mt_jit_destroy(jit);
 
-    mt_tfunc *hosts[16], *kernels[16];
+    mt_tfunc *hosts[24], *kernels[24];
     int nh = 0;
     for (int i = 0; i < nchecks; i++) {
         kernels[i] = checks[i].kernel;

@@ -8,12 +8,16 @@
  *     add is one kernel, fused_add_add; matmul_f16_bias_relu and
  *     matmul_bf16_bias_relu take the tensor cores (WMMA). MT_UPDATE_GOLDEN=1 rewrites the
  *     .cu files instead of comparing (review the diff like code).
+ *     Each .cu also compiles alone with `nvcc -c` for sm_80 and sm_90
+ *     (skipped, counted, without nvcc). ewise_vec is a float4 per thread,
+ *     sum_split a reduction split across threads.
  *  2. NVRTC: every golden program (tests/golden/cuda, tests/golden) and
  *     every tests/gpu program compiles for sm_80 and sm_90 (NVRTC runs in
  *     mt_jit_compile), every kernel is in ptxas's report, and none spills
  *     (0 bytes spill stores and loads). Skipped, counted, without NVRTC.
  */
 #include <dirent.h>
+#include <unistd.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -101,6 +105,39 @@ static void test_golden_gemv(void **s) { (void)s, golden("gemv"); }
 static void test_golden_matmul_bias_relu(void **s) { (void)s, golden("matmul_bias_relu"); }
 static void test_golden_matmul_f16_bias_relu(void **s) { (void)s, golden("matmul_f16_bias_relu"); }
 static void test_golden_matmul_bf16_bias_relu(void **s) { (void)s, golden("matmul_bf16_bias_relu"); }
+static void test_golden_ewise_vec(void **s) { (void)s, golden("ewise_vec"); }
+static void test_golden_sum_split(void **s) { (void)s, golden("sum_split"); }
+
+/* Each golden .cu (the text the tests above compare with) compiles alone
+ * with `nvcc -c` for sm_80 and sm_90, without a warning. Skipped, counted,
+ * without nvcc (MT_NVCC, else /usr/local/cuda/bin/nvcc, else on PATH). */
+static void test_nvcc_goldens(void **s) {
+    (void)s;
+    const char *nvcc = getenv("MT_NVCC");
+    if (!nvcc || !*nvcc) nvcc = access("/usr/local/cuda/bin/nvcc", X_OK) == 0 ? "/usr/local/cuda/bin/nvcc" : NULL;
+    if (!nvcc && system("command -v nvcc > /dev/null 2>&1") == 0) nvcc = "nvcc";
+    if (!nvcc) {
+        print_message("skipped: no nvcc (install the CUDA toolkit or set MT_NVCC)\n");
+        skip();
+    }
+    char dir[1024], cmd[4096];
+    snprintf(dir, sizeof dir, "%s/tests/golden/cuda", src_dir());
+    DIR *d = opendir(dir);
+    if (!d) fail_msg("cannot open %s", dir);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 4 || strcmp(e->d_name + len - 3, ".cu") != 0) continue;
+        snprintf(cmd, sizeof cmd,
+                 "'%s' -c -Werror all-warnings -gencode arch=compute_80,code=sm_80 "
+                 "-gencode arch=compute_90,code=sm_90 '%s/%s' -o /dev/null 2>&1",
+                 nvcc, dir, e->d_name);
+        if (system(cmd) != 0) fail_msg("nvcc -c %s failed (%s)", e->d_name, cmd);
+        n++;
+    }
+    closedir(d);
+    assert_true(n >= 9);
+}
 
 /* ---- 2. NVRTC: compiles, no spills ------------------------------------------------ */
 
@@ -165,6 +202,8 @@ int main(void) {
         cmocka_unit_test(test_golden_layer_norm), cmocka_unit_test(test_golden_gemv),
         cmocka_unit_test(test_golden_matmul_bias_relu), cmocka_unit_test(test_golden_matmul_f16_bias_relu),
         cmocka_unit_test(test_golden_matmul_bf16_bias_relu),
+        cmocka_unit_test(test_golden_ewise_vec), cmocka_unit_test(test_golden_sum_split),
+        cmocka_unit_test(test_nvcc_goldens),
         cmocka_unit_test(test_nvrtc_no_spills),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);

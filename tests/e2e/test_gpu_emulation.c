@@ -906,6 +906,121 @@ static void test_tir_sched_elementwise_chain(void **s) {
     mt_kernel_release(k);
 }
 
+/* ---- (e) large elementwise nests: a vector step per thread -------------------------
+ *
+ * gpu_fallback gives each thread 16 consecutive bytes (a float4, double2,
+ * ...) where every buffer is walked along the nest with 4- or 8-byte
+ * elements: the CUDA text loads and stores through mt_load_<type> /
+ * mt_store_<type>, and the emulated results are the CPU's, bit for bit.
+ * Broadcasts, 2-byte elements and nests under the size where threads take
+ * several elements keep scalar accesses. */
+static bool whole_values; /* floats: small integers (then sums are exact in any order) */
+
+static void fill_random(mt_tensor *t) {
+    uint8_t *p = mt_tensor_data(t);
+    int64_t n = mt_tensor_numel(t);
+    switch (mt_tensor_dtype(t)) {
+    case MT_FLOAT32:
+        for (int64_t i = 0; i < n; i++)
+            ((float *)p)[i] = whole_values ? (float)(rint_below(7) - 3) : (float)runif(-3, 3);
+        break;
+    case MT_FLOAT64:
+        for (int64_t i = 0; i < n; i++) ((double *)p)[i] = whole_values ? rint_below(7) - 3 : runif(-3, 3);
+        break;
+    case MT_INT32: for (int64_t i = 0; i < n; i++) ((int32_t *)p)[i] = (int32_t)rnext(); break;
+    case MT_INT64: for (int64_t i = 0; i < n; i++) ((int64_t *)p)[i] = (int64_t)rnext(); break;
+    default: /* float16: small integers, exact */
+        for (int64_t i = 0; i < n; i++) {
+            _Float16 h = (_Float16)(rint_below(64) - 32);
+            memcpy(p + 2 * i, &h, 2);
+        }
+    }
+}
+
+static void run_large(const char *src, const char *want, const char *not_want) {
+    mt_diag d;
+    mt_kernel *kc = compile_for(src, false, &d), *kg = compile_for(src, true, &d);
+    if (!kc || !kg) fail_msg("compile: %s\n%s", d.text, src);
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.target = MT_TARGET_CUDA;
+    mt_kernel *kt = mt_jit_compile(test_ctx, src, &o, &d); /* the CUDA text: not emulated */
+    if (!kt) fail_msg("compile: %s\n%s", d.text, src);
+    const char *cu = mt_kernel_dump(kt, MT_STAGE_CUDA);
+    if (want && !strstr(cu, want)) fail_msg("no %s in the CUDA C of\n%s\n%s", want, src, cu);
+    if (not_want && strstr(cu, not_want)) fail_msg("%s in the CUDA C of\n%s\n%s", not_want, src, cu);
+    int np = mt_kernel_num_params(kc);
+    mt_tensor *args[4], *gargs[4], *rc[8] = {NULL}, *rg[8] = {NULL};
+    for (int i = 0; i < np; i++) {
+        int64_t dims[MT_MAX_RANK];
+        for (int ax = 0; ax < mt_kernel_param_ndim(kc, i); ax++) {
+            dims[ax] = mt_kernel_param_dim(kc, i, ax);
+            if (dims[ax] < 0) dims[ax] = 3000; /* a symbolic dim */
+        }
+        args[i] = mt_tensor_create(mt_kernel_param_dtype(kc, i), mt_kernel_param_ndim(kc, i), dims);
+        fill_random(args[i]);
+        gargs[i] = to_dev(kg, args[i], GPU);
+    }
+    int nr = mt_kernel_num_results(kc);
+    if (mt_kernel_run(kc, args, np, rc, nr, &d) != MT_OK) fail_msg("cpu run: %s", d.text);
+    if (mt_kernel_run(kg, gargs, np, rg, nr, &d) != MT_OK) fail_msg("emulated run: %s\n%s", d.text, src);
+    for (int r = 0; r < nr; r++) {
+        mt_tensor *h = to_host(kg, rg[r]);
+        size_t bytes = (size_t)mt_tensor_numel(h) * mt_dtype_size(mt_tensor_dtype(h));
+        if (memcmp(mt_tensor_data(h), mt_tensor_data(rc[r]), bytes) != 0)
+            fail_msg("result %d: the emulated GPU's differs from the CPU's\n%s", r, src);
+        mt_tensor_release(h);
+        mt_tensor_release(rc[r]);
+        mt_tensor_release(rg[r]);
+    }
+    for (int i = 0; i < np; i++) mt_tensor_release(args[i]), mt_tensor_release(gargs[i]);
+    mt_kernel_release(kc);
+    mt_kernel_release(kg);
+    mt_kernel_release(kt);
+}
+
+static void test_large_elementwise(void **s) {
+    (void)s;
+    rng_state = 0x5eed1234ull;
+#define T2(shape, t1, t2) "def f(a: Tensor(" shape ", \"" t1 "\"), b: Tensor(" shape ", \"" t2 "\")):\n"
+    run_large(T2("(1024, 512)", "float32", "float32") "    return exp(a) * b + 1.0\n", "mt_store_float4", NULL);
+    run_large(T2("(1024, 512)", "float64", "float64") "    return a * b - a\n", "mt_load_double2", NULL);
+    run_large(T2("(1024, 512)", "int32", "int32") "    return a * 3 + b, a - b\n", "mt_store_int4", NULL);
+    run_large(T2("(512, 512)", "int64", "int64") "    return a + b\n", "mt_load_longlong2", NULL);
+    run_large(T2("(1024, 512)", "float64", "float32") "    return a * b.astype(\"float64\")\n",
+              "mt_load_float2", "float4");
+    /* a row broadcast, 2-byte elements, a size under the threshold: no vectors */
+    run_large(T2("(1024, 512)", "float32", "float32") "    return a + b[0]\n", NULL, "mt_load_");
+    run_large(T2("(1024, 512)", "float16", "float16") "    return a + b\n", NULL, "mt_load_");
+    run_large(T2("(1000, 1000)", "float32", "float32") "    return a * b\n", NULL, "mt_load_");
+#undef T2
+}
+
+/* Reductions with few outputs: split across threads (gpu_default.c, step
+ * 0: partial results through rfactor, `<B>_rf` in the kernels), the same
+ * results as the CPU's (whole values: exact sums in any order). Many
+ * outputs, short reductions and symbolic extents: a thread per output. */
+static void test_split_reductions(void **s) {
+    (void)s;
+    rng_state = 0xabcdef12ull;
+    whole_values = true;
+#define T1(shape, t) "def f(a: Tensor(" shape ", \"" t "\")):\n"
+    run_large(T1("(1024, 512)", "float32") "    return sum(a), max(a), mean(a)\n", "_rf", NULL);
+    run_large(T1("(65536, 8)", "float32") "    return sum(a, axis=0), min(a, axis=0, keepdims=True)\n", "_rf",
+              NULL);
+    run_large(T1("(256, 64, 64)", "float64") "    return mean(a, axis=(0, 2))\n", "_rf", NULL);
+    run_large(T1("(3000, 1001)", "float32") "    return sum(a * 2.0 + 1.0)\n", "_rf", NULL); /* tails */
+    run_large(T1("(1000, 700)", "int32") "    return sum(a)\n", "_rf", NULL);
+    run_large(T1("(4096, 300)", "int64") "    return max(a, axis=0)\n", "_rf", NULL);
+    run_large(T1("(4096, 4096)", "float32") "    return sum(a, axis=0)\n", "_rf", NULL); /* 32 partials each */
+    run_large(T1("(1100, 8192)", "float32") "    return sum(a, axis=0)\n", NULL, "_rf"); /* 8192 outputs */
+    run_large(T1("(64, 1000)", "float32") "    return sum(a)\n", "_rf", NULL);
+    run_large(T1("(32, 32)", "float32") "    return sum(a)\n", NULL, "_rf"); /* 1024: one thread */
+    run_large("def f(a: Tensor((\"n\", 512), \"float32\")):\n    return sum(a)\n", NULL, "_rf");
+#undef T1
+    whole_values = false;
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_programs),
@@ -920,6 +1035,8 @@ int main(void) {
         cmocka_unit_test(test_wrong_device),
         cmocka_unit_test(test_tir_sched_softmax),
         cmocka_unit_test(test_tir_sched_elementwise_chain),
+        cmocka_unit_test(test_large_elementwise),
+        cmocka_unit_test(test_split_reductions),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }
