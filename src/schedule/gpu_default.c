@@ -24,10 +24,13 @@
  *
  *     P is the largest power of two that gives every partial at least
  *     MIN_PER elements and the outputs together at most a thread per
- *     SM x max threads per block of the target, at least a warp; a
- *     reduction of at most SERIAL_MAX elements per output, or with
- *     symbolic extents, is not split. A float sum is reassociated (as the
- *     CPU's rules do); max and min are exact.
+ *     SM x max threads per block of the target, at least a warp; for a
+ *     symbolic number of elements at most a block's worth (1024); the
+ *     partials are cyclic where a count from P / 2 to P divides the
+ *     length, else chunks of consecutive elements (split_partials). A
+ *     reduction of at most SERIAL_MAX elements per output, or with a
+ *     symbolic number of outputs, is not split. A float sum is
+ *     reassociated (as the CPU's rules do); max and min are exact.
  *  1. The perfect loop nest at the top of the statement is reordered so
  *     that its independent loops (no block under them reduces over their
  *     variable: mt_sched_bind's precondition, as for parallel) come first,
@@ -91,7 +94,8 @@
 #include "support/common.h"
 #include "tir/arith.h"
 
-enum { THREADS = 256, PER_THREAD = 4, VECTOR_BYTES = 16, MAX_NEST = MT_MAX_RANK + 8, SERIAL_MAX = 1024, MIN_PER = 16 };
+enum { THREADS = 256, PER_THREAD = 4, VECTOR_BYTES = 16, MAX_NEST = MT_MAX_RANK + 8, SERIAL_MAX = 1024, MIN_PER = 16,
+       MAX_SPLITS = 64 };
 
 /* ---- facts ------------------------------------------------------------------ */
 
@@ -303,61 +307,104 @@ static int64_t const_product(mt_sched *s, mt_tvar *const *vars, int from, int to
     return p;
 }
 
-/* How many partial results a reduction of r elements into each of `outs`
- * outputs gets: the largest power of two that gives the GPU a thread per
- * partial (sms x max threads per block in all) with at least MIN_PER
- * elements each; 0 when the reduction stays one thread per output (r up to
- * SERIAL_MAX, or outputs enough to fill the GPU: fewer than a warp of
- * partials each). */
+/* How many partial results a reduction of r elements (-1: a symbolic
+ * number) into each of `outs` outputs gets: the largest power of two that
+ * gives the GPU a thread per partial (sms x max threads per block in all)
+ * with at least MIN_PER elements each; for a symbolic r, which may be
+ * small, at most a block's worth (max threads per block), so that a short
+ * run pays for few idle threads; 0 when the reduction stays one thread per
+ * output (r up to SERIAL_MAX, or outputs enough to fill the GPU: fewer
+ * than a warp of partials each). */
 static int64_t partials(const mt_target_desc *t, int64_t outs, int64_t r) {
     int64_t fill = (int64_t)t->num_sms * t->max_threads_per_block, p = 1;
-    if (outs < 1 || r <= SERIAL_MAX) return 0;
-    while (p * 2 * MIN_PER <= r && p * 2 * outs <= fill) p *= 2;
+    if (outs < 1 || (r >= 0 && r <= SERIAL_MAX)) return 0;
+    int64_t most = r >= 0 ? r / MIN_PER : t->max_threads_per_block;
+    while (p * 2 <= most && p * 2 * outs <= fill) p *= 2;
     return p >= t->warp_size ? p : 0;
+}
+
+/* The largest divisor of r in [lo, hi], or 0. */
+static int64_t divisor_in(int64_t r, int64_t lo, int64_t hi) {
+    for (int64_t d = hi; d >= lo && d > 0; d--)
+        if (r % d == 0) return d;
+    return 0;
+}
+
+/* The loop r (the fused reduce loops) split into about P partials, ri
+ * their loop (ro the other): cyclically where a number of partials from
+ * P / 2 to P divides r, (ro, ri) with ri inner, partial ri summing
+ * elements ri, ri + P, ... (consecutive threads read consecutive
+ * elements); else in chunks, (ri, ro) by C = ceildiv(r, P) with ro inner,
+ * partial ri summing its own C elements (a clamp on ri's extent would
+ * depend on ro, and bind needs ri's extent free of it). */
+static bool split_partials(mt_sched *s, mt_tvar *r, int64_t P, bool *cyclic, mt_tvar **ro, mt_tvar **ri) {
+    mt_arena *a = s->arena;
+    const mt_texpr *ext = mt_sched_get_loop(s, r)->extent;
+    int64_t e, d = mt_te_is_const_int(ext, &e) ? divisor_in(e, P / 2, P) : 0;
+    *cyclic = d > 0;
+    if (*cyclic) return mt_sched_split(s, r, mt_te_i64(a, d), ro, ri);
+    mt_texpr *C = mt_te_is_const_int(ext, &e)
+                      ? mt_te_i64(a, (e + P - 1) / P)
+                      : mt_arith_bin(a, TE_MAX, mt_te_i64(a, 1),
+                                     mt_arith_floordiv(a, mt_arith_add(a, (mt_texpr *)ext, mt_te_i64(a, P - 1)),
+                                                       mt_te_i64(a, P)));
+    return mt_sched_split(s, r, C, ri, ro);
 }
 
 /* Splits the reduction of the nest at top when it has few outputs: its
  * independent loops moved outside, the reduce loops fused into one loop r
- * and split into (ro, ri) with P = partials(..) iterations of ri, and
- * rfactor over ri: B_rf[s.., ri] sums every P-th element from ri on (so
- * that consecutive threads read consecutive elements), then the P partials
- * of each output are combined, a reduction of P elements that this splits
- * again while it is long. False when it does not apply (s unchanged). */
-static bool split_reduction(mt_sched *s, mt_tvar *top) {
+ * split into P = partials(..) partial results (split_partials), and
+ * rfactor over their loop: B_rf[s.., ri], then the P partials of each
+ * output are combined, a reduction that this splits again while it is
+ * long (once only when its length is symbolic: `split` lists the blocks
+ * split so far). Over columns (the input's last axis an output axis) ri
+ * goes outside the output loops, so that consecutive threads take
+ * consecutive outputs. False when it does not apply (s unchanged). */
+static bool split_reduction(mt_sched *s, mt_tvar *top, const char **split, int nsplit) {
     mt_tvar *vars[MAX_NEST];
     int n, k = 0;
     mt_sched t = *s; /* all or nothing */
     const mt_tstmt *b = nest_block(mt_sched_get_loop(&t, top), vars, &n);
     if (!b || !b->init || !b->name) return false;
-    bool columns = mt_sched_independent(&t, vars[n - 1]); /* the input's rows run along the outputs */
+    bool columns = mt_sched_independent(&t, vars[n - 1]);
     hoist_independent(&t, &top);
     b = nest_block(mt_sched_get_loop(&t, top), vars, &n);
     while (k < n && mt_sched_independent(&t, vars[k])) k++;
     int64_t outs = const_product(&t, vars, 0, k), r = const_product(&t, vars, k, n);
-    int64_t P = outs > 0 && r > 0 && k < n ? partials(mt_tfunc_target(t.func), outs, r) : 0;
+    for (int i = 0; r < 0 && i < nsplit; i++)
+        if (strcmp(split[i], b->name) == 0) return false;
+    int64_t P = outs > 0 && r != 0 && k < n ? partials(mt_tfunc_target(t.func), outs, r) : 0;
     if (P == 0) return false;
     mt_tvar *f = vars[k], *ro, *ri;
+    bool cyclic;
     for (int i = k + 1; i < n; i++)
         if (!mt_sched_fuse(&t, f, vars[i], &f)) return false;
-    if (!mt_sched_split(&t, f, mt_te_i64(t.arena, P), &ro, &ri)) return false;
-    /* over columns, consecutive threads take consecutive outputs: ri first */
-    for (int i = k; columns && i >= 0; i--)
-        if (!mt_sched_reorder(&t, i == k ? ro : vars[i], ri)) return false;
+    if (!split_partials(&t, f, P, &cyclic, &ro, &ri)) return false;
+    for (int i = k; columns && i >= 0; i--) {
+        mt_tvar *outer = i == k ? (cyclic ? ro : NULL) : vars[i];
+        if (outer && !mt_sched_reorder(&t, outer, ri)) return false;
+    }
     if (!mt_sched_rfactor(&t, b->name, &ri, 1)) return false;
     *s = t;
     return true;
 }
 
 /* Step 0 over every nest, until none splits (each split leaves a
- * reduction of P elements, at most r / MIN_PER). */
+ * reduction of at most P elements, P <= r / MIN_PER, or of a symbolic
+ * number once). */
 static void split_reductions(mt_sched *s) {
-    for (bool again = true; again;) {
+    const char *split[MAX_SPLITS];
+    int nsplit = 0;
+    for (bool again = true; again && nsplit < MAX_SPLITS;) {
         again = false;
         const mt_tstmt *body = s->func->body;
         int nitems = body->kind == TS_SEQ ? body->nstmts : 1;
         for (int i = 0; i < nitems && !again; i++) {
             const mt_tstmt *item = body->kind == TS_SEQ ? body->stmts[i] : body;
-            if (item->kind == TS_FOR && item->for_kind == MT_FOR_SERIAL) again = split_reduction(s, item->var);
+            if (item->kind != TS_FOR || item->for_kind != MT_FOR_SERIAL) continue;
+            const mt_tstmt *b = nest_block(item, (mt_tvar *[MAX_NEST]){0}, (int[1]){0});
+            again = split_reduction(s, item->var, split, nsplit);
+            if (again) split[nsplit++] = b->name;
         }
     }
 }

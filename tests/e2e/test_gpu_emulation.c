@@ -937,6 +937,24 @@ static void fill_random(mt_tensor *t) {
     }
 }
 
+/* Threads per block of the kernel of cuda text cu that reads parameter a
+ * (the pass over the input), or 0 when none does. */
+static int threads_reading_a(const char *cu) {
+    int threads = 0;
+    for (const char *l = strstr(cu, "// launch "); l; l = strstr(l + 1, "// launch ")) {
+        const char *sig = strstr(l, "extern \"C\"");
+        const char *end = sig ? strchr(sig, '{') : NULL;
+        if (!end) break;
+        const char *a = strstr(sig, "*__restrict__ a,"), *a2 = strstr(sig, "*__restrict__ a)");
+        if ((a && a < end) || (a2 && a2 < end)) {
+            const char *b = strstr(l, "block=(");
+            int t = b ? atoi(b + 7) : 0;
+            if (threads == 0 || t < threads) threads = t;
+        }
+    }
+    return threads;
+}
+
 static void run_large(const char *src, const char *want, const char *not_want) {
     mt_diag d;
     mt_kernel *kc = compile_for(src, false, &d), *kg = compile_for(src, true, &d);
@@ -949,6 +967,8 @@ static void run_large(const char *src, const char *want, const char *not_want) {
     const char *cu = mt_kernel_dump(kt, MT_STAGE_CUDA);
     if (want && !strstr(cu, want)) fail_msg("no %s in the CUDA C of\n%s\n%s", want, src, cu);
     if (not_want && strstr(cu, not_want)) fail_msg("%s in the CUDA C of\n%s\n%s", not_want, src, cu);
+    if (want && strcmp(want, "_rf") == 0 && threads_reading_a(cu) != 256)
+        fail_msg("a kernel reads a with %d threads a block, not 256:\n%s\n%s", threads_reading_a(cu), src, cu);
     int np = mt_kernel_num_params(kc);
     mt_tensor *args[4], *gargs[4], *rc[8] = {NULL}, *rg[8] = {NULL};
     for (int i = 0; i < np; i++) {
@@ -997,9 +1017,12 @@ static void test_large_elementwise(void **s) {
 }
 
 /* Reductions with few outputs: split across threads (gpu_default.c, step
- * 0: partial results through rfactor, `<B>_rf` in the kernels), the same
- * results as the CPU's (whole values: exact sums in any order). Many
- * outputs, short reductions and symbolic extents: a thread per output. */
+ * 0: partial results through rfactor, `<B>_rf` in the kernels; the kernel
+ * that reads the input has blocks of 256 threads), the same results as the
+ * CPU's (whole values: exact sums in any order): cyclic partials where a
+ * count divides the length, chunks where none does (3000 x 1001 has
+ * 125125 = 3003000 / 24; a symbolic length gets chunks). Many outputs and
+ * short reductions: a thread per output. */
 static void test_split_reductions(void **s) {
     (void)s;
     rng_state = 0xabcdef12ull;
@@ -1011,12 +1034,15 @@ static void test_split_reductions(void **s) {
     run_large(T1("(256, 64, 64)", "float64") "    return mean(a, axis=(0, 2))\n", "_rf", NULL);
     run_large(T1("(3000, 1001)", "float32") "    return sum(a * 2.0 + 1.0)\n", "_rf", NULL); /* tails */
     run_large(T1("(1000, 700)", "int32") "    return sum(a)\n", "_rf", NULL);
+    run_large(T1("(1009, 1013)", "float32") "    return sum(a)\n", "_rf", NULL); /* no divisor: chunks */
     run_large(T1("(4096, 300)", "int64") "    return max(a, axis=0)\n", "_rf", NULL);
     run_large(T1("(4096, 4096)", "float32") "    return sum(a, axis=0)\n", "_rf", NULL); /* 32 partials each */
     run_large(T1("(1100, 8192)", "float32") "    return sum(a, axis=0)\n", NULL, "_rf"); /* 8192 outputs */
     run_large(T1("(64, 1000)", "float32") "    return sum(a)\n", "_rf", NULL);
     run_large(T1("(32, 32)", "float32") "    return sum(a)\n", NULL, "_rf"); /* 1024: one thread */
-    run_large("def f(a: Tensor((\"n\", 512), \"float32\")):\n    return sum(a)\n", NULL, "_rf");
+    /* symbolic: a block's worth of partials (1024), each a chunk of the elements */
+    run_large("def f(a: Tensor((\"n\", 512), \"float32\")):\n    return sum(a)\n", "_rf", NULL);
+    run_large("def f(a: Tensor((\"n\", 10), \"float32\")):\n    return max(a, axis=0)\n", "_rf", NULL);
 #undef T1
     whole_values = false;
 }
