@@ -1335,25 +1335,6 @@ static bool thread_guard(cu *c, const mt_tstmt *s, int d) {
 }
 
 /* A loop bound to a GPU index: the index as a const, run once per thread. */
-typedef struct var_use {
-    const mt_tvar *var;
-    bool used;
-} var_use;
-
-static void var_use_expr(mt_tvisitor *v, const mt_texpr *e) {
-    var_use *u = v->ctx;
-    if (e->kind == TE_VAR && e->var == u->var) u->used = true;
-    else if (!u->used) mt_tvisit_expr_children(v, e);
-}
-
-/* Does s use x anywhere (expressions, loop bounds)? */
-static bool stmt_uses(const mt_tstmt *s, const mt_tvar *x) {
-    var_use u = {x, false};
-    mt_tvisitor v = {var_use_expr, NULL, &u};
-    mt_tvisit_stmt(&v, s);
-    return u.used;
-}
-
 static void put_thread_for(cu *c, const mt_tstmt *s, pos p) {
     int ti = thread_index(s);
     bool is_thread = ti >= 3;
@@ -1367,7 +1348,7 @@ static void put_thread_for(cu *c, const mt_tstmt *s, pos p) {
     }
     /* the index, unless nothing reads it (a kernel of one thread: nvcc
      * would warn of an unused variable) */
-    const char *n = guard || stmt_uses(s->body, s->var) ? fresh(c, s->var->name) : NULL;
+    const char *n = guard || mt_tstmt_uses_var(s->body, s->var) ? fresh(c, s->var->name) : NULL;
     if (n) {
         line_start(c);
         mt_sb_printf(&c->sb, "const %s %s = ", ctype(s->var->dtype), n);

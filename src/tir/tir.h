@@ -546,6 +546,9 @@ void mt_tvisit_stmt_children(mt_tvisitor *v, const mt_tstmt *s);
 /* Does e (NULL: no) mention variable x / load from buffer b anywhere? */
 bool mt_texpr_uses_var(const mt_texpr *e, const mt_tvar *x);
 bool mt_texpr_reads(const mt_texpr *e, const mt_tbuffer *b);
+/* Does s (NULL: no) mention variable x in any expression (bounds, indices,
+ * values, conditions)? */
+bool mt_tstmt_uses_var(const mt_tstmt *s, const mt_tvar *x);
 /* Does s (not NULL) hold a bounds check (TS_CHECK) anywhere? */
 bool mt_tstmt_has_check(const mt_tstmt *s);
 

@@ -490,6 +490,13 @@ static bool uses(const mt_texpr *e, const mt_tvar *x, const mt_tbuffer *b) {
 bool mt_texpr_uses_var(const mt_texpr *e, const mt_tvar *x) { return uses(e, x, NULL); }
 bool mt_texpr_reads(const mt_texpr *e, const mt_tbuffer *b) { return uses(e, NULL, b); }
 
+bool mt_tstmt_uses_var(const mt_tstmt *s, const mt_tvar *x) {
+    uses_ctx u = {x, NULL, false};
+    mt_tvisitor v = {uses_expr, NULL, &u};
+    mt_tvisit_stmt(&v, s);
+    return u.found;
+}
+
 static void find_check(mt_tvisitor *v, const mt_tstmt *s) {
     if (s->kind == TS_CHECK) *(bool *)v->ctx = true;
     else if (!*(bool *)v->ctx) mt_tvisit_stmt_children(v, s);
