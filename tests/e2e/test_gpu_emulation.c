@@ -17,6 +17,7 @@
  *  (d) the scheduled TIR of target cuda (`mtc --emit tir-sched`): the GPU
  *      rules, the thread bindings, one launch for an elementwise chain.
  */
+#include <dirent.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -929,6 +930,16 @@ static void fill_random(mt_tensor *t) {
         break;
     case MT_INT32: for (int64_t i = 0; i < n; i++) ((int32_t *)p)[i] = (int32_t)rnext(); break;
     case MT_INT64: for (int64_t i = 0; i < n; i++) ((int64_t *)p)[i] = (int64_t)rnext(); break;
+    case MT_BFLOAT16: /* small integers, exact: the high half of a float32 */
+        for (int64_t i = 0; i < n; i++) {
+            float v = (float)(rint_below(64) - 32);
+            uint32_t bits;
+            memcpy(&bits, &v, 4);
+            uint16_t h = (uint16_t)(bits >> 16);
+            memcpy(p + 2 * i, &h, 2);
+        }
+        break;
+    case MT_BOOL: case MT_INT8: case MT_UINT8: for (int64_t i = 0; i < n; i++) p[i] = (uint8_t)rint_below(2); break;
     default: /* float16: small integers, exact */
         for (int64_t i = 0; i < n; i++) {
             _Float16 h = (_Float16)(rint_below(64) - 32);
@@ -1016,6 +1027,113 @@ static void test_large_elementwise(void **s) {
 #undef T2
 }
 
+/* ---- (f) the programs of tests/gpu: every op of the language ------------------------
+ *
+ * Each program of tests/gpu (the ops_ ones cover every library function;
+ * the others the GPU rules' shapes; mixed.py, which places its parts on
+ * devices itself, is (b)'s), compiled for the CPU and for cuda emulated, run
+ * on the same random inputs at n = 1 and 1000 (the programs' symbolic
+ * dim), the results compared as tests/gpu/compare.py does on a GPU:
+ * floats within 1e-4 + 1e-4 |cpu| (float16 / bfloat16 results within
+ * their unit in the last place), NaN where the CPU has NaN, the rest
+ * exactly. */
+static double elem(const mt_tensor *t, int64_t i) {
+    const uint8_t *p = mt_tensor_data(t);
+    switch (mt_tensor_dtype(t)) {
+    case MT_FLOAT32: return ((const float *)p)[i];
+    case MT_FLOAT64: return ((const double *)p)[i];
+    case MT_FLOAT16: {
+        _Float16 h;
+        memcpy(&h, p + 2 * i, 2);
+        return (double)h;
+    }
+    case MT_BFLOAT16: {
+        uint32_t bits = (uint32_t)(p[2 * i] | p[2 * i + 1] << 8) << 16;
+        float f;
+        memcpy(&f, &bits, 4);
+        return f;
+    }
+    case MT_INT32: return ((const int32_t *)p)[i];
+    case MT_INT64: return (double)((const int64_t *)p)[i];
+    default: return p[i];
+    }
+}
+
+static void check_same(const char *what, int r, const mt_tensor *c, const mt_tensor *g) {
+    mt_dtype t = mt_tensor_dtype(c);
+    double rtol = t == MT_FLOAT16 ? 0x1p-10 : t == MT_BFLOAT16 ? 0x1p-7 : 1e-4;
+    bool exact = !(t == MT_FLOAT32 || t == MT_FLOAT64 || t == MT_FLOAT16 || t == MT_BFLOAT16);
+    assert_int_equal(mt_tensor_numel(c), mt_tensor_numel(g));
+    for (int64_t i = 0; i < mt_tensor_numel(c); i++) {
+        double x = elem(c, i), y = elem(g, i);
+        bool ok = exact ? x == y : isnan(x) ? isnan(y) : fabs(x - y) <= 1e-4 + rtol * fabs(x);
+        if (!ok) fail_msg("%s: result %d element %lld: cpu %.9g, gpu (emulated) %.9g", what, r, (long long)i, x, y);
+    }
+}
+
+static void run_program(const char *name, const char *src, int64_t n) {
+    mt_diag d;
+    mt_kernel *kc = compile_for(src, false, &d);
+    if (!kc) fail_msg("%s: CPU compile: %s", name, d.text);
+    mt_kernel *kg = compile_for(src, true, &d);
+    if (!kg) fail_msg("%s: cuda compile: %s", name, d.text);
+    int np = mt_kernel_num_params(kc), nr = mt_kernel_num_results(kc);
+    mt_tensor *args[8], *gargs[8], *rc[16] = {NULL}, *rg[16] = {NULL};
+    assert_true(np <= 8 && nr <= 16);
+    for (int i = 0; i < np; i++) {
+        int64_t dims[MT_MAX_RANK];
+        for (int ax = 0; ax < mt_kernel_param_ndim(kc, i); ax++) {
+            dims[ax] = mt_kernel_param_dim(kc, i, ax);
+            if (dims[ax] < 0) dims[ax] = n;
+        }
+        args[i] = mt_tensor_create(mt_kernel_param_dtype(kc, i), mt_kernel_param_ndim(kc, i), dims);
+        fill_random(args[i]);
+        gargs[i] = to_dev(kg, args[i], GPU);
+    }
+    if (mt_kernel_run(kc, args, np, rc, nr, &d) != MT_OK) fail_msg("%s n=%lld: cpu run: %s", name, (long long)n, d.text);
+    if (mt_kernel_run(kg, gargs, np, rg, nr, &d) != MT_OK)
+        fail_msg("%s n=%lld: emulated run: %s", name, (long long)n, d.text);
+    for (int r = 0; r < nr; r++) {
+        mt_tensor *h = to_host(kg, rg[r]);
+        char what[256];
+        snprintf(what, sizeof what, "%s n=%lld", name, (long long)n);
+        check_same(what, r, rc[r], h);
+        mt_tensor_release(h);
+        mt_tensor_release(rc[r]);
+        mt_tensor_release(rg[r]);
+    }
+    for (int i = 0; i < np; i++) mt_tensor_release(args[i]), mt_tensor_release(gargs[i]);
+    mt_kernel_release(kc);
+    mt_kernel_release(kg);
+}
+
+static void test_gpu_programs(void **s) {
+    (void)s;
+    rng_state = 0x600dcafeull;
+    const char *src_dir = getenv("MT_SOURCE_DIR");
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/tests/gpu", src_dir ? src_dir : ".");
+    DIR *dp = opendir(dir);
+    if (!dp) fail_msg("cannot open %s", dir);
+    int count = 0;
+    for (struct dirent *e; (e = readdir(dp));) {
+        size_t len = strlen(e->d_name);
+        if (len < 4 || strcmp(e->d_name + len - 3, ".py") != 0 || strcmp(e->d_name, "compare.py") == 0 ||
+            strcmp(e->d_name, "mixed.py") == 0)
+            continue;
+        char path[2048];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        char *src = test_read_file(path);
+        if (!src) fail_msg("cannot read %s", path);
+        static const int64_t ns[] = {1, 1000};
+        for (int k = 0; k < 2; k++) run_program(e->d_name, src, ns[k]);
+        free(src);
+        count++;
+    }
+    closedir(dp);
+    assert_true(count >= 15);
+}
+
 /* Reductions with few outputs: split across threads (gpu_default.c, step
  * 0: partial results through rfactor, `<B>_rf` in the kernels; the kernel
  * that reads the input has blocks of 256 threads), the same results as the
@@ -1063,6 +1181,7 @@ int main(void) {
         cmocka_unit_test(test_tir_sched_elementwise_chain),
         cmocka_unit_test(test_large_elementwise),
         cmocka_unit_test(test_split_reductions),
+        cmocka_unit_test(test_gpu_programs),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }
