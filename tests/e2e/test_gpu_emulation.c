@@ -966,6 +966,75 @@ static int threads_reading_a(const char *cu) {
     return threads;
 }
 
+/* Element i of t as a double (16-bit floats widened). */
+static double elem(const mt_tensor *t, int64_t i) {
+    const uint8_t *p = mt_tensor_data(t);
+    switch (mt_tensor_dtype(t)) {
+    case MT_FLOAT32: return ((const float *)p)[i];
+    case MT_FLOAT64: return ((const double *)p)[i];
+    case MT_FLOAT16: {
+        _Float16 h;
+        memcpy(&h, p + 2 * i, 2);
+        return (double)h;
+    }
+    case MT_BFLOAT16: {
+        uint32_t bits = (uint32_t)(p[2 * i] | p[2 * i + 1] << 8) << 16;
+        float f;
+        memcpy(&f, &bits, 4);
+        return f;
+    }
+    case MT_INT32: return ((const int32_t *)p)[i];
+    case MT_INT64: return (double)((const int64_t *)p)[i];
+    default: return p[i];
+    }
+}
+
+/* Result r of the CPU (c) and of the emulated GPU (g) agree as (f) says. */
+static void check_same(const char *what, int r, const mt_tensor *c, const mt_tensor *g) {
+    mt_dtype t = mt_tensor_dtype(c);
+    double rtol = t == MT_FLOAT16 ? 0x1p-10 : t == MT_BFLOAT16 ? 0x1p-7 : 1e-4;
+    bool exact = !(t == MT_FLOAT32 || t == MT_FLOAT64 || t == MT_FLOAT16 || t == MT_BFLOAT16);
+    assert_int_equal(mt_tensor_numel(c), mt_tensor_numel(g));
+    for (int64_t i = 0; i < mt_tensor_numel(c); i++) {
+        double x = elem(c, i), y = elem(g, i);
+        bool ok = exact ? x == y : isnan(x) ? isnan(y) : fabs(x - y) <= 1e-4 + rtol * fabs(x);
+        if (!ok) fail_msg("%s: result %d element %lld: cpu %.9g, gpu (emulated) %.9g", what, r, (long long)i, x, y);
+    }
+}
+
+/* Runs kc (the CPU) and kg (cuda emulated) on the same random inputs, a
+ * symbolic dim n, and compares each result: bit for bit, or as
+ * check_same does. */
+static void run_cpu_and_emulated(const char *what, mt_kernel *kc, mt_kernel *kg, int64_t n, bool bits) {
+    mt_diag d;
+    int np = mt_kernel_num_params(kc), nr = mt_kernel_num_results(kc);
+    mt_tensor *args[8], *gargs[8], *rc[16] = {NULL}, *rg[16] = {NULL};
+    assert_true(np <= 8 && nr <= 16);
+    for (int i = 0; i < np; i++) {
+        int64_t dims[MT_MAX_RANK];
+        for (int ax = 0; ax < mt_kernel_param_ndim(kc, i); ax++) {
+            dims[ax] = mt_kernel_param_dim(kc, i, ax);
+            if (dims[ax] < 0) dims[ax] = n;
+        }
+        args[i] = mt_tensor_create(mt_kernel_param_dtype(kc, i), mt_kernel_param_ndim(kc, i), dims);
+        fill_random(args[i]);
+        gargs[i] = to_dev(kg, args[i], GPU);
+    }
+    if (mt_kernel_run(kc, args, np, rc, nr, &d) != MT_OK) fail_msg("%s: cpu run: %s", what, d.text);
+    if (mt_kernel_run(kg, gargs, np, rg, nr, &d) != MT_OK) fail_msg("%s: emulated run: %s", what, d.text);
+    for (int r = 0; r < nr; r++) {
+        mt_tensor *h = to_host(kg, rg[r]);
+        size_t bytes = (size_t)mt_tensor_numel(h) * mt_dtype_size(mt_tensor_dtype(h));
+        if (!bits) check_same(what, r, rc[r], h);
+        else if (memcmp(mt_tensor_data(h), mt_tensor_data(rc[r]), bytes) != 0)
+            fail_msg("result %d: the emulated GPU's differs from the CPU's\n%s", r, what);
+        mt_tensor_release(h);
+        mt_tensor_release(rc[r]);
+        mt_tensor_release(rg[r]);
+    }
+    for (int i = 0; i < np; i++) mt_tensor_release(args[i]), mt_tensor_release(gargs[i]);
+}
+
 static void run_large(const char *src, const char *want, const char *not_want) {
     mt_diag d;
     mt_kernel *kc = compile_for(src, false, &d), *kg = compile_for(src, true, &d);
@@ -980,31 +1049,7 @@ static void run_large(const char *src, const char *want, const char *not_want) {
     if (not_want && strstr(cu, not_want)) fail_msg("%s in the CUDA C of\n%s\n%s", not_want, src, cu);
     if (want && strcmp(want, "_rf") == 0 && threads_reading_a(cu) != 256)
         fail_msg("a kernel reads a with %d threads a block, not 256:\n%s\n%s", threads_reading_a(cu), src, cu);
-    int np = mt_kernel_num_params(kc);
-    mt_tensor *args[4], *gargs[4], *rc[8] = {NULL}, *rg[8] = {NULL};
-    for (int i = 0; i < np; i++) {
-        int64_t dims[MT_MAX_RANK];
-        for (int ax = 0; ax < mt_kernel_param_ndim(kc, i); ax++) {
-            dims[ax] = mt_kernel_param_dim(kc, i, ax);
-            if (dims[ax] < 0) dims[ax] = 3000; /* a symbolic dim */
-        }
-        args[i] = mt_tensor_create(mt_kernel_param_dtype(kc, i), mt_kernel_param_ndim(kc, i), dims);
-        fill_random(args[i]);
-        gargs[i] = to_dev(kg, args[i], GPU);
-    }
-    int nr = mt_kernel_num_results(kc);
-    if (mt_kernel_run(kc, args, np, rc, nr, &d) != MT_OK) fail_msg("cpu run: %s", d.text);
-    if (mt_kernel_run(kg, gargs, np, rg, nr, &d) != MT_OK) fail_msg("emulated run: %s\n%s", d.text, src);
-    for (int r = 0; r < nr; r++) {
-        mt_tensor *h = to_host(kg, rg[r]);
-        size_t bytes = (size_t)mt_tensor_numel(h) * mt_dtype_size(mt_tensor_dtype(h));
-        if (memcmp(mt_tensor_data(h), mt_tensor_data(rc[r]), bytes) != 0)
-            fail_msg("result %d: the emulated GPU's differs from the CPU's\n%s", r, src);
-        mt_tensor_release(h);
-        mt_tensor_release(rc[r]);
-        mt_tensor_release(rg[r]);
-    }
-    for (int i = 0; i < np; i++) mt_tensor_release(args[i]), mt_tensor_release(gargs[i]);
+    run_cpu_and_emulated(src, kc, kg, 3000, true);
     mt_kernel_release(kc);
     mt_kernel_release(kg);
     mt_kernel_release(kt);
@@ -1037,72 +1082,15 @@ static void test_large_elementwise(void **s) {
  * floats within 1e-4 + 1e-4 |cpu| (float16 / bfloat16 results within
  * their unit in the last place), NaN where the CPU has NaN, the rest
  * exactly. */
-static double elem(const mt_tensor *t, int64_t i) {
-    const uint8_t *p = mt_tensor_data(t);
-    switch (mt_tensor_dtype(t)) {
-    case MT_FLOAT32: return ((const float *)p)[i];
-    case MT_FLOAT64: return ((const double *)p)[i];
-    case MT_FLOAT16: {
-        _Float16 h;
-        memcpy(&h, p + 2 * i, 2);
-        return (double)h;
-    }
-    case MT_BFLOAT16: {
-        uint32_t bits = (uint32_t)(p[2 * i] | p[2 * i + 1] << 8) << 16;
-        float f;
-        memcpy(&f, &bits, 4);
-        return f;
-    }
-    case MT_INT32: return ((const int32_t *)p)[i];
-    case MT_INT64: return (double)((const int64_t *)p)[i];
-    default: return p[i];
-    }
-}
-
-static void check_same(const char *what, int r, const mt_tensor *c, const mt_tensor *g) {
-    mt_dtype t = mt_tensor_dtype(c);
-    double rtol = t == MT_FLOAT16 ? 0x1p-10 : t == MT_BFLOAT16 ? 0x1p-7 : 1e-4;
-    bool exact = !(t == MT_FLOAT32 || t == MT_FLOAT64 || t == MT_FLOAT16 || t == MT_BFLOAT16);
-    assert_int_equal(mt_tensor_numel(c), mt_tensor_numel(g));
-    for (int64_t i = 0; i < mt_tensor_numel(c); i++) {
-        double x = elem(c, i), y = elem(g, i);
-        bool ok = exact ? x == y : isnan(x) ? isnan(y) : fabs(x - y) <= 1e-4 + rtol * fabs(x);
-        if (!ok) fail_msg("%s: result %d element %lld: cpu %.9g, gpu (emulated) %.9g", what, r, (long long)i, x, y);
-    }
-}
-
 static void run_program(const char *name, const char *src, int64_t n) {
     mt_diag d;
     mt_kernel *kc = compile_for(src, false, &d);
     if (!kc) fail_msg("%s: CPU compile: %s", name, d.text);
     mt_kernel *kg = compile_for(src, true, &d);
     if (!kg) fail_msg("%s: cuda compile: %s", name, d.text);
-    int np = mt_kernel_num_params(kc), nr = mt_kernel_num_results(kc);
-    mt_tensor *args[8], *gargs[8], *rc[16] = {NULL}, *rg[16] = {NULL};
-    assert_true(np <= 8 && nr <= 16);
-    for (int i = 0; i < np; i++) {
-        int64_t dims[MT_MAX_RANK];
-        for (int ax = 0; ax < mt_kernel_param_ndim(kc, i); ax++) {
-            dims[ax] = mt_kernel_param_dim(kc, i, ax);
-            if (dims[ax] < 0) dims[ax] = n;
-        }
-        args[i] = mt_tensor_create(mt_kernel_param_dtype(kc, i), mt_kernel_param_ndim(kc, i), dims);
-        fill_random(args[i]);
-        gargs[i] = to_dev(kg, args[i], GPU);
-    }
-    if (mt_kernel_run(kc, args, np, rc, nr, &d) != MT_OK) fail_msg("%s n=%lld: cpu run: %s", name, (long long)n, d.text);
-    if (mt_kernel_run(kg, gargs, np, rg, nr, &d) != MT_OK)
-        fail_msg("%s n=%lld: emulated run: %s", name, (long long)n, d.text);
-    for (int r = 0; r < nr; r++) {
-        mt_tensor *h = to_host(kg, rg[r]);
-        char what[256];
-        snprintf(what, sizeof what, "%s n=%lld", name, (long long)n);
-        check_same(what, r, rc[r], h);
-        mt_tensor_release(h);
-        mt_tensor_release(rc[r]);
-        mt_tensor_release(rg[r]);
-    }
-    for (int i = 0; i < np; i++) mt_tensor_release(args[i]), mt_tensor_release(gargs[i]);
+    char what[256];
+    snprintf(what, sizeof what, "%s n=%lld", name, (long long)n);
+    run_cpu_and_emulated(what, kc, kg, n, false);
     mt_kernel_release(kc);
     mt_kernel_release(kg);
 }
