@@ -41,7 +41,10 @@
  *    when it would read as an int), other floats as `T.float64(x)` with the
  *    shortest of %.15g..%.17g that reads back exactly; non-finite floats as
  *    `T.float32("inf")`; int64 plain, other ints `T.int32(3)`, bools
- *    `True`/`False`. Integer TE_DIV prints `T.truncdiv(a, b)`.
+ *    `True`/`False`; the operand of a T.Cast spells out an int64 or float32
+ *    immediate's type (`T.Cast("float32", T.int64(6))`: a plain 6 would
+ *    read back as a literal of the cast's dtype). Integer TE_DIV prints
+ *    `T.truncdiv(a, b)`.
  *
  *  - Buffers. A param prints `T.Buffer((2, 3), "float32")` with symbolic dims
  *    as strings (`("n", 784)`); rank 0 is `()` and is indexed `b[()]`.
@@ -311,13 +314,20 @@ static void print_expr(printer *p, const mt_texpr *e, int min_prec) {
         print_call(p, "T.Select", args, 3);
         break;
     }
-    case TE_CAST:
+    case TE_CAST: {
+        /* an int64 or float32 immediate prints plain, which reads back as an
+         * untyped literal that T.Cast would take as a literal of its dtype:
+         * its type is spelled out (T.Cast("float32", T.int64(6))) */
+        const mt_texpr *x = e->a;
+        bool typed = x->lanes == 1 && ((x->kind == TE_INT && x->dtype == MT_INT64) ||
+                                       (x->kind == TE_FLOAT && x->dtype == MT_FLOAT32 && isfinite(x->fval)));
         mt_sb_puts(&p->sb, "T.Cast(");
         put_string_lit(p, mt_dtype_str(e->dtype));
-        mt_sb_puts(&p->sb, ", ");
-        print_expr(p, e->a, 0);
-        mt_sb_putc(&p->sb, ')');
+        mt_sb_printf(&p->sb, ", %s", typed ? (x->kind == TE_INT ? "T.int64(" : "T.float32(") : "");
+        print_expr(p, x, 0);
+        mt_sb_puts(&p->sb, typed ? "))" : ")");
         break;
+    }
     case TE_CALL:
         mt_sb_printf(&p->sb, "T.%s(", mt_intrin_name(e->intrin));
         if (e->intrin == IN_SHFL_XOR) { /* T.shfl_xor(value, 16, 32): the immediates as literals */
