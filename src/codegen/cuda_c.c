@@ -126,138 +126,12 @@
 #include <string.h>
 
 #include "codegen/cuda_c.h"
+#include "codegen/cuda_c_helpers.h"
 #include "support/common.h"
 #include "tir/arith.h"
 #include "support/nameset.h"
 #include "support/ptrmap.h"
 #include "support/strbuf.h"
-
-/* ---- helpers the text may call --------------------------------------------- */
-
-typedef enum helper {
-    H_TRUNCDIV_I32, H_FLOORDIV_I32, H_FLOORMOD_I32,
-    H_TRUNCDIV_I64, H_FLOORDIV_I64, H_FLOORMOD_I64,
-    H_FLOORMOD_F32, H_FLOORMOD_F64,
-    H_CVT_I8, H_CVT_U8, H_CVT_I32, H_CVT_I64,
-    H_SIGMOID_F32, H_SIGMOID_F64,
-    H_LOAD_FLOAT4, H_LOAD_FLOAT2, H_LOAD_INT4, H_LOAD_INT2, H_LOAD_DOUBLE2, H_LOAD_LONGLONG2,
-    H_STORE_FLOAT4, H_STORE_FLOAT2, H_STORE_INT4, H_STORE_INT2, H_STORE_DOUBLE2, H_STORE_LONGLONG2,
-    H_COUNT_
-} helper;
-
-static const char *const helper_name[H_COUNT_] = {
-    "mt_truncdiv_i32", "mt_floordiv_i32", "mt_floormod_i32",
-    "mt_truncdiv_i64", "mt_floordiv_i64", "mt_floormod_i64",
-    "mt_floormod_f32", "mt_floormod_f64",
-    "mt_cvt_i8", "mt_cvt_u8", "mt_cvt_i32", "mt_cvt_i64",
-    "mt_sigmoid_f32", "mt_sigmoid_f64",
-    "mt_load_float4", "mt_load_float2", "mt_load_int4", "mt_load_int2", "mt_load_double2",
-    "mt_load_longlong2",
-    "mt_store_float4", "mt_store_float2", "mt_store_int4", "mt_store_int2", "mt_store_double2",
-    "mt_store_longlong2",
-};
-
-/* The CUDA vector types the H_LOAD_* helpers read (and H_STORE_* write:
- * the same order, VECTOR_TYPES helpers later). */
-enum { VECTOR_TYPES = H_STORE_FLOAT4 - H_LOAD_FLOAT4 };
-static const char *const vec_type_name[VECTOR_TYPES] = {"float4", "float2", "int4", "int2", "double2",
-                                                        "longlong2"};
-
-#define DEV "static __device__ __forceinline__ "
-
-#define TRUNCDIV(T, U, S)                                                              \
-    "/* a / b on " #T ", truncating; x / 0 == 0 and MIN / -1 == MIN (as on the CPU). */\n" \
-    DEV #T " mt_truncdiv_" S "(" #T " a, " #T " b) {\n"                                 \
-    "    return b == 0 ? 0 : b == -1 ? (" #T ")(0 - (" #U ")a) : a / b;\n"               \
-    "}\n"
-#define FLOORDIV(T, U, S)                                                              \
-    "/* Python's a // b on " #T ": toward -inf; x // 0 == 0, MIN // -1 == MIN. */\n"      \
-    DEV #T " mt_floordiv_" S "(" #T " a, " #T " b) {\n"                                 \
-    "    if (b == 0) return 0;\n"                                                      \
-    "    if (b == -1) return (" #T ")(0 - (" #U ")a);\n"                                \
-    "    " #T " q = a / b, r = a % b;\n"                                               \
-    "    return r != 0 && (r ^ b) < 0 ? q - 1 : q;\n"                                  \
-    "}\n"
-#define FLOORMOD(T, S)                                                                 \
-    "/* Python's a % b on " #T ": the sign of b; x % 0 == 0. */\n"                      \
-    DEV #T " mt_floormod_" S "(" #T " a, " #T " b) {\n"                                 \
-    "    if (b == 0 || b == -1) return 0;\n"                                           \
-    "    " #T " r = a % b;\n"                                                          \
-    "    return r != 0 && (r ^ b) < 0 ? r + b : r;\n"                                  \
-    "}\n"
-#define CVT(T, S, HI, MAX, LO, MIN)                                                    \
-    "/* float to " S ": truncated, saturating, NaN to 0 (as on the CPU). */\n"          \
-    DEV #T " mt_cvt_" S "(float x) {\n"                                                 \
-    "    return x != x ? 0 : x >= " HI "f ? " MAX " : x < " LO "f ? " MIN " : (" #T ")x;\n" \
-    "}\n"                                                                              \
-    DEV #T " mt_cvt_" S "(double x) {\n"                                                \
-    "    return x != x ? 0 : x >= " HI " ? " MAX " : x < " LO " ? " MIN " : (" #T ")x;\n" \
-    "}\n"
-
-#define VEC_LOAD(T, V, BYTES, MASK, LOADS)                                                \
-    "/* *p as one " #V " where p is " #BYTES "-byte aligned, else element by element. */\n"    \
-    DEV #V " mt_load_" #V "(const " #T " *p) {\n"                                             \
-    "    if (((unsigned long long)p & " #MASK ") == 0) return *(const " #V " *)p;\n"         \
-    "    " #V " v;\n" LOADS "    return v;\n"                                                \
-    "}\n"
-#define VEC_STORE(T, V, BYTES, MASK, STORES)                                                \
-    "/* *p = v as one " #V " where p is " #BYTES "-byte aligned, else element by element. */\n" \
-    DEV "void mt_store_" #V "(" #T " *p, " #V " v) {\n"                                     \
-    "    if (((unsigned long long)p & " #MASK ") == 0) {\n"                                 \
-    "        *(" #V " *)p = v;\n"                                                          \
-    "        return;\n"                                                                   \
-    "    }\n" STORES "}\n"
-#define LOAD4 "    v.x = p[0];\n    v.y = p[1];\n    v.z = p[2];\n    v.w = p[3];\n"
-#define LOAD2 "    v.x = p[0];\n    v.y = p[1];\n"
-/* The stores of the unaligned path go last element first: in field order,
- * NVVM sinks the last one (the same address and value on both paths) out
- * of both, and the aligned path is then split into a v2 and two scalar
- * stores instead of one v4 (nvcc 13, sm_80 and sm_90). */
-#define STORE4 "    p[3] = v.w;\n    p[2] = v.z;\n    p[1] = v.y;\n    p[0] = v.x;\n"
-#define STORE2 "    p[1] = v.y;\n    p[0] = v.x;\n"
-
-static const char *const helper_text[H_COUNT_] = {
-    TRUNCDIV(int, unsigned, "i32"),
-    FLOORDIV(int, unsigned, "i32"),
-    FLOORMOD(int, "i32"),
-    TRUNCDIV(long long, unsigned long long, "i64"),
-    FLOORDIV(long long, unsigned long long, "i64"),
-    FLOORMOD(long long, "i64"),
-    "/* Python's a % b on float: a - floor(a / b) * b, each step rounded (as on the CPU). */\n"
-    DEV "float mt_floormod_f32(float a, float b) {\n"
-    "    return __fsub_rn(a, __fmul_rn(floorf(__fdiv_rn(a, b)), b));\n"
-    "}\n",
-    "/* Python's a % b on double: a - floor(a / b) * b, each step rounded (as on the CPU). */\n"
-    DEV "double mt_floormod_f64(double a, double b) {\n"
-    "    return __dsub_rn(a, __dmul_rn(floor(__ddiv_rn(a, b)), b));\n"
-    "}\n",
-    CVT(signed char, "i8", "128.0", "127", "-128.0", "-128"),
-    CVT(unsigned char, "u8", "256.0", "255", "0.0", "0"),
-    CVT(int, "i32", "2147483648.0", "2147483647", "-2147483648.0", "(-2147483647 - 1)"),
-    CVT(long long, "i64", "9223372036854775808.0", "9223372036854775807LL",
-        "-9223372036854775808.0", "(-9223372036854775807LL - 1)"),
-    "/* 1 / (1 + exp(-x)), accurate in both tails, never NaN for a number (as on the CPU). */\n"
-    DEV "float mt_sigmoid_f32(float x) {\n"
-    "    float e = expf(-fabsf(x)), s = 1.0f / (1.0f + e);\n"
-    "    return x >= 0.0f ? s : e * s;\n"
-    "}\n",
-    "/* 1 / (1 + exp(-x)) (as on the CPU for float64). */\n"
-    DEV "double mt_sigmoid_f64(double x) {\n"
-    "    return 1.0 / (1.0 + exp(-x));\n"
-    "}\n",
-    VEC_LOAD(float, float4, 16, 15, LOAD4),
-    VEC_LOAD(float, float2, 8, 7, LOAD2),
-    VEC_LOAD(int, int4, 16, 15, LOAD4),
-    VEC_LOAD(int, int2, 8, 7, LOAD2),
-    VEC_LOAD(double, double2, 16, 15, LOAD2),
-    VEC_LOAD(long long, longlong2, 16, 15, LOAD2),
-    VEC_STORE(float, float4, 16, 15, STORE4),
-    VEC_STORE(float, float2, 8, 7, STORE2),
-    VEC_STORE(int, int4, 16, 15, STORE4),
-    VEC_STORE(int, int2, 8, 7, STORE2),
-    VEC_STORE(double, double2, 16, 15, STORE2),
-    VEC_STORE(long long, longlong2, 16, 15, STORE2),
-};
 
 /* Never handed out as a kernel's or a variable's name. */
 static const char *const reserved_names[] = {
@@ -356,7 +230,7 @@ static void names_reset(cu *c) {
     memset(&c->nm, 0, sizeof c->nm);
     for (int i = 0; i < MT_ARRAY_LEN(reserved_names); i++)
         mt_nameset_put(c->a, &c->nm.live, reserved_names[i], 1);
-    for (int i = 0; i < H_COUNT_; i++) mt_nameset_put(c->a, &c->nm.live, helper_name[i], 1);
+    for (int i = 0; i < H_COUNT_; i++) mt_nameset_put(c->a, &c->nm.live, mt_cu_helper_name[i], 1);
     for (int i = 0; i < c->knames.len; i++)
         mt_nameset_put(c->a, &c->nm.live, c->knames.data[i], 1);
 }
@@ -565,7 +439,7 @@ static form call(cu *c, const char *fn, const mt_texpr *x, const mt_texpr *y, co
 
 static form call_helper(cu *c, helper h, const mt_texpr *x, const mt_texpr *y) {
     c->used[h] = true;
-    return call(c, helper_name[h], x, y, NULL);
+    return call(c, mt_cu_helper_name[h], x, y, NULL);
 }
 
 /* f wrapped back into the 8-bit type t: "(signed char)(a + b)". */
@@ -939,6 +813,9 @@ static helper vector_helper(mt_dtype t, int n) {
     }
 }
 
+/* The fields of CUDA's vector types, lane by lane. */
+static const char lane_field[4] = {'x', 'y', 'z', 'w'};
+
 /* The base of a unit-stride ramp, else NULL. */
 static const mt_texpr *unit_base(const mt_texpr *ix) {
     int64_t stride;
@@ -958,11 +835,10 @@ static mt_texpr *lane_leaf(void *ctx, const mt_texpr *e, int k) {
 
 /* Lane variables named "<n>.x", ".y", ... (n a vector const). */
 static mt_tvar **field_lanes(cu *c, const char *n, mt_dtype t, int lanes) {
-    static const char field[4] = {'x', 'y', 'z', 'w'};
     mt_tvar **v = MT_NEW_ARRAY(c->a, mt_tvar *, lanes);
     for (int k = 0; k < lanes; k++) {
         v[k] = mt_tvar_new(c->a, n, t);
-        bind(c, v[k], mt_arena_printf(c->a, "%s.%c", n, field[k]));
+        bind(c, v[k], mt_arena_printf(c->a, "%s.%c", n, lane_field[k]));
     }
     return v;
 }
@@ -991,7 +867,7 @@ static void hoist_loads(cu *c, const mt_texpr *e) {
         c->used[h] = true;
         const char *n = fresh(c, mt_arena_printf(c->a, "%s_v", x->buf->name));
         line_start(c);
-        mt_sb_printf(&c->sb, "const %s %s = %s(&%s[", vec_type_name[h - H_LOAD_FLOAT4], n, helper_name[h],
+        mt_sb_printf(&c->sb, "const %s %s = %s(&%s[", mt_cu_vec_type_name[h - H_LOAD_FLOAT4], n, mt_cu_helper_name[h],
                      name_of(c, x->buf, x->buf->name));
         put_expr(c, base, 0);
         mt_sb_puts(&c->sb, "]);\n");
@@ -1003,12 +879,11 @@ static void hoist_loads(cu *c, const mt_texpr *e) {
 /* The lanes of store s's value: into the fields of a vector (vn), or each
  * straight to its element. */
 static void put_store_lanes(cu *c, const mt_tstmt *s, int lanes, const char *vn) {
-    static const char field[4] = {'x', 'y', 'z', 'w'};
     const char *dst = name_of(c, s->buf, s->buf->name);
     for (int k = 0; k < lanes; k++) {
         line_start(c);
         if (vn) {
-            mt_sb_printf(&c->sb, "%s.%c = ", vn, field[k]);
+            mt_sb_printf(&c->sb, "%s.%c = ", vn, lane_field[k]);
         } else {
             mt_sb_printf(&c->sb, "%s[", dst);
             put_expr(c, mt_arith_lane(c->a, s->idx[0], k, lane_leaf, c), 0);
@@ -1037,12 +912,12 @@ static void put_vector_store(cu *c, const mt_tstmt *s) {
         c->used[h + VECTOR_TYPES] = true;
         vn = fresh(c, mt_arena_printf(c->a, "%s_v", s->buf->name));
         line_start(c);
-        mt_sb_printf(&c->sb, "%s %s;\n", vec_type_name[h - H_LOAD_FLOAT4], vn);
+        mt_sb_printf(&c->sb, "%s %s;\n", mt_cu_vec_type_name[h - H_LOAD_FLOAT4], vn);
     }
     put_store_lanes(c, s, lanes, vn);
     if (vn) {
         line_start(c);
-        mt_sb_printf(&c->sb, "%s(&%s[", helper_name[h + VECTOR_TYPES], name_of(c, s->buf, s->buf->name));
+        mt_sb_printf(&c->sb, "%s(&%s[", mt_cu_helper_name[h + VECTOR_TYPES], name_of(c, s->buf, s->buf->name));
         put_expr(c, base, 0);
         mt_sb_printf(&c->sb, "], %s);\n", vn);
     }
@@ -1127,18 +1002,8 @@ static void put_alloc(cu *c, const mt_tstmt *s, pos p) {
     unbind(c, b, old);
 }
 
-/* The base of a unit-stride ramp of 2 or 4 lanes, else NULL. */
-static const mt_texpr *unit_ramp_base(const mt_texpr *ix) {
-    int64_t stride;
-    if (ix->kind != TE_RAMP || (ix->lanes != 2 && ix->lanes != 4) ||
-        !mt_te_is_const_int(ix->b, &stride) || stride != 1)
-        return NULL;
-    return ix->a;
-}
-
 /* dst[d + 0 .. n) = name.x, .y, ...: the lanes of a vector copy. */
 static void put_lanes(cu *c, const char *dst, const mt_texpr *db, const char *name, int lanes) {
-    static const char lane[4] = {'x', 'y', 'z', 'w'};
     int64_t d0;
     bool dconst = mt_te_is_const_int(db, &d0);
     for (int i = 0; i < lanes; i++) {
@@ -1149,7 +1014,7 @@ static void put_lanes(cu *c, const char *dst, const mt_texpr *db, const char *na
             put_expr(c, db, C_ADD);
             mt_sb_printf(&c->sb, " + %d", i);
         }
-        mt_sb_printf(&c->sb, "] = %s.%c;\n", name, lane[i]);
+        mt_sb_printf(&c->sb, "] = %s.%c;\n", name, lane_field[i]);
     }
 }
 
@@ -1158,8 +1023,8 @@ static void put_lanes(cu *c, const char *dst, const mt_texpr *db, const char *na
 static bool shared_vector_copy(const mt_tstmt *s) {
     const mt_texpr *v = s->value;
     mt_dtype t = s->buf->dtype;
-    return v->kind == TE_LOAD && v->nargs == 1 && unit_ramp_base(v->args[0]) && s->nidx == 1 &&
-           unit_ramp_base(s->idx[0]) && v->lanes == s->idx[0]->lanes && v->buf->dtype == t &&
+    return v->kind == TE_LOAD && v->nargs == 1 && unit_base(v->args[0]) && s->nidx == 1 &&
+           unit_base(s->idx[0]) && (v->lanes == 2 || v->lanes == 4) && v->lanes == s->idx[0]->lanes && v->buf->dtype == t &&
            v->buf->scope == MT_SCOPE_SHARED && (t == MT_FLOAT32 || t == MT_INT32);
 }
 
@@ -1168,7 +1033,7 @@ static bool shared_vector_copy(const mt_tstmt *s) {
  * stores, so that a local dst stays in registers. */
 static void put_vector_copy(cu *c, const mt_tstmt *s) {
     const mt_texpr *v = s->value;
-    const mt_texpr *sb = unit_ramp_base(v->args[0]), *db = unit_ramp_base(s->idx[0]);
+    const mt_texpr *sb = unit_base(v->args[0]), *db = unit_base(s->idx[0]);
     mt_dtype t = s->buf->dtype;
     const char *vt = mt_arena_printf(c->a, "%s%d", t == MT_FLOAT32 ? "float" : "int", v->lanes);
     line_start(c);
@@ -1593,7 +1458,7 @@ const char *mt_cuda_c_emit(mt_arena *a, mt_tfunc *const *host, int nhost, mt_tfu
     for (int h = 0; h < H_COUNT_; h++) {
         if (!c.used[h]) continue;
         mt_sb_putc(&out, '\n');
-        mt_sb_puts(&out, helper_text[h]);
+        mt_sb_puts(&out, mt_cu_helper_text[h]);
     }
     mt_sb_putc(&out, '\n');
     mt_sb_puts(&out, mt_sb_str(&c.sb));
