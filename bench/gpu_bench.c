@@ -2,7 +2,7 @@
  * gpu_bench.c -- minitriton's GPU kernels timed: the workloads of the GPU
  * goals (docs/performance.md), compiled for target cuda and run on the GPU.
  *
- *     mt_gpu_bench [--emulate] [--quick] [--json FILE]
+ *     mt_gpu_bench [--emulate] [--quick] [--json FILE] [--only TEXT]
  *
  * Each case compiles one program for target cuda, makes its inputs on the
  * GPU (mt_kernel_tensor_to), runs it once to warm up, then times R runs
@@ -18,12 +18,18 @@
  *
  * Each run also goes on a stream of the benchmark's own
  * (mt_kernel_run_with), between two CUDA events recorded there: the
- * "device ms" column is the median time between them, the GPU's time for
- * the run's launches (and the gaps between them) without the final wait --
- * what the references measure. The ratios (bench/gpu_ratios.py) use it.
+ * "device ms" column is the median time between them: the run's launches,
+ * the gaps between them, and the host's work before the first (the GPU is
+ * idle when the first event is recorded). The "queued ms" column times the
+ * runs as the references time theirs: R runs queued back to back without
+ * waiting (mt_run_options.no_wait), each between two events, one wait at
+ * the end; once the host is ahead of the GPU a run's events hold its
+ * kernels and nothing of the host. Rates and the ratios
+ * (bench/gpu_ratios.py) use it when there is one.
  *
  * --emulate runs the same cases on the CPU emulation at small sizes: a
  * check that the program works on machines without a GPU, not a benchmark.
+ * --only TEXT runs the cases whose name holds TEXT ("MLP", "softmax").
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -44,7 +50,9 @@ typedef struct bench_case {
     double flops;
 } bench_case;
 
+enum { MAX_REPS = 50 };
 static int emulate, quick;
+static const char *only; /* --only: the cases whose name holds it */
 static FILE *json;
 
 /* The driver calls the device timing makes (libcuda.so.1, dlopen). */
@@ -55,6 +63,7 @@ static struct {
     int (*event_sync)(void *e);
     int (*event_elapsed)(float *ms, void *a, void *b);
     void *stream, *ev[2];
+    void *q[2][MAX_REPS]; /* the queued runs' events: before, after */
     int ok;
 } cu;
 
@@ -76,6 +85,31 @@ static void device_timing_init(void) {
     cu.ok = cu.stream_create && cu.event_create && cu.event_record && cu.event_sync &&
             cu.event_elapsed && cu.stream_create(&cu.stream, 0) == 0 &&
             cu.event_create(&cu.ev[0], 0) == 0 && cu.event_create(&cu.ev[1], 0) == 0;
+    for (int r = 0; cu.ok && r < MAX_REPS; r++)
+        cu.ok = cu.event_create(&cu.q[0][r], 0) == 0 && cu.event_create(&cu.q[1][r], 0) == 0;
+}
+
+/* reps runs queued back to back on the benchmark's stream without waiting
+ * (mt_run_options.no_wait), each between two events, then one wait: each
+ * run's GPU time, t[r] (or -1), as the references time theirs -- once the
+ * host is ahead of the GPU, the time between a run's events is its
+ * kernels' and the gaps between them, not the host's work. */
+static void queued_runs(mt_kernel *k, mt_tensor **args, int np, mt_tensor **res, int nr, double *t, int reps) {
+    mt_run_options ro;
+    mt_run_options_init(&ro);
+    ro.cuda_stream = cu.stream;
+    ro.no_wait = 1;
+    mt_diag d;
+    int ok = 1;
+    for (int r = 0; r < reps; r++) {
+        ok = ok && cu.event_record(cu.q[0][r], cu.stream) == 0 &&
+             mt_kernel_run_with(k, args, np, res, nr, &ro, &d) == MT_OK && cu.event_record(cu.q[1][r], cu.stream) == 0;
+    }
+    ok = ok && cu.event_sync(cu.q[1][reps - 1]) == 0;
+    for (int r = 0; r < reps; r++) {
+        float ms = -1;
+        t[r] = ok && cu.event_elapsed(&ms, cu.q[0][r], cu.q[1][r]) == 0 ? ms : -1;
+    }
 }
 
 /* One run on the benchmark's stream between two events: the GPU's ms, or
@@ -153,18 +187,20 @@ static int make_args(mt_kernel *k, mt_tensor **args, int np) {
     return 0;
 }
 
-/* dev: the median device time, or <= 0 when not measured. */
-static void report(const bench_case *c, double med, double best, double dev, int reps) {
-    char rate[64] = "-", devs[32] = "-";
-    double t = dev > 0 ? dev : med; /* rates from the device time when there is one */
+/* dev, queued: the median device and queued times, or <= 0 when not measured. */
+static void report(const bench_case *c, double med, double best, double dev, double queued, int reps) {
+    char rate[64] = "-", devs[32] = "-", qs[32] = "-";
+    double t = queued > 0 ? queued : dev > 0 ? dev : med; /* rates from the GPU's time when there is one */
     if (c->bytes > 0) snprintf(rate, sizeof rate, "%.1f GB/s", c->bytes / (t * 1e-3) / 1e9);
     if (c->flops > 0) snprintf(rate, sizeof rate, "%.2f TFLOP/s", c->flops / (t * 1e-3) / 1e12);
     if (dev > 0) snprintf(devs, sizeof devs, "%.4f", dev);
-    printf("| %s | %s | %.4f | %.4f | %s | %d | %s |\n", c->name, c->shape, med, best, devs, reps, rate);
+    if (queued > 0) snprintf(qs, sizeof qs, "%.4f", queued);
+    printf("| %s | %s | %.4f | %.4f | %s | %s | %d | %s |\n", c->name, c->shape, med, best, devs, qs, reps, rate);
     if (json)
         fprintf(json, "%s{\"name\": \"%s\", \"shape\": \"%s\", \"median_ms\": %.6f, \"best_ms\": %.6f, "
-                      "\"device_ms\": %.6f}",
-                ftell(json) > 2 ? ",\n " : "", c->name, c->shape, med, best, dev > 0 ? dev : 0.0);
+                      "\"device_ms\": %.6f, \"queued_ms\": %.6f}",
+                ftell(json) > 2 ? ",\n " : "", c->name, c->shape, med, best, dev > 0 ? dev : 0.0,
+                queued > 0 ? queued : 0.0);
     fflush(stdout);
 }
 
@@ -174,7 +210,7 @@ static void run_case(mt_context *ctx, const bench_case *c) {
     int np = mt_kernel_num_params(k), nr = mt_kernel_num_results(k);
     mt_tensor *args[8] = {0}, *res[4] = {0};
     mt_diag d;
-    int reps = quick || emulate ? 5 : 50;
+    int reps = quick || emulate ? 5 : MAX_REPS;
     double *t = calloc((size_t)reps, sizeof *t);
     if (make_args(k, args, np) == 0 && mt_kernel_run(k, args, np, res, nr, &d) == MT_OK) {
         for (int r = 0; r < reps; r++) {
@@ -183,14 +219,17 @@ static void run_case(mt_context *ctx, const bench_case *c) {
             t[r] = now_ms() - t0;
         }
         qsort(t, (size_t)reps, sizeof *t, cmp);
-        double med = t[reps / 2], best = t[0], dev = -1;
+        double med = t[reps / 2], best = t[0], dev = -1, queued = -1;
         device_timing_init();
         if (cu.ok) {
             for (int r = 0; r < reps; r++) t[r] = device_run(k, args, np, res, nr);
             qsort(t, (size_t)reps, sizeof *t, cmp);
             dev = t[0] > 0 ? t[reps / 2] : -1;
+            queued_runs(k, args, np, res, nr, t, reps);
+            qsort(t, (size_t)reps, sizeof *t, cmp);
+            queued = t[0] > 0 ? t[reps / 2] : -1;
         }
-        report(c, med, best, dev, reps);
+        report(c, med, best, dev, queued, reps);
     } else {
         printf("| %s | %s | failed: %s | | | |\n", c->name, c->shape, d.message);
     }
@@ -212,8 +251,9 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--emulate")) emulate = 1;
         else if (!strcmp(argv[i], "--quick")) quick = 1;
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = fopen(argv[++i], "w");
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else {
-            fprintf(stderr, "usage: mt_gpu_bench [--emulate] [--quick] [--json FILE]\n");
+            fprintf(stderr, "usage: mt_gpu_bench [--emulate] [--quick] [--json FILE] [--only TEXT]\n");
             return 2;
         }
     }
@@ -225,8 +265,8 @@ int main(int argc, char **argv) {
     long big = emulate ? 1L << 16 : 1L << 28, small = emulate ? 1L << 12 : 1L << 24;
     long rows = emulate ? 64 : 4096, cols = emulate ? 256 : 4096;
     long trows = emulate ? 256 : 32768, tcols = emulate ? 64 : 1024, mm = emulate ? 128 : 4096;
-    printf("| case | shape | median ms | best ms | device ms | reps | rate |\n"
-           "|---|---|---:|---:|---:|---:|---|\n");
+    printf("| case | shape | median ms | best ms | device ms | queued ms | reps | rate |\n"
+           "|---|---|---:|---:|---:|---:|---:|---|\n");
     const char *add = "def f(a: Tensor((%ld,), \"float32\"), b: Tensor((%ld,), \"float32\")):\n"
                       "    return a + b + a\n";
     const char *ex = "def f(a: Tensor((%ld,), \"float32\"), b: Tensor((%ld,), \"float32\")):\n"
@@ -274,7 +314,8 @@ int main(int argc, char **argv) {
         {"MLP 784-128-10", "batch 4096", srcs[7], 0, 0},
         {"MLP 784-128-10", "batch 1", srcs[8], 0, 0},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(ctx, &cases[i]);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (!only || strstr(cases[i].name, only)) run_case(ctx, &cases[i]);
     double ms;
     mt_kernel *k = compile(ctx, srcs[5], &ms);
     mt_compile_times ct;

@@ -262,6 +262,16 @@ typedef struct mt_run_options {
      * mt_kernel_run. Only for kernels that run on a CUDA GPU: given for
      * another (the CPU, the emulation) it is MT_ERR_INVALID_ARG. */
     void *cuda_stream;
+    /* Nonzero, with cuda_stream: the run returns once its GPU work is
+     * queued on that stream, without waiting for it (as a CUDA launch
+     * does); its GPU results are ready when the stream gets past that work
+     * (cuStreamSynchronize, an event), and the arguments must stay alive
+     * until then. Where the program itself needs a GPU value on the host
+     * (a result on the CPU, control flow on a GPU scalar) the run still
+     * waits for the work before it. A kernel's fault shows at a later
+     * call. Without cuda_stream it is MT_ERR_INVALID_ARG. 0: the run
+     * returns when its work is done. */
+    int no_wait;
 } mt_run_options;
 
 /* Fills opts with the defaults (the library's own stream). */

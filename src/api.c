@@ -947,7 +947,7 @@ mt_status mt_kernel_run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tens
 }
 
 static mt_status run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tensor **results,
-                     int nresults, mt_diag *diag);
+                     int nresults, bool wait, mt_diag *diag);
 
 mt_status mt_kernel_run_with(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tensor **results,
                              int nresults, const mt_run_options *opts, mt_diag *diag) {
@@ -969,14 +969,19 @@ mt_status mt_kernel_run_with(mt_kernel *k, mt_tensor *const *args, int nargs, mt
                                   "no CUDA GPU (target cpu)");
         return MT_ERR_INVALID_ARG;
     }
+    if (opts && opts->no_wait && !stream) {
+        mt_diag_set(diag, MT_ERR_INVALID_ARG, k->filename, NULL, MT_NOLOC,
+                    "mt_kernel_run_with: no_wait needs a cuda_stream (the caller waits on its own stream)");
+        return MT_ERR_INVALID_ARG;
+    }
     mt_dev_cuda_run saved = mt_dev_cuda_run_begin(stream); /* NULL: the library's, even when nested */
-    mt_status st = run(k, args, nargs, results, nresults, diag);
+    mt_status st = run(k, args, nargs, results, nresults, !(opts && opts->no_wait), diag);
     mt_dev_cuda_run_end(saved);
     return st;
 }
 
 static mt_status run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tensor **results,
-                     int nresults, mt_diag *diag) {
+                     int nresults, bool wait, mt_diag *diag) {
     mt_run_error err;
     mt_run_env env = {.cpu = k->ctx->cpu, .find_device = find_device, .find_ctx = k,
                       .threads = k->ctx->threads,
@@ -999,7 +1004,7 @@ static mt_status run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tensor 
     if (full) args = full, nargs = k->plan.nparams;
     st = mt_plan_run(&k->plan, &env, args, nargs, results, nresults, &err);
     if (full && full != stack) free(full);
-    if (st == MT_OK && k->gpu_program && k->ctx->cuda) { /* a run returns when its GPU work is done */
+    if (st == MT_OK && wait && k->gpu_program && k->ctx->cuda) { /* a run returns when its GPU work is done */
         mt_dev_err e = {""};
         st = k->ctx->cuda->ops->sync(k->ctx->cuda, &e);
         if (st != MT_OK) snprintf(err.msg, sizeof err.msg, "cuda:0: %s", e.msg);

@@ -65,6 +65,7 @@ static const struct {
     SYM(cuStreamCreate, "cuStreamCreate", NULL),
     SYM(cuStreamDestroy, "cuStreamDestroy_v2", NULL),
     SYM(cuStreamSynchronize, "cuStreamSynchronize", NULL),
+    SYM(cuStreamWaitEvent, "cuStreamWaitEvent", NULL),
     SYM(cuEventCreate, "cuEventCreate", NULL),
     SYM(cuEventRecord, "cuEventRecord", NULL),
     SYM(cuEventSynchronize, "cuEventSynchronize", NULL),

@@ -64,6 +64,7 @@ enum {
     MT_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
     /* cuEventCreate flags */
     MT_CU_EVENT_DEFAULT = 0,
+    MT_CU_EVENT_DISABLE_TIMING = 2,
 };
 
 /* The driver functions, by the names cuda.h gives them. */
@@ -107,6 +108,7 @@ typedef struct mt_cuda_api {
     mt_cu_result (*cuStreamCreate)(mt_cu_stream *s, unsigned flags);
     mt_cu_result (*cuStreamDestroy)(mt_cu_stream s);
     mt_cu_result (*cuStreamSynchronize)(mt_cu_stream s);
+    mt_cu_result (*cuStreamWaitEvent)(mt_cu_stream s, mt_cu_event ev, unsigned flags);
     mt_cu_result (*cuEventCreate)(mt_cu_event *ev, unsigned flags);
     mt_cu_result (*cuEventRecord)(mt_cu_event ev, mt_cu_stream s);
     mt_cu_result (*cuEventSynchronize)(mt_cu_event ev);

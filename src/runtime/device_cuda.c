@@ -20,14 +20,20 @@
  * Memory: cuMemAlloc (at least one byte: a zero-byte request still gets a
  * block, like the other kinds; cap is the request rounded up to 256 bytes,
  * the driver's smallest alignment). A block that a run frees (its
- * intermediate buffers) while its work goes on the device's own stream is
- * kept for reuse by an allocation of the same size on that stream
- * (blockcache.h, up to 64 blocks and 256 MiB), so a run's intermediates cost
- * no driver call after the first run; stream order makes the reuse safe. A
- * block freed outside a run (a tensor the caller releases, which other
- * streams may still use: DLPack) or by a run on the caller's stream goes
- * back to the driver, as before. The kept blocks go back too when an
- * allocation finds the device out of memory, and at destroy. Every block and every loaded module
+ * intermediate buffers) is kept for reuse by a later run's allocation of
+ * the same size (blockcache.h, up to 64 blocks and 256 MiB, the least
+ * recently kept evicted first), so a run's intermediates cost no driver
+ * call after the first run. On the device's own stream stream order makes
+ * the reuse safe: such a block goes only to a run on that stream. On a
+ * caller's stream (mt_run_options.cuda_stream) the run records an event
+ * there after its work, and the run that takes the block makes its own
+ * stream wait for that event (cuStreamWaitEvent: on the GPU, the host does
+ * not wait), whichever stream that is; were the event not made, the block
+ * goes back to the driver. A block freed outside a run (a tensor the
+ * caller releases, which other streams may still use: DLPack) goes back to
+ * the driver, and allocations outside a run take no kept block. The kept
+ * blocks go back too when an allocation finds the device out of memory,
+ * and at destroy. Every block and every loaded module
  * holds a reference on the device, so the context outlives what lives in
  * it, whatever order the owner releases things in.
  *
@@ -93,14 +99,40 @@ static mt_cu_deviceptr dptr(const void *p) { return (mt_cu_deviceptr)(uintptr_t)
 
 /* ---- memory ---------------------------------------------------------------------- */
 
+/* Gives blocks back to the driver (cuMemFree waits for the work that may
+ * still use them), with their events. The context is current. */
+static void free_blocks(cuda_dev *c, const mt_cached_block *b, int n) {
+    for (int i = 0; i < n; i++) {
+        if (b[i].event) c->cu->cuEventDestroy((mt_cu_event)b[i].event);
+        c->cu->cuMemFree((mt_cu_deviceptr)b[i].ptr);
+    }
+}
+
 /* Gives every kept block back to the driver (after the device's work, which
  * may still use them); true when there was one. The context is current. */
 static bool release_cached(cuda_dev *c) {
     mt_cached_block b[MT_BLOCKCACHE_MAX];
     int n = mt_blockcache_drain(&c->blocks, b, MT_BLOCKCACHE_MAX);
     if (n) c->cu->cuCtxSynchronize();
-    for (int i = 0; i < n; i++) c->cu->cuMemFree((mt_cu_deviceptr)b[i].ptr);
+    free_blocks(c, b, n);
     return n > 0;
+}
+
+/* A kept block of size bytes for the stream in use: one last used there, or
+ * one with an event, which the stream waits for first (top of the file). */
+static mt_status take_kept(cuda_dev *c, size_t size, mt_cu_deviceptr *p, mt_dev_err *e) {
+    mt_cached_block b;
+    *p = 0;
+    if (!mt_blockcache_take(&c->blocks, size, stream_of(c), &b)) return MT_OK;
+    mt_status st = MT_OK;
+    if (b.event) {
+        st = check(c, c->cu->cuStreamWaitEvent(stream_of(c), (mt_cu_event)b.event, 0), "cuStreamWaitEvent", e);
+        c->cu->cuEventDestroy((mt_cu_event)b.event); /* released once the wait is done */
+        b.event = NULL;
+    }
+    if (st != MT_OK) free_blocks(c, &b, 1);
+    else *p = (mt_cu_deviceptr)b.ptr;
+    return st;
 }
 
 /* Memory: a kept block of the same size (top of the file), else cuMemAlloc; when the device is out of memory, the
@@ -112,10 +144,9 @@ static mt_status cuda_alloc(mt_dev *d, size_t n, void **ptr, size_t *cap, mt_dev
     mt_status st = enter(c, e);
     if (st != MT_OK) return st;
     size_t size = n ? (n + 255) / 256 * 256 : 256;
-    uint64_t kept;
     mt_cu_deviceptr p = 0;
-    if (!run_stream && mt_blockcache_take(&c->blocks, size, c->stream, &kept)) p = (mt_cu_deviceptr)kept;
-    else {
+    if (this_run.active && (st = take_kept(c, size, &p, e)) != MT_OK) return st;
+    if (!p) {
         mt_cu_result r = c->cu->cuMemAlloc(&p, size);
         if (r == MT_CU_ERROR_OUT_OF_MEMORY && release_cached(c)) r = c->cu->cuMemAlloc(&p, size);
         st = check(c, r, "cuMemAlloc", e);
@@ -127,12 +158,29 @@ static mt_status cuda_alloc(mt_dev *d, size_t n, void **ptr, size_t *cap, mt_dev
     return MT_OK;
 }
 
+/* Keeps a block a run frees (top of the file): false when it cannot (no
+ * event for a caller's stream), and the caller frees it. */
+static bool keep(cuda_dev *c, void *ptr, size_t cap) {
+    mt_cached_block b = {(uint64_t)(uintptr_t)ptr, cap, stream_of(c), NULL};
+    if (run_stream) { /* the caller's stream: an event after the run's work on the block */
+        mt_cu_event ev = NULL;
+        if (c->cu->cuEventCreate(&ev, MT_CU_EVENT_DISABLE_TIMING) != 0) return false;
+        if (c->cu->cuEventRecord(ev, run_stream) != 0) {
+            c->cu->cuEventDestroy(ev);
+            return false;
+        }
+        b.event = ev;
+    }
+    mt_cached_block out[MT_BLOCKCACHE_MAX + 1];
+    free_blocks(c, out, mt_blockcache_put(&c->blocks, b, out));
+    return true;
+}
+
 static void cuda_free(mt_dev *d, void *ptr, size_t cap) {
     cuda_dev *c = (cuda_dev *)d;
     if (!ptr) return;
-    bool kept = this_run.active && !run_stream && /* a run's own block, on the device's stream */
-                mt_blockcache_put(&c->blocks, (uint64_t)(uintptr_t)ptr, cap, c->stream);
-    if (!kept && enter(c, NULL) == MT_OK) c->cu->cuMemFree(dptr(ptr)); /* nowhere to report a failure */
+    if (enter(c, NULL) == MT_OK && !(this_run.active && keep(c, ptr, cap)))
+        c->cu->cuMemFree(dptr(ptr)); /* nowhere to report a failure */
     mt_dev_release(d); /* the block's reference, even if the driver refused it */
 }
 

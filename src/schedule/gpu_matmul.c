@@ -43,10 +43,12 @@
  *    one warp fall into distinct banks whichever way it walks.
  *  - Sizes (the knob tile when given), always 256 threads: BM = BN = 128, BK = 8, TM = TN = 8 when that
  *    makes at least one block per SM; else BM = BN = 64, BK = 16, TM = TN =
- *    4 when that makes two; else BM = BN = 32, BK = 32, TM = TN = 2. Few
- *    blocks per SM leave each waiting for its copies (the MLP's 4096 x 784
- *    @ 784 x 128 makes 128 blocks of 64: one per SM). A symbolic dim counts
- *    as 4096.
+ *    4 when that makes a block for at least 3/4 of the SMs; else BM = BN =
+ *    32, BK = 32, TM = TN = 2. A 2 x 2 register tile reads shared memory
+ *    once per product, so a thread of 64 does twice the work per read: on an
+ *    H200 the MLP's 4096 x 784 @ 784 x 128 (128 blocks of 64 for 132 SMs, or
+ *    512 of 32) took 49 us a run with tile 64 and 78 with tile 32
+ *    (mtc --tune, 2026-11-28). A symbolic dim counts as 4096.
  *  - Occupancy. Two blocks per SM for float32 (the kernel asks for it:
  *    min_blocks_per_sm, at most 128 registers a thread), so that one
  *    block's products run while the other waits at a barrier.
@@ -438,20 +440,21 @@ static int64_t blocks_of(mm *c, int64_t tile) {
 }
 
 /* Which of the tiles 128, 64, 32 (index 0, 1, 2): the knob tile, else the
- * largest whose grid keeps the SMs busy (at least one block per SM for
- * 128, two for 64; top of the file). */
-static int tile_index(mm *c, const mt_target_desc *t, int largest) {
+ * largest whose grid keeps the SMs busy: at least one block per SM for
+ * 128; for 64, quarters_64 / 4 blocks per SM (SIMT: 3, a block for 3/4 of
+ * the SMs, top of the file; tensor cores: 8, two per SM, unmeasured). */
+static int tile_index(mm *c, const mt_target_desc *t, int largest, int quarters_64) {
     int64_t k = mt_knob_get(c->f, GPU_MM_RULE, "tile", 0);
     if (k) return k >= largest ? 0 : k >= largest / 2 ? 1 : 2;
     if (blocks_of(c, largest) >= t->num_sms) return 0;
-    return blocks_of(c, largest / 2) >= 2 * (int64_t)t->num_sms ? 1 : 2;
+    return 4 * blocks_of(c, largest / 2) >= quarters_64 * (int64_t)t->num_sms ? 1 : 2;
 }
 
 /* The largest tile whose grid keeps the SMs busy (top of the file). */
 static void choose_tiles(gm *g, const mt_target_desc *t) {
     static const struct { int tile, bk, reg, min_blocks_per_sm; } sizes[] = {
         {128, 8, 8, 1}, {64, 16, 4, 2}, {32, 32, 2, 0}};
-    int i = tile_index(g->c, t, sizes[0].tile);
+    int i = tile_index(g->c, t, sizes[0].tile, 3);
     g->bm = g->bn = sizes[i].tile;
     g->bk = sizes[i].bk;
     g->tm = g->tn = sizes[i].reg;
@@ -471,7 +474,7 @@ static bool choose_tc(gm *g, const mt_target_desc *t) {
         MT_WMMA_FRAG % t->warp_size != 0 || c->dt != MT_FLOAT32 || in == MT_DTYPE_COUNT_ ||
         widened_16(c->Y) != in || (in == MT_BFLOAT16 && !t->mma_bf16))
         return false;
-    int i = tile_index(c, t, sizes[0].tile);
+    int i = tile_index(c, t, sizes[0].tile, 8);
     g->tc = true;
     g->bm = g->bn = sizes[i].tile;
     g->bk = TC_BK;

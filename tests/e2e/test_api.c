@@ -3,6 +3,7 @@
  * message (never a crash), introspection, dumps, names, tensors.
  */
 #include <dlfcn.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -443,6 +444,12 @@ static void test_caller_stream_refused(void **s) {
         assert_non_null(strstr(d.message, emulate ? "runs no CUDA GPU (target cuda, emulated)"
                                                   : "runs no CUDA GPU (target cpu)"));
         assert_null(res[0]);
+        mt_run_options nw;
+        mt_run_options_init(&nw);
+        nw.no_wait = 1; /* without a stream: refused, whatever the target */
+        assert_int_equal(mt_kernel_run_with(k, &a, 1, res, 1, &nw, &d), MT_ERR_INVALID_ARG);
+        assert_non_null(strstr(d.message, "no_wait needs a cuda_stream"));
+        assert_null(res[0]);
         mt_tensor_release(a);
         mt_kernel_release(k);
     }
@@ -524,6 +531,85 @@ static void test_caller_stream_gpu(void **s) {
     mt_kernel_release(k);
 }
 
+/* Two layers: an intermediate buffer between the two kernels. */
+static const char *LAYERS = "def f(x: Tensor((8, 16), \"float32\"), w0: Tensor((32, 16), \"float32\"), "
+                            "w1: Tensor((4, 32), \"float32\")):\n    return relu(x @ w0.T) @ w1.T\n";
+
+/* Inputs of LAYERS on the CPU, and their copies on the kernel's devices:
+ * false (d says why) when those cannot be made. */
+static bool layers_inputs(mt_kernel *k, mt_tensor **host, mt_tensor **dev, mt_diag *d) {
+    for (int i = 0; i < 3; i++) {
+        int64_t shape[2] = {mt_kernel_param_dim(k, i, 0), mt_kernel_param_dim(k, i, 1)};
+        host[i] = mt_tensor_create(MT_FLOAT32, 2, shape);
+        float *p = mt_tensor_data(host[i]);
+        for (int64_t j = 0; j < shape[0] * shape[1]; j++) p[j] = (float)((j * 37 + i * 11) % 19) / 8.0f - 1.0f;
+        if (mt_kernel_tensor_to(k, host[i], mt_kernel_param_device(k, i), &dev[i], d) != MT_OK) return false;
+    }
+    return true;
+}
+
+/* On a GPU: runs that do not wait (no_wait), on two caller streams in
+ * turn; the second run takes the intermediate block the first freed (its
+ * event orders the reuse): every result as the CPU's once the streams are
+ * done. Skipped (saying why) without a GPU. */
+static void test_no_wait_gpu(void **s) {
+    (void)s;
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    mt_diag d;
+    mt_kernel *cpu = mt_jit_compile(test_ctx, LAYERS, &o, &d);
+    o.target = MT_TARGET_CUDA;
+    mt_kernel *k = mt_jit_compile(test_ctx, LAYERS, &o, &d);
+    assert_non_null(cpu);
+    assert_non_null(k);
+    drv dr = {0};
+    mt_tensor *h[3] = {NULL}, *a[3] = {NULL}, *want[1] = {NULL};
+    if (!layers_inputs(k, h, a, &d) || !load_driver(&dr)) {
+        print_message("skipped: no GPU here: %s\n", d.message[0] ? d.message : "no libcuda.so.1");
+        for (int i = 0; i < 3; i++) mt_tensor_release(a[i]), mt_tensor_release(h[i]);
+        mt_kernel_release(cpu);
+        mt_kernel_release(k);
+        skip();
+    }
+    if (mt_kernel_run(cpu, h, 3, want, 1, &d) != MT_OK) fail_msg("cpu run: %s", d.text);
+    void *st[2] = {NULL, NULL};
+    assert_int_equal(dr.stream_create(&st[0], 0), 0);
+    assert_int_equal(dr.stream_create(&st[1], 0), 0);
+    enum { RUNS = 6 };
+    mt_tensor *res[RUNS] = {NULL};
+    for (int r = 0; r < RUNS; r++) {
+        mt_run_options ro;
+        mt_run_options_init(&ro);
+        ro.cuda_stream = st[r % 2];
+        ro.no_wait = 1;
+        if (mt_kernel_run_with(k, a, 3, &res[r], 1, &ro, &d) != MT_OK) fail_msg("run %d: %s", r, d.text);
+    }
+    void *ev = NULL;
+    assert_int_equal(dr.event_create(&ev, 0), 0);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(dr.event_record(ev, st[i]), 0);
+        assert_int_equal(dr.event_sync(ev), 0);
+    }
+    mt_device host = {MT_DEVICE_CPU, 0};
+    for (int r = 0; r < RUNS; r++) {
+        mt_tensor *back = NULL;
+        if (mt_kernel_tensor_to(k, res[r], host, &back, &d) != MT_OK) fail_msg("copy back: %s", d.text);
+        for (int i = 0; i < 8 * 4; i++) {
+            float g = ((float *)mt_tensor_data(back))[i], w = ((float *)mt_tensor_data(want[0]))[i];
+            if (fabsf(g - w) > 1e-4f * (1 + fabsf(w))) fail_msg("run %d, element %d: %g, want %g", r, i, g, w);
+        }
+        mt_tensor_release(back);
+        mt_tensor_release(res[r]);
+    }
+    dr.event_destroy(ev);
+    dr.stream_destroy(st[0]);
+    dr.stream_destroy(st[1]);
+    for (int i = 0; i < 3; i++) mt_tensor_release(a[i]), mt_tensor_release(h[i]);
+    mt_tensor_release(want[0]);
+    mt_kernel_release(cpu);
+    mt_kernel_release(k);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_null_arguments),
@@ -540,6 +626,7 @@ int main(void) {
         cmocka_unit_test(test_cuda_target_unavailable),
         cmocka_unit_test(test_caller_stream_refused),
         cmocka_unit_test(test_caller_stream_gpu),
+        cmocka_unit_test(test_no_wait_gpu),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }

@@ -1,9 +1,10 @@
 /*
  * test_blockcache.c -- the device blocks kept for reuse
  * (src/runtime/blockcache.c): a block comes back only for its exact size
- * and stream, the most recently kept first; the cache refuses past its
- * count and byte limits; drain empties it; threads taking and putting at
- * once never hand one block out twice.
+ * and stream (any stream when it has an event), the most recently kept
+ * first; past its count and byte limits the least recently kept are
+ * evicted; drain empties it; threads taking and putting at once never hand
+ * one block out twice.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -16,26 +17,36 @@
 #include "runtime/blockcache.h"
 
 static const int S1 = 1, S2 = 2; /* two streams: only their addresses matter */
+static int EV;                    /* an event: only its address matters */
+
+static mt_cached_block blk(uint64_t ptr, size_t size, const void *stream) {
+    return (mt_cached_block){ptr, size, stream, NULL};
+}
+
+static void put_ok(mt_blockcache *c, mt_cached_block b) {
+    mt_cached_block out[MT_BLOCKCACHE_MAX + 1];
+    assert_int_equal(mt_blockcache_put(c, b, out), 0);
+}
 
 static void test_exact_size_and_stream(void **state) {
     (void)state;
     mt_blockcache c;
     mt_blockcache_init(&c, 1 << 20);
-    uint64_t p = 0;
+    mt_cached_block p;
     assert_false(mt_blockcache_take(&c, 256, &S1, &p));
-    assert_true(mt_blockcache_put(&c, 0x1000, 256, &S1));
-    assert_true(mt_blockcache_put(&c, 0x2000, 512, &S1));
-    assert_true(mt_blockcache_put(&c, 0x3000, 256, &S2));
+    put_ok(&c, blk(0x1000, 256, &S1));
+    put_ok(&c, blk(0x2000, 512, &S1));
+    put_ok(&c, blk(0x3000, 256, &S2));
     assert_false(mt_blockcache_take(&c, 768, &S1, &p)); /* no size but the exact one */
     assert_true(mt_blockcache_take(&c, 256, &S2, &p));
-    assert_int_equal(p, 0x3000);
+    assert_int_equal(p.ptr, 0x3000);
     assert_false(mt_blockcache_take(&c, 256, &S2, &p)); /* not S1's block */
     assert_true(mt_blockcache_take(&c, 256, &S1, &p));
-    assert_int_equal(p, 0x1000);
+    assert_int_equal(p.ptr, 0x1000);
     assert_int_equal(c.bytes, 512);
-    assert_true(mt_blockcache_put(&c, 0x4000, 512, &S1));
+    put_ok(&c, blk(0x4000, 512, &S1));
     assert_true(mt_blockcache_take(&c, 512, &S1, &p));
-    assert_int_equal(p, 0x4000); /* the most recently kept */
+    assert_int_equal(p.ptr, 0x4000); /* the most recently kept */
     mt_cached_block out[MT_BLOCKCACHE_MAX];
     assert_int_equal(mt_blockcache_drain(&c, out, MT_BLOCKCACHE_MAX), 1);
     assert_int_equal(out[0].ptr, 0x2000);
@@ -44,23 +55,51 @@ static void test_exact_size_and_stream(void **state) {
     mt_blockcache_destroy(&c);
 }
 
+/* A block with an event goes to any stream, with its event. */
+static void test_event_any_stream(void **state) {
+    (void)state;
+    mt_blockcache c;
+    mt_blockcache_init(&c, 1 << 20);
+    mt_cached_block b = blk(0x1000, 256, &S1), p;
+    b.event = &EV;
+    put_ok(&c, b);
+    assert_false(mt_blockcache_take(&c, 512, &S2, &p));
+    assert_true(mt_blockcache_take(&c, 256, &S2, &p));
+    assert_int_equal(p.ptr, 0x1000);
+    assert_ptr_equal(p.event, &EV);
+    assert_ptr_equal(p.stream, &S1);
+    mt_blockcache_destroy(&c);
+}
+
+/* Past the bytes or the count, the least recently kept go. */
 static void test_limits(void **state) {
     (void)state;
     mt_blockcache c;
+    mt_cached_block out[MT_BLOCKCACHE_MAX + 1], p;
     mt_blockcache_init(&c, 1000);
-    assert_true(mt_blockcache_put(&c, 1, 600, &S1));
-    assert_false(mt_blockcache_put(&c, 2, 600, &S1)); /* past the bytes */
-    assert_true(mt_blockcache_put(&c, 3, 400, &S1));
-    assert_false(mt_blockcache_put(&c, 4, 1, &S1));
-    mt_cached_block out[2];
-    assert_int_equal(mt_blockcache_drain(&c, out, 1), 1); /* at most cap at a time */
-    assert_int_equal(mt_blockcache_drain(&c, out, 2), 1);
+    put_ok(&c, blk(1, 600, &S1));
+    put_ok(&c, blk(2, 300, &S1));
+    assert_int_equal(mt_blockcache_put(&c, blk(3, 600, &S1), out), 1); /* past the bytes: 1 goes */
+    assert_int_equal(out[0].ptr, 1);
+    assert_int_equal(c.bytes, 900);
+    assert_int_equal(mt_blockcache_put(&c, blk(4, 2000, &S1), out), 1); /* larger than the cache */
+    assert_int_equal(out[0].ptr, 4);
+    assert_int_equal(mt_blockcache_put(&c, blk(5, 1000, &S1), out), 2); /* everything goes, oldest first */
+    assert_int_equal(out[0].ptr, 2);
+    assert_int_equal(out[1].ptr, 3);
+    assert_true(mt_blockcache_take(&c, 1000, &S1, &p));
+    assert_int_equal(p.ptr, 5);
     mt_blockcache_destroy(&c);
     mt_blockcache_init(&c, (size_t)1 << 40);
-    for (int i = 0; i < MT_BLOCKCACHE_MAX; i++) assert_true(mt_blockcache_put(&c, (uint64_t)i + 1, 256, &S1));
-    assert_false(mt_blockcache_put(&c, 999, 256, &S1)); /* past the count */
+    for (int i = 0; i < MT_BLOCKCACHE_MAX; i++) put_ok(&c, blk((uint64_t)i + 1, 256, &S1));
+    assert_true(mt_blockcache_take(&c, 256, &S1, &p)); /* the newest, and the order stays */
+    assert_int_equal(p.ptr, MT_BLOCKCACHE_MAX);
+    put_ok(&c, blk(998, 256, &S1));
+    assert_int_equal(mt_blockcache_put(&c, blk(999, 256, &S1), out), 1); /* past the count */
+    assert_int_equal(out[0].ptr, 1);
     mt_cached_block all[MT_BLOCKCACHE_MAX];
-    assert_int_equal(mt_blockcache_drain(&c, all, MT_BLOCKCACHE_MAX), MT_BLOCKCACHE_MAX);
+    assert_int_equal(mt_blockcache_drain(&c, all, 1), 1); /* at most cap at a time */
+    assert_int_equal(mt_blockcache_drain(&c, all, MT_BLOCKCACHE_MAX), MT_BLOCKCACHE_MAX - 1);
     mt_blockcache_destroy(&c);
 }
 
@@ -79,15 +118,13 @@ static void *churn(void *arg) {
         if (have > 0 && (r & 1)) {
             uint64_t p = mine[--have];
             __atomic_fetch_sub(&holders[p], 1, __ATOMIC_RELAXED);
-            if (!mt_blockcache_put(&shared_cache, p, 256, &S1)) {
-                __atomic_fetch_add(&holders[p], 1, __ATOMIC_RELAXED);
-                mine[have++] = p;
-            }
+            mt_cached_block out[MT_BLOCKCACHE_MAX + 1];
+            if (mt_blockcache_put(&shared_cache, blk(p, 256, &S1), out) != 0) return (void *)2; /* never full */
         } else {
-            uint64_t p;
-            if (have < OWN && mt_blockcache_take(&shared_cache, 256, &S1, &p)) {
-                if (__atomic_fetch_add(&holders[p], 1, __ATOMIC_RELAXED) != 0) return (void *)1;
-                mine[have++] = p;
+            mt_cached_block b;
+            if (have < OWN && mt_blockcache_take(&shared_cache, 256, &S1, &b)) {
+                if (__atomic_fetch_add(&holders[b.ptr], 1, __ATOMIC_RELAXED) != 0) return (void *)1;
+                mine[have++] = b.ptr;
             }
         }
     }
@@ -115,6 +152,7 @@ static void test_threads(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact_size_and_stream),
+        cmocka_unit_test(test_event_any_stream),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_threads),
     };

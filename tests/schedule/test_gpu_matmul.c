@@ -257,13 +257,14 @@ static void test_tensor_cores_bf16(void **st) {
 }
 
 /* The tile follows the grid: 128 when its blocks fill the 132 SMs of
- * sm_90, 64 when those make two per SM, else 32. */
+ * sm_90, 64 when those make a block for 3/4 of them, else 32. */
 static void test_tile_sizes(void **st) {
     (void)st;
     static const struct { int64_t m, n; const char *tile; } cs[] = {
         {1400, 1600, "A_tile = T.alloc_buffer((1056,)"},  /* 8 x (128 + 4) */
         {1100, 1100, "A_tile = T.alloc_buffer((1088,)"},  /* 16 x (64 + 4) */
-        {4096, 128, "A_tile = T.alloc_buffer((1152,)"},   /* 32 x (32 + 4): the MLP's layer */
+        {4096, 128, "A_tile = T.alloc_buffer((1088,)"},   /* the MLP's layer: 128 blocks of 64 */
+        {2048, 128, "A_tile = T.alloc_buffer((1152,)"},   /* 32 x (32 + 4): 64 blocks of 64 would be too few */
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         char src[256];

@@ -15,81 +15,87 @@ static __device__ __forceinline__ long long mt_floormod_i64(long long a, long lo
     return r != 0 && (r ^ b) < 0 ? r + b : r;
 }
 
-// launch fused_matmul_add_relu_kernel0 grid=(4 * mt_floordiv_i64(m + 31, 32), 1, 1) block=(256, 1, 1) shared=0
+// launch fused_matmul_add_relu_kernel0 grid=(2 * mt_floordiv_i64(m + 63, 64), 1, 1) block=(256, 1, 1) shared=0
 extern "C" __global__ void __launch_bounds__(256, 2) fused_matmul_add_relu_kernel0(long long m, const float *__restrict__ a, const float *__restrict__ b, const float *__restrict__ bias, float *__restrict__ lv2) {
     const long long blk = blockIdx.x;
-    const long long bm = mt_floordiv_i64(blk, 4);
-    const long long bn = mt_floormod_i64(blk, 4);
-    __shared__ __align__(16) float A_tile[1152];
-    __shared__ __align__(16) float B_tile[1152];
-    float acc[4];
+    const long long bm = mt_floordiv_i64(blk, 2);
+    const long long bn = mt_floormod_i64(blk, 2);
+    __shared__ __align__(16) float A_tile[1088];
+    __shared__ __align__(16) float B_tile[1088];
+    float acc[16];
     float A_next[4];
     float B_next[4];
     {
         const long long tx = threadIdx.x;
         #pragma unroll
-        for (long long r = 0; r < 4; ++r) {
+        for (long long r = 0; r < 16; ++r) {
             acc[r] = 0.0f;
         }
         #pragma unroll
         for (long long l = 0; l < 4; ++l) {
-            if (bm * 32 + (l * 8 + mt_floordiv_i64(tx, 32)) < m) {
-                A_next[l] = a[(bm * 32 + (l * 8 + mt_floordiv_i64(tx, 32))) * 256 + mt_floormod_i64(tx, 32)];
+            if (bm * 64 + (l * 16 + mt_floordiv_i64(tx, 16)) < m) {
+                A_next[l] = a[(bm * 64 + (l * 16 + mt_floordiv_i64(tx, 16))) * 256 + mt_floormod_i64(tx, 16)];
             } else {
                 A_next[l] = 0.0f;
             }
         }
         #pragma unroll
         for (long long l = 0; l < 4; ++l) {
-            B_next[l] = b[(l * 8 + mt_floordiv_i64(tx, 32)) * 128 + (bn * 32 + mt_floormod_i64(tx, 32))];
+            B_next[l] = b[(l * 4 + mt_floordiv_i64(tx, 64)) * 128 + (bn * 64 + mt_floormod_i64(tx, 64))];
         }
     }
     __syncthreads();
-    for (long long k0 = 0; k0 < 8; ++k0) {
+    for (long long k0 = 0; k0 < 16; ++k0) {
         {
             const long long tx = threadIdx.x;
             #pragma unroll
             for (long long l = 0; l < 4; ++l) {
-                A_tile[mt_floormod_i64(tx, 32) * 36 + (l * 8 + mt_floordiv_i64(tx, 32))] = A_next[l];
+                A_tile[mt_floormod_i64(tx, 16) * 68 + (l * 16 + mt_floordiv_i64(tx, 16))] = A_next[l];
             }
             #pragma unroll
             for (long long l = 0; l < 4; ++l) {
-                B_tile[(l * 8 + mt_floordiv_i64(tx, 32)) * 36 + mt_floormod_i64(tx, 32)] = B_next[l];
+                B_tile[(l * 4 + mt_floordiv_i64(tx, 64)) * 68 + mt_floormod_i64(tx, 64)] = B_next[l];
             }
         }
         __syncthreads();
         const long long tx = threadIdx.x;
-        if (k0 + 1 < 8) {
+        if (k0 + 1 < 16) {
             #pragma unroll
             for (long long l = 0; l < 4; ++l) {
-                if (bm * 32 + (l * 8 + mt_floordiv_i64(tx, 32)) < m) {
-                    A_next[l] = a[(bm * 32 + (l * 8 + mt_floordiv_i64(tx, 32))) * 256 + ((k0 + 1) * 32 + mt_floormod_i64(tx, 32))];
+                if (bm * 64 + (l * 16 + mt_floordiv_i64(tx, 16)) < m) {
+                    A_next[l] = a[(bm * 64 + (l * 16 + mt_floordiv_i64(tx, 16))) * 256 + ((k0 + 1) * 16 + mt_floormod_i64(tx, 16))];
                 } else {
                     A_next[l] = 0.0f;
                 }
             }
             #pragma unroll
             for (long long l = 0; l < 4; ++l) {
-                B_next[l] = b[((k0 + 1) * 32 + (l * 8 + mt_floordiv_i64(tx, 32))) * 128 + (bn * 32 + mt_floormod_i64(tx, 32))];
+                B_next[l] = b[((k0 + 1) * 16 + (l * 4 + mt_floordiv_i64(tx, 64))) * 128 + (bn * 64 + mt_floormod_i64(tx, 64))];
             }
         }
-        float a_reg[2];
-        float b_reg[2];
+        float a_reg[4];
+        float b_reg[4];
         #pragma unroll
-        for (long long kk = 0; kk < 32; ++kk) {
-            #pragma unroll
-            for (long long q = 0; q < 2; ++q) {
-                a_reg[q] = A_tile[kk * 36 + (mt_floordiv_i64(tx, 16) * 2 + q)];
+        for (long long kk = 0; kk < 16; ++kk) {
+            {
+                const float4 vec = *(const float4 *)&A_tile[kk * 68 + mt_floordiv_i64(tx, 16) * 4];
+                a_reg[0] = vec.x;
+                a_reg[1] = vec.y;
+                a_reg[2] = vec.z;
+                a_reg[3] = vec.w;
+            }
+            {
+                const float4 vec = *(const float4 *)&B_tile[kk * 68 + mt_floormod_i64(tx, 16) * 4];
+                b_reg[0] = vec.x;
+                b_reg[1] = vec.y;
+                b_reg[2] = vec.z;
+                b_reg[3] = vec.w;
             }
             #pragma unroll
-            for (long long q = 0; q < 2; ++q) {
-                b_reg[q] = B_tile[kk * 36 + (mt_floormod_i64(tx, 16) * 2 + q)];
-            }
-            #pragma unroll
-            for (long long i = 0; i < 2; ++i) {
+            for (long long i = 0; i < 4; ++i) {
                 #pragma unroll
-                for (long long j = 0; j < 2; ++j) {
-                    acc[i * 2 + j] = fmaf(a_reg[i], b_reg[j], acc[i * 2 + j]);
+                for (long long j = 0; j < 4; ++j) {
+                    acc[i * 4 + j] = fmaf(a_reg[i], b_reg[j], acc[i * 4 + j]);
                 }
             }
         }
@@ -99,13 +105,13 @@ extern "C" __global__ void __launch_bounds__(256, 2) fused_matmul_add_relu_kerne
     const long long trow = mt_floordiv_i64(tx, 16);
     const long long tcol = mt_floormod_i64(tx, 16);
     #pragma unroll
-    for (long long i = 0; i < 2; ++i) {
+    for (long long i = 0; i < 4; ++i) {
         #pragma unroll
-        for (long long j = 0; j < 2; ++j) {
-            if (bm * 32 + (trow * 2 + i) < m) {
-                const float m_1 = acc[i * 2 + j];
-                const float e = fmaxf(m_1 + bias[bn * 32 + (tcol * 2 + j)], 0.0f);
-                lv2[(bm * 32 + (trow * 2 + i)) * 128 + (bn * 32 + (tcol * 2 + j))] = e;
+        for (long long j = 0; j < 4; ++j) {
+            if (bm * 64 + (trow * 4 + i) < m) {
+                const float m_1 = acc[i * 4 + j];
+                const float e = fmaxf(m_1 + bias[bn * 64 + (tcol * 4 + j)], 0.0f);
+                lv2[(bm * 64 + (trow * 4 + i)) * 128 + (bn * 64 + (tcol * 4 + j))] = e;
             }
         }
     }
