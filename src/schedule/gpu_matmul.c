@@ -87,7 +87,8 @@
 
 #define GPU_MM_RULE "gpu_matmul" /* its knob (knobs.h): tile */
 
-enum { PAD = 4, TC_PAD = 8, TC_BK = 32, FRAG = 16, GROUP = 4, ASSUMED_DIM = 4096 };
+enum { PAD = 4, TC_PAD = 8, TC_BK = 32, FRAG = 16, GROUP = 4, ASSUMED_DIM = 4096, MAX_SPLITS = 8, MIN_SPLIT_STEPS = 8,
+       SUM_THREADS = 256 };
 
 typedef struct gm {
     mm *c;
@@ -103,6 +104,10 @@ typedef struct gm {
     mt_tvar *tx;             /* the thread index of every phase */
     mt_texpr *i0, *j0;       /* the tile's origin: rows, columns */
     mt_tbuffer *as, *bs, *acc;
+    int splits, per;         /* split-K: S splits of per steps of BK each (S = 1: none) */
+    bool k_guard;            /* the copies test k < K (the splits overshoot K) */
+    mt_tvar *sv;             /* split-K: the block's split */
+    mt_tbuffer *part;        /* split-K: the splits' partial sums, S x M x N (global) */
 } gm;
 
 /* ---- expressions ------------------------------------------------------------------ */
@@ -215,7 +220,8 @@ static mt_tstmt *fetch(gm *g, const tile_copy *t, mt_texpr *k0) {
     mt_texpr *x, *kk;
     element(g, t, l, &x, &kk);
     mt_texpr *gx = bin(g, TE_ADD, t->x0, x), *gk = bin(g, TE_ADD, k0, kk);
-    mt_texpr *ok = both(g, below(g, gx, t->bound, t->len), below(g, gk, K_(g), g->bk));
+    mt_texpr *kok = g->k_guard ? bin(g, TE_LT, gk, K_(g)) : below(g, gk, K_(g), g->bk);
+    mt_texpr *ok = both(g, below(g, gx, t->bound, t->len), kok);
     mt_tstmt *s = st(g, t->reg, V(g, l), t->at(g, gx, gk));
     if (ok) s = mt_ts_if(g->c->a, ok, s, st(g, t->reg, V(g, l), mt_te_float(g->c->a, g->tile_dt, 0.0)));
     return unrolled(g, l, per_thread(g, t), s);
@@ -231,10 +237,10 @@ static mt_tstmt *stash(gm *g, const tile_copy *t) {
 }
 
 /* acc = 0, and the first step's copies fetched. */
-static mt_tstmt *init_phase(gm *g, const tile_copy *ta, const tile_copy *tb) {
+static mt_tstmt *init_phase(gm *g, const tile_copy *ta, const tile_copy *tb, mt_texpr *k0) {
     mt_tvar *r = mm_ivar(g->c, "r");
     mt_tstmt *body[3] = {unrolled(g, r, g->tm * g->tn, st(g, g->acc, V(g, r), mm_fzero(g->c, 1))),
-                         fetch(g, ta, I(g, 0)), fetch(g, tb, I(g, 0))};
+                         fetch(g, ta, k0), fetch(g, tb, k0)};
     return phase(g, mt_ts_seq(g->c->a, body, 3));
 }
 
@@ -275,7 +281,13 @@ static mt_tstmt *product_phase(gm *g, mt_tstmt *first) {
     return phase(g, mm_seq2(c, first, with_pos(g, &p, loop)));
 }
 
-/* The epilogue of each element of the thread's sub-tile. */
+/* Split-K: the index of split sp's partial sum of C[i, j]: (sp * M + i) * N + j. */
+static mt_texpr *part_at(gm *g, mt_texpr *sp, mt_texpr *i, mt_texpr *j) {
+    return bin(g, TE_ADD, bin(g, TE_MUL, bin(g, TE_ADD, bin(g, TE_MUL, sp, M_(g)), i), N_(g)), j);
+}
+
+/* The epilogue of each element of the thread's sub-tile (split-K: its
+ * partial sum, the epilogue after the splits are added). */
 static mt_tstmt *store_phase(gm *g) {
     mm *c = g->c;
     pos p = new_pos(g);
@@ -283,7 +295,8 @@ static mt_tstmt *store_phase(gm *g) {
     mt_texpr *gi = bin(g, TE_ADD, g->i0, spread(g, V(g, i), V(g, p.row), g->bm, g->tm));
     mt_texpr *gj = bin(g, TE_ADD, g->j0, spread(g, V(g, j), V(g, p.col), g->bn, g->tn));
     mt_texpr *r = bin(g, TE_ADD, bin(g, TE_MUL, V(g, i), I(g, g->tn)), V(g, j));
-    mt_tstmt *s = mm_final_stores(c, gi, gj, ld(g, g->acc, r));
+    mt_tstmt *s = g->splits > 1 ? st(g, g->part, part_at(g, V(g, g->sv), gi, gj), ld(g, g->acc, r))
+                                : mm_final_stores(c, gi, gj, ld(g, g->acc, r));
     mt_texpr *ok = both(g, below(g, gi, M_(g), g->bm), below(g, gj, N_(g), g->bn));
     if (ok) s = mt_ts_if(c->a, ok, s, NULL);
     return phase(g, with_pos(g, &p, unrolled(g, i, g->tm, unrolled(g, j, g->tn, s))));
@@ -398,13 +411,15 @@ static mt_tstmt *gen_tile(gm *g) {
     tile_copy tb = {g->bs, mm_local_buf(c, "B_next", I(g, g->bn * g->bk / g->threads), g->tile_dt), g->bn,
                     !g->y_along_k, g->j0, N_(g), b_at};
     mt_tvar *k0 = mm_ivar(c, "k0");
-    mt_texpr *steps = mm_ceildiv(c, K_(g), g->bk), *k1 = bin(g, TE_ADD, V(g, k0), I(g, 1));
-    mt_texpr *next = bin(g, TE_MUL, k1, I(g, g->bk));
+    mt_texpr *steps = g->splits > 1 ? I(g, g->per) : mm_ceildiv(c, K_(g), g->bk);
+    mt_texpr *kb = g->splits > 1 ? bin(g, TE_MUL, V(g, g->sv), I(g, (int64_t)g->per * g->bk)) : I(g, 0);
+    mt_texpr *k1 = bin(g, TE_ADD, V(g, k0), I(g, 1));
+    mt_texpr *next = bin(g, TE_ADD, kb, bin(g, TE_MUL, k1, I(g, g->bk)));
     mt_tstmt *ahead = mt_ts_if(c->a, bin(g, TE_LT, k1, steps),
                                mm_seq2(c, fetch(g, &ta, next), fetch(g, &tb, next)), NULL);
     mt_tstmt *stash_phase = phase(g, mm_seq2(c, stash(g, &ta), stash(g, &tb)));
     mt_tstmt *step = mm_seq2(c, stash_phase, g->tc ? tc_product_phase(g, ahead) : product_phase(g, ahead));
-    mt_tstmt *body[3] = {g->tc ? tc_init_phase(g, &ta, &tb) : init_phase(g, &ta, &tb),
+    mt_tstmt *body[3] = {g->tc ? tc_init_phase(g, &ta, &tb) : init_phase(g, &ta, &tb, kb),
                          mm_loop(c, k0, steps, MT_FOR_SERIAL, step), g->tc ? tc_store_phase(g) : store_phase(g)};
     mt_tstmt *s = mt_ts_seq(c->a, body, 3);
     if (g->tc) s = mt_ts_alloc(c->a, g->afrag, mt_ts_alloc(c->a, g->bfrag, s));
@@ -416,12 +431,35 @@ static mt_tstmt *gen_tile(gm *g) {
 /* One blockIdx.x over the column tiles (fastest), the row tiles and the batch. */
 static mt_tstmt *gen_grid(gm *g) {
     mm *c = g->c;
-    mt_tvar *tile[2] = {mm_ivar(c, "bn"), mm_ivar(c, "bm")}; /* along N fastest */
-    mt_texpr *count[2] = {mm_ceildiv(c, N_(g), g->bn), mm_ceildiv(c, M_(g), g->bm)};
+    mt_tvar *tile[3] = {mm_ivar(c, "bn"), mm_ivar(c, "bm"), g->sv}; /* along N fastest; split-K slowest */
+    mt_texpr *count[3] = {mm_ceildiv(c, N_(g), g->bn), mm_ceildiv(c, M_(g), g->bm), I(g, g->splits)};
     mm_batch_vars(c);
     g->i0 = bin(g, TE_MUL, V(g, tile[1]), I(g, g->bm));
     g->j0 = bin(g, TE_MUL, V(g, tile[0]), I(g, g->bn));
-    return mm_grid(c, tile, count, 2, gen_tile(g));
+    return mm_grid(c, tile, count, g->splits > 1 ? 3 : 2, gen_tile(g));
+}
+
+/* Split-K's second kernel: a thread per element of C, the splits' partial
+ * sums added in split order, then the epilogue (mm_final_stores). */
+static mt_tstmt *gen_split_sum(gm *g) {
+    mm *c = g->c;
+    mt_tvar *b = mm_ivar(c, "blk"), *tx = mm_ivar(c, "tx"), *e = mm_ivar(c, "e");
+    mt_tvar *i = mm_ivar(c, "i"), *j = mm_ivar(c, "j");
+    int64_t m, n;
+    mt_te_is_const_int(M_(g), &m), mt_te_is_const_int(N_(g), &n); /* choose_split: constants */
+    mt_texpr *sum = ld(g, g->part, part_at(g, I(g, 0), V(g, i), V(g, j)));
+    for (int sp = 1; sp < g->splits; sp++)
+        sum = bin(g, TE_ADD, sum, ld(g, g->part, part_at(g, I(g, sp), V(g, i), V(g, j))));
+    mt_tstmt *body = mm_final_stores(c, V(g, i), V(g, j), sum);
+    body = mt_ts_let(c->a, j, bin(g, TE_FLOORMOD, V(g, e), I(g, n)), body);
+    body = mt_ts_let(c->a, i, bin(g, TE_FLOORDIV, V(g, e), I(g, n)), body);
+    if (m * n % SUM_THREADS) body = mt_ts_if(c->a, bin(g, TE_LT, V(g, e), I(g, m * n)), body, NULL);
+    body = mt_ts_let(c->a, e, bin(g, TE_ADD, bin(g, TE_MUL, V(g, b), I(g, SUM_THREADS)), V(g, tx)), body);
+    mt_tstmt *l = mt_ts_for(c->a, tx, I(g, 0), I(g, SUM_THREADS), MT_FOR_THREAD, body);
+    l->thread_tag = "threadIdx.x";
+    l = mt_ts_for(c->a, b, I(g, 0), I(g, (m * n + SUM_THREADS - 1) / SUM_THREADS), MT_FOR_THREAD, l);
+    l->thread_tag = "blockIdx.x";
+    return l;
 }
 
 /* ---- choices ------------------------------------------------------------------------ */
@@ -459,6 +497,30 @@ static void choose_tiles(gm *g, const mt_target_desc *t) {
     g->bk = sizes[i].bk;
     g->tm = g->tn = sizes[i].reg;
     g->threads = (g->bm / g->tm) * (g->bn / g->tn);
+}
+
+/* Split-K (top of the file): S splits of K when the grid of tiles leaves
+ * SMs idle -- the knob split_k, else about two blocks per SM in all, each
+ * split at least MIN_SPLIT_STEPS steps of BK. Not for tensor cores or
+ * batches, and only for constant M, N and K. */
+static void choose_split(gm *g, const mt_target_desc *t) {
+    mm *c = g->c;
+    int64_t m, n, k, blocks = blocks_of(c, g->bm);
+    g->splits = 1;
+    if (g->tc || c->ns != 2 || !mt_te_is_const_int(M_(g), &m) || !mt_te_is_const_int(N_(g), &n) ||
+        !mt_te_is_const_int(K_(g), &k))
+        return;
+    int64_t steps = (k + g->bk - 1) / g->bk;
+    int64_t sp = mt_knob_get(c->f, GPU_MM_RULE, "split_k", blocks < t->num_sms ? 2 * t->num_sms / blocks : 1);
+    if (sp > MAX_SPLITS) sp = MAX_SPLITS;
+    while (sp > 1 && steps / sp < MIN_SPLIT_STEPS) sp--;
+    if (sp < 2) return;
+    g->splits = (int)sp;
+    g->per = (int)((steps + sp - 1) / sp);
+    g->k_guard = (int64_t)g->per * sp * g->bk != k;
+    g->sv = mm_ivar(c, "sk");
+    mt_texpr *ext = I(g, sp * m * n);
+    g->part = mt_tbuffer_new(c->a, "C_part", c->dt, 1, &ext);
 }
 
 /* Tensor cores: when the target has the 16 x 16 x 16 float16 tile and both
@@ -513,8 +575,16 @@ mt_tfunc *mt_schedule_gpu_matmul(mt_arena *a, mt_tfunc *f) {
         g.acc = mm_local_buf(c, "acc", I(&g, (int64_t)g.tm * g.tn), c->dt);
     }
 
-    mt_tfunc *h = mm_scheduled(c, gen_grid(&g), g.tc ? "gpu_matmul (tensor cores)" : "gpu_matmul");
+    choose_split(&g, t);
+    mt_tstmt *body = gen_grid(&g);
+    if (g.splits > 1) body = mm_seq2(c, body, gen_split_sum(&g));
+    mt_tfunc *h = mm_scheduled(c, body, g.tc ? "gpu_matmul (tensor cores)" : g.splits > 1 ? "gpu_matmul (split k)" : "gpu_matmul");
+    if (g.splits > 1) {
+        h->allocs = MT_NEW_ARRAY(a, mt_tbuffer *, 1);
+        h->allocs[0] = g.part;
+        h->nallocs = 1;
+    }
     if (c->dt == MT_FLOAT32 && !g.tc) mt_tfunc_set_attr(a, h, MT_ATTR_MIN_BLOCKS, "2"); /* <= 128 registers */
-    mt_knobs chosen = {GPU_MM_RULE, {{"tile", g.bm}}, 1};
+    mt_knobs chosen = {GPU_MM_RULE, {{"tile", g.bm}, {"split_k", g.splits}}, g.splits > 1 ? 2 : 1};
     return mt_knobs_chose(a, mt_knobs_mark(a, h, f, GPU_MM_RULE), &chosen);
 }

@@ -255,8 +255,9 @@ static void run_edited(const char *base, const char *kernel, const char *rule, c
 }
 
 /* The GPU rules' knobs, in the emulation: printed, replayed; the matmul's
- * tile changes the code, not a bit of the result (each element sums k in
- * order with fused multiply-adds whatever the tile); the row rule's
+ * tile changes the code, not a bit of the result (without split-K each
+ * element sums k in order with fused multiply-adds whatever the tile), its
+ * split_k the order of the sums (within 4 K u sum |a b|); the row rule's
  * threads and warp_rows reassociate the sums (within 4 N u). */
 static void test_gpu_knobs(void **state) {
     (void)state;
@@ -268,15 +269,27 @@ static void test_gpu_knobs(void **state) {
     replays_opts(short_rows, "gpu_reduce_rows", &o);
 
     char src[1024], *t0, *t1;
-    snprintf(src, sizeof src, "%s\n@T.schedule(\"fused_matmul_relu\")\ndef s(sch):\n    sch.apply_rule(\"gpu_matmul\", tile=128)\n",
+    snprintf(src, sizeof src,
+             "%s\n@T.schedule(\"fused_matmul_relu\")\ndef s(sch):\n    sch.apply_rule(\"gpu_matmul\", tile=128, split_k=1)\n",
              mm_src);
     mt_tensor *a = filled(100, 300, 3), *b = filled(300, 200, 4);
     mt_tensor *y0 = run_opts(mm_src, &o, a, b, &t0), *y1 = run_opts(src, &o, a, b, &t1);
-    assert_non_null(strstr(t1, "\"knobs\": \"tile=128\""));
+    assert_non_null(strstr(t1, "\"knobs\": \"tile=128 split_k=1\""));
     char *bare = without_knobs(t1);
     assert_string_not_equal(bare, t0);
     free(bare);
     assert_memory_equal(mt_tensor_data(y0), mt_tensor_data(y1), sizeof(float) * 100 * 200);
+    mt_tensor_release(y1);
+    free(t1);
+    /* tile=128 alone: 2 blocks for 132 SMs, so K in 4 splits (9 or 10 steps of 8) */
+    snprintf(src, sizeof src, "%s\n@T.schedule(\"fused_matmul_relu\")\ndef s(sch):\n    sch.apply_rule(\"gpu_matmul\", tile=128)\n",
+             mm_src);
+    y1 = run_opts(src, &o, a, b, &t1);
+    assert_non_null(strstr(t1, "C_part = T.alloc_buffer((80000,)"));
+    const float *p0 = mt_tensor_data(y0), *p1 = mt_tensor_data(y1);
+    for (int64_t i = 0; i < 100 * 200; i++) /* |a|, |b| <= 2 */
+        if (fabs((double)p0[i] - (double)p1[i]) > 4.0 * 300 * 0x1p-24 * 2.0 * 2.0 * 300)
+            fail_msg("split_k: [%lld] %g vs %g", (long long)i, p0[i], p1[i]);
     mt_tensor_release(y0), mt_tensor_release(y1), mt_tensor_release(a), mt_tensor_release(b);
     free(t0), free(t1);
 
