@@ -56,9 +56,21 @@
  *    need no guard; the stores are guarded by i < M and j < N. A guard
  *    known to hold (a constant dim that the tile divides) is left out.
  *
+ * Split-K (choose_split). When the grid of tiles has fewer blocks than
+ * the target has SMs, a SIMT kernel of constant M, N and K without a batch
+ * takes K in S splits (knob split_k; else 2 x SMs / blocks, at most
+ * MAX_SPLITS, each split at least MIN_SPLIT_STEPS steps of BK): the grid
+ * gets S times the blocks (the split its slowest index), block s runs
+ * steps [s * per, (s + 1) * per) of the loop above (copies tested against
+ * K when the splits overshoot it) and stores its tile's sums to C_part[s]
+ * (a function-level buffer, S x M x N: the host allocates it), and a
+ * second kernel, a thread per element of C, adds the S sums in order and
+ * applies the epilogue (gen_split_sum).
+ *
  * Numerics: each element sums k in increasing order with fused
  * multiply-adds, as the CPU rule does: the same results as the CPU up to
- * the order of the epilogue's math (the GPU's expf, erff, ...).
+ * the order of the epilogue's math (the GPU's expf, erff, ...); with
+ * split-K, each split's sum in order, then the splits' in order.
  *
  * Tensor cores. When the target has them (mma_m/n/k = 16: the WMMA tile
  * of float16 inputs with float32 sums) and both operands are float16
@@ -78,7 +90,8 @@
  * above. Why WMMA and not inline mma.sync PTX: opaque fragments let the
  * emulation model a fragment as the warp's whole tile (no lane layout to
  * reproduce), the text stays readable, and it compiles for every arch
- * here (ldmatrix + mma.m16n8k16 underneath). Not yet run on a GPU.
+ * here (ldmatrix + mma.m16n8k16 underneath). On an H200: correct, and
+ * 0.19 of cuBLAS for a float16 4096^3 (docs/performance.md).
  */
 #include "schedule/gpu_rules.h"
 

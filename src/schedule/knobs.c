@@ -63,7 +63,7 @@ static const mt_knob_def gpu_matmul_knobs[] = {
      "rows and columns of C a block computes: 128 (8 x 8 a thread), 64 (4 x 4) or 32 (2 x 2) (default: the largest "
      "whose grid keeps the SMs busy)"},
     {"split_k", 1, 8, false, 3, {1, 2, 4},
-     "splits of K, each a block's partial sums, added by a second kernel (float32 SIMT, constant shapes, no batch; "
+     "splits of K, each a block's partial sums, added by a second kernel (SIMT, not tensor cores; constant shapes, no batch; "
      "default: about two blocks per SM when the tiles leave SMs idle, else 1)"},
 };
 
