@@ -161,6 +161,7 @@ static mt_status cuda_alloc(mt_dev *d, size_t n, void **ptr, size_t *cap, mt_dev
 /* Keeps a block a run frees (top of the file): false when it cannot (no
  * event for a caller's stream), and the caller frees it. */
 static bool keep(cuda_dev *c, void *ptr, size_t cap) {
+    if (!cap) return false; /* a size not known: no allocation would match it */
     mt_cached_block b = {(uint64_t)(uintptr_t)ptr, cap, stream_of(c), NULL};
     if (run_stream) { /* the caller's stream: an event after the run's work on the block */
         mt_cu_event ev = NULL;
@@ -331,15 +332,14 @@ static mt_status frame_launch(void *dev, void *fn, const uint32_t grid[3], const
     return st;
 }
 
-static mt_status frame_alloc(void *dev, int64_t bytes, void **out, char *msg, int msglen) {
+static mt_status frame_alloc(void *dev, int64_t bytes, void **out, size_t *cap, char *msg, int msglen) {
     mt_dev_err e = {""};
-    size_t cap;
-    mt_status st = cuda_alloc(dev, (size_t)bytes, out, &cap, &e);
+    mt_status st = cuda_alloc(dev, (size_t)bytes, out, cap, &e);
     if (st != MT_OK) snprintf(msg, (size_t)msglen, "%s", e.msg);
     return st;
 }
 
-static void frame_free(void *dev, void *ptr) { cuda_free(dev, ptr, 0); }
+static void frame_free(void *dev, void *ptr, size_t cap) { cuda_free(dev, ptr, cap); }
 
 /* Runs host function l->fn on the host with this device's kernels as its
  * GPU frame (runtime/gpu_launch.h); its launches queue on the stream. */

@@ -14,6 +14,7 @@ void mt_gpu_frame_push(mt_gpu_frame *f) {
     f->prev = tl_frame;
     f->status = MT_OK;
     f->msg[0] = 0;
+    f->nlive = 0;
     tl_frame = f;
 }
 
@@ -76,13 +77,23 @@ void *mt_gpu_alloc(int64_t count, int64_t esize) {
         return NULL;
     }
     void *p = NULL;
+    size_t cap = 0;
     char msg[200] = "";
-    mt_status st = f->alloc(f->dev, bytes > 0 ? bytes : 1, &p, msg, (int)sizeof msg);
+    mt_status st = f->alloc(f->dev, bytes > 0 ? bytes : 1, &p, &cap, msg, (int)sizeof msg);
     if (st != MT_OK) record(f, st, "%s", msg);
+    else if (f->nlive < MT_GPU_FRAME_LIVE) f->live[f->nlive].ptr = p, f->live[f->nlive++].cap = cap;
     return st == MT_OK ? p : NULL;
 }
 
 void mt_gpu_free(void *ptr) {
     mt_gpu_frame *f = tl_frame;
-    if (f && ptr) f->free(f->dev, ptr);
+    if (!f || !ptr) return;
+    size_t cap = 0;
+    for (int i = 0; i < f->nlive; i++)
+        if (f->live[i].ptr == ptr) {
+            cap = f->live[i].cap;
+            f->live[i] = f->live[--f->nlive];
+            break;
+        }
+    f->free(f->dev, ptr, cap);
 }

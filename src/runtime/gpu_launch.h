@@ -22,11 +22,14 @@
 #ifndef MT_RUNTIME_GPU_LAUNCH_H
 #define MT_RUNTIME_GPU_LAUNCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "minitriton.h"
 
 typedef struct mt_gpu_frame mt_gpu_frame;
+
+enum { MT_GPU_FRAME_LIVE = 32 };
 
 struct mt_gpu_frame {
     void *dev;                   /* the device, for the operations below */
@@ -37,11 +40,18 @@ struct mt_gpu_frame {
      * slots; MT_OK or a status with a message in msg. */
     mt_status (*launch)(void *dev, void *fn, const uint32_t grid[3], const uint32_t block[3],
                         uint32_t shared, void **args, char *msg, int msglen);
-    mt_status (*alloc)(void *dev, int64_t bytes, void **out, char *msg, int msglen);
-    void (*free)(void *dev, void *ptr);
+    /* A block of at least bytes (its capacity in *cap); MT_OK or a status with
+     * a message. free gives it back with that capacity (0: unknown), so that
+     * the device can keep it for the next allocation of that size. */
+    mt_status (*alloc)(void *dev, int64_t bytes, void **out, size_t *cap, char *msg, int msglen);
+    void (*free)(void *dev, void *ptr, size_t cap);
     mt_status status;            /* the first failure (MT_OK: none) */
     char msg[256];
     mt_gpu_frame *prev;          /* the frame this one hides (nested calls) */
+    /* the blocks the generated code holds, with their capacities (one past
+     * MT_GPU_FRAME_LIVE goes back with capacity 0) */
+    struct { void *ptr; size_t cap; } live[MT_GPU_FRAME_LIVE];
+    int nlive;
 };
 
 /* Makes f the calling thread's current frame (f->prev is set) / restores

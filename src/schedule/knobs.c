@@ -64,7 +64,7 @@ static const mt_knob_def gpu_matmul_knobs[] = {
      "whose grid keeps the SMs busy)"},
     {"split_k", 1, 8, false, 3, {1, 2, 4},
      "splits of K, each a block's partial sums, added by a second kernel (SIMT, not tensor cores; constant shapes, no batch; "
-     "default: about two blocks per SM when the tiles leave SMs idle, else 1)"},
+     "default: SMs / blocks when the tiles leave half the SMs idle, else 1)"},
 };
 
 static const mt_knob_def gpu_gemv_knobs[] = {

@@ -1,6 +1,6 @@
-# Split-K (gpu_matmul): grids of tiles that leave the SMs idle take K in
-# splits, each block a partial sum, and a second kernel adds them and
-# applies the epilogue. 96 columns of 512 rows: 4 splits of 1000 (8 steps
+# Split-K (gpu_matmul): grids of tiles that leave half the SMs idle take K
+# in splits, each block a partial sum, and a second kernel adds them and
+# applies the epilogue. 96 columns of 512 rows: 2 splits of 1000 (16 steps
 # of 32, the last past K); 100 x 40 with K = 2050: 8 splits. Constant
 # shapes, which the split needs; the operands are multiples of 1/8 in
 # [-1, 1] (a prologue the kernels fuse), so every sum is exact in any
