@@ -20,3 +20,5 @@ endif()
 mt_test(test_dlpack SOURCES ${PROJECT_SOURCE_DIR}/tests/runtime/test_dlpack.c LIBRARY)
 # The device blocks kept for reuse (src/runtime/blockcache.c), threads included
 mt_test(test_blockcache SOURCES ${PROJECT_SOURCE_DIR}/tests/runtime/test_blockcache.c LIBRARY)
+# A host function's GPU frame (src/runtime/gpu_launch.c): each buffer goes back with its capacity
+mt_test(test_gpu_frame SOURCES ${PROJECT_SOURCE_DIR}/tests/runtime/test_gpu_frame.c LIBRARY)
