@@ -74,7 +74,8 @@ static void *sym(void *lib, const char *a, const char *b) {
 
 /* After the first run (the library's context is current on this thread). */
 static void device_timing_init(void) {
-    if (cu.ok || emulate) return;
+    static int tried; /* once: a failure leaves the device timing off, nothing made twice */
+    if (tried++ || emulate) return;
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) return;
     *(void **)&cu.stream_create = sym(lib, "cuStreamCreate", NULL);
@@ -101,9 +102,13 @@ static void queued_runs(mt_kernel *k, mt_tensor **args, int np, mt_tensor **res,
     ro.no_wait = 1;
     mt_diag d;
     int ok = 1;
-    for (int r = 0; r < reps; r++) {
-        ok = ok && cu.event_record(cu.q[0][r], cu.stream) == 0 &&
-             mt_kernel_run_with(k, args, np, res, nr, &ro, &d) == MT_OK && cu.event_record(cu.q[1][r], cu.stream) == 0;
+    for (int r = 0; r < reps && ok; r++) {
+        ok = cu.event_record(cu.q[0][r], cu.stream) == 0;
+        if (ok && mt_kernel_run_with(k, args, np, res, nr, &ro, &d) != MT_OK) {
+            fprintf(stderr, "gpu_bench: queued run: %s\n", d.message);
+            ok = 0;
+        }
+        ok = ok && cu.event_record(cu.q[1][r], cu.stream) == 0;
     }
     ok = ok && cu.event_sync(cu.q[1][reps - 1]) == 0;
     for (int r = 0; r < reps; r++) {
@@ -231,7 +236,7 @@ static void run_case(mt_context *ctx, const bench_case *c) {
         }
         report(c, med, best, dev, queued, reps);
     } else {
-        printf("| %s | %s | failed: %s | | | |\n", c->name, c->shape, d.message);
+        printf("| %s | %s | failed: %s | | | | | |\n", c->name, c->shape, d.message);
     }
     for (int i = 0; i < np; i++) mt_tensor_release(args[i]);
     for (int i = 0; i < nr; i++) mt_tensor_release(res[i]);

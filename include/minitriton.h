@@ -266,11 +266,12 @@ typedef struct mt_run_options {
      * queued on that stream, without waiting for it (as a CUDA launch
      * does); its GPU results are ready when the stream gets past that work
      * (cuStreamSynchronize, an event), and the arguments must stay alive
-     * until then. Where the program itself needs a GPU value on the host
-     * (a result on the CPU, control flow on a GPU scalar) the run still
-     * waits for the work before it. A kernel's fault shows at a later
-     * call. Without cuda_stream it is MT_ERR_INVALID_ARG. 0: the run
-     * returns when its work is done. */
+     * until then. Every copy between the host and the GPU still waits
+     * for the work queued before it: a program that copies (its constants
+     * to the GPU, a result to the CPU, a GPU scalar that control flow
+     * reads) waits there. A kernel's fault shows at a later call. Without
+     * cuda_stream it is MT_ERR_INVALID_ARG. 0: the run returns when its
+     * work is done. */
     int no_wait;
 } mt_run_options;
 

@@ -987,6 +987,7 @@ static mt_status run(mt_kernel *k, mt_tensor *const *args, int nargs, mt_tensor 
                       .threads = k->ctx->threads,
                       .num_threads = k->ctx->num_threads};
     env.gpu_program = k->gpu_program;
+    env.no_wait = !wait;
     if (k->cubin) {
         mt_dev_err e = {""};
         mt_status st = load_kernels(k, &e);

@@ -377,12 +377,12 @@ static nvrtc_prog compile_once(const char *src, const char *name, int sm, bool m
     if (nv.version >= 12090) opts[nopts++] = "--no-cache"; /* see the top of the file */
     if (nv.include[0]) opts[nopts++] = nv.include;
     if (minimal) opts[nopts++] = "-minimal";
+    free(out->log);
+    out->log = NULL;
     nvrtc_prog p = NULL;
     *r = nv.CreateProgram(&p, src, name, 0, NULL, NULL);
     if (*r != NVRTC_OK) return NULL;
     *r = nv.CompileProgram(p, nopts, opts);
-    free(out->log);
-    out->log = NULL;
     take_log(p, out);
     return p;
 }
@@ -392,7 +392,7 @@ static mt_status compile(const char *src, const char *name, int sm, mt_nvrtc_out
     bool minimal = nv.version >= 12040 && minimal_ok;
     nvrtc_result r;
     nvrtc_prog p = compile_once(src, name, sm, minimal, out, &r);
-    if (p && r != NVRTC_OK && minimal) { /* without -minimal: does that take it? */
+    if (p && (r == NVRTC_COMPILATION || r == NVRTC_INVALID_OPTION) && minimal) { /* without -minimal: taken? */
         nv.DestroyProgram(&p);
         p = compile_once(src, name, sm, false, out, &r);
         if (r == NVRTC_OK) minimal_ok = 0;

@@ -826,7 +826,8 @@ static mt_status run_on_threads(run *r, const run_arena *ra) {
 /* ---- the end of a run ----------------------------------------------------------- */
 
 /* Step 6: the results that are copies, then every device other than the
- * CPU synchronized, so that the results are there when the run returns. */
+ * CPU synchronized, so that the results are there when the run returns
+ * (unless env->no_wait: then the devices' work stays queued). */
 static mt_status finish_results(run *r, int nresults) {
     mt_dev_err e;
     for (int ri = 0; ri < nresults; ri++) {
@@ -834,7 +835,7 @@ static mt_status finish_results(run *r, int nresults) {
         mt_status st = mt_tensor_copy(r->copies[ri], r->vals[r->p->results[ri]], &e);
         if (st != MT_OK) return fail(r->err, st, -1, ri, "result %d: %s", ri, e.msg);
     }
-    for (int a = 1; a < r->p->ndevices; a++) {
+    for (int a = 1; a < r->p->ndevices && !(r->env && r->env->no_wait); a++) {
         mt_dev *d = r->dev[a];
         if (d->ops->host_memory) continue;
         mt_status st = d->ops->sync(d, &e);

@@ -147,6 +147,9 @@ typedef struct mt_run_env {
     int ngpu_kernels;
     const char *const *gpu_kernel_names;
     void *const *gpu_kernels;
+    /* The run ends without waiting for the devices other than the CPU: their
+     * work stays queued (mt_run_options.no_wait; a copy still waits). */
+    bool no_wait;
 } mt_run_env;
 
 /* Runs the plan (see mt_kernel_run for the contract of args/results): each

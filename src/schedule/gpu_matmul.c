@@ -526,6 +526,7 @@ static void choose_split(gm *g, const mt_target_desc *t) {
     if (g->tc || c->ns != 2 || !mt_te_is_const_int(M_(g), &m) || !mt_te_is_const_int(N_(g), &n) ||
         !mt_te_is_const_int(K_(g), &k))
         return;
+    if (blocks <= 0) return; /* an empty C */
     int64_t steps = (k + g->bk - 1) / g->bk;
     int64_t sp = mt_knob_get(c->f, GPU_MM_RULE, "split_k", 2 * blocks <= t->num_sms ? t->num_sms / blocks : 1);
     if (sp > MAX_SPLITS) sp = MAX_SPLITS;

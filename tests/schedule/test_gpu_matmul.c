@@ -277,6 +277,31 @@ static void test_tile_sizes(void **st) {
     }
 }
 
+/* Split-K: grids that leave half the SMs idle sum K in splits (the last
+ * one past K), then a second kernel adds them and applies the epilogue;
+ * within the reference's tolerance ((K + 1) u sum |x w|). An empty C (M =
+ * 0) gets no split and runs. */
+static void test_split_k(void **st) {
+    (void)st;
+    static const gcase cases[] = {
+        {"gpu_matmul (split k)", F32, XWT, 0, 512, 1000, 96, true, false}, /* 48 blocks: 2 splits */
+        {"gpu_matmul (split k)", F32, XW, 0, 100, 2050, 40, false, false}, /* 8 blocks: 8 splits */
+        {"gpu_matmul (split k)", F64, XW, 0, 64, 600, 64, true, false},    /* 4 blocks, 19 steps: 2 */
+        {"gpu_matmul", F32, XW, 0, 512, 100, 96, false, false},            /* too few steps to split */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
+    mt_kernel *k = compile_ok("def f(a: Tensor((0, 640), \"float32\"), b: Tensor((640, 32), \"float32\")):\n"
+                              "    return a @ b\n");
+    assert_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "split k"));
+    int64_t ad[2] = {0, 640}, bd[2] = {640, 32};
+    mt_tensor *args[2] = {random_tensor(F32, 2, ad), random_tensor(F32, 2, bd)}, *out = NULL;
+    mt_diag d;
+    if (test_kernel_run(k, args, 2, &out, 1, &d) != MT_OK) fail_msg("empty C: %s", d.text);
+    assert_int_equal(mt_tensor_numel(out), 0);
+    mt_tensor_release(out), mt_tensor_release(args[0]), mt_tensor_release(args[1]);
+    mt_kernel_release(k);
+}
+
 /* A grid's y and z stop at 65535 blocks: every block of both rules is
  * numbered along blockIdx.x (up to 2^31 - 1), however large the batch. */
 static void test_grid_in_x(void **st) {
@@ -406,6 +431,7 @@ int main(void) {
         cmocka_unit_test(test_tensor_cores),
         cmocka_unit_test(test_tensor_cores_bf16),
         cmocka_unit_test(test_tile_sizes),
+        cmocka_unit_test(test_split_k),
         cmocka_unit_test(test_grid_in_x),
         cmocka_unit_test(test_cuda_text),
         cmocka_unit_test(test_tensor_core_text),
