@@ -39,7 +39,7 @@ fi
   echo "# GPU check ($(date -u +%Y-%m-%dT%H:%MZ))"
   echo
   echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
-  echo "NVRTC: ${MT_NVRTC_LIBRARY:-not found}; commit: $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+  echo "NVRTC: ${MT_NVRTC_LIBRARY:-not found}; built from commit: $(cat "$B/commit.txt" 2>/dev/null || echo '?')"
   echo
   echo "## Tests"
   echo

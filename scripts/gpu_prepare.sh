@@ -26,7 +26,10 @@ for t in $TESTS; do [ -x "$B/tests/$t" ] && bins="$bins $B/tests/$t"; done
 for lib in $(ldd $bins "$B/lib/libminitriton.so.0" | awk '/=> \//{print $3}' | sort -u); do
   case "$(basename "$lib")" in libc.so* | libm.so* | ld-linux* | libminitriton*) ;; *) cp -L "$lib" "$B/lib/" ;; esac
 done
-files="$B/lib $B/bench/mt_gpu_bench $B/mtc"
+# the commit the binaries were built from ("-dirty": with uncommitted changes),
+# for the report: the GPU machine's copy of the tree may not carry git's state
+git describe --always --dirty --abbrev=7 > "$B/commit.txt" 2>/dev/null || echo "?" > "$B/commit.txt"
+files="$B/lib $B/bench/mt_gpu_bench $B/mtc $B/commit.txt"
 for t in $TESTS; do [ -x "$B/tests/$t" ] && files="$files $B/tests/$t"; done
 tar -cJf .gpupack.tar.xz $files
 ls -la .gpupack.tar.xz
