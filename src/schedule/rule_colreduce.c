@@ -102,7 +102,7 @@ static int64_t chunk_elems(mt_sched *s, const colnest *c, int64_t es) {
         n *= e;
     }
     for (int d = 0; d < c->first_r; d++) /* outer spatial loops: chunks too */
-        if (mt_te_is_const_int(c->loops[d]->extent, &e)) cores = (cores + e - 1) / e;
+        if (mt_te_is_const_int(c->loops[d]->extent, &e) && e > 0) cores = (cores + e - 1) / e;
     int64_t bytes = n * es / cores;
     if (bytes > most) bytes = most;
     if (bytes < CHUNK_BYTES) bytes = CHUNK_BYTES;
