@@ -121,6 +121,7 @@ typedef struct gm {
     mt_texpr *i0, *j0;       /* the tile's origin: rows, columns */
     mt_tbuffer *as, *bs, *acc;
     int splits, per;         /* split-K: S splits of per steps of BK each (S = 1: none) */
+    int64_t sm, sn;          /* split-K: M and N (constants where it splits) */
     bool k_guard;            /* the copies test k < K (the splits overshoot K) */
     mt_tvar *sv;             /* split-K: the block's split */
     mt_tbuffer *part;        /* split-K: the splits' partial sums, S x M x N (global) */
@@ -461,8 +462,7 @@ static mt_tstmt *gen_split_sum(gm *g) {
     mm *c = g->c;
     mt_tvar *b = mm_ivar(c, "blk"), *tx = mm_ivar(c, "tx"), *e = mm_ivar(c, "e");
     mt_tvar *i = mm_ivar(c, "i"), *j = mm_ivar(c, "j");
-    int64_t m, n;
-    mt_te_is_const_int(M_(g), &m), mt_te_is_const_int(N_(g), &n); /* choose_split: constants */
+    int64_t m = g->sm, n = g->sn;
     mt_texpr *sum = ld(g, g->part, part_at(g, I(g, 0), V(g, i), V(g, j)));
     for (int sp = 1; sp < g->splits; sp++)
         sum = bin(g, TE_ADD, sum, ld(g, g->part, part_at(g, I(g, sp), V(g, i), V(g, j))));
@@ -533,6 +533,8 @@ static void choose_split(gm *g, const mt_target_desc *t) {
     while (sp > 1 && steps / sp < MIN_SPLIT_STEPS) sp--;
     if (sp < 2) return;
     g->splits = (int)sp;
+    g->sm = m;
+    g->sn = n;
     g->per = (int)((steps + sp - 1) / sp);
     g->k_guard = (int64_t)g->per * sp * g->bk != k;
     g->sv = mm_ivar(c, "sk");
