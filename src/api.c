@@ -872,9 +872,13 @@ static mt_status place_bound(mt_kernel *k, mt_dev_err *e) {
 }
 
 /* The values computed once from the bound ones (k->once), on the first
- * run (k->lock held, bound values placed). */
-static mt_status compute_once(mt_kernel *k, const mt_run_env *env, mt_run_error *err) {
+ * run (k->lock held, bound values placed). Always waited for, no_wait or
+ * not: once published, later runs on any stream (or thread) read them with
+ * nothing ordering them after this run's stream. */
+static mt_status compute_once(mt_kernel *k, const mt_run_env *run_env, mt_run_error *err) {
     if (k->hoisted || k->once.ninstrs == 0) return MT_OK;
+    mt_run_env env = *run_env;
+    env.no_wait = false;
     mt_tensor *in[64], **ins = k->once.nparams <= 64 ? in : malloc(sizeof *ins * (size_t)k->once.nparams);
     mt_tensor **out = calloc((size_t)(k->once.nresults > 0 ? k->once.nresults : 1), sizeof *out);
     if (!ins || !out) {
@@ -885,7 +889,7 @@ static mt_status compute_once(mt_kernel *k, const mt_run_env *env, mt_run_error 
     }
     for (int i = 0, j = 0; i < k->nentry; i++)
         if (k->bound[i]) ins[j++] = k->bound[i];
-    mt_status st = mt_plan_run(&k->once, env, ins, k->once.nparams, out, k->once.nresults, err);
+    mt_status st = mt_plan_run(&k->once, &env, ins, k->once.nparams, out, k->once.nresults, err);
     if (ins != in) free(ins);
     if (st != MT_OK) {
         free(out);

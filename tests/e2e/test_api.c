@@ -632,6 +632,82 @@ static void test_no_wait_gpu(void **s) {
     mt_kernel_release(k);
 }
 
+/* On a GPU: the values a kernel computes once from its bound parameters
+ * are ready before any later run reads them, even when the first run does
+ * not wait: that run queues behind a train of large runs on the caller's
+ * stream, and a plain run on the library's stream follows at once. */
+static void test_no_wait_once_gpu(void **s) {
+    (void)s;
+    enum { N = 1 << 20 };
+    int64_t n = N;
+    mt_tensor *w = mt_tensor_create(MT_FLOAT32, 1, &n), *hx = mt_tensor_create(MT_FLOAT32, 1, &n);
+    for (int i = 0; i < N; i++) {
+        ((float *)mt_tensor_data(w))[i] = (float)(i % 1000) - 500.0f;
+        ((float *)mt_tensor_data(hx))[i] = (float)(i % 7);
+    }
+    mt_bound_param ps[1] = {{"w", w}};
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.target = MT_TARGET_CUDA;
+    o.params = ps;
+    o.nparams = 1;
+    mt_diag d;
+    mt_kernel *k = mt_jit_compile(test_ctx,
+                                  "def f(x: Tensor((1048576,), \"float32\"), w: Tensor((1048576,), \"float32\")):\n"
+                                  "    return x + (w * 2.0 + 1.0)\n",
+                                  &o, &d);
+    if (!k) fail_msg("%s", d.text);
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_PLAN), "# computed once"));
+    o.params = NULL;
+    o.nparams = 0;
+    mt_kernel *big = mt_jit_compile(test_ctx, "def f(a: Tensor((67108864,), \"float32\")):\n    return a * 2.0 + a\n",
+                                    &o, &d);
+    assert_non_null(big);
+    drv dr = {0};
+    mt_tensor *x = NULL, *ba = NULL, *bres = NULL, *r[2] = {NULL, NULL};
+    int64_t bn = 67108864;
+    mt_tensor *bh = mt_tensor_create(MT_FLOAT32, 1, &bn);
+    memset(mt_tensor_data(bh), 0, (size_t)bn * sizeof(float));
+    if (mt_kernel_tensor_to(k, hx, mt_kernel_param_device(k, 0), &x, &d) != MT_OK || !load_driver(&dr)) {
+        print_message("skipped: no GPU here: %s\n", d.message[0] ? d.message : "no libcuda.so.1");
+        mt_tensor_release(bh), mt_tensor_release(hx), mt_tensor_release(w);
+        mt_kernel_release(big);
+        mt_kernel_release(k);
+        skip();
+    }
+    if (mt_kernel_tensor_to(big, bh, mt_kernel_param_device(big, 0), &ba, &d) != MT_OK) fail_msg("%s", d.text);
+    void *st = NULL;
+    assert_int_equal(dr.stream_create(&st, 0), 0);
+    mt_run_options ro;
+    mt_run_options_init(&ro);
+    ro.cuda_stream = st;
+    ro.no_wait = 1;
+    for (int i = 0; i < 32; i++)
+        if (mt_kernel_run_with(big, &ba, 1, &bres, 1, &ro, &d) != MT_OK) fail_msg("big run %d: %s", i, d.text);
+    if (mt_kernel_run_with(k, &x, 1, &r[0], 1, &ro, &d) != MT_OK) fail_msg("first run: %s", d.text);
+    if (mt_kernel_run(k, &x, 1, &r[1], 1, &d) != MT_OK) fail_msg("second run: %s", d.text);
+    void *ev = NULL;
+    assert_int_equal(dr.event_create(&ev, 0), 0);
+    assert_int_equal(dr.event_record(ev, st), 0);
+    assert_int_equal(dr.event_sync(ev), 0);
+    mt_device host = {MT_DEVICE_CPU, 0};
+    for (int run = 0; run < 2; run++) {
+        mt_tensor *back = NULL;
+        if (mt_kernel_tensor_to(k, r[run], host, &back, &d) != MT_OK) fail_msg("copy back: %s", d.text);
+        const float *g = mt_tensor_data(back), *wv = mt_tensor_data(w), *xv = mt_tensor_data(hx);
+        for (int i = 0; i < N; i++)
+            if (g[i] != xv[i] + (wv[i] * 2.0f + 1.0f)) fail_msg("run %d, element %d: %g", run, i, g[i]);
+        mt_tensor_release(back);
+        mt_tensor_release(r[run]);
+    }
+    dr.event_destroy(ev);
+    dr.stream_destroy(st);
+    mt_tensor_release(bres), mt_tensor_release(ba), mt_tensor_release(bh);
+    mt_tensor_release(x), mt_tensor_release(hx), mt_tensor_release(w);
+    mt_kernel_release(big);
+    mt_kernel_release(k);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_null_arguments),
@@ -649,6 +725,7 @@ int main(void) {
         cmocka_unit_test(test_caller_stream_refused),
         cmocka_unit_test(test_caller_stream_gpu),
         cmocka_unit_test(test_no_wait_gpu),
+        cmocka_unit_test(test_no_wait_once_gpu),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }
