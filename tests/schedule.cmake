@@ -29,6 +29,8 @@ mt_test_gpu_emulated(test_user_schedule)
 # sch.transform_layout: a buffer's layout from an index map (primitives_layout.c)
 mt_test(test_transform_layout SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_transform_layout.c LIBRARY)
 mt_test_gpu_emulated(test_transform_layout)
+# Which default rule schedules each kernel, over symbolic dims and epilogues
+mt_test(test_rule_choice SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_rule_choice.c LIBRARY)
 # sch.apply_rule: the lowered-form rules' choices as knobs, printed, replayed, edited
 mt_test(test_apply_rule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_apply_rule.c LIBRARY)
 # reverse_compute_inline, reverse_compute_at, cache_read and cache_write
