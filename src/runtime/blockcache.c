@@ -22,16 +22,26 @@ static mt_cached_block remove_at(mt_blockcache *c, int i) {
     return b;
 }
 
+/* The most recently kept block of this size and stream, else of this size
+ * with an event (another stream's: the taker's stream will wait for it, so
+ * one of its own, which needs no wait and ties it to no other stream's
+ * work, goes first); -1 if none. The lock is held. */
+static int find(const mt_blockcache *c, size_t size, const void *stream) {
+    int other = -1;
+    for (int i = c->n - 1; i >= 0; i--) {
+        if (c->b[i].size != size) continue;
+        if (c->b[i].stream == stream) return i;
+        if (c->b[i].event && other < 0) other = i;
+    }
+    return other;
+}
+
 bool mt_blockcache_take(mt_blockcache *c, size_t size, const void *stream, mt_cached_block *out) {
-    bool found = false;
     pthread_mutex_lock(&c->lock);
-    for (int i = c->n - 1; i >= 0 && !found; i--) /* the most recently kept first */
-        if (c->b[i].size == size && (c->b[i].stream == stream || c->b[i].event)) {
-            *out = remove_at(c, i);
-            found = true;
-        }
+    int i = find(c, size, stream);
+    if (i >= 0) *out = remove_at(c, i);
     pthread_mutex_unlock(&c->lock);
-    return found;
+    return i >= 0;
 }
 
 int mt_blockcache_put(mt_blockcache *c, mt_cached_block b, mt_cached_block *evicted) {

@@ -45,8 +45,8 @@ typedef struct mt_blockcache {
 void mt_blockcache_init(mt_blockcache *c, size_t max_bytes);
 void mt_blockcache_destroy(mt_blockcache *c); /* the blocks must have been drained */
 
-/* A cached block of exactly size bytes, the most recently kept first, last
- * used on stream or holding an event: true and *out. */
+/* A cached block of exactly size bytes last used on stream, else one
+ * holding an event (each time the most recently kept): true and *out. */
 bool mt_blockcache_take(mt_blockcache *c, size_t size, const void *stream, mt_cached_block *out);
 
 /* Keeps b, evicting the least recently kept blocks until it fits; returns

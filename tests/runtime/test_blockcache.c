@@ -1,8 +1,8 @@
 /*
  * test_blockcache.c -- the device blocks kept for reuse
  * (src/runtime/blockcache.c): a block comes back only for its exact size
- * and stream (any stream when it has an event), the most recently kept
- * first; past its count and byte limits the least recently kept are
+ * and stream (any stream when it has an event), the taker's stream's
+ * first, then the most recently kept; past its count and byte limits the least recently kept are
  * evicted; drain empties it; threads taking and putting at once never hand
  * one block out twice.
  */
@@ -55,7 +55,8 @@ static void test_exact_size_and_stream(void **state) {
     mt_blockcache_destroy(&c);
 }
 
-/* A block with an event goes to any stream, with its event. */
+/* A block with an event goes to any stream, with its event; one of the
+ * taker's stream goes first. */
 static void test_event_any_stream(void **state) {
     (void)state;
     mt_blockcache c;
@@ -68,6 +69,15 @@ static void test_event_any_stream(void **state) {
     assert_int_equal(p.ptr, 0x1000);
     assert_ptr_equal(p.event, &EV);
     assert_ptr_equal(p.stream, &S1);
+    /* the taker's own stream's block first, though another's is more recent */
+    mt_cached_block own = blk(0x2000, 256, &S2), other = blk(0x3000, 256, &S1);
+    own.event = other.event = &EV;
+    put_ok(&c, own);
+    put_ok(&c, other);
+    assert_true(mt_blockcache_take(&c, 256, &S2, &p));
+    assert_int_equal(p.ptr, 0x2000);
+    assert_true(mt_blockcache_take(&c, 256, &S2, &p));
+    assert_int_equal(p.ptr, 0x3000);
     mt_blockcache_destroy(&c);
 }
 
