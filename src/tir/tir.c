@@ -220,6 +220,22 @@ mt_tstmt *mt_ts_seq(mt_arena *a, mt_tstmt *const *stmts, int n) {
     return s;
 }
 
+typedef MT_VEC(mt_tstmt *) stmt_vec;
+
+static void splice(mt_arena *a, mt_tstmt *s, stmt_vec *out) {
+    if (s->kind != TS_SEQ) {
+        MT_VEC_PUSH(a, out, s);
+        return;
+    }
+    for (int i = 0; i < s->nstmts; i++) splice(a, mt_ts_at(s->stmts[i], s->loc), out);
+}
+
+mt_tstmt *mt_ts_seq_flat(mt_arena *a, mt_tstmt *const *stmts, int n) {
+    stmt_vec v = {0};
+    for (int i = 0; i < n; i++) splice(a, stmts[i], &v);
+    return mt_ts_seq(a, v.data, v.len);
+}
+
 mt_tstmt *mt_ts_if(mt_arena *a, mt_texpr *cond, mt_tstmt *then_s, mt_tstmt *else_s) {
     mt_tstmt *s = snode(a, TS_IF);
     s->cond = cond;

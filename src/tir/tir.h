@@ -469,6 +469,9 @@ mt_tstmt *mt_ts_for(mt_arena *a, mt_tvar *var, mt_texpr *min, mt_texpr *extent,
 mt_tstmt *mt_ts_store(mt_arena *a, mt_tbuffer *buf, mt_texpr *const *idx, int nidx,
                       mt_texpr *value);
 mt_tstmt *mt_ts_seq(mt_arena *a, mt_tstmt *const *stmts, int n); /* n == 1: that stmt */
+/* stmts in order, nested sequences spliced in (a statement without a place
+ * takes its sequence's); n == 1 and no sequence: that stmt. */
+mt_tstmt *mt_ts_seq_flat(mt_arena *a, mt_tstmt *const *stmts, int n);
 mt_tstmt *mt_ts_if(mt_arena *a, mt_texpr *cond, mt_tstmt *then_s, mt_tstmt *else_s);
 mt_tstmt *mt_ts_let(mt_arena *a, mt_tvar *var, mt_texpr *value, mt_tstmt *body);
 mt_tstmt *mt_ts_alloc(mt_arena *a, mt_tbuffer *buf, mt_tstmt *body);

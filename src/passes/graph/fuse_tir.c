@@ -189,7 +189,7 @@ static mt_gbinding *fuse_group(mt_arena *a, mt_gmodule *m, const mt_ptrmap *uses
      * (the schedule rules match a function's top-level statements: a
      * member's own sequence -- legalize's guard for an empty symbolic K,
      * then the matmul -- nested in the group's hid its matmul from them) */
-    MT_VEC(mt_tstmt *) body = {0};
+    mt_tstmt **body = MT_NEW_ARRAY(a, mt_tstmt *, n);
     for (int i = 0; i < n; i++) {
         const mt_gbinding *mb = members[i];
         const mt_tfunc *cf = mb->callee;
@@ -231,14 +231,12 @@ static mt_gbinding *fuse_group(mt_arena *a, mt_gmodule *m, const mt_ptrmap *uses
         }
         mt_tmutator mut = {a, remap_expr, remap_stmt, bm};
         mt_tstmt *s = mt_tmutate_stmt(&mut, cf->body);
-        s = cf->nsym ? mt_tsubst_stmt(a, s, from, to, cf->nsym) : s;
-        if (s->kind != TS_SEQ) MT_VEC_PUSH(a, &body, s);
-        for (int k = 0; s->kind == TS_SEQ && k < s->nstmts; k++) MT_VEC_PUSH(a, &body, mt_ts_at(s->stmts[k], s->loc));
+        body[i] = cf->nsym ? mt_tsubst_stmt(a, s, from, to, cf->nsym) : s;
     }
     fz.f->allocs = allocs.data;
     fz.f->nallocs = allocs.len;
     fz.f->loc = members[n - 1]->loc; /* the fused binding's place; blocks keep their own */
-    fz.f->body = mt_ts_at(mt_ts_seq(a, body.data, body.len), fz.f->loc);
+    fz.f->body = mt_ts_at(mt_ts_seq_flat(a, body, n), fz.f->loc);
     fz.f->sym_vars = MT_NEW_ARRAY(a, mt_tvar *, fz.nsym > 0 ? fz.nsym : 1);
     for (int k = 0; k < fz.nsym; k++) fz.f->sym_vars[k] = fz.syms[k];
     fz.f->nsym = fz.nsym;

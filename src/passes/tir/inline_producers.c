@@ -181,26 +181,18 @@ static bool as_producer(mt_arena *a, const mt_tfunc *f, mt_tstmt *stmt, int i, i
     return true;
 }
 
-static void flatten_seq(mt_arena *a, mt_tstmt *s, stmtvec *out) {
-    if (s->kind != TS_SEQ) {
-        MT_VEC_PUSH(a, out, s);
-        return;
-    }
-    for (int i = 0; i < s->nstmts; i++) flatten_seq(a, s->stmts[i], out);
-}
-
 mt_tfunc *mt_tir_inline_producers(mt_arena *a, mt_tfunc *f) {
     if (f->nallocs == 0 || !f->body) return f;
-    stmtvec items = {0};
-    flatten_seq(a, f->body, &items);
-    int n = items.len;
+    mt_tstmt *flat = mt_ts_seq_flat(a, &f->body, 1);
+    mt_tstmt *const *items = flat->kind == TS_SEQ ? flat->stmts : &flat;
+    int n = flat->kind == TS_SEQ ? flat->nstmts : 1;
     access *acc = MT_NEW_ARRAY(a, access, n);
-    for (int i = 0; i < n; i++) acc[i] = collect(a, items.data[i], NULL);
+    for (int i = 0; i < n; i++) acc[i] = collect(a, items[i], NULL);
 
     MT_VEC(mt_inline_def) prods = {0};
     stmtvec kept = {0};
     for (int i = 0; i < n; i++) {
-        mt_tstmt *s = mt_inline_apply(a, prods.data, prods.len, items.data[i]);
+        mt_tstmt *s = mt_inline_apply(a, prods.data, prods.len, items[i]);
         mt_inline_def p;
         if (as_producer(a, f, s, i, n, acc, &p))
             MT_VEC_PUSH(a, &prods, p);
