@@ -173,6 +173,7 @@ static bool schedule(mt_sched *s, const fnest *c) {
     mt_texpr *Ee = extent_of(s, r); /* elements of one flat row */
     int64_t E = 0;
     bool e_const = mt_te_is_const_int(Ee, &E);
+    if (e_const && E <= 0) return false; /* no elements: nothing to split (and E divides below) */
     if (e_const && E <= lanes) {
         ri = r;
     } else if (!mt_sched_split(s, r, mt_te_i64(a, lanes), &ro, &ri)) {
