@@ -1261,6 +1261,15 @@ static void put_stmt(cu *c, const mt_tstmt *s, pos p) {
             put_wmma(c, s->value);
             return;
         }
+        if (mt_tstmt_is_prefetch(s)) { /* no prefetch here: the index alone keeps what it names in use */
+            const mt_texpr *x = s->value->args[0];
+            if (x->kind != TE_LOAD || x->nargs != 1) return;
+            line_start(c);
+            mt_sb_puts(&c->sb, "(void)");
+            put_expr(c, x->args[0], C_UNARY);
+            mt_sb_puts(&c->sb, "; /* T.prefetch: a hint CUDA C does not take */\n");
+            return;
+        }
         line_start(c);
         mt_sb_puts(&c->sb, "(void)");
         put_expr(c, s->value, C_UNARY);

@@ -746,7 +746,10 @@ static void gen_stmt(mt_cg *g, const mt_tstmt *s) {
         LLVMPositionBuilderAtEnd(g->b, done);
         return;
     }
-    case TS_EVAL: mt_cg_expr(g, s->value); return;
+    case TS_EVAL:
+        if (mt_tstmt_is_prefetch(s)) mt_cg_prefetch(g, s->value);
+        else mt_cg_expr(g, s->value);
+        return;
     case TS_LAUNCH: gen_launch(g, s->launch); return;
     case TS_CHECK: gen_check(g, s); return;
     case TS_BLOCK:

@@ -467,6 +467,23 @@ static LLVMValueRef gen_load(mt_cg *g, const mt_texpr *e) {
     return from_mem(g, v, buf->dtype);
 }
 
+/* A read prefetch into L2 and up (locality 2 of 0-3: the prefetched line
+ * is for a later pass, not the next few instructions), of the data cache.
+ * A plain GEP, not inbounds: the address may lie outside the buffer, which
+ * a prefetch may (it never faults). */
+void mt_cg_prefetch(mt_cg *g, const mt_texpr *e) {
+    const mt_texpr *x = e->args[0];
+    if (x->kind != TE_LOAD || x->lanes != 1) return;
+    LLVMValueRef base = buf_base(g, x->buf, x->nargs);
+    LLVMValueRef i = x->nargs ? gen_index(g, x->args[0]) : LLVMConstInt(g->t_i64, 0, 0);
+    LLVMValueRef p = LLVMBuildGEP2(g->b, mt_cg_mem_type(g, x->buf->dtype), base, &i, 1, "");
+    LLVMTypeRef pt = LLVMTypeOf(p), fnty;
+    LLVMValueRef fn = mt_cg_intrinsic(g, "llvm.prefetch", &pt, 1, &fnty);
+    LLVMValueRef args[4] = {p, LLVMConstInt(g->t_i32, 0, 0), LLVMConstInt(g->t_i32, 2, 0),
+                            LLVMConstInt(g->t_i32, 1, 0)};
+    LLVMBuildCall2(g->b, fnty, fn, args, 4, "");
+}
+
 void mt_cg_store(mt_cg *g, const mt_tbuffer *buf, mt_texpr *const *idx_, int nidx,
                  LLVMValueRef v, mt_dtype vdtype) {
     LLVMValueRef base = buf_base(g, buf, nidx);

@@ -101,6 +101,9 @@ LLVMValueRef mt_cg_cast(mt_cg *g, LLVMValueRef v, mt_dtype from, mt_dtype to);
 /* buf[idx] = v, where v is in the compute type of vdtype; nidx is 0 or 1. */
 void mt_cg_store(mt_cg *g, const mt_tbuffer *buf, mt_texpr *const *idx, int nidx,
                  LLVMValueRef v, mt_dtype vdtype);
+/* T.prefetch(buf[i]) (the call e): llvm.prefetch of the element's address;
+ * nothing when its argument is no longer a load. */
+void mt_cg_prefetch(mt_cg *g, const mt_texpr *e);
 /* Declaration of llvm.<name> overloaded on types[0..n). */
 LLVMValueRef mt_cg_intrinsic(mt_cg *g, const char *name, LLVMTypeRef *types, int n,
                              LLVMTypeRef *fnty);

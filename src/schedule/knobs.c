@@ -50,6 +50,9 @@ static const mt_knob_def reduce_knobs[] = {
     {"lanes", 1, 64, true, 3, {4, 8, 16}, "lanes of a vector (default: the target's, 16 float32; fewer for a short row)"},
     {"parallel", 0, 1, false, 2, {0, 1}, "rows in parallel chunks (default 1 above 64 KiB)"},
     {"chunk_kib", 1, 1 << 20, false, 4, {8, 16, 32, 256}, "KiB of rows per parallel chunk (default 64; down to 8 for 8 chunks per core)"},
+    {"prefetch", 0, 1, false, 2, {0, 1},
+     "1: the last pass over a row prefetches the next row's input (default 1 for rows of 512 B to L2 / 16 of an "
+     "input larger than L2, in more than one pass)"},
 };
 
 static const mt_knob_def default_knobs[] = {

@@ -36,7 +36,10 @@
  *    F(I, folded, tail). Symbolic N works the same (the loop extents are
  *    expressions).
  *  - ROW: a scalar in a one-element local buffer per per-row value.
- *  - ELT: T.Ramp vector stores and a scalar tail.
+ *  - ELT: T.Ramp vector stores and a scalar tail. The last pass of a row
+ *    (an ELT stage after others) may prefetch the next row's input, a
+ *    T.prefetch per vector step of each buffer the first pass reads along
+ *    the row (knob prefetch; the default and why: rule_reduce_defaults.c).
  *
  * A row of 4096 float32 is 16 KiB and stays in L1/L2 between the passes,
  * so only the first pass reads it from memory.
@@ -68,7 +71,9 @@
 #include "schedule/knobs.h"
 #include "schedule/rule_reduce.h"
 
-#define RULE "schedule_reduce" /* its knobs (knobs.h): accumulators, lanes, parallel, chunk_kib */
+#define RULE "schedule_reduce" /* its knobs (knobs.h): accumulators, lanes, parallel, chunk_kib, prefetch */
+
+enum { PF_MAX = 4 }; /* buffers prefetched per vector step of the last pass */
 
 static mt_texpr *I(rr *c, int64_t v) { return mt_te_i64(c->a, v); }
 static mt_texpr *V(rr *c, mt_tvar *v) { return mt_te_var(c->a, v); }
@@ -171,7 +176,58 @@ static mt_tstmt *gen_red(rr *c, const stage *s, rowval *out) {
     return mt_ts_alloc(c->a, acc, mt_ts_alloc(c->a, tail, seq(c, &b)));
 }
 
-static mt_tstmt *gen_elt(rr *c, const stage *s) {
+/* The outer indices of row number row (as gen_row's lets compute them). */
+static void row_indices(rr *c, mt_texpr *row, mt_texpr **o) {
+    mt_texpr *inner = I(c, 1);
+    for (int k = c->ns - 1; k >= 0; k--) {
+        mt_texpr *q = bin(c, TE_FLOORDIV, row, inner);
+        o[k] = k == 0 ? q : bin(c, TE_FLOORMOD, q, c->O[k]);
+        inner = mul(c, inner, c->O[k]);
+    }
+}
+
+static bool moves_with_row(const rr *c, const mt_texpr *ix) {
+    for (int i = 0; i < 2; i++)
+        if (c->rowvars[i] && mt_texpr_uses_var(ix, c->rowvars[i])) return true;
+    return false;
+}
+
+typedef struct pf_scan {
+    rr *c;
+    mt_tbuffer *bufs[PF_MAX];
+    mt_texpr *loads[PF_MAX];
+    int n;
+} pf_scan;
+
+static void pf_load(mt_tvisitor *v, const mt_texpr *e) {
+    pf_scan *p = v->ctx;
+    if (e->kind == TE_LOAD && e->lanes == 1 && e->nargs == 1 && moves_with_row(p->c, e->args[0])) {
+        for (int i = 0; i < p->n; i++)
+            if (p->bufs[i] == e->buf) return; /* one line per buffer */
+        if (p->n == PF_MAX) return;
+        p->bufs[p->n] = e->buf, p->loads[p->n++] = (mt_texpr *)e;
+        return;
+    }
+    mt_tvisit_expr_children(v, e);
+}
+
+/* Into b: a prefetch of each buffer the first pass reads along the row,
+ * at element r of the next row (the last row: its own), so that the next
+ * row is on its way while this one's last pass runs (mt_rr_prefetch). */
+static void push_prefetches(rr *c, svec *b, mt_texpr *r) {
+    mt_texpr *cur[MT_MAX_RANK];
+    memcpy(cur, c->oval, sizeof cur);
+    row_indices(c, bin(c, TE_MIN, add(c, c->row, I(c, 1)), sub(c, c->M, I(c, 1))), c->oval);
+    mt_texpr *e = mt_rr_lower(c, &c->st[0], c->st[0].value, r);
+    memcpy(c->oval, cur, sizeof cur);
+    pf_scan p = {.c = c};
+    mt_tvisitor v = {pf_load, NULL, &p};
+    mt_tvisit_expr(&v, e);
+    for (int i = 0; i < p.n; i++) push(c, b, mt_ts_eval(c->a, mt_te_prefetch(c->a, p.loads[i])));
+}
+
+/* An ELT stage's pass; pf: the last pass, which prefetches the next row. */
+static mt_tstmt *gen_elt(rr *c, const stage *s, bool pf) {
     int vl = lanes_of(c, s->buf->dtype);
     mt_tbuffer *fb = mt_lw_flat(&c->lw, s->buf)->flat;
     svec b = {0};
@@ -180,8 +236,10 @@ static mt_tstmt *gen_elt(rr *c, const stage *s) {
     if (!mt_te_is_const_int(nv, &k) || k > 0) {
         mt_tvar *v = ivar(c, "rv");
         mt_texpr *r = ramp(c, mul(c, V(c, v), I(c, vl)), vl);
-        mt_tstmt *body = mt_ts_store(c->a, fb, (mt_texpr *[]){mt_rr_row_ix(c, s->buf, r)}, 1, mt_rr_lower(c, s, s->value, r));
-        push(c, &b, loop(c, v, nv, MT_FOR_SERIAL, body));
+        svec body = {0};
+        if (pf) push_prefetches(c, &body, mul(c, V(c, v), I(c, vl)));
+        push(c, &body, mt_ts_store(c->a, fb, (mt_texpr *[]){mt_rr_row_ix(c, s->buf, r)}, 1, mt_rr_lower(c, s, s->value, r)));
+        push(c, &b, loop(c, v, nv, MT_FOR_SERIAL, seq(c, &body)));
     }
     mt_texpr *base = mul(c, nv, I(c, vl));
     mt_texpr *nt = sub(c, c->N, base);
@@ -198,10 +256,11 @@ static mt_tstmt *gen_elt(rr *c, const stage *s) {
 static mt_tstmt *stages_row(rr *c, void *ctx) {
     (void)ctx;
     svec b = {0};
+    bool pf = mt_rr_prefetch(c);
     for (int i = 0; i < c->nst; i++) {
         const stage *s = &c->st[i];
         if (s->kind == ST_RED) push(c, &b, gen_red(c, s, find_rv(c, s->buf)));
-        else if (s->kind == ST_ELT) push(c, &b, gen_elt(c, s));
+        else if (s->kind == ST_ELT) push(c, &b, gen_elt(c, s, pf && i == c->nst - 1));
         else push(c, &b, st(c, find_rv(c, s->buf)->local, I(c, 0), mt_rr_lower(c, s, s->value, NULL)));
     }
     for (int i = 0; i < c->nrv; i++) {
@@ -222,14 +281,12 @@ static mt_tstmt *stages_row(rr *c, void *ctx) {
 static mt_tstmt *gen_row(rr *c, mt_texpr *row, mt_rr_row_fn fn, void *ctx) {
     mt_tvar *ov[MT_MAX_RANK];
     mt_texpr *ovexpr[MT_MAX_RANK];
-    mt_texpr *inner = I(c, 1);
+    row_indices(c, row, ovexpr);
     for (int k = c->ns - 1; k >= 0; k--) {
-        mt_texpr *q = bin(c, TE_FLOORDIV, row, inner);
-        ovexpr[k] = k == 0 ? q : bin(c, TE_FLOORMOD, q, c->O[k]);
-        inner = mul(c, inner, c->O[k]);
         ov[k] = ivar(c, "o");
         c->oval[k] = c->ns == 1 ? row : V(c, ov[k]);
     }
+    c->row = row;
     mt_tstmt *body = fn(c, ctx);
     if (c->ns > 1)
         for (int k = c->ns - 1; k >= 0; k--) body = mt_ts_let(c->a, ov[k], ovexpr[k], body);
@@ -251,6 +308,8 @@ mt_tstmt *mt_rr_rows(rr *c, mt_rr_row_fn fn, void *ctx) {
     bool serial = !mt_knob_get(c->f, RULE, "parallel", 1);
     bool known = mt_te_is_const_int(M, &Mc) && mt_te_is_const_int(N, &Nc);
     if (known && Nc < 1) Nc = 1;
+    c->M = M;
+    c->rowvars[0] = row, c->rowvars[1] = NULL;
     if (serial || (known && Mc * Nc <= per))
         return loop(c, row, M, MT_FOR_SERIAL, gen_row(c, V(c, row), fn, ctx));
     mt_texpr *rb;
@@ -263,6 +322,7 @@ mt_tstmt *mt_rr_rows(rr *c, mt_rr_row_fn fn, void *ctx) {
                                         : bin(c, TE_MAX, I(c, 1), bin(c, TE_FLOORDIV, I(c, per), bin(c, TE_MAX, N, I(c, 1))));
     }
     mt_tvar *ch = ivar(c, "chunk"), *ri = ivar(c, "ri");
+    c->rowvars[0] = ch, c->rowvars[1] = ri;
     mt_texpr *first = mul(c, V(c, ch), rb);
     mt_texpr *nch = bin(c, TE_FLOORDIV, sub(c, add(c, M, rb), I(c, 1)), rb);
     int64_t rbc;
@@ -287,6 +347,7 @@ static const mt_knobs *chosen(rr *c) {
         mt_knobs_set(k, "accumulators", mt_rr_accumulators(c, vl));
     }
     mt_knobs_set(k, "parallel", mt_knob_get(c->f, RULE, "parallel", 1));
+    mt_knobs_set(k, "prefetch", mt_rr_prefetch(c));
     if (mt_knob_given(c->f, RULE, "chunk_kib")) mt_knobs_set(k, "chunk_kib", mt_knob_get(c->f, RULE, "chunk_kib", 64));
     return k;
 }

@@ -48,6 +48,9 @@ typedef struct rr {
     mt_tbuffer *rows[RR_MAXB];    /* outputs written by ELT stages */
     int nrows;
     mt_texpr *oval[MT_MAX_RANK];  /* while generating: the current row's o.. */
+    mt_texpr *M;                  /* while generating: the rows (int64) */
+    mt_texpr *row;                /*   the current row's number */
+    mt_tvar *rowvars[2];          /*   the loop variables it is made of */
 } rr;
 
 /* The per-row value held in b, or NULL. */
@@ -101,5 +104,9 @@ mt_tfunc *mt_reduce_inner(mt_arena *a, mt_tfunc *f);
 int mt_rr_lanes(const rr *c, mt_dtype dt);
 int mt_rr_accumulators(const rr *c, int vl);
 int64_t mt_rr_chunk_elems(const rr *c, int64_t bytes, int64_t es, int64_t total);
+/* Whether the last pass over a row prefetches the next row's input (knob
+ * prefetch; else rows of PF_MIN bytes to a sixteenth of L2, when the whole
+ * input is larger than L2, and more than one pass). */
+bool mt_rr_prefetch(const rr *c);
 
 #endif

@@ -148,7 +148,7 @@ static bool exact_affine(const fctx *c, const mt_texpr *e, const mt_tvar **seen,
  * even without --check-bounds (on the CPU and the emulated GPU). */
 void mt_fa_check_bound(fctx *c, const mt_tbuffer *b, int d, const mt_texpr *ix, mt_loc loc) {
     int64_t dim, k;
-    if (!mt_te_is_const_int(b->shape[d], &dim)) return;
+    if (c->hint || !mt_te_is_const_int(b->shape[d], &dim)) return; /* a prefetch's address may be anywhere */
     if (mt_te_is_const_int(ix, &k)) {
         if (k < 0 || k >= dim)
             mt_fail(MT_ERR_SHAPE, loc, "index %lld is out of bounds for dim %d of '%s' (size %lld)",
@@ -205,7 +205,10 @@ void mt_fa_wmma_footprint(fctx *c, const mt_texpr *op, int64_t span, mt_loc loc,
  * over the domain; a value outside it (T.axis.spatial(60, i0 * 16 + i1)
  * over 4 x 16) would reach what those checks did not cover. */
 bool mt_fa_binding_in_domain(fctx *c, const mt_texpr *val, const mt_texpr *dom) {
-    int64_t d;
+    int64_t d, lo;
+    const loop_info *l = val->kind == TE_VAR ? mt_fa_loop_of(c, val->var) : NULL;
+    if (l && mt_te_is_const_int(l->min, &lo) && lo == 0 && mt_texpr_equal(l->extent, dom))
+        return true; /* a loop from 0 over the domain itself: T.grid(n, ..) under T.axis.remap */
     if (!mt_te_is_const_int(dom, &d)) return false;
     mt_range r = range_over_loops(c, val);
     return r.lo >= 0 && r.hi < d;

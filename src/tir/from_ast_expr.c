@@ -12,7 +12,8 @@
  * Each expression form has a function with its grammar rule above it; a
  * call T.f(...) dispatches on f: a dtype (an immediate or a cast), a math
  * intrinsic, T.shfl_xor, the T.wmma_* operations (whose operands' footprint
- * the bounds proofs check, from_ast_buffer.c), T.min/max/truncdiv/floordiv/
+ * the bounds proofs check, from_ast_buffer.c), T.prefetch (an element as an
+ * address, never bounds-checked), T.min/max/truncdiv/floordiv/
  * floormod, casts, T.Ramp/T.Broadcast and T.Select. A load's indices are
  * bounds-checked as they are built (mt_fa_check_bound).
  */
@@ -133,7 +134,10 @@ mt_texpr **mt_fa_indices(fctx *c, const mt_tbuffer *b, const mt_ast *sub, int *n
         const mt_ast *e = items ? items->data[i] : ix;
         if (e->kind == AST_SLICE)
             mt_fail(MT_ERR_TYPE, e->loc, "a slice is an index only in T.reads and T.writes");
+        bool hint = c->hint; /* b is a prefetch's address; loads in its indices are accesses */
+        c->hint = false;
         out[i] = mt_fa_int_expr(c, e, "an index");
+        c->hint = hint;
         mt_fa_check_bound(c, b, i, out[i], e->loc);
     }
     *n = k;
@@ -313,6 +317,25 @@ static val wmma_call(fctx *c, const mt_ast *e, const char *fn, mt_intrin in) {
     return mt_fa_strong(mt_te_wmma(c->a, in, args[0], args[1], args[2]));
 }
 
+/* T.prefetch(buf[i, ..]): an element of a buffer, as an address (no
+ * bounds check: a prefetch reads nothing; the verifier checks its place). */
+static val prefetch_call(fctx *c, const mt_ast *e, const char *fn) {
+    if (e != c->stmt_call)
+        mt_fail(MT_ERR_TYPE, e->loc, "T.%s is a statement (T.%s(buf[i]) on its own line), not a value", fn, fn);
+    c->stmt_call = NULL;
+    mt_fa_arity(e, fn, 1, 1);
+    mt_fa_only_keywords(e, fn, NULL);
+    const mt_ast *x = e->items.data[0];
+    bool hint = c->hint;
+    c->hint = true;
+    mt_texpr *v = mt_fa_expr(c, x).e;
+    c->hint = hint;
+    if (v->kind != TE_LOAD || v->lanes != 1)
+        mt_fail(MT_ERR_TYPE, x->loc, "T.%s takes one element of a buffer (buf[i, ...]), not %s", fn,
+                v->kind == TE_LOAD ? "a vector of them" : "a value");
+    return mt_fa_strong(mt_te_prefetch(c->a, v));
+}
+
 /* T.min / T.max / T.truncdiv / T.floordiv / T.floormod (a, b) */
 static val binary_call(fctx *c, const mt_ast *e, const char *fn, mt_texpr_kind k) {
     mt_fa_arity(e, fn, 2, 2);
@@ -367,6 +390,7 @@ static val call_expr(fctx *c, const mt_ast *e) {
     if (mt_dtype_from_str(fn, &dt) == 0) return dtype_call(c, e, fn, dt);
     if (mt_intrin_from_name(fn, &in) == 0)
         return in == IN_SHFL_XOR ? shfl_call(c, e, fn)
+               : in == IN_PREFETCH   ? prefetch_call(c, e, fn)
                : mt_intrin_is_wmma(in) ? wmma_call(c, e, fn, in) : intrin_call(c, e, fn, in);
     if (!strcmp(fn, "Cast") || !strcmp(fn, "cast")) return cast_call(c, e, fn);
     if (!strcmp(fn, "min")) return binary_call(c, e, fn, TE_MIN);

@@ -72,6 +72,8 @@ typedef struct fctx {
     MT_VEC(mt_tstmt *) thread_loops; /* made so far: their variables are shared by name and tag */
     bool in_params;   /* a name not in scope in a param shape is a symbolic dim */
     int guarded;      /* inside an if or a block with T.where */
+    bool hint;        /* inside T.prefetch: an address, not an access (not bounds-checked) */
+    const mt_ast *stmt_call; /* the call a T.evaluate or expression statement evaluates */
     int depth;
 } fctx;
 

@@ -10,7 +10,7 @@
  * T.parallel, T.vectorized, T.unroll and T.thread_binding make loops
  * (T.grid a nest); sibling T.thread_binding loops of one name and tag share
  * their variable (the phases of a GPU kernel). A store may be augmented
- * (`+=`); T.launch, T.check_bounds and T.evaluate are expression
+ * (`+=`); T.launch, T.check_bounds, T.evaluate and T.prefetch are expression
  * statements; `with T.block(...)` is a block.
  */
 #include <string.h>
@@ -250,17 +250,23 @@ static mt_tstmt *check_stmt(fctx *c, const mt_ast *call, mt_loc loc) {
     return st;
 }
 
-/* An expression statement: T.evaluate(e), T.launch(...), T.check_bounds(...). */
+/* An expression statement: T.evaluate(e), T.prefetch(x), T.launch(...),
+ * T.check_bounds(...). */
 static mt_tstmt *expr_stmt(fctx *c, const mt_ast *s) {
     const mt_ast *e = s->lhs;
     const char *fn = mt_fa_t_call(c, e);
     if (e->kind == AST_STR) return NULL; /* a docstring-like string */
     if (fn && !strcmp(fn, "launch")) return launch(c, e);
     if (fn && !strcmp(fn, "check_bounds")) return check_stmt(c, e, s->loc);
-    if (fn && !strcmp(fn, "evaluate")) {
-        mt_fa_arity(e, "evaluate", 1, 1);
-        mt_fa_only_keywords(e, "evaluate", NULL);
-        mt_texpr *v = mt_fa_settle(c, mt_fa_expr(c, e->items.data[0]), e->loc);
+    if (fn && (!strcmp(fn, "evaluate") || !strcmp(fn, "prefetch"))) { /* T.prefetch(x): T.evaluate(T.prefetch(x)) */
+        bool pf = fn[0] == 'p';
+        if (!pf) {
+            mt_fa_arity(e, "evaluate", 1, 1);
+            mt_fa_only_keywords(e, "evaluate", NULL);
+        }
+        c->stmt_call = pf ? e : e->items.data[0];
+        mt_texpr *v = mt_fa_settle(c, mt_fa_expr(c, c->stmt_call), e->loc);
+        c->stmt_call = NULL;
         if (v->kind == TE_INT) return mt_ts_seq(c->a, NULL, 0);
         mt_tstmt *st = mt_ts_eval(c->a, v);
         st->loc = s->loc;

@@ -141,6 +141,13 @@ mt_texpr *mt_te_shfl_xor(mt_arena *a, mt_texpr *value, int lane_mask, int width)
     return mt_te_call(a, IN_SHFL_XOR, args, 3);
 }
 
+mt_texpr *mt_te_prefetch(mt_arena *a, mt_texpr *load) {
+    mt_texpr *e = mt_te_call(a, IN_PREFETCH, &load, 1);
+    e->dtype = MT_INT32;
+    e->lanes = 1;
+    return e;
+}
+
 mt_texpr *mt_te_wmma(mt_arena *a, mt_intrin fn, mt_texpr *x, mt_texpr *y, mt_texpr *z) {
     mt_texpr *args[3] = {x, y, z};
     mt_texpr *e = mt_te_call(a, fn, args, mt_intrin_arity(fn));

@@ -231,7 +231,18 @@ typedef enum mt_texpr_kind {
  * must reach it: directly in a phase of a GPU kernel whose extent the warp
  * divides, through sequences, lets, allocations and loops of constant
  * bounds only (no if). Memory it reads was stored in an earlier phase (or
- * by the warp's own wmma_store). Typed int32 (evaluated for effect). */
+ * by the warp's own wmma_store). Typed int32 (evaluated for effect).
+ *
+ *   T.prefetch(buf[i])   a hint: bring the cache line that holds element i
+ *                        of buf toward the core (LLVM's llvm.prefetch, for a
+ *                        read, into L2 and up). It reads nothing and changes
+ *                        nothing: an address outside buf is harmless (never
+ *                        checked, never a fault), and a target without the
+ *                        instruction (CUDA C) drops it. The whole value of a
+ *                        T.evaluate, typed int32; its argument a load with
+ *                        scalar indices as written, though passes may turn
+ *                        it into another expression (a producer inlined),
+ *                        which code generation then drops too. */
 #define MT_INTRIN_LIST(X)                                                     \
     X(IN_EXP, "exp", 1) X(IN_LOG, "log", 1) X(IN_SQRT, "sqrt", 1)             \
     X(IN_RSQRT, "rsqrt", 1) X(IN_SIN, "sin", 1) X(IN_COS, "cos", 1)           \
@@ -241,7 +252,7 @@ typedef enum mt_texpr_kind {
     X(IN_SHFL_XOR, "shfl_xor", 3)                                             \
     X(IN_WMMA_FILL, "wmma_fill", 2) X(IN_WMMA_LOAD_A, "wmma_load_a", 3)       \
     X(IN_WMMA_LOAD_B, "wmma_load_b", 3) X(IN_WMMA_MMA, "wmma_mma", 3)         \
-    X(IN_WMMA_STORE, "wmma_store", 3)
+    X(IN_WMMA_STORE, "wmma_store", 3) X(IN_PREFETCH, "prefetch", 1)
 
 typedef enum mt_intrin {
 #define MT_X_(k, s, n) k,
@@ -460,6 +471,12 @@ mt_texpr *mt_te_wmma(mt_arena *a, mt_intrin fn, mt_texpr *x, mt_texpr *y, mt_tex
 /* Is s a T.evaluate of a wmma intrinsic? Does s hold one anywhere? */
 bool mt_tstmt_is_wmma(const mt_tstmt *s);
 bool mt_tstmt_has_wmma(const mt_tstmt *s);
+/* T.prefetch(load), typed int32 (see MT_INTRIN_LIST). Is s a T.evaluate of
+ * one? Is s a T.evaluate whose loads name addresses (a wmma intrinsic or a
+ * prefetch), which no pass may turn into values? */
+mt_texpr *mt_te_prefetch(mt_arena *a, mt_texpr *load);
+bool mt_tstmt_is_prefetch(const mt_tstmt *s);
+bool mt_tstmt_takes_addresses(const mt_tstmt *s);
 mt_texpr *mt_te_ramp(mt_arena *a, mt_texpr *base, mt_texpr *stride, int lanes);
 mt_texpr *mt_te_broadcast(mt_arena *a, mt_texpr *x, int lanes);
 mt_texpr *mt_te_copy(mt_arena *a, const mt_texpr *e); /* shallow copy, to modify */

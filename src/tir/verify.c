@@ -59,7 +59,7 @@ typedef struct vctx {
     /* where a wmma intrinsic may be ("Tensor-core tiles" below): */
     const char *warp_div;            /* what lies between the phase and c->at that not every
                                         lane may reach together (an if, ...), or NULL */
-    const mt_texpr *wmma_ok;         /* the evaluated value being checked */
+    const mt_texpr *evaluated;       /* the value of the T.evaluate being checked */
     bool wmma_arg;                   /* checking a wmma intrinsic's address argument */
 } vctx;
 
@@ -306,7 +306,7 @@ static void check_wmma_place(vctx *c, const mt_texpr *e) {
                 "warp (%d)", fn, c->warp);
     else if (c->warp_div)
         fail(c, "T.%s under %s inside its phase: every lane of the warp must reach it together", fn, c->warp_div);
-    else if (c->wmma_ok != e)
+    else if (c->evaluated != e)
         fail(c, "T.%s that is not the whole value of a T.evaluate", fn);
 }
 
@@ -374,9 +374,29 @@ static void check_wmma(vctx *c, const mt_texpr *e) {
     if (!c->err) check_wmma_place(c, e);
 }
 
+/* T.prefetch(x): one element's address (any scalar expression once passes
+ * have rewritten it; code generation prefetches only a load), the whole
+ * value of a T.evaluate. */
+static void check_prefetch(vctx *c, const mt_texpr *e) {
+    if (e->nargs != 1 || !e->args || !e->args[0]) {
+        fail_shape(c, "T.prefetch takes 1 argument, called with %d", e->nargs);
+        return;
+    }
+    const mt_texpr *x = e->args[0];
+    check_expr(c, x, "argument");
+    if (c->err) return;
+    if (x->lanes != 1) fail(c, "T.prefetch of a %d-lane value (one element's address expected)", x->lanes);
+    else if (e->dtype != MT_INT32 || e->lanes != 1) fail(c, "T.prefetch typed %s (int32 expected)", mt_dtype_str(e->dtype));
+    else if (c->evaluated != e) fail(c, "T.prefetch that is not the whole value of a T.evaluate");
+}
+
 static void check_call(vctx *c, const mt_texpr *e) {
     if (mt_intrin_is_wmma(e->intrin)) {
         check_wmma(c, e);
+        return;
+    }
+    if (e->intrin == IN_PREFETCH) {
+        check_prefetch(c, e);
         return;
     }
     if (e->intrin == IN_SHFL_XOR && e->nargs == 3 && e->args && e->args[0] && e->args[1] && e->args[2]) {
@@ -742,9 +762,9 @@ static void check_stmt(vctx *c, const mt_tstmt *s) {
     case TS_LET: check_let(c, s); break;
     case TS_ALLOC: check_alloc(c, s); break;
     case TS_EVAL:
-        c->wmma_ok = s->value;
+        c->evaluated = s->value;
         check_expr(c, s->value, "evaluated value");
-        c->wmma_ok = NULL;
+        c->evaluated = NULL;
         break;
     case TS_LAUNCH: check_launch(c, s); break;
     case TS_CHECK: check_check(c, s); break;

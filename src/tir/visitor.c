@@ -556,6 +556,12 @@ bool mt_tstmt_is_wmma(const mt_tstmt *s) {
     return s && s->kind == TS_EVAL && s->value && s->value->kind == TE_CALL && mt_intrin_is_wmma(s->value->intrin);
 }
 
+bool mt_tstmt_is_prefetch(const mt_tstmt *s) {
+    return s && s->kind == TS_EVAL && s->value && s->value->kind == TE_CALL && s->value->intrin == IN_PREFETCH;
+}
+
+bool mt_tstmt_takes_addresses(const mt_tstmt *s) { return mt_tstmt_is_wmma(s) || mt_tstmt_is_prefetch(s); }
+
 bool mt_tstmt_has_wmma(const mt_tstmt *s) {
     kind_ctx k = {false, false, true};
     mt_tvisitor v = {kind_expr, kind_stmt, &k};

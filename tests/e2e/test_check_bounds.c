@@ -8,8 +8,9 @@
  * index, the shape and the place, and the guard words around every buffer
  * (they live inside one larger array) are untouched. In-bounds runs give
  * the plain C loops' values; proven accesses get no check; a provable
- * out-of-bounds access is still a compile error; a real GPU refuses the
- * option and the emulated one honours it.
+ * out-of-bounds access is still a compile error; a prefetch's element is
+ * not an access (its index's loads are); a real GPU refuses the option and
+ * the emulated one honours it.
  */
 #include <stdlib.h>
 
@@ -535,6 +536,66 @@ static void test_provable_still_compile_error(void **state) {
     }
 }
 
+/* ---- prefetches ------------------------------------------------------------------ */
+
+/* A prefetch reads nothing: its element may lie past its buffer (the
+ * provable x[i + 4] of a 4-element x compiles, and no check stops the
+ * runs), while a load in its index is an access like any other: idx[i + 1]
+ * past idx stops the run, and so does a provable one at compile time. */
+static void test_prefetch_not_checked(void **state) {
+    (void)state;
+    static const char pf_src[] =
+        "@T.prim_func\n"
+        "def pf(x: T.Buffer((4,), \"float32\"), idx: T.Buffer((\"m\",), \"int64\"), y: T.Buffer((\"m\",), \"float32\")):\n"
+        "    for i in range(m):\n"
+        "        T.prefetch(x[i + 4])\n"
+        "        T.evaluate(T.prefetch(x[idx[i] + 1000]))\n"
+        "        y[i] = x[idx[i]]\n";
+    static const char pf_idx_src[] =
+        "@T.prim_func\n"
+        "def pf(x: T.Buffer((4,), \"float32\"), idx: T.Buffer((\"m\",), \"int64\"), y: T.Buffer((\"m\",), \"float32\")):\n"
+        "    for i in range(m):\n"
+        "        T.prefetch(x[idx[i + 1]])\n"
+        "        y[i] = x[idx[i]]\n";
+    int64_t n = 4, m = 6;
+    mt_tensor *it = mt_tensor_create(MT_INT64, 1, &m);
+    for (int i = 0; i < m; i++) ((int64_t *)mt_tensor_data(it))[i] = (i * 3) % n;
+    guarded x = guarded_new(1, &n), y = guarded_new(1, &m);
+    mt_tensor *args[2] = {x.t, it};
+    mt_tensor *res[1] = {y.t};
+    mt_diag d;
+    for (int check = 0; check <= 1; check++) {
+        mt_kernel *k = compile_checked(pf_src, check);
+        assert_int_equal(mt_kernel_run(k, args, 2, res, 1, &d), MT_OK);
+        for (int i = 0; i < m; i++) assert_true(data(&y)[i] == (float)((i * 3) % n));
+        if (!test_gpu_target() && !strstr(mt_kernel_dump(k, MT_STAGE_LLVM), "call void @llvm.prefetch"))
+            fail_msg("no llvm.prefetch in:\n%s", mt_kernel_dump(k, MT_STAGE_LLVM));
+        const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED), *c1 = strstr(t, "T.check_bounds(");
+        if (check ? !c1 || strstr(c1 + 1, "T.check_bounds(") || !strstr(c1, "\"x\", (idx[i],)") : c1 != NULL)
+            fail_msg("expected %s check, of x[idx[i]] (the prefetches are not checked):\n%s", check ? "one" : "no", t);
+        mt_kernel_release(k);
+    }
+    mt_kernel *k = compile_checked(pf_idx_src, 1);
+    assert_oob(mt_kernel_run(k, args, 2, res, 1, &d), &d,
+               "out-of-bounds load from 'idx': index (6,) is outside its shape (6,)", 4, 22);
+    mt_kernel_release(k);
+    assert_guards(&x), assert_guards(&y);
+    guarded_free(&x), guarded_free(&y);
+    mt_tensor_release(it);
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.filename = "check.py";
+    assert_null(mt_jit_compile(test_ctx,
+                               "@T.prim_func\n"
+                               "def f(x: T.Buffer((4,), \"float32\"), idx: T.Buffer((4,), \"int64\"), y: T.Buffer((4,), \"float32\")):\n"
+                               "    for i in range(4):\n"
+                               "        T.prefetch(x[idx[i + 1]])\n"
+                               "        y[i] = x[i]\n",
+                               &o, &d));
+    assert_int_equal(d.status, MT_ERR_SHAPE);
+    assert_string_equal(d.message, "index 'i + 1' ranges over [1, 5), out of bounds for dim 0 of 'idx' (size 4)");
+}
+
 /* ---- the dump parses back -------------------------------------------------------- */
 
 static void test_dump_round_trip(void **state) {
@@ -634,6 +695,7 @@ int main(void) {
         cmocka_unit_test(test_proven_no_checks),
         cmocka_unit_test(test_graph_functions_unchecked),
         cmocka_unit_test(test_provable_still_compile_error),
+        cmocka_unit_test(test_prefetch_not_checked),
         cmocka_unit_test(test_dump_round_trip),
         cmocka_unit_test(test_cuda_refused),
         cmocka_unit_test(test_cuda_unproven_refused),

@@ -380,6 +380,57 @@ static void test_defaults_from_shape(void **st) {
         }
 }
 
+/* The kernel of c with the rule's prefetch knob forced to pf. */
+static mt_kernel *compile_prefetch(const rcase *c, const char *fn, int pf) {
+    char src[2048];
+    snprintf(src, sizeof src, "%s\n@T.schedule(\"%s\")\ndef s(sch):\n    sch.apply_rule(\"schedule_reduce\", prefetch=%d)\n",
+             source(c), fn, pf);
+    return compile_ok(src);
+}
+
+/* The last pass over a row prefetches the next row's input
+ * (rule_reduce_defaults.c, mt_rr_prefetch): rows of 1000 float32 in an
+ * input larger than any L2, one prefetch of x per vector step (g and b do
+ * not move with the row); not rows of 100 in a small input; the knob forces
+ * it either way, with the same numerics, the last row (which prefetches
+ * itself) and two outer axes included. */
+static void test_prefetch(void **st) {
+    (void)st;
+    if (test_gpu_target()) {
+        print_message("skipped under target cuda: the CPU row rule's prefetch\n");
+        skip();
+    }
+    rcase big = {OP_LAYERNORM, MT_FLOAT32, 1, {2048, 0}, 1000, false};
+    mt_kernel *k = compile_fired(&big);
+    const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+    if (count_str(t, "T.prefetch(") != 1 || !strstr(t, "T.evaluate(T.prefetch(x[T.min("))
+        fail_msg("expected one prefetch of x's next row:\n%s", t);
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), "prefetch=1"));
+    run_check(k, &big);
+    mt_kernel_release(k);
+    k = compile_prefetch(&big, "layer_norm", 0);
+    assert_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "T.prefetch("));
+    mt_kernel_release(k);
+    rcase small = {OP_LAYERNORM, MT_FLOAT32, 1, {37, 0}, 100, false};
+    k = compile_fired(&small);
+    assert_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "T.prefetch("));
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), "prefetch=0"));
+    mt_kernel_release(k);
+    k = compile_prefetch(&small, "layer_norm", 1);
+    assert_int_equal(count_str(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "T.prefetch("), 1);
+    run_check(k, &small);
+    mt_kernel_release(k);
+    rcase three = {OP_SOFTMAX, MT_FLOAT32, 2, {5, 7}, 100, false};
+    k = compile_prefetch(&three, "softmax", 1);
+    assert_int_equal(count_str(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "T.prefetch("), 1);
+    run_check(k, &three);
+    mt_kernel_release(k);
+    rcase one_pass = {OP_SUM, MT_FLOAT32, 1, {2048, 0}, 1000, false}; /* nothing after the pass that reads x */
+    k = compile_fired(&one_pass);
+    assert_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "T.prefetch("));
+    mt_kernel_release(k);
+}
+
 /* Not the rule's: a reduction over the first axis, a full reduction. */
 static void test_not_applied(void **st) {
     (void)st;
@@ -397,7 +448,7 @@ static void test_not_applied(void **st) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shapes),     cmocka_unit_test(test_float64_1d_3d), cmocka_unit_test(test_symbolic),
-        cmocka_unit_test(test_multi_output), cmocka_unit_test(test_mask_and_row_stage), cmocka_unit_test(test_structure), cmocka_unit_test(test_defaults_from_shape), cmocka_unit_test(test_not_applied),
+        cmocka_unit_test(test_multi_output), cmocka_unit_test(test_mask_and_row_stage), cmocka_unit_test(test_structure), cmocka_unit_test(test_defaults_from_shape), cmocka_unit_test(test_prefetch), cmocka_unit_test(test_not_applied),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }

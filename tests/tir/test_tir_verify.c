@@ -341,6 +341,32 @@ static void test_rejects_lanes(void **state) {
     TIR_GUARD_END();
 }
 
+/* T.prefetch: the whole value of a T.evaluate, of one element's address;
+ * a prefetch of a value that is no longer a load (a producer inlined into
+ * it) is accepted and printed (code generation drops it). */
+static void test_prefetch(void **state) {
+    TIR_GUARD();
+    sumf s = sum_rows();
+    mt_tfunc *flat = mt_tir_flatten_buffers(A, mt_tir_lower_blocks(A, s.f));
+    mt_tbuffer *a = flat->params[0].buf, *o = flat->params[1].buf;
+    mt_texpr *i0 = I(0), *r4 = mt_te_ramp(A, I(0), I(1), 4);
+    mt_tstmt *pf = mt_ts_eval(A, mt_te_prefetch(A, ld(a, I(40))));
+    accepts(mt_tfunc_with_body(A, flat, mt_ts_seq(A, (mt_tstmt *[]){pf, mt_ts_store(A, o, &i0, 1, F(0.0))}, 2)),
+            MT_TIR_FLAT);
+    assert_non_null(strstr(mt_tfunc_print(A, mt_tfunc_with_body(A, flat, pf)), "T.evaluate(T.prefetch(a[40]))"));
+    accepts(mt_tfunc_with_body(A, flat, mt_ts_eval(A, mt_te_prefetch(A, add(ld(a, I(1)), F(1.0))))), MT_TIR_FLAT);
+    rejects(mt_tfunc_with_body(A, flat, mt_ts_eval(A, mt_te_prefetch(A, ld(a, r4)))), MT_TIR_FLAT,
+            "T.prefetch of a 4-lane value (one element's address expected)", NULL);
+    mt_texpr *as_value = mt_te_cast(A, MT_FLOAT32, mt_te_prefetch(A, ld(a, I(0))));
+    rejects(mt_tfunc_with_body(A, flat, mt_ts_store(A, o, &i0, 1, as_value)), MT_TIR_FLAT,
+            "T.prefetch that is not the whole value of a T.evaluate", NULL);
+    mt_texpr *wide = mt_te_copy(A, mt_te_prefetch(A, ld(a, I(0))));
+    wide->dtype = MT_FLOAT32;
+    rejects(mt_tfunc_with_body(A, flat, mt_ts_eval(A, wide)), MT_TIR_FLAT, "T.prefetch typed float32 (int32 expected)",
+            NULL);
+    TIR_GUARD_END();
+}
+
 /* ---- rejected: the function ---------------------------------------------------------- */
 
 static void test_rejects_function_fields(void **state) {
@@ -517,7 +543,7 @@ int main(void) {
         TIR_TEST(test_rejects_float_index),      TIR_TEST(test_rejects_operand_dtypes),
         TIR_TEST(test_rejects_store_dtype),      TIR_TEST(test_rejects_loop_bounds),
         TIR_TEST(test_rejects_conditions),       TIR_TEST(test_rejects_block_iters),
-        TIR_TEST(test_rejects_intrinsic_arity),  TIR_TEST(test_rejects_lanes),
+        TIR_TEST(test_rejects_intrinsic_arity),  TIR_TEST(test_rejects_lanes), TIR_TEST(test_prefetch),
         TIR_TEST(test_rejects_function_fields),  TIR_TEST(test_rejects_missing_parts),
         TIR_TEST(test_message_places),           TIR_TEST(test_places_through_pipeline),
         TIR_TEST(test_fused_blocks_keep_their_lines),

@@ -10,7 +10,9 @@
  * condition is false the kernel stops, and mt_kernel_run fails with
  * MT_ERR_RUNTIME naming the buffer, the index, the shape and the place of
  * the access (runtime/parallel.h, codegen/llvm.c). Functions the compiler
- * made from graph ops are left alone: their shapes are proven.
+ * made from graph ops are left alone: their shapes are proven. The element
+ * of a T.prefetch is an address, not an access (it never faults): only the
+ * loads in its indices are checked.
  *
  * Ranges. For an access at some point of the function, the context is the
  * stack of statements around it: loops, lets, blocks (their iteration
@@ -466,7 +468,15 @@ static void check_loads(ck *c, const mt_texpr *e, mt_loc at, stmt_vec *own) {
 static void own_accesses(ck *c, const mt_tstmt *s, stmt_vec *own) {
     switch (s->kind) {
     case TS_FOR: check_loads(c, s->min, s->loc, own), check_loads(c, s->extent, s->loc, own); break;
-    case TS_LET: case TS_EVAL: check_loads(c, s->value, s->loc, own); break;
+    case TS_LET: check_loads(c, s->value, s->loc, own); break;
+    case TS_EVAL:
+        if (mt_tstmt_is_prefetch(s) && s->value->args[0]->kind == TE_LOAD) { /* the element is only an */
+            const mt_texpr *x = s->value->args[0];                             /* address: its indices' */
+            for (int i = 0; i < x->nargs; i++) check_loads(c, x->args[i], s->loc, own); /* loads are read */
+        } else {
+            check_loads(c, s->value, s->loc, own);
+        }
+        break;
     case TS_IF: check_loads(c, s->cond, s->loc, own); break;
     case TS_BLOCK:
         for (int i = 0; i < s->niters; i++) check_loads(c, s->iter_values[i], s->loc, own);
@@ -504,7 +514,9 @@ static mt_tstmt *walk_children(ck *c, mt_tstmt *s, stmt_vec *front) {
     case TS_SEQ: {
         mt_tstmt **xs = MT_NEW_ARRAY(c->a, mt_tstmt *, s->nstmts > 0 ? s->nstmts : 1);
         for (int i = 0; i < s->nstmts; i++) xs[i] = walk(c, s->stmts[i]);
-        return mt_ts_seq(c->a, xs, s->nstmts);
+        /* flat: a statement with checks in front comes back as a sequence,
+         * and the rules match a function's top-level statements */
+        return mt_ts_seq_flat(c->a, xs, s->nstmts);
     }
     case TS_FOR: case TS_LET: case TS_BLOCK: case TS_ALLOC: case TS_IF: break;
     default: return s;
@@ -530,7 +542,7 @@ static mt_tstmt *walk(ck *c, mt_tstmt *s) {
     mt_tstmt *n = walk_children(c, s, &own);
     if (own.len == 0) return n;
     MT_VEC_PUSH(c->a, &own, n);
-    return mt_ts_at(mt_ts_seq(c->a, own.data, own.len), s->loc);
+    return mt_ts_at(mt_ts_seq_flat(c->a, own.data, own.len), s->loc);
 }
 
 mt_tfunc *mt_tir_check_bounds(mt_arena *a, mt_tfunc *f) {

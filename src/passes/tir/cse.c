@@ -36,7 +36,8 @@
  * A later (smaller) candidate may occur in an earlier let's value, so each
  * new let goes outside the ones before it.
  *
- * A wmma intrinsic (tir.h) is left alone: its loads name addresses.
+ * A wmma intrinsic or a prefetch (tir.h) is left alone: its loads name
+ * addresses.
  *
  * Assumes the lowered form (no TS_BLOCK): the pipeline runs it last, after
  * simplify (which would substitute lets of a single variable back).
@@ -190,7 +191,7 @@ static int stmt_exprs(const mt_tstmt *s, mt_texpr **out) {
         out[s->nidx] = s->value;
         return s->nidx + 1;
     case TS_EVAL:
-        if (mt_tstmt_is_wmma(s)) return 0; /* its loads are addresses: never a let's value */
+        if (mt_tstmt_takes_addresses(s)) return 0; /* its loads are addresses: never a let's value */
         out[0] = s->value;
         return 1;
     case TS_LET: out[0] = s->value; return 1;

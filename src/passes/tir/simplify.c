@@ -376,6 +376,8 @@ static mt_tstmt *simp_stmt(mt_tmutator *m, mt_tstmt *s) {
         if (is_noop(s)) return s;
         mt_texpr *val = mt_tmutate_expr(m, s->value);
         if (val->kind == TE_INT || val->kind == TE_FLOAT) return noop(a);
+        if (val->kind == TE_CALL && val->intrin == IN_PREFETCH && val->args[0]->kind != TE_LOAD)
+            return noop(a); /* no longer an element (its producer was inlined): nothing to prefetch */
         return val == s->value ? s : mt_ts_eval(a, val);
     }
     case TS_CHECK: { /* a check whose condition folds to True is gone */

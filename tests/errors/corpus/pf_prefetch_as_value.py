@@ -1,0 +1,5 @@
+# expect: MT_ERR_TYPE 4:32 T.prefetch is a statement (T.prefetch(buf[i]) on its own line), not a value
+@T.prim_func
+def f(x: T.Buffer((4,), "float32"), y: T.Buffer((4,), "float32")):
+    y[1] = T.float32(T.prefetch(x[0]))
+    y[0] = x[0]
