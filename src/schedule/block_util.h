@@ -57,7 +57,8 @@ int mt_blk_iter_vars(mt_arena *a, const mt_tstmt *b, mt_iter_kind kind, mt_tvar 
 bool mt_blk_loop_binds(const mt_tstmt *b, const mt_tstmt *l, mt_iter_kind kind);
 
 /* The loads of b (of any buffer when b is NULL) in st and e (either may
- * be NULL), in visiting order. */
+ * be NULL), in visiting order; a T.prefetch's element is an address, not a
+ * load (the loads in its indices are). */
 mt_blk_exprs mt_blk_loads_in(mt_arena *a, const mt_tstmt *st, const mt_texpr *e,
                              const mt_tbuffer *b);
 

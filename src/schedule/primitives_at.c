@@ -362,6 +362,9 @@ static bool one_index(at *ca, const mt_tstmt *c, mt_texpr *const **idx) {
     mt_blk_exprs cl = mt_blk_loads_in(ca->a, c->body, NULL, ca->X);
     mt_blk_exprs cl2 = mt_blk_loads_in(ca->a, c->init, NULL, ca->X);
     for (int i = 0; i < cl2.len; i++) MT_VEC_PUSH(ca->a, &cl, cl2.data[i]);
+    if (cl.len == 0) /* its only access is a prefetch: an address, not a region it reads */
+        return mt_sched_refuse(ca->s, "%s: block '%s' only prefetches '%s', it does not read it", ca->P,
+                               mt_blk_bname(c), ca->X->name);
     for (int i = 1; i < cl.len; i++)
         if (!mt_blk_same_index(cl.data[0]->args, cl.data[i]->args, ca->X->ndim))
             return mt_sched_refuse(ca->s, "%s: block '%s' reads '%s' at more than one index", ca->P,

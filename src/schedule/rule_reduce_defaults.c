@@ -94,13 +94,14 @@ bool mt_rr_prefetch(const rr *c) {
     if (mt_knob_given(c->f, RULE, "prefetch")) return mt_knob_get(c->f, RULE, "prefetch", 0) != 0;
     if (c->nst < 2 || c->st[c->nst - 1].kind != ST_ELT) return false;
     const mt_target_desc *tg = mt_tfunc_target(c->f);
-    int64_t es = (int64_t)mt_dtype_size(c->st[0].buf->dtype), n, m = 1, o;
+    int64_t es = (int64_t)mt_dtype_size(c->st[0].buf->dtype), n, row, total, o;
     if (!mt_te_is_const_int(c->N, &n)) return true; /* a symbolic row: assumed long enough */
-    if (n * es < PF_MIN || (tg->l2_bytes > 0 && n * es > tg->l2_bytes / 16)) return false;
+    if (__builtin_mul_overflow(n, es, &row) || row < PF_MIN || (tg->l2_bytes > 0 && row > tg->l2_bytes / 16))
+        return false;
+    total = row;
     for (int k = 0; k < c->ns; k++) {
         if (!mt_te_is_const_int(c->O[k], &o)) return true; /* symbolic rows: assumed many */
-        m *= o;
-        if (m > INT64_MAX / (n * es)) return true;
+        if (__builtin_mul_overflow(total, o, &total)) return true;
     }
-    return m * n * es > tg->l2_bytes;
+    return total > tg->l2_bytes;
 }

@@ -596,6 +596,41 @@ static void test_prefetch_not_checked(void **state) {
     assert_string_equal(d.message, "index 'i + 1' ranges over [1, 5), out of bounds for dim 0 of 'idx' (size 4)");
 }
 
+/* A prefetch of a buffer whose producer is inlined is dropped: the
+ * producer's value in its place would read idx[j + 1] (past idx at j = 7)
+ * for real, and would not parse back. */
+static void test_prefetch_inlined_dropped(void **state) {
+    (void)state;
+    static const char src[] =
+        "@T.prim_func\n"
+        "def f(a: T.Buffer((8,), \"float32\"), idx: T.Buffer((8,), \"int64\"), y: T.Buffer((8,), \"float32\")):\n"
+        "    b = T.alloc_buffer((8,), \"float32\")\n"
+        "    for i in range(8):\n"
+        "        with T.block(\"p\"):\n"
+        "            vi = T.axis.spatial(8, i)\n"
+        "            b[vi] = a[idx[vi]] * 2.0\n"
+        "    for j in range(8):\n"
+        "        with T.block(\"c\"):\n"
+        "            vj = T.axis.spatial(8, j)\n"
+        "            T.prefetch(b[vj + 1])\n"
+        "            y[vj] = b[vj]\n";
+    mt_kernel *k = compile_checked(src, 0);
+    const char *t = mt_kernel_dump(k, MT_STAGE_TIR);
+    if (strstr(t, "T.prefetch(") || strstr(t, "vj + 1")) fail_msg("the prefetch of b was kept:\n%s", t);
+    mt_kernel *k2 = compile_checked(t, 0);
+    assert_string_equal(mt_kernel_dump(k2, MT_STAGE_TIR), t);
+    mt_kernel_release(k2);
+    int64_t n = 8;
+    mt_tensor *x = mt_tensor_create(MT_FLOAT32, 1, &n), *it = mt_tensor_create(MT_INT64, 1, &n), *out = NULL;
+    for (int i = 0; i < 8; i++) ((float *)mt_tensor_data(x))[i] = (float)i, ((int64_t *)mt_tensor_data(it))[i] = 7 - i;
+    mt_tensor *args[2] = {x, it};
+    mt_diag d;
+    assert_int_equal(mt_kernel_run(k, args, 2, &out, 1, &d), MT_OK);
+    for (int i = 0; i < 8; i++) assert_true(((float *)mt_tensor_data(out))[i] == 2.0f * (float)(7 - i));
+    mt_tensor_release(out), mt_tensor_release(x), mt_tensor_release(it);
+    mt_kernel_release(k);
+}
+
 /* ---- the dump parses back -------------------------------------------------------- */
 
 static void test_dump_round_trip(void **state) {
@@ -696,6 +731,7 @@ int main(void) {
         cmocka_unit_test(test_graph_functions_unchecked),
         cmocka_unit_test(test_provable_still_compile_error),
         cmocka_unit_test(test_prefetch_not_checked),
+        cmocka_unit_test(test_prefetch_inlined_dropped),
         cmocka_unit_test(test_dump_round_trip),
         cmocka_unit_test(test_cuda_refused),
         cmocka_unit_test(test_cuda_unproven_refused),
