@@ -105,8 +105,9 @@ int mt_rr_lanes(const rr *c, mt_dtype dt);
 int mt_rr_accumulators(const rr *c, int vl);
 int64_t mt_rr_chunk_elems(const rr *c, int64_t bytes, int64_t es, int64_t total);
 /* Whether the last pass over a row prefetches the next row's input (knob
- * prefetch; else rows of PF_MIN bytes to a sixteenth of L2, when the whole
- * input is larger than L2, and more than one pass). */
+ * prefetch; else rows of PF_MIN bytes to a sixteenth of L2 -- a quarter of
+ * L1 when a stored row is read back -- when the whole input is larger than
+ * L2, and more than one pass). */
 bool mt_rr_prefetch(const rr *c);
 
 #endif

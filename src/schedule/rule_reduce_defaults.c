@@ -33,7 +33,14 @@
  *    rows of 512 B to 16 KiB took 10-23 % less time; rows of 128 B none
  *    (demand misses come often enough), rows of 128 KiB none (the passes
  *    read L2, whose own prefetcher keeps up). So: rows of PF_MIN bytes to
- *    L2 / 16, an input larger than L2, and at least two passes.
+ *    L2 / 16, an input larger than L2, and at least two passes. The JIT's
+ *    kernels, the same kernel with prefetch=0 and =1 alternated (2026-11-28,
+ *    Zen 3, 1 and 2 threads, rows of 256 to 4097 floats;
+ *    bench/results/prefetch_2026-11-28.md): layer_norm 0.80-1.00 of the
+ *    time (geometric mean 0.87), log_softmax 0.88-1.01 (0.92), softmax
+ *    0.86-1.06 (0.97); softmax, whose last pass reads back the exps its
+ *    second pass stored, was 1.05-1.15 on rows of 16 KiB in three of four
+ *    runs: with a stored row read back, rows only up to L1 / 4.
  */
 #include "schedule/knobs.h"
 #include "schedule/rule_reduce.h"
@@ -98,6 +105,8 @@ bool mt_rr_prefetch(const rr *c) {
     if (!mt_te_is_const_int(c->N, &n)) return true; /* a symbolic row: assumed long enough */
     if (__builtin_mul_overflow(n, es, &row) || row < PF_MIN || (tg->l2_bytes > 0 && row > tg->l2_bytes / 16))
         return false;
+    for (int i = 0; i < c->nst; i++) /* a stored row the last pass reads back (softmax's exps) */
+        if (c->st[i].also && tg->l1d_bytes > 0 && row > tg->l1d_bytes / 4) return false;
     total = row;
     for (int k = 0; k < c->ns; k++) {
         if (!mt_te_is_const_int(c->O[k], &o)) return true; /* symbolic rows: assumed many */
