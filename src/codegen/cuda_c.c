@@ -1262,8 +1262,8 @@ static void put_stmt(cu *c, const mt_tstmt *s, pos p) {
             return;
         }
         if (mt_tstmt_is_prefetch(s)) { /* no prefetch here: the index alone keeps what it names in use */
-            const mt_texpr *x = s->value->args[0];
-            if (x->kind != TE_LOAD || x->nargs != 1) return;
+            const mt_texpr *x = mt_te_prefetched(s->value);
+            if (!x || x->nargs != 1) return;
             line_start(c);
             mt_sb_puts(&c->sb, "(void)");
             put_expr(c, x->args[0], C_UNARY);

@@ -472,8 +472,8 @@ static LLVMValueRef gen_load(mt_cg *g, const mt_texpr *e) {
  * A plain GEP, not inbounds: the address may lie outside the buffer, which
  * a prefetch may (it never faults). */
 void mt_cg_prefetch(mt_cg *g, const mt_texpr *e) {
-    const mt_texpr *x = e->args[0];
-    if (x->kind != TE_LOAD || x->lanes != 1) return;
+    const mt_texpr *x = mt_te_prefetched(e);
+    if (!x || x->lanes != 1) return;
     LLVMValueRef base = buf_base(g, x->buf, x->nargs);
     LLVMValueRef i = x->nargs ? gen_index(g, x->args[0]) : LLVMConstInt(g->t_i64, 0, 0);
     LLVMValueRef p = LLVMBuildGEP2(g->b, mt_cg_mem_type(g, x->buf->dtype), base, &i, 1, "");

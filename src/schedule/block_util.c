@@ -164,9 +164,9 @@ typedef struct lscan {
 
 static void lscan_expr(mt_tvisitor *v, const mt_texpr *e) {
     lscan *s = (lscan *)v;
-    if (e->kind == TE_CALL && e->intrin == IN_PREFETCH && e->args[0]->kind == TE_LOAD) {
-        const mt_texpr *x = e->args[0]; /* an address, not a read: only the loads of its indices */
-        for (int i = 0; i < x->nargs; i++) mt_tvisit_expr(v, x->args[i]);
+    const mt_texpr *x = mt_te_prefetched(e);
+    if (x) { /* an address, not a read: only its indices' loads */
+        mt_tvisit_expr_children(v, x);
         return;
     }
     if (e->kind == TE_LOAD && (!s->buf || e->buf == s->buf)) MT_VEC_PUSH(s->a, &s->loads, e);

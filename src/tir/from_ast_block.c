@@ -118,9 +118,9 @@ static void add_access(infer *in, bool write, mt_tbuffer *b, mt_texpr *const *id
 }
 
 static void infer_expr(mt_tvisitor *v, const mt_texpr *e) {
-    if (e->kind == TE_CALL && e->intrin == IN_PREFETCH && e->args[0]->kind == TE_LOAD) {
-        const mt_texpr *x = e->args[0]; /* an address, not a read: only the loads of its indices */
-        for (int i = 0; i < x->nargs; i++) mt_tvisit_expr(v, x->args[i]);
+    const mt_texpr *x = mt_te_prefetched(e);
+    if (x) { /* an address, not a read: only its indices' loads */
+        mt_tvisit_expr_children(v, x);
         return;
     }
     if (e->kind == TE_LOAD) add_access(v->ctx, false, e->buf, e->args);

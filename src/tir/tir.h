@@ -477,6 +477,10 @@ bool mt_tstmt_has_wmma(const mt_tstmt *s);
 mt_texpr *mt_te_prefetch(mt_arena *a, mt_texpr *load);
 bool mt_tstmt_is_prefetch(const mt_tstmt *s);
 bool mt_tstmt_takes_addresses(const mt_tstmt *s);
+/* The element e prefetches when e is T.prefetch(load), else NULL. It is an
+ * address, not a read: only the loads in its indices are accesses
+ * (mt_tvisit_expr_children(v, x) visits just those). */
+const mt_texpr *mt_te_prefetched(const mt_texpr *e);
 mt_texpr *mt_te_ramp(mt_arena *a, mt_texpr *base, mt_texpr *stride, int lanes);
 mt_texpr *mt_te_broadcast(mt_arena *a, mt_texpr *x, int lanes);
 mt_texpr *mt_te_copy(mt_arena *a, const mt_texpr *e); /* shallow copy, to modify */

@@ -560,6 +560,10 @@ bool mt_tstmt_is_prefetch(const mt_tstmt *s) {
     return s && s->kind == TS_EVAL && s->value && s->value->kind == TE_CALL && s->value->intrin == IN_PREFETCH;
 }
 
+const mt_texpr *mt_te_prefetched(const mt_texpr *e) {
+    return e && e->kind == TE_CALL && e->intrin == IN_PREFETCH && e->args[0]->kind == TE_LOAD ? e->args[0] : NULL;
+}
+
 bool mt_tstmt_takes_addresses(const mt_tstmt *s) { return mt_tstmt_is_wmma(s) || mt_tstmt_is_prefetch(s); }
 
 bool mt_tstmt_has_wmma(const mt_tstmt *s) {

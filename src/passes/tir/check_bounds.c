@@ -469,14 +469,12 @@ static void own_accesses(ck *c, const mt_tstmt *s, stmt_vec *own) {
     switch (s->kind) {
     case TS_FOR: check_loads(c, s->min, s->loc, own), check_loads(c, s->extent, s->loc, own); break;
     case TS_LET: check_loads(c, s->value, s->loc, own); break;
-    case TS_EVAL:
-        if (mt_tstmt_is_prefetch(s) && s->value->args[0]->kind == TE_LOAD) { /* the element is only an */
-            const mt_texpr *x = s->value->args[0];                             /* address: its indices' */
-            for (int i = 0; i < x->nargs; i++) check_loads(c, x->args[i], s->loc, own); /* loads are read */
-        } else {
-            check_loads(c, s->value, s->loc, own);
-        }
+    case TS_EVAL: {
+        const mt_texpr *x = mt_te_prefetched(s->value); /* an address: only its indices' loads are read */
+        if (!x) check_loads(c, s->value, s->loc, own);
+        for (int i = 0; x && i < x->nargs; i++) check_loads(c, x->args[i], s->loc, own);
         break;
+    }
     case TS_IF: check_loads(c, s->cond, s->loc, own); break;
     case TS_BLOCK:
         for (int i = 0; i < s->niters; i++) check_loads(c, s->iter_values[i], s->loc, own);

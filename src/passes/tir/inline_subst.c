@@ -117,11 +117,9 @@ static mt_texpr *inl_expr(mt_tmutator *m, mt_texpr *e) {
 }
 
 static mt_tstmt *inl_stmt(mt_tmutator *m, mt_tstmt *s) {
-    if (mt_tstmt_is_prefetch(s) && s->value->args[0]->kind == TE_LOAD) {
-        const defs_ctx *c = m->ctx; /* the buffer goes: nothing to prefetch (its value's loads */
-        if (mt_inline_find(c->defs, c->n, s->value->args[0]->buf)) /* would be real reads) */
-            return mt_ts_seq(m->arena, NULL, 0);
-    }
+    const mt_texpr *x = s->kind == TS_EVAL ? mt_te_prefetched(s->value) : NULL;
+    const defs_ctx *d = m->ctx; /* a prefetch of a buffer that goes: nothing to prefetch */
+    if (x && mt_inline_find(d->defs, d->n, x->buf)) return mt_ts_seq(m->arena, NULL, 0); /* (its loads: reads) */
     mt_tstmt *r = mt_tmutate_stmt_children(m, s);
     if (r->kind != TS_BLOCK) return r;
     regionvec *reads = fix_reads(m->arena, m->ctx, r);
