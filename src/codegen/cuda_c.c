@@ -99,8 +99,9 @@
  * Vectors (lanes > 1, what the vectorize pass makes of a `vectorized`
  * loop: the target's vector_bytes is 16, so n = 4 float32 or int32 lanes,
  * 2 of float64 or int64) are printed lane by lane (mt_arith_lane), with
- * each unit-stride load and store of a CUDA vector type (float4, float2,
- * int4, int2, double2, longlong2) made one access where its address is
+ * each unit-stride load and store of global or shared memory of a CUDA
+ * vector type (float4, float2, int4, int2, double2, longlong2, and our own
+ * mt_half8 / mt_bf16x8 for 8 16-bit floats) made one access where its address is
  * aligned to the type, element by element where not (the mt_load_<type> /
  * mt_store_<type> helpers: a tensor is aligned only to its element):
  *
@@ -500,6 +501,8 @@ static form store_form(cu *c, const mt_texpr *v, mt_dtype to) {
     if (!mt_dtype_is_half(to)) return cast_form(c, v, v->dtype, to);
     if (v->kind == TE_LOAD && v->buf->dtype == to && v->nargs == 1) /* a copy: the __half itself */
         return around(mt_arena_printf(c->a, "%s[", name_of(c, v->buf, v->buf->name)), v->args[0], "]", C_ATOM, 0);
+    if (v->kind == TE_VAR && mt_ptrmap_get(&c->half_params, v->var) == (int)to + 1) /* likewise */
+        return leaf(name_of(c, v->var, v->var->name), C_ATOM, false);
     return around(mt_arena_printf(c->a, "%s(", to_half_fn(c, v->dtype, to)), v, ")", C_ATOM, 0);
 }
 
@@ -794,14 +797,19 @@ static void put_if(cu *c, const mt_tstmt *s, pos p) {
  * and lets of vector values, loads at ramps, broadcasts. Each is printed
  * lane by lane (mt_arith_lane), except that a unit-stride load or store of
  * a dtype and width CUDA has a vector type for (float4, float2, int4, int2,
- * double2, longlong2) is one access where its address is aligned to the
+ * double2, longlong2; mt_half8, mt_bf16x8) is one access where its address is aligned to the
  * type's size, through mt_load_<type> / mt_store_<type>, which check the
  * address and fall back to the elements: a tensor's data is only aligned
  * to its element (a view, a host program's own pointer). */
 
-/* The H_LOAD_* helper for n elements of t (its store: + VECTOR_TYPES), or
- * H_COUNT_ for none. */
-static helper vector_helper(mt_dtype t, int n) {
+/* The H_LOAD_* helper for n elements of b (its store: + VECTOR_TYPES), or
+ * H_COUNT_ for none: a thread's own buffers (registers) are accessed lane
+ * by lane, so that their address is never taken (nvcc would put them in
+ * local memory). */
+static helper vector_helper(const mt_tbuffer *b, int n) {
+    mt_dtype t = b->dtype;
+    if (b->scope != MT_SCOPE_GLOBAL && b->scope != MT_SCOPE_SHARED) return H_COUNT_;
+    if (n == 8) return t == MT_FLOAT16 ? H_LOAD_HALF8 : t == MT_BFLOAT16 ? H_LOAD_BF16X8 : H_COUNT_;
     if (n == 4) return t == MT_FLOAT32 ? H_LOAD_FLOAT4 : t == MT_INT32 ? H_LOAD_INT4 : H_COUNT_;
     if (n != 2) return H_COUNT_;
     switch (t) {
@@ -813,8 +821,14 @@ static helper vector_helper(mt_dtype t, int n) {
     }
 }
 
-/* The fields of CUDA's vector types, lane by lane. */
+/* The fields of CUDA's vector types, lane by lane (of mt_half8 and
+ * mt_bf16x8: their pairs' halves). */
 static const char lane_field[4] = {'x', 'y', 'z', 'w'};
+static const char *const pair_field[8] = {"a.x", "a.y", "b.x", "b.y", "c.x", "c.y", "d.x", "d.y"};
+
+static const char *field(cu *c, int lanes, int k) {
+    return lanes == 8 ? pair_field[k] : mt_arena_printf(c->a, "%c", lane_field[k]);
+}
 
 /* The base of a unit-stride ramp, else NULL. */
 static const mt_texpr *unit_base(const mt_texpr *ix) {
@@ -838,7 +852,8 @@ static mt_tvar **field_lanes(cu *c, const char *n, mt_dtype t, int lanes) {
     mt_tvar **v = MT_NEW_ARRAY(c->a, mt_tvar *, lanes);
     for (int k = 0; k < lanes; k++) {
         v[k] = mt_tvar_new(c->a, n, t);
-        bind(c, v[k], mt_arena_printf(c->a, "%s.%c", n, lane_field[k]));
+        bind(c, v[k], mt_arena_printf(c->a, "%s.%s", n, field(c, lanes, k)));
+        if (mt_dtype_is_half(t)) mt_ptrmap_add(c->a, &c->half_params, v[k], (int)t + 1); /* a __half, read as float */
     }
     return v;
 }
@@ -862,7 +877,7 @@ static void hoist_loads(cu *c, const mt_texpr *e) {
     mt_tvisit_expr(&v, e);
     for (int i = 0; i < l.list.len; i++) {
         const mt_texpr *x = l.list.data[i], *base = x->nargs == 1 ? unit_base(x->args[0]) : NULL;
-        helper h = vector_helper(x->buf->dtype, x->lanes);
+        helper h = vector_helper(x->buf, x->lanes);
         if (!base || h == H_COUNT_ || lane_leaf(c, x, 0)) continue;
         c->used[h] = true;
         const char *n = fresh(c, mt_arena_printf(c->a, "%s_v", x->buf->name));
@@ -883,7 +898,7 @@ static void put_store_lanes(cu *c, const mt_tstmt *s, int lanes, const char *vn)
     for (int k = 0; k < lanes; k++) {
         line_start(c);
         if (vn) {
-            mt_sb_printf(&c->sb, "%s.%c = ", vn, lane_field[k]);
+            mt_sb_printf(&c->sb, "%s.%s = ", vn, field(c, lanes, k));
         } else {
             mt_sb_printf(&c->sb, "%s[", dst);
             put_expr(c, mt_arith_lane(c->a, s->idx[0], k, lane_leaf, c), 0);
@@ -902,7 +917,7 @@ static void put_vector_store(cu *c, const mt_tstmt *s) {
                s->nidx);
     int lanes = s->idx[0]->lanes > 1 ? s->idx[0]->lanes : s->value->lanes;
     const mt_texpr *base = unit_base(s->idx[0]);
-    helper h = base ? vector_helper(s->buf->dtype, lanes) : H_COUNT_;
+    helper h = base ? vector_helper(s->buf, lanes) : H_COUNT_;
     line(c, "{");
     c->ind += 4;
     int mark = c->nm.open.len, vmark = c->vb.len;

@@ -14,13 +14,13 @@ const char *const mt_cu_helper_name[H_COUNT_] = {
     "mt_cvt_i8", "mt_cvt_u8", "mt_cvt_i32", "mt_cvt_i64",
     "mt_sigmoid_f32", "mt_sigmoid_f64",
     "mt_load_float4", "mt_load_float2", "mt_load_int4", "mt_load_int2", "mt_load_double2",
-    "mt_load_longlong2",
+    "mt_load_longlong2", "mt_load_half8", "mt_load_bf16x8",
     "mt_store_float4", "mt_store_float2", "mt_store_int4", "mt_store_int2", "mt_store_double2",
-    "mt_store_longlong2",
+    "mt_store_longlong2", "mt_store_half8", "mt_store_bf16x8",
 };
 
-const char *const mt_cu_vec_type_name[VECTOR_TYPES] = {"float4", "float2", "int4", "int2", "double2",
-                                                        "longlong2"};
+const char *const mt_cu_vec_type_name[VECTOR_TYPES] = {"float4", "float2", "int4",    "int2",
+                                                        "double2", "longlong2", "mt_half8", "mt_bf16x8"};
 
 #define DEV "static __device__ __forceinline__ "
 
@@ -66,6 +66,42 @@ const char *const mt_cu_vec_type_name[VECTOR_TYPES] = {"float4", "float2", "int4
     "        *(" #V " *)p = v;\n"                                                          \
     "        return;\n"                                                                   \
     "    }\n" STORES "}\n"
+/* 8 16-bit floats (H: __half or __nv_bfloat16, H2 its pair type) as four
+ * pairs, defined once whichever helper comes first; the aligned path moves
+ * them as one uint4 (one 128-bit access: a struct of pairs copied whole
+ * becomes four 32-bit ones in nvcc 13). */
+#define VEC8_TYPE(V, S, H2)                                                                    \
+    "#ifndef MT_" S "_DEFINED\n#define MT_" S "_DEFINED\n"                               \
+    "struct __align__(16) " #V " { " #H2 " a, b, c, d; };\n#endif\n"
+#define VEC8_LOAD(H, H2, V, S, PAIR)                                                           \
+    VEC8_TYPE(V, S, H2)                                                                        \
+    "/* *p as one uint4 where p is 16-byte aligned, else element by element. */\n"          \
+    DEV #V " mt_load_" S "(const " #H " *p) {\n"                                           \
+    "    " #V " v;\n"                                                                      \
+    "    if (((unsigned long long)p & 15) == 0) {\n"                                       \
+    "        const uint4 u = *(const uint4 *)p;\n"                                         \
+    "        v.a = *(const " #H2 " *)&u.x;\n        v.b = *(const " #H2 " *)&u.y;\n"        \
+    "        v.c = *(const " #H2 " *)&u.z;\n        v.d = *(const " #H2 " *)&u.w;\n"        \
+    "        return v;\n"                                                                  \
+    "    }\n"                                                                              \
+    "    v.a = " PAIR "(p[0], p[1]);\n    v.b = " PAIR "(p[2], p[3]);\n"                    \
+    "    v.c = " PAIR "(p[4], p[5]);\n    v.d = " PAIR "(p[6], p[7]);\n"                    \
+    "    return v;\n"                                                                      \
+    "}\n"
+#define VEC8_STORE(H, H2, V, S)                                                                \
+    VEC8_TYPE(V, S, H2)                                                                        \
+    "/* *p = v as one uint4 where p is 16-byte aligned, else element by element. */\n"      \
+    DEV "void mt_store_" S "(" #H " *p, " #V " v) {\n"                                     \
+    "    if (((unsigned long long)p & 15) == 0) {\n"                                       \
+    "        uint4 u;\n"                                                                   \
+    "        u.x = *(const unsigned *)&v.a;\n        u.y = *(const unsigned *)&v.b;\n"      \
+    "        u.z = *(const unsigned *)&v.c;\n        u.w = *(const unsigned *)&v.d;\n"      \
+    "        *(uint4 *)p = u;\n"                                                           \
+    "        return;\n"                                                                    \
+    "    }\n"                                                                              \
+    "    p[7] = v.d.y;\n    p[6] = v.d.x;\n    p[5] = v.c.y;\n    p[4] = v.c.x;\n"           \
+    "    p[3] = v.b.y;\n    p[2] = v.b.x;\n    p[1] = v.a.y;\n    p[0] = v.a.x;\n"           \
+    "}\n"
 #define LOAD4 "    v.x = p[0];\n    v.y = p[1];\n    v.z = p[2];\n    v.w = p[3];\n"
 #define LOAD2 "    v.x = p[0];\n    v.y = p[1];\n"
 /* The stores of the unaligned path go last element first: in field order,
@@ -110,10 +146,14 @@ const char *const mt_cu_helper_text[H_COUNT_] = {
     VEC_LOAD(int, int2, 8, 7, LOAD2),
     VEC_LOAD(double, double2, 16, 15, LOAD2),
     VEC_LOAD(long long, longlong2, 16, 15, LOAD2),
+    VEC8_LOAD(__half, __half2, mt_half8, "half8", "__halves2half2"),
+    VEC8_LOAD(__nv_bfloat16, __nv_bfloat162, mt_bf16x8, "bf16x8", "__halves2bfloat162"),
     VEC_STORE(float, float4, 16, 15, STORE4),
     VEC_STORE(float, float2, 8, 7, STORE2),
     VEC_STORE(int, int4, 16, 15, STORE4),
     VEC_STORE(int, int2, 8, 7, STORE2),
     VEC_STORE(double, double2, 16, 15, STORE2),
     VEC_STORE(long long, longlong2, 16, 15, STORE2),
+    VEC8_STORE(__half, __half2, mt_half8, "half8"),
+    VEC8_STORE(__nv_bfloat16, __nv_bfloat162, mt_bf16x8, "bf16x8"),
 };

@@ -84,7 +84,11 @@
  * (T.wmma_*, tir.h), the shared tiles hold the 16-bit inputs (rows padded by 8:
  * ldm 16-byte aligned, ldmatrix phases in distinct banks), BK = 32, and
  * per 16 of k a warp loads fm fragments of A (column-major from the
- * k-major tile) and fn of B, then does fm x fn mma_syncs. The copies, the
+ * k-major tile) and fn of B, then does fm x fn mma_syncs. A copy that
+ * walks a contiguous axis of constant length 8 divides takes chunks of 8
+ * elements, 16 bytes (copy_vec: one 128-bit load where the tensor is
+ * aligned, mt_load_half8; B's chunks one 128-bit store into its tile).
+ * The copies, the
  * double buffering, the zeros past the edges and the grid are the SIMT
  * kernel's. The epilogue goes through a 16 x 16 float32 staging tile per
  * warp (the WMMA API does not say which lane holds which element), the
@@ -188,11 +192,12 @@ static mt_tstmt *with_pos(gm *g, pos *p, mt_tstmt *body) {
 static pos new_pos(gm *g) { return (pos){mm_ivar(g->c, "trow"), mm_ivar(g->c, "tcol")}; }
 
 
-/* How an operand's tile is copied: element e = l * T + tx of the tile
- * (l < per) is (x, kk), x along the operand's rows (columns), kk along k;
- * along_x: consecutive threads take consecutive x (else consecutive kk).
- * The copy goes through registers (reg): fetched from memory one step
- * ahead, stashed into shared memory at the start of the step. */
+/* How an operand's tile is copied: chunk e = l * T + tx of the tile
+ * (l < per / vec) is vec consecutive elements (x, kk + v) (along k) or
+ * (x + v, kk) (along x), x along the operand's rows (columns), kk along k;
+ * along_x: consecutive threads take consecutive chunks along x (else
+ * along kk). The copy goes through registers (reg): fetched from memory
+ * one step ahead, stashed into shared memory at the start of the step. */
 typedef mt_texpr *(*operand_at)(gm *g, mt_texpr *x, mt_texpr *k);
 
 typedef struct tile_copy {
@@ -201,6 +206,7 @@ typedef struct tile_copy {
     bool along_x;
     mt_texpr *x0, *bound;    /* the tile's first row (column) and M (N) */
     operand_at at;
+    int vec;                 /* elements per chunk (copy_vec) */
 } tile_copy;
 
 /* A float16 or bfloat16 value widened to float32 (an operand the tensor
@@ -218,39 +224,82 @@ static mt_texpr *b_at(gm *g, mt_texpr *j, mt_texpr *k) { return in_tile(g, mm_op
 
 static int per_thread(gm *g, const tile_copy *t) { return t->len * g->bk / g->threads; }
 
-/* T is a multiple of the walked extent (len or BK), so l only adds
- * l * (T / extent) to the other index: x = tx % len, kk = l * (T / len) +
- * tx / len (along x), or x = l * (T / BK) + tx / BK, kk = tx % BK. Written
- * so, each thread's elements are one address plus constant offsets. */
+/* The walked extent (len or BK) counts w = extent / vec chunks and T is a
+ * multiple of w, so l only adds l * (T / w) to the other index: x = tx %
+ * w * vec, kk = l * (T / w) + tx / w (along x), or x = l * (T / w) + tx /
+ * w, kk = tx % w * vec (the chunk's first element). Written so, each
+ * thread's elements are one address plus constant offsets. */
 static void element(gm *g, const tile_copy *t, mt_tvar *l, mt_texpr **x, mt_texpr **kk) {
-    int walk = t->along_x ? t->len : g->bk;
-    mt_texpr *in = bin(g, TE_FLOORMOD, V(g, g->tx), I(g, walk));
-    mt_texpr *across = bin(g, TE_ADD, bin(g, TE_MUL, V(g, l), I(g, g->threads / walk)),
-                           bin(g, TE_FLOORDIV, V(g, g->tx), I(g, walk)));
+    int w = (t->along_x ? t->len : g->bk) / t->vec;
+    mt_texpr *in = bin(g, TE_MUL, bin(g, TE_FLOORMOD, V(g, g->tx), I(g, w)), I(g, t->vec));
+    mt_texpr *across = bin(g, TE_ADD, bin(g, TE_MUL, V(g, l), I(g, g->threads / w)),
+                           bin(g, TE_FLOORDIV, V(g, g->tx), I(g, w)));
     *x = t->along_x ? in : across;
     *kk = t->along_x ? across : in;
 }
 
-/* reg[l] = the operand at (x0 + x, k0 + kk), zero past the edges. */
+/* A chunk's element v: (x + v, kk) or (x, kk + v); body in a vectorized
+ * loop over v (none for chunks of one). */
+typedef struct lane { mt_tvar *v; mt_texpr *off; } lane;
+
+static lane new_lane(gm *g, const tile_copy *t) {
+    mt_tvar *v = mm_ivar(g->c, "v");
+    return (lane){v, t->vec > 1 ? V(g, v) : I(g, 0)};
+}
+
+static mt_tstmt *over_lanes(gm *g, const tile_copy *t, lane ln, mt_tstmt *body) {
+    return t->vec > 1 ? mm_loop(g->c, ln.v, I(g, t->vec), MT_FOR_VECTORIZED, body) : body;
+}
+
+/* reg[l * vec + v] = the operand at the chunk's element v, zero past the
+ * edges (each chunk wholly inside or outside: copy_vec). */
 static mt_tstmt *fetch(gm *g, const tile_copy *t, mt_texpr *k0) {
     mt_tvar *l = mm_ivar(g->c, "l");
+    lane ln = new_lane(g, t);
     mt_texpr *x, *kk;
     element(g, t, l, &x, &kk);
     mt_texpr *gx = bin(g, TE_ADD, t->x0, x), *gk = bin(g, TE_ADD, k0, kk);
     mt_texpr *kok = g->k_guard ? bin(g, TE_LT, gk, K_(g)) : below(g, gk, K_(g), g->bk);
     mt_texpr *ok = both(g, below(g, gx, t->bound, t->len), kok);
-    mt_tstmt *s = st(g, t->reg, V(g, l), t->at(g, gx, gk));
-    if (ok) s = mt_ts_if(g->c->a, ok, s, st(g, t->reg, V(g, l), mt_te_float(g->c->a, g->tile_dt, 0.0)));
-    return unrolled(g, l, per_thread(g, t), s);
+    mt_texpr *ri = bin(g, TE_ADD, bin(g, TE_MUL, V(g, l), I(g, t->vec)), ln.off);
+    mt_texpr *at = t->along_x ? t->at(g, bin(g, TE_ADD, gx, ln.off), gk) : t->at(g, gx, bin(g, TE_ADD, gk, ln.off));
+    mt_tstmt *s = over_lanes(g, t, ln, st(g, t->reg, ri, at));
+    if (ok) {
+        lane z = new_lane(g, t);
+        mt_texpr *zi = bin(g, TE_ADD, bin(g, TE_MUL, V(g, l), I(g, t->vec)), z.off);
+        s = mt_ts_if(g->c->a, ok, s, over_lanes(g, t, z, st(g, t->reg, zi, mt_te_float(g->c->a, g->tile_dt, 0.0))));
+    }
+    return unrolled(g, l, per_thread(g, t) / t->vec, s);
 }
 
-/* tile[kk * (len + pad) + x] = reg[l]. */
+/* tile[kk * (len + pad) + x] = reg[l * vec + v], at the chunk's element v. */
 static mt_tstmt *stash(gm *g, const tile_copy *t) {
     mt_tvar *l = mm_ivar(g->c, "l");
+    lane ln = new_lane(g, t);
     mt_texpr *x, *kk;
     element(g, t, l, &x, &kk);
+    if (t->along_x) x = bin(g, TE_ADD, x, ln.off);
+    else kk = bin(g, TE_ADD, kk, ln.off);
     mt_texpr *ix = bin(g, TE_ADD, bin(g, TE_MUL, kk, I(g, t->len + g->pad)), x);
-    return unrolled(g, l, per_thread(g, t), st(g, t->tile, ix, ld(g, t->reg, V(g, l))));
+    mt_texpr *ri = bin(g, TE_ADD, bin(g, TE_MUL, V(g, l), I(g, t->vec)), ln.off);
+    return unrolled(g, l, per_thread(g, t) / t->vec, over_lanes(g, t, ln, st(g, t->tile, ix, ld(g, t->reg, ri))));
+}
+
+/* Elements per chunk of a tensor-core tile's copy: 16 bytes (8 float16 or
+ * bfloat16, one 128-bit load where the tensor is aligned: mt_load_half8)
+ * when the copy walks a contiguous axis of the operand whose length is a
+ * constant multiple of 8 -- every chunk then wholly inside or outside the
+ * operand, and 16-byte aligned wherever the tensor's start is -- else 1.
+ * The SIMT kernel copies one element at a time (its fetches are float32 of
+ * 4 bytes, tuned so; vector copies there are not measured). */
+static int copy_vec(gm *g, const tile_copy *t, bool contiguous) {
+    enum { VEC = 16 / 2 };
+    int64_t n;
+    int walk = t->along_x ? t->len : g->bk;
+    mt_texpr *bound = t->along_x ? t->bound : K_(g);
+    if (!g->tc || !contiguous || !mt_te_is_const_int(bound, &n) || n % VEC != 0) return 1;
+    int w = walk / VEC;
+    return walk % VEC == 0 && per_thread(g, t) % VEC == 0 && g->threads % w == 0 ? VEC : 1;
 }
 
 /* acc = 0, and the first step's copies fetched. */
@@ -424,9 +473,11 @@ static mt_tbuffer *shared(gm *g, const char *name, int len) {
 static mt_tstmt *gen_tile(gm *g) {
     mm *c = g->c;
     tile_copy ta = {g->as, mm_local_buf(c, "A_next", I(g, g->bm * g->bk / g->threads), g->tile_dt), g->bm,
-                    g->x_along_i, g->i0, M_(g), a_at};
+                    g->x_along_i, g->i0, M_(g), a_at, 1};
     tile_copy tb = {g->bs, mm_local_buf(c, "B_next", I(g, g->bn * g->bk / g->threads), g->tile_dt), g->bn,
-                    !g->y_along_k, g->j0, N_(g), b_at};
+                    !g->y_along_k, g->j0, N_(g), b_at, 1};
+    ta.vec = copy_vec(g, &ta, mm_operand_contiguous(c, false, !ta.along_x));
+    tb.vec = copy_vec(g, &tb, mm_operand_contiguous(c, true, !tb.along_x));
     mt_tvar *k0 = mm_ivar(c, "k0");
     mt_texpr *steps = g->splits > 1 ? I(g, g->per) : mm_ceildiv(c, K_(g), g->bk);
     mt_texpr *kb = g->splits > 1 ? bin(g, TE_MUL, V(g, g->sv), I(g, (int64_t)g->per * g->bk)) : I(g, 0);

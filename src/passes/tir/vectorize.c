@@ -19,7 +19,9 @@
  *
  * What it takes (anything else stays a `vectorized` loop for LLVM):
  *  - an innermost loop from 0 whose body is stores, lets and sequences;
- *  - buffers of float32, float64, int32 or int64;
+ *  - buffers of float32, float64, int32 or int64, and for a GPU target
+ *    float16 and bfloat16 too (the tensor-core matmul's 16-byte copies of
+ *    8 elements: gpu_matmul.c; the CPU leaves 16-bit loops to LLVM);
  *  - the loop variable only inside load and store indices, each index
  *    `b + s * i` with b free of i and of the loop's lets, and s = 1 (contiguous: a T.Ramp) or 0
  *    (invariant: a scalar load, broadcast where used), or, for a load,
@@ -37,6 +39,7 @@
 
 #include <string.h>
 
+#include "support/common.h"
 #include "tir/arith.h"
 
 enum { MAX_VLETS = 64, MIN_VECTOR_BYTES = 16 /* the narrowest SIMD register */ };
@@ -52,6 +55,7 @@ typedef struct vec {
     mt_texpr *base;      /* vo * L: the first iteration of the vector step */
     int L;
     bool ok;             /* analysis: still vectorizable */
+    bool narrow;         /* float16 and bfloat16 buffers too (a GPU target) */
     int widest;          /* analysis: the widest element (bytes) */
     const mt_tstmt *stores[64];
     int nstores;
@@ -118,7 +122,7 @@ static bool dtype_ok(mt_dtype t) {
 }
 
 static void see_buffer(vec *v, const mt_tbuffer *b) {
-    if (!dtype_ok(b->dtype)) v->ok = false;
+    if (!dtype_ok(b->dtype) && !(v->narrow && mt_dtype_is_half(b->dtype))) v->ok = false;
     int w = (int)mt_dtype_size(b->dtype);
     if (w > v->widest) v->widest = w;
 }
@@ -254,7 +258,7 @@ static int count_lets(const mt_tstmt *s) {
 }
 
 /* The loop rewritten, or NULL to leave it. */
-static mt_tstmt *vectorize_loop(mt_arena *a, const mt_tstmt *l, int vector_bytes) {
+static mt_tstmt *vectorize_loop(mt_arena *a, const mt_tstmt *l, const mt_target_desc *target) {
     int64_t min;
     if (!mt_te_is_const_int(l->min, &min) || min != 0 || count_lets(l->body) > MAX_VLETS) return NULL;
     vec v;
@@ -262,10 +266,11 @@ static mt_tstmt *vectorize_loop(mt_arena *a, const mt_tstmt *l, int vector_bytes
     v.a = a;
     v.i = l->var;
     v.ok = true;
+    v.narrow = target->kind == MT_TARGET_CUDA;
     collect_stores(&v, l->body);
     if (v.ok) check_stmt(&v, l->body);
     if (!v.ok || v.widest == 0) return NULL;
-    v.L = vector_bytes / v.widest;
+    v.L = mt_target_step_bytes(target) / v.widest;
     mt_texpr *n = mt_te_cast(a, MT_INT64, l->extent);
     int64_t cn;
     bool cst = mt_te_is_const_int(n, &cn) && cn >= 0;
@@ -301,7 +306,7 @@ static mt_tstmt *vectorize_loop(mt_arena *a, const mt_tstmt *l, int vector_bytes
 static mt_tstmt *vec_loops(mt_tmutator *m, mt_tstmt *s) {
     mt_tstmt *r = mt_tmutate_stmt_children(m, s);
     if (r->kind != TS_FOR || r->for_kind != MT_FOR_VECTORIZED) return r;
-    mt_tstmt *v = vectorize_loop(m->arena, r, mt_target_step_bytes(m->ctx));
+    mt_tstmt *v = vectorize_loop(m->arena, r, m->ctx);
     return v ? v : r;
 }
 

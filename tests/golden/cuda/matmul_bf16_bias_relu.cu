@@ -18,6 +18,53 @@ static __device__ __forceinline__ long long mt_floormod_i64(long long a, long lo
     return r != 0 && (r ^ b) < 0 ? r + b : r;
 }
 
+#ifndef MT_bf16x8_DEFINED
+#define MT_bf16x8_DEFINED
+struct __align__(16) mt_bf16x8 { __nv_bfloat162 a, b, c, d; };
+#endif
+/* *p as one uint4 where p is 16-byte aligned, else element by element. */
+static __device__ __forceinline__ mt_bf16x8 mt_load_bf16x8(const __nv_bfloat16 *p) {
+    mt_bf16x8 v;
+    if (((unsigned long long)p & 15) == 0) {
+        const uint4 u = *(const uint4 *)p;
+        v.a = *(const __nv_bfloat162 *)&u.x;
+        v.b = *(const __nv_bfloat162 *)&u.y;
+        v.c = *(const __nv_bfloat162 *)&u.z;
+        v.d = *(const __nv_bfloat162 *)&u.w;
+        return v;
+    }
+    v.a = __halves2bfloat162(p[0], p[1]);
+    v.b = __halves2bfloat162(p[2], p[3]);
+    v.c = __halves2bfloat162(p[4], p[5]);
+    v.d = __halves2bfloat162(p[6], p[7]);
+    return v;
+}
+
+#ifndef MT_bf16x8_DEFINED
+#define MT_bf16x8_DEFINED
+struct __align__(16) mt_bf16x8 { __nv_bfloat162 a, b, c, d; };
+#endif
+/* *p = v as one uint4 where p is 16-byte aligned, else element by element. */
+static __device__ __forceinline__ void mt_store_bf16x8(__nv_bfloat16 *p, mt_bf16x8 v) {
+    if (((unsigned long long)p & 15) == 0) {
+        uint4 u;
+        u.x = *(const unsigned *)&v.a;
+        u.y = *(const unsigned *)&v.b;
+        u.z = *(const unsigned *)&v.c;
+        u.w = *(const unsigned *)&v.d;
+        *(uint4 *)p = u;
+        return;
+    }
+    p[7] = v.d.y;
+    p[6] = v.d.x;
+    p[5] = v.c.y;
+    p[4] = v.c.x;
+    p[3] = v.b.y;
+    p[2] = v.b.x;
+    p[1] = v.a.y;
+    p[0] = v.a.x;
+}
+
 // launch fused_matmul_add_relu_kernel0 grid=(8 * mt_floordiv_i64(m + 63, 64), 1, 1) block=(128, 1, 1) shared=0
 extern "C" __global__ void __launch_bounds__(128) fused_matmul_add_relu_kernel0(long long m, const __nv_bfloat16 *__restrict__ a, const __nv_bfloat16 *__restrict__ b, const __nv_bfloat16 *__restrict__ bias, __nv_bfloat16 *__restrict__ lv2) {
     const long long blk = blockIdx.x;
@@ -38,16 +85,45 @@ extern "C" __global__ void __launch_bounds__(128) fused_matmul_add_relu_kernel0(
             wmma::fill_fragment(acc[r], 0.0f);
         }
         #pragma unroll
-        for (long long l = 0; l < 16; ++l) {
-            if (bm * 64 + (l * 4 + mt_floordiv_i64(tx, 32)) < m) {
-                A_next[l] = a[(bm * 64 + (l * 4 + mt_floordiv_i64(tx, 32))) * 512 + mt_floormod_i64(tx, 32)];
+        for (long long l = 0; l < 2; ++l) {
+            if (bm * 64 + (l * 32 + mt_floordiv_i64(tx, 4)) < m) {
+                {
+                    const mt_bf16x8 a_v = mt_load_bf16x8(&a[(bm * 64 + (l * 32 + mt_floordiv_i64(tx, 4))) * 512 + mt_floormod_i64(tx, 4) * 8]);
+                    A_next[l * 8] = a_v.a.x;
+                    A_next[l * 8 + 1] = a_v.a.y;
+                    A_next[l * 8 + 2] = a_v.b.x;
+                    A_next[l * 8 + 3] = a_v.b.y;
+                    A_next[l * 8 + 4] = a_v.c.x;
+                    A_next[l * 8 + 5] = a_v.c.y;
+                    A_next[l * 8 + 6] = a_v.d.x;
+                    A_next[l * 8 + 7] = a_v.d.y;
+                }
             } else {
-                A_next[l] = __float2bfloat16_rn(0.0f);
+                {
+                    A_next[l * 8] = __float2bfloat16_rn(0.0f);
+                    A_next[l * 8 + 1] = __float2bfloat16_rn(0.0f);
+                    A_next[l * 8 + 2] = __float2bfloat16_rn(0.0f);
+                    A_next[l * 8 + 3] = __float2bfloat16_rn(0.0f);
+                    A_next[l * 8 + 4] = __float2bfloat16_rn(0.0f);
+                    A_next[l * 8 + 5] = __float2bfloat16_rn(0.0f);
+                    A_next[l * 8 + 6] = __float2bfloat16_rn(0.0f);
+                    A_next[l * 8 + 7] = __float2bfloat16_rn(0.0f);
+                }
             }
         }
         #pragma unroll
-        for (long long l = 0; l < 16; ++l) {
-            B_next[l] = b[(l * 2 + mt_floordiv_i64(tx, 64)) * 512 + (bn * 64 + mt_floormod_i64(tx, 64))];
+        for (long long l = 0; l < 2; ++l) {
+            {
+                const mt_bf16x8 b_v = mt_load_bf16x8(&b[(l * 16 + mt_floordiv_i64(tx, 8)) * 512 + (bn * 64 + mt_floormod_i64(tx, 8) * 8)]);
+                B_next[l * 8] = b_v.a.x;
+                B_next[l * 8 + 1] = b_v.a.y;
+                B_next[l * 8 + 2] = b_v.b.x;
+                B_next[l * 8 + 3] = b_v.b.y;
+                B_next[l * 8 + 4] = b_v.c.x;
+                B_next[l * 8 + 5] = b_v.c.y;
+                B_next[l * 8 + 6] = b_v.d.x;
+                B_next[l * 8 + 7] = b_v.d.y;
+            }
         }
     }
     __syncthreads();
@@ -55,28 +131,70 @@ extern "C" __global__ void __launch_bounds__(128) fused_matmul_add_relu_kernel0(
         {
             const long long tx = threadIdx.x;
             #pragma unroll
-            for (long long l = 0; l < 16; ++l) {
-                A_tile[mt_floormod_i64(tx, 32) * 72 + (l * 4 + mt_floordiv_i64(tx, 32))] = A_next[l];
+            for (long long l = 0; l < 2; ++l) {
+                for (long long v = 0; v < 8; ++v) {
+                    A_tile[(mt_floormod_i64(tx, 4) * 8 + v) * 72 + (l * 32 + mt_floordiv_i64(tx, 4))] = A_next[l * 8 + v];
+                }
             }
             #pragma unroll
-            for (long long l = 0; l < 16; ++l) {
-                B_tile[(l * 2 + mt_floordiv_i64(tx, 64)) * 72 + mt_floormod_i64(tx, 64)] = B_next[l];
+            for (long long l = 0; l < 2; ++l) {
+                {
+                    mt_bf16x8 B_tile_v;
+                    B_tile_v.a.x = B_next[l * 8];
+                    B_tile_v.a.y = B_next[l * 8 + 1];
+                    B_tile_v.b.x = B_next[l * 8 + 2];
+                    B_tile_v.b.y = B_next[l * 8 + 3];
+                    B_tile_v.c.x = B_next[l * 8 + 4];
+                    B_tile_v.c.y = B_next[l * 8 + 5];
+                    B_tile_v.d.x = B_next[l * 8 + 6];
+                    B_tile_v.d.y = B_next[l * 8 + 7];
+                    mt_store_bf16x8(&B_tile[(l * 16 + mt_floordiv_i64(tx, 8)) * 72 + mt_floormod_i64(tx, 8) * 8], B_tile_v);
+                }
             }
         }
         __syncthreads();
         const long long tx = threadIdx.x;
         if (k0 + 1 < 16) {
             #pragma unroll
-            for (long long l = 0; l < 16; ++l) {
-                if (bm * 64 + (l * 4 + mt_floordiv_i64(tx, 32)) < m) {
-                    A_next[l] = a[(bm * 64 + (l * 4 + mt_floordiv_i64(tx, 32))) * 512 + ((k0 + 1) * 32 + mt_floormod_i64(tx, 32))];
+            for (long long l = 0; l < 2; ++l) {
+                if (bm * 64 + (l * 32 + mt_floordiv_i64(tx, 4)) < m) {
+                    {
+                        const mt_bf16x8 a_v = mt_load_bf16x8(&a[(bm * 64 + (l * 32 + mt_floordiv_i64(tx, 4))) * 512 + ((k0 + 1) * 32 + mt_floormod_i64(tx, 4) * 8)]);
+                        A_next[l * 8] = a_v.a.x;
+                        A_next[l * 8 + 1] = a_v.a.y;
+                        A_next[l * 8 + 2] = a_v.b.x;
+                        A_next[l * 8 + 3] = a_v.b.y;
+                        A_next[l * 8 + 4] = a_v.c.x;
+                        A_next[l * 8 + 5] = a_v.c.y;
+                        A_next[l * 8 + 6] = a_v.d.x;
+                        A_next[l * 8 + 7] = a_v.d.y;
+                    }
                 } else {
-                    A_next[l] = __float2bfloat16_rn(0.0f);
+                    {
+                        A_next[l * 8] = __float2bfloat16_rn(0.0f);
+                        A_next[l * 8 + 1] = __float2bfloat16_rn(0.0f);
+                        A_next[l * 8 + 2] = __float2bfloat16_rn(0.0f);
+                        A_next[l * 8 + 3] = __float2bfloat16_rn(0.0f);
+                        A_next[l * 8 + 4] = __float2bfloat16_rn(0.0f);
+                        A_next[l * 8 + 5] = __float2bfloat16_rn(0.0f);
+                        A_next[l * 8 + 6] = __float2bfloat16_rn(0.0f);
+                        A_next[l * 8 + 7] = __float2bfloat16_rn(0.0f);
+                    }
                 }
             }
             #pragma unroll
-            for (long long l = 0; l < 16; ++l) {
-                B_next[l] = b[((k0 + 1) * 32 + (l * 2 + mt_floordiv_i64(tx, 64))) * 512 + (bn * 64 + mt_floormod_i64(tx, 64))];
+            for (long long l = 0; l < 2; ++l) {
+                {
+                    const mt_bf16x8 b_v = mt_load_bf16x8(&b[((k0 + 1) * 32 + (l * 16 + mt_floordiv_i64(tx, 8))) * 512 + (bn * 64 + mt_floormod_i64(tx, 8) * 8)]);
+                    B_next[l * 8] = b_v.a.x;
+                    B_next[l * 8 + 1] = b_v.a.y;
+                    B_next[l * 8 + 2] = b_v.b.x;
+                    B_next[l * 8 + 3] = b_v.b.y;
+                    B_next[l * 8 + 4] = b_v.c.x;
+                    B_next[l * 8 + 5] = b_v.c.y;
+                    B_next[l * 8 + 6] = b_v.d.x;
+                    B_next[l * 8 + 7] = b_v.d.y;
+                }
             }
         }
         #pragma unroll
