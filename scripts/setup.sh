@@ -3,8 +3,9 @@
 # Idempotent: installs only what is missing; runs apt-get update only then.
 set -euo pipefail
 
-# libdnnl-dev: oneDNN, the reference of the conv2d benchmark (bench/conv_bench.c)
-PKGS=(build-essential cmake pkgconf llvm-19-dev libffi-dev libcmocka-dev libdlpack-dev libdnnl-dev)
+# libdnnl-dev: oneDNN, the reference of the conv2d benchmark (bench/conv_bench.c);
+# locales: localedef, for test_locale's comma locale (de_DE)
+PKGS=(build-essential cmake pkgconf llvm-19-dev libffi-dev libcmocka-dev libdlpack-dev libdnnl-dev locales)
 [ "${MT_SETUP_EXTRA:-}" ] && read -r -a EXTRA <<<"$MT_SETUP_EXTRA" && PKGS+=("${EXTRA[@]}")
 
 missing=()

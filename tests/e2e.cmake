@@ -64,3 +64,6 @@ endif()
 # sizes 1, 7, 1000 and 4097; again under target cuda, emulated.
 mt_test(test_bfloat16 SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_bfloat16.c LIBRARY)
 mt_test_gpu_emulated(test_bfloat16)
+# A host program's comma locale (LC_NUMERIC de_DE): literals, the TIR, the
+# CUDA C's constants and the tuning log the same as in the C locale.
+mt_test(test_locale SOURCES ${PROJECT_SOURCE_DIR}/tests/e2e/test_locale.c LIBRARY)

@@ -132,6 +132,7 @@
 #include "tir/arith.h"
 #include "support/nameset.h"
 #include "support/ptrmap.h"
+#include "support/cnum.h"
 #include "support/strbuf.h"
 
 /* Never handed out as a kernel's or a variable's name. */
@@ -380,8 +381,8 @@ static form float_imm(cu *c, mt_dtype t, double v) {
             return leaf(s, bits >> 63 ? C_UNARY : C_ATOM, false);
         }
         for (int digits = 15; digits <= 17; digits++) {
-            snprintf(txt, sizeof txt, "%.*g", digits, v);
-            if (strtod(txt, NULL) == v) break;
+            mt_c_snprintf(txt, sizeof txt, "%.*g", digits, v);
+            if (mt_c_strtod(txt, NULL) == v) break;
         }
         return leaf(num_text(c, txt, ""), signbit(v) ? C_UNARY : C_ATOM, false);
     }
@@ -393,7 +394,7 @@ static form float_imm(cu *c, mt_dtype t, double v) {
                                         (unsigned)(bits & 0x7fffffffu));
         return leaf(s, bits >> 31 ? C_UNARY : C_ATOM, false);
     }
-    snprintf(txt, sizeof txt, "%.9g", (double)f);
+    mt_c_snprintf(txt, sizeof txt, "%.9g", (double)f);
     return leaf(num_text(c, txt, "f"), signbit(f) ? C_UNARY : C_ATOM, false);
 }
 

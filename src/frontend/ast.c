@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/cnum.h"
 #include "support/strbuf.h"
 
 static const char *const kind_names[] = {
@@ -83,8 +84,8 @@ static void put_quoted(mt_sb *sb, const char *s) {
 static void put_float(mt_sb *sb, double v) {
     char buf[64];
     for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v) break;
+        mt_c_snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (mt_c_strtod(buf, NULL) == v) break;
     }
     for (char *p = buf; *p; p++)
         if (*p == ',') *p = '.';

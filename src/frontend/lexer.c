@@ -30,7 +30,7 @@
  *
  * Literals. Integers are decimal, 0x, 0o or 0b, with single underscores
  * between digits, and must fit in int64. Floats follow Python's grammar
- * (1.5 .5 1. 1e-5 1_0.5) and are converted with strtod_l in the C locale, so
+ * (1.5 .5 1. 1e-5 1_0.5) and are converted in the C locale (support/cnum.h), so
  * a host program that set a comma locale still reads "1.5" right. Strings use
  * ' or ", or triple quotes (which may span lines); the escapes are \n \t \r
  * \\ \' \" and backslash-newline; the decoded value goes in the arena. A NUL
@@ -40,16 +40,15 @@
  * NUL-terminated), every error goes through mt_fail, and all memory comes
  * from the arena, so arbitrary bytes either tokenize or fail cleanly.
  */
-#define _GNU_SOURCE /* strtod_l, newlocale */
 #include "frontend/lexer.h"
 
 #include <limits.h>
 #include <pthread.h>
-#include <locale.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/cnum.h"
 #include "support/strbuf.h"
 
 #define DEFAULT_MAX_SOURCE ((size_t)16 << 20)
@@ -210,21 +209,6 @@ static void indentation(lexer *L) {
 
 /* ---- numbers ---------------------------------------------------------------- */
 
-/* The C locale, created once: strtod must not follow the host's LC_NUMERIC. */
-static locale_t c_locale(void) {
-    static locale_t cached;
-    locale_t l = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
-    if (l) return l;
-    locale_t fresh = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-    if (!fresh) mt_fail_noloc(MT_ERR_NOMEM, "out of memory (C locale)");
-    locale_t expected = 0;
-    if (__atomic_compare_exchange_n(&cached, &expected, fresh, false, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_ACQUIRE))
-        return fresh;
-    freelocale(fresh);
-    return expected;
-}
-
 static int digit_value(int c) {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'z') return c - 'a' + 10;
@@ -330,7 +314,7 @@ static void lex_number(lexer *L) {
     for (size_t i = start; i < p; i++)
         if (L->src[i] != '_') *w++ = L->src[i];
     *w = 0;
-    t->fval = strtod_l(buf, NULL, c_locale());
+    t->fval = mt_c_strtod(buf, NULL);
 }
 
 /* ---- strings ------------------------------------------------------------------ */

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/cnum.h"
 #include "support/strbuf.h"
 
 enum { P_IFEXP = 1, P_OR, P_AND, P_NOT, P_CMP, P_BOR, P_BXOR, P_BAND, P_SHIFT, P_ADD, P_MUL,
@@ -79,8 +80,8 @@ static void float_text(unparser *u, double v) {
         return;
     }
     for (int digits = 1; digits <= 17; digits++) {
-        snprintf(buf, sizeof buf, "%.*g", digits, v);
-        if (strtod(buf, NULL) == v) break;
+        mt_c_snprintf(buf, sizeof buf, "%.*g", digits, v);
+        if (mt_c_strtod(buf, NULL) == v) break;
     }
     mt_sb_puts(&u->sb, buf);
     if (!strpbrk(buf, ".e")) mt_sb_puts(&u->sb, ".0");

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "graph/builder_internal.h"
+#include "support/cnum.h"
 #include "support/common.h"
 
 enum { MAX_PARAMS = 8, MAX_TENSORS = 16 };
@@ -152,7 +153,7 @@ static void set_default(builder *b, const param *p, mt_gattrs *at) {
     case K_FLOAT:
         if (strcmp(d, "None") != 0) {
             at->has_value = true;
-            at->value = strtod(d, NULL);
+            at->value = mt_c_strtod(d, NULL);
         }
         break;
     case K_STR:

@@ -23,6 +23,7 @@
 #include "frontend/ast.h"
 #include "graph/graph.h"
 #include "support/ptrmap.h"
+#include "support/cnum.h"
 #include "support/strbuf.h"
 
 typedef struct dotter {
@@ -40,7 +41,7 @@ static void line(dotter *d, const char *fmt, ...) {
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    mt_c_vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     mt_sb_indent(&d->sb, d->indent);
     mt_sb_puts(&d->sb, buf);

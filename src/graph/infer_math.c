@@ -35,6 +35,7 @@
 
 #include "graph/infer.h"
 #include "support/common.h"
+#include "support/cnum.h"
 #include "support/strbuf.h"
 
 static bool is_weak(const mt_gvar *v) { return v->is_const && v->weak; }
@@ -191,8 +192,8 @@ static const char *shortest(mt_arena *a, double v) {
     char buf[32];
     if (v == trunc(v) && fabs(v) < 1e16) return mt_arena_printf(a, "%.0f", v);
     for (int p = 1; p < 17; p++) {
-        snprintf(buf, sizeof buf, "%.*g", p, v);
-        if (strtod(buf, NULL) == v) return mt_arena_strdup(a, buf);
+        mt_c_snprintf(buf, sizeof buf, "%.*g", p, v);
+        if (mt_c_strtod(buf, NULL) == v) return mt_arena_strdup(a, buf);
     }
     return mt_arena_printf(a, "%.17g", v);
 }

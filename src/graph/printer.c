@@ -11,13 +11,14 @@
 
 #include "graph/graph.h"
 #include "support/common.h"
+#include "support/cnum.h"
 #include "support/strbuf.h"
 
 static void put_const(mt_sb *sb, const mt_gvar *v) {
     mt_dtype dt = v->type.dtype;
     if (mt_dtype_is_float(dt)) {
         char buf[64];
-        snprintf(buf, sizeof buf, "%.9g", v->fconst);
+        mt_c_snprintf(buf, sizeof buf, "%.9g", v->fconst);
         if (isfinite(v->fconst) && !strpbrk(buf, ".e")) strcat(buf, ".0");
         mt_sb_printf(sb, "R.const(%s, \"%s\")", buf, mt_dtype_str(dt));
     } else if (dt == MT_BOOL) {

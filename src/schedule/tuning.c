@@ -30,6 +30,7 @@
 
 #include "support/blake2s.h"
 #include "support/common.h"
+#include "support/cnum.h"
 #include "support/strbuf.h"
 #include "target/target.h"
 
@@ -48,7 +49,7 @@ static bool fail(rd *r, const char *fmt, const char *what) {
     r->failed = true;
     r->err->line = r->lineno;
     r->err->col = (int)(r->p - r->line) + 1;
-    snprintf(r->err->msg, sizeof r->err->msg, fmt, what);
+    mt_c_snprintf(r->err->msg, sizeof r->err->msg, fmt, what);
     return false;
 }
 
@@ -106,7 +107,7 @@ static bool number(rd *r, double *out) {
     buf[n] = 0;
     char *e;
     errno = 0;
-    *out = strtod(buf, &e);
+    *out = mt_c_strtod(buf, &e);
     if (n == 0 || *e || errno) return fail(r, "tuning log: %s expected", "a number");
     r->p += n;
     return true;
@@ -300,7 +301,7 @@ void mt_workload_key(mt_arena *a, const mt_tfunc *f, char out[MT_WORKLOAD_KEY_CH
     const char *text = mt_tfunc_print_canonical(a, f);
     uint8_t d[MT_BLAKE2S_BYTES];
     mt_blake2s_hash(text, strlen(text), d);
-    for (int i = 0; i < MT_WORKLOAD_KEY_CHARS / 2; i++) snprintf(out + 2 * i, 3, "%02x", d[i]);
+    for (int i = 0; i < MT_WORKLOAD_KEY_CHARS / 2; i++) mt_c_snprintf(out + 2 * i, 3, "%02x", d[i]);
 }
 
 mt_tfunc *mt_tuning_apply(mt_arena *a, mt_tfunc *f, const mt_tuning_log *log) {

@@ -16,6 +16,7 @@
  * waits (no longer after a later arena took it).
  */
 #include "support/arena.h"
+#include "support/cnum.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -183,11 +184,11 @@ char *mt_arena_strdup(mt_arena *a, const char *s) { return mt_arena_strndup(a, s
 char *mt_arena_vprintf(mt_arena *a, const char *fmt, va_list ap) {
     va_list ap2;
     va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
+    int n = mt_c_vsnprintf(NULL, 0, fmt, ap2);
     va_end(ap2);
     if (n < 0) n = 0;
     char *p = mt_arena_alloc(a, (size_t)n + 1);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    mt_c_vsnprintf(p, (size_t)n + 1, fmt, ap);
     return p;
 }
 

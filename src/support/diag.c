@@ -2,6 +2,7 @@
  * diag.c -- error frames and diagnostic rendering (see diag.h).
  */
 #include "support/diag.h"
+#include "support/cnum.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,7 +34,7 @@ static _Noreturn void fail_raise(mt_status st, mt_loc loc, const char *prefix, c
     f->loc = loc;
     int n = prefix ? snprintf(f->msg, sizeof f->msg, "%s", prefix) : 0;
     if (n < 0 || (size_t)n >= sizeof f->msg) n = 0;
-    vsnprintf(f->msg + n, sizeof f->msg - (size_t)n, fmt, ap);
+    mt_c_vsnprintf(f->msg + n, sizeof f->msg - (size_t)n, fmt, ap);
     top = f->prev;
     longjmp(f->jb, 1);
 }

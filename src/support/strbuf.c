@@ -1,4 +1,5 @@
 #include "support/strbuf.h"
+#include "support/cnum.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -33,11 +34,11 @@ void mt_sb_printf(mt_sb *sb, const char *fmt, ...) {
     va_list ap, ap2;
     va_start(ap, fmt);
     va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
+    int n = mt_c_vsnprintf(NULL, 0, fmt, ap2);
     va_end(ap2);
     if (n > 0) {
         reserve(sb, (size_t)n);
-        vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+        mt_c_vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
         sb->len += (size_t)n;
     }
     va_end(ap);

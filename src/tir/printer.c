@@ -70,6 +70,7 @@
 
 #include "support/common.h"
 #include "support/nameset.h"
+#include "support/cnum.h"
 #include "support/strbuf.h"
 #include "tir/tir.h"
 
@@ -220,13 +221,13 @@ static void put_float(printer *p, double v, mt_dtype dt) {
         return;
     }
     if (dt == MT_FLOAT32) {
-        snprintf(txt, sizeof txt, "%.9g", v);
+        mt_c_snprintf(txt, sizeof txt, "%.9g", v);
         put_float_text(p, txt);
         return;
     }
     for (int digits = 15; digits <= 17; digits++) {
-        snprintf(txt, sizeof txt, "%.*g", digits, v);
-        if (strtod(txt, NULL) == v) break;
+        mt_c_snprintf(txt, sizeof txt, "%.*g", digits, v);
+        if (mt_c_strtod(txt, NULL) == v) break;
     }
     mt_sb_printf(&p->sb, "T.%s(", mt_dtype_str(dt));
     put_float_text(p, txt);
