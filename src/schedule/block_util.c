@@ -69,6 +69,15 @@ mt_blk_stmts mt_blk_path_to(mt_arena *a, const mt_tstmt *root, const mt_tstmt *w
     return f.path;
 }
 
+const mt_tstmt *mt_blk_unbinding_loop(const mt_blk_stmts *path, int from, const mt_tstmt *b) {
+    for (int j = from; j < path->len; j++) {
+        const mt_tstmt *l = path->data[j];
+        if (l->kind == TS_FOR && !mt_blk_loop_binds(b, l, MT_ITER_SPATIAL) && !mt_blk_loop_binds(b, l, MT_ITER_REDUCE))
+            return l;
+    }
+    return NULL;
+}
+
 int mt_blk_index_in(const mt_blk_stmts *p, const mt_tstmt *s) {
     for (int i = 0; i < p->len; i++)
         if (p->data[i] == s) return i;

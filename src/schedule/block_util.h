@@ -33,6 +33,13 @@ bool mt_blk_buf_in(const mt_blk_bufs *v, const mt_tbuffer *b);
  * .. / N blocks are named ..) unless exactly one block has the name. */
 bool mt_blk_find_block(mt_sched *s, const char *prim, const char *name, mt_blk_stmts *path);
 
+/* The first loop of path[from ..] (the block b last) that binds none of b's
+ * variables, or NULL. Around a reduction such a loop repeats it: the init
+ * (run where the reduce loops start) starts it over at each iteration, so
+ * only the last counts -- what decompose_reduction, rfactor and reorder
+ * would change. */
+const mt_tstmt *mt_blk_unbinding_loop(const mt_blk_stmts *path, int from, const mt_tstmt *b);
+
 /* The statements from root down to want (empty when want is not under root). */
 mt_blk_stmts mt_blk_path_to(mt_arena *a, const mt_tstmt *root, const mt_tstmt *want);
 

@@ -27,6 +27,7 @@
  * is a rule's mistake, reported as a refusal). New loops are serial.
  */
 #include "schedule/primitives.h"
+#include "schedule/block_util.h"
 #include "schedule/trace.h"
 
 #include <stdarg.h>
@@ -284,10 +285,56 @@ bool mt_sched_fuse_do(mt_sched *s, mt_tvar *outer, mt_tvar *inner, mt_tvar **fus
     return true;
 }
 
+typedef struct blocks_under {
+    mt_arena *a;
+    MT_VEC(const mt_tstmt *) list;
+} blocks_under;
+
+static void block_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    blocks_under *b = v->ctx;
+    if (s->kind == TS_BLOCK) MT_VEC_PUSH(b->a, &b->list, s);
+    mt_tvisit_stmt_children(v, s);
+}
+
+/* What reorder of perfectly nested o and i (i innermost of the two) must
+ * keep: a vectorized loop innermost; each reduction under them bound by
+ * both (a loop binding none of its variables repeats it from its init:
+ * mt_blk_unbinding_loop); and no two blocks under them sharing a buffer
+ * one of them writes (the new order interleaves their instances
+ * differently, and no dependence analysis here shows that harmless). */
+static bool reorder_keeps(mt_sched *s, const mt_tstmt *o, const mt_tstmt *i) {
+    if (i->for_kind == MT_FOR_VECTORIZED)
+        return mt_sched_refuse(s, "reorder: loop '%s' is vectorized: it must stay innermost", i->var->name);
+    blocks_under bu = {s->arena, {0}};
+    mt_tvisitor v = {mt_tvisit_no_expr, block_stmt, &bu};
+    mt_tvisit_stmt(&v, i->body);
+    for (int k = 0; k < bu.list.len; k++) {
+        const mt_tstmt *b = bu.list.data[k];
+        bool red = b->init != NULL;
+        for (int q = 0; q < b->niters; q++) red = red || b->iters[q].kind == MT_ITER_REDUCE;
+        const mt_tstmt *pair[2] = {o, i};
+        for (int q = 0; red && q < 2; q++)
+            if (!mt_blk_loop_binds(b, pair[q], MT_ITER_SPATIAL) && !mt_blk_loop_binds(b, pair[q], MT_ITER_REDUCE))
+                return mt_sched_refuse(s, "reorder: loop '%s' binds no variable of block '%s': it repeats the "
+                                          "reduction, each time from its init", pair[q]->var->name, mt_blk_bname(b));
+    }
+    if (bu.list.len < 2) return true;
+    mt_blk_accesses acc = mt_blk_scan(s->arena, i->body, NULL, NULL);
+    for (int x = 0; x < acc.len; x++)
+        for (int y = 0; acc.data[x].write && y < acc.len; y++)
+            if (acc.data[y].buf == acc.data[x].buf && acc.data[y].block != acc.data[x].block)
+                return mt_sched_refuse(s, "reorder: blocks '%s' and '%s' under loops '%s' and '%s' share '%s', "
+                                          "which '%s' writes: the new order could change what they see",
+                                       mt_blk_bname(acc.data[x].block), mt_blk_bname(acc.data[y].block),
+                                       o->var->name, i->var->name, acc.data[x].buf->name,
+                                       mt_blk_bname(acc.data[x].block));
+    return true;
+}
+
 bool mt_sched_reorder_do(mt_sched *s, mt_tvar *outer, mt_tvar *inner) {
     mt_arena *a = s->arena;
     const mt_tstmt *o = mt_sched_get_loop(s, outer), *i = mt_sched_get_loop(s, inner);
-    if (!nested_pair(s, "reorder", o, i)) return false;
+    if (!nested_pair(s, "reorder", o, i) || !reorder_keeps(s, o, i)) return false;
     mt_tstmt *no = mt_ts_at(mt_ts_for(a, o->var, o->min, o->extent, o->for_kind, i->body), o->loc);
     no->thread_tag = o->thread_tag;
     mt_tstmt *ni = mt_ts_at(mt_ts_for(a, i->var, i->min, i->extent, i->for_kind, no), i->loc);
@@ -325,9 +372,30 @@ bool mt_sched_vectorize_do(mt_sched *s, mt_tvar *loop) {
     return true;
 }
 
+/* The iterations an unrolled loop may copy its body into, counting the
+ * unrolled loops inside it: code generation makes each a copy. */
+enum { MAX_UNROLLED = 4096 };
+
+typedef struct unrolled_in { int64_t n; } unrolled_in;
+
+static void unrolled_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    unrolled_in *u = v->ctx;
+    int64_t e;
+    if (s->kind == TS_FOR && s->for_kind == MT_FOR_UNROLLED && mt_te_is_const_int(s->extent, &e) && e > 1)
+        u->n = u->n > MAX_UNROLLED ? u->n : u->n * e;
+    mt_tvisit_stmt_children(v, s);
+}
+
 bool mt_sched_unroll_do(mt_sched *s, mt_tvar *loop) {
     const mt_tstmt *l = mt_sched_get_loop(s, loop);
     if (!need_serial(s, "unroll", l)) return false;
+    int64_t e;
+    unrolled_in u = {1};
+    mt_tvisitor v = {mt_tvisit_no_expr, unrolled_stmt, &u};
+    mt_tvisit_stmt(&v, l->body);
+    if (mt_te_is_const_int(l->extent, &e) && (e > MAX_UNROLLED || u.n * e > MAX_UNROLLED))
+        return mt_sched_refuse(s, "unroll: loop '%s' would copy its body %lld times (at most %d; split it "
+                                  "first)", loop->name, (long long)(e > MAX_UNROLLED ? e : u.n * e), MAX_UNROLLED);
     annotate(s, l, MT_FOR_UNROLLED);
     return true;
 }
@@ -341,6 +409,48 @@ static bool at_most(const mt_texpr *e, int64_t n) {
     return (mt_te_is_const_int(e->a, &c) && c <= n) || (mt_te_is_const_int(e->b, &c) && c <= n);
 }
 
+typedef struct bound_in {
+    const char *tag;   /* a loop bound to this tag, */
+    bool block;        /* or (block) to any blockIdx */
+    const mt_tstmt *hit;
+} bound_in;
+
+static void bound_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    bound_in *b = v->ctx;
+    if (b->hit) return;
+    if (s->kind == TS_FOR && s->for_kind == MT_FOR_THREAD && s->thread_tag &&
+        (!strcmp(s->thread_tag, b->tag) || (b->block && !strncmp(s->thread_tag, "blockIdx.", 9)))) {
+        b->hit = s;
+        return;
+    }
+    mt_tvisit_stmt_children(v, s);
+}
+
+/* A GPU kernel's loops (tir.h, "GPU kernels"): block indices outside
+ * thread indices, each tag once on a path from the body to a statement. */
+static bool bind_nesting(mt_sched *s, const mt_tstmt *l, const char *tag, bool thread) {
+    mt_blk_stmts path = mt_blk_path_to(s->arena, s->func->body, l);
+    for (int i = 0; i < path.len; i++) {
+        const mt_tstmt *p = path.data[i];
+        if (p == l || p->kind != TS_FOR || p->for_kind != MT_FOR_THREAD || !p->thread_tag) continue;
+        if (!strcmp(p->thread_tag, tag))
+            return mt_sched_refuse(s, "bind: loop '%s' is inside loop '%s', which is bound to %s already",
+                                   l->var->name, p->var->name, tag);
+        if (!thread && !strncmp(p->thread_tag, "threadIdx.", 10))
+            return mt_sched_refuse(s, "bind: loop '%s' is inside loop '%s', bound to %s: a block index "
+                                      "cannot be inside a thread index", l->var->name, p->var->name, p->thread_tag);
+    }
+    bound_in b = {tag, thread, NULL};
+    mt_tvisitor v = {mt_tvisit_no_expr, bound_stmt, &b};
+    mt_tvisit_stmt(&v, l->body);
+    if (b.hit)
+        return mt_sched_refuse(s, "bind: loop '%s' holds loop '%s', bound to %s: %s", l->var->name,
+                               b.hit->var->name, b.hit->thread_tag,
+                               !strcmp(b.hit->thread_tag, tag) ? "a tag binds one loop of a path"
+                                                               : "a block index cannot be inside a thread index");
+    return true;
+}
+
 bool mt_sched_bind_do(mt_sched *s, mt_tvar *loop, const char *tag, int64_t threads) {
     mt_arena *a = s->arena;
     const mt_tstmt *l = mt_sched_get_loop(s, loop);
@@ -351,6 +461,7 @@ bool mt_sched_bind_do(mt_sched *s, mt_tvar *loop, const char *tag, int64_t threa
     bool thread = strncmp(tag, "threadIdx.", 10) == 0;
     if (!thread && strncmp(tag, "blockIdx.", 9) != 0)
         return mt_sched_refuse(s, "bind: unknown thread tag '%s'", tag);
+    if (!bind_nesting(s, l, tag, thread)) return false;
     int64_t ext;
     mt_tstmt *n;
     if (!thread || (mt_te_is_const_int(l->extent, &ext) && ext == threads)) {

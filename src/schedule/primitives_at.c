@@ -383,6 +383,27 @@ static bool one_store(const mt_tstmt *c) {
 
 /* ---- compute_at ------------------------------------------------------------------ */
 
+/* The block moved has no T.where: its predicate is written with the loops
+ * it leaves, which the move replaces (it would test the new ones). */
+static bool unpredicated(at *ca, const mt_tstmt *b) {
+    if (!b->predicate) return true;
+    return mt_sched_refuse(ca->s, "%s: block '%s' has a T.where predicate, which moving it would "
+                                  "not keep", ca->P, mt_blk_bname(b));
+}
+
+/* The other block's bindings do not go through a let inside L: the
+ * region is derived from the loops between L and the block alone. */
+static bool no_inner_let(at *ca) {
+    for (int j = ca->il + 1; j < ca->opath.len; j++) {
+        const mt_tstmt *p = ca->opath.data[j];
+        for (int i = 0; p->kind == TS_LET && i < ca->o->niters; i++)
+            if (mt_texpr_uses_var(ca->o->iter_values[i], p->var))
+                return mt_sched_refuse(ca->s, "%s: block '%s' is bound through '%s', a let inside loop "
+                                              "'%s'", ca->P, mt_blk_bname(ca->o), p->var->name, ca->loop->name);
+    }
+    return true;
+}
+
 /* The producer: a block writing one buffer the function allocates, with
  * one store (and an init storing at the same index), not under L yet. */
 static bool ca_producer(at *ca) {
@@ -392,6 +413,7 @@ static bool ca_producer(at *ca) {
     if (!one_store(b))
         return mt_sched_refuse(s, "%s: block '%s' does not write one buffer with one store", ca->P,
                                ca->name);
+    if (!unpredicated(ca, b)) return false;
     ca->X = b->body->buf;
     ca->bidx = b->body->idx;
     if (!mt_blk_is_alloc(ca->f, ca->X))
@@ -445,7 +467,7 @@ bool mt_sched_compute_at_do(mt_sched *s, const char *name, mt_tvar *loop) {
     at ca = {.s = s, .a = s->arena, .f = s->func, .P = "compute_at", .name = name, .loop = loop};
     ca.L = mt_sched_get_loop(s, loop);
     if (!ca_producer(&ca) || !ca_consumer(&ca) || !at_place(&ca) || !at_movable(&ca) ||
-        !ca_region(&ca) || !at_dims(&ca))
+        !no_inner_let(&ca) || !ca_region(&ca) || !at_dims(&ca))
         return false;
     at_build(&ca);
     return true;
@@ -464,6 +486,7 @@ static bool rca_consumer(at *ca) {
     if (!one_store(b))
         return mt_sched_refuse(s, "%s: block '%s' does not write one buffer with one store", ca->P,
                                ca->name);
+    if (!unpredicated(ca, b)) return false;
     if (mt_blk_index_in(&ca->path, ca->L) >= 0)
         return mt_sched_refuse(s, "%s: block '%s' is already under loop '%s'", ca->P, ca->name,
                                ca->loop->name);
@@ -529,7 +552,7 @@ bool mt_sched_reverse_compute_at_do(mt_sched *s, const char *name, mt_tvar *loop
              .name = name, .loop = loop};
     ca.L = mt_sched_get_loop(s, loop);
     if (!rca_consumer(&ca) || !rca_producer(&ca) || !at_place(&ca) || !at_movable(&ca) ||
-        !rca_region(&ca) || !at_dims(&ca))
+        !no_inner_let(&ca) || !rca_region(&ca) || !at_dims(&ca))
         return false;
     at_build(&ca);
     return true;

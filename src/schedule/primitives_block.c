@@ -175,6 +175,44 @@ static bool rci_index(rci *r, const mt_blk_exprs *loads) {
 
 /* The consumer: a single store of a spatial block, reading one buffer the
  * function allocates at one index, a bijection. */
+/* The loop of the path whose variable is v, or NULL. */
+static const mt_tstmt *path_loop(const mt_blk_stmts *path, const mt_tvar *v) {
+    for (int j = 0; j < path->len; j++)
+        if (path->data[j]->kind == TS_FOR && path->data[j]->var == v) return path->data[j];
+    return NULL;
+}
+
+/* c's instances cover its whole domain, the region of Y the producer's
+ * values go to: no `if` around it, and the loops its bindings use, each
+ * from 0, run as many iterations as the domain has points (constants), or
+ * each binding is one such loop over exactly its variable's extent. */
+static bool rci_covers(rci *r) {
+    const mt_tstmt *c = r->c;
+    int64_t points = 1, iters = 1, e;
+    bool trivial = true;
+    for (int j = 0; j + 1 < r->path.len; j++) {
+        const mt_tstmt *p = r->path.data[j];
+        if (p->kind == TS_IF)
+            return mt_sched_refuse(r->s, "%s: block '%s' is under an if: it may not store all of '%s'",
+                                   RCI_P, r->name, r->Y->name);
+        bool used = false;
+        for (int k = 0; p->kind == TS_FOR && k < c->niters; k++) used = used || mt_texpr_uses_var(c->iter_values[k], p->var);
+        if (!used) continue;
+        if (!mt_te_is_const_int(p->min, &e) || e != 0)
+            return mt_sched_refuse(r->s, "%s: loop '%s' of block '%s' does not start at 0", RCI_P, p->var->name, r->name);
+        iters = iters >= 0 && mt_te_is_const_int(p->extent, &e) ? iters * e : -1;
+    }
+    for (int k = 0; k < c->niters; k++) {
+        const mt_texpr *v = c->iter_values[k];
+        const mt_tstmt *l = v->kind == TE_VAR ? path_loop(&r->path, v->var) : NULL;
+        trivial = trivial && l && mt_texpr_equal(l->extent, c->iters[k].extent);
+        for (int q = 0; trivial && q < k; q++) trivial = !mt_texpr_equal(c->iter_values[q], v); /* one loop each */
+        points = points >= 0 && mt_te_is_const_int(c->iters[k].extent, &e) ? points * e : -1;
+    }
+    if (trivial || (points >= 0 && iters == points)) return true;
+    return mt_sched_refuse(r->s, "%s: the loops of block '%s' do not run over all of its domain", RCI_P, r->name);
+}
+
 static bool rci_consumer(rci *r) {
     mt_sched *s = r->s;
     const char *name = r->name;
@@ -190,6 +228,7 @@ static bool rci_consumer(rci *r) {
     if (c->body->kind != TS_STORE)
         return mt_sched_refuse(s, "%s: the body of block '%s' is not a single store", RCI_P, name);
     r->Y = c->body->buf;
+    if (!rci_covers(r)) return false;
     mt_blk_exprs loads = mt_blk_loads_in(r->a, NULL, c->body->value, NULL);
     return rci_reads(r, &loads) && rci_index(r, &loads);
 }

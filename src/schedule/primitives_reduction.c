@@ -136,6 +136,22 @@ bool mt_sched_cache_write_do(mt_sched *s, const char *name, mt_scope scope, cons
 
 /* ---- decompose_reduction ---------------------------------------------------------- */
 
+/* The init moves before loop L: nothing else under L may write what it
+ * reads (it would read the values from before L instead). */
+static bool init_inputs_ready(mt_sched *s, const char *P, const mt_tstmt *b, const mt_tstmt *L) {
+    mt_blk_exprs in = mt_blk_loads_in(s->arena, b->init, NULL, NULL);
+    mt_blk_accesses acc = mt_blk_scan(s->arena, L, NULL, NULL);
+    for (int i = 0; i < acc.len; i++) {
+        const mt_blk_access *x = &acc.data[i];
+        for (int k = 0; x->write && x->block != b && k < in.len; k++)
+            if (in.data[k]->buf == x->buf)
+                return mt_sched_refuse(s, "%s: the init of block '%s' reads '%s', which block '%s' writes "
+                                          "under loop '%s'", P, mt_blk_bname(b), x->buf->name,
+                                       mt_blk_bname(x->block), L->var->name);
+    }
+    return true;
+}
+
 bool mt_sched_decompose_reduction_do(mt_sched *s, const char *name, mt_tvar *loop) {
     static const char P[] = "decompose_reduction";
     mt_arena *a = s->arena;
@@ -162,6 +178,11 @@ bool mt_sched_decompose_reduction_do(mt_sched *s, const char *name, mt_tvar *loo
         if (path.data[j]->kind == TS_FOR && mt_blk_loop_binds(b, path.data[j], MT_ITER_REDUCE))
             return mt_sched_refuse(s, "%s: loop '%s' above loop '%s' binds a reduce variable of "
                                       "block '%s'", P, path.data[j]->var->name, loop->name, name);
+    const mt_tstmt *rep = mt_blk_unbinding_loop(&path, il, b);
+    if (rep)
+        return mt_sched_refuse(s, "%s: loop '%s' binds no variable of block '%s': it repeats the "
+                                  "reduction, each time from its init", P, rep->var->name, name);
+    if (!init_inputs_ready(s, P, b, L)) return false;
     mt_blk_stmts copied = {0}, others = {0};
     for (int j = il; j < path.len - 1; j++) {
         const mt_tstmt *l = path.data[j];

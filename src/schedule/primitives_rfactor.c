@@ -164,6 +164,10 @@ bool mt_sched_rfactor_do(mt_sched *s, const char *name, mt_tvar *const *loops, i
     if (!in) return mt_sched_refuse(s, "%s: block '%s' has no init", P, name);
     if (b->predicate) return mt_sched_refuse(s, "%s: block '%s' has a T.where predicate", P, name);
     if (b->nallocs) return mt_sched_refuse(s, "%s: block '%s' allocates buffers", P, name);
+    const mt_tstmt *rep = mt_blk_unbinding_loop(&path, 0, b);
+    if (rep)
+        return mt_sched_refuse(s, "%s: loop '%s' binds no variable of block '%s': it repeats the "
+                                  "reduction, each time from its init", P, rep->var->name, name);
     if (st->kind != TS_STORE || in->kind != TS_STORE || in->buf != st->buf ||
         !mt_blk_same_index(in->idx, st->idx, st->nidx))
         return mt_sched_refuse(s, "%s: block '%s' does not update one element of one buffer with "

@@ -908,6 +908,49 @@ static void test_gpu_bind(void **state) {
                  MT_ERR_INVALID_ARG, "its schedule must bind loops to blockIdx and threadIdx");
 }
 
+/* A loop function scheduled with bind(i, t0), bind(j, t1) for target cuda
+ * (the CUDA C only: no GPU needed). */
+static mt_kernel *bound_for_cuda(const char *t0, const char *t1, mt_diag *d) {
+    char src[1024];
+    snprintf(src, sizeof src,
+             "@T.prim_func\n"
+             "def f(A: T.Buffer((8, 16), \"float32\"), C: T.Buffer((8, 16), \"float32\")):\n"
+             "    for i, j in T.grid(8, 16):\n"
+             "        with T.block(\"c\"):\n"
+             "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+             "            C[vi, vj] = A[vi, vj] * T.float32(3)\n"
+             "@T.schedule(f)\n"
+             "def s(sch):\n"
+             "    i, j = sch.get_loops(sch.get_block(\"c\"))\n"
+             "%s%s",
+             t0 ? (t0[0] == 'b' ? "    sch.bind(i, \"blockIdx.x\")\n" : "    sch.bind(i, \"threadIdx.x\")\n") : "",
+             t1 ? (t1[0] == 'b' ? "    sch.bind(j, \"blockIdx.x\")\n" : "    sch.bind(j, \"threadIdx.x\")\n") : "");
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.target = MT_TARGET_CUDA;
+    return mt_jit_compile(test_ctx, src, &o, d);
+}
+
+/* bind's nesting rules: a block index inside a thread index, or one tag
+ * twice on a path, is refused at the bind; thread indices with no block
+ * index around them are one block (they were an internal error). */
+static void test_gpu_bind_nesting(void **state) {
+    (void)state;
+    mt_diag d;
+    mt_kernel *k = bound_for_cuda(NULL, "t", &d);
+    if (!k) fail_msg("%s", d.text);
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_CUDA), "grid=(1, 1, 1) block=(16, 1, 1)"));
+    mt_kernel_release(k);
+    assert_null(bound_for_cuda("t", "b", &d));
+    assert_int_equal(d.status, MT_ERR_INVALID_ARG);
+    assert_non_null(strstr(d.text, "a block index cannot be inside a thread index"));
+    assert_null(bound_for_cuda("t", "t", &d));
+    assert_non_null(strstr(d.text, "which is bound to threadIdx.x already"));
+    k = bound_for_cuda("b", "t", &d);
+    if (!k) fail_msg("%s", d.text);
+    mt_kernel_release(k);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matmul_schedule),     cmocka_unit_test(test_default_rule_named),
@@ -920,6 +963,7 @@ int main(void) {
         cmocka_unit_test(test_c_api),               cmocka_unit_test(test_c_api_blocks),
         cmocka_unit_test(test_precedence_over_log), cmocka_unit_test(test_names_by_def),
         cmocka_unit_test(test_default_rule_traces),               cmocka_unit_test(test_gpu_bind),
+        cmocka_unit_test(test_gpu_bind_nesting),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }

@@ -236,7 +236,8 @@ static mt_tstmt *split_stmt(mt_tmutator *m, mt_tstmt *s) {
         int64_t n;
         bool tiny = mt_te_is_const_int(s->extent, &n) && n <= 1;
         if (s->for_kind == MT_FOR_PARALLEL && !tiny) return outline(sp, s);
-        if (bound_to(s, "blockIdx.")) return outline_kernel(sp, s);
+        if (bound_to(s, "blockIdx.") || bound_to(s, "threadIdx.")) /* a thread loop outside any */
+            return outline_kernel(sp, s);                              /* block loop: one block */
         mt_tstmt *r = split_scoped(m, s, s->var);
         if (s->for_kind != MT_FOR_PARALLEL) return r;
         if (r == s) r = mt_ts_copy(m->arena, s);
