@@ -908,6 +908,35 @@ static void test_gpu_bind(void **state) {
                  MT_ERR_INVALID_ARG, "its schedule must bind loops to blockIdx and threadIdx");
 }
 
+/* T.init runs before the first reduce iteration, whichever way the reduce
+ * variable is bound to its loop (`7 - k` once ran it at k == 7, the last). */
+static void test_reversed_reduce_init(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    mt_kernel *k = compile_ok("@T.prim_func\n"
+                              "def f(A: T.Buffer((8, 8), \"float32\"), C: T.Buffer((8,), \"float32\")):\n"
+                              "    for i, k in T.grid(8, 8):\n"
+                              "        with T.block(\"C\"):\n"
+                              "            vi = T.axis.spatial(8, i)\n"
+                              "            vk = T.axis.reduce(8, 7 - k)\n"
+                              "            with T.init():\n"
+                              "                C[vi] = T.float32(0)\n"
+                              "            C[vi] = C[vi] + A[vi, vk]\n");
+    int64_t shape[2] = {8, 8};
+    mt_tensor *a = mt_tensor_create(MT_FLOAT32, 2, shape), *out = NULL;
+    float *x = mt_tensor_data(a);
+    for (int i = 0; i < 64; i++) x[i] = (float)(i % 7) - 2.0f;
+    assert_int_equal(mt_kernel_run(k, &a, 1, &out, 1, NULL), MT_OK);
+    for (int i = 0; i < 8; i++) {
+        float want = 0;
+        for (int j = 0; j < 8; j++) want += x[i * 8 + j];
+        assert_true(((float *)mt_tensor_data(out))[i] == want);
+    }
+    mt_tensor_release(out);
+    mt_tensor_release(a);
+    mt_kernel_release(k);
+}
+
 /* A loop function scheduled with bind(i, t0), bind(j, t1) for target cuda
  * (the CUDA C only: no GPU needed). */
 static mt_kernel *bound_for_cuda(const char *t0, const char *t1, mt_diag *d) {
@@ -964,6 +993,7 @@ int main(void) {
         cmocka_unit_test(test_precedence_over_log), cmocka_unit_test(test_names_by_def),
         cmocka_unit_test(test_default_rule_traces),               cmocka_unit_test(test_gpu_bind),
         cmocka_unit_test(test_gpu_bind_nesting),
+        cmocka_unit_test(test_reversed_reduce_init),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }

@@ -16,10 +16,12 @@
  *    introduced: keeping the index arithmetic visible in every index is what
  *    simplify, vectorize and the affine analyses of later passes want, and a
  *    repeated subexpression is CSE's job.
- *  - The init runs when every reduce iteration variable is at its first
- *    iteration, i.e. when each reduce binding equals 0 (the domain is
- *    [0, extent)): `if r0 == 0 and r1 == 0: init`, placed before the body in
- *    the same loop iteration. With no reduce variable the init runs
+ *  - The init runs before the first reduce iteration: when every loop that
+ *    a reduce binding uses is at its first iteration. A binding that grows
+ *    with its loops from 0 (`k`, `k0 * 8 + k1`, loops from 0) is at 0 just
+ *    then: `if r0 == 0 and r1 == 0: init`; any other (`7 - k`, a loop from
+ *    4) tests its loops: `if k == 0: init`. Placed before the body in the
+ *    same loop iteration. With no reduce variable the init runs
  *    unconditionally before the body.
  *  - A T.where predicate becomes `if pred:` around the init and the body.
  *  - Block alloc_buffers become TS_ALLOC around the lowered block (the first
@@ -33,6 +35,42 @@
  * indexing stays until flatten_buffers.
  */
 #include "passes/tir/tir_passes.h"
+
+typedef struct lower {
+    mt_arena *a;
+    MT_VEC(const mt_tstmt *) loops; /* around the statement being lowered, outermost first */
+} lower;
+
+/* Does e grow with the loops it uses, from 0 when they are at their first
+ * iteration (loops from 0, sums, positive constant multiples)? */
+static bool from_zero(const lower *lw, const mt_texpr *e) {
+    int64_t c;
+    switch (e->kind) {
+    case TE_VAR:
+        for (int i = 0; i < lw->loops.len; i++)
+            if (lw->loops.data[i]->var == e->var) return mt_te_is_const_int(lw->loops.data[i]->min, &c) && c == 0;
+        return false;
+    case TE_ADD: return from_zero(lw, e->a) && from_zero(lw, e->b);
+    case TE_MUL:
+        return (mt_te_is_const_int(e->b, &c) && c > 0 && from_zero(lw, e->a)) ||
+               (mt_te_is_const_int(e->a, &c) && c > 0 && from_zero(lw, e->b));
+    default: return false;
+    }
+}
+
+/* binding v at its first value: v == 0, or each loop it uses at its min. */
+static mt_texpr *at_first(const lower *lw, mt_texpr *v) {
+    mt_arena *a = lw->a;
+    if (from_zero(lw, v)) return mt_te_bin(a, TE_EQ, v, mt_te_int(a, v->dtype, 0));
+    mt_texpr *c = NULL;
+    for (int i = 0; i < lw->loops.len; i++) {
+        const mt_tstmt *l = lw->loops.data[i];
+        if (!mt_texpr_uses_var(v, l->var)) continue;
+        mt_texpr *eq = mt_te_bin(a, TE_EQ, mt_te_var(a, l->var), l->min);
+        c = c ? mt_te_bin(a, TE_AND, c, eq) : eq;
+    }
+    return c;
+}
 
 static mt_tstmt *lower_block(mt_tmutator *m, mt_tstmt *s) {
     mt_arena *a = m->arena;
@@ -48,9 +86,8 @@ static mt_tstmt *lower_block(mt_tmutator *m, mt_tstmt *s) {
         mt_texpr *first = NULL;
         for (int i = 0; i < s->niters; i++) {
             if (s->iters[i].kind != MT_ITER_REDUCE) continue;
-            mt_texpr *v = s->iter_values[i];
-            mt_texpr *eq = mt_te_bin(a, TE_EQ, v, mt_te_int(a, v->dtype, 0));
-            first = first ? mt_te_bin(a, TE_AND, first, eq) : eq;
+            mt_texpr *eq = at_first(m->ctx, s->iter_values[i]);
+            if (eq) first = first ? mt_te_bin(a, TE_AND, first, eq) : eq;
         }
         mt_tstmt *pair[2] = {first ? mt_ts_at(mt_ts_if(a, first, init, NULL), s->loc) : init, body};
         body = mt_ts_at(mt_ts_seq(a, pair, 2), s->loc);
@@ -65,11 +102,16 @@ static mt_texpr *keep_expr(mt_tmutator *m, mt_texpr *e) { return e; }
 
 static mt_tstmt *lower_stmt(mt_tmutator *m, mt_tstmt *s) {
     if (s->kind == TS_BLOCK) return lower_block(m, s);
-    return mt_tmutate_stmt_children(m, s);
+    lower *lw = m->ctx;
+    if (s->kind == TS_FOR) MT_VEC_PUSH(lw->a, &lw->loops, s);
+    mt_tstmt *r = mt_tmutate_stmt_children(m, s);
+    if (s->kind == TS_FOR) lw->loops.len--;
+    return r;
 }
 
 mt_tfunc *mt_tir_lower_blocks(mt_arena *a, mt_tfunc *f) {
-    mt_tmutator m = {a, keep_expr, lower_stmt, NULL};
+    lower lw = {a, {0}};
+    mt_tmutator m = {a, keep_expr, lower_stmt, &lw};
     mt_tstmt *body = f->body ? mt_tmutate_stmt(&m, f->body) : NULL;
     if (body == f->body && f->nallocs == 0) return f;
     if (!body) body = mt_ts_at(mt_ts_seq(a, NULL, 0), f->loc);
