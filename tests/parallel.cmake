@@ -17,6 +17,7 @@ mt_test(test_schedule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_schedule
         ${PROJECT_SOURCE_DIR}/src/schedule/primitives_trace.c
         ${PROJECT_SOURCE_DIR}/src/schedule/primitives_fma.c
         ${PROJECT_SOURCE_DIR}/src/schedule/primitives_layout.c
+        ${PROJECT_SOURCE_DIR}/src/schedule/primitives_race.c
         ${PROJECT_SOURCE_DIR}/src/schedule/block_util.c
         ${MT_TIR_PASS_SOURCES}
         LAYERS mt_support mt_tir mt_codegen)

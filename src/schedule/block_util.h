@@ -40,6 +40,10 @@ bool mt_blk_find_block(mt_sched *s, const char *prim, const char *name, mt_blk_s
  * would change. */
 const mt_tstmt *mt_blk_unbinding_loop(const mt_blk_stmts *path, int from, const mt_tstmt *b);
 
+/* Do L's iterations touch disjoint elements of everything written under it
+ * (primitives_race.c)? Refuses (prim: ...) when that is not shown. */
+bool mt_sched_iterations_disjoint(mt_sched *s, const char *prim, const mt_tstmt *L);
+
 /* The statements from root down to want (empty when want is not under root). */
 mt_blk_stmts mt_blk_path_to(mt_arena *a, const mt_tstmt *root, const mt_tstmt *want);
 

@@ -41,6 +41,7 @@ void mt_sched_init(mt_sched *s, mt_arena *a, mt_tfunc *f) {
     s->func = f;
     s->error = NULL;
     s->made = s->renamed = NULL;
+    s->user = false;
 }
 
 bool mt_sched_refuse(mt_sched *s, const char *fmt, ...) {
@@ -355,7 +356,9 @@ bool mt_sched_independent(mt_sched *s, mt_tvar *loop) {
 
 bool mt_sched_parallel_do(mt_sched *s, mt_tvar *loop) {
     const mt_tstmt *l = mt_sched_get_loop(s, loop);
-    if (!need_serial(s, "parallel", l) || !independent(s, "parallel", l)) return false;
+    if (!need_serial(s, "parallel", l) || !independent(s, "parallel", l) ||
+        (s->user && !mt_sched_iterations_disjoint(s, "parallel", l)))
+        return false;
     annotate(s, l, MT_FOR_PARALLEL);
     return true;
 }

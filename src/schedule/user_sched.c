@@ -22,6 +22,7 @@
 void mt_usched_init(mt_usched *u, mt_arena *a, mt_tfunc *f) {
     memset(u, 0, sizeof *u);
     mt_sched_init(&u->s, a, f);
+    u->s.user = true;
     mt_sb_init(&u->trace, a);
 }
 

@@ -1,0 +1,329 @@
+/*
+ * primitives_race.c -- whether the iterations of a loop touch disjoint
+ * elements of what is written under it: the data side of parallel (its
+ * iterations run at once, in no order) in a user's schedule. bind has the
+ * same need but does not check yet: the GPU fallback's split reductions
+ * (rfactor's partial buffers) are not read by this, and a default
+ * schedule printed by --emit schedule must replay.
+ *
+ * independent() (primitives.c) checks each block alone: a spatial variable
+ * driven by the loop, no reduce variable driven by it. That says nothing
+ * about two blocks under the loop (one writes X[i + 1, j], the other reads
+ * X[i, j + 1]: iteration i reads what iteration i - 1 wrote), nor about a
+ * block whose index mixes the loop with inner loops (compute_at's
+ * producer writing X[i + j] for j < 16: neighbouring iterations overlap).
+ *
+ * The rule here, for loop L: every buffer written under L (and not
+ * allocated inside it) has a dimension d that separates L's iterations:
+ * each access to the buffer under L (stores and loads, block variables
+ * replaced by their bindings) indexes d as c * L + g + o, with
+ *   - the same constant c != 0 in every access,
+ *   - g a sum of terms in loops inside L, whose ranges are known,
+ *   - o the same expression in every access, of variables bound outside L
+ *     (fixed while L runs),
+ * and the values of g over all the accesses spanning less than |c|. Then
+ * an element with a given index d is touched by one iteration of L only:
+ * c * L1 + g1 + o == c * L2 + g2 + o forces |c| * |L1 - L2| == |g2 - g1| < |c|.
+ * A buffer that is scratch of each iteration -- the function allocates
+ * it, only L's body touches it, each iteration's first access a store
+ * filling a box that every later access (a load) stays in -- is one per
+ * iteration once compact_buffers has run (cache_read then compute_at):
+ * it needs no separating dimension.
+ *
+ * The row-major flattened index may take d's place (a fused loop's
+ * variable split into f // n and f % n: the pair is f again), and so may
+ * two dimensions indexed f // n and f % n (n symbolic too). Divisions
+ * and remainders by a constant that divides c are read too. Sufficient,
+ * not necessary: an index this cannot read (a product of two loops, a
+ * let) is refused, saying which buffer.
+ */
+#include "schedule/block_util.h"
+#include "schedule/primitives.h"
+#include "schedule/trace.h"
+
+#include <string.h>
+
+#include "tir/arith.h"
+
+enum { MAX_TERMS = 32 };
+
+/* One access's dimension d in the form above (ok false: not in it; c may
+ * be 0 there, a dimension that does not separate). */
+typedef struct dim_form {
+    bool ok;
+    int64_t c;
+    mt_range g;
+    mt_texpr *o; /* NULL: 0 */
+} dim_form;
+
+typedef struct access {
+    const mt_tbuffer *buf;
+    const mt_tstmt *block;
+    bool write;
+    dim_form *dims; /* one per dimension, the row-major flattened index, then per d
+                     * (x // m, x % m) in dimensions d, d + 1: x (a fused loop's split) */
+} access;
+
+typedef struct race {
+    mt_arena *a;
+    const mt_tstmt *L;
+    mt_bounds in;                        /* the loops inside L around the statement */
+    MT_VEC(const mt_tbuffer *) local;    /* allocated inside L */
+    MT_VEC(access) acc;
+    const mt_tstmt *block;               /* the innermost block around it */
+    MT_VEC(mt_tvar *) bv;                /* block variables in scope ... */
+    MT_VEC(mt_texpr *) bval;             /* ... and their bindings */
+} race;
+
+static bool inner_var(const race *r, const mt_texpr *e) {
+    for (int i = 0; i < r->in.n; i++)
+        if (r->in.vars[i].var != r->L->var && mt_texpr_uses_var(e, r->in.vars[i].var)) return true;
+    return false;
+}
+
+static dim_form form_of(race *r, mt_texpr *e);
+
+static int64_t floor_div(int64_t a, int64_t m) { return a >= 0 ? a / m : -((-a + m - 1) / m); }
+
+/* x // m or x % m (m > 0 a constant) with x = c * L + g, m dividing c:
+ * (c / m) * L + g // m, and g % m (free of L). ok false otherwise. */
+static dim_form divmod_form(race *r, const mt_texpr *x) {
+    dim_form bad = {false, 0, {0, 0}, NULL};
+    int64_t m;
+    if ((x->kind != TE_FLOORDIV && x->kind != TE_FLOORMOD) || !mt_te_is_const_int(x->b, &m) || m <= 0) return bad;
+    dim_form f = form_of(r, x->a);
+    if (!f.ok || f.o || f.c % m != 0) return bad;
+    if (x->kind == TE_FLOORDIV) return (dim_form){true, f.c / m, {floor_div(f.g.lo, m), floor_div(f.g.hi, m)}, NULL};
+    bool one_period = f.g.lo >= 0 && f.g.hi < m;
+    return (dim_form){true, 0, one_period ? f.g : (mt_range){0, m - 1}, NULL};
+}
+
+/* k * m * (x // m) + k * (x % m) is k * x: the pair a fused loop's
+ * variable splits into, and a row-major flattening puts back. */
+/* Is y % m the same as x % m: y is x, or x % M with m dividing M? */
+static bool same_mod(const mt_texpr *y, const mt_texpr *x, int64_t m) {
+    int64_t M;
+    if (mt_texpr_equal(y, x)) return true;
+    return x->kind == TE_FLOORMOD && mt_te_is_const_int(x->b, &M) && M % m == 0 && mt_texpr_equal(x->a, y);
+}
+
+static int merge_divmod(mt_arith_term *t, int n) {
+    int64_t m;
+    for (bool merged = true; merged;) {
+        merged = false;
+        for (int i = 0; i < n && !merged; i++) {
+            if (t[i].e->kind != TE_FLOORDIV || !mt_te_is_const_int(t[i].e->b, &m) || m <= 0) continue;
+            for (int j = 0; j < n; j++) {
+                const mt_texpr *y = t[j].e;
+                int64_t m2;
+                if (j == i || y->kind != TE_FLOORMOD || !mt_te_is_const_int(y->b, &m2) || m2 != m ||
+                    !same_mod(y->a, t[i].e->a, m) || t[i].coef % m != 0 || t[i].coef / m != t[j].coef)
+                    continue;
+                t[i] = (mt_arith_term){t[i].e->a, t[j].coef}; /* (x // m) * m + x % m == x */
+                t[j] = t[--n];
+                merged = true;
+                break;
+            }
+        }
+    }
+    return n;
+}
+
+/* e (in loop variables) as c * L + g + o. */
+static dim_form form_of(race *r, mt_texpr *e) {
+    dim_form f = {true, 0, {0, 0}, NULL};
+    mt_arith_term t[MAX_TERMS];
+    int n = mt_arith_terms(e, NULL, NULL, t, MAX_TERMS);
+    if (n < 0) return (dim_form){false, 0, {0, 0}, NULL};
+    n = merge_divmod(t, n);
+    for (int i = 0; i < n && f.ok; i++) {
+        mt_texpr *x = t[i].e;
+        dim_form dm;
+        if (x->kind == TE_VAR && x->var == r->L->var) {
+            f.c += t[i].coef;
+        } else if (mt_texpr_uses_var(x, r->L->var) && ((dm = divmod_form(r, x)).ok ||
+                                                     (x->kind == TE_ADD && (dm = form_of(r, x)).ok))) {
+            if (dm.o) {
+                mt_texpr *o = t[i].coef == 1 ? dm.o : mt_arith_mul(r->a, dm.o, mt_te_int(r->a, dm.o->dtype, t[i].coef));
+                f.o = f.o ? mt_arith_add(r->a, f.o, o) : o;
+            }
+            int64_t c, lo, hi;
+            f.ok = !__builtin_mul_overflow(t[i].coef, dm.c, &c) && !__builtin_add_overflow(f.c, c, &f.c) &&
+                   !__builtin_mul_overflow(t[i].coef, t[i].coef > 0 ? dm.g.lo : dm.g.hi, &lo) &&
+                   !__builtin_mul_overflow(t[i].coef, t[i].coef > 0 ? dm.g.hi : dm.g.lo, &hi) &&
+                   !__builtin_add_overflow(f.g.lo, lo, &f.g.lo) && !__builtin_add_overflow(f.g.hi, hi, &f.g.hi);
+        } else if (mt_texpr_uses_var(x, r->L->var)) {
+            f.ok = false;
+        } else if (inner_var(r, x)) {
+            mt_range g = mt_bounds_of(&r->in, x);
+            int64_t lo, hi;
+            f.ok = !__builtin_mul_overflow(t[i].coef, t[i].coef > 0 ? g.lo : g.hi, &lo) &&
+                   !__builtin_mul_overflow(t[i].coef, t[i].coef > 0 ? g.hi : g.lo, &hi) &&
+                   !__builtin_add_overflow(f.g.lo, lo, &f.g.lo) && !__builtin_add_overflow(f.g.hi, hi, &f.g.hi);
+        } else {
+            mt_texpr *term = t[i].coef == 1 ? x : mt_arith_mul(r->a, x, mt_te_int(r->a, x->dtype, t[i].coef));
+            f.o = f.o ? mt_arith_add(r->a, f.o, term) : term;
+        }
+    }
+    return f;
+}
+
+static bool is_local(const race *r, const mt_tbuffer *b) {
+    for (int i = 0; i < r->local.len; i++)
+        if (r->local.data[i] == b) return true;
+    return false;
+}
+
+static void record(race *r, const mt_tbuffer *b, mt_texpr *const *idx, int n, bool write) {
+    if (is_local(r, b)) return;
+    access x = {b, r->block, write, MT_NEW_ARRAY(r->a, dim_form, 2 * n + 1)};
+    mt_texpr *flat = NULL, *prev = NULL;
+    for (int d = 0; d < n; d++) {
+        mt_texpr *e = mt_tsubst_expr(r->a, idx[d], r->bv.data, r->bval.data, r->bv.len);
+        x.dims[d] = form_of(r, e);
+        bool pair = prev && prev->kind == TE_FLOORDIV && e->kind == TE_FLOORMOD && mt_texpr_equal(prev->a, e->a) &&
+                    mt_texpr_equal(prev->b, e->b);
+        x.dims[n + d] = pair ? form_of(r, e->a) : (dim_form){false, 0, {0, 0}, NULL};
+        prev = e;
+        int64_t ext;
+        if (d == 0) flat = e;
+        else if (flat && mt_te_is_const_int(b->shape[d], &ext)) flat = mt_arith_add(r->a, mt_arith_mul(r->a, flat, mt_te_int(r->a, e->dtype, ext)), e);
+        else flat = NULL;
+    }
+    x.dims[n] = flat ? form_of(r, flat) : (dim_form){false, 0, {0, 0}, NULL};
+    MT_VEC_PUSH(r->a, &r->acc, x);
+}
+
+static void loads(race *r, mt_texpr *e) {
+    if (!e) return;
+    mt_blk_exprs l = mt_blk_loads_in(r->a, NULL, e, NULL);
+    for (int i = 0; i < l.len; i++) record(r, l.data[i]->buf, l.data[i]->args, l.data[i]->nargs, false);
+}
+
+static void walk(race *r, const mt_tstmt *s);
+
+static void walk_block(race *r, const mt_tstmt *s) {
+    const mt_tstmt *outer = r->block;
+    int mark = r->bv.len;
+    for (int i = 0; i < s->niters; i++) loads(r, s->iter_values[i]);
+    for (int i = 0; i < s->niters; i++) { /* bindings in loop variables (an outer block's replaced) */
+        mt_texpr *v = mt_tsubst_expr(r->a, s->iter_values[i], r->bv.data, r->bval.data, mark);
+        MT_VEC_PUSH(r->a, &r->bv, s->iters[i].var);
+        MT_VEC_PUSH(r->a, &r->bval, v);
+    }
+    for (int i = 0; i < s->nallocs; i++) MT_VEC_PUSH(r->a, &r->local, s->allocs[i]);
+    r->block = s;
+    loads(r, s->predicate);
+    walk(r, s->init);
+    walk(r, s->body);
+    r->block = outer;
+    r->bv.len = r->bval.len = mark;
+}
+
+static void walk(race *r, const mt_tstmt *s) {
+    if (!s) return;
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int i = 0; i < s->nstmts; i++) walk(r, s->stmts[i]);
+        return;
+    case TS_FOR: {
+        loads(r, s->min), loads(r, s->extent);
+        bool pushed = mt_bounds_push_loop(r->a, &r->in, s->var, s->min, s->extent);
+        walk(r, s->body);
+        if (pushed) mt_bounds_pop(&r->in);
+        return;
+    }
+    case TS_LET: loads(r, s->value), walk(r, s->body); return;
+    case TS_ALLOC:
+        MT_VEC_PUSH(r->a, &r->local, s->buf);
+        walk(r, s->body);
+        return;
+    case TS_IF: loads(r, s->cond), walk(r, s->then_s), walk(r, s->else_s); return;
+    case TS_BLOCK: walk_block(r, s); return;
+    case TS_STORE:
+        loads(r, s->value);
+        for (int d = 0; d < s->nidx; d++) loads(r, s->idx[d]);
+        record(r, s->buf, s->idx, s->nidx, true);
+        return;
+    case TS_EVAL:
+        if (!mt_te_prefetched(s->value)) loads(r, s->value);
+        return;
+    default: return;
+    }
+}
+
+/* Does dimension d separate L's iterations for every access to b? */
+static bool separates(const race *r, const mt_tbuffer *b, int d) {
+    const dim_form *first = NULL;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (int i = 0; i < r->acc.len; i++) {
+        const access *x = &r->acc.data[i];
+        if (x->buf != b) continue;
+        const dim_form *f = &x->dims[d];
+        if (!f->ok || f->c == 0) return false;
+        if (!first) first = f;
+        if (f->c != first->c || !(f->o ? first->o && mt_texpr_equal(f->o, first->o) : !first->o)) return false;
+        lo = f->g.lo < lo ? f->g.lo : lo;
+        hi = f->g.hi > hi ? f->g.hi : hi;
+    }
+    int64_t width, c = first->c < 0 ? -first->c : first->c;
+    return !__builtin_sub_overflow(hi, lo, &width) && width < c;
+}
+
+static int accesses_of(mt_arena *a, const mt_tstmt *root, const mt_tbuffer *b) {
+    mt_blk_accesses acc = mt_blk_scan(a, root, NULL, NULL);
+    int n = 0;
+    for (int i = 0; i < acc.len; i++) n += acc.data[i].buf == b;
+    return n;
+}
+
+/* Is b a scratch buffer of each iteration (what compact_buffers then
+ * allocates inside L, one per thread)? The function allocates it, nothing
+ * outside L touches it, and in each iteration one store writes it first,
+ * every later access a load inside the box that store fills: per
+ * dimension the same c and o, the load's g within the store's. */
+static bool iteration_scratch(race *r, mt_sched *s, const mt_tbuffer *b) {
+    if (!mt_blk_is_alloc(s->func, (mt_tbuffer *)b) ||
+        accesses_of(r->a, s->func->body, b) != accesses_of(r->a, r->L, b))
+        return false;
+    const access *w = NULL;
+    for (int i = 0; i < r->acc.len; i++) {
+        const access *x = &r->acc.data[i];
+        if (x->buf != b) continue;
+        if (!w) {
+            if (!x->write) return false;
+            w = x;
+            continue;
+        }
+        if (x->write) return false;
+        for (int d = 0; d < b->ndim; d++) {
+            const dim_form *f = &x->dims[d], *g = &w->dims[d];
+            if (!f->ok || !g->ok || f->c != g->c || !(f->o ? g->o && mt_texpr_equal(f->o, g->o) : !g->o) ||
+                f->g.lo < g->g.lo || f->g.hi > g->g.hi)
+                return false;
+        }
+    }
+    return w != NULL;
+}
+
+bool mt_sched_iterations_disjoint(mt_sched *s, const char *prim, const mt_tstmt *L) {
+    race r;
+    memset(&r, 0, sizeof r);
+    r.a = s->arena;
+    r.L = L;
+    bool pushed = mt_bounds_push_loop(r.a, &r.in, L->var, L->min, L->extent); /* for inner bounds like a split's */
+    walk(&r, L->body);                                                       /* T.min(16384, n - L * 16384) */
+    if (pushed) mt_bounds_pop(&r.in);
+    for (int i = 0; i < r.acc.len; i++) {
+        const access *w = &r.acc.data[i];
+        if (!w->write) continue;
+        bool ok = false;
+        for (int d = 0; d < 2 * w->buf->ndim && !ok; d++) ok = separates(&r, w->buf, d); /* ndim: flattened */
+        ok = ok || iteration_scratch(&r, s, w->buf);
+        if (!ok)
+            return mt_sched_refuse(s, "%s: iterations of loop '%s' may touch the same elements of '%s' "
+                                      "(written by block '%s'): no dimension of it is split among them",
+                                   prim, L->var->name, w->buf->name, mt_blk_bname(w->block));
+    }
+    return true;
+}
