@@ -341,10 +341,23 @@ static bool read_log(const char *path, char **text, mt_diag *diag) {
     size_t n;
     while ((n = fread(buf, 1, sizeof buf, fp)) > 0) mt_sb_putn(&sb, buf, n);
     fclose(fp);
+    if (!mt_tuning_no_nul(mt_sb_str(&sb), sb.len, path, diag)) {
+        mt_arena_destroy(a);
+        return false;
+    }
     *text = strdup(mt_sb_str(&sb));
     mt_arena_destroy(a);
     if (!*text) mt_diag_set(diag, MT_ERR_NOMEM, path, NULL, MT_NOLOC, "out of memory");
     return *text != NULL;
+}
+
+bool mt_tuning_no_nul(const char *text, size_t n, const char *file, mt_diag *diag) {
+    const char *z = memchr(text, 0, n);
+    if (!z) return true;
+    int line = 1, col = 1;
+    for (const char *p = text; p < z; p++) line += *p == '\n', col = *p == '\n' ? 1 : col + 1;
+    mt_diag_set(diag, MT_ERR_INVALID_ARG, file, text, mt_loc_make(line, col), "tuning log: a NUL byte");
+    return false;
 }
 
 /* Checks a tuning log's text: false with diag at FILE:LINE:COL. */

@@ -29,6 +29,9 @@ mt_kernel *mt_jit_compile_tuning(mt_context *ctx, const char *source, const mt_c
 
 /* Checks a tuning log's text: false with diag at FILE:LINE:COL. */
 bool mt_tuning_check(const char *text, const char *file, mt_diag *diag);
+/* A tuning log read as n bytes holds no NUL (which would end its text
+ * early, the rest unread): false with diag at FILE:LINE:COL. */
+bool mt_tuning_no_nul(const char *text, size_t n, const char *file, mt_diag *diag);
 
 /* The loop functions of a kernel compiled with MT_COMPILE_WORKLOADS (the
  * others: 0). Owned by k. */

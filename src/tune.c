@@ -467,7 +467,8 @@ static mt_status read_existing(tuner *t, mt_tuning_log *log) {
     while ((n = fread(buf, 1, sizeof buf, fp)) > 0) mt_sb_putn(&sb, buf, n);
     fclose(fp);
     const char *text = mt_sb_str(&sb);
-    if (!mt_tuning_check(text, t->to->log, t->diag)) return t->diag->status;
+    if (!mt_tuning_no_nul(text, sb.len, t->to->log, t->diag) || !mt_tuning_check(text, t->to->log, t->diag))
+        return t->diag->status;
     mt_tuning_error err;
     mt_tuning_parse(t->a, text, t->to->log, log, &err);
     return MT_OK;

@@ -757,6 +757,8 @@ static mt_tstmt *gen_wide(mm *c) {
     return gen_cols(c, WIDE_COLS / nr * nr > 0 ? WIDE_COLS / nr * nr : nr);
 }
 
+enum { MAX_PACK_BYTES = 64 << 20 }; /* B's packed block at most (given kc and nc clamped) */
+
 /* The blocks of B (kcblk, ncblk, split, kcap) for the packed path, or
  * (cols) for column blocks across threads. */
 static void choose_blocks(mm *c, bool cols) {
@@ -786,6 +788,12 @@ static void choose_blocks(mm *c, bool cols) {
         int64_t fit = mm_pack_budget(c) / (int64_t)mt_dtype_size(c->dt) / kcap / nr * nr;
         if (fit < c->ncblk) c->ncblk = fit > nr ? fit : nr;
     }
+    /* a packed block of at most MAX_PACK_BYTES whatever the knobs say: with a
+     * symbolic K or N the block is kc x nc (kc = nc = 2^20 from a tuning log
+     * asked for 4 TiB of scratch, and every run failed) */
+    int64_t most = MAX_PACK_BYTES / (int64_t)mt_dtype_size(c->dt);
+    if (c->kcblk > most / nr) c->kcblk = most / nr;
+    if (c->ncblk > most / c->kcblk) c->ncblk = most / c->kcblk;
     /* whole slivers in a block (a given nc, or nv other than 2) */
     c->ncblk = c->ncblk < nr ? nr : c->ncblk / nr * nr;
 }

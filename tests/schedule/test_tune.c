@@ -250,6 +250,46 @@ static void test_malformed_lines(void **state) {
     assert_null(mt_jit_compile(ctx, MM, &o, &d));
     assert_int_equal(d.status, MT_ERR_IO);
     assert_contains(d.text, "cannot read tuning log");
+    /* a NUL byte (which ended the text early: the rest was ignored) */
+    FILE *f = fopen(log_path, "wb");
+    assert_non_null(f);
+    fputs(good, f);
+    fputs("\n", f);
+    fputc(0, f);
+    fputs("rest\n", f);
+    fclose(f);
+    o.tuning_log = log_path;
+    assert_null(mt_jit_compile(ctx, MM, &o, &d));
+    assert_int_equal(d.status, MT_ERR_INVALID_ARG);
+    assert_contains(d.text, ":3:1: error: tuning log: a NUL byte"); /* good, an empty line, the NUL */
+    mt_context_destroy(ctx);
+}
+
+/* kc and nc at the top of their range with a symbolic K and N: the packed
+ * block is clamped (it asked for 4 TiB, and every run failed). */
+static void test_huge_pack_knobs(void **state) {
+    (void)state;
+    static const char *sym = "def mm(a: Tensor((\"m\", \"k\"), \"float32\"), b: Tensor((\"k\", \"n\"), \"float32\")):\n"
+                             "    return a @ b\n";
+    mt_context *ctx = mt_context_create(NULL);
+    mt_workload w = first_workload(ctx, sym);
+    mt_diag d;
+    mt_kernel *k = compile_log(ctx, sym, record_line(&w, "schedule_matmul", "\"kc\": 1048576, \"nc\": 1048576"), &d);
+    if (!k) fail_msg("%s", d.text);
+    int64_t sa[2] = {64, 40}, sb[2] = {40, 24};
+    mt_tensor *args[2] = {mt_tensor_create(MT_FLOAT32, 2, sa), mt_tensor_create(MT_FLOAT32, 2, sb)}, *out = NULL;
+    for (int i = 0; i < 2; i++)
+        for (int64_t j = 0; j < mt_tensor_numel(args[i]); j++) ((float *)mt_tensor_data(args[i]))[j] = (float)(j % 5);
+    assert_int_equal(mt_kernel_run(k, args, 2, &out, 1, &d), MT_OK);
+    const float *A = mt_tensor_data(args[0]), *B = mt_tensor_data(args[1]), *C = mt_tensor_data(out);
+    for (int i = 0; i < 64; i++)
+        for (int j = 0; j < 24; j++) {
+            double s = 0;
+            for (int q = 0; q < 40; q++) s += (double)A[i * 40 + q] * B[q * 24 + j];
+            assert_true(C[i * 24 + j] == (float)s);
+        }
+    mt_tensor_release(out), mt_tensor_release(args[0]), mt_tensor_release(args[1]);
+    mt_kernel_release(k);
     mt_context_destroy(ctx);
 }
 
@@ -441,7 +481,8 @@ int main(void) {
         cmocka_unit_test(test_knob_validation),  cmocka_unit_test(test_every_matmul_knob),
         cmocka_unit_test(test_every_reduce_knob), cmocka_unit_test(test_every_default_knob),
         cmocka_unit_test(test_every_conv_knob),
-        cmocka_unit_test(test_malformed_lines),  cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_malformed_lines),
+        cmocka_unit_test(test_huge_pack_knobs),  cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_other_rule_ignored), cmocka_unit_test(test_cache_key),
         cmocka_unit_test(test_workload_key),     cmocka_unit_test(test_tune_refuses),
         cmocka_unit_test(test_gpu_log),          cmocka_unit_test(test_gpu_tune),
