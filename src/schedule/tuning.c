@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "support/blake2s.h"
@@ -234,12 +235,33 @@ bool mt_tuning_parse(mt_arena *a, const char *text, const char *file, mt_tuning_
 
 /* ---- the log in memory ---------------------------------------------------------- */
 
+static uint64_t rec_hash(const char *workload, const char *target) {
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = workload; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    for (const char *p = target; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    return h;
+}
+
+/* The slot of (workload, target): its record's, or the empty one to take. */
+static int *find_slot(const mt_tuning_log *log, const char *workload, const char *target) {
+    for (uint64_t i = rec_hash(workload, target);; i++) {
+        int *s = &log->slot[i & (uint64_t)(log->nslot - 1)];
+        const mt_tuning_record *r = *s ? &log->recs[*s - 1] : NULL;
+        if (!r || (!strcmp(r->workload, workload) && !strcmp(r->target, target))) return s;
+    }
+}
+
 const mt_tuning_record *mt_tuning_find(const mt_tuning_log *log, const char *workload,
                                        const char *target) {
-    for (int i = 0; log && i < log->n; i++)
-        if (!strcmp(log->recs[i].workload, workload) && !strcmp(log->recs[i].target, target))
-            return &log->recs[i];
-    return NULL;
+    if (!log || !log->nslot) return NULL;
+    int *s = find_slot(log, workload, target);
+    return *s ? &log->recs[*s - 1] : NULL;
+}
+
+static void reindex(mt_arena *a, mt_tuning_log *log, int nslot) {
+    log->slot = MT_NEW_ARRAY(a, int, nslot);
+    log->nslot = nslot;
+    for (int i = 0; i < log->n; i++) *find_slot(log, log->recs[i].workload, log->recs[i].target) = i + 1;
 }
 
 void mt_tuning_put(mt_arena *a, mt_tuning_log *log, const mt_tuning_record *rec) {
@@ -256,6 +278,8 @@ void mt_tuning_put(mt_arena *a, mt_tuning_log *log, const mt_tuning_record *rec)
         log->cap = cap;
     }
     log->recs[log->n++] = *rec;
+    if (2 * log->n > log->nslot) reindex(a, log, log->nslot ? 2 * log->nslot : 16);
+    else *find_slot(log, rec->workload, rec->target) = log->n;
 }
 
 /* ---- writing -------------------------------------------------------------------- */
