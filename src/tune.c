@@ -48,13 +48,15 @@
  * naming the knobs: a knob in range must never give a wrong kernel.
  *
  * The log at tune->log is read first (its records of other kernels stay),
- * and rewritten whole through a temporary file and rename().
+ * and rewritten whole through a temporary file (with the log's
+ * permissions) and rename().
  */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -474,12 +476,18 @@ static mt_status read_existing(tuner *t, mt_tuning_log *log) {
     return MT_OK;
 }
 
+/* The temporary file is the process's and the tuner's own (two threads
+ * tuning into one log each write theirs; the last rename wins), and takes
+ * the log's permissions (a 0600 log stays 0600). */
 static mt_status write_log(tuner *t, const mt_tuning_log *log) {
-    const char *tmp = mt_arena_printf(t->a, "%s.tmp%ld", t->to->log, (long)getpid());
+    const char *tmp = mt_arena_printf(t->a, "%s.tmp%ld.%p", t->to->log, (long)getpid(), (void *)t);
+    struct stat st;
+    bool had = stat(t->to->log, &st) == 0;
     FILE *fp = fopen(tmp, "wb");
     bool ok = fp != NULL;
     for (int i = 0; ok && i < log->n; i++) ok = fputs(mt_tuning_record_json(t->a, &log->recs[i]), fp) >= 0;
     if (fp && fclose(fp) != 0) ok = false;
+    if (ok && had && chmod(tmp, st.st_mode & 07777) != 0) ok = false;
     if (ok && rename(tmp, t->to->log) == 0) return MT_OK;
     char msg[300];
     snprintf(msg, sizeof msg, "cannot write tuning log: %s", strerror(errno));
