@@ -718,8 +718,10 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
         return NULL;
     }
     k->arena = a;
+    mt_arena *volatile la = tu->text ? mt_arena_create() : NULL; /* the log's, freed after the pipeline */
     mt_errframe fr;
     if (MT_TRY(&fr)) {
+        if (tu->text && !la) mt_fail_noloc(MT_ERR_NOMEM, "out of memory");
         size_t len = strlen(source);
         k->source = mt_arena_strndup(a, source, len);
         k->filename = mt_arena_strdup(a, file);
@@ -727,9 +729,11 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
         mt_pipeline_targets targets = {&ctx->host, gpu_target(a, opts), opts->emulate != 0, NULL, 0, NULL, 0};
         targets.nexterns = snapshot_externs(ctx, a, &targets.externs);
         targets.nbound = bound_types(a, opts, &targets.bound);
-        targets.tuning = parse_log(a, tu);
+        targets.tuning = parse_log(la, tu);
         targets.workloads = tu->workloads;
         mt_pipeline_run(a, k->source, len, opts, &targets, &c);
+        mt_arena_destroy(la); /* the rules copied what they took (mt_tuning_apply) */
+        la = NULL;
         k->workloads = c.workloads;
         k->nworkloads = c.nworkloads;
         k->gpu_program = targets.gpu && !targets.emulate;
@@ -780,6 +784,7 @@ static mt_kernel *compile_uncached(mt_context *ctx, const char *source,
         mt_err_pop(&fr);
     } else {
         mt_err_pop(&fr);
+        mt_arena_destroy(la);
         mt_diag_from_frame(diag, &fr, file, source);
         ctx->backend->release(ctx->backend, k->code.module);
         mt_arena_destroy(a);

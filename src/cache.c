@@ -2,7 +2,7 @@
  * cache.c -- the context's in-memory cache of compiled kernels (cache.h).
  *
  * A key is the compile options and the source serialized into one byte
- * string: a tag, the content of the tuning log (not its path: the same
+ * string: a tag, the content of the tuning log by its BLAKE2s digest (not its path: the same
  * file edited is another compilation), the integer options, the string options (each
  * with a presence byte and a length, so NULL and "" differ and no two lists
  * of strings serialize alike), then the source. Its 64-bit hash picks the
@@ -20,6 +20,8 @@
  * after it.
  */
 #include "cache.h"
+
+#include "support/blake2s.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -156,11 +158,27 @@ static void put_str(writer *w, const char *s) {
     put(w, s, (size_t)n);
 }
 
+/* s by its BLAKE2s digest (a tuning log may be megabytes, and each key
+ * of the memory cache is kept with its kernel). */
+static void put_digest(writer *w, const char *s) {
+    unsigned char present = s != NULL;
+    put(w, &present, 1);
+    if (!s) return;
+    uint8_t d[MT_BLAKE2S_BYTES];
+    if (w->p) { /* measuring needs only the length */
+        mt_blake2s st;
+        mt_blake2s_init(&st);
+        mt_blake2s_update(&st, s, strlen(s));
+        mt_blake2s_final(&st, d);
+    }
+    put(w, d, sizeof d);
+}
+
 /* Serializes into w (w->p NULL: only measures). */
 static void serialize(writer *w, const char *source, const mt_compile_options *o,
                       const char *target, const char *tuning) {
-    put(w, "mtk3", 4);
-    put_str(w, tuning);
+    put(w, "mtk4", 4);
+    put_digest(w, tuning);
     put_str(w, target);
     put_str(w, o->arch);
     put_int(w, (int)o->target);

@@ -335,8 +335,12 @@ mt_tfunc *mt_tuning_apply(mt_arena *a, mt_tfunc *f, const mt_tuning_log *log) {
     mt_target_str(mt_tfunc_target(f), target, sizeof target);
     const mt_tuning_record *rec = mt_tuning_find(log, key, target);
     if (!rec || rec->knobs.n == 0) return f;
+    mt_knobs *k = MT_NEW(a, mt_knobs); /* a's own: the log is read into an arena of its own */
+    *k = rec->knobs;
+    k->rule = mt_arena_strdup(a, rec->knobs.rule);
+    for (int i = 0; i < k->n; i++) k->kv[i].name = mt_arena_strdup(a, rec->knobs.kv[i].name);
     mt_tfunc *g = MT_NEW(a, mt_tfunc);
     *g = *f;
-    g->knobs = &rec->knobs;
+    g->knobs = k;
     return g;
 }
