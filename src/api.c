@@ -339,8 +339,13 @@ static bool read_log(const char *path, char **text, mt_diag *diag) {
     mt_sb_init(&sb, a);
     char buf[4096];
     size_t n;
-    while ((n = fread(buf, 1, sizeof buf, fp)) > 0) mt_sb_putn(&sb, buf, n);
+    while (sb.len <= MT_MAX_TUNING_LOG_BYTES && (n = fread(buf, 1, sizeof buf, fp)) > 0) mt_sb_putn(&sb, buf, n);
     fclose(fp);
+    if (sb.len > MT_MAX_TUNING_LOG_BYTES) {
+        mt_diag_set(diag, MT_ERR_INVALID_ARG, path, NULL, MT_NOLOC, "tuning log: larger than 256 MiB");
+        mt_arena_destroy(a);
+        return false;
+    }
     if (!mt_tuning_no_nul(mt_sb_str(&sb), sb.len, path, diag)) {
         mt_arena_destroy(a);
         return false;

@@ -29,6 +29,10 @@ mt_kernel *mt_jit_compile_tuning(mt_context *ctx, const char *source, const mt_c
 
 /* Checks a tuning log's text: false with diag at FILE:LINE:COL. */
 bool mt_tuning_check(const char *text, const char *file, mt_diag *diag);
+/* The largest tuning log read (a log is a line per kernel and target; a
+ * device file such as /dev/zero would be read until memory ran out). */
+#define MT_MAX_TUNING_LOG_BYTES ((size_t)256 << 20)
+
 /* A tuning log read as n bytes holds no NUL (which would end its text
  * early, the rest unread): false with diag at FILE:LINE:COL. */
 bool mt_tuning_no_nul(const char *text, size_t n, const char *file, mt_diag *diag);

@@ -466,8 +466,12 @@ static mt_status read_existing(tuner *t, mt_tuning_log *log) {
     mt_sb_init(&sb, t->a);
     char buf[4096];
     size_t n;
-    while ((n = fread(buf, 1, sizeof buf, fp)) > 0) mt_sb_putn(&sb, buf, n);
+    while (sb.len <= MT_MAX_TUNING_LOG_BYTES && (n = fread(buf, 1, sizeof buf, fp)) > 0) mt_sb_putn(&sb, buf, n);
     fclose(fp);
+    if (sb.len > MT_MAX_TUNING_LOG_BYTES) {
+        mt_diag_set(t->diag, MT_ERR_INVALID_ARG, t->to->log, NULL, MT_NOLOC, "tuning log: larger than 256 MiB");
+        return MT_ERR_INVALID_ARG;
+    }
     const char *text = mt_sb_str(&sb);
     if (!mt_tuning_no_nul(text, sb.len, t->to->log, t->diag) || !mt_tuning_check(text, t->to->log, t->diag))
         return t->diag->status;

@@ -103,7 +103,8 @@ static bool number(rd *r, double *out) {
     ws(r);
     char buf[64];
     size_t n = 0;
-    while (r->p + n < r->end && n < sizeof buf - 1 && strchr("+-0123456789.eE", r->p[n]) && r->p[n]) n++;
+    while (r->p + n < r->end && n < sizeof buf && strchr("+-0123456789.eE", r->p[n]) && r->p[n]) n++;
+    if (n == sizeof buf) return fail(r, "tuning log: %s", "a number of more than 63 characters");
     memcpy(buf, r->p, n);
     buf[n] = 0;
     char *e;
@@ -124,7 +125,9 @@ static bool integer(rd *r, int64_t *out) {
             r->p = at;
             return fail(r, "tuning log: %s expected", "an integer knob value");
         }
+    errno = 0;
     *out = strtoll(at, NULL, 10);
+    if (errno == ERANGE) return r->p = at, fail(r, "tuning log: %s", "a knob value beyond 64 bits");
     return true;
 }
 
@@ -134,9 +137,12 @@ static bool knobs(rd *r, mt_knobs *k) {
     ws(r);
     if (r->p < r->end && *r->p == '}') return r->p++, true;
     do {
-        const char *name = string(r);
+        ws(r);
+        const char *at = r->p, *name = string(r);
         int64_t v;
         if (!name || !expect(r, ':') || !integer(r, &v)) return false;
+        for (int i = 0; i < k->n; i++)
+            if (!strcmp(k->kv[i].name, name)) return r->p = at, fail(r, "tuning log: knob '%s' given twice", name);
         if (!mt_knobs_set(k, name, v)) return fail(r, "tuning log: %s", "too many knobs");
         ws(r);
     } while (r->p < r->end && *r->p == ',' && r->p++);
@@ -152,8 +158,13 @@ static bool skip_value(rd *r) {
 }
 
 static bool member(rd *r, mt_tuning_record *rec, unsigned *seen) {
-    const char *key = string(r);
+    ws(r);
+    const char *at = r->p, *key = string(r);
     if (!key || !expect(r, ':')) return false;
+    static const char *const once[] = {"workload", "target", "rule", "knobs", "func", "ms", "default_ms"};
+    for (unsigned i = 0; i < sizeof once / sizeof once[0]; i++)
+        if (!strcmp(key, once[i]) && (*seen >> (4 + i) & 1)) return r->p = at, fail(r, "tuning log: \"%s\" given twice", key);
+        else if (!strcmp(key, once[i])) *seen |= 1u << (4 + i);
     if (!strcmp(key, "workload")) {
         ws(r);
         const char *at = r->p, *w = string(r);

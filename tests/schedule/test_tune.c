@@ -239,6 +239,12 @@ static void test_malformed_lines(void **state) {
     expect_log_error(ctx, record_line(&w, "schedule_matmul", "\"mr\": 0"), 1, "knob 'mr' of rule schedule_matmul");
     expect_log_error(ctx, record_line(&w, "schedule_matmul", "\"tiles\": 2"), 1, "has no knob 'tiles'");
     expect_log_error(ctx, "{\"workload\": \"abc\"}\n", 1, "workload is not a key of 32 hex digits");
+    /* a knob or a member given twice (the last one won, silently) */
+    expect_log_error(ctx, record_line(&w, "schedule_matmul", "\"mr\": 4, \"mr\": 2"), 1, "knob 'mr' given twice");
+    snprintf(text, sizeof text, "{\"rule\": \"x\", %s", good + 1);
+    expect_log_error(ctx, text, 1, "\"rule\" given twice");
+    expect_log_error(ctx, record_line(&w, "schedule_matmul", "\"mr\": 99999999999999999999999"), 1,
+                     "a knob value beyond 64 bits");
     snprintf(text, sizeof text, "%s trailing", good);
     /* the newline of good ends line 1: " trailing" is line 2 */
     expect_log_error(ctx, text, 2, "'{' expected");
