@@ -181,8 +181,9 @@ static void record(race *r, const mt_tbuffer *b, mt_texpr *const *idx, int n, bo
     for (int d = 0; d < n; d++) {
         mt_texpr *e = mt_tsubst_expr(r->a, idx[d], r->bv.data, r->bval.data, r->bv.len);
         x.dims[d] = form_of(r, e);
-        bool pair = prev && prev->kind == TE_FLOORDIV && e->kind == TE_FLOORMOD && mt_texpr_equal(prev->a, e->a) &&
-                    mt_texpr_equal(prev->b, e->b);
+        bool pair = prev && ((prev->kind == TE_FLOORDIV && e->kind == TE_FLOORMOD) ||
+                             (prev->kind == TE_FLOORMOD && e->kind == TE_FLOORDIV)) &&
+                    mt_texpr_equal(prev->a, e->a) && mt_texpr_equal(prev->b, e->b); /* either order: x itself */
         x.dims[n + d] = pair ? form_of(r, e->a) : (dim_form){false, 0, {0, 0}, NULL};
         prev = e;
         int64_t ext;
