@@ -385,7 +385,7 @@ static void unrolled_stmt(mt_tvisitor *v, const mt_tstmt *s) {
     unrolled_in *u = v->ctx;
     int64_t e;
     if (s->kind == TS_FOR && s->for_kind == MT_FOR_UNROLLED && mt_te_is_const_int(s->extent, &e) && e > 1)
-        u->n = u->n > MAX_UNROLLED ? u->n : u->n * e;
+        u->n = e > MAX_UNROLLED || u->n > MAX_UNROLLED / e ? MAX_UNROLLED + 1 : u->n * e; /* no overflow */
     mt_tvisit_stmt_children(v, s);
 }
 
@@ -396,9 +396,9 @@ bool mt_sched_unroll_do(mt_sched *s, mt_tvar *loop) {
     unrolled_in u = {1};
     mt_tvisitor v = {mt_tvisit_no_expr, unrolled_stmt, &u};
     mt_tvisit_stmt(&v, l->body);
-    if (mt_te_is_const_int(l->extent, &e) && (e > MAX_UNROLLED || u.n * e > MAX_UNROLLED))
-        return mt_sched_refuse(s, "unroll: loop '%s' would copy its body %lld times (at most %d; split it "
-                                  "first)", loop->name, (long long)(e > MAX_UNROLLED ? e : u.n * e), MAX_UNROLLED);
+    if (mt_te_is_const_int(l->extent, &e) && (e > MAX_UNROLLED || u.n > MAX_UNROLLED / (e > 0 ? e : 1)))
+        return mt_sched_refuse(s, "unroll: loop '%s' would copy its body more than %d times (split it first)",
+                               loop->name, MAX_UNROLLED);
     annotate(s, l, MT_FOR_UNROLLED);
     return true;
 }

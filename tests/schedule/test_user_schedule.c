@@ -935,6 +935,30 @@ static void test_reversed_reduce_init(void **state) {
     mt_tensor_release(out);
     mt_tensor_release(a);
     mt_kernel_release(k);
+    /* bound through a let: the init still runs once per row (it ran at every k) */
+    k = compile_ok("@T.prim_func\n"
+                   "def f(A: T.Buffer((8, 8), \"float32\"), C: T.Buffer((8,), \"float32\")):\n"
+                   "    for i, k in T.grid(8, 8):\n"
+                   "        t = k\n"
+                   "        with T.block(\"C\"):\n"
+                   "            vi = T.axis.spatial(8, i)\n"
+                   "            vk = T.axis.reduce(8, t)\n"
+                   "            with T.init():\n"
+                   "                C[vi] = T.float32(0)\n"
+                   "            C[vi] = C[vi] + A[vi, vk]\n");
+    a = mt_tensor_create(MT_FLOAT32, 2, shape);
+    out = NULL;
+    x = mt_tensor_data(a);
+    for (int i = 0; i < 64; i++) x[i] = (float)(i % 5) - 1.0f;
+    assert_int_equal(mt_kernel_run(k, &a, 1, &out, 1, NULL), MT_OK);
+    for (int i = 0; i < 8; i++) {
+        float want = 0;
+        for (int j = 0; j < 8; j++) want += x[i * 8 + j];
+        assert_true(((float *)mt_tensor_data(out))[i] == want);
+    }
+    mt_tensor_release(out);
+    mt_tensor_release(a);
+    mt_kernel_release(k);
 }
 
 /* A loop function scheduled with bind(i, t0), bind(j, t1) for target cuda

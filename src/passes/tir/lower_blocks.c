@@ -58,10 +58,28 @@ static bool from_zero(const lower *lw, const mt_texpr *e) {
     }
 }
 
-/* binding v at its first value: v == 0, or each loop it uses at its min. */
+typedef struct var_scan {
+    const lower *lw;
+    bool other; /* a variable that is no loop around the block (a let's) */
+} var_scan;
+
+static void scan_var(mt_tvisitor *v, const mt_texpr *e) {
+    var_scan *s = v->ctx;
+    bool loop = e->kind != TE_VAR;
+    for (int i = 0; !loop && i < s->lw->loops.len; i++) loop = s->lw->loops.data[i]->var == e->var;
+    s->other = s->other || !loop;
+    mt_tvisit_expr_children(v, e);
+}
+
+/* binding v at its first value: v == 0, or each loop it uses at its min.
+ * A binding through a let (or any variable not a loop around the block)
+ * keeps v == 0: the loops behind it are not seen here. */
 static mt_texpr *at_first(const lower *lw, mt_texpr *v) {
     mt_arena *a = lw->a;
-    if (from_zero(lw, v)) return mt_te_bin(a, TE_EQ, v, mt_te_int(a, v->dtype, 0));
+    var_scan vs = {lw, false};
+    mt_tvisitor vv = {scan_var, NULL, &vs};
+    mt_tvisit_expr(&vv, v);
+    if (vs.other || from_zero(lw, v)) return mt_te_bin(a, TE_EQ, v, mt_te_int(a, v->dtype, 0));
     mt_texpr *c = NULL;
     for (int i = 0; i < lw->loops.len; i++) {
         const mt_tstmt *l = lw->loops.data[i];

@@ -1,4 +1,4 @@
-# expect: MT_ERR_INVALID_ARG 13:9 unroll: loop 'i' would copy its body 1000000 times (at most 4096; split it first)
+# expect: MT_ERR_INVALID_ARG 13:9 unroll: loop 'i' would copy its body more than 4096 times (split it first)
 @T.prim_func
 def f(A: T.Buffer((1000000,), "float32"), Y: T.Buffer((1000000,), "float32")):
     for i in range(1000000):
