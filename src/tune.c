@@ -49,7 +49,8 @@
  *
  * The log at tune->log is read first (its records of other kernels stay),
  * and rewritten whole through a temporary file (with the log's
- * permissions) and rename().
+ * permissions) and rename(); a log that is a symbolic link stays one (the
+ * file it points at is rewritten).
  */
 #include <errno.h>
 #include <math.h>
@@ -480,24 +481,48 @@ static mt_status read_existing(tuner *t, mt_tuning_log *log) {
     return MT_OK;
 }
 
-/* The temporary file is the process's and the tuner's own (two threads
- * tuning into one log each write theirs; the last rename wins), and takes
- * the log's permissions (a 0600 log stays 0600). */
-static mt_status write_log(tuner *t, const mt_tuning_log *log) {
-    const char *tmp = mt_arena_printf(t->a, "%s.tmp%ld.%p", t->to->log, (long)getpid(), (void *)t);
-    struct stat st;
-    bool had = stat(t->to->log, &st) == 0;
-    FILE *fp = fopen(tmp, "wb");
+static mt_status write_failed(tuner *t) {
+    char msg[300];
+    snprintf(msg, sizeof msg, "cannot write tuning log: %s", strerror(errno));
+    mt_diag_set(t->diag, MT_ERR_IO, t->to->log, NULL, MT_NOLOC, msg);
+    return MT_ERR_IO;
+}
+
+static bool put_records(tuner *t, FILE *fp, const mt_tuning_log *log) {
     bool ok = fp != NULL;
     for (int i = 0; ok && i < log->n; i++) ok = fputs(mt_tuning_record_json(t->a, &log->recs[i]), fp) >= 0;
     if (fp && fclose(fp) != 0) ok = false;
+    return ok;
+}
+
+/* The file the log names, a symbolic link followed (the rewrite replaces
+ * what the link points at and the link stays); NULL for a link to nothing
+ * yet, which fopen follows to create its target. */
+static const char *log_file(tuner *t) {
+    struct stat lst;
+    if (lstat(t->to->log, &lst) != 0 || !S_ISLNK(lst.st_mode)) return t->to->log;
+    char *real = realpath(t->to->log, NULL);
+    if (!real) return NULL;
+    const char *r = mt_arena_strdup(t->a, real);
+    free(real);
+    return r;
+}
+
+/* The temporary file, beside the log's file, is the process's and the
+ * tuner's own (two threads tuning into one log each write theirs; the last
+ * rename wins), and takes the log's permissions (a 0600 log stays 0600). */
+static mt_status write_log(tuner *t, const mt_tuning_log *log) {
+    const char *file = log_file(t);
+    if (!file) return put_records(t, fopen(t->to->log, "wb"), log) ? MT_OK : write_failed(t);
+    const char *tmp = mt_arena_printf(t->a, "%s.tmp%ld.%p", file, (long)getpid(), (void *)t);
+    struct stat st;
+    bool had = stat(file, &st) == 0;
+    bool ok = put_records(t, fopen(tmp, "wb"), log);
     if (ok && had && chmod(tmp, st.st_mode & 07777) != 0) ok = false;
-    if (ok && rename(tmp, t->to->log) == 0) return MT_OK;
-    char msg[300];
-    snprintf(msg, sizeof msg, "cannot write tuning log: %s", strerror(errno));
+    if (ok && rename(tmp, file) == 0) return MT_OK;
+    mt_status s = write_failed(t);
     remove(tmp);
-    mt_diag_set(t->diag, MT_ERR_IO, t->to->log, NULL, MT_NOLOC, msg);
-    return MT_ERR_IO;
+    return s;
 }
 
 /* ---- the entry point --------------------------------------------------------------------- */

@@ -6,11 +6,13 @@
  *  - logs: malformed lines are diagnosed at FILE:LINE:COL; a round trip
  *    (tune, then compile with the log) applies the record's knobs, seen in
  *    the tir-sched dump, with the default's results; a record for another
- *    rule is ignored; the log's content keys the compile cache.
+ *    rule is ignored; the log's content keys the compile cache; a log that
+ *    is a symbolic link stays one.
  *  - workloads: the same function in two programs has one key.
  *  - mt_tune refuses symbolic dims and target cuda.
  */
 #include <math.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "api_internal.h"
@@ -342,6 +344,42 @@ static void test_round_trip(void **state) {
     mt_context_destroy(ctx);
 }
 
+/* A log that is a symbolic link stays one: the file it points at is
+ * rewritten, keeping its permissions; a link to nothing yet creates its
+ * target. */
+static void test_log_link(void **state) {
+    (void)state;
+    mt_context *ctx = mt_context_create(NULL);
+    char target[96], link[96];
+    snprintf(target, sizeof target, "%s.target", log_path);
+    snprintf(link, sizeof link, "%s.link", log_path);
+    unlink(target);
+    unlink(link);
+    assert_int_equal(symlink(target, link), 0);
+    mt_tune_options to;
+    mt_tune_options_init(&to);
+    to.log = link;
+    to.trials = 2;
+    to.seconds = 20;
+    mt_diag d;
+    struct stat st;
+    for (int round = 0; round < 2; round++) {
+        assert_int_equal(mt_tune(ctx, MM, NULL, &to, &d), MT_OK);
+        assert_int_equal(lstat(link, &st), 0);
+        assert_true(S_ISLNK(st.st_mode));
+        char *text = test_read_file(target);
+        assert_non_null(text);
+        assert_contains(text, "\"rule\": \"schedule_matmul\"");
+        free(text);
+        if (round == 0) assert_int_equal(chmod(target, 0640), 0);
+    }
+    assert_int_equal(stat(target, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0640);
+    unlink(link);
+    unlink(target);
+    mt_context_destroy(ctx);
+}
+
 /* A record whose rule is not the one that matches is ignored. */
 static void test_other_rule_ignored(void **state) {
     (void)state;
@@ -489,6 +527,7 @@ int main(void) {
         cmocka_unit_test(test_every_conv_knob),
         cmocka_unit_test(test_malformed_lines),
         cmocka_unit_test(test_huge_pack_knobs),  cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_log_link),
         cmocka_unit_test(test_other_rule_ignored), cmocka_unit_test(test_cache_key),
         cmocka_unit_test(test_workload_key),     cmocka_unit_test(test_tune_refuses),
         cmocka_unit_test(test_gpu_log),          cmocka_unit_test(test_gpu_tune),
