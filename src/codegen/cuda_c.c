@@ -56,84 +56,16 @@
  * `tx`. Keywords, CUDA builtins and the functions the text calls are never
  * handed out.
  *
- * Expressions print with C precedence (parentheses only where needed,
- * comparison operands of comparisons always). Types: bool is bool, int8
- * signed char, uint8 unsigned char, int32 int, int64 long long, float32
- * float, float64 double; float16 is __half in memory and, as on the CPU,
- * computed in float: loads __half2float, stores __float2half_rn (round to
- * nearest even), and a float16 value is rounded only where it is stored,
- * cast to float16 or written as an immediate. bfloat16 likewise, as
- * __nv_bfloat16 (__bfloat162float, __float2bfloat16_rn: cvt.rn.bf16.f32 on
- * sm_80 on, which gives the CPU's bits: nearest even, NaN as 0x7fff).
- * The semantics are the CPU backend's (llvm_expr.c):
- *
- *  - int8/uint8 + - * / // and negation are wrapped back to 8 bits with a
- *    cast (C computes them in int). int32 and int64 + - * are plain C:
- *    they wrap on every GPU, but C calls signed overflow undefined.
- *  - int64 arithmetic is done in long long even between immediates (an
- *    immediate that would make an int-only operation gets LL).
- *  - Integer / (truncating), // and % (Python's floor) call helpers that
- *    give the CPU's results where C has none: x / 0 == x // 0 == x % 0 ==
- *    0, MIN / -1 == MIN // -1 == MIN. Float // is floor(a / b), % is
- *    a - floor(a / b) * b with each step rounded (__fmul_rn: never fused).
- *  - float min/max are fminf/fmaxf (a NaN operand is ignored), compares
- *    are C's (ordered, != unordered), select is `c ? a : b`.
- *  - float -> int casts truncate and saturate, NaN to 0 (helpers); -> bool
- *    is x != 0 (NaN is true); int -> float16 rounds once (__int2half_rn),
- *    and int or float64 -> bfloat16 too (__int2bfloat16_rn, __ll2bfloat16_rn,
- *    __double2bfloat16: through float rounded to odd, as the CPU does).
- *  - Intrinsics: expf, logf, sqrtf, 1.0f / sqrtf (rsqrt: rsqrtf is not
- *    correctly rounded), sinf, cosf, tanhf, erff, fabsf, floorf, ceilf,
- *    rintf (round half to even), powf, fmaf, and a sigmoid helper that is
- *    accurate in both tails; double versions for float64.
- *  - Immediates are exact: float32 as %.9g with f, float64 the shortest
- *    text that reads back, non-finite ones from their bits
- *    (__int_as_float(0x7f800000)); -0.0f keeps its sign.
- *
- * Where CUDA may still differ from the CPU: nvcc and NVRTC contract a * b
- * + c into an FMA unless compiled with --fmad=false (the CPU never fuses),
- * and CUDA's expf, logf, sinf, ... have other (small) errors than the CPU's
- * inline expansions; -use_fast_math changes more (division, sqrt,
- * denormals).
- *
- * Vectors (lanes > 1, what the vectorize pass makes of a `vectorized`
- * loop: the target's vector_bytes is 16, so n = 4 float32 or int32 lanes,
- * 2 of float64 or int64) are printed lane by lane (mt_arith_lane), with
- * each unit-stride load and store of global or shared memory of a CUDA
- * vector type (float4, float2, int4, int2, double2, longlong2, and our own
- * mt_half8 / mt_bf16x8 for 8 16-bit floats) made one access where its address is
- * aligned to the type, element by element where not (the mt_load_<type> /
- * mt_store_<type> helpers: a tensor is aligned only to its element):
- *
- *     {
- *         const float4 a_v = mt_load_float4(&a[i * 4]);
- *         float4 out_v;
- *         out_v.x = expf(a_v.x) + 1.0f;
- *         ...
- *         mt_store_float4(&out[i * 4], out_v);
- *     }
- *
- * A vector let is a const per lane (`t`, `t_1`, ...). A copy
- * `dst[T.Ramp(d, 1, n)] = src[T.Ramp(s, 1, n)]` of n = 2 or 4 float32 or
- * int32 elements from shared memory (the GPU matmul's reads of its shared
- * tiles) is one float4 (int4, float2, int2) load from &src[s], which the
- * schedule guarantees to be aligned (s a multiple of n), then n scalar
- * stores.
+ * The expressions are printed by cuda_c_expr.c (their C types and the
+ * CPU's semantics are described there), lets, allocations, stores, vector
+ * accesses and wmma calls by cuda_c_mem.c.
  */
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codegen/cuda_c.h"
-#include "codegen/cuda_c_helpers.h"
+#include "codegen/cuda_c_internal.h"
 #include "support/common.h"
-#include "tir/arith.h"
-#include "support/nameset.h"
-#include "support/ptrmap.h"
-#include "support/cnum.h"
-#include "support/strbuf.h"
 
 /* Never handed out as a kernel's or a variable's name. */
 static const char *const reserved_names[] = {
@@ -156,52 +88,6 @@ static const char *const reserved_names[] = {
     "erff", "erf", "fabsf", "fabs", "floorf", "floor", "ceilf", "ceil", "rintf", "rint", "powf",
     "pow", "fmaf", "fma", "fminf", "fmin", "fmaxf", "fmax", "min", "max", "abs", "llabs",
 };
-
-/* ---- state ------------------------------------------------------------------ */
-
-/* The scalar variables standing for the lanes of a vector value: a vector
- * load hoisted into a vector const, or a vector let. */
-typedef struct vbind {
-    const mt_texpr *load; /* the load, or NULL */
-    const mt_tvar *var;   /* the let's variable, or NULL */
-    mt_tvar **lane;       /* one per lane, each bound to its C text ("a_v.x", "t_1") */
-} vbind;
-
-/* C names of one kernel (or one launch comment). */
-typedef struct names {
-    mt_nameset live;             /* C name -> declarations of it in open blocks */
-    mt_nameset next;             /* base name -> first suffix worth trying */
-    MT_VEC(const char *) open;   /* names declared in the open blocks, innermost last */
-    mt_ptrmap obj;               /* var or buffer -> 1 + index in text of its name */
-    MT_VEC(const char *) text;
-} names;
-
-typedef struct cu {
-    mt_arena *a;
-    mt_sb sb;                    /* the kernels' text */
-    bool used[H_COUNT_];         /* helpers the text calls */
-    bool fp16;                   /* the text uses __half */
-    bool bf16;                   /* the text uses __nv_bfloat16 */
-    bool wmma;                   /* the text uses nvcuda::wmma (mma.h) */
-    mt_ptrmap wmma_mem;          /* per kernel: buffers a wmma intrinsic addresses (32-byte aligned) */
-    MT_VEC(const mt_tlaunch *) launches; /* every launch of the host functions */
-    MT_VEC(const char *) knames; /* the kernels' C names, in device order */
-    /* per kernel */
-    names nm;
-    bool free_vars;              /* an unbound variable gets a name (launch comments) */
-    mt_ptrmap half_params;       /* 16-bit float scalar params: __half or __nv_bfloat16, read
-                                    with __half2float / __bfloat162float (value: the dtype + 1) */
-    const mt_tlaunch *launch;    /* the kernel's launch, or NULL */
-    MT_VEC(vbind) vb;            /* the vector values in scope, innermost last */
-    int ind;                     /* indentation of the current line */
-} cu;
-
-/* Where a statement is: what may follow it. */
-typedef struct pos {
-    bool kernel_tail; /* nothing of the kernel runs after it */
-    bool block_tail;  /* nothing follows it in its C block */
-    bool in_phase;    /* inside a threadIdx loop */
-} pos;
 
 /* ---- names ------------------------------------------------------------------- */
 
@@ -228,7 +114,7 @@ static const char *sanitize(mt_arena *a, const char *base) {
 }
 
 /* Empty names but the reserved ones and the kernels' names. */
-static void names_reset(cu *c) {
+static void names_reset(mt_cu *c) {
     memset(&c->nm, 0, sizeof c->nm);
     for (int i = 0; i < MT_ARRAY_LEN(reserved_names); i++)
         mt_nameset_put(c->a, &c->nm.live, reserved_names[i], 1);
@@ -238,7 +124,7 @@ static void names_reset(cu *c) {
 }
 
 /* A name from base not in scope, declared in the innermost open block. */
-static const char *fresh(cu *c, const char *base) {
+const char *mt_cu_fresh(mt_cu *c, const char *base) {
     const char *b = sanitize(c->a, base), *n = b;
     if (mt_nameset_get(&c->nm.live, n) > 0) {
         int k = mt_nameset_get(&c->nm.next, b);
@@ -255,7 +141,7 @@ static const char *fresh(cu *c, const char *base) {
 
 /* Closes the C blocks opened since mark (a length of nm.open): their names
  * are free again. */
-static void close_names(cu *c, int mark) {
+void mt_cu_close_names(mt_cu *c, int mark) {
     for (int i = mark; i < c->nm.open.len; i++) {
         const char *n = c->nm.open.data[i];
         mt_nameset_put(c->a, &c->nm.live, n, mt_nameset_get(&c->nm.live, n) - 1);
@@ -264,524 +150,63 @@ static void close_names(cu *c, int mark) {
 }
 
 /* key (a var or buffer) called name from now on; returns what to restore. */
-static int bind(cu *c, const void *key, const char *name) {
+int mt_cu_bind(mt_cu *c, const void *key, const char *name) {
     int old = mt_ptrmap_get(&c->nm.obj, key);
     MT_VEC_PUSH(c->a, &c->nm.text, name);
     mt_ptrmap_add(c->a, &c->nm.obj, key, c->nm.text.len - old);
     return old;
 }
 
-static void unbind(cu *c, const void *key, int old) {
+void mt_cu_unbind(mt_cu *c, const void *key, int old) {
     mt_ptrmap_add(c->a, &c->nm.obj, key, old - mt_ptrmap_get(&c->nm.obj, key));
 }
 
-static const char *name_of(cu *c, const void *key, const char *base) {
+const char *mt_cu_name_of(mt_cu *c, const void *key, const char *base) {
     int i = mt_ptrmap_get(&c->nm.obj, key);
     if (i > 0) return c->nm.text.data[i - 1];
     if (!c->free_vars) mt_ice("cuda_c: '%s' is used outside its scope", base ? base : "?");
-    const char *n = fresh(c, base);
-    bind(c, key, n);
+    const char *n = mt_cu_fresh(c, base);
+    mt_cu_bind(c, key, n);
     return n;
-}
-
-/* ---- types ------------------------------------------------------------------- */
-
-/* The C type a value of dtype t is computed in. */
-static const char *ctype(mt_dtype t) {
-    switch (t) {
-    case MT_BOOL: return "bool";
-    case MT_INT8: return "signed char";
-    case MT_UINT8: return "unsigned char";
-    case MT_INT32: return "int";
-    case MT_INT64: return "long long";
-    case MT_FLOAT16: case MT_BFLOAT16: case MT_FLOAT32: return "float";
-    case MT_FLOAT64: return "double";
-    default: mt_ice("cuda_c: unknown dtype %d", (int)t);
-    }
-}
-
-/* The C type of a buffer element or a scalar param of dtype t. */
-static const char *mem_type(cu *c, mt_dtype t) {
-    if (t == MT_BFLOAT16) {
-        c->bf16 = true;
-        return "__nv_bfloat16";
-    }
-    if (t != MT_FLOAT16) return ctype(t);
-    c->fp16 = true;
-    return "__half";
-}
-
-/* The float value of a 16-bit float (dtype t) in memory: __half2float... */
-static const char *to_float_fn(mt_dtype t) { return t == MT_BFLOAT16 ? "__bfloat162float" : "__half2float"; }
-
-/* ---- immediates -------------------------------------------------------------- */
-
-/* C binding strength of printed text, loosest first. */
-enum { C_TERN = 1, C_OR, C_AND, C_EQ, C_REL, C_ADD, C_MUL, C_UNARY, C_ATOM };
-
-/* How an expression prints: pre kid0 sep[0] kid1 sep[1] kid2 post. */
-typedef struct form {
-    int prec;                   /* how tightly the text binds (C_*) */
-    bool ll;                    /* its C type is long long (int64 values) */
-    const char *pre, *sep[2], *post;
-    int n;                      /* operands (kids) */
-    const mt_texpr *kid[3];
-    int kid_prec[3];            /* the binding each kid needs to go without parentheses */
-    bool kid_ll[3];             /* kid must print as a long long */
-} form;
-
-static form leaf(const char *text, int prec, bool ll) {
-    form f = {0};
-    f.prec = prec;
-    f.ll = ll;
-    f.pre = text;
-    f.post = "";
-    return f;
-}
-
-/* v rounded to the nearest half-precision value (ties to even), as a
- * float16 immediate holds it. */
-static double round_half(double v) {
-    double m = fabs(v);
-    if (!isfinite(v) || m == 0) return v;
-    if (m >= 65520.0) return copysign(INFINITY, v);
-    int e;
-    frexp(m, &e);                            /* m = f * 2^e, f in [0.5, 1) */
-    double q = ldexp(1.0, (e - 1 < -14 ? -14 : e - 1) - 10); /* the spacing at m */
-    double x = m / q, fl = floor(x), d = x - fl;
-    double r = d > 0.5 || (d == 0.5 && fmod(fl, 2.0) != 0) ? fl + 1 : fl;
-    return copysign(r * q, v);
-}
-
-static form int_imm(cu *c, mt_dtype t, int64_t v, bool force_ll) {
-    if (t == MT_BOOL) return leaf(v ? "true" : "false", C_ATOM, false);
-    v = mt_int_wrap(t, (uint64_t)v);
-    if (t == MT_INT64 && v == INT64_MIN) return leaf("(-9223372036854775807LL - 1)", C_ATOM, true);
-    if (t != MT_INT64 && v == INT32_MIN) return leaf("(-2147483647 - 1)", C_ATOM, false);
-    bool ll = t == MT_INT64 && (force_ll || v <= INT32_MIN || v > INT32_MAX);
-    return leaf(mt_arena_printf(c->a, "%lld%s", (long long)v, ll ? "LL" : ""),
-                v < 0 ? C_UNARY : C_ATOM, ll);
-}
-
-/* A finite number's text with ".0" when it would read as an integer. */
-static const char *num_text(cu *c, const char *txt, const char *suffix) {
-    bool plain = !strpbrk(txt, ".eE");
-    return mt_arena_printf(c->a, "%s%s%s", txt, plain ? ".0" : "", suffix);
-}
-
-static form float_imm(cu *c, mt_dtype t, double v) {
-    char txt[40];
-    if (t == MT_FLOAT64) {
-        if (!isfinite(v)) {
-            uint64_t bits;
-            memcpy(&bits, &v, sizeof bits);
-            const char *s = mt_arena_printf(c->a, "%s__longlong_as_double(0x%016llxLL)",
-                                            bits >> 63 ? "-" : "",
-                                            (unsigned long long)(bits & ~(1ULL << 63)));
-            return leaf(s, bits >> 63 ? C_UNARY : C_ATOM, false);
-        }
-        for (int digits = 15; digits <= 17; digits++) {
-            mt_c_snprintf(txt, sizeof txt, "%.*g", digits, v);
-            if (mt_c_strtod(txt, NULL) == v) break;
-        }
-        return leaf(num_text(c, txt, ""), signbit(v) ? C_UNARY : C_ATOM, false);
-    }
-    float f = (float)(t == MT_FLOAT16 ? round_half(v) : t == MT_BFLOAT16 ? mt_bf16_round(v) : v);
-    if (!isfinite(f)) {
-        uint32_t bits;
-        memcpy(&bits, &f, sizeof bits);
-        const char *s = mt_arena_printf(c->a, "%s__int_as_float(0x%08x)", bits >> 31 ? "-" : "",
-                                        (unsigned)(bits & 0x7fffffffu));
-        return leaf(s, bits >> 31 ? C_UNARY : C_ATOM, false);
-    }
-    mt_c_snprintf(txt, sizeof txt, "%.9g", (double)f);
-    return leaf(num_text(c, txt, "f"), signbit(f) ? C_UNARY : C_ATOM, false);
-}
-
-static form imm_form(cu *c, const mt_texpr *e) {
-    if (mt_dtype_is_float(e->dtype))
-        return float_imm(c, e->dtype, e->kind == TE_FLOAT ? e->fval : (double)e->ival);
-    int64_t v = e->kind == TE_INT ? e->ival : mt_f64_to_i64(e->fval);
-    return int_imm(c, e->dtype, v, false);
-}
-
-/* ---- expression forms -------------------------------------------------------- */
-
-static void put_expr(cu *c, const mt_texpr *e, int min);
-static form form_of(cu *c, const mt_texpr *e);
-
-/* pre x post, x needing binding px. */
-static form around(const char *pre, const mt_texpr *x, const char *post, int prec, int px) {
-    form f = leaf(pre, prec, false);
-    f.post = post;
-    f.n = 1;
-    f.kid[0] = x;
-    f.kid_prec[0] = px;
-    return f;
-}
-
-static form infix(const mt_texpr *x, const char *op, const mt_texpr *y, int prec, int px, int py) {
-    form f = around("", x, "", prec, px);
-    f.sep[0] = op;
-    f.n = 2;
-    f.kid[1] = y;
-    f.kid_prec[1] = py;
-    return f;
-}
-
-/* fn(args...). */
-static form call(cu *c, const char *fn, const mt_texpr *x, const mt_texpr *y, const mt_texpr *z) {
-    form f = around(mt_arena_printf(c->a, "%s(", fn), x, ")", C_ATOM, 0);
-    f.sep[0] = f.sep[1] = ", ";
-    f.kid[1] = y;
-    f.kid[2] = z;
-    f.n = z ? 3 : y ? 2 : 1;
-    return f;
-}
-
-static form call_helper(cu *c, helper h, const mt_texpr *x, const mt_texpr *y) {
-    c->used[h] = true;
-    return call(c, mt_cu_helper_name[h], x, y, NULL);
-}
-
-/* f wrapped back into the 8-bit type t: "(signed char)(a + b)". */
-static form wrap8(cu *c, form f, mt_dtype t) {
-    if (t != MT_INT8 && t != MT_UINT8) return f;
-    bool paren = f.prec < C_ATOM;
-    f.pre = mt_arena_printf(c->a, "(%s)%s%s", ctype(t), paren ? "(" : "", f.pre);
-    f.post = mt_arena_printf(c->a, "%s%s", f.post, paren ? ")" : "");
-    f.prec = C_UNARY;
-    return f;
-}
-
-/* The conversion of a value of dtype t (computed as ctype(t)) to the
- * 16-bit float `to` (__half or __nv_bfloat16), rounded once. */
-static const char *to_half_fn(cu *c, mt_dtype t, mt_dtype to) {
-    bool fromf = mt_dtype_is_half(t) || t == MT_FLOAT32;
-    if (to == MT_BFLOAT16) {
-        c->bf16 = true;
-        if (fromf) return "__float2bfloat16_rn";
-        if (t == MT_FLOAT64) return "__double2bfloat16";
-        return t == MT_INT64 ? "__ll2bfloat16_rn" : "__int2bfloat16_rn";
-    }
-    c->fp16 = true;
-    if (fromf) return "__float2half_rn";
-    if (t == MT_FLOAT64) return "__double2half";
-    return t == MT_INT64 ? "__ll2half_rn" : "__int2half_rn";
-}
-
-static helper cvt_helper(mt_dtype to) {
-    switch (to) {
-    case MT_INT8: return H_CVT_I8;
-    case MT_UINT8: return H_CVT_U8;
-    case MT_INT32: return H_CVT_I32;
-    default: return H_CVT_I64;
-    }
-}
-
-/* x (of dtype from) converted to dtype to, as mt_cg_cast does. */
-static form cast_form(cu *c, const mt_texpr *x, mt_dtype from, mt_dtype to) {
-    bool ffrom = mt_dtype_is_float(from);
-    if (from == to || (mt_dtype_is_half(from) && to == MT_FLOAT32)) return form_of(c, x);
-    if (to == MT_BOOL)
-        return around("", x, from == MT_FLOAT64 ? " != 0.0" : ffrom ? " != 0.0f" : " != 0", C_EQ,
-                      C_REL);
-    if (mt_dtype_is_half(to))
-        return around(mt_arena_printf(c->a, "%s(%s(", to_float_fn(to), to_half_fn(c, from, to)), x, "))",
-                      C_ATOM, 0);
-    if (mt_dtype_is_float(to))
-        return around(to == MT_FLOAT64 ? "(double)" : "(float)", x, "", C_UNARY, C_UNARY);
-    form f = ffrom ? call_helper(c, cvt_helper(to), x, NULL)
-                   : around(mt_arena_printf(c->a, "(%s)", ctype(to)), x, "", C_UNARY, C_UNARY);
-    f.ll = to == MT_INT64;
-    return f;
-}
-
-/* The value v as an element of a buffer of dtype to. */
-static form store_form(cu *c, const mt_texpr *v, mt_dtype to) {
-    if (!mt_dtype_is_half(to)) return cast_form(c, v, v->dtype, to);
-    if (v->kind == TE_LOAD && v->buf->dtype == to && v->nargs == 1) /* a copy: the __half itself */
-        return around(mt_arena_printf(c->a, "%s[", name_of(c, v->buf, v->buf->name)), v->args[0], "]", C_ATOM, 0);
-    if (v->kind == TE_VAR && mt_ptrmap_get(&c->half_params, v->var) == (int)to + 1) /* likewise */
-        return leaf(name_of(c, v->var, v->var->name), C_ATOM, false);
-    return around(mt_arena_printf(c->a, "%s(", to_half_fn(c, v->dtype, to)), v, ")", C_ATOM, 0);
-}
-
-static form var_form(cu *c, const mt_tvar *v) {
-    const char *n = name_of(c, v, v->name);
-    int hp = mt_ptrmap_get(&c->half_params, v);
-    if (hp) n = mt_arena_printf(c->a, "%s(%s)", to_float_fn((mt_dtype)(hp - 1)), n);
-    return leaf(n, C_ATOM, v->dtype == MT_INT64);
-}
-
-static form load_form(cu *c, const mt_texpr *e) {
-    const mt_tbuffer *b = e->buf;
-    if (e->nargs > 1)
-        mt_ice("cuda_c: buffer '%s' accessed with %d indices: flatten_buffers must run first",
-               b->name, e->nargs);
-    if (e->nargs == 1 && !mt_dtype_is_int(e->args[0]->dtype))
-        mt_ice("cuda_c: buffer index of dtype %s", mt_dtype_str(e->args[0]->dtype));
-    bool half = mt_dtype_is_half(b->dtype);
-    const char *n = name_of(c, b, b->name);
-    const char *pre = mt_arena_printf(c->a, "%s%s%s[%s", half ? to_float_fn(b->dtype) : "", half ? "(" : "", n,
-                                      e->nargs ? "" : "0");
-    form f = e->nargs ? around(pre, e->args[0], half ? "])" : "]", C_ATOM, 0)
-                      : leaf(mt_arena_printf(c->a, "%s]%s", pre, half ? ")" : ""), C_ATOM, false);
-    f.ll = b->dtype == MT_INT64;
-    return f;
-}
-
-/* + - * / // % min max on floats. */
-static form float_arith(cu *c, const mt_texpr *e) {
-    bool d = e->a->dtype == MT_FLOAT64;
-    switch (e->kind) {
-    case TE_ADD: return infix(e->a, " + ", e->b, C_ADD, C_ADD, C_ADD + 1);
-    case TE_SUB: return infix(e->a, " - ", e->b, C_ADD, C_ADD, C_ADD + 1);
-    case TE_MUL: return infix(e->a, " * ", e->b, C_MUL, C_MUL, C_MUL + 1);
-    case TE_DIV: return infix(e->a, " / ", e->b, C_MUL, C_MUL, C_MUL + 1);
-    case TE_FLOORDIV: {
-        form f = infix(e->a, " / ", e->b, C_ATOM, C_MUL, C_MUL + 1);
-        f.pre = d ? "floor(" : "floorf(";
-        f.post = ")";
-        return f;
-    }
-    case TE_FLOORMOD: return call_helper(c, d ? H_FLOORMOD_F64 : H_FLOORMOD_F32, e->a, e->b);
-    case TE_MIN: return call(c, d ? "fmin" : "fminf", e->a, e->b, NULL);
-    case TE_MAX: return call(c, d ? "fmax" : "fmaxf", e->a, e->b, NULL);
-    default: mt_ice("cuda_c: bad arithmetic kind %s", mt_texpr_kind_str(e->kind));
-    }
-}
-
-/* Arithmetic on bool, as on i1: + and - are xor, * / // min are and. */
-static form bool_arith(cu *c, const mt_texpr *e) {
-    switch (e->kind) {
-    case TE_ADD: case TE_SUB: return infix(e->a, " != ", e->b, C_EQ, C_REL, C_REL);
-    case TE_MUL: case TE_DIV: case TE_FLOORDIV: case TE_MIN:
-        return infix(e->a, " && ", e->b, C_AND, C_EQ, C_EQ);
-    case TE_MAX: return infix(e->a, " || ", e->b, C_OR, C_EQ, C_EQ);
-    case TE_FLOORMOD: return leaf("false", C_ATOM, false);
-    default: mt_ice("cuda_c: bad arithmetic kind %s", mt_texpr_kind_str(e->kind));
-    }
-}
-
-static form int_div(cu *c, const mt_texpr *e) {
-    bool w = e->a->dtype == MT_INT64;
-    helper h = e->kind == TE_DIV ? (w ? H_TRUNCDIV_I64 : H_TRUNCDIV_I32)
-               : e->kind == TE_FLOORDIV ? (w ? H_FLOORDIV_I64 : H_FLOORDIV_I32)
-                                        : (w ? H_FLOORMOD_I64 : H_FLOORMOD_I32);
-    form f = call_helper(c, h, e->a, e->b);
-    f.ll = w;
-    return e->kind == TE_FLOORMOD ? f : wrap8(c, f, e->a->dtype);
-}
-
-static form int_arith(cu *c, const mt_texpr *e) {
-    mt_dtype t = e->a->dtype;
-    form f;
-    switch (e->kind) {
-    case TE_ADD: f = infix(e->a, " + ", e->b, C_ADD, C_ADD, C_ADD + 1); break;
-    case TE_SUB: f = infix(e->a, " - ", e->b, C_ADD, C_ADD, C_ADD + 1); break;
-    case TE_MUL: f = infix(e->a, " * ", e->b, C_MUL, C_MUL, C_MUL + 1); break;
-    case TE_DIV: case TE_FLOORDIV: case TE_FLOORMOD: return int_div(c, e);
-    case TE_MIN: case TE_MAX:
-        f = call(c, e->kind == TE_MIN ? "min" : "max", e->a, e->b, NULL);
-        f.kid_ll[0] = f.kid_ll[1] = t == MT_INT64; /* min(long long, int) is ambiguous */
-        f.ll = t == MT_INT64;
-        return f;
-    default: mt_ice("cuda_c: bad arithmetic kind %s", mt_texpr_kind_str(e->kind));
-    }
-    if (t == MT_INT64) { /* keep it in long long even between int immediates */
-        f.kid_ll[0] = !form_of(c, e->a).ll && !form_of(c, e->b).ll;
-        f.ll = true;
-    }
-    return wrap8(c, f, t);
-}
-
-static form arith_form(cu *c, const mt_texpr *e) {
-    if (mt_dtype_is_float(e->a->dtype)) return float_arith(c, e);
-    return e->a->dtype == MT_BOOL ? bool_arith(c, e) : int_arith(c, e);
-}
-
-static form cmp_form(const mt_texpr *e) {
-    static const char *const ops[] = {" == ", " != ", " < ", " <= ", " > ", " >= "};
-    int prec = e->kind == TE_EQ || e->kind == TE_NE ? C_EQ : C_REL;
-    return infix(e->a, ops[e->kind - TE_EQ], e->b, prec, C_ADD, C_ADD);
-}
-
-static form neg_form(cu *c, const mt_texpr *e) {
-    mt_dtype t = e->a->dtype;
-    if (t == MT_BOOL) return form_of(c, e->a); /* -x == x on i1 */
-    /* "-(-x)", never "--x" */
-    int px = form_of(c, e->a).prec <= C_UNARY ? C_ATOM : C_UNARY;
-    form f = around("-", e->a, "", C_UNARY, px);
-    f.kid_ll[0] = f.ll = t == MT_INT64;
-    return mt_dtype_is_float(t) ? f : wrap8(c, f, t);
-}
-
-static form select_form(const mt_texpr *e) {
-    form f = infix(e->cond, " ? ", e->a, C_TERN, C_OR, C_OR);
-    f.sep[1] = " : ";
-    f.n = 3;
-    f.kid[2] = e->b;
-    f.kid_prec[2] = C_OR;
-    if (e->dtype == MT_INT64) f.ll = f.kid_ll[1] = true;
-    return f;
-}
-
-/* An intrinsic on integers: abs, or floor/ceil/round (the value itself). */
-static form int_call(cu *c, const mt_texpr *e) {
-    const mt_texpr *x = e->args[0];
-    mt_dtype t = x->dtype;
-    if (e->intrin == IN_FLOOR || e->intrin == IN_CEIL || e->intrin == IN_ROUND ||
-        (e->intrin == IN_ABS && !mt_dtype_is_signed_int(t)))
-        return form_of(c, x);
-    if (e->intrin != IN_ABS)
-        mt_ice("cuda_c: T.%s on a %s operand (the float cast is missing)",
-               mt_intrin_name(e->intrin), mt_dtype_str(t));
-    form f = call(c, t == MT_INT64 ? "llabs" : "abs", x, NULL, NULL);
-    f.ll = t == MT_INT64;
-    return wrap8(c, f, t);
-}
-
-/* T.shfl_xor(v, m, w): every lane of the warp takes part (the verifier's
- * rule: no thread-dependent guard around it, whole warps in the block),
- * so the mask is the full warp's. float16 and bfloat16 values are computed
- * in float. */
-static form shfl_form(cu *c, const mt_texpr *e) {
-    const char *post = mt_arena_printf(c->a, ", %lld, %lld)", (long long)e->args[1]->ival,
-                                       (long long)e->args[2]->ival);
-    form f = around("__shfl_xor_sync(0xffffffffu, ", e->args[0], post, C_ATOM, 0);
-    f.ll = f.kid_ll[0] = e->dtype == MT_INT64;
-    return f;
-}
-
-static form call_form(cu *c, const mt_texpr *e) {
-    if (e->intrin == IN_SHFL_XOR && e->nargs == 3) return shfl_form(c, e);
-    static const char *const f32[IN_COUNT_] = {
-        [IN_EXP] = "expf", [IN_LOG] = "logf", [IN_SQRT] = "sqrtf", [IN_SIN] = "sinf",
-        [IN_COS] = "cosf", [IN_TANH] = "tanhf", [IN_ERF] = "erff", [IN_ABS] = "fabsf",
-        [IN_FLOOR] = "floorf", [IN_CEIL] = "ceilf", [IN_ROUND] = "rintf", [IN_POW] = "powf",
-        [IN_FMA] = "fmaf"};
-    static const char *const f64[IN_COUNT_] = {
-        [IN_EXP] = "exp", [IN_LOG] = "log", [IN_SQRT] = "sqrt", [IN_SIN] = "sin",
-        [IN_COS] = "cos", [IN_TANH] = "tanh", [IN_ERF] = "erf", [IN_ABS] = "fabs",
-        [IN_FLOOR] = "floor", [IN_CEIL] = "ceil", [IN_ROUND] = "rint", [IN_POW] = "pow",
-        [IN_FMA] = "fma"};
-    if ((unsigned)e->intrin >= IN_COUNT_ || e->nargs != mt_intrin_arity(e->intrin) || e->nargs > 3)
-        mt_ice("cuda_c: intrinsic %d with %d arguments", (int)e->intrin, e->nargs);
-    if (!mt_dtype_is_float(e->args[0]->dtype)) return int_call(c, e);
-    bool d = e->args[0]->dtype == MT_FLOAT64;
-    if (e->intrin == IN_RSQRT) /* 1 / sqrt, as on the CPU: rsqrtf is approximate */
-        return around(d ? "1.0 / sqrt(" : "1.0f / sqrtf(", e->args[0], ")", C_MUL, 0);
-    if (e->intrin == IN_SIGMOID)
-        return call_helper(c, d ? H_SIGMOID_F64 : H_SIGMOID_F32, e->args[0], NULL);
-    const char *fn = (d ? f64 : f32)[e->intrin];
-    if (!fn) mt_ice("cuda_c: unknown intrinsic %d", (int)e->intrin);
-    return call(c, fn, e->args[0], e->nargs > 1 ? e->args[1] : NULL,
-                e->nargs > 2 ? e->args[2] : NULL);
-}
-
-/* How e prints. */
-static form form_of(cu *c, const mt_texpr *e) {
-    if (e->lanes != 1 || e->kind == TE_RAMP || e->kind == TE_BROADCAST)
-        mt_ice("cuda_c: a %d-lane %s: vectors are not printed for the GPU", e->lanes,
-               mt_texpr_kind_str(e->kind));
-    switch (e->kind) {
-    case TE_INT: case TE_FLOAT: return imm_form(c, e);
-    case TE_VAR: return var_form(c, e->var);
-    case TE_LOAD: return load_form(c, e);
-    case TE_ADD: case TE_SUB: case TE_MUL: case TE_DIV: case TE_FLOORDIV: case TE_FLOORMOD:
-    case TE_MIN: case TE_MAX:
-        return arith_form(c, e);
-    case TE_EQ: case TE_NE: case TE_LT: case TE_LE: case TE_GT: case TE_GE: return cmp_form(e);
-    case TE_AND: return infix(e->a, " && ", e->b, C_AND, C_AND, C_EQ);
-    case TE_OR: return infix(e->a, " || ", e->b, C_OR, C_OR, C_EQ);
-    case TE_NOT: return around("!", e->a, "", C_UNARY, C_UNARY);
-    case TE_NEG: return neg_form(c, e);
-    case TE_SELECT: return select_form(e);
-    case TE_CAST: return cast_form(c, e->a, e->a->dtype, e->dtype);
-    case TE_CALL: return call_form(c, e);
-    default: mt_ice("cuda_c: expression kind %d is not handled", (int)e->kind);
-    }
-}
-
-/* ---- printing expressions ---------------------------------------------------- */
-
-static void put_form(cu *c, const form *f, int min);
-
-/* A kid needing binding min; as a long long when ll. */
-static void put_kid(cu *c, const mt_texpr *e, int min, bool ll) {
-    form f = form_of(c, e);
-    if (!ll || f.ll) {
-        put_form(c, &f, min);
-        return;
-    }
-    if (e->kind == TE_INT) {
-        f = int_imm(c, e->dtype, e->ival, true);
-        put_form(c, &f, min);
-        return;
-    }
-    bool paren = min > C_UNARY;
-    mt_sb_puts(&c->sb, paren ? "((long long)" : "(long long)");
-    put_form(c, &f, C_UNARY);
-    if (paren) mt_sb_putc(&c->sb, ')');
-}
-
-static void put_form(cu *c, const form *f, int min) {
-    bool paren = f->prec < min;
-    if (paren) mt_sb_putc(&c->sb, '(');
-    mt_sb_puts(&c->sb, f->pre);
-    for (int i = 0; i < f->n; i++) {
-        if (i) mt_sb_puts(&c->sb, f->sep[i - 1]);
-        put_kid(c, f->kid[i], f->kid_prec[i], f->kid_ll[i]);
-    }
-    mt_sb_puts(&c->sb, f->post);
-    if (paren) mt_sb_putc(&c->sb, ')');
-}
-
-static void put_expr(cu *c, const mt_texpr *e, int min) {
-    form f = form_of(c, e);
-    put_form(c, &f, min);
 }
 
 /* ---- statements -------------------------------------------------------------- */
 
-static void put_stmt(cu *c, const mt_tstmt *s, pos p);
+void mt_cu_line_start(mt_cu *c) { mt_sb_indent(&c->sb, c->ind); }
 
-static void line_start(cu *c) { mt_sb_indent(&c->sb, c->ind); }
-
-static void line(cu *c, const char *text) {
-    line_start(c);
+void mt_cu_line(mt_cu *c, const char *text) {
+    mt_cu_line_start(c);
     mt_sb_puts(&c->sb, text);
     mt_sb_putc(&c->sb, '\n');
 }
 
 /* "{", s as a C block of its own, "}"; the line is left open after "}"
  * when more follows ("} else {"). */
-static void put_braced(cu *c, const mt_tstmt *s, pos p, bool more) {
+static void put_braced(mt_cu *c, const mt_tstmt *s, mt_cu_pos p, bool more) {
     mt_sb_puts(&c->sb, "{\n");
     c->ind += 4;
     int mark = c->nm.open.len;
     p.block_tail = true;
-    put_stmt(c, s, p);
-    close_names(c, mark);
+    mt_cu_put_stmt(c, s, p);
+    mt_cu_close_names(c, mark);
     c->ind -= 4;
-    line_start(c);
+    mt_cu_line_start(c);
     mt_sb_puts(&c->sb, more ? "}" : "}\n");
 }
 
-static void put_seq(cu *c, const mt_tstmt *s, pos p) {
+static void put_seq(mt_cu *c, const mt_tstmt *s, mt_cu_pos p) {
     for (int i = 0; i < s->nstmts; i++) {
-        pos q = p;
+        mt_cu_pos q = p;
         if (i < s->nstmts - 1) q.kernel_tail = q.block_tail = false;
-        put_stmt(c, s->stmts[i], q);
+        mt_cu_put_stmt(c, s->stmts[i], q);
     }
 }
 
-static void put_if(cu *c, const mt_tstmt *s, pos p) {
-    line_start(c);
+static void put_if(mt_cu *c, const mt_tstmt *s, mt_cu_pos p) {
+    mt_cu_line_start(c);
     for (;;) { /* if (a) {...} else if (b) {...} else {...} */
         mt_sb_puts(&c->sb, "if (");
-        put_expr(c, s->cond, 0);
+        mt_cu_put_expr(c, s->cond, 0);
         mt_sb_puts(&c->sb, ") ");
         put_braced(c, s->then_s, p, s->else_s != NULL);
         if (!s->else_s) return;
@@ -791,353 +216,6 @@ static void put_if(cu *c, const mt_tstmt *s, pos p) {
     }
     put_braced(c, s->else_s, p, false);
 }
-
-/* ---- vectors ----------------------------------------------------------------- */
-
-/* What the vectorize pass leaves in a kernel: stores of T.Ramp(b, 1, n)
- * and lets of vector values, loads at ramps, broadcasts. Each is printed
- * lane by lane (mt_arith_lane), except that a unit-stride load or store of
- * a dtype and width CUDA has a vector type for (float4, float2, int4, int2,
- * double2, longlong2; mt_half8, mt_bf16x8) is one access where its address is aligned to the
- * type's size, through mt_load_<type> / mt_store_<type>, which check the
- * address and fall back to the elements: a tensor's data is only aligned
- * to its element (a view, a host program's own pointer). */
-
-/* The H_LOAD_* helper for n elements of b (its store: + VECTOR_TYPES), or
- * H_COUNT_ for none: a thread's own buffers (registers) are accessed lane
- * by lane, so that their address is never taken (nvcc would put them in
- * local memory). */
-static helper vector_helper(const mt_tbuffer *b, int n) {
-    mt_dtype t = b->dtype;
-    if (b->scope != MT_SCOPE_GLOBAL && b->scope != MT_SCOPE_SHARED) return H_COUNT_;
-    if (n == 8) return t == MT_FLOAT16 ? H_LOAD_HALF8 : t == MT_BFLOAT16 ? H_LOAD_BF16X8 : H_COUNT_;
-    if (n == 4) return t == MT_FLOAT32 ? H_LOAD_FLOAT4 : t == MT_INT32 ? H_LOAD_INT4 : H_COUNT_;
-    if (n != 2) return H_COUNT_;
-    switch (t) {
-    case MT_FLOAT32: return H_LOAD_FLOAT2;
-    case MT_INT32: return H_LOAD_INT2;
-    case MT_FLOAT64: return H_LOAD_DOUBLE2;
-    case MT_INT64: return H_LOAD_LONGLONG2;
-    default: return H_COUNT_;
-    }
-}
-
-/* The fields of CUDA's vector types, lane by lane (of mt_half8 and
- * mt_bf16x8: their pairs' halves). */
-static const char lane_field[4] = {'x', 'y', 'z', 'w'};
-static const char *const pair_field[8] = {"a.x", "a.y", "b.x", "b.y", "c.x", "c.y", "d.x", "d.y"};
-
-static const char *field(cu *c, int lanes, int k) {
-    return lanes == 8 ? pair_field[k] : mt_arena_printf(c->a, "%c", lane_field[k]);
-}
-
-/* The base of a unit-stride ramp, else NULL. */
-static const mt_texpr *unit_base(const mt_texpr *ix) {
-    int64_t stride;
-    return ix->kind == TE_RAMP && mt_te_is_const_int(ix->b, &stride) && stride == 1 ? ix->a : NULL;
-}
-
-/* mt_arith_lane's leaf: the lane variable of a vector value in scope. */
-static mt_texpr *lane_leaf(void *ctx, const mt_texpr *e, int k) {
-    cu *c = ctx;
-    for (int i = c->vb.len - 1; i >= 0; i--) {
-        const vbind *b = &c->vb.data[i];
-        if (e->kind == TE_VAR ? b->var == e->var : b->load && mt_texpr_equal(b->load, e))
-            return mt_te_var(c->a, b->lane[k]);
-    }
-    return NULL;
-}
-
-/* Lane variables named "<n>.x", ".y", ... (n a vector const). */
-static mt_tvar **field_lanes(cu *c, const char *n, mt_dtype t, int lanes) {
-    mt_tvar **v = MT_NEW_ARRAY(c->a, mt_tvar *, lanes);
-    for (int k = 0; k < lanes; k++) {
-        v[k] = mt_tvar_new(c->a, n, t);
-        bind(c, v[k], mt_arena_printf(c->a, "%s.%s", n, field(c, lanes, k)));
-        if (mt_dtype_is_half(t)) mt_ptrmap_add(c->a, &c->half_params, v[k], (int)t + 1); /* a __half, read as float */
-    }
-    return v;
-}
-
-typedef struct vloads {
-    mt_arena *a;
-    MT_VEC(const mt_texpr *) list;
-} vloads;
-
-static void find_vload(mt_tvisitor *v, const mt_texpr *e) {
-    vloads *l = v->ctx;
-    if (e->kind == TE_LOAD && e->lanes > 1) MT_VEC_PUSH(l->a, &l->list, e);
-    mt_tvisit_expr_children(v, e);
-}
-
-/* Each unit-stride vector load of e with a CUDA type, not in scope yet,
- * as a const of that type (`const float4 a_v = mt_load_float4(&a[i]);`). */
-static void hoist_loads(cu *c, const mt_texpr *e) {
-    vloads l = {c->a, {0}};
-    mt_tvisitor v = {find_vload, NULL, &l};
-    mt_tvisit_expr(&v, e);
-    for (int i = 0; i < l.list.len; i++) {
-        const mt_texpr *x = l.list.data[i], *base = x->nargs == 1 ? unit_base(x->args[0]) : NULL;
-        helper h = vector_helper(x->buf, x->lanes);
-        if (!base || h == H_COUNT_ || lane_leaf(c, x, 0)) continue;
-        c->used[h] = true;
-        const char *n = fresh(c, mt_arena_printf(c->a, "%s_v", x->buf->name));
-        line_start(c);
-        mt_sb_printf(&c->sb, "const %s %s = %s(&%s[", mt_cu_vec_type_name[h - H_LOAD_FLOAT4], n, mt_cu_helper_name[h],
-                     name_of(c, x->buf, x->buf->name));
-        put_expr(c, base, 0);
-        mt_sb_puts(&c->sb, "]);\n");
-        vbind b = {x, NULL, field_lanes(c, n, x->buf->dtype, x->lanes)};
-        MT_VEC_PUSH(c->a, &c->vb, b);
-    }
-}
-
-/* The lanes of store s's value: into the fields of a vector (vn), or each
- * straight to its element. */
-static void put_store_lanes(cu *c, const mt_tstmt *s, int lanes, const char *vn) {
-    const char *dst = name_of(c, s->buf, s->buf->name);
-    for (int k = 0; k < lanes; k++) {
-        line_start(c);
-        if (vn) {
-            mt_sb_printf(&c->sb, "%s.%s = ", vn, field(c, lanes, k));
-        } else {
-            mt_sb_printf(&c->sb, "%s[", dst);
-            put_expr(c, mt_arith_lane(c->a, s->idx[0], k, lane_leaf, c), 0);
-            mt_sb_puts(&c->sb, "] = ");
-        }
-        form v = store_form(c, mt_arith_lane(c->a, s->value, k, lane_leaf, c), s->buf->dtype);
-        put_form(c, &v, 0);
-        mt_sb_puts(&c->sb, ";\n");
-    }
-}
-
-/* buf[T.Ramp(..)] = vector value, in a C block of its own. */
-static void put_vector_store(cu *c, const mt_tstmt *s) {
-    if (s->nidx != 1)
-        mt_ice("cuda_c: buffer '%s' stored with %d indices: flatten_buffers must run first", s->buf->name,
-               s->nidx);
-    int lanes = s->idx[0]->lanes > 1 ? s->idx[0]->lanes : s->value->lanes;
-    const mt_texpr *base = unit_base(s->idx[0]);
-    helper h = base ? vector_helper(s->buf, lanes) : H_COUNT_;
-    line(c, "{");
-    c->ind += 4;
-    int mark = c->nm.open.len, vmark = c->vb.len;
-    hoist_loads(c, s->value);
-    const char *vn = NULL;
-    if (h != H_COUNT_) {
-        c->used[h + VECTOR_TYPES] = true;
-        vn = fresh(c, mt_arena_printf(c->a, "%s_v", s->buf->name));
-        line_start(c);
-        mt_sb_printf(&c->sb, "%s %s;\n", mt_cu_vec_type_name[h - H_LOAD_FLOAT4], vn);
-    }
-    put_store_lanes(c, s, lanes, vn);
-    if (vn) {
-        line_start(c);
-        mt_sb_printf(&c->sb, "%s(&%s[", mt_cu_helper_name[h + VECTOR_TYPES], name_of(c, s->buf, s->buf->name));
-        put_expr(c, base, 0);
-        mt_sb_printf(&c->sb, "], %s);\n", vn);
-    }
-    close_names(c, mark);
-    c->vb.len = vmark;
-    c->ind -= 4;
-    line(c, "}");
-}
-
-/* let v = vector value: a const per lane (`const float t = ..., t_1 = ...`),
- * in scope for the body. */
-static void put_vector_let(cu *c, const mt_tstmt *s, pos p) {
-    int vmark = c->vb.len, lanes = s->value->lanes;
-    hoist_loads(c, s->value);
-    vbind b = {NULL, s->var, MT_NEW_ARRAY(c->a, mt_tvar *, lanes)};
-    for (int k = 0; k < lanes; k++) {
-        mt_texpr *x = mt_arith_lane(c->a, s->value, k, lane_leaf, c);
-        form v = cast_form(c, x, x->dtype, s->var->dtype);
-        const char *n = fresh(c, s->var->name);
-        line_start(c);
-        mt_sb_printf(&c->sb, "const %s %s = ", ctype(s->var->dtype), n);
-        put_form(c, &v, 0);
-        mt_sb_puts(&c->sb, ";\n");
-        b.lane[k] = mt_tvar_new(c->a, s->var->name, s->var->dtype);
-        bind(c, b.lane[k], n);
-    }
-    MT_VEC_PUSH(c->a, &c->vb, b);
-    put_stmt(c, s->body, p);
-    c->vb.len = vmark;
-}
-
-static void put_let(cu *c, const mt_tstmt *s, pos p) {
-    if (s->value->lanes > 1) {
-        put_vector_let(c, s, p);
-        return;
-    }
-    form v = cast_form(c, s->value, s->value->dtype, s->var->dtype);
-    const char *n = fresh(c, s->var->name);
-    line_start(c);
-    mt_sb_printf(&c->sb, "const %s %s = ", ctype(s->var->dtype), n);
-    put_form(c, &v, 0);
-    mt_sb_puts(&c->sb, ";\n");
-    int old = bind(c, s->var, n);
-    put_stmt(c, s->body, p);
-    unbind(c, s->var, old);
-}
-
-/* The number of elements of an allocation (a constant). */
-static int64_t alloc_size(const mt_tbuffer *b) {
-    int64_t n = 1, d;
-    for (int i = 0; i < b->ndim; i++)
-        if (!mt_te_is_const_int(b->shape[i], &d) || !mt_mul_ok(n, d, &n))
-            mt_ice("cuda_c: buffer '%s' allocated in a kernel has no constant size", b->name);
-    return n < 1 ? 1 : n;
-}
-
-/* The C type of a fragment buffer's elements: a whole 16 x 16 fragment
- * (of __half or __nv_bfloat16 inputs, float sums). */
-static const char *fragment_type(cu *c, mt_scope s, mt_dtype dt) {
-    c->wmma = true;
-    if (s == MT_SCOPE_WMMA_ACC) return "wmma::fragment<wmma::accumulator, 16, 16, 16, float>";
-    return mt_arena_printf(c->a, "wmma::fragment<wmma::matrix_%s, 16, 16, 16, %s, wmma::%s>",
-                           s == MT_SCOPE_WMMA_A ? "a" : "b", mem_type(c, dt),
-                           s == MT_SCOPE_WMMA_A ? "col_major" : "row_major");
-}
-
-static void put_alloc(cu *c, const mt_tstmt *s, pos p) {
-    const mt_tbuffer *b = s->buf;
-    int64_t size = alloc_size(b);
-    const char *n = fresh(c, b->name);
-    line_start(c);
-    if (mt_scope_is_fragment(b->scope))
-        mt_sb_printf(&c->sb, "%s %s[%lld];\n", fragment_type(c, b->scope, b->dtype), n, (long long)(size / MT_WMMA_FRAG));
-    else
-        mt_sb_printf(&c->sb, "%s%s %s[%lld];\n",
-                     b->scope != MT_SCOPE_SHARED         ? ""
-                     : mt_ptrmap_get(&c->wmma_mem, b) ? "__shared__ __align__(32) "
-                                                      : "__shared__ __align__(16) ",
-                     mem_type(c, b->dtype), n, (long long)size);
-    int old = bind(c, b, n);
-    put_stmt(c, s->body, p);
-    unbind(c, b, old);
-}
-
-/* dst[d + 0 .. n) = name.x, .y, ...: the lanes of a vector copy. */
-static void put_lanes(cu *c, const char *dst, const mt_texpr *db, const char *name, int lanes) {
-    int64_t d0;
-    bool dconst = mt_te_is_const_int(db, &d0);
-    for (int i = 0; i < lanes; i++) {
-        line_start(c);
-        mt_sb_printf(&c->sb, "%s[", dst);
-        if (dconst) mt_sb_printf(&c->sb, "%lld", (long long)(d0 + i));
-        else {
-            put_expr(c, db, C_ADD);
-            mt_sb_printf(&c->sb, " + %d", i);
-        }
-        mt_sb_printf(&c->sb, "] = %s.%c;\n", name, lane_field[i]);
-    }
-}
-
-/* Is s dst[T.Ramp(d, 1, n)] = src[T.Ramp(s, 1, n)], n 2 or 4, 4-byte
- * elements, src in shared memory (put_vector_copy)? */
-static bool shared_vector_copy(const mt_tstmt *s) {
-    const mt_texpr *v = s->value;
-    mt_dtype t = s->buf->dtype;
-    return v->kind == TE_LOAD && v->nargs == 1 && unit_base(v->args[0]) && s->nidx == 1 &&
-           unit_base(s->idx[0]) && (v->lanes == 2 || v->lanes == 4) && v->lanes == s->idx[0]->lanes && v->buf->dtype == t &&
-           v->buf->scope == MT_SCOPE_SHARED && (t == MT_FLOAT32 || t == MT_INT32);
-}
-
-/* A shared_vector_copy, src in shared memory (__align__(16)): one n-wide
- * load (the schedule guarantees that s is a multiple of n), then n scalar
- * stores, so that a local dst stays in registers. */
-static void put_vector_copy(cu *c, const mt_tstmt *s) {
-    const mt_texpr *v = s->value;
-    const mt_texpr *sb = unit_base(v->args[0]), *db = unit_base(s->idx[0]);
-    mt_dtype t = s->buf->dtype;
-    const char *vt = mt_arena_printf(c->a, "%s%d", t == MT_FLOAT32 ? "float" : "int", v->lanes);
-    line_start(c);
-    mt_sb_puts(&c->sb, "{\n");
-    c->ind += 4;
-    int mark = c->nm.open.len;
-    const char *src = name_of(c, v->buf, v->buf->name), *dst = name_of(c, s->buf, s->buf->name);
-    const char *n = fresh(c, "vec");
-    line_start(c);
-    mt_sb_printf(&c->sb, "const %s %s = *(const %s *)&%s[", vt, n, vt, src);
-    put_expr(c, sb, 0);
-    mt_sb_puts(&c->sb, "];\n");
-    put_lanes(c, dst, db, n, v->lanes);
-    close_names(c, mark);
-    c->ind -= 4;
-    line_start(c);
-    mt_sb_puts(&c->sb, "}\n");
-}
-
-/* off / 256 read off its form (a constant, x * 256k, a sum of those), or NULL. */
-static mt_texpr *frag_number(cu *c, mt_texpr *off) {
-    int64_t v;
-    if (mt_te_is_const_int(off, &v)) return v % MT_WMMA_FRAG ? NULL : mt_te_i64(c->a, v / MT_WMMA_FRAG);
-    if (off->kind == TE_MUL && mt_te_is_const_int(off->b, &v) && v % MT_WMMA_FRAG == 0)
-        return v == MT_WMMA_FRAG ? off->a : mt_arith_bin(c->a, TE_MUL, off->a, mt_te_i64(c->a, v / MT_WMMA_FRAG));
-    if (off->kind != TE_ADD) return NULL;
-    mt_texpr *x = frag_number(c, off->a), *y = x ? frag_number(c, off->b) : NULL;
-    return y ? mt_arith_bin(c->a, TE_ADD, x, y) : NULL;
-}
-
-/* A wmma argument: fragment f as name[f] (its offset / 256), else an
- * address, &name[offset]. */
-static void put_wmma_arg(cu *c, const mt_texpr *x) {
-    const char *n = name_of(c, x->buf, x->buf->name);
-    bool frag = mt_scope_is_fragment(x->buf->scope);
-    mt_texpr *ix = x->args[0], *f = frag ? frag_number(c, ix) : NULL;
-    if (frag) ix = f ? f : mt_arith_bin(c->a, TE_FLOORDIV, ix, mt_te_i64(c->a, MT_WMMA_FRAG));
-    mt_sb_printf(&c->sb, "%s%s[", frag ? "" : "&", n);
-    put_expr(c, ix, 0);
-    mt_sb_putc(&c->sb, ']');
-}
-
-/* T.wmma_*(...) (tir.h) as the WMMA API's calls; a store is a warp
- * barrier on both sides (__syncwarp: lanes may still read what it
- * overwrites, and read what it stores right after). */
-static void put_wmma(cu *c, const mt_texpr *e) {
-    static const char *const fn[] = {"fill_fragment", "load_matrix_sync", "load_matrix_sync", "mma_sync",
-                                     "store_matrix_sync"};
-    int k = (int)(e->intrin - IN_WMMA_FILL);
-    if (e->intrin == IN_WMMA_STORE) line(c, "__syncwarp();");
-    line_start(c);
-    mt_sb_printf(&c->sb, "wmma::%s(", fn[k]);
-    int naddr = e->intrin == IN_WMMA_MMA ? 3 : 2;
-    for (int i = 0; i < naddr; i++) {
-        if (i) mt_sb_puts(&c->sb, ", ");
-        if (e->intrin == IN_WMMA_FILL && i == 1) put_expr(c, e->args[1], 0);
-        else put_wmma_arg(c, e->args[i]);
-    }
-    if (e->intrin == IN_WMMA_MMA) {
-        mt_sb_puts(&c->sb, ", ");
-        put_wmma_arg(c, e->args[0]);
-    }
-    if (naddr == 2 && e->nargs == 3) mt_sb_printf(&c->sb, ", %lld", (long long)e->args[2]->ival);
-    if (e->intrin == IN_WMMA_STORE) mt_sb_puts(&c->sb, ", wmma::mem_row_major");
-    mt_sb_puts(&c->sb, ");\n");
-    if (e->intrin == IN_WMMA_STORE) line(c, "__syncwarp();");
-}
-
-static void put_store(cu *c, const mt_tstmt *s) {
-    const mt_tbuffer *b = s->buf;
-    if (s->value->lanes > 1 || (s->nidx == 1 && s->idx[0]->lanes > 1)) {
-        if (shared_vector_copy(s)) put_vector_copy(c, s);
-        else put_vector_store(c, s);
-        return;
-    }
-    if (s->nidx > 1)
-        mt_ice("cuda_c: buffer '%s' stored with %d indices: flatten_buffers must run first",
-               b->name, s->nidx);
-    line_start(c);
-    mt_sb_printf(&c->sb, "%s[", name_of(c, b, b->name));
-    if (s->nidx) put_expr(c, s->idx[0], 0);
-    else mt_sb_putc(&c->sb, '0');
-    mt_sb_puts(&c->sb, "] = ");
-    form v = store_form(c, s->value, b->dtype);
-    put_form(c, &v, 0);
-    mt_sb_puts(&c->sb, ";\n");
-}
-
 /* The end of loop s as an expression: lo + ext, folded, or hi when ext is
  * hi - lo; *tmp is the storage of a sum made here. */
 static const mt_texpr *loop_end(const mt_tstmt *s, mt_texpr *tmp) {
@@ -1159,35 +237,35 @@ static const mt_texpr *loop_end(const mt_tstmt *s, mt_texpr *tmp) {
     return tmp;
 }
 
-static void put_serial_for(cu *c, const mt_tstmt *s, pos p) {
+static void put_serial_for(mt_cu *c, const mt_tstmt *s, mt_cu_pos p) {
     if (!mt_dtype_is_int(s->var->dtype))
         mt_ice("cuda_c: loop variable '%s' of dtype %s", s->var->name, mt_dtype_str(s->var->dtype));
-    const char *ty = ctype(s->var->dtype);
+    const char *ty = mt_cu_ctype(s->var->dtype);
     mt_texpr tmp;
     const mt_texpr *end = loop_end(s, &tmp);
     const char *end_name = NULL;
     if (end->kind != TE_INT && end->kind != TE_VAR) { /* evaluated once, before the loop */
-        end_name = fresh(c, mt_arena_printf(c->a, "%s_end", s->var->name));
-        line_start(c);
-        mt_sb_printf(&c->sb, "const %s %s = ", ctype(end->dtype), end_name);
-        put_expr(c, end, 0);
+        end_name = mt_cu_fresh(c, mt_arena_printf(c->a, "%s_end", s->var->name));
+        mt_cu_line_start(c);
+        mt_sb_printf(&c->sb, "const %s %s = ", mt_cu_ctype(end->dtype), end_name);
+        mt_cu_put_expr(c, end, 0);
         mt_sb_puts(&c->sb, ";\n");
     }
-    if (s->for_kind == MT_FOR_UNROLLED) line(c, "#pragma unroll");
+    if (s->for_kind == MT_FOR_UNROLLED) mt_cu_line(c, "#pragma unroll");
     int mark = c->nm.open.len;
-    const char *n = fresh(c, s->var->name);
-    line_start(c);
+    const char *n = mt_cu_fresh(c, s->var->name);
+    mt_cu_line_start(c);
     mt_sb_printf(&c->sb, "for (%s %s = ", ty, n);
-    put_expr(c, s->min, 0);
+    mt_cu_put_expr(c, s->min, 0);
     mt_sb_printf(&c->sb, "; %s < ", n);
     if (end_name) mt_sb_puts(&c->sb, end_name);
-    else put_expr(c, end, C_REL + 1);
+    else mt_cu_put_expr(c, end, C_REL + 1);
     mt_sb_printf(&c->sb, "; ++%s) ", n);
-    int old = bind(c, s->var, n);
+    int old = mt_cu_bind(c, s->var, n);
     p.kernel_tail = false; /* the next iteration runs after the body */
     put_braced(c, s->body, p, false);
-    unbind(c, s->var, old);
-    close_names(c, mark);
+    mt_cu_unbind(c, s->var, old);
+    mt_cu_close_names(c, mark);
 }
 
 /* Which GPU index a thread tag names: 0..2 blockIdx.x..z, 3..5 threadIdx.x..z. */
@@ -1202,7 +280,7 @@ static int thread_index(const mt_tstmt *s) {
 
 /* Does the threadIdx loop s need `if (v < extent)`: its extent is smaller
  * than the launch's block dim d? */
-static bool thread_guard(cu *c, const mt_tstmt *s, int d) {
+static bool thread_guard(mt_cu *c, const mt_tstmt *s, int d) {
     int64_t ext, dim = 1;
     if (!mt_te_is_const_int(s->extent, &ext))
         mt_ice("cuda_c: loop over '%s' bound to %s has no constant extent", s->var->name,
@@ -1216,7 +294,7 @@ static bool thread_guard(cu *c, const mt_tstmt *s, int d) {
 }
 
 /* A loop bound to a GPU index: the index as a const, run once per thread. */
-static void put_thread_for(cu *c, const mt_tstmt *s, pos p) {
+static void put_thread_for(mt_cu *c, const mt_tstmt *s, mt_cu_pos p) {
     int ti = thread_index(s);
     bool is_thread = ti >= 3;
     bool phase = is_thread && !p.in_phase;
@@ -1224,75 +302,75 @@ static void put_thread_for(cu *c, const mt_tstmt *s, pos p) {
     bool braces = !p.block_tail;
     int mark = c->nm.open.len;
     if (braces) {
-        line(c, "{");
+        mt_cu_line(c, "{");
         c->ind += 4;
     }
     /* the index, unless nothing reads it (a kernel of one thread: nvcc
      * would warn of an unused variable) */
-    const char *n = guard || mt_tstmt_uses_var(s->body, s->var) ? fresh(c, s->var->name) : NULL;
+    const char *n = guard || mt_tstmt_uses_var(s->body, s->var) ? mt_cu_fresh(c, s->var->name) : NULL;
     if (n) {
-        line_start(c);
-        mt_sb_printf(&c->sb, "const %s %s = ", ctype(s->var->dtype), n);
+        mt_cu_line_start(c);
+        mt_sb_printf(&c->sb, "const %s %s = ", mt_cu_ctype(s->var->dtype), n);
         int64_t lo;
         if (!mt_te_is_const_int(s->min, &lo) || lo != 0) {
-            put_expr(c, s->min, C_ADD);
+            mt_cu_put_expr(c, s->min, C_ADD);
             mt_sb_puts(&c->sb, " + (long long)");
         }
         mt_sb_printf(&c->sb, "%s;\n", s->thread_tag);
     }
-    int old = n ? bind(c, s->var, n) : 0;
-    pos q = {p.kernel_tail, braces || p.block_tail, p.in_phase || is_thread};
+    int old = n ? mt_cu_bind(c, s->var, n) : 0;
+    mt_cu_pos q = {p.kernel_tail, braces || p.block_tail, p.in_phase || is_thread};
     if (guard) {
-        line_start(c);
+        mt_cu_line_start(c);
         mt_sb_printf(&c->sb, "if (%s < ", n);
-        put_expr(c, s->extent, C_REL + 1);
+        mt_cu_put_expr(c, s->extent, C_REL + 1);
         mt_sb_puts(&c->sb, ") ");
         put_braced(c, s->body, q, false);
     } else {
-        put_stmt(c, s->body, q);
+        mt_cu_put_stmt(c, s->body, q);
     }
-    if (n) unbind(c, s->var, old);
+    if (n) mt_cu_unbind(c, s->var, old);
     if (braces) {
-        close_names(c, mark);
+        mt_cu_close_names(c, mark);
         c->ind -= 4;
-        line(c, "}");
+        mt_cu_line(c, "}");
     }
-    if (phase && !p.kernel_tail) line(c, "__syncthreads();");
+    if (phase && !p.kernel_tail) mt_cu_line(c, "__syncthreads();");
 }
 
-static void put_stmt(cu *c, const mt_tstmt *s, pos p) {
+void mt_cu_put_stmt(mt_cu *c, const mt_tstmt *s, mt_cu_pos p) {
     if (!s) return;
     switch (s->kind) {
     case TS_FOR:
         if (s->for_kind == MT_FOR_THREAD) put_thread_for(c, s, p);
         else put_serial_for(c, s, p);
         return;
-    case TS_STORE: put_store(c, s); return;
+    case TS_STORE: mt_cu_put_store(c, s); return;
     case TS_SEQ: put_seq(c, s, p); return;
     case TS_IF: put_if(c, s, p); return;
-    case TS_LET: put_let(c, s, p); return;
-    case TS_ALLOC: put_alloc(c, s, p); return;
+    case TS_LET: mt_cu_put_let(c, s, p); return;
+    case TS_ALLOC: mt_cu_put_alloc(c, s, p); return;
     case TS_EVAL:
         if (mt_tstmt_is_wmma(s)) {
-            put_wmma(c, s->value);
+            mt_cu_put_wmma(c, s->value);
             return;
         }
         if (mt_tstmt_is_prefetch(s)) { /* no prefetch here: the index alone keeps what it names in use */
             const mt_texpr *x = mt_te_prefetched(s->value);
             if (!x || x->nargs != 1) return;
-            line_start(c);
+            mt_cu_line_start(c);
             mt_sb_puts(&c->sb, "(void)");
-            put_expr(c, x->args[0], C_UNARY);
+            mt_cu_put_expr(c, x->args[0], C_UNARY);
             mt_sb_puts(&c->sb, "; /* T.prefetch: a hint CUDA C does not take */\n");
             return;
         }
-        line_start(c);
+        mt_cu_line_start(c);
         mt_sb_puts(&c->sb, "(void)");
-        put_expr(c, s->value, C_UNARY);
+        mt_cu_put_expr(c, s->value, C_UNARY);
         mt_sb_puts(&c->sb, ";\n");
         return;
     case TS_CHECK: /* refused for a real GPU (api.c): the emulation runs the checks */
-        line_start(c);
+        mt_cu_line_start(c);
         mt_sb_printf(&c->sb, "/* bounds check of '%s' (%d:%d): run only under emulation */\n", s->name,
                      s->loc.line, s->loc.col);
         return;
@@ -1307,7 +385,7 @@ static void put_stmt(cu *c, const mt_tstmt *s, pos p) {
 /* ---- kernels ------------------------------------------------------------------ */
 
 static void find_launch(mt_tvisitor *v, const mt_tstmt *s) {
-    cu *c = v->ctx;
+    mt_cu *c = v->ctx;
     if (s->kind == TS_LAUNCH) MT_VEC_PUSH(c->a, &c->launches, s->launch);
     mt_tvisit_stmt_children(v, s);
 }
@@ -1333,7 +411,7 @@ static void find_wmma_mem(mt_tvisitor *v, const mt_tstmt *s) {
 
 /* The buffers whose elements f's wmma intrinsics address (their pointers
  * must be 32-byte aligned). */
-static mt_ptrmap wmma_buffers(cu *c, const mt_tfunc *f) {
+static mt_ptrmap wmma_buffers(mt_cu *c, const mt_tfunc *f) {
     store_scan sc = {c->a, {0}};
     mt_tvisitor v = {NULL, find_wmma_mem, &sc};
     if (f->body) mt_tvisit_stmt(&v, f->body);
@@ -1341,14 +419,14 @@ static mt_ptrmap wmma_buffers(cu *c, const mt_tfunc *f) {
 }
 
 /* The buffers f stores to. */
-static mt_ptrmap stored_buffers(cu *c, const mt_tfunc *f) {
+static mt_ptrmap stored_buffers(mt_cu *c, const mt_tfunc *f) {
     store_scan sc = {c->a, {0}};
     mt_tvisitor v = {NULL, find_store, &sc};
     if (f->body) mt_tvisit_stmt(&v, f->body);
     return sc.bufs;
 }
 
-static const mt_tlaunch *launch_of(const cu *c, const mt_tfunc *f) {
+static const mt_tlaunch *launch_of(const mt_cu *c, const mt_tfunc *f) {
     for (int i = 0; i < c->launches.len; i++) {
         const mt_tfunc *k = c->launches.data[i]->callee;
         if (k == f || (k && k->name && f->name && strcmp(k->name, f->name) == 0))
@@ -1358,7 +436,7 @@ static const mt_tlaunch *launch_of(const cu *c, const mt_tfunc *f) {
 }
 
 /* Is buffer param i passed twice by the launch (then it may alias)? */
-static bool aliased(const cu *c, const mt_tfunc *f, int i) {
+static bool aliased(const mt_cu *c, const mt_tfunc *f, int i) {
     const mt_tlaunch *l = c->launch;
     if (!l || l->nargs != f->nparams) return false;
     for (int j = 0; j < l->nargs; j++)
@@ -1366,18 +444,18 @@ static bool aliased(const cu *c, const mt_tfunc *f, int i) {
     return false;
 }
 
-static void put_dims(cu *c, const char *key, mt_texpr *const *d) {
+static void put_dims(mt_cu *c, const char *key, mt_texpr *const *d) {
     mt_sb_printf(&c->sb, " %s=(", key);
     for (int i = 0; i < 3; i++) {
         if (i) mt_sb_puts(&c->sb, ", ");
-        if (d[i]) put_expr(c, d[i], 0);
+        if (d[i]) mt_cu_put_expr(c, d[i], 0);
         else mt_sb_putc(&c->sb, '1');
     }
     mt_sb_putc(&c->sb, ')');
 }
 
 /* // launch NAME grid=(x, y, z) block=(x, y, z) shared=bytes */
-static void put_launch_comment(cu *c, const char *kname) {
+static void put_launch_comment(mt_cu *c, const char *kname) {
     const mt_tlaunch *l = c->launch;
     if (!l) {
         mt_sb_printf(&c->sb, "// launch %s (not launched)\n", kname);
@@ -1389,14 +467,14 @@ static void put_launch_comment(cu *c, const char *kname) {
     put_dims(c, "grid", l->grid);
     put_dims(c, "block", l->block);
     mt_sb_puts(&c->sb, " shared=");
-    if (l->shared_bytes) put_expr(c, l->shared_bytes, 0);
+    if (l->shared_bytes) mt_cu_put_expr(c, l->shared_bytes, 0);
     else mt_sb_putc(&c->sb, '0');
     mt_sb_putc(&c->sb, '\n');
     c->free_vars = false;
 }
 
 /* The threads of a block when the launch gives them as constants, else 0. */
-static int64_t block_threads(const cu *c) {
+static int64_t block_threads(const mt_cu *c) {
     int64_t n = 1, d;
     for (int i = 0; c->launch && i < 3; i++) {
         if (!c->launch->block[i]) continue;
@@ -1405,24 +483,24 @@ static int64_t block_threads(const cu *c) {
     return c->launch && n >= 1 && n <= 1024 ? n : 0;
 }
 
-static void put_param(cu *c, const mt_tfunc *f, int i, const mt_ptrmap *stored) {
+static void put_param(mt_cu *c, const mt_tfunc *f, int i, const mt_ptrmap *stored) {
     const mt_tparam *p = &f->params[i];
     if (p->buf) {
-        const char *n = fresh(c, p->buf->name);
-        bind(c, p->buf, n);
+        const char *n = mt_cu_fresh(c, p->buf->name);
+        mt_cu_bind(c, p->buf, n);
         mt_sb_printf(&c->sb, "%s%s *%s%s", mt_ptrmap_get(stored, p->buf) ? "" : "const ",
-                     mem_type(c, p->buf->dtype), aliased(c, f, i) ? "" : "__restrict__ ", n);
+                     mt_cu_mem_type(c, p->buf->dtype), aliased(c, f, i) ? "" : "__restrict__ ", n);
         return;
     }
     if (p->lanes > 1)
         mt_ice("cuda_c: vector param '%s' of kernel %s", p->var->name, f->name);
-    const char *n = fresh(c, p->var->name);
-    bind(c, p->var, n);
+    const char *n = mt_cu_fresh(c, p->var->name);
+    mt_cu_bind(c, p->var, n);
     if (mt_dtype_is_half(p->var->dtype)) mt_ptrmap_add(c->a, &c->half_params, p->var, (int)p->var->dtype + 1);
-    mt_sb_printf(&c->sb, "%s %s", mem_type(c, p->var->dtype), n);
+    mt_sb_printf(&c->sb, "%s %s", mt_cu_mem_type(c, p->var->dtype), n);
 }
 
-static void put_kernel(cu *c, const mt_tfunc *f, const char *kname) {
+static void put_kernel(mt_cu *c, const mt_tfunc *f, const char *kname) {
     if (f->nsym)
         mt_ice("cuda_c: kernel %s has symbolic dims: they must be params", f->name);
     c->launch = launch_of(c, f);
@@ -1443,7 +521,7 @@ static void put_kernel(cu *c, const mt_tfunc *f, const char *kname) {
     }
     mt_sb_puts(&c->sb, ") ");
     c->ind = 0;
-    pos p = {true, true, false};
+    mt_cu_pos p = {true, true, false};
     put_braced(c, f->body, p, false);
 }
 
@@ -1456,7 +534,7 @@ static bool is_cuda_kernel(const mt_tfunc *f) {
 
 const char *mt_cuda_c_emit(mt_arena *a, mt_tfunc *const *host, int nhost, mt_tfunc *const *device,
                            int ndevice) {
-    cu c;
+    mt_cu c;
     memset(&c, 0, sizeof c);
     c.a = a;
     mt_sb_init(&c.sb, a);
@@ -1466,7 +544,7 @@ const char *mt_cuda_c_emit(mt_arena *a, mt_tfunc *const *host, int nhost, mt_tfu
 
     names_reset(&c); /* kernel names: unique in the unit, not reserved */
     for (int i = 0; i < ndevice; i++)
-        if (is_cuda_kernel(device[i])) MT_VEC_PUSH(a, &c.knames, fresh(&c, device[i]->name));
+        if (is_cuda_kernel(device[i])) MT_VEC_PUSH(a, &c.knames, mt_cu_fresh(&c, device[i]->name));
     for (int i = 0, k = 0; i < ndevice; i++) {
         if (!is_cuda_kernel(device[i])) continue;
         if (k) mt_sb_putc(&c.sb, '\n');

@@ -14,7 +14,7 @@
  *     // --include-path=<toolkit>/include)
  *
  * The text computes what the CPU backend computes for the same TIR (the
- * semantics and the few places where CUDA may differ are in cuda_c.c's
+ * semantics and the few places where CUDA may differ are in cuda_c_expr.c's
  * header and docs/codegen.md). It does not print host functions: the
  * runtime launches the kernels itself, from the host TIR.
  *

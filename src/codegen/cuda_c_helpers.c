@@ -2,8 +2,8 @@
  * cuda_c_helpers.c -- the device functions the CUDA C may call
  * (cuda_c_helpers.h): Python's integer division and modulo, saturating
  * float-to-int conversions and the sigmoid, with the CPU backend's
- * semantics (codegen/cuda_c.c, "Expressions"), and the vector loads and
- * stores that check their address's alignment ("Vectors").
+ * semantics (codegen/cuda_c_expr.c), and the vector loads and stores that
+ * check their address's alignment (codegen/cuda_c_mem.c).
  */
 #include "codegen/cuda_c_helpers.h"
 

@@ -64,7 +64,7 @@
  *     bytes of consecutive elements instead, a `vectorized` loop of 4 (2
  *     for 8-byte elements) that the vectorize pass makes one vector step
  *     and CUDA C one float4 (double2, ...) load per input and one store
- *     where the addresses are aligned (codegen/cuda_c.c):
+ *     where the addresses are aligned (codegen/cuda_c_mem.c):
  *
  *         for i_0_0 in T.thread_binding(16384, thread="blockIdx.x"):
  *             for i_0_1 in T.thread_binding(256, thread="threadIdx.x"):
@@ -241,7 +241,7 @@ static int vector_lanes(const mt_sched *s, mt_tvar *top) {
 /* A large contiguous nest (step 2): each thread `lanes` consecutive
  * elements, a vectorized loop that the vectorize pass makes one vector
  * step (in CUDA C a float4 load and store where the address is 16-byte
- * aligned, lane by lane where not: codegen/cuda_c.c). */
+ * aligned, lane by lane where not: codegen/cuda_c_mem.c). */
 static bool vector_per_thread(mt_sched *s, mt_tvar *f, int threads, int lanes) {
     mt_tvar *o, *bx, *tx, *v;
     return mt_sched_split(s, f, mt_te_int(s->arena, f->dtype, lanes), &o, &v) &&
