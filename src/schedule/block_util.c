@@ -69,6 +69,30 @@ mt_blk_stmts mt_blk_path_to(mt_arena *a, const mt_tstmt *root, const mt_tstmt *w
     return f.path;
 }
 
+typedef struct block_list {
+    mt_arena *a;
+    mt_blk_stmts list;
+} block_list;
+
+static void list_block(mt_tvisitor *v, const mt_tstmt *s) {
+    block_list *b = v->ctx;
+    if (s->kind == TS_BLOCK) MT_VEC_PUSH(b->a, &b->list, s);
+    mt_tvisit_stmt_children(v, s);
+}
+
+mt_blk_stmts mt_blk_blocks_under(mt_arena *a, const mt_tstmt *root) {
+    block_list b = {a, {0}};
+    mt_tvisitor v = {mt_tvisit_no_expr, list_block, &b};
+    if (root) mt_tvisit_stmt(&v, root);
+    return b.list;
+}
+
+mt_tvar *mt_blk_reduce_iter(const mt_tstmt *b) {
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].kind == MT_ITER_REDUCE) return b->iters[i].var;
+    return NULL;
+}
+
 const mt_tstmt *mt_blk_unbinding_loop(const mt_blk_stmts *path, int from, const mt_tstmt *b) {
     for (int j = from; j < path->len; j++) {
         const mt_tstmt *l = path->data[j];

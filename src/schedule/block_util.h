@@ -44,6 +44,12 @@ const mt_tstmt *mt_blk_unbinding_loop(const mt_blk_stmts *path, int from, const 
  * (primitives_race.c)? Refuses (prim: ...) when that is not shown. */
 bool mt_sched_iterations_disjoint(mt_sched *s, const char *prim, const mt_tstmt *L);
 
+/* The blocks under root (root too, if a block), in print order. */
+mt_blk_stmts mt_blk_blocks_under(mt_arena *a, const mt_tstmt *root);
+
+/* The first reduce variable of block b, or NULL. */
+mt_tvar *mt_blk_reduce_iter(const mt_tstmt *b);
+
 /* The statements from root down to want (empty when want is not under root). */
 mt_blk_stmts mt_blk_path_to(mt_arena *a, const mt_tstmt *root, const mt_tstmt *want);
 

@@ -104,11 +104,9 @@ static void find_block(mt_tvisitor *v, const mt_tstmt *s) {
     else if (!*(bool *)v->ctx) mt_tvisit_stmt_children(v, s);
 }
 
-static void skip_expr(mt_tvisitor *v, const mt_texpr *e) { (void)v, (void)e; }
-
 static bool has_blocks(const mt_tstmt *s) {
     bool found = false;
-    mt_tvisitor v = {skip_expr, find_block, &found};
+    mt_tvisitor v = {mt_tvisit_no_expr, find_block, &found};
     mt_tvisit_stmt(&v, s);
     return found;
 }
@@ -126,33 +124,15 @@ static int nest_of(const mt_sched *s, mt_tvar *top, mt_tvar **vars) {
     return n;
 }
 
-/* The names of the reduction blocks under s (with a reduce variable). */
-typedef struct red_blocks {
-    mt_arena *a;
-    MT_VEC(const char *) names;
-} red_blocks;
-
-static void red_block(mt_tvisitor *v, const mt_tstmt *s) {
-    red_blocks *r = v->ctx;
-    if (s->kind == TS_BLOCK && s->name)
-        for (int i = 0; i < s->niters; i++)
-            if (s->iters[i].kind == MT_ITER_REDUCE) {
-                MT_VEC_PUSH(r->a, &r->names, s->name);
-                break;
-            }
-    mt_tvisit_stmt_children(v, s);
-}
-
 /* Each reduction under loop accumulates in a register and stores its
  * output once (cache_write, local), instead of updating global memory at
  * every step; a reduction that cache_write does not take stays as it is. */
 static void accumulate_locally(mt_sched *s, mt_tvar *loop) {
-    red_blocks r = {s->arena, {0}};
-    mt_tvisitor v = {skip_expr, red_block, &r};
-    mt_tvisit_stmt(&v, mt_sched_get_loop(s, loop));
-    for (int i = 0; i < r.names.len; i++) {
+    mt_blk_stmts blocks = mt_blk_blocks_under(s->arena, mt_sched_get_loop(s, loop));
+    for (int i = 0; i < blocks.len; i++) {
+        const mt_tstmt *b = blocks.data[i];
         mt_sched t = *s;
-        if (mt_sched_cache_write(&t, r.names.data[i], MT_SCOPE_LOCAL, NULL)) *s = t;
+        if (b->name && mt_blk_reduce_iter(b) && mt_sched_cache_write(&t, b->name, MT_SCOPE_LOCAL, NULL)) *s = t;
     }
 }
 

@@ -286,17 +286,6 @@ bool mt_sched_fuse_do(mt_sched *s, mt_tvar *outer, mt_tvar *inner, mt_tvar **fus
     return true;
 }
 
-typedef struct blocks_under {
-    mt_arena *a;
-    MT_VEC(const mt_tstmt *) list;
-} blocks_under;
-
-static void block_stmt(mt_tvisitor *v, const mt_tstmt *s) {
-    blocks_under *b = v->ctx;
-    if (s->kind == TS_BLOCK) MT_VEC_PUSH(b->a, &b->list, s);
-    mt_tvisit_stmt_children(v, s);
-}
-
 /* What reorder of perfectly nested o and i (i innermost of the two) must
  * keep: a vectorized loop innermost; each reduction under them bound by
  * both (a loop binding none of its variables repeats it from its init:
@@ -306,20 +295,17 @@ static void block_stmt(mt_tvisitor *v, const mt_tstmt *s) {
 static bool reorder_keeps(mt_sched *s, const mt_tstmt *o, const mt_tstmt *i) {
     if (i->for_kind == MT_FOR_VECTORIZED)
         return mt_sched_refuse(s, "reorder: loop '%s' is vectorized: it must stay innermost", i->var->name);
-    blocks_under bu = {s->arena, {0}};
-    mt_tvisitor v = {mt_tvisit_no_expr, block_stmt, &bu};
-    mt_tvisit_stmt(&v, i->body);
-    for (int k = 0; k < bu.list.len; k++) {
-        const mt_tstmt *b = bu.list.data[k];
-        bool red = b->init != NULL;
-        for (int q = 0; q < b->niters; q++) red = red || b->iters[q].kind == MT_ITER_REDUCE;
+    mt_blk_stmts blocks = mt_blk_blocks_under(s->arena, i->body);
+    for (int k = 0; k < blocks.len; k++) {
+        const mt_tstmt *b = blocks.data[k];
+        bool red = b->init || mt_blk_reduce_iter(b);
         const mt_tstmt *pair[2] = {o, i};
         for (int q = 0; red && q < 2; q++)
             if (!mt_blk_loop_binds(b, pair[q], MT_ITER_SPATIAL) && !mt_blk_loop_binds(b, pair[q], MT_ITER_REDUCE))
                 return mt_sched_refuse(s, "reorder: loop '%s' binds no variable of block '%s': it repeats the "
                                           "reduction, each time from its init", pair[q]->var->name, mt_blk_bname(b));
     }
-    if (bu.list.len < 2) return true;
+    if (blocks.len < 2) return true;
     mt_blk_accesses acc = mt_blk_scan(s->arena, i->body, NULL, NULL);
     for (int x = 0; x < acc.len; x++)
         for (int y = 0; acc.data[x].write && y < acc.len; y++)

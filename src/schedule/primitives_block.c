@@ -36,10 +36,8 @@ bool mt_sched_compute_inline_do(mt_sched *s, const char *name) {
     mt_blk_stmts path;
     if (!mt_blk_find_block(s, P, name, &path)) return false;
     const mt_tstmt *b = path.data[path.len - 1];
-    for (int k = 0; k < b->niters; k++)
-        if (b->iters[k].kind == MT_ITER_REDUCE)
-            return mt_sched_refuse(s, "%s: block '%s' has reduce variable '%s'", P, name,
-                                   b->iters[k].var->name);
+    const mt_tvar *rv = mt_blk_reduce_iter(b);
+    if (rv) return mt_sched_refuse(s, "%s: block '%s' has reduce variable '%s'", P, name, rv->name);
     if (b->init) return mt_sched_refuse(s, "%s: block '%s' has an init", P, name);
     if (b->predicate) return mt_sched_refuse(s, "%s: block '%s' has a T.where predicate", P, name);
     if (b->nallocs) return mt_sched_refuse(s, "%s: block '%s' allocates buffers", P, name);
@@ -218,10 +216,8 @@ static bool rci_consumer(rci *r) {
     const char *name = r->name;
     if (!mt_blk_find_block(s, RCI_P, name, &r->path)) return false;
     const mt_tstmt *c = r->c = r->path.data[r->path.len - 1];
-    for (int k = 0; k < c->niters; k++)
-        if (c->iters[k].kind == MT_ITER_REDUCE)
-            return mt_sched_refuse(s, "%s: block '%s' has reduce variable '%s'", RCI_P, name,
-                                   c->iters[k].var->name);
+    const mt_tvar *rv = mt_blk_reduce_iter(c);
+    if (rv) return mt_sched_refuse(s, "%s: block '%s' has reduce variable '%s'", RCI_P, name, rv->name);
     if (c->init) return mt_sched_refuse(s, "%s: block '%s' has an init", RCI_P, name);
     if (c->predicate) return mt_sched_refuse(s, "%s: block '%s' has a T.where predicate", RCI_P, name);
     if (c->nallocs) return mt_sched_refuse(s, "%s: block '%s' allocates buffers", RCI_P, name);
@@ -253,11 +249,10 @@ static bool rci_producer(rci *r) {
     const mt_tstmt *p = r->p;
     if (!p) return mt_sched_refuse(s, "%s: no block writes '%s'", RCI_P, X);
     const char *pn = mt_blk_bname(p);
-    for (int k = 0; k < p->niters; k++)
-        if (p->iters[k].kind == MT_ITER_REDUCE || p->init)
-            return mt_sched_refuse(s, "%s: the producer of '%s', block '%s', is a reduction: its "
-                                      "values are final only after its last reduce iteration",
-                                   RCI_P, X, pn);
+    if (mt_blk_reduce_iter(p) || p->init)
+        return mt_sched_refuse(s, "%s: the producer of '%s', block '%s', is a reduction: its "
+                                  "values are final only after its last reduce iteration",
+                               RCI_P, X, pn);
     if (p->predicate)
         return mt_sched_refuse(s, "%s: the producer of '%s', block '%s', has a T.where predicate",
                                RCI_P, X, pn);
