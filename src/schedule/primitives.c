@@ -443,7 +443,9 @@ static bool bind_nesting(mt_sched *s, const mt_tstmt *l, const char *tag, bool t
 bool mt_sched_bind_do(mt_sched *s, mt_tvar *loop, const char *tag, int64_t threads) {
     mt_arena *a = s->arena;
     const mt_tstmt *l = mt_sched_get_loop(s, loop);
-    if (!need_serial(s, "bind", l) || !independent(s, "bind", l)) return false;
+    if (!need_serial(s, "bind", l) || !independent(s, "bind", l) ||
+        (s->user && !mt_sched_iterations_disjoint(s, "bind", l)))
+        return false;
     int64_t m;
     if (!mt_te_is_const_int(l->min, &m) || m != 0)
         return mt_sched_refuse(s, "bind: loop '%s' does not start at 0", loop->name);

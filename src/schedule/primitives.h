@@ -80,10 +80,9 @@ typedef struct mt_sched {
     const char *renamed; /* the new name of the block it rewrote (decompose_reduction's
                           * update), or NULL. New block names are never a name the
                           * function already has: b_init, then b_init_1, ... */
-    bool user;         /* a user's schedule (mt_usched_init): parallel also refuses
-                        * what primitives_race.c cannot show race-free; the default
-                        * rules make only loops they know are. (bind does not check
-                        * yet: the GPU rules' split reductions are not read by it) */
+    bool user;         /* a user's schedule (mt_usched_init): parallel and bind also
+                        * refuse what primitives_race.c cannot show race-free; the
+                        * default rules make only loops they know are */
 } mt_sched;
 
 void mt_sched_init(mt_sched *s, mt_arena *a, mt_tfunc *f);

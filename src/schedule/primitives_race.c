@@ -1,10 +1,9 @@
 /*
  * primitives_race.c -- whether the iterations of a loop touch disjoint
- * elements of what is written under it: the data side of parallel (its
- * iterations run at once, in no order) in a user's schedule. bind has the
- * same need but does not check yet: the GPU fallback's split reductions
- * (rfactor's partial buffers) are not read by this, and a default
- * schedule printed by --emit schedule must replay.
+ * elements of what is written under it: the data side of parallel and
+ * bind (their iterations run at once, in no order) in a user's schedule.
+ * The default rules' schedules, printed by --emit schedule, replay through
+ * it (test_default_rule_traces, CPU and cuda).
  *
  * independent() (primitives.c) checks each block alone: a spatial variable
  * driven by the loop, no reduce variable driven by it. That says nothing
@@ -32,10 +31,15 @@
  *
  * The row-major flattened index may take d's place (a fused loop's
  * variable split into f // n and f % n: the pair is f again), and so may
- * two dimensions indexed f // n and f % n (n symbolic too). Divisions
- * and remainders by a constant that divides c are read too. Sufficient,
- * not necessary: an index this cannot read (a product of two loops, a
- * let) is refused, saying which buffer.
+ * a run of dimensions that splits one index z the way fuse does (struct
+ * run): z // K and z % K, K a positive constant or a symbolic dim, each
+ * half itself such a run or one dimension -- fuse(i, j, k) indexes
+ * ((f // K) // N, (f // K) % N, f % K), which is f. Every access must
+ * split the same way (the same points, K and order): the split is then
+ * one-to-one, so equal elements mean equal z. Divisions and remainders by
+ * a constant that divides c are read too. Sufficient, not necessary: an
+ * index this cannot read (a product of two loops, a let) is refused,
+ * saying which buffer.
  */
 #include "schedule/block_util.h"
 #include "schedule/primitives.h"
@@ -56,12 +60,24 @@ typedef struct dim_form {
     mt_texpr *o; /* NULL: 0 */
 } dim_form;
 
+/* Dimensions [s, e) of one access read as one index z: one dimension's
+ * index, or z // K in [s, k) and z % K in [k, e) (mod_first: the other
+ * way round), each half a run itself. */
+typedef struct run {
+    mt_texpr *z; /* NULL: the dimensions are not such a split */
+    int k;
+    const mt_texpr *K;
+    bool mod_first;
+    dim_form f;
+} run;
+
 typedef struct access {
     const mt_tbuffer *buf;
     const mt_tstmt *block;
     bool write;
-    dim_form *dims; /* one per dimension, the row-major flattened index, then per d
-                     * (x // m, x % m) in dimensions d, d + 1: x (a fused loop's split) */
+    int n;          /* the buffer's dimensions */
+    run *runs;      /* [s * (n + 1) + e] for 0 <= s < e <= n */
+    dim_form flat;  /* the row-major flattened index (constant extents) */
 } access;
 
 typedef struct race {
@@ -174,24 +190,47 @@ static bool is_local(const race *r, const mt_tbuffer *b) {
     return false;
 }
 
+/* A divisor that keeps z -> (z // K, z % K) one-to-one: a positive
+ * constant, or a symbolic dim (a buffer's extent: at least 1 where
+ * anything is stored). */
+static bool split_divisor(const mt_texpr *K) {
+    int64_t v;
+    return mt_te_is_const_int(K, &v) ? v > 0 : K->kind == TE_VAR;
+}
+
+/* Run [s, e) of x from its shorter runs: the first split point whose
+ * halves are z // K and z % K. */
+static run merge_run(race *r, const access *x, int s, int e) {
+    int w = x->n + 1;
+    for (int k = s + 1; k < e; k++) {
+        const mt_texpr *p = x->runs[s * w + k].z, *q = x->runs[k * w + e].z;
+        if (!p || !q) continue;
+        bool mod_first = p->kind == TE_FLOORMOD;
+        const mt_texpr *dv = mod_first ? q : p, *md = mod_first ? p : q;
+        if (dv->kind != TE_FLOORDIV || md->kind != TE_FLOORMOD || !mt_texpr_equal(dv->a, md->a) ||
+            !mt_texpr_equal(dv->b, md->b) || !split_divisor(dv->b))
+            continue;
+        return (run){dv->a, k, dv->b, mod_first, form_of(r, dv->a)};
+    }
+    return (run){NULL, 0, NULL, false, {false, 0, {0, 0}, NULL}};
+}
+
 static void record(race *r, const mt_tbuffer *b, mt_texpr *const *idx, int n, bool write) {
     if (is_local(r, b)) return;
-    access x = {b, r->block, write, MT_NEW_ARRAY(r->a, dim_form, 2 * n + 1)};
-    mt_texpr *flat = NULL, *prev = NULL;
+    int w = n + 1;
+    access x = {b, r->block, write, n, MT_NEW_ARRAY(r->a, run, w * w), {false, 0, {0, 0}, NULL}};
+    mt_texpr *flat = NULL;
     for (int d = 0; d < n; d++) {
         mt_texpr *e = mt_tsubst_expr(r->a, idx[d], r->bv.data, r->bval.data, r->bv.len);
-        x.dims[d] = form_of(r, e);
-        bool pair = prev && ((prev->kind == TE_FLOORDIV && e->kind == TE_FLOORMOD) ||
-                             (prev->kind == TE_FLOORMOD && e->kind == TE_FLOORDIV)) &&
-                    mt_texpr_equal(prev->a, e->a) && mt_texpr_equal(prev->b, e->b); /* either order: x itself */
-        x.dims[n + d] = pair ? form_of(r, e->a) : (dim_form){false, 0, {0, 0}, NULL};
-        prev = e;
+        x.runs[d * w + d + 1] = (run){e, d + 1, NULL, false, form_of(r, e)};
         int64_t ext;
         if (d == 0) flat = e;
         else if (flat && mt_te_is_const_int(b->shape[d], &ext)) flat = mt_arith_add(r->a, mt_arith_mul(r->a, flat, mt_te_int(r->a, e->dtype, ext)), e);
         else flat = NULL;
     }
-    x.dims[n] = flat ? form_of(r, flat) : (dim_form){false, 0, {0, 0}, NULL};
+    for (int len = 2; len <= n; len++)
+        for (int s = 0; s + len <= n; s++) x.runs[s * w + s + len] = merge_run(r, &x, s, s + len);
+    if (flat) x.flat = form_of(r, flat);
     MT_VEC_PUSH(r->a, &r->acc, x);
 }
 
@@ -253,16 +292,36 @@ static void walk(race *r, const mt_tstmt *s) {
     }
 }
 
-/* Does dimension d separate L's iterations for every access to b? */
-static bool separates(const race *r, const mt_tbuffer *b, int d) {
+/* Do runs [s, e) of x and y split their index the same way? */
+static bool same_split(const access *x, const access *y, int s, int e) {
+    int w = x->n + 1;
+    const run *p = &x->runs[s * w + e], *q = &y->runs[s * w + e];
+    if (e == s + 1) return true;
+    return p->k == q->k && p->mod_first == q->mod_first && mt_texpr_equal(p->K, q->K) &&
+           same_split(x, y, s, p->k) && same_split(x, y, p->k, e);
+}
+
+/* Candidate `which` of access x: run [s, e) for which = s * (n + 1) + e,
+ * the flattened index for which = -1; NULL when x does not have it. */
+static const dim_form *candidate(const access *x, const access *first, int which) {
+    if (which < 0) return &x->flat;
+    int w = x->n + 1, s = which / w, e = which % w;
+    if (!x->runs[which].z || (first && !same_split(x, first, s, e))) return NULL;
+    return &x->runs[which].f;
+}
+
+/* Does candidate `which` separate L's iterations for every access to b? */
+static bool separates(const race *r, const mt_tbuffer *b, int which) {
     const dim_form *first = NULL;
+    const access *fx = NULL;
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (int i = 0; i < r->acc.len; i++) {
         const access *x = &r->acc.data[i];
         if (x->buf != b) continue;
-        const dim_form *f = &x->dims[d];
-        if (!f->ok || f->c == 0) return false;
-        if (!first) first = f;
+        if (x->n != b->ndim) return false;
+        const dim_form *f = candidate(x, fx, which);
+        if (!f || !f->ok || f->c == 0) return false;
+        if (!first) first = f, fx = x;
         if (f->c != first->c || !(f->o ? first->o && mt_texpr_equal(f->o, first->o) : !first->o)) return false;
         lo = f->g.lo < lo ? f->g.lo : lo;
         hi = f->g.hi > hi ? f->g.hi : hi;
@@ -296,9 +355,10 @@ static bool iteration_scratch(race *r, mt_sched *s, const mt_tbuffer *b) {
             w = x;
             continue;
         }
-        if (x->write) return false;
+        if (x->write || x->n != b->ndim || w->n != b->ndim) return false;
         for (int d = 0; d < b->ndim; d++) {
-            const dim_form *f = &x->dims[d], *g = &w->dims[d];
+            int one = d * (b->ndim + 1) + d + 1;
+            const dim_form *f = &x->runs[one].f, *g = &w->runs[one].f;
             if (!f->ok || !g->ok || f->c != g->c || !(f->o ? g->o && mt_texpr_equal(f->o, g->o) : !g->o) ||
                 f->g.lo < g->g.lo || f->g.hi > g->g.hi)
                 return false;
@@ -318,8 +378,9 @@ bool mt_sched_iterations_disjoint(mt_sched *s, const char *prim, const mt_tstmt 
     for (int i = 0; i < r.acc.len; i++) {
         const access *w = &r.acc.data[i];
         if (!w->write) continue;
-        bool ok = false;
-        for (int d = 0; d < 2 * w->buf->ndim && !ok; d++) ok = separates(&r, w->buf, d); /* ndim: flattened */
+        int n = w->buf->ndim;
+        bool ok = separates(&r, w->buf, -1);
+        for (int c = 0; c < (n + 1) * (n + 1) && !ok; c++) ok = c % (n + 1) > c / (n + 1) && separates(&r, w->buf, c);
         ok = ok || iteration_scratch(&r, s, w->buf);
         if (!ok)
             return mt_sched_refuse(s, "%s: iterations of loop '%s' may touch the same elements of '%s' "

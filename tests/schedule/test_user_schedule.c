@@ -1004,6 +1004,52 @@ static void test_gpu_bind_nesting(void **state) {
     mt_kernel_release(k);
 }
 
+/* Loop function src, scheduled by sched, for target cuda. */
+static mt_kernel *cuda_compile(const char *src, const char *sched, mt_diag *d) {
+    char text[2048];
+    snprintf(text, sizeof text, "%s@T.schedule(f)\ndef s(sch):\n%s", src, sched);
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.target = MT_TARGET_CUDA;
+    return mt_jit_compile(test_ctx, text, &o, d);
+}
+
+/* bind, like parallel, refuses a loop whose iterations may touch the same
+ * elements (they run at once on the GPU): two iterations storing one
+ * element, and one iteration reading what the next writes. */
+static void test_gpu_bind_race(void **state) {
+    (void)state;
+    mt_diag d;
+    static const char *const halves =
+        "@T.prim_func\n"
+        "def f(A: T.Buffer((16,), \"float32\"), C: T.Buffer((8,), \"float32\")):\n"
+        "    for i in range(16):\n"
+        "        with T.block(\"c\"):\n"
+        "            vi = T.axis.spatial(16, i)\n"
+        "            C[vi // 2] = A[vi]\n";
+    assert_null(cuda_compile(halves, "    i, = sch.get_loops(sch.get_block(\"c\"))\n    sch.bind(i, \"threadIdx.x\")\n", &d));
+    assert_int_equal(d.status, MT_ERR_INVALID_ARG);
+    assert_non_null(strstr(d.text, "bind: iterations of loop 'i' may touch the same elements of 'C' (written by block 'c')"));
+    static const char *const shifted =
+        "@T.prim_func\n"
+        "def f(A: T.Buffer((17,), \"float32\"), C: T.Buffer((16,), \"float32\")):\n"
+        "    X = T.alloc_buffer((17,), \"float32\")\n"
+        "    for i in range(16):\n"
+        "        with T.block(\"x\"):\n"
+        "            vi = T.axis.spatial(16, i)\n"
+        "            X[vi] = A[vi] * T.float32(2)\n"
+        "        with T.block(\"c\"):\n"
+        "            vi = T.axis.spatial(16, i)\n"
+        "            C[vi] = X[vi + 1]\n";
+    assert_null(cuda_compile(shifted, "    i, = sch.get_loops(sch.get_block(\"c\"))\n    sch.bind(i, \"blockIdx.x\")\n", &d));
+    assert_non_null(strstr(d.text, "bind: iterations of loop 'i' may touch the same elements of 'X'"));
+    /* split in pairs, each iteration of the outer loop stores its own element: bound */
+    mt_kernel *k = cuda_compile(halves, "    i, = sch.get_loops(sch.get_block(\"c\"))\n    i0, i1 = sch.split(i, factors=[None, 2])\n"
+                             "    sch.bind(i0, \"threadIdx.x\")\n", &d);
+    if (!k) fail_msg("%s", d.text);
+    mt_kernel_release(k);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matmul_schedule),     cmocka_unit_test(test_default_rule_named),
@@ -1016,7 +1062,7 @@ int main(void) {
         cmocka_unit_test(test_c_api),               cmocka_unit_test(test_c_api_blocks),
         cmocka_unit_test(test_precedence_over_log), cmocka_unit_test(test_names_by_def),
         cmocka_unit_test(test_default_rule_traces),               cmocka_unit_test(test_gpu_bind),
-        cmocka_unit_test(test_gpu_bind_nesting),
+        cmocka_unit_test(test_gpu_bind_nesting),   cmocka_unit_test(test_gpu_bind_race),
         cmocka_unit_test(test_reversed_reduce_init),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
