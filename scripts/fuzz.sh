@@ -12,6 +12,9 @@
 # Environment: MT_FUZZ_ONLY=compile|npy|tir|graph runs one harness; MT_FUZZ_FORK=N runs
 # N worker processes (libFuzzer's -fork=N; the "#N" status lines then count
 # the executions of all of them) for long runs on several cores;
+# MT_FUZZ_JOBS=N runs N whole fuzzers on the one corpus instead (-jobs=N:
+# no fork-mode job restarts, each replaying its share of the corpus first;
+# -runs is then per job, and scripts/fuzz_run.sh sums their executions);
 # MT_FUZZ_TIMEOUT=S sets the per-input timeout (default 10 s; a long run in
 # the background of other work needs more: a starved worker is not a hang);
 # MT_FUZZ_ARGS="-flag=value ..." passes more libFuzzer flags (the long runs of
@@ -71,9 +74,9 @@ run() { # name extra-args...
 
 status=0
 only="${MT_FUZZ_ONLY:-}"
-if [ -z "$only" ] || [ "$only" = compile ]; then run compile -dict=tests/fuzz/kernel.dict || status=1; fi
+if [ -z "$only" ] || [ "$only" = compile ]; then run compile -dict="$PWD/tests/fuzz/kernel.dict" || status=1; fi
 if [ -z "$only" ] || [ "$only" = npy ]; then run npy || status=1; fi
-if [ -z "$only" ] || [ "$only" = tir ]; then run tir -dict=tests/fuzz/kernel.dict || status=1; fi
-if [ -z "$only" ] || [ "$only" = graph ]; then run graph -dict=tests/fuzz/kernel.dict || status=1; fi
+if [ -z "$only" ] || [ "$only" = tir ]; then run tir -dict="$PWD/tests/fuzz/kernel.dict" || status=1; fi
+if [ -z "$only" ] || [ "$only" = graph ]; then run graph -dict="$PWD/tests/fuzz/kernel.dict" || status=1; fi
 [ "$status" -eq 0 ] && echo "== fuzz: no crash, leak or timeout"
 exit "$status"
