@@ -454,8 +454,13 @@ static mt_status tune_one(tuner *t, const mt_workload *w, mt_tuning_log *log) {
 
 /* The log at path (none yet: empty). */
 static mt_status read_existing(tuner *t, mt_tuning_log *log) {
-    FILE *fp = fopen(t->to->log, "rb");
+    struct stat st;
     memset(log, 0, sizeof *log);
+    if (stat(t->to->log, &st) == 0 && !S_ISREG(st.st_mode)) { /* refused before tuning, not at the rewrite */
+        mt_diag_set(t->diag, MT_ERR_IO, t->to->log, NULL, MT_NOLOC, "cannot use tuning log: not a regular file");
+        return MT_ERR_IO;
+    }
+    FILE *fp = fopen(t->to->log, "rb");
     if (!fp) {
         if (errno == ENOENT) return MT_OK;
         char msg[300];
@@ -495,17 +500,30 @@ static bool put_records(tuner *t, FILE *fp, const mt_tuning_log *log) {
     return ok;
 }
 
-/* The file the log names, a symbolic link followed (the rewrite replaces
- * what the link points at and the link stays); NULL for a link to nothing
- * yet, which fopen follows to create its target. */
+/* Where the symbolic link at path points (relative to its directory). */
+static const char *link_target(mt_arena *a, const char *path) {
+    char buf[4096];
+    ssize_t n = readlink(path, buf, sizeof buf - 1);
+    if (n < 0) return NULL;
+    buf[n] = 0;
+    const char *slash = strrchr(path, '/');
+    if (buf[0] == '/' || !slash) return mt_arena_strdup(a, buf);
+    return mt_arena_printf(a, "%.*s/%s", (int)(slash - path + 1), path, buf);
+}
+
+/* The file the log names, symbolic links followed (the rewrite replaces
+ * what a link points at, and the link stays), also to a file that does not
+ * exist yet; NULL with errno set when the links do not resolve. */
 static const char *log_file(tuner *t) {
-    struct stat lst;
-    if (lstat(t->to->log, &lst) != 0 || !S_ISLNK(lst.st_mode)) return t->to->log;
-    char *real = realpath(t->to->log, NULL);
-    if (!real) return NULL;
-    const char *r = mt_arena_strdup(t->a, real);
-    free(real);
-    return r;
+    const char *p = t->to->log;
+    for (int hops = 0; hops < 40 && p; hops++) {
+        struct stat lst;
+        if (lstat(p, &lst) != 0) return errno == ENOENT ? p : NULL;
+        if (!S_ISLNK(lst.st_mode)) return p;
+        p = link_target(t->a, p);
+    }
+    if (p) errno = ELOOP;
+    return NULL;
 }
 
 /* The temporary file, beside the log's file, is the process's and the
@@ -513,7 +531,7 @@ static const char *log_file(tuner *t) {
  * rename wins), and takes the log's permissions (a 0600 log stays 0600). */
 static mt_status write_log(tuner *t, const mt_tuning_log *log) {
     const char *file = log_file(t);
-    if (!file) return put_records(t, fopen(t->to->log, "wb"), log) ? MT_OK : write_failed(t);
+    if (!file) return write_failed(t);
     const char *tmp = mt_arena_printf(t->a, "%s.tmp%ld.%p", file, (long)getpid(), (void *)t);
     struct stat st;
     bool had = stat(file, &st) == 0;

@@ -32,7 +32,8 @@
  * The row-major flattened index may take d's place (a fused loop's
  * variable split into f // n and f % n: the pair is f again), and so may
  * a run of dimensions that splits one index z the way fuse does (struct
- * run): z // K and z % K, K a positive constant or a symbolic dim, each
+ * run): z // K and z % K, K a positive constant or the extent of the
+ * dimensions z % K indexes (split_divisor), each
  * half itself such a run or one dimension -- fuse(i, j, k) indexes
  * ((f // K) // N, (f // K) % N, f % K), which is f. Every access must
  * split the same way (the same points, K and order): the split is then
@@ -190,25 +191,60 @@ static bool is_local(const race *r, const mt_tbuffer *b) {
     return false;
 }
 
-/* A divisor that keeps z -> (z // K, z % K) one-to-one: a positive
- * constant, or a symbolic dim (a buffer's extent: at least 1 where
- * anything is stored). */
-static bool split_divisor(const mt_texpr *K) {
+enum { MAX_FACTORS = 16 };
+
+/* e as a product: its constant and its other factors (false: too many). */
+static bool factors(const mt_texpr *e, int64_t *c, const mt_texpr **f, int *n) {
     int64_t v;
-    return mt_te_is_const_int(K, &v) ? v > 0 : K->kind == TE_VAR;
+    if (e->kind == TE_MUL) return factors(e->a, c, f, n) && factors(e->b, c, f, n);
+    if (mt_te_is_const_int(e, &v)) return !__builtin_mul_overflow(*c, v, c);
+    if (*n == MAX_FACTORS) return false;
+    f[(*n)++] = e;
+    return true;
+}
+
+/* Do x and y multiply the same factors (n * 6 and 6 * n)? */
+static bool same_product(const mt_texpr *x, const mt_texpr *y) {
+    const mt_texpr *fx[MAX_FACTORS], *fy[MAX_FACTORS];
+    int64_t cx = 1, cy = 1;
+    int nx = 0, ny = 0;
+    if (!factors(x, &cx, fx, &nx) || !factors(y, &cy, fy, &ny) || cx != cy || nx != ny) return false;
+    for (int i = 0; i < nx; i++) {
+        int j = 0;
+        while (j < ny && !mt_texpr_equal(fx[i], fy[j])) j++;
+        if (j == ny) return false;
+        fy[j] = fy[--ny];
+    }
+    return true;
+}
+
+/* A divisor that keeps z -> (z // K, z % K) one-to-one while L runs: a
+ * positive constant, or the extent of the dimensions [s, e) that z % K
+ * indexes (the product of b's shape there: 0 only for a buffer with no
+ * elements, where nothing is stored), fixed while L runs. A divisor that
+ * is a loop variable, or a symbolic dim of another buffer (0 at run
+ * time: every z // 0 and z % 0 is 0), is not read. */
+static bool split_divisor(const race *r, const mt_tbuffer *b, int s, int e, mt_texpr *K) {
+    int64_t v;
+    if (mt_te_is_const_int(K, &v)) return v > 0;
+    if (mt_texpr_uses_var(K, r->L->var) || inner_var(r, K)) return false;
+    mt_texpr *extent = b->shape[s];
+    for (int d = s + 1; d < e; d++) extent = mt_arith_mul(r->a, extent, b->shape[d]);
+    return same_product(K, extent);
 }
 
 /* Run [s, e) of x from its shorter runs: the first split point whose
  * halves are z // K and z % K. */
 static run merge_run(race *r, const access *x, int s, int e) {
     int w = x->n + 1;
-    for (int k = s + 1; k < e; k++) {
+    for (int k = s + 1; k < e && x->n == x->buf->ndim; k++) {
         const mt_texpr *p = x->runs[s * w + k].z, *q = x->runs[k * w + e].z;
         if (!p || !q) continue;
         bool mod_first = p->kind == TE_FLOORMOD;
         const mt_texpr *dv = mod_first ? q : p, *md = mod_first ? p : q;
         if (dv->kind != TE_FLOORDIV || md->kind != TE_FLOORMOD || !mt_texpr_equal(dv->a, md->a) ||
-            !mt_texpr_equal(dv->b, md->b) || !split_divisor(dv->b))
+            !mt_texpr_equal(dv->b, md->b) ||
+            !split_divisor(r, x->buf, mod_first ? s : k, mod_first ? k : e, dv->b))
             continue;
         return (run){dv->a, k, dv->b, mod_first, form_of(r, dv->a)};
     }

@@ -3,11 +3,75 @@
  * each runs its implementation (the *_do functions of primitives*.c) and,
  * when it succeeds, appends a step to the trace of the function it made
  * (trace.h).
+ *
+ * In a user's schedule, a primitive that moves or makes blocks is also
+ * refused when it leaves a parallel or thread-bound loop whose iterations
+ * may touch the same elements (primitives_race.c): parallel and bind check
+ * the loop as it is when they run, and a producer moved under it later
+ * (compute_at after parallel) could overlap its neighbours.
  */
 #include <string.h>
 
+#include "schedule/block_util.h"
 #include "schedule/trace.h"
 #include "support/common.h"
+
+typedef struct concurrent {
+    mt_arena *a;
+    mt_blk_stmts loops;
+} concurrent;
+
+static void concurrent_loop(mt_tvisitor *v, const mt_tstmt *s) {
+    concurrent *c = v->ctx;
+    if (s->kind == TS_FOR && (s->for_kind == MT_FOR_PARALLEL || s->for_kind == MT_FOR_THREAD))
+        MT_VEC_PUSH(c->a, &c->loops, s);
+    mt_tvisit_stmt_children(v, s);
+}
+
+static mt_blk_stmts concurrent_loops(mt_arena *a, const mt_tfunc *f) {
+    concurrent c = {a, {0}};
+    mt_tvisitor v = {mt_tvisit_no_expr, concurrent_loop, &c};
+    mt_tvisit_stmt(&v, f->body);
+    return c.loops;
+}
+
+/* Loop l was one of before's concurrent loops and could not be shown
+ * disjoint there either (a loop function's own T.parallel, say): not
+ * prim's doing. Checked on before (s->func for the while). */
+static bool was_unshown(mt_sched *s, const char *what, const mt_tfunc *before, const mt_tstmt *l) {
+    mt_blk_stmts old = concurrent_loops(s->arena, before);
+    mt_tfunc *after = s->func;
+    bool was = false;
+    s->func = (mt_tfunc *)before;
+    for (int i = 0; i < old.len && !was; i++)
+        was = old.data[i]->var == l->var && !mt_sched_iterations_disjoint(s, what, old.data[i]);
+    s->func = after;
+    return was;
+}
+
+/* After prim (a user's), every loop of s->func whose iterations run at
+ * once still touches disjoint elements, unless it could not be shown
+ * before prim either; else s->func is before again and prim is refused. */
+static bool still_disjoint(mt_sched *s, const char *prim, const mt_tfunc *before) {
+    if (!s->user) return true;
+    const char *last = s->error; /* the last refusal, kept when prim stands */
+    mt_blk_stmts loops = concurrent_loops(s->arena, s->func);
+    for (int i = 0; i < loops.len; i++) {
+        const mt_tstmt *l = loops.data[i];
+        const char *what = mt_arena_printf(s->arena, "%s (loop '%s' is %s)", prim, l->var->name,
+                                           l->for_kind == MT_FOR_PARALLEL ? "parallel"
+                                           : l->thread_tag                ? l->thread_tag
+                                                                          : "thread-bound");
+        if (mt_sched_iterations_disjoint(s, what, l)) continue;
+        const char *why = s->error;
+        if (was_unshown(s, what, before, l)) continue;
+        s->error = why;
+        s->func = (mt_tfunc *)before;
+        return false;
+    }
+    s->error = last;
+    return true;
+}
 
 static mt_sched_step *new_step(mt_sched *s, const char *prim, const mt_tfunc *before) {
     mt_sched_step *st = MT_NEW(s->arena, mt_sched_step);
@@ -98,6 +162,7 @@ bool mt_sched_bind(mt_sched *s, mt_tvar *loop, const char *tag, int64_t threads)
 
 static bool block_step(mt_sched *s, const char *prim, const mt_tfunc *before, const char *block,
                        mt_tvar *loop, const char *made) {
+    if (strcmp(prim, "compute_inline") && strcmp(prim, "use_fma") && !still_disjoint(s, prim, before)) return false;
     mt_sched_step *st = new_step(s, prim, before);
     st->block = block;
     if (loop) st->loops[st->nloops++] = loop;
@@ -137,7 +202,8 @@ bool mt_sched_cache_read(mt_sched *s, const char *block, const char *buffer, mt_
                          const char **cache_block) {
     const mt_tfunc *before = s->func;
     const char *made = NULL;
-    if (!mt_sched_cache_read_do(s, block, buffer, scope, &made)) return false;
+    if (!mt_sched_cache_read_do(s, block, buffer, scope, &made) || !still_disjoint(s, "cache_read", before))
+        return false;
     if (cache_block) *cache_block = made;
     mt_sched_step *st = new_step(s, "cache_read", before);
     st->block = block, st->str = buffer, st->scope = scope, st->made = made;
@@ -147,7 +213,8 @@ bool mt_sched_cache_read(mt_sched *s, const char *block, const char *buffer, mt_
 bool mt_sched_cache_write(mt_sched *s, const char *block, mt_scope scope, const char **cache_block) {
     const mt_tfunc *before = s->func;
     const char *made = NULL;
-    if (!mt_sched_cache_write_do(s, block, scope, &made)) return false;
+    if (!mt_sched_cache_write_do(s, block, scope, &made) || !still_disjoint(s, "cache_write", before))
+        return false;
     if (cache_block) *cache_block = made;
     mt_sched_step *st = new_step(s, "cache_write", before);
     st->block = block, st->scope = scope, st->made = made;
@@ -166,7 +233,7 @@ bool mt_sched_rfactor(mt_sched *s, const char *block, mt_tvar *const *loops, int
     if (nloops > MT_STEP_MAX_LOOPS)
         return mt_sched_refuse(s, "rfactor: %d loops, more than %d", nloops, MT_STEP_MAX_LOOPS);
     s->made = NULL;
-    if (!mt_sched_rfactor_do(s, block, loops, nloops)) return false;
+    if (!mt_sched_rfactor_do(s, block, loops, nloops) || !still_disjoint(s, "rfactor", before)) return false;
     mt_sched_step *st = new_step(s, "rfactor", before);
     st->block = block;
     for (int i = 0; i < nloops; i++) st->loops[st->nloops++] = loops[i];
@@ -176,7 +243,8 @@ bool mt_sched_rfactor(mt_sched *s, const char *block, mt_tvar *const *loops, int
 
 bool mt_sched_transform_layout(mt_sched *s, const char *block, const char *buffer, const mt_index_map *map) {
     const mt_tfunc *before = s->func;
-    if (!mt_sched_transform_layout_do(s, block, buffer, map)) return false;
+    if (!mt_sched_transform_layout_do(s, block, buffer, map) || !still_disjoint(s, "transform_layout", before))
+        return false;
     mt_sched_step *st = new_step(s, "transform_layout", before);
     st->block = block, st->str = buffer, st->map = map;
     return push(s, st);

@@ -345,17 +345,21 @@ static void test_round_trip(void **state) {
 }
 
 /* A log that is a symbolic link stays one: the file it points at is
- * rewritten, keeping its permissions; a link to nothing yet creates its
- * target. */
+ * rewritten, keeping its permissions; a link (here a chain of two, the
+ * first relative) to nothing yet creates its target. A log that is not a
+ * regular file is refused before any tuning. */
 static void test_log_link(void **state) {
     (void)state;
     mt_context *ctx = mt_context_create(NULL);
-    char target[96], link[96];
+    char target[96], link[96], link2[96];
     snprintf(target, sizeof target, "%s.target", log_path);
     snprintf(link, sizeof link, "%s.link", log_path);
+    snprintf(link2, sizeof link2, "%s.link2", log_path);
     unlink(target);
     unlink(link);
-    assert_int_equal(symlink(target, link), 0);
+    unlink(link2);
+    assert_int_equal(symlink(target, link2), 0);
+    assert_int_equal(symlink(strrchr(link2, '/') + 1, link), 0); /* relative to /tmp */
     mt_tune_options to;
     mt_tune_options_init(&to);
     to.log = link;
@@ -375,8 +379,14 @@ static void test_log_link(void **state) {
     }
     assert_int_equal(stat(target, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0640);
+    assert_int_equal(lstat(link2, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
     unlink(link);
+    unlink(link2);
     unlink(target);
+    to.log = "/tmp";
+    assert_int_equal(mt_tune(ctx, MM, NULL, &to, &d), MT_ERR_IO);
+    assert_non_null(strstr(d.text, "not a regular file"));
     mt_context_destroy(ctx);
 }
 

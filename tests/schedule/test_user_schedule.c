@@ -1016,7 +1016,8 @@ static mt_kernel *cuda_compile(const char *src, const char *sched, mt_diag *d) {
 
 /* bind, like parallel, refuses a loop whose iterations may touch the same
  * elements (they run at once on the GPU): two iterations storing one
- * element, and one iteration reading what the next writes. */
+ * element, one iteration reading what the next writes, and (at the
+ * compute_at that makes it) a producer moved under the bound loop later. */
 static void test_gpu_bind_race(void **state) {
     (void)state;
     mt_diag d;
@@ -1043,6 +1044,26 @@ static void test_gpu_bind_race(void **state) {
         "            C[vi] = X[vi + 1]\n";
     assert_null(cuda_compile(shifted, "    i, = sch.get_loops(sch.get_block(\"c\"))\n    sch.bind(i, \"blockIdx.x\")\n", &d));
     assert_non_null(strstr(d.text, "bind: iterations of loop 'i' may touch the same elements of 'X'"));
+    /* bound first, then a producer moved under the bound loop: its
+     * neighbouring threads would compute X[i + j] at once */
+    static const char *const stencil =
+        "@T.prim_func\n"
+        "def f(B: T.Buffer((80, 20), \"float32\"), Y: T.Buffer((64, 16), \"float32\")):\n"
+        "    X = T.alloc_buffer((80,), \"float32\")\n"
+        "    for j, k in T.grid(80, 20):\n"
+        "        with T.block(\"p\"):\n"
+        "            vj, vk = T.axis.remap(\"SR\", [j, k])\n"
+        "            with T.init():\n"
+        "                X[vj] = T.float32(0)\n"
+        "            X[vj] = X[vj] + B[vj, vk]\n"
+        "    for i, j in T.grid(64, 16):\n"
+        "        with T.block(\"c\"):\n"
+        "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+        "            Y[vi, vj] = X[vi + vj]\n";
+    assert_null(cuda_compile(stencil, "    i, j = sch.get_loops(sch.get_block(\"c\"))\n    sch.bind(i, \"threadIdx.x\")\n"
+                                      "    sch.compute_at(sch.get_block(\"p\"), j)\n", &d));
+    assert_non_null(strstr(d.text, "compute_at (loop 'i' is threadIdx.x): iterations of loop 'i' may touch the same "
+                                   "elements of 'X'"));
     /* split in pairs, each iteration of the outer loop stores its own element: bound */
     mt_kernel *k = cuda_compile(halves, "    i, = sch.get_loops(sch.get_block(\"c\"))\n    i0, i1 = sch.split(i, factors=[None, 2])\n"
                              "    sch.bind(i0, \"threadIdx.x\")\n", &d);
