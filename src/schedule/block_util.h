@@ -41,8 +41,15 @@ bool mt_blk_find_block(mt_sched *s, const char *prim, const char *name, mt_blk_s
 const mt_tstmt *mt_blk_unbinding_loop(const mt_blk_stmts *path, int from, const mt_tstmt *b);
 
 /* Do L's iterations touch disjoint elements of everything written under it
- * (primitives_race.c)? Refuses (prim: ...) when that is not shown. */
-bool mt_sched_iterations_disjoint(mt_sched *s, const char *prim, const mt_tstmt *L);
+ * but the buffers in excused (NULL: none) (primitives_race.c)? Refuses
+ * (prim: ...) when that is not shown. tag: the thread tag L is being
+ * bound to (NULL: L's own, if any; a parallel loop has none). */
+bool mt_sched_iterations_disjoint(mt_sched *s, const char *prim, const mt_tstmt *L, const char *tag,
+                                  const mt_blk_bufs *excused);
+
+/* The buffers written under L that mt_sched_iterations_disjoint cannot
+ * show split among its iterations. */
+mt_blk_bufs mt_sched_unshown_buffers(mt_sched *s, const mt_tstmt *L);
 
 /* The blocks under root (root too, if a block), in print order. */
 mt_blk_stmts mt_blk_blocks_under(mt_arena *a, const mt_tstmt *root);

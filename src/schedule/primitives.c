@@ -293,6 +293,10 @@ bool mt_sched_fuse_do(mt_sched *s, mt_tvar *outer, mt_tvar *inner, mt_tvar **fus
  * one of them writes (the new order interleaves their instances
  * differently, and no dependence analysis here shows that harmless). */
 static bool reorder_keeps(mt_sched *s, const mt_tstmt *o, const mt_tstmt *i) {
+    const mt_tstmt *bound = o->for_kind == MT_FOR_THREAD ? o : i->for_kind == MT_FOR_THREAD ? i : NULL;
+    if (bound) /* bind checked its nesting where it stood */
+        return mt_sched_refuse(s, "reorder: loop '%s' is bound to %s: a bound loop keeps its place", bound->var->name,
+                               bound->thread_tag ? bound->thread_tag : "a GPU index");
     if (i->for_kind == MT_FOR_VECTORIZED)
         return mt_sched_refuse(s, "reorder: loop '%s' is vectorized: it must stay innermost", i->var->name);
     mt_blk_stmts blocks = mt_blk_blocks_under(s->arena, i->body);
@@ -343,7 +347,7 @@ bool mt_sched_independent(mt_sched *s, mt_tvar *loop) {
 bool mt_sched_parallel_do(mt_sched *s, mt_tvar *loop) {
     const mt_tstmt *l = mt_sched_get_loop(s, loop);
     if (!need_serial(s, "parallel", l) || !independent(s, "parallel", l) ||
-        (s->user && !mt_sched_iterations_disjoint(s, "parallel", l)))
+        (s->user && !mt_sched_iterations_disjoint(s, "parallel", l, NULL, NULL)))
         return false;
     annotate(s, l, MT_FOR_PARALLEL);
     return true;
@@ -444,7 +448,7 @@ bool mt_sched_bind_do(mt_sched *s, mt_tvar *loop, const char *tag, int64_t threa
     mt_arena *a = s->arena;
     const mt_tstmt *l = mt_sched_get_loop(s, loop);
     if (!need_serial(s, "bind", l) || !independent(s, "bind", l) ||
-        (s->user && !mt_sched_iterations_disjoint(s, "bind", l)))
+        (s->user && !mt_sched_iterations_disjoint(s, "bind", l, tag, NULL)))
         return false;
     int64_t m;
     if (!mt_te_is_const_int(l->min, &m) || m != 0)

@@ -84,6 +84,7 @@ typedef struct access {
 typedef struct race {
     mt_arena *a;
     const mt_tstmt *L;
+    const char *tag;                     /* the thread tag L has or gets, or NULL */
     mt_bounds in;                        /* the loops inside L around the statement */
     MT_VEC(const mt_tbuffer *) local;    /* allocated inside L */
     MT_VEC(access) acc;
@@ -373,13 +374,24 @@ static int accesses_of(mt_arena *a, const mt_tstmt *root, const mt_tbuffer *b) {
     return n;
 }
 
+/* Does each iteration of L get storage of its own for b once
+ * compact_buffers allocates b inside L? On the CPU, yes; for a GPU thread
+ * index only per-thread (local) storage, for a block index per-thread or
+ * per-block (shared) storage: a global buffer stays one for all. */
+static bool own_storage(const race *r, const mt_tbuffer *b) {
+    if (!r->tag) return true;
+    if (!strncmp(r->tag, "threadIdx.", 10)) return b->scope == MT_SCOPE_LOCAL;
+    return b->scope == MT_SCOPE_LOCAL || b->scope == MT_SCOPE_SHARED;
+}
+
 /* Is b a scratch buffer of each iteration (what compact_buffers then
- * allocates inside L, one per thread)? The function allocates it, nothing
- * outside L touches it, and in each iteration one store writes it first,
- * every later access a load inside the box that store fills: per
- * dimension the same c and o, the load's g within the store's. */
+ * allocates inside L, one per thread)? The function allocates it, in
+ * storage each iteration has its own of, nothing outside L touches it,
+ * and in each iteration one store writes it first, every later access a
+ * load inside the box that store fills: per dimension the same c and o,
+ * the load's g within the store's. */
 static bool iteration_scratch(race *r, mt_sched *s, const mt_tbuffer *b) {
-    if (!mt_blk_is_alloc(s->func, (mt_tbuffer *)b) ||
+    if (!mt_blk_is_alloc(s->func, (mt_tbuffer *)b) || !own_storage(r, b) ||
         accesses_of(r->a, s->func->body, b) != accesses_of(r->a, r->L, b))
         return false;
     const access *w = NULL;
@@ -403,25 +415,45 @@ static bool iteration_scratch(race *r, mt_sched *s, const mt_tbuffer *b) {
     return w != NULL;
 }
 
-bool mt_sched_iterations_disjoint(mt_sched *s, const char *prim, const mt_tstmt *L) {
+static void scan_loop(race *r, mt_sched *s, const mt_tstmt *L, const char *tag) {
+    memset(r, 0, sizeof *r);
+    r->a = s->arena;
+    r->L = L;
+    r->tag = tag ? tag : L->for_kind == MT_FOR_THREAD ? L->thread_tag : NULL;
+    bool pushed = mt_bounds_push_loop(r->a, &r->in, L->var, L->min, L->extent); /* for inner bounds like a split's */
+    walk(r, L->body);                                                         /* T.min(16384, n - L * 16384) */
+    if (pushed) mt_bounds_pop(&r->in);
+}
+
+/* Is the buffer w writes split among L's iterations (or its scratch)? */
+static bool shown(race *r, mt_sched *s, const mt_tbuffer *b) {
+    int n = b->ndim;
+    bool ok = separates(r, b, -1);
+    for (int c = 0; c < (n + 1) * (n + 1) && !ok; c++) ok = c % (n + 1) > c / (n + 1) && separates(r, b, c);
+    return ok || iteration_scratch(r, s, b);
+}
+
+bool mt_sched_iterations_disjoint(mt_sched *s, const char *prim, const mt_tstmt *L, const char *tag,
+                                  const mt_blk_bufs *excused) {
     race r;
-    memset(&r, 0, sizeof r);
-    r.a = s->arena;
-    r.L = L;
-    bool pushed = mt_bounds_push_loop(r.a, &r.in, L->var, L->min, L->extent); /* for inner bounds like a split's */
-    walk(&r, L->body);                                                       /* T.min(16384, n - L * 16384) */
-    if (pushed) mt_bounds_pop(&r.in);
+    scan_loop(&r, s, L, tag);
     for (int i = 0; i < r.acc.len; i++) {
         const access *w = &r.acc.data[i];
-        if (!w->write) continue;
-        int n = w->buf->ndim;
-        bool ok = separates(&r, w->buf, -1);
-        for (int c = 0; c < (n + 1) * (n + 1) && !ok; c++) ok = c % (n + 1) > c / (n + 1) && separates(&r, w->buf, c);
-        ok = ok || iteration_scratch(&r, s, w->buf);
-        if (!ok)
-            return mt_sched_refuse(s, "%s: iterations of loop '%s' may touch the same elements of '%s' "
-                                      "(written by block '%s'): no dimension of it is split among them",
-                                   prim, L->var->name, w->buf->name, mt_blk_bname(w->block));
+        if (!w->write || (excused && mt_blk_buf_in(excused, w->buf)) || shown(&r, s, w->buf)) continue;
+        return mt_sched_refuse(s, "%s: iterations of loop '%s' may touch the same elements of '%s' "
+                                  "(written by block '%s'): no dimension of it is split among them",
+                               prim, L->var->name, w->buf->name, mt_blk_bname(w->block));
     }
     return true;
+}
+
+mt_blk_bufs mt_sched_unshown_buffers(mt_sched *s, const mt_tstmt *L) {
+    race r;
+    scan_loop(&r, s, L, NULL);
+    mt_blk_bufs out = {0};
+    for (int i = 0; i < r.acc.len; i++) {
+        mt_tbuffer *b = (mt_tbuffer *)r.acc.data[i].buf;
+        if (r.acc.data[i].write && !mt_blk_buf_in(&out, b) && !shown(&r, s, b)) MT_VEC_PUSH(s->arena, &out, b);
+    }
+    return out;
 }

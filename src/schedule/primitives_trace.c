@@ -4,11 +4,13 @@
  * when it succeeds, appends a step to the trace of the function it made
  * (trace.h).
  *
- * In a user's schedule, a primitive that moves or makes blocks is also
- * refused when it leaves a parallel or thread-bound loop whose iterations
- * may touch the same elements (primitives_race.c): parallel and bind check
- * the loop as it is when they run, and a producer moved under it later
- * (compute_at after parallel) could overlap its neighbours.
+ * In a user's schedule, a primitive that moves or makes blocks, or
+ * reorders loops, is also refused when it leaves a parallel or
+ * thread-bound loop whose iterations may touch the same elements of a
+ * buffer (primitives_race.c): parallel and bind check the loop as it is
+ * when they run, and a producer moved under it later (compute_at after
+ * parallel), or a serial loop it leaves inside (reorder), could make
+ * neighbouring iterations overlap.
  */
 #include <string.h>
 
@@ -35,23 +37,25 @@ static mt_blk_stmts concurrent_loops(mt_arena *a, const mt_tfunc *f) {
     return c.loops;
 }
 
-/* Loop l was one of before's concurrent loops and could not be shown
- * disjoint there either (a loop function's own T.parallel, say): not
- * prim's doing. Checked on before (s->func for the while). */
-static bool was_unshown(mt_sched *s, const char *what, const mt_tfunc *before, const mt_tstmt *l) {
+/* The buffers that loop l (by its variable) of before, one of its
+ * concurrent loops, could not be shown to split among its iterations
+ * already (a loop function's own T.parallel, say): not prim's doing.
+ * Found on before (s->func for the while). */
+static mt_blk_bufs unshown_before(mt_sched *s, const mt_tfunc *before, const mt_tstmt *l) {
     mt_blk_stmts old = concurrent_loops(s->arena, before);
     mt_tfunc *after = s->func;
-    bool was = false;
+    mt_blk_bufs bufs = {0};
     s->func = (mt_tfunc *)before;
-    for (int i = 0; i < old.len && !was; i++)
-        was = old.data[i]->var == l->var && !mt_sched_iterations_disjoint(s, what, old.data[i]);
+    for (int i = 0; i < old.len; i++)
+        if (old.data[i]->var == l->var) bufs = mt_sched_unshown_buffers(s, old.data[i]);
     s->func = after;
-    return was;
+    return bufs;
 }
 
 /* After prim (a user's), every loop of s->func whose iterations run at
- * once still touches disjoint elements, unless it could not be shown
- * before prim either; else s->func is before again and prim is refused. */
+ * once still touches disjoint elements of each buffer written under it,
+ * but those it could not be shown to before prim either; else s->func is
+ * before again and prim is refused. */
 static bool still_disjoint(mt_sched *s, const char *prim, const mt_tfunc *before) {
     if (!s->user) return true;
     const char *last = s->error; /* the last refusal, kept when prim stands */
@@ -62,10 +66,9 @@ static bool still_disjoint(mt_sched *s, const char *prim, const mt_tfunc *before
                                            l->for_kind == MT_FOR_PARALLEL ? "parallel"
                                            : l->thread_tag                ? l->thread_tag
                                                                           : "thread-bound");
-        if (mt_sched_iterations_disjoint(s, what, l)) continue;
-        const char *why = s->error;
-        if (was_unshown(s, what, before, l)) continue;
-        s->error = why;
+        if (mt_sched_iterations_disjoint(s, what, l, NULL, NULL)) continue;
+        mt_blk_bufs old = unshown_before(s, before, l);
+        if (old.len && mt_sched_iterations_disjoint(s, what, l, NULL, &old)) continue;
         s->func = (mt_tfunc *)before;
         return false;
     }
@@ -129,7 +132,7 @@ bool mt_sched_fuse(mt_sched *s, mt_tvar *outer, mt_tvar *inner, mt_tvar **fused)
 
 bool mt_sched_reorder(mt_sched *s, mt_tvar *outer, mt_tvar *inner) {
     const mt_tfunc *before = s->func;
-    if (!mt_sched_reorder_do(s, outer, inner)) return false;
+    if (!mt_sched_reorder_do(s, outer, inner) || !still_disjoint(s, "reorder", before)) return false;
     mt_sched_step *st = new_step(s, "reorder", before);
     st->loops[0] = outer, st->loops[1] = inner, st->nloops = 2;
     return push(s, st);

@@ -1064,6 +1064,17 @@ static void test_gpu_bind_race(void **state) {
                                       "    sch.compute_at(sch.get_block(\"p\"), j)\n", &d));
     assert_non_null(strstr(d.text, "compute_at (loop 'i' is threadIdx.x): iterations of loop 'i' may touch the same "
                                    "elements of 'X'"));
+    /* a bound loop keeps its place (reorder would put threadIdx outside blockIdx) */
+    static const char *const plain =
+        "@T.prim_func\n"
+        "def f(A: T.Buffer((64, 32), \"float32\"), C: T.Buffer((64, 32), \"float32\")):\n"
+        "    for i, j in T.grid(64, 32):\n"
+        "        with T.block(\"a\"):\n"
+        "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+        "            C[vi, vj] = A[vi, vj] + T.float32(1)\n";
+    assert_null(cuda_compile(plain, "    i, j = sch.get_loops(sch.get_block(\"a\"))\n    sch.bind(i, \"blockIdx.x\")\n"
+                                    "    sch.bind(j, \"threadIdx.x\")\n    sch.reorder(j, i)\n", &d));
+    assert_non_null(strstr(d.text, "reorder: loop 'i' is bound to blockIdx.x: a bound loop keeps its place"));
     /* split in pairs, each iteration of the outer loop stores its own element: bound */
     mt_kernel *k = cuda_compile(halves, "    i, = sch.get_loops(sch.get_block(\"c\"))\n    i0, i1 = sch.split(i, factors=[None, 2])\n"
                              "    sch.bind(i0, \"threadIdx.x\")\n", &d);
