@@ -164,7 +164,9 @@ static bool match_input(cv *v, const mt_texpr *X) {
     const mt_texpr *ld = wn->load;
     if (v->x->dtype != v->m.dt || !mm_is_param(&v->m, v->x) || !mt_texpr_equal(v->x->shape[0], v->m.C->shape[0]))
         return false;
-    if (cd[1] != v->O || v->cg < 1 || v->C % v->cg) return false;
+    /* no output channels or an empty window: nothing for the rule to tile
+     * (its row tiles divide by the channels of a group) */
+    if (cd[1] != v->O || v->O < 1 || v->KH < 1 || v->KW < 1 || v->cg < 1 || v->C % v->cg) return false;
     v->G = v->C / v->cg;
     if (v->O % v->G) return false;
     v->og = v->O / v->G;
@@ -235,7 +237,7 @@ static bool match_conv(cv *v, const mt_tstmt *blk) {
                        : !mt_te_is_const_int(blk->iters[i].extent, &e) || e != want[k])
                 return false;
         }
-    return true;
+    return v->OH >= 1 && v->OW >= 1;
 }
 
 /* Pointwise epilogues: every load of another buffer that uses oh or ow has
