@@ -69,23 +69,28 @@ mt_blk_stmts mt_blk_path_to(mt_arena *a, const mt_tstmt *root, const mt_tstmt *w
     return f.path;
 }
 
-typedef struct block_list {
+typedef struct stmt_list {
     mt_arena *a;
+    bool (*want)(const mt_tstmt *);
     mt_blk_stmts list;
-} block_list;
+} stmt_list;
 
-static void list_block(mt_tvisitor *v, const mt_tstmt *s) {
-    block_list *b = v->ctx;
-    if (s->kind == TS_BLOCK) MT_VEC_PUSH(b->a, &b->list, s);
+static void list_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    stmt_list *l = v->ctx;
+    if (l->want(s)) MT_VEC_PUSH(l->a, &l->list, s);
     mt_tvisit_stmt_children(v, s);
 }
 
-mt_blk_stmts mt_blk_blocks_under(mt_arena *a, const mt_tstmt *root) {
-    block_list b = {a, {0}};
-    mt_tvisitor v = {mt_tvisit_no_expr, list_block, &b};
+mt_blk_stmts mt_blk_stmts_under(mt_arena *a, const mt_tstmt *root, bool (*want)(const mt_tstmt *)) {
+    stmt_list l = {a, want, {0}};
+    mt_tvisitor v = {mt_tvisit_no_expr, list_stmt, &l};
     if (root) mt_tvisit_stmt(&v, root);
-    return b.list;
+    return l.list;
 }
+
+static bool is_block(const mt_tstmt *s) { return s->kind == TS_BLOCK; }
+
+mt_blk_stmts mt_blk_blocks_under(mt_arena *a, const mt_tstmt *root) { return mt_blk_stmts_under(a, root, is_block); }
 
 mt_tvar *mt_blk_reduce_iter(const mt_tstmt *b) {
     for (int i = 0; i < b->niters; i++)

@@ -51,7 +51,9 @@ bool mt_sched_iterations_disjoint(mt_sched *s, const char *prim, const mt_tstmt 
  * show split among its iterations. */
 mt_blk_bufs mt_sched_unshown_buffers(mt_sched *s, const mt_tstmt *L);
 
-/* The blocks under root (root too, if a block), in print order. */
+/* The statements under root (root too) for which want is true, in print
+ * order; the blocks under root. */
+mt_blk_stmts mt_blk_stmts_under(mt_arena *a, const mt_tstmt *root, bool (*want)(const mt_tstmt *));
 mt_blk_stmts mt_blk_blocks_under(mt_arena *a, const mt_tstmt *root);
 
 /* The first reduce variable of block b, or NULL. */

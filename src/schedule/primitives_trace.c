@@ -18,23 +18,12 @@
 #include "schedule/trace.h"
 #include "support/common.h"
 
-typedef struct concurrent {
-    mt_arena *a;
-    mt_blk_stmts loops;
-} concurrent;
-
-static void concurrent_loop(mt_tvisitor *v, const mt_tstmt *s) {
-    concurrent *c = v->ctx;
-    if (s->kind == TS_FOR && (s->for_kind == MT_FOR_PARALLEL || s->for_kind == MT_FOR_THREAD))
-        MT_VEC_PUSH(c->a, &c->loops, s);
-    mt_tvisit_stmt_children(v, s);
+static bool concurrent_loop(const mt_tstmt *s) {
+    return s->kind == TS_FOR && (s->for_kind == MT_FOR_PARALLEL || s->for_kind == MT_FOR_THREAD);
 }
 
 static mt_blk_stmts concurrent_loops(mt_arena *a, const mt_tfunc *f) {
-    concurrent c = {a, {0}};
-    mt_tvisitor v = {mt_tvisit_no_expr, concurrent_loop, &c};
-    mt_tvisit_stmt(&v, f->body);
-    return c.loops;
+    return mt_blk_stmts_under(a, f->body, concurrent_loop);
 }
 
 /* The buffers that loop l (by its variable) of before, one of its

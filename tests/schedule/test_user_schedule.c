@@ -961,27 +961,30 @@ static void test_reversed_reduce_init(void **state) {
     mt_kernel_release(k);
 }
 
-/* A loop function scheduled with bind(i, t0), bind(j, t1) for target cuda
- * (the CUDA C only: no GPU needed). */
-static mt_kernel *bound_for_cuda(const char *t0, const char *t1, mt_diag *d) {
-    char src[1024];
-    snprintf(src, sizeof src,
-             "@T.prim_func\n"
-             "def f(A: T.Buffer((8, 16), \"float32\"), C: T.Buffer((8, 16), \"float32\")):\n"
-             "    for i, j in T.grid(8, 16):\n"
-             "        with T.block(\"c\"):\n"
-             "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
-             "            C[vi, vj] = A[vi, vj] * T.float32(3)\n"
-             "@T.schedule(f)\n"
-             "def s(sch):\n"
-             "    i, j = sch.get_loops(sch.get_block(\"c\"))\n"
-             "%s%s",
-             t0 ? (t0[0] == 'b' ? "    sch.bind(i, \"blockIdx.x\")\n" : "    sch.bind(i, \"threadIdx.x\")\n") : "",
-             t1 ? (t1[0] == 'b' ? "    sch.bind(j, \"blockIdx.x\")\n" : "    sch.bind(j, \"threadIdx.x\")\n") : "");
+/* Loop function src, scheduled by sched, for target cuda (the CUDA C
+ * only: no GPU needed). */
+static mt_kernel *cuda_compile(const char *src, const char *sched, mt_diag *d) {
+    char text[2048];
+    snprintf(text, sizeof text, "%s@T.schedule(f)\ndef s(sch):\n%s", src, sched);
     mt_compile_options o;
     mt_compile_options_init(&o);
     o.target = MT_TARGET_CUDA;
-    return mt_jit_compile(test_ctx, src, &o, d);
+    return mt_jit_compile(test_ctx, text, &o, d);
+}
+
+/* A loop function scheduled with bind(i, t0), bind(j, t1) for target cuda. */
+static mt_kernel *bound_for_cuda(const char *t0, const char *t1, mt_diag *d) {
+    char sched[512];
+    snprintf(sched, sizeof sched, "    i, j = sch.get_loops(sch.get_block(\"c\"))\n%s%s",
+             t0 ? (t0[0] == 'b' ? "    sch.bind(i, \"blockIdx.x\")\n" : "    sch.bind(i, \"threadIdx.x\")\n") : "",
+             t1 ? (t1[0] == 'b' ? "    sch.bind(j, \"blockIdx.x\")\n" : "    sch.bind(j, \"threadIdx.x\")\n") : "");
+    return cuda_compile("@T.prim_func\n"
+                        "def f(A: T.Buffer((8, 16), \"float32\"), C: T.Buffer((8, 16), \"float32\")):\n"
+                        "    for i, j in T.grid(8, 16):\n"
+                        "        with T.block(\"c\"):\n"
+                        "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+                        "            C[vi, vj] = A[vi, vj] * T.float32(3)\n",
+                        sched, d);
 }
 
 /* bind's nesting rules: a block index inside a thread index, or one tag
@@ -1002,16 +1005,6 @@ static void test_gpu_bind_nesting(void **state) {
     k = bound_for_cuda("b", "t", &d);
     if (!k) fail_msg("%s", d.text);
     mt_kernel_release(k);
-}
-
-/* Loop function src, scheduled by sched, for target cuda. */
-static mt_kernel *cuda_compile(const char *src, const char *sched, mt_diag *d) {
-    char text[2048];
-    snprintf(text, sizeof text, "%s@T.schedule(f)\ndef s(sch):\n%s", src, sched);
-    mt_compile_options o;
-    mt_compile_options_init(&o);
-    o.target = MT_TARGET_CUDA;
-    return mt_jit_compile(test_ctx, text, &o, d);
 }
 
 /* bind, like parallel, refuses a loop whose iterations may touch the same
