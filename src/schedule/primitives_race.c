@@ -425,7 +425,7 @@ static void scan_loop(race *r, mt_sched *s, const mt_tstmt *L, const char *tag) 
     if (pushed) mt_bounds_pop(&r->in);
 }
 
-/* Is the buffer w writes split among L's iterations (or its scratch)? */
+/* Is b split among L's iterations (a candidate separates them), or scratch of each? */
 static bool shown(race *r, mt_sched *s, const mt_tbuffer *b) {
     int n = b->ndim;
     bool ok = separates(r, b, -1);

@@ -908,6 +908,24 @@ static void test_gpu_bind(void **state) {
                  MT_ERR_INVALID_ARG, "its schedule must bind loops to blockIdx and threadIdx");
 }
 
+/* Runs k (8 x 8 A in, its 8 row sums out) on A[i] = i % m - off and
+ * checks each sum exactly (small integers); releases k. */
+static void expect_row_sums(mt_kernel *k, int m, float off) {
+    int64_t shape[2] = {8, 8};
+    mt_tensor *a = mt_tensor_create(MT_FLOAT32, 2, shape), *out = NULL;
+    float *x = mt_tensor_data(a);
+    for (int i = 0; i < 64; i++) x[i] = (float)(i % m) - off;
+    assert_int_equal(mt_kernel_run(k, &a, 1, &out, 1, NULL), MT_OK);
+    for (int i = 0; i < 8; i++) {
+        float want = 0;
+        for (int j = 0; j < 8; j++) want += x[i * 8 + j];
+        assert_true(((float *)mt_tensor_data(out))[i] == want);
+    }
+    mt_tensor_release(out);
+    mt_tensor_release(a);
+    mt_kernel_release(k);
+}
+
 /* T.init runs before the first reduce iteration, whichever way the reduce
  * variable is bound to its loop (`7 - k` once ran it at k == 7, the last). */
 static void test_reversed_reduce_init(void **state) {
@@ -922,19 +940,7 @@ static void test_reversed_reduce_init(void **state) {
                               "            with T.init():\n"
                               "                C[vi] = T.float32(0)\n"
                               "            C[vi] = C[vi] + A[vi, vk]\n");
-    int64_t shape[2] = {8, 8};
-    mt_tensor *a = mt_tensor_create(MT_FLOAT32, 2, shape), *out = NULL;
-    float *x = mt_tensor_data(a);
-    for (int i = 0; i < 64; i++) x[i] = (float)(i % 7) - 2.0f;
-    assert_int_equal(mt_kernel_run(k, &a, 1, &out, 1, NULL), MT_OK);
-    for (int i = 0; i < 8; i++) {
-        float want = 0;
-        for (int j = 0; j < 8; j++) want += x[i * 8 + j];
-        assert_true(((float *)mt_tensor_data(out))[i] == want);
-    }
-    mt_tensor_release(out);
-    mt_tensor_release(a);
-    mt_kernel_release(k);
+    expect_row_sums(k, 7, 2.0f);
     /* bound through a let: the init still runs once per row (it ran at every k) */
     k = compile_ok("@T.prim_func\n"
                    "def f(A: T.Buffer((8, 8), \"float32\"), C: T.Buffer((8,), \"float32\")):\n"
@@ -946,19 +952,7 @@ static void test_reversed_reduce_init(void **state) {
                    "            with T.init():\n"
                    "                C[vi] = T.float32(0)\n"
                    "            C[vi] = C[vi] + A[vi, vk]\n");
-    a = mt_tensor_create(MT_FLOAT32, 2, shape);
-    out = NULL;
-    x = mt_tensor_data(a);
-    for (int i = 0; i < 64; i++) x[i] = (float)(i % 5) - 1.0f;
-    assert_int_equal(mt_kernel_run(k, &a, 1, &out, 1, NULL), MT_OK);
-    for (int i = 0; i < 8; i++) {
-        float want = 0;
-        for (int j = 0; j < 8; j++) want += x[i * 8 + j];
-        assert_true(((float *)mt_tensor_data(out))[i] == want);
-    }
-    mt_tensor_release(out);
-    mt_tensor_release(a);
-    mt_kernel_release(k);
+    expect_row_sums(k, 5, 1.0f);
 }
 
 /* Loop function src, scheduled by sched, for target cuda (the CUDA C
