@@ -298,9 +298,11 @@ static bool pass_loop(ck *c, const mt_tstmt *s, range *r, bool prove) {
     }
     for (int d = 0; d < r->n; d++) {
         int ml = mono(c->f, r->lo[d], s->var), mh = mono(c->f, r->hi[d], s->var);
+        /* mono 0 with the variable still in the bound (`i * 0`): its value
+         * does not matter, but the variable must not leave its loop */
         mt_texpr *lo_at = ml >= 0 ? s->min : last, *hi_at = mh >= 0 ? last : s->min;
-        if (ml) r->lo[d] = mt_tsubst_expr(c->a, r->lo[d], (mt_tvar *const *)&s->var, &lo_at, 1);
-        if (mh) r->hi[d] = mt_tsubst_expr(c->a, r->hi[d], (mt_tvar *const *)&s->var, &hi_at, 1);
+        r->lo[d] = mt_tsubst_expr(c->a, r->lo[d], (mt_tvar *const *)&s->var, &lo_at, 1);
+        r->hi[d] = mt_tsubst_expr(c->a, r->hi[d], (mt_tvar *const *)&s->var, &hi_at, 1);
     }
     if (!prove && !(mt_te_is_const_int(s->extent, &ext) && ext > 0)) {
         if (r->nguards == MT_ARRAY_LEN(r->guards)) return false;
