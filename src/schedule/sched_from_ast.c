@@ -43,7 +43,10 @@ typedef struct interp {
 } interp;
 
 static const char *kind_name(vkind k) {
-    static const char *const names[] = {"None", "an integer", "a string", "a loop", "a block", "a list", "the schedule"};
+    static const char *const names[] = {[V_NONE] = "None",   [V_INT] = "an integer", [V_STR] = "a string",
+                                        [V_LOOP] = "a loop",  [V_BLOCK] = "a block",  [V_LIST] = "a list",
+                                        [V_SCH] = "the schedule", [V_LAMBDA] = "a lambda"};
+    _Static_assert(sizeof names / sizeof names[0] == V_LAMBDA + 1, "a name for every kind of value");
     return names[k];
 }
 
