@@ -165,7 +165,17 @@ typedef struct block_hdr {
     MT_VEC(mt_loc) locs;      /* where each variable is named */
     MT_VEC(mt_tbuffer *) allocs;
     bool has_reads, has_writes;
+    int lmark;                /* c->loops.len at the block: the loops around it */
 } block_hdr;
+
+/* From here on the loops around the block are out of reach (regions,
+ * allocations, init, body; not the bindings and T.where, which are
+ * evaluated among them); returns what to restore. */
+static int seal(fctx *c, const block_hdr *h) {
+    int was = c->sealed;
+    c->sealed = h->lmark;
+    return was;
+}
 
 static void add_iter(fctx *c, block_hdr *h, const mt_ast *target, mt_iter_kind k, mt_texpr *ext, mt_texpr *value) {
     if (target->kind != AST_NAME) mt_fail(MT_ERR_SYNTAX, target->loc, "an iteration variable must be a name");
@@ -228,7 +238,7 @@ static void bind_iters(fctx *c, block_hdr *h, int *bound) {
             mt_fa_unproven(c, h->locs.data[*bound]); /* its accesses are proven over the domain, not over the
                                * values: the check pass substitutes the values */
         mt_fa_push_sym(c, v->name, v, NULL, NULL);
-        loop_info li = {v, mt_te_i64(c->a, 0), h->iters.data[*bound].extent, exact};
+        loop_info li = {v, mt_te_i64(c->a, 0), h->iters.data[*bound].extent, exact, true};
         MT_VEC_PUSH(c->a, &c->loops, li);
     }
 }
@@ -240,7 +250,9 @@ static bool block_header_stmt(fctx *c, mt_tstmt *b, block_hdr *h, const mt_ast *
         if (b->init) mt_fail(MT_ERR_SYNTAX, s->loc, "a block has one T.init()");
         bind_iters(c, h, bound);
         mt_fa_arity(s->items.data[0]->lhs, "init", 0, 0);
+        int was = seal(c, h);
         b->init = mt_fa_stmts(c, &s->body, 0);
+        c->sealed = was;
         return true;
     }
     if (!fn) return false;
@@ -251,7 +263,9 @@ static bool block_header_stmt(fctx *c, mt_tstmt *b, block_hdr *h, const mt_ast *
             mt_fail(MT_ERR_NAME, s->rhs->loc, "unknown axis kind 'T.%s' (expected T.axis.spatial, T.axis.reduce or T.axis.remap)", fn);
         else if (!strcmp(fn, "alloc_buffer") && s->items.data[0]->kind == AST_NAME) {
             bind_iters(c, h, bound);
+            int was = seal(c, h);
             mt_tbuffer *nb = mt_fa_alloc_buffer(c, s->items.data[0]->name, s->rhs);
+            c->sealed = was;
             MT_VEC_PUSH(c->a, &h->allocs, nb);
             mt_fa_push_sym(c, nb->name, NULL, nb, NULL);
         } else return false;
@@ -264,12 +278,12 @@ static bool block_header_stmt(fctx *c, mt_tstmt *b, block_hdr *h, const mt_ast *
         if (b->predicate) mt_fail(MT_ERR_SYNTAX, s->loc, "a block has one T.where");
         b->predicate = mt_fa_bool_expr(c, s->lhs->items.data[0], "T.where's condition");
         c->guarded++;
-    } else if (!strcmp(fn, "reads")) {
-        regions(c, s->lhs, &b->reads, &b->nreads);
-        h->has_reads = true;
-    } else if (!strcmp(fn, "writes")) {
-        regions(c, s->lhs, &b->writes, &b->nwrites);
-        h->has_writes = true;
+    } else if (!strcmp(fn, "reads") || !strcmp(fn, "writes")) {
+        bool rd = fn[0] == 'r';
+        int was = seal(c, h);
+        regions(c, s->lhs, rd ? &b->reads : &b->writes, rd ? &b->nreads : &b->nwrites);
+        c->sealed = was;
+        *(rd ? &h->has_reads : &h->has_writes) = true;
     } else {
         return false;
     }
@@ -286,9 +300,12 @@ mt_tstmt *mt_fa_block(fctx *c, const mt_ast *with, const mt_ast *call) {
     int mark = c->scope.len, lmark = c->loops.len, guarded = c->guarded, bound = 0, i = 0;
     block_hdr h;
     memset(&h, 0, sizeof h);
+    h.lmark = lmark;
     while (i < with->body.len && block_header_stmt(c, b, &h, with->body.data[i], &bound)) i++;
     bind_iters(c, &h, &bound);
+    int sealed = seal(c, &h);
     b->body = mt_fa_stmts(c, &with->body, i);
+    c->sealed = sealed;
     b->iters = h.iters.data;
     b->iter_values = h.values.data;
     b->niters = h.iters.len;

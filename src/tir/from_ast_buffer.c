@@ -94,6 +94,15 @@ const loop_info *mt_fa_loop_of(const fctx *c, const mt_tvar *v) {
     return NULL;
 }
 
+void mt_fa_check_reach(const fctx *c, const mt_tvar *v, mt_loc loc) {
+    const loop_info *l = mt_fa_loop_of(c, v);
+    if (l && !l->iter && l - c->loops.data < c->sealed)
+        mt_fail(MT_ERR_NAME, loc,
+                "loop variable '%s' is used inside a block, which sees the loops around it only through its "
+                "iteration variables (bind one with T.axis.spatial, T.axis.reduce or T.axis.remap)",
+                v->name);
+}
+
 /* The range of e over the enclosing loops (interval arithmetic, tir/arith.h). */
 static mt_range range_over_loops(fctx *c, const mt_texpr *e) {
     mt_bounds bd;

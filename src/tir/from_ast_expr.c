@@ -118,6 +118,7 @@ static val name_expr(fctx *c, const mt_ast *e) {
     if (!s && c->in_params) return mt_fa_strong(mt_fa_sym_dim(c, e->name, e->loc));
     if (!s) mt_fail(MT_ERR_NAME, e->loc, "unknown name '%s'", e->name);
     if (s->buf) mt_fail(MT_ERR_TYPE, e->loc, "buffer '%s' used as a value; index it: %s[...]", e->name, e->name);
+    if (s->var) mt_fa_check_reach(c, s->var, e->loc);
     return mt_fa_strong(s->var ? mt_te_var(c->a, s->var) : s->value);
 }
 

@@ -43,6 +43,7 @@ typedef struct loop_info {
     bool exact; /* var takes every value of [min, min + extent), both constants
                  * (a loop with constant bounds; a block variable bound to such
                  * a loop over its whole domain) */
+    bool iter;  /* a block's iteration variable, not a loop's */
 } loop_info;
 
 typedef struct built {
@@ -67,6 +68,8 @@ typedef struct fctx {
     MT_VEC(sym) scope;
     mt_nameset heads; /* name -> 1 + the index of its latest entry in scope */
     MT_VEC(loop_info) loops;
+    int sealed;       /* the loops of loops[0..sealed) are out of reach: the innermost block's
+                       * regions, init and body see them only through its iteration variables */
     MT_VEC(mt_tvar *) let_vars;      /* every let so far, and its value: */
     MT_VEC(mt_texpr *) let_values;   /* what the footprint of a T.wmma_* operand substitutes */
     MT_VEC(mt_tstmt *) thread_loops; /* made so far: their variables are shared by name and tag */
@@ -104,6 +107,8 @@ const char *mt_fa_string_arg(const mt_ast *e, const char *what);
 mt_dtype mt_fa_dtype_arg(fctx *c, const mt_ast *e);
 /* The latest entry of name in scope, or NULL. */
 const sym *mt_fa_lookup(const fctx *c, const char *name);
+/* v, named at loc, is not a loop variable out of reach of the block (fctx.sealed). */
+void mt_fa_check_reach(const fctx *c, const mt_tvar *v, mt_loc loc);
 void mt_fa_push_sym(fctx *c, const char *name, mt_tvar *v, mt_tbuffer *b, mt_texpr *value);
 /* Drops scope[n..): the names pushed there go out of scope. */
 void mt_fa_scope_truncate(fctx *c, int n);

@@ -43,6 +43,8 @@ typedef struct vctx {
     mt_tir_form form;
     MT_VEC(const mt_tvar *) vars;    /* in scope, innermost last */
     MT_VEC(const mt_tbuffer *) bufs; /* in scope, innermost last */
+    MT_VEC(const mt_tvar *) loops;   /* loop variables in scope, innermost last ... */
+    int sealed;                      /* ... the first this many hidden by the innermost block */
     mt_ptrmap depth;                 /* variable or buffer -> times it is in vars or bufs */
     const mt_tstmt *at;              /* the statement being checked (NULL: the function) */
     mt_loc loc;                      /* the nearest source place known */
@@ -102,12 +104,32 @@ static void pop_scope(vctx *c, int nv, int nb) {
     c->vars.len = nv, c->bufs.len = nb;
 }
 
+/* A block's regions, init and body see the loops around it only through
+ * its iteration variables (TVM's rule too): the primitives move and copy
+ * blocks under other loops, and only the bindings follow. Hides the loop
+ * variables loops[0..n) (shows those hidden before, when n is smaller);
+ * returns what was hidden before. */
+static int seal(vctx *c, int n) {
+    int was = c->sealed;
+    for (int i = was; i < n; i++) mt_ptrmap_add(c->a, &c->depth, c->loops.data[i], -1);
+    for (int i = n; i < was; i++) mt_ptrmap_add(c->a, &c->depth, c->loops.data[i], 1);
+    c->sealed = n;
+    return was;
+}
+
+static bool hidden_loop(const vctx *c, const mt_tvar *v) {
+    for (int i = 0; i < c->sealed; i++)
+        if (c->loops.data[i] == v) return true;
+    return false;
+}
+
 static void bind_var(vctx *c, const mt_tvar *v, const char *what) {
     if (!v) {
         fail_shape(c, "%s has no variable", what);
         return;
     }
-    if (var_in_scope(c, v)) fail(c, "%s '%s' is bound again inside its own scope", what, vname(v));
+    if (var_in_scope(c, v) || hidden_loop(c, v))
+        fail(c, "%s '%s' is bound again inside its own scope", what, vname(v));
     MT_VEC_PUSH(c->a, &c->vars, v);
     mt_ptrmap_add(c->a, &c->depth, v, 1);
 }
@@ -462,6 +484,9 @@ static void check_leaf(vctx *c, const mt_texpr *e) {
         break;
     case TE_VAR:
         if (!e->var || !e->var->name) fail_shape(c, "variable reference without a (named) variable");
+        else if (!var_in_scope(c, e->var) && hidden_loop(c, e->var))
+            fail(c, "loop variable '%s' is used inside a block, which sees the loops around it only through "
+                    "its iteration variables", vname(e->var));
         else if (!var_in_scope(c, e->var))
             fail(c, "variable '%s' is used outside the scope that defines it", vname(e->var));
         else if (e->dtype != e->var->dtype)
@@ -532,8 +557,9 @@ static void check_for(vctx *c, const mt_tstmt *s) {
              mt_dtype_str(s->extent->dtype));
     if (!c->err && (unsigned)s->for_kind > MT_FOR_THREAD) fail_shape(c, "loop of unknown kind");
     if (!c->err && s->for_kind == MT_FOR_THREAD && !s->thread_tag) fail(c, "thread loop without a tag");
-    int nv = c->vars.len;
+    int nv = c->vars.len, nl = c->loops.len;
     bind_var(c, s->var, "loop variable");
+    MT_VEC_PUSH(c->a, &c->loops, s->var);
     if (!c->err && !mt_dtype_is_int(s->var->dtype))
         fail(c, "loop variable '%s' is %s", vname(s->var), mt_dtype_str(s->var->dtype));
     const mt_tstmt *phase = c->phase;
@@ -547,6 +573,7 @@ static void check_for(vctx *c, const mt_tstmt *s) {
     if (phase && !uniform && !wdiv) c->warp_div = thread ? "a nested threadIdx loop" : "a loop of variable bounds";
     check_stmt(c, s->body);
     pop_scope(c, nv, c->bufs.len);
+    c->loops.len = nl;
     c->phase = phase, c->diverged = div, c->warp_div = wdiv;
 }
 
@@ -722,10 +749,12 @@ static void check_block(vctx *c, const mt_tstmt *s) {
     bind_iters(c, s);
     for (int i = 0; i < s->nallocs; i++) declare_buf(c, s->allocs[i], "block allocation");
     if (s->predicate) check_bool(c, s->predicate, "block predicate");
+    int sealed = seal(c, c->loops.len);
     for (int i = 0; !c->err && i < s->nreads; i++) check_region(c, &s->reads[i], "read");
     for (int i = 0; !c->err && i < s->nwrites; i++) check_region(c, &s->writes[i], "write");
     if (s->init) check_stmt(c, s->init);
     check_stmt(c, s->body);
+    seal(c, sealed);
     pop_scope(c, nv, nb);
     c->diverged = div, c->warp_div = wdiv;
 }

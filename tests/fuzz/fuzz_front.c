@@ -27,6 +27,7 @@
  * happened: LeakSanitizer checks that nothing escapes it.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,7 +45,10 @@ static int allow_ice = -1;
 static void check(const mt_errframe *f) {
     if (allow_ice < 0) allow_ice = getenv("MT_FUZZ_ALLOW_ICE") != NULL;
     if (f->status == MT_OK || !f->msg[0]) __builtin_trap(); /* a failure says what */
-    if (f->status == MT_ERR_INTERNAL && !allow_ice) __builtin_trap();
+    if (f->status == MT_ERR_INTERNAL && !allow_ice) {
+        fprintf(stderr, "fuzz: internal error: %s\n", f->msg); /* what the finding is, beside its input */
+        __builtin_trap();
+    }
 }
 
 #ifdef FUZZ_TIR
@@ -53,7 +57,11 @@ static void schedule(mt_arena *a, const mt_ast *def, mt_tfunc *const *fs, int n)
     for (int i = 0; arg && arg->kind == AST_NAME && i < n; i++) {
         if (strcmp(fs[i]->name, arg->name) != 0) continue;
         mt_tfunc *g = mt_schedule_from_ast(a, fs[i], def, arg, NULL);
-        if (mt_tir_verify(a, g, MT_TIR_BLOCK)) __builtin_trap(); /* a primitive broke the function */
+        const char *err = mt_tir_verify(a, g, MT_TIR_BLOCK);
+        if (err) { /* a primitive broke the function */
+            fprintf(stderr, "fuzz_tir: the schedule of '%s' made TIR the verifier refuses: %s\n", g->name, err);
+            __builtin_trap();
+        }
     }
 }
 

@@ -183,6 +183,36 @@ static void test_rejects_var_bound_twice(void **state) {
     TIR_GUARD_END();
 }
 
+/* A block sees the loops around it only through its iteration variables
+ * (the primitives move blocks and rewrite only the bindings): an outer
+ * loop's variable is refused in its body, init and regions, and allowed in
+ * its bindings, its predicate and a loop of its own. */
+static void test_rejects_loop_var_in_block(void **state) {
+    TIR_GUARD();
+    sumf s = sum_rows();
+    mt_texpr *idx[1] = {V(s.i)};
+    rejects(with_update(&s, store_with(&s, s.out, idx, 1, F(1.0))), MT_TIR_BLOCK,
+            "loop variable 'i0' is used inside a block, which sees the loops around it only through its "
+            "iteration variables", "at 5:13", NULL);
+    mt_tfunc *f = with_update(&s, s.update);
+    mt_tstmt *b = f->body->body->body; /* loop i, loop k, the block */
+    b->init = mt_ts_at(st(s.out, F(0.0), V(s.i)), mt_loc_make(4, 13));
+    rejects(f, MT_TIR_BLOCK, "loop variable 'i0' is used inside a block", "at 4:13", NULL);
+    b->init = s.init;
+    mt_texpr *rmin[2] = {V(s.i), I(0)}, *rext[2] = {I(1), I(8)};
+    b->reads = MT_NEW_ARRAY(A, mt_tregion, 1);
+    b->reads[0] = region(s.a, rmin, rext);
+    rejects(f, MT_TIR_BLOCK, "loop variable 'i0' is used inside a block", NULL);
+    b->reads = s.block->reads;
+    b->predicate = bin(TE_LT, V(s.i), I(3)); /* evaluated among the loops */
+    accepts(f, MT_TIR_BLOCK);
+    mt_tvar *t = ivar("t"); /* a loop inside the block */
+    mt_texpr *tix[1] = {V(t)};
+    b->body = mt_ts_for(A, t, I(0), I(4), MT_FOR_SERIAL, store_with(&s, s.out, tix, 1, F(1.0)));
+    accepts(f, MT_TIR_BLOCK);
+    TIR_GUARD_END();
+}
+
 static void test_rejects_unknown_buffer(void **state) {
     TIR_GUARD();
     sumf s = sum_rows();
@@ -539,6 +569,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         TIR_TEST(test_accepts_each_form),        TIR_TEST(test_accepts_vectorized),
         TIR_TEST(test_rejects_var_out_of_scope), TIR_TEST(test_rejects_var_bound_twice),
+        TIR_TEST(test_rejects_loop_var_in_block),
         TIR_TEST(test_rejects_unknown_buffer),   TIR_TEST(test_rejects_index_count),
         TIR_TEST(test_rejects_float_index),      TIR_TEST(test_rejects_operand_dtypes),
         TIR_TEST(test_rejects_store_dtype),      TIR_TEST(test_rejects_loop_bounds),
