@@ -87,10 +87,13 @@ static bool few_rows(const mm *c) {
     return mt_te_is_const_int(c->ext[c->ns - 2], &M) && M <= FEW_ROWS_M;
 }
 
+/* Few rows: column blocks across threads (gen_cols), unless asked for
+ * A packed once (the knob pack_a=1: only the packed path packs A). */
 bool mm_cols_parallel(const mm *c) {
     int64_t N;
     if (!mt_te_is_const_int(c->ext[c->ns - 1], &N)) return false;
-    return mt_knob_get(c->f, MM_RULE, "par_cols", c->par && few_rows(c)) != 0;
+    bool pack_a = mt_knob_given(c->f, MM_RULE, "pack_a") && mt_knob_get(c->f, MM_RULE, "pack_a", 0) != 0;
+    return mt_knob_get(c->f, MM_RULE, "par_cols", c->par && few_rows(c) && !pack_a) != 0;
 }
 
 /* Column blocks of at most a page of a row of B, as many as a multiple of

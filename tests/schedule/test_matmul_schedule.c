@@ -829,7 +829,12 @@ static void test_epilogue_once(void **st) {
  * (gelu at 1024^3 ran 4x slower). So, in the x86 assembly: every loop of
  * one block that does FMAs and stores nothing but to the stack (the
  * micro-kernel's k loop; the epilogue loop stores its results) has no
- * stack operand at all. */
+ * stack operand at all -- or, with gpr_ok, none with a vector register:
+ * with symbolic strides and AVX-512's 8-row tiles, the 8 row addresses of
+ * A read in place (address arithmetic on general registers) outnumber the
+ * free registers and LLVM reloads a few from the stack, which is not the
+ * accumulators (1024^3 gelu(a @ w + c), one thread, `mtc --bench 30` on
+ * a Zen 5 beside a fuzzer: symbolic 9.4-9.5 ms, constant 9.2 ms). */
 static bool is_store_to_memory(const char *line, bool *stack) {
     const char *c = NULL; /* the last operand: after the last comma outside parentheses */
     int depth = 0;
@@ -843,7 +848,11 @@ static bool is_store_to_memory(const char *line, bool *stack) {
     return true;
 }
 
-static void check_kloop_no_stack(const char *what, const char *s) {
+static bool vector_operand(const char *line) {
+    return strstr(line, "%xmm") || strstr(line, "%ymm") || strstr(line, "%zmm");
+}
+
+static void check_kloop_no_stack(const char *what, const char *s, bool gpr_ok) {
     int loops = 0;
     const char *p = s;
     while (p && *p) {
@@ -866,7 +875,7 @@ static void check_kloop_no_stack(const char *what, const char *s) {
             snprintf(line, sizeof line, "%.*s", (int)(len < 255 ? len : 255), l);
             bool st = false;
             if (strstr(line, "vfmadd")) fma++;
-            if (strstr(line, "(%rsp)")) stack++;
+            if (strstr(line, "(%rsp)") && (!gpr_ok || vector_operand(line))) stack++;
             if (is_store_to_memory(line, &st) && !st) real_store = true;
             if (line[0] == '\t' && line[1] == 'j' && strstr(line, name)) {
                 back = true; /* the loop's body ends at its back edge */
@@ -902,7 +911,7 @@ static void test_epilogue_no_spill(void **st) {
         mt_kernel *k = compile_ok(what);
         const char *s = mt_kernel_dump(k, MT_STAGE_ASM);
         assert_non_null(s);
-        if (strstr(s, "vfmadd231ps")) check_kloop_no_stack(what, s); /* x86 with FMA */
+        if (strstr(s, "vfmadd231ps")) check_kloop_no_stack(what, s, false); /* x86 with FMA */
         mt_kernel_release(k);
     }
     const char *sym = "def f(a: Tensor((\"m\", \"k\"), \"float32\"), w: Tensor((\"k\", \"n\"), \"float32\"),\n"
@@ -910,7 +919,7 @@ static void test_epilogue_no_spill(void **st) {
                       "    return gelu(a @ w + c)\n";
     mt_kernel *k = compile_ok(sym);
     const char *s = mt_kernel_dump(k, MT_STAGE_ASM);
-    if (strstr(s, "vfmadd231ps")) check_kloop_no_stack(sym, s);
+    if (strstr(s, "vfmadd231ps")) check_kloop_no_stack(sym, s, true);
     mt_kernel_release(k);
 }
 
