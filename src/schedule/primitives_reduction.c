@@ -174,6 +174,13 @@ bool mt_sched_decompose_reduction_do(mt_sched *s, const char *name, mt_tvar *loo
     if (ru)
         return mt_sched_refuse(s, "%s: the init of block '%s' uses reduce variable '%s'", P, name,
                                ru->name);
+    for (int i = 0; i < b->nwrites; i++)
+        for (int d = 0; d < b->writes[i].buf->ndim; d++)
+            if ((ru = mt_blk_first_use(b->writes[i].min[d], rv, nr)) ||
+                (ru = mt_blk_first_use(b->writes[i].extent[d], rv, nr)))
+                return mt_sched_refuse(s, "%s: block '%s' writes '%s' at an index of reduce variable "
+                                          "'%s': not a reduction the init can start", P, name,
+                                       b->writes[i].buf->name, ru->name);
     for (int j = 0; j < il; j++)
         if (path.data[j]->kind == TS_FOR && mt_blk_loop_binds(b, path.data[j], MT_ITER_REDUCE))
             return mt_sched_refuse(s, "%s: loop '%s' above loop '%s' binds a reduce variable of "
