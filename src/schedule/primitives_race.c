@@ -261,8 +261,10 @@ static void record(race *r, const mt_tbuffer *b, mt_texpr *const *idx, int n, bo
         mt_texpr *e = mt_tsubst_expr(r->a, idx[d], r->bv.data, r->bval.data, r->bv.len);
         x.runs[d * w + d + 1] = (run){e, d + 1, NULL, false, form_of(r, e)};
         int64_t ext;
-        if (d == 0) flat = e;
-        else if (flat && mt_te_is_const_int(b->shape[d], &ext)) flat = mt_arith_add(r->a, mt_arith_mul(r->a, flat, mt_te_int(r->a, e->dtype, ext)), e);
+        mt_texpr *e64 = e->dtype == MT_INT64 ? e : mt_te_cast(r->a, MT_INT64, e); /* T.int32(..) indices */
+        if (d == 0) flat = e64;
+        else if (flat && mt_te_is_const_int(b->shape[d], &ext))
+            flat = mt_arith_add(r->a, mt_arith_mul(r->a, flat, mt_te_i64(r->a, ext)), e64);
         else flat = NULL;
     }
     for (int len = 2; len <= n; len++)
