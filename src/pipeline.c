@@ -408,6 +408,7 @@ static void schedule(mt_arena *a, const mt_ast *ast, mt_tfunc **fs, int n, const
     mt_sched_how *how = MT_NEW_ARRAY(a, mt_sched_how, n + 1);
     mt_apply_source_schedules(a, ast, fs, n, how);
     if (opts && opts->schedule) mt_apply_callback_schedules(a, opts->schedule, opts->schedule_user, fs, n, how);
+    verify_tir(a, v, "user schedules", fs, n, MT_TIR_BLOCK); /* whether or not a rule runs after */
     run_rules(a, fs, n, t, opts ? opts->dump_after : NULL, v, how, out);
     out->dumps[MT_STAGE_SCHEDULE] = print_how(a, fs, n, how);
 }

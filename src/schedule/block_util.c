@@ -14,6 +14,12 @@ bool mt_blk_is_alloc(const mt_tfunc *f, const mt_tbuffer *b) {
     return false;
 }
 
+bool mt_blk_function_wide(const mt_tfunc *f, const mt_tbuffer *b) {
+    for (int i = 0; i < f->nparams; i++)
+        if (f->params[i].buf == b) return true;
+    return mt_blk_is_alloc(f, b);
+}
+
 bool mt_blk_buf_in(const mt_blk_bufs *v, const mt_tbuffer *b) {
     for (int i = 0; i < v->len; i++)
         if (v->data[i] == b) return true;

@@ -25,6 +25,10 @@ const char *mt_blk_bname(const mt_tstmt *b);
 /* b is one of f->allocs. */
 bool mt_blk_is_alloc(const mt_tfunc *f, const mt_tbuffer *b);
 
+/* b is a buffer parameter of f or one of f->allocs: in scope everywhere
+ * in f (a copy nest at f's top level may name it). */
+bool mt_blk_function_wide(const mt_tfunc *f, const mt_tbuffer *b);
+
 /* b is in v. */
 bool mt_blk_buf_in(const mt_blk_bufs *v, const mt_tbuffer *b);
 

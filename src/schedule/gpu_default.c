@@ -104,6 +104,20 @@ static void find_block(mt_tvisitor *v, const mt_tstmt *s) {
     else if (!*(bool *)v->ctx) mt_tvisit_stmt_children(v, s);
 }
 
+static void find_bound(mt_tvisitor *v, const mt_tstmt *s) {
+    if (s->kind == TS_FOR && s->for_kind == MT_FOR_THREAD) *(bool *)v->ctx = true;
+    else if (!*(bool *)v->ctx) mt_tvisit_stmt_children(v, s);
+}
+
+/* Does s hold a loop the user bound to a GPU index? Then s is scheduled
+ * as written (wrapping it in a block of one thread would launch one). */
+static bool has_bound_loop(const mt_tstmt *s) {
+    bool found = false;
+    mt_tvisitor v = {mt_tvisit_no_expr, find_bound, &found};
+    mt_tvisit_stmt(&v, s);
+    return found;
+}
+
 static bool has_blocks(const mt_tstmt *s) {
     bool found = false;
     mt_tvisitor v = {mt_tvisit_no_expr, find_block, &found};
@@ -403,6 +417,7 @@ mt_tfunc *mt_schedule_gpu_fallback(mt_arena *a, mt_tfunc *f) {
     int nitems = body->kind == TS_SEQ ? body->nstmts : 1;
     for (int i = 0; i < nitems; i++) {
         const mt_tstmt *item = items[i];
+        if (has_bound_loop(item)) continue;
         if (item->kind == TS_FOR && item->for_kind == MT_FOR_SERIAL) {
             mt_tvar *first = item->var;
             hoist_independent(&s, &first);

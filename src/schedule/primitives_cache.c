@@ -170,6 +170,9 @@ bool mt_sched_cache_read_do(mt_sched *s, const char *name, const char *buffer, m
     if (!X)
         return mt_sched_refuse(s, "%s: block '%s' does not read a buffer named '%s'", CR_P, name,
                                buffer);
+    if (!mt_blk_function_wide(f, X))
+        return mt_sched_refuse(s, "%s: '%s' is allocated inside the function's loops or blocks; the copy "
+                                  "goes at its top level", CR_P, X->name);
     if (!copy_place(s, b, &path, X, &at)) return false;
     mt_tbuffer *C = cache_buffer(a, f, X, scope);
     const char *cname = mt_blk_fresh_block_name(a, f, C->name);
@@ -230,6 +233,9 @@ bool mt_blk_cache_write_copy(mt_sched *s, const char *name, mt_scope scope, cons
     if (!mt_blk_find_block(s, CW_P, name, &path)) return false;
     const mt_tstmt *b = path.data[path.len - 1], *st = b->body;
     int top = top_index(f, &path);
+    if (b->body->kind == TS_STORE && !mt_blk_function_wide(f, b->body->buf))
+        return mt_sched_refuse(s, "%s: '%s' is allocated inside the function's loops or blocks; the copy "
+                                  "back goes at its top level", CW_P, b->body->buf->name);
     if (!cw_copyable(s, b, &path, top)) return false;
     mt_tbuffer *B = st->buf, *C = cache_buffer(a, f, B, scope);
     const char *cname = mt_blk_fresh_block_name(a, f, C->name);

@@ -340,7 +340,7 @@ bool mt_sched_transform_layout_do(mt_sched *s, const char *block, const char *bu
                                           "transform_layout takes a buffer the function allocates (a "
                                           "cache_read's or cache_write's copy, a T.alloc_buffer)", TL_P, X->name,
                                        f->name);
-        return mt_sched_refuse(s, "%s: '%s' is allocated inside a block; transform_layout takes a buffer the "
+        return mt_sched_refuse(s, "%s: '%s' is allocated inside the function's loops or blocks; transform_layout takes a buffer the "
                                   "function allocates at its top", TL_P, X->name);
     }
     tl t = {.s = s, .X = X, .m = map};

@@ -18,7 +18,7 @@
 #include "schedule/user_sched.h"
 #include "support/common.h"
 
-typedef enum { V_NONE, V_INT, V_STR, V_LOOP, V_BLOCK, V_LIST, V_SCH, V_LAMBDA } vkind;
+typedef enum { V_NONE, V_INT, V_STR, V_LOOP, V_BLOCK, V_LIST, V_SCH, V_LAMBDA, V_NKINDS } vkind;
 
 typedef struct value value;
 struct value {
@@ -46,7 +46,7 @@ static const char *kind_name(vkind k) {
     static const char *const names[] = {[V_NONE] = "None",   [V_INT] = "an integer", [V_STR] = "a string",
                                         [V_LOOP] = "a loop",  [V_BLOCK] = "a block",  [V_LIST] = "a list",
                                         [V_SCH] = "the schedule", [V_LAMBDA] = "a lambda"};
-    _Static_assert(sizeof names / sizeof names[0] == V_LAMBDA + 1, "a name for every kind of value");
+    _Static_assert(sizeof names / sizeof names[0] == V_NKINDS, "a name for every kind of value");
     return names[k];
 }
 

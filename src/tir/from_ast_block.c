@@ -191,7 +191,9 @@ static void axis_one(fctx *c, block_hdr *h, const mt_ast *s, const char *fn) {
     const mt_ast *call = s->rhs;
     mt_fa_arity(call, fn, 2, 2);
     mt_fa_only_keywords(call, fn, NULL);
+    int was = seal(c, h); /* the domain is the block's own: copies of it go under other loops */
     mt_texpr *ext = mt_fa_i64_expr(c, call->items.data[0], "an iteration extent");
+    c->sealed = was;
     mt_texpr *value = mt_fa_i64_expr(c, call->items.data[1], "an iteration value");
     add_iter(c, h, s->items.data[0], k, ext, value);
 }
@@ -217,6 +219,10 @@ static void axis_remap(fctx *c, block_hdr *h, const mt_ast *s) {
         const loop_info *l = sy && sy->var ? mt_fa_loop_of(c, sy->var) : NULL;
         int64_t lo;
         if (!l) mt_fail(MT_ERR_TYPE, v->loc, "T.axis.remap takes variables of enclosing loops");
+        mt_fa_check_reach(c, l->var, v->loc);
+        int was = seal(c, h); /* the loop's extent becomes the block's domain */
+        mt_fa_check_reach_expr(c, l->extent, v->loc);
+        c->sealed = was;
         if (!mt_te_is_const_int(l->min, &lo) || lo != 0)
             mt_fail(MT_ERR_TYPE, v->loc, "T.axis.remap needs a loop from 0; use T.axis.spatial(extent, value)");
         add_iter(c, h, t->kind == AST_TUPLE ? t->items.data[i] : t, kinds[i] == 'S' ? MT_ITER_SPATIAL : MT_ITER_REDUCE,
@@ -266,6 +272,13 @@ static bool block_header_stmt(fctx *c, mt_tstmt *b, block_hdr *h, const mt_ast *
             int was = seal(c, h);
             mt_tbuffer *nb = mt_fa_alloc_buffer(c, s->items.data[0]->name, s->rhs);
             c->sealed = was;
+            for (int d = 0; d < nb->ndim; d++)
+                for (int i = 0; i < c->loops.len; i++)
+                    if (c->loops.data[i].iter && mt_texpr_uses_var(nb->shape[d], c->loops.data[i].var))
+                        mt_fail(MT_ERR_TYPE, s->rhs->items.len ? s->rhs->items.data[0]->loc : s->rhs->loc,
+                                "the shape of block allocation '%s' uses iteration variable '%s': a block's "
+                                "buffers have one shape for all its instances", nb->name,
+                                c->loops.data[i].var->name);
             MT_VEC_PUSH(c->a, &h->allocs, nb);
             mt_fa_push_sym(c, nb->name, NULL, nb, NULL);
         } else return false;

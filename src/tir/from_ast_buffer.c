@@ -94,13 +94,22 @@ const loop_info *mt_fa_loop_of(const fctx *c, const mt_tvar *v) {
     return NULL;
 }
 
+static _Noreturn void out_of_reach(const mt_tvar *v, mt_loc loc) {
+    mt_fail(MT_ERR_NAME, loc,
+            "loop variable '%s' is used inside a block, which sees the loops around it only through its "
+            "iteration variables (bind one with T.axis.spatial, T.axis.reduce or T.axis.remap)",
+            v->name);
+}
+
 void mt_fa_check_reach(const fctx *c, const mt_tvar *v, mt_loc loc) {
     const loop_info *l = mt_fa_loop_of(c, v);
-    if (l && !l->iter && l - c->loops.data < c->sealed)
-        mt_fail(MT_ERR_NAME, loc,
-                "loop variable '%s' is used inside a block, which sees the loops around it only through its "
-                "iteration variables (bind one with T.axis.spatial, T.axis.reduce or T.axis.remap)",
-                v->name);
+    if (l && !l->iter && l - c->loops.data < c->sealed) out_of_reach(v, loc);
+}
+
+void mt_fa_check_reach_expr(const fctx *c, const mt_texpr *e, mt_loc loc) {
+    for (int i = 0; i < c->sealed; i++)
+        if (!c->loops.data[i].iter && mt_texpr_uses_var(e, c->loops.data[i].var))
+            out_of_reach(c->loops.data[i].var, loc);
 }
 
 /* The range of e over the enclosing loops (interval arithmetic, tir/arith.h). */

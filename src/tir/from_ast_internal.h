@@ -109,6 +109,8 @@ mt_dtype mt_fa_dtype_arg(fctx *c, const mt_ast *e);
 const sym *mt_fa_lookup(const fctx *c, const char *name);
 /* v, named at loc, is not a loop variable out of reach of the block (fctx.sealed). */
 void mt_fa_check_reach(const fctx *c, const mt_tvar *v, mt_loc loc);
+/* ... nor does e use one. */
+void mt_fa_check_reach_expr(const fctx *c, const mt_texpr *e, mt_loc loc);
 void mt_fa_push_sym(fctx *c, const char *name, mt_tvar *v, mt_tbuffer *b, mt_texpr *value);
 /* Drops scope[n..): the names pushed there go out of scope. */
 void mt_fa_scope_truncate(fctx *c, int n);

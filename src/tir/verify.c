@@ -723,7 +723,9 @@ static void bind_iters(vctx *c, const mt_tstmt *s) {
     }
     for (int i = 0; !c->err && i < s->niters; i++) {
         const mt_titer *it = &s->iters[i];
+        int was = seal(c, c->loops.len); /* the domain is the block's own */
         check_int(c, it->extent, "iteration extent", false);
+        seal(c, was);
         check_int(c, s->iter_values[i], "iteration value", false);
         if (!c->err && (!it->var || (unsigned)it->kind > MT_ITER_REDUCE))
             fail_shape(c, "block '%s' has an incomplete iteration variable %d", s->name, i);
@@ -747,9 +749,16 @@ static void check_block(vctx *c, const mt_tstmt *s) {
     if (c->phase && !div) c->diverged = "a block";
     if (c->phase && !wdiv) c->warp_div = "a block";
     bind_iters(c, s);
-    for (int i = 0; i < s->nallocs; i++) declare_buf(c, s->allocs[i], "block allocation");
     if (s->predicate) check_bool(c, s->predicate, "block predicate");
     int sealed = seal(c, c->loops.len);
+    for (int i = 0; i < s->nallocs; i++) {
+        declare_buf(c, s->allocs[i], "block allocation");
+        for (int d = 0; !c->err && d < s->allocs[i]->ndim; d++) /* lower_blocks keeps one shape */
+            for (int k = 0; !c->err && k < s->niters; k++)
+                if (mt_texpr_uses_var(s->allocs[i]->shape[d], s->iters[k].var))
+                    fail(c, "the shape of block allocation '%s' uses iteration variable '%s'",
+                         bname(s->allocs[i]), vname(s->iters[k].var));
+    }
     for (int i = 0; !c->err && i < s->nreads; i++) check_region(c, &s->reads[i], "read");
     for (int i = 0; !c->err && i < s->nwrites; i++) check_region(c, &s->writes[i], "write");
     if (s->init) check_stmt(c, s->init);

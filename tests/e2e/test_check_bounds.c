@@ -141,6 +141,59 @@ static void test_check_hoisted(void **state) {
     mt_kernel_release(k);
 }
 
+/* A check carried out of a loop takes the loop's ends into everything it
+ * names: the extents of the loops it passed (a let's value, m = 7 - i, in
+ * the guard `m <= 0 or ...`), and it stays inside the loop whose variable
+ * the buffer's own shape uses. Both left a variable outside its scope (an
+ * internal error under the verifier, a codegen error without it). */
+static void test_hoist_keeps_scope(void **state) {
+    (void)state;
+    mt_kernel *k = compile_checked("@T.prim_func\n"
+                                   "def f(A: T.Buffer((\"n\",), \"float32\"), B: T.Buffer((8,), \"float32\")):\n"
+                                   "    for i in range(8):\n"
+                                   "        m = 7 - i\n"
+                                   "        for j in range(m):\n"
+                                   "            B[i] = A[j]\n",
+                                   1);
+    mt_diag d;
+    int64_t n = 7, nb = 8;
+    guarded a = guarded_new(1, &n), b = guarded_new(1, &nb);
+    mt_tensor *args[1] = {a.t}, *res[1] = {b.t};
+    assert_int_equal(mt_kernel_run(k, args, 1, res, 1, &d), MT_OK);
+    for (int i = 0; i < 7; i++) assert_true(data(&b)[i] == (float)(6 - i));
+    guarded_free(&a);
+    n = 6;
+    a = guarded_new(1, &n);
+    args[0] = a.t;
+    assert_oob(mt_kernel_run(k, args, 1, res, 1, &d), &d,
+               "out-of-bounds load from 'A': index (6,) is outside its shape (6,)", 6, 20);
+    assert_guards(&a), assert_guards(&b);
+    guarded_free(&a), guarded_free(&b);
+    mt_kernel_release(k);
+    k = compile_checked("@T.prim_func\n"
+                        "def f(B: T.Buffer((\"n\",), \"float32\"), A: T.Buffer((8,), \"float32\")):\n"
+                        "    for i in range(8):\n"
+                        "        t = T.alloc_buffer((i + 1,), \"float32\")\n"
+                        "        for j in range(n):\n"
+                        "            t[j] = B[j]\n"
+                        "        A[i] = t[0]\n",
+                        1);
+    n = 1;
+    b = guarded_new(1, &n), a = guarded_new(1, &nb);
+    args[0] = b.t, res[0] = a.t;
+    assert_int_equal(mt_kernel_run(k, args, 1, res, 1, &d), MT_OK);
+    for (int i = 0; i < 8; i++) assert_true(data(&a)[i] == 0.0f);
+    guarded_free(&b);
+    n = 2;
+    b = guarded_new(1, &n);
+    args[0] = b.t;
+    assert_oob(mt_kernel_run(k, args, 1, res, 1, &d), &d,
+               "out-of-bounds store to 't': index (1,) is outside its shape (1,)", 6, 13);
+    assert_guards(&a), assert_guards(&b);
+    guarded_free(&a), guarded_free(&b);
+    mt_kernel_release(k);
+}
+
 /* ---- a check in front of a matmul ------------------------------------------ */
 
 static const char mm_off_src[] =
@@ -718,6 +771,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_load_runtime_offset),
         cmocka_unit_test(test_check_hoisted),
+        cmocka_unit_test(test_hoist_keeps_scope),
         cmocka_unit_test(test_check_before_matmul),
         cmocka_unit_test(test_unproven_checked_by_default),
         cmocka_unit_test(test_binding_outside_domain),

@@ -999,6 +999,24 @@ static void test_gpu_bind_nesting(void **state) {
     k = bound_for_cuda("b", "t", &d);
     if (!k) fail_msg("%s", d.text);
     mt_kernel_release(k);
+    /* loops bound in the source, a block between them: the GPU fallback
+     * leaves them as written (it wrapped them in a block of one thread,
+     * and the CUDA C printer stopped on the 32-thread loop inside) */
+    mt_compile_options o;
+    mt_compile_options_init(&o);
+    o.target = MT_TARGET_CUDA;
+    k = mt_jit_compile(test_ctx,
+                       "@T.prim_func\n"
+                       "def f(A: T.Buffer((256,), \"float32\"), B: T.Buffer((256,), \"float32\")):\n"
+                       "    for bx in T.thread_binding(8, thread=\"blockIdx.x\"):\n"
+                       "        with T.block(\"blk\"):\n"
+                       "            vb = T.axis.spatial(8, bx)\n"
+                       "            for tx in T.thread_binding(32, thread=\"threadIdx.x\"):\n"
+                       "                B[vb * 32 + tx] = A[vb * 32 + tx]\n",
+                       &o, &d);
+    if (!k) fail_msg("%s", d.text);
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_CUDA), "grid=(8, 1, 1) block=(32, 1, 1)"));
+    mt_kernel_release(k);
 }
 
 /* bind, like parallel, refuses a loop whose iterations may touch the same

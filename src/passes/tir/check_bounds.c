@@ -215,6 +215,7 @@ typedef struct range {
     int n;
     mt_texpr *guards[64];          /* extents of passed loops that might be 0 */
     int nguards;
+    mt_texpr *const *dims;         /* the buffer's shape: the check names it as it is */
 } range;
 
 static bool has_load(const mt_texpr *e) {
@@ -255,6 +256,16 @@ static bool range_clobbered(const range *r, const mt_tstmt *body) {
 static bool range_uses(const range *r, const mt_tvar *v) {
     for (int d = 0; d < r->n; d++)
         if (mt_texpr_uses_var(r->lo[d], v) || mt_texpr_uses_var(r->hi[d], v)) return true;
+    for (int g = 0; g < r->nguards; g++)
+        if (mt_texpr_uses_var(r->guards[g], v)) return true;
+    return false;
+}
+
+/* Does the buffer's shape use v (a buffer allocated in a loop, a let or a
+ * block)? Then the check stays inside v's scope. */
+static bool dims_use(const range *r, const mt_tvar *v) {
+    for (int d = 0; d < r->n; d++)
+        if (mt_texpr_uses_var(r->dims[d], v)) return true;
     return false;
 }
 
@@ -263,6 +274,7 @@ static void range_subst(mt_arena *a, range *r, mt_tvar *const *vars, mt_texpr *c
         r->lo[d] = mt_tsubst_expr(a, r->lo[d], vars, vals, n);
         r->hi[d] = mt_tsubst_expr(a, r->hi[d], vars, vals, n);
     }
+    for (int g = 0; g < r->nguards; g++) r->guards[g] = mt_tsubst_expr(a, r->guards[g], vars, vals, n);
 }
 
 /* Carries r out of the let or block e; false when it cannot. */
@@ -271,13 +283,15 @@ static bool pass_binding(ck *c, const cx *e, range *r) {
     if (range_clobbered(r, s->body) || (s->kind == TS_BLOCK && s->init && range_clobbered(r, s->init)))
         return false;
     if (e->kind == CX_LET) {
+        if (dims_use(r, s->var)) return false;
         if (!range_uses(r, s->var)) return true;
         if (has_load(s->value)) return false;
         range_subst(c->a, r, (mt_tvar *const *)&s->var, (mt_texpr *const *)&s->value, 1);
         return true;
     }
     for (int i = 0; i < s->niters; i++)
-        if (range_uses(r, s->iters[i].var) && has_load(s->iter_values[i])) return false;
+        if (dims_use(r, s->iters[i].var) || (range_uses(r, s->iters[i].var) && has_load(s->iter_values[i])))
+            return false;
     mt_tvar **vars = MT_NEW_ARRAY(c->a, mt_tvar *, s->niters > 0 ? s->niters : 1);
     for (int i = 0; i < s->niters; i++) vars[i] = s->iters[i].var;
     range_subst(c->a, r, vars, s->iter_values, s->niters);
@@ -288,7 +302,8 @@ static bool pass_binding(ck *c, const cx *e, range *r) {
  * proof, the loops that might be empty do not matter. */
 static bool pass_loop(ck *c, const mt_tstmt *s, range *r, bool prove) {
     int64_t ext;
-    if (has_load(s->min) || has_load(s->extent) || range_clobbered(r, s->body)) return false;
+    if (has_load(s->min) || has_load(s->extent) || dims_use(r, s->var) || range_clobbered(r, s->body))
+        return false;
     for (int g = 0; !prove && g < r->nguards; g++)
         if (mt_texpr_uses_var(r->guards[g], s->var)) return false;
     mt_texpr *last = mt_arith_sub(c->a, mt_arith_add(c->a, s->min, s->extent), mt_te_i64(c->a, 1));
@@ -426,6 +441,7 @@ static void access(ck *c, const mt_tbuffer *buf, mt_texpr *const *idx, int n, bo
     memset(&r, 0, sizeof r);
     if (n == 0 || n > MAX_DIMS) return;
     r.n = n;
+    r.dims = buf->shape;
     for (int d = 0; d < n; d++)
         if (!lane_range(c->a, idx[d], &r.lo[d], &r.hi[d])) return;
     if (proven(c, &r, buf->shape)) return;
