@@ -30,7 +30,13 @@ void mt_fa_slice_range(fctx *c, const mt_ast *s, const mt_tbuffer *b, int d, mt_
     mt_texpr *hi = s->rhs ? mt_fa_int_expr(c, s->rhs, "a region bound") : b->shape[d];
     int64_t x, y;
     *min = lo;
-    if (mt_te_is_const_int(lo, &x) && mt_te_is_const_int(hi, &y)) *ext = mt_te_i64(c->a, y - x);
+    int64_t n;
+    if (mt_te_is_const_int(lo, &x) && mt_te_is_const_int(hi, &y)) {
+        if (__builtin_sub_overflow(y, x, &n))
+            mt_fail(MT_ERR_SHAPE, s->loc, "region %lld:%lld: its size does not fit in int64", (long long)x,
+                    (long long)y);
+        *ext = mt_te_i64(c->a, n);
+    }
     else if (mt_te_is_const_int(lo, &x) && x == 0) *ext = hi;
     else if (hi->kind == TE_ADD && mt_texpr_equal(hi->a, lo)) *ext = hi->b;
     else if (lo->dtype != hi->dtype) mt_fail(MT_ERR_TYPE, s->loc, "region bounds of two dtypes");
@@ -272,6 +278,11 @@ static bool block_header_stmt(fctx *c, mt_tstmt *b, block_hdr *h, const mt_ast *
             int was = seal(c, h);
             mt_tbuffer *nb = mt_fa_alloc_buffer(c, s->items.data[0]->name, s->rhs);
             c->sealed = was;
+            if (mt_scope_is_fragment(nb->scope))
+                mt_fail(MT_ERR_TYPE, s->rhs->loc,
+                        "fragment '%s' (scope %s) is allocated in a block; the T.wmma_* intrinsics that use "
+                        "fragments run outside blocks, so allocate it in the kernel, outside its phases",
+                        nb->name, mt_scope_str(nb->scope));
             for (int d = 0; d < nb->ndim; d++)
                 for (int i = 0; i < c->loops.len; i++)
                     if (c->loops.data[i].iter && mt_texpr_uses_var(nb->shape[d], c->loops.data[i].var))

@@ -753,6 +753,8 @@ static void check_block(vctx *c, const mt_tstmt *s) {
     int sealed = seal(c, c->loops.len);
     for (int i = 0; i < s->nallocs; i++) {
         declare_buf(c, s->allocs[i], "block allocation");
+        if (!c->err && mt_scope_is_fragment(s->allocs[i]->scope)) /* no wmma intrinsic may use it */
+            fail(c, "fragment '%s' allocated in block '%s'", bname(s->allocs[i]), s->name);
         for (int d = 0; !c->err && d < s->allocs[i]->ndim; d++) /* lower_blocks keeps one shape */
             for (int k = 0; !c->err && k < s->niters; k++)
                 if (mt_texpr_uses_var(s->allocs[i]->shape[d], s->iters[k].var))
