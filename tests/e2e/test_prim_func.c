@@ -349,6 +349,36 @@ static void test_call_fused(void **state) {
     }
 }
 
+/* One loop function called twice in a row, the two calls fused into one
+ * function: the second call's body gets variables of its own (both had
+ * bound the same loop 'i': "2 loops over 'i'", an internal error found by
+ * fuzz_graph). */
+static void test_call_twice_fused(void **state) {
+    (void)state;
+    mt_kernel *k = compile_ok("@T.prim_func\n"
+                              "def scale(A: T.Buffer((\"n\",), \"float32\"), B: T.Buffer((\"n\",), \"float32\")):\n"
+                              "    for i in range(n):\n"
+                              "        with T.block(\"B\"):\n"
+                              "            vi = T.axis.spatial(n, i)\n"
+                              "            B[vi] = A[vi] * T.float32(2)\n"
+                              "\n"
+                              "def main(x: Tensor((64,), \"float32\")):\n"
+                              "    a = scale(x)\n"
+                              "    b = scale(a)\n"
+                              "    return a, b\n");
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_GRAPH_OPT), "fused_scale_scale"));
+    int64_t n = 64;
+    mt_tensor *args[1] = {tensor_f32(1, &n, 13)}, *out[2];
+    run(k, args, 1, out, 2);
+    for (int i = 0; i < 64; i++) {
+        assert_true(F(out[0])[i] == 2.0f * F(args[0])[i]);
+        assert_true(F(out[1])[i] == 4.0f * F(args[0])[i]);
+    }
+    release(args, 1);
+    release(out, 2);
+    mt_kernel_release(k);
+}
+
 /* A dump pasted back compiles to the same numbers: the "tir" dump of
  * layer_norm(x, g, b) * 2.0 (one fused loop function in block form, with
  * reductions, allocations and a symbolic dim) compiled as the entry. */
@@ -477,6 +507,7 @@ int main(void) {
         cmocka_unit_test(test_two_outputs_and_entry_option),
         cmocka_unit_test(test_call_not_fused),
         cmocka_unit_test(test_call_fused),
+        cmocka_unit_test(test_call_twice_fused),
         cmocka_unit_test(test_dump_compiles_back),
         cmocka_unit_test(test_call_errors),
         cmocka_unit_test(test_compact_left_alone),

@@ -73,6 +73,57 @@ static mt_tstmt *remap_stmt(mt_tmutator *m, mt_tstmt *s) {
     return r;
 }
 
+/* ---- variables of their own for a second call ------------------------------ */
+
+/* Two calls of one loop function in a group share its body: its loop, let
+ * and iteration variables would be bound twice in the fused function (a
+ * schedule rule found "2 loops over 'i'"). The later member's body gets
+ * variables of its own, one new variable per old one. */
+typedef struct renew {
+    MT_VEC(mt_tvar *) from;
+    MT_VEC(mt_tvar *) to;
+} renew;
+
+static mt_tvar *renewed(mt_arena *a, renew *r, mt_tvar *v) {
+    for (int i = 0; i < r->from.len; i++)
+        if (r->from.data[i] == v) return r->to.data[i];
+    mt_tvar *n = mt_tvar_new(a, v->name, v->dtype);
+    MT_VEC_PUSH(a, &r->from, v);
+    MT_VEC_PUSH(a, &r->to, n);
+    return n;
+}
+
+static mt_texpr *renew_expr(mt_tmutator *m, mt_texpr *e) {
+    renew *r = m->ctx;
+    if (e->kind != TE_VAR) return mt_tmutate_expr_children(m, e);
+    for (int i = 0; i < r->from.len; i++)
+        if (r->from.data[i] == e->var) return mt_te_var(m->arena, r->to.data[i]);
+    return e; /* a symbolic dim */
+}
+
+static mt_tstmt *renew_stmt(mt_tmutator *m, mt_tstmt *s) {
+    renew *r = m->ctx;
+    if (s->kind == TS_FOR || s->kind == TS_LET) renewed(m->arena, r, s->var); /* before its uses */
+    for (int i = 0; s->kind == TS_BLOCK && i < s->niters; i++) renewed(m->arena, r, s->iters[i].var);
+    mt_tstmt *c = mt_tmutate_stmt_children(m, s);
+    if (s->kind != TS_FOR && s->kind != TS_LET && s->kind != TS_BLOCK) return c;
+    if (c == s) c = mt_ts_copy(m->arena, s);
+    if (s->kind != TS_BLOCK) {
+        c->var = renewed(m->arena, r, s->var);
+        return c;
+    }
+    mt_titer *it = MT_NEW_ARRAY(m->arena, mt_titer, c->niters > 0 ? c->niters : 1);
+    for (int i = 0; i < c->niters; i++) it[i] = c->iters[i], it[i].var = renewed(m->arena, r, s->iters[i].var);
+    c->iters = it;
+    return c;
+}
+
+static bool called_before(mt_gbinding *const *members, int i) {
+    for (int j = 0; j < i; j++)
+        if (members[j]->callee == members[i]->callee) return true;
+    return false;
+}
+
 typedef struct fuser {
     mt_arena *a;
     mt_tfunc *f;
@@ -231,6 +282,11 @@ static mt_gbinding *fuse_group(mt_arena *a, mt_gmodule *m, const mt_ptrmap *uses
         }
         mt_tmutator mut = {a, remap_expr, remap_stmt, bm};
         mt_tstmt *s = mt_tmutate_stmt(&mut, cf->body);
+        if (called_before(members, i)) {
+            renew r = {{0}, {0}};
+            mt_tmutator rm = {a, renew_expr, renew_stmt, &r};
+            s = mt_tmutate_stmt(&rm, s);
+        }
         body[i] = cf->nsym ? mt_tsubst_stmt(a, s, from, to, cf->nsym) : s;
     }
     fz.f->allocs = allocs.data;
