@@ -283,13 +283,6 @@ static bool block_header_stmt(fctx *c, mt_tstmt *b, block_hdr *h, const mt_ast *
                         "fragment '%s' (scope %s) is allocated in a block; the T.wmma_* intrinsics that use "
                         "fragments run outside blocks, so allocate it in the kernel, outside its phases",
                         nb->name, mt_scope_str(nb->scope));
-            for (int d = 0; d < nb->ndim; d++)
-                for (int i = 0; i < c->loops.len; i++)
-                    if (c->loops.data[i].iter && mt_texpr_uses_var(nb->shape[d], c->loops.data[i].var))
-                        mt_fail(MT_ERR_TYPE, s->rhs->items.len ? s->rhs->items.data[0]->loc : s->rhs->loc,
-                                "the shape of block allocation '%s' uses iteration variable '%s': a block's "
-                                "buffers have one shape for all its instances", nb->name,
-                                c->loops.data[i].var->name);
             MT_VEC_PUSH(c->a, &h->allocs, nb);
             mt_fa_push_sym(c, nb->name, NULL, nb, NULL);
         } else return false;

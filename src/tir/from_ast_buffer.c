@@ -75,6 +75,17 @@ mt_tbuffer *mt_fa_alloc_buffer(fctx *c, const char *name, const mt_ast *call) {
     if (!sh) mt_fail(MT_ERR_TYPE, call->loc, "T.alloc_buffer needs a shape");
     int n;
     mt_texpr **dims = shape_of(c, sh, &n);
+    for (int d = 0; d < n; d++) { /* one shape wherever it is allocated (as in TVM) */
+        mt_texpr *e = dims[d];
+        for (int i = c->let_vars.len - 1; i >= 0; i--) /* lets, latest first */
+            e = mt_tsubst_expr(c->a, e, c->let_vars.data + i, c->let_values.data + i, 1);
+        for (int i = 0; i < c->loops.len; i++)
+            if (mt_texpr_uses_var(e, c->loops.data[i].var))
+                mt_fail(MT_ERR_TYPE, sh->loc,
+                        "the shape of '%s' uses %s variable '%s': a buffer has one shape for every "
+                        "iteration (use the largest, a constant or a symbolic dim)", name,
+                        c->loops.data[i].iter ? "iteration" : "loop", c->loops.data[i].var->name);
+    }
     mt_tbuffer *b = mt_tbuffer_new(c->a, name, dt ? mt_fa_dtype_arg(c, dt) : MT_FLOAT32, n, dims);
     if (sc) {
         const char *s = mt_fa_string_arg(sc, "scope");

@@ -637,6 +637,10 @@ static void check_fragment(vctx *c, const mt_tbuffer *b) {
 static void check_alloc(vctx *c, const mt_tstmt *s) {
     int nb = c->bufs.len;
     declare_buf(c, s->buf, "allocated buffer");
+    for (int d = 0; !c->err && d < s->buf->ndim; d++) /* passes substitute loops in statements, not shapes */
+        for (int i = 0; !c->err && i < c->loops.len; i++)
+            if (mt_texpr_uses_var(s->buf->shape[d], c->loops.data[i]))
+                fail(c, "the shape of '%s' uses loop variable '%s'", bname(s->buf), vname(c->loops.data[i]));
     if (!c->err && mt_scope_is_fragment(s->buf->scope)) check_fragment(c, s->buf);
     const char *div = c->diverged;
     if (c->phase && !div) c->diverged = "an allocation";

@@ -1,4 +1,4 @@
-# expect: MT_ERR_TYPE 7:32 the shape of block allocation 't' uses iteration variable 'vi': a block's buffers have one shape for all its instances
+# expect: MT_ERR_TYPE 7:32 the shape of 't' uses iteration variable 'vi': a buffer has one shape for every iteration (use the largest, a constant or a symbolic dim)
 @T.prim_func
 def f(A: T.Buffer((8,), "float32"), B: T.Buffer(("n",), "float32")):
     for i in range(8):

@@ -2,7 +2,7 @@
 @T.prim_func
 def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
     for i in range(8):
-        t = T.alloc_buffer((i + 1,), "float32")
+        t = T.alloc_buffer((8,), "float32")
         with T.block("b"):
             vi = T.axis.spatial(8, i)
             B[vi] = A[vi] + t[0]
