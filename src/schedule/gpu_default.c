@@ -99,31 +99,30 @@ enum { THREADS = 256, PER_THREAD = 4, VECTOR_BYTES = 16, MAX_NEST = MT_MAX_RANK 
 
 /* ---- facts ------------------------------------------------------------------ */
 
-static void find_block(mt_tvisitor *v, const mt_tstmt *s) {
-    if (s->kind == TS_BLOCK) *(bool *)v->ctx = true;
-    else if (!*(bool *)v->ctx) mt_tvisit_stmt_children(v, s);
+typedef struct finder {
+    bool (*want)(const mt_tstmt *);
+    bool found;
+} finder;
+
+static void find_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    finder *f = v->ctx;
+    if (f->want(s)) f->found = true;
+    else if (!f->found) mt_tvisit_stmt_children(v, s);
 }
 
-static void find_bound(mt_tvisitor *v, const mt_tstmt *s) {
-    if (s->kind == TS_FOR && s->for_kind == MT_FOR_THREAD) *(bool *)v->ctx = true;
-    else if (!*(bool *)v->ctx) mt_tvisit_stmt_children(v, s);
-}
-
-/* Does s hold a loop the user bound to a GPU index? Then s is scheduled
- * as written (wrapping it in a block of one thread would launch one). */
-static bool has_bound_loop(const mt_tstmt *s) {
-    bool found = false;
-    mt_tvisitor v = {mt_tvisit_no_expr, find_bound, &found};
+/* Does s hold a statement that want picks? */
+static bool holds(const mt_tstmt *s, bool (*want)(const mt_tstmt *)) {
+    finder f = {want, false};
+    mt_tvisitor v = {mt_tvisit_no_expr, find_stmt, &f};
     mt_tvisit_stmt(&v, s);
-    return found;
+    return f.found;
 }
 
-static bool has_blocks(const mt_tstmt *s) {
-    bool found = false;
-    mt_tvisitor v = {mt_tvisit_no_expr, find_block, &found};
-    mt_tvisit_stmt(&v, s);
-    return found;
-}
+static bool is_block(const mt_tstmt *s) { return s->kind == TS_BLOCK; }
+
+/* A loop the user bound to a GPU index: what holds one is scheduled as
+ * written (wrapping it in a block of one thread would launch one). */
+static bool is_bound_loop(const mt_tstmt *s) { return s->kind == TS_FOR && s->for_kind == MT_FOR_THREAD; }
 
 /* The variables of the perfect loop nest at the top of item, outermost
  * first; returns how many. */
@@ -407,7 +406,7 @@ static void split_reductions(mt_sched *s) {
 
 mt_tfunc *mt_schedule_gpu_fallback(mt_arena *a, mt_tfunc *f) {
     const mt_target_desc *t = mt_tfunc_target(f);
-    if (t->kind != MT_TARGET_CUDA || !f->body || !has_blocks(f->body)) return f;
+    if (t->kind != MT_TARGET_CUDA || !f->body || !holds(f->body, is_block)) return f;
     int threads = THREADS < t->max_threads_per_block ? THREADS : t->max_threads_per_block;
     mt_sched s;
     mt_sched_init(&s, a, f);
@@ -417,7 +416,7 @@ mt_tfunc *mt_schedule_gpu_fallback(mt_arena *a, mt_tfunc *f) {
     int nitems = body->kind == TS_SEQ ? body->nstmts : 1;
     for (int i = 0; i < nitems; i++) {
         const mt_tstmt *item = items[i];
-        if (has_bound_loop(item)) continue;
+        if (holds(item, is_bound_loop)) continue;
         if (item->kind == TS_FOR && item->for_kind == MT_FOR_SERIAL) {
             mt_tvar *first = item->var;
             hoist_independent(&s, &first);

@@ -92,7 +92,7 @@ static bool few_rows(const mm *c) {
 bool mm_cols_parallel(const mm *c) {
     int64_t N;
     if (!mt_te_is_const_int(c->ext[c->ns - 1], &N)) return false;
-    bool pack_a = mt_knob_given(c->f, MM_RULE, "pack_a") && mt_knob_get(c->f, MM_RULE, "pack_a", 0) != 0;
+    bool pack_a = mt_knob_get(c->f, MM_RULE, "pack_a", 0) != 0; /* given, and 1 */
     return mt_knob_get(c->f, MM_RULE, "par_cols", c->par && few_rows(c) && !pack_a) != 0;
 }
 

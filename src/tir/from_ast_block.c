@@ -174,9 +174,10 @@ typedef struct block_hdr {
     int lmark;                /* c->loops.len at the block: the loops around it */
 } block_hdr;
 
-/* From here on the loops around the block are out of reach (regions,
- * allocations, init, body; not the bindings and T.where, which are
- * evaluated among them); returns what to restore. */
+/* From here on the loops around the block are out of reach (extents,
+ * regions, init, body; not the bindings and T.where, which are evaluated
+ * among them; allocations refuse every loop variable themselves); returns
+ * what to restore. */
 static int seal(fctx *c, const block_hdr *h) {
     int was = c->sealed;
     c->sealed = h->lmark;
@@ -275,9 +276,7 @@ static bool block_header_stmt(fctx *c, mt_tstmt *b, block_hdr *h, const mt_ast *
             mt_fail(MT_ERR_NAME, s->rhs->loc, "unknown axis kind 'T.%s' (expected T.axis.spatial, T.axis.reduce or T.axis.remap)", fn);
         else if (!strcmp(fn, "alloc_buffer") && s->items.data[0]->kind == AST_NAME) {
             bind_iters(c, h, bound);
-            int was = seal(c, h);
-            mt_tbuffer *nb = mt_fa_alloc_buffer(c, s->items.data[0]->name, s->rhs);
-            c->sealed = was;
+            mt_tbuffer *nb = mt_fa_alloc_buffer(c, s->items.data[0]->name, s->rhs); /* refuses any loop variable */
             if (mt_scope_is_fragment(nb->scope))
                 mt_fail(MT_ERR_TYPE, s->rhs->loc,
                         "fragment '%s' (scope %s) is allocated in a block; the T.wmma_* intrinsics that use "
