@@ -37,12 +37,27 @@
  * cut (the schedule makes each iteration at least 64 KiB of work,
  * docs/schedule.md).
  *
- * Waiting. A waiting thread (a worker between regions, the caller at the
- * join) spins for at most MT_SPIN_NS (a few microseconds, `pause` between
- * polls), then sleeps on a futex (Linux; a mutex and condition variable
- * elsewhere): no thread burns a CPU for longer than that after a region.
- * The caller issues the wake-up system call only when a worker sleeps
- * (a count of sleepers), so back-to-back regions cost no system call.
+ * Waiting. A waiting thread spins for MT_SPIN_NS (a few microseconds,
+ * `pause` between polls). Then a worker between regions keeps polling,
+ * yielding its CPU between polls, until MT_SPIN_HOT_NS (2 ms) after its
+ * last region ended, and the caller at the join for MT_SPIN_HOT_NS more;
+ * then each sleeps on a futex (Linux; a mutex and condition variable
+ * elsewhere): an idle pool uses no CPU 2 ms after its last region. The
+ * caller issues the wake-up system call only when a worker sleeps (a count
+ * of sleepers), so back-to-back regions cost no system call.
+ *
+ * Why poll for milliseconds. A sleeping thread is woken where the
+ * scheduler puts it, and on the VMs measured (docs/performance.md, "The
+ * parallel runtime") that was often the CPU of the thread that woke it: a
+ * worker woken by the caller shares the caller's CPU for the whole region
+ * (a region of 2 ms took 4), and a caller woken at the join by a worker
+ * lands on the worker's CPU for the next one. A thread that stays awake
+ * between regions stays on its CPU; the yields give the CPU to any other
+ * runnable thread, so an oversubscribed machine loses little. And a worker
+ * that finds itself on the caller's CPU anyway (at a region's start, or
+ * while polling) moves: its affinity is narrowed to exclude that CPU for a
+ * moment (the kernel migrates it at once) and then restored, when the pool
+ * has no more threads than the CPUs the worker may use.
  *
  * Nesting and sharing. A thread inside a region (a worker, or the caller
  * while it runs ranges) runs any mt_parallel_for serially: a kernel's body
@@ -101,9 +116,13 @@
 #define cpu_relax() ((void)0)
 #endif
 
-/* How long a waiting thread spins before it sleeps. */
+/* How long a waiting thread spins, then polls yielding its CPU, before it
+ * sleeps (see the top). */
 #ifndef MT_SPIN_NS
 #define MT_SPIN_NS 5000
+#endif
+#ifndef MT_SPIN_HOT_NS
+#define MT_SPIN_HOT_NS 2000000
 #endif
 
 enum { MAX_THREADS = 256, MAX_CHUNKS = 8 };
@@ -134,6 +153,7 @@ struct mt_thread_pool {
     atomic_bool caller_asleep;
     atomic_bool alloc_failed;     /* a range's mt_kernel_malloc failed (see the header) */
     atomic_bool stopped;          /* a chunk's bounds check failed: skip the rest */
+    atomic_int caller_cpu;        /* the CPU the caller started the region on, or -1 */
     mt_oob_record oob;            /* the first failing chunk's record (its writer set stopped) */
 };
 
@@ -183,20 +203,6 @@ static int64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Spins until *w != v or MT_SPIN_NS pass; true when it changed. */
-static bool spin_while(_Atomic uint32_t *w, uint32_t v) {
-    int64_t until = 0;
-    for (int i = 0;; i++) {
-        if (atomic_load_explicit(w, memory_order_acquire) != v) return true;
-        cpu_relax();
-        if ((i & 31) == 31) {
-            int64_t t = now_ns();
-            if (!until) until = t + MT_SPIN_NS;
-            else if (t >= until) return false;
-        }
-    }
 }
 
 /* ---- regions ------------------------------------------------------------------ */
@@ -264,17 +270,21 @@ static void run_region(mt_thread_pool *p, int self) {
     }
 }
 
-/* The caller's wait for the ranges other threads claimed. */
+/* The caller's wait for the ranges other threads claimed: a spin of
+ * MT_SPIN_NS, then polls with a yield of the CPU between them for up to
+ * MT_SPIN_HOT_NS (what is left is a chunk another thread is running), then
+ * a sleep. A caller woken from that sleep may be put on the CPU of the
+ * worker that woke it, so it sleeps only when the wait is long. */
 static void join(mt_thread_pool *p) {
     int64_t until = 0;
     for (int i = 0;; i++) {
         if (atomic_load_explicit(&p->left, memory_order_acquire) == 0) return;
         cpu_relax();
-        if ((i & 31) == 31) {
-            int64_t t = now_ns();
-            if (!until) until = t + MT_SPIN_NS;
-            else if (t >= until) break;
-        }
+        if ((i & 31) != 31) continue;
+        int64_t t = now_ns();
+        if (!until) until = t + MT_SPIN_NS;
+        else if (t >= until + MT_SPIN_HOT_NS) break;
+        else if (t >= until) sched_yield();
     }
     atomic_store(&p->caller_asleep, true);
     uint32_t left;
@@ -282,20 +292,64 @@ static void join(mt_thread_pool *p) {
     atomic_store(&p->caller_asleep, false);
 }
 
+/* A worker woken onto the CPU its caller runs on shares that CPU with it
+ * for the whole region (see the top): it moves to another of the CPUs it
+ * may use, by leaving the caller's CPU out of its affinity for a moment;
+ * its affinity is then what it was. Only when the pool has no more threads
+ * than those CPUs (else sharing is expected). */
+static void leave_caller_cpu(mt_thread_pool *p) {
+#ifdef __linux__
+    int cpu = atomic_load_explicit(&p->caller_cpu, memory_order_relaxed);
+    if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getcpu() != cpu) return;
+    cpu_set_t mine, other;
+    if (pthread_getaffinity_np(pthread_self(), sizeof mine, &mine) != 0) return;
+    if (CPU_COUNT(&mine) < p->nthreads || !CPU_ISSET(cpu, &mine)) return;
+    other = mine;
+    CPU_CLR(cpu, &other);
+    if (pthread_setaffinity_np(pthread_self(), sizeof other, &other) == 0)
+        pthread_setaffinity_np(pthread_self(), sizeof mine, &mine);
+#else
+    (void)p;
+#endif
+}
+
+/* A worker's wait for the next region (seq != seen): a spin of MT_SPIN_NS,
+ * then, until the deadline hot, polls with a yield of the CPU between
+ * them, moving off the caller's CPU if it finds itself there; true when
+ * the region came, false when the worker should sleep. */
+static bool worker_spin(mt_thread_pool *p, uint32_t seen, int64_t hot) {
+    int64_t until = 0;
+    for (int i = 0;; i++) {
+        if (atomic_load_explicit(&p->seq, memory_order_acquire) != seen) return true;
+        cpu_relax();
+        if ((i & 31) != 31) continue;
+        int64_t t = now_ns();
+        if (!until) until = t + MT_SPIN_NS;
+        else if (t >= hot && t >= until) return false;
+        else if (t >= until) {
+            leave_caller_cpu(p);
+            sched_yield();
+        }
+    }
+}
+
 static void *worker_main(void *arg) {
     mt_thread_pool *p = ((worker_arg *)arg)->pool;
     int self = ((worker_arg *)arg)->id;
     tl_in_region = true; /* anything a body calls runs serially */
     uint32_t seen = 0;   /* seq when the pool was created */
+    int64_t hot = 0;
     for (;;) {
-        if (!spin_while(&p->seq, seen)) {
+        if (!worker_spin(p, seen, hot)) {
             atomic_fetch_add(&p->sleepers, 1);
             while (atomic_load(&p->seq) == seen) wait_while(&p->seq, seen);
             atomic_fetch_sub(&p->sleepers, 1);
         }
         seen = atomic_load_explicit(&p->seq, memory_order_acquire);
         if (atomic_load(&p->stop)) return NULL;
+        leave_caller_cpu(p);
         run_region(p, self);
+        hot = now_ns() + MT_SPIN_HOT_NS;
     }
 }
 
@@ -349,6 +403,11 @@ void mt_parallel_for(int64_t n, mt_parallel_body body, void *closure) {
         atomic_store_explicit(&p->claims[r], gen << 32 | (uint64_t)c, memory_order_release);
     }
     atomic_store_explicit(&p->left, chunks, memory_order_relaxed);
+#ifdef __linux__
+    atomic_store_explicit(&p->caller_cpu, sched_getcpu(), memory_order_relaxed);
+#else
+    atomic_store_explicit(&p->caller_cpu, -1, memory_order_relaxed);
+#endif
     atomic_store_explicit(&p->ticket, gen << 32 | (uint64_t)t << 16, memory_order_release);
     atomic_fetch_add(&p->seq, 1);
     int asleep = atomic_load(&p->sleepers);
@@ -449,6 +508,7 @@ mt_thread_pool *mt_thread_pool_create(int nthreads) {
     atomic_init(&p->caller_asleep, false);
     atomic_init(&p->alloc_failed, false);
     atomic_init(&p->stopped, false);
+    atomic_init(&p->caller_cpu, -1);
     return p;
 }
 

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -301,8 +303,9 @@ static void test_pool_lifecycle(void **state) {
     free(out);
 }
 
-/* After a region the workers spin for a few microseconds at most, then
- * sleep: the process uses (almost) no CPU while it waits. */
+/* After a region the workers poll for 2 ms at most (a spin of a few
+ * microseconds, then polls that yield the CPU), then sleep: the process
+ * uses (almost) no CPU while it waits. */
 static double cpu_seconds(void) {
     struct rusage u;
     getrusage(RUSAGE_SELF, &u);
@@ -320,6 +323,88 @@ static void test_pool_idle_sleeps(void **state) {
     /* three spinning workers would use up to 0.6 s of CPU here */
     if (used > 0.02) fail_msg("idle pool used %.3f s of CPU in 0.2 s", used);
     free(out);
+}
+
+/* A worker that finds itself on the CPU of the thread that started the
+ * region moves to another CPU it may use, and keeps its affinity
+ * (parallel.c, leave_caller_cpu). The caller pins itself to one CPU; a
+ * first region puts the worker on that same CPU (its body narrows its own
+ * affinity to it, then widens it again: the thread stays where it is); in
+ * the next region, right after or after a pause that lets the worker fall
+ * asleep, the worker's chunks must (almost) never run on the caller's CPU,
+ * and its affinity is the one it was created with. */
+typedef struct colo {
+    pthread_t caller;
+    int caller_cpu;
+    bool park;       /* this region: move the worker to the caller's CPU */
+    int worker_chunks, on_caller_cpu, mask_changed;
+    cpu_set_t mask;  /* the affinity the worker was created with */
+} colo;
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static void colo_body(int64_t b, int64_t e, void *c_) {
+    colo *c = c_;
+    (void)b, (void)e;
+    bool worker = !pthread_equal(pthread_self(), c->caller);
+    if (worker && c->park) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(c->caller_cpu, &one);
+        pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+        pthread_setaffinity_np(pthread_self(), sizeof c->mask, &c->mask);
+        return;
+    }
+    if (worker) { /* chunks run one at a time per thread: no lock needed */
+        c->worker_chunks++;
+        c->on_caller_cpu += sched_getcpu() == c->caller_cpu;
+        cpu_set_t now;
+        if (pthread_getaffinity_np(pthread_self(), sizeof now, &now) != 0 || !CPU_EQUAL(&now, &c->mask))
+            c->mask_changed++;
+    }
+    double t0 = now_ms();
+    while (now_ms() - t0 < 0.5) {
+    }
+}
+
+static void test_worker_leaves_caller_cpu(void **state) {
+    colo c = {.caller = pthread_self()};
+    assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof c.mask, &c.mask), 0);
+    if (CPU_COUNT(&c.mask) < 2) {
+        printf("skipped: one CPU available, nowhere to move to\n");
+        skip();
+    }
+    mt_thread_pool *prev = mt_parallel_set_pool(NULL);
+    mt_thread_pool *p = mt_thread_pool_create(2);
+    mt_parallel_set_pool(p);
+    int nt = mt_parallel_set_num_threads(2);
+    int *out = calloc(2, sizeof *out);
+    mt_parallel_for(2, add_one_body, out); /* the worker starts with the caller's affinity */
+    free(out);
+    c.caller_cpu = sched_getcpu();
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(c.caller_cpu, &one);
+    assert_int_equal(pthread_setaffinity_np(pthread_self(), sizeof one, &one), 0);
+    for (int r = 0; r < 20; r++) {
+        c.park = true;
+        mt_parallel_for(2, colo_body, &c); /* 2 chunks: one per thread, or both the caller's */
+        c.park = false;
+        if (r % 2) usleep(4000); /* past the worker's polling: asleep */
+        mt_parallel_for(16, colo_body, &c);
+    }
+    assert_int_equal(pthread_setaffinity_np(pthread_self(), sizeof c.mask, &c.mask), 0);
+    mt_parallel_set_num_threads(nt);
+    mt_parallel_set_pool(prev);
+    mt_thread_pool_destroy(p);
+    assert_true(c.worker_chunks > 0);
+    assert_int_equal(c.mask_changed, 0);
+    if (c.on_caller_cpu * 10 > c.worker_chunks)
+        fail_msg("%d of %d worker chunks ran on the caller's CPU", c.on_caller_cpu, c.worker_chunks);
 }
 
 /* ---- generated code --------------------------------------------------------- */
@@ -752,6 +837,7 @@ int main(void) {
         cmocka_unit_test(test_pool_shared),
         cmocka_unit_test(test_pool_lifecycle),
         cmocka_unit_test(test_pool_idle_sleeps),
+        cmocka_unit_test(test_worker_leaves_caller_cpu),
         cmocka_unit_test(test_chunked_loop),
         cmocka_unit_test(test_captures_and_nesting),
         cmocka_unit_test(test_error_in_part),
