@@ -695,6 +695,20 @@ static LLVMValueRef gen_ramp(mt_cg *g, const mt_texpr *e) {
 
 /* ---- the dispatcher -------------------------------------------------------- */
 
+/* T.Shuffle: a shufflevector of the one or two vectors (the second poison
+ * when there is one), or an extractelement for a one-lane result. */
+static LLVMValueRef gen_shuffle(mt_cg *g, const mt_texpr *e) {
+    LLVMValueRef x = mt_cg_expr(g, e->args[0]);
+    LLVMValueRef y = e->nargs > 1 ? mt_cg_expr(g, e->args[1]) : LLVMGetPoison(LLVMTypeOf(x));
+    if (e->lanes == 1) {
+        int w = e->args[0]->lanes, l = e->lane[0];
+        return LLVMBuildExtractElement(g->b, l < w ? x : y, LLVMConstInt(g->t_i32, (unsigned)(l % w), 0), "");
+    }
+    LLVMValueRef mask[64];
+    for (int i = 0; i < e->lanes; i++) mask[i] = LLVMConstInt(g->t_i32, (unsigned)e->lane[i], 0);
+    return LLVMBuildShuffleVector(g->b, x, y, LLVMConstVector(mask, (unsigned)e->lanes), "");
+}
+
 LLVMValueRef mt_cg_expr(mt_cg *g, const mt_texpr *e) {
     LLVMBuilderRef b = g->b;
     switch (e->kind) {
@@ -740,6 +754,7 @@ LLVMValueRef mt_cg_expr(mt_cg *g, const mt_texpr *e) {
     case TE_CALL: return gen_call(g, e);
     case TE_RAMP: return gen_ramp(g, e);
     case TE_BROADCAST: return mt_cg_splat(g, mt_cg_expr(g, e->a), e->lanes);
+    case TE_SHUFFLE: return gen_shuffle(g, e);
     default: break;
     }
     mt_ice("codegen: expression kind %d is not handled", (int)e->kind);

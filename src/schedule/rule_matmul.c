@@ -369,21 +369,98 @@ static mt_tstmt *gen_tile(mm *c, const tile *t) {
 
 /* ---- packing ------------------------------------------------------------------------ */
 
-/* A B read along k (x @ w.T) is copied k by k, NR columns of w a row of
- * the block: as vectors gathered lane by lane (one load per column, the
- * row stored whole) when the block is reused by many rows of A, else as
- * scalars, which LLVM vectorizes into loads along w's rows and a transpose
- * in registers, faster to run (64 x 1024 @ (1024 x 1024).T: 0.91-0.97 of
- * OpenBLAS against 0.86-0.90 gathered, one thread, 2026-11-27) but
- * 80-140 ms to compile (its loop-load-elim and SLP passes on the unrolled
- * columns: the MLP's x @ w0.T at K = 784 compiled in 98 ms instead of 34).
- * From GATHER_ROWS rows of A on (or an M only known at run time) the copy
- * is under 1/256 of the work and the compile time wins. */
-enum { GATHER_ROWS = 256 };
+/* A B read along k (x @ w.T) is a transpose: w's rows are the slivers'
+ * columns. Full slivers are copied vl rows of the block at a time, as
+ * vl x vl squares: vl vectors loaded along w's rows (one per column j,
+ * each a contiguous run of k), transposed in registers by log2(vl) rounds
+ * of two-vector shuffles (round b swaps bit b of the row with bit b of the
+ * lane: vl shuffles a round), and stored as vl rows of the sliver. What is
+ * left (the last K % vl rows, a sliver narrower than NR or padded) is
+ * copied element by element; LLVM vectorizes that copy with gathers. The
+ * squares run at about twice the speed of a plain copy; the gathers, whose
+ * vl columns are rows of w a multiple of 4 KiB apart (one set of the L1
+ * cache), were 5-6 times slower than the squares (1024 x 1024, one thread:
+ * 0.9 ms against 0.16; docs/schedule.md). */
+static bool pack_squares(mm *c, mm_colset cs) {
+    if (!c->y_kvec || c->y_vec || c->vl < 2 || c->vl > 64 || (c->vl & (c->vl - 1))) return false;
+    for (int v = 0; v < cs.nv; v++)
+        if (cs.lanes[v] != c->vl) return false;
+    return true;
+}
 
-static bool pack_gathered(mm *c) {
-    int64_t M;
-    return c->y_kvec && (!mt_te_is_const_int(c->ext[c->ns - 2], &M) || M >= GATHER_ROWS);
+/* Round b of the transpose of the vl vectors in x (their variables): lane
+ * l of the new x[p] (bit b of p clear) and x[p | h], h = 1 << b, from
+ * x[p] ++ x[p | h]: (bit b of l ? vl : 0) + l with bit b cleared, and set. */
+static void square_round(mm *c, mt_tvar **x, int b, svec *lets) {
+    int vl = c->vl, h = 1 << b, lo[64], hi[64];
+    for (int l = 0; l < vl; l++) {
+        int from = (l & h) ? vl : 0;
+        lo[l] = from + (l & ~h);
+        hi[l] = from + (l | h);
+    }
+    for (int p = 0; p < vl; p++) {
+        if (p & h) continue;
+        mt_tvar *a = mt_tvar_new(c->a, "sq", c->dt), *z = mt_tvar_new(c->a, "sq", c->dt);
+        mt_texpr *xp = mm_Vl(c, x[p], vl), *xq = mm_Vl(c, x[p | h], vl);
+        mm_push(c, lets, mt_ts_let(c->a, a, mt_te_shuffle(c->a, xp, xq, lo, vl), NULL));
+        mm_push(c, lets, mt_ts_let(c->a, z, mt_te_shuffle(c->a, xp, xq, hi, vl), NULL));
+        x[p] = a, x[p | h] = z;
+    }
+}
+
+/* Nests the lets of s (each with a NULL body) around body, in order. */
+static mt_tstmt *nest_lets(svec *s, mt_tstmt *body) {
+    for (int i = s->len - 1; i >= 0; i--) {
+        s->data[i]->body = body;
+        body = s->data[i];
+    }
+    return body;
+}
+
+/* Rows [kv, kv + vl) of a full sliver: vl x vl squares, one per vector of
+ * its columns. */
+static mt_tstmt *pack_square_rows(mm *c, mt_tbuffer *bp, mt_texpr *base, mt_texpr *j0, mm_colset cs,
+                                  mt_texpr *k0, mt_texpr *kv) {
+    int vl = c->vl;
+    mt_texpr *k = mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, k0, kv), vl);
+    svec s = {0};
+    for (int v = 0; v < cs.nv; v++) {
+        mt_tvar *x[64];
+        svec lets = {0};
+        for (int r = 0; r < vl; r++) {
+            x[r] = mt_tvar_new(c->a, "wr", c->dt);
+            mt_texpr *j = mt_lw_add(&c->lw, j0, mm_I(c, cs.off[v] + r));
+            mm_push(c, &lets, mt_ts_let(c->a, x[r], mm_operand(c, c->Y, NULL, j, k), NULL));
+        }
+        for (int b = 0; (1 << b) < vl; b++) square_round(c, x, b, &lets);
+        svec st = {0};
+        for (int t = 0; t < vl; t++) {
+            mt_texpr *row = mt_lw_add(&c->lw, base, mt_lw_mul(&c->lw, mt_lw_add(&c->lw, kv, mm_I(c, t)), mm_I(c, cs.width)));
+            mt_texpr *ix = mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, row, mm_I(c, cs.off[v])), vl);
+            mm_push(c, &st, mt_ts_store(c->a, bp, &ix, 1, mm_Vl(c, x[t], vl)));
+        }
+        mm_push(c, &s, nest_lets(&lets, mm_seq(c, &st)));
+    }
+    return mm_seq(c, &s);
+}
+
+static mt_tstmt *gen_pack_elems(mm *c, mt_tbuffer *bp, mt_texpr *base, mt_texpr *j0, mm_colset cs, bool padded,
+                                mt_texpr *k0, mt_texpr *kc, mt_texpr *krow);
+
+/* A full sliver of a B read along k: the squares, then the K % vl rows
+ * left one by one. */
+static mt_tstmt *gen_pack_squares(mm *c, mt_tbuffer *bp, mt_texpr *base, mt_texpr *j0, mm_colset cs,
+                                  mt_texpr *k0, mt_texpr *kc) {
+    int vl = c->vl;
+    mt_tvar *kq = mm_ivar(c, "kq"), *kt = mm_ivar(c, "kt");
+    mt_texpr *nq = mt_arith_bin(c->a, TE_FLOORDIV, kc, mm_I(c, vl));
+    mt_tstmt *sq = mm_loop(c, kq, nq, MT_FOR_SERIAL,
+                           pack_square_rows(c, bp, base, j0, cs, k0, mt_lw_mul(&c->lw, mm_V(c, kq), mm_I(c, vl))));
+    int64_t kcc;
+    if (mt_te_is_const_int(kc, &kcc) && kcc % vl == 0) return sq;
+    mt_texpr *krow = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, nq, mm_I(c, vl)), mm_V(c, kt));
+    mt_tstmt *rest = gen_pack_elems(c, bp, base, j0, cs, false, k0, kc, krow);
+    return mm_seq2(c, sq, mm_loop(c, kt, mt_arith_bin(c->a, TE_FLOORMOD, kc, mm_I(c, vl)), MT_FOR_SERIAL, rest));
 }
 
 /* B[k0:k0+kc, j0:j0+width] into bp[base + kk * width + jj]; padded: columns
@@ -391,12 +468,18 @@ static bool pack_gathered(mm *c) {
  * (no loop over k: the caller's loop, packed_body's row order). */
 static mt_tstmt *gen_pack(mm *c, mt_tbuffer *bp, mt_texpr *base, mt_texpr *j0, mm_colset cs, bool padded,
                           mt_texpr *k0, mt_texpr *kc, mt_texpr *krow) {
+    if (!padded && !krow && pack_squares(c, cs)) return gen_pack_squares(c, bp, base, j0, cs, k0, kc);
+    return gen_pack_elems(c, bp, base, j0, cs, padded, k0, kc, krow);
+}
+
+static mt_tstmt *gen_pack_elems(mm *c, mt_tbuffer *bp, mt_texpr *base, mt_texpr *j0, mm_colset cs, bool padded,
+                                mt_texpr *k0, mt_texpr *kc, mt_texpr *krow) {
     mt_arena *a = c->a;
     mt_tvar *kk = krow ? NULL : mm_ivar(c, "kk");
     mt_texpr *kv = krow ? krow : mm_V(c, kk);
     mt_texpr *k = mt_lw_add(&c->lw, k0, kv);
     mt_texpr *row = mt_lw_add(&c->lw, base, mt_lw_mul(&c->lw, kv, mm_I(c, cs.width)));
-    if (!padded && (c->y_vec || pack_gathered(c))) {
+    if (!padded && c->y_vec) {
         svec s = {0};
         for (int v = 0; v < cs.nv; v++) {
             mt_texpr *ix = mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, row, mm_I(c, cs.off[v])), cs.lanes[v]);

@@ -301,6 +301,10 @@ mt_texpr *mt_arith_lane(mt_arena *a, const mt_texpr *e, int k, mt_lane_leaf leaf
     case TE_RAMP:
         return mt_arith_add(a, e->a, mt_arith_mul(a, e->b, mt_te_int(a, e->b->dtype, k)));
     case TE_BROADCAST: return e->a;
+    case TE_SHUFFLE: {
+        int w = e->args[0]->lanes, l = e->lane[k];
+        return mt_arith_lane(a, e->args[l / w], l % w, leaf, ctx);
+    }
     case TE_VAR: mt_ice("arith: lane %d of vector variable '%s' asked with nothing bound to it", k, e->var->name);
     default: break;
     }

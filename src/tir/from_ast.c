@@ -159,7 +159,7 @@ const sym *mt_fa_lookup(const fctx *c, const char *name) {
 }
 
 void mt_fa_push_sym(fctx *c, const char *name, mt_tvar *v, mt_tbuffer *b, mt_texpr *value) {
-    sym s = {name, v, b, value, mt_nameset_get(&c->heads, name)};
+    sym s = {name, v, b, value, mt_nameset_get(&c->heads, name), 1};
     MT_VEC_PUSH(c->a, &c->scope, s);
     mt_nameset_put(c->a, &c->heads, name, c->scope.len);
 }
@@ -232,6 +232,7 @@ static void scalar_param(fctx *c, const mt_ast *p) {
     mt_tfunc_add_param(c->a, c->f, NULL, v);
     c->f->params[c->f->nparams - 1].lanes = lanes;
     mt_fa_push_sym(c, p->name, v, NULL, NULL);
+    c->scope.data[c->scope.len - 1].lanes = lanes;
 }
 
 static void check_param(fctx *c, const mt_ast *def, int i) {

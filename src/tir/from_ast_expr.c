@@ -119,7 +119,10 @@ static val name_expr(fctx *c, const mt_ast *e) {
     if (!s) mt_fail(MT_ERR_NAME, e->loc, "unknown name '%s'", e->name);
     if (s->buf) mt_fail(MT_ERR_TYPE, e->loc, "buffer '%s' used as a value; index it: %s[...]", e->name, e->name);
     if (s->var) mt_fa_check_reach(c, s->var, e->loc);
-    return mt_fa_strong(s->var ? mt_te_var(c->a, s->var) : s->value);
+    if (!s->var) return mt_fa_strong(s->value);
+    mt_texpr *v = mt_te_var(c->a, s->var);
+    if (s->lanes > 1) v->lanes = s->lanes;
+    return mt_fa_strong(v);
 }
 
 /* The indices of b[...] (a tuple, `()` for rank 0, or one expression). */
@@ -379,6 +382,35 @@ static val vector_call(fctx *c, const mt_ast *e, const char *fn) {
     return mt_fa_strong(mt_te_ramp(c->a, b.e, s.e, lanes));
 }
 
+/* T.Shuffle([x, y], [lane, ...]): one or two vectors of one dtype and
+ * width, and the lanes picked from their concatenation (integer literals). */
+static val shuffle_call(fctx *c, const mt_ast *e, const char *fn) {
+    mt_fa_arity(e, fn, 2, 2);
+    mt_fa_only_keywords(e, fn, NULL);
+    const mt_ast *vs = e->items.data[0], *ls = e->items.data[1];
+    if (vs->kind != AST_LIST || vs->items.len < 1 || vs->items.len > 2)
+        mt_fail(MT_ERR_SYNTAX, vs->loc, "T.Shuffle takes a list of one or two vectors");
+    if (ls->kind != AST_LIST || ls->items.len < 1 || ls->items.len > 64)
+        mt_fail(MT_ERR_SYNTAX, ls->loc, "T.Shuffle takes a list of 1 to 64 lanes");
+    mt_texpr *v[2] = {NULL, NULL};
+    for (int i = 0; i < (int)vs->items.len; i++) {
+        const mt_ast *x = vs->items.data[i];
+        v[i] = mt_fa_expr(c, x).e;
+        if (v[i]->lanes < 2) mt_fail(MT_ERR_TYPE, x->loc, "T.Shuffle of a scalar (a vector of 2 lanes or more)");
+        if (i && (v[i]->dtype != v[0]->dtype || v[i]->lanes != v[0]->lanes))
+            mt_fail(MT_ERR_TYPE, x->loc, "T.Shuffle of a %s x %d and a %s x %d vector (one dtype and width)",
+                    mt_dtype_str(v[0]->dtype), v[0]->lanes, mt_dtype_str(v[i]->dtype), v[i]->lanes);
+    }
+    int n = (int)vs->items.len * v[0]->lanes, lane[64];
+    for (int i = 0; i < (int)ls->items.len; i++) {
+        const mt_ast *l = ls->items.data[i];
+        if (l->kind != AST_INT || l->ival < 0 || l->ival >= n)
+            mt_fail(MT_ERR_TYPE, l->loc, "a lane of T.Shuffle is an integer literal from 0 to %d", n - 1);
+        lane[i] = (int)l->ival;
+    }
+    return mt_fa_strong(mt_te_shuffle(c->a, v[0], v[1], lane, (int)ls->items.len));
+}
+
 /* call: 'T' '.' NAME '(' args ')' */
 static val call_expr(fctx *c, const mt_ast *e) {
     const char *fn = mt_fa_t_call(c, e);
@@ -400,6 +432,7 @@ static val call_expr(fctx *c, const mt_ast *e) {
     if (!strcmp(fn, "floordiv")) return binary_call(c, e, fn, TE_FLOORDIV);
     if (!strcmp(fn, "floormod")) return binary_call(c, e, fn, TE_FLOORMOD);
     if (!strcmp(fn, "Ramp") || !strcmp(fn, "Broadcast")) return vector_call(c, e, fn);
+    if (!strcmp(fn, "Shuffle")) return shuffle_call(c, e, fn);
     if (!strcmp(fn, "Select") || !strcmp(fn, "if_then_else")) {
         mt_fa_arity(e, fn, 3, 3);
         mt_fa_only_keywords(e, fn, NULL);

@@ -34,6 +34,7 @@ typedef struct sym {
     mt_tbuffer *buf;
     mt_texpr *value;
     int prev;         /* 1 + the index of the entry of the same name it shadows (0: none) */
+    int lanes;        /* var: the lanes of its value (a vector let or parameter); 0 or 1: scalar */
 } sym;
 
 /* An enclosing loop (for T.axis.remap and the bounds check). */

@@ -314,6 +314,7 @@ static mt_tstmt *binding(fctx *c, const mt_ast *s) {
         mt_texpr *v = mt_fa_settle(c, mt_fa_expr(c, s->rhs), s->rhs->loc);
         mt_tvar *var = mt_tvar_new(c->a, name, v->dtype);
         mt_fa_push_sym(c, name, var, NULL, NULL);
+        c->scope.data[c->scope.len - 1].lanes = v->lanes; /* a vector let: its uses are vectors */
         MT_VEC_PUSH(c->a, &c->let_vars, var);
         MT_VEC_PUSH(c->a, &c->let_values, v);
         r = mt_ts_let(c->a, var, v, NULL);

@@ -349,6 +349,13 @@ static void print_expr(printer *p, const mt_texpr *e, int min_prec) {
         print_expr(p, e->b, 0);
         mt_sb_printf(&p->sb, ", %d)", e->lanes);
         break;
+    case TE_SHUFFLE: /* T.Shuffle([x, y], [0, 16, 1, ...]) */
+        mt_sb_puts(&p->sb, "T.Shuffle([");
+        print_args(p, e->args, e->nargs);
+        mt_sb_puts(&p->sb, "], [");
+        for (int i = 0; i < e->lanes; i++) mt_sb_printf(&p->sb, "%s%d", i ? ", " : "", e->lane[i]);
+        mt_sb_puts(&p->sb, "])");
+        break;
     case TE_BROADCAST:
         mt_sb_puts(&p->sb, "T.Broadcast(");
         print_expr(p, e->a, 0);

@@ -184,6 +184,20 @@ mt_texpr *mt_te_broadcast(mt_arena *a, mt_texpr *x, int lanes) {
     return e;
 }
 
+mt_texpr *mt_te_shuffle(mt_arena *a, mt_texpr *x, mt_texpr *y, const int *lane, int lanes) {
+    MT_ASSERT(x && lanes > 0);
+    mt_texpr *e = node(a, TE_SHUFFLE, x->dtype);
+    e->nargs = y ? 2 : 1;
+    e->args = MT_NEW_ARRAY(a, mt_texpr *, e->nargs);
+    e->args[0] = x;
+    if (y) e->args[1] = y;
+    int *l = MT_NEW_ARRAY(a, int, lanes);
+    memcpy(l, lane, sizeof(int) * (size_t)lanes);
+    e->lane = l;
+    e->lanes = lanes;
+    return e;
+}
+
 mt_texpr *mt_te_copy(mt_arena *a, const mt_texpr *e) {
     mt_texpr *c = MT_NEW(a, mt_texpr);
     *c = *e;

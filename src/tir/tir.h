@@ -184,7 +184,8 @@ struct mt_tbuffer {
     X(TE_CAST, "T.Cast")      /* a converted to dtype */                    \
     X(TE_CALL, "call")        /* intrin(args...) */                         \
     X(TE_RAMP, "T.Ramp")      /* vector [a, a+b, ..., a+(lanes-1)b] */      \
-    X(TE_BROADCAST, "T.Broadcast") /* vector of lanes copies of a */
+    X(TE_BROADCAST, "T.Broadcast") /* vector of lanes copies of a */          \
+    X(TE_SHUFFLE, "T.Shuffle") /* lanes picked from the concatenation of args */
 
 typedef enum mt_texpr_kind {
 #define MT_X_(k, s) k,
@@ -275,9 +276,12 @@ struct mt_texpr {
     mt_texpr *a, *b;   /* operands; TE_RAMP: base a, stride b */
     mt_texpr *cond;    /* TE_SELECT */
     mt_tbuffer *buf;   /* TE_LOAD */
-    mt_texpr **args;   /* TE_LOAD: indices (nargs = buf->ndim); TE_CALL: args */
+    mt_texpr **args;   /* TE_LOAD: indices (nargs = buf->ndim); TE_CALL: args;
+                        * TE_SHUFFLE: the vectors (1 or 2, one dtype and width) */
     int nargs;
     mt_intrin intrin;  /* TE_CALL */
+    const int *lane;   /* TE_SHUFFLE: lane i of the result is lane lane[i] of
+                        * args[0] ++ args[1] (lanes of them; shared, never changed) */
     mt_loc loc;        /* TE_LOAD: where the user wrote the subscript (line 0:
                         * unknown or compiler-made); kept by copies, for the
                         * run-time bounds checks (passes/tir/check_bounds.c) */
@@ -483,6 +487,14 @@ bool mt_tstmt_takes_addresses(const mt_tstmt *s);
 const mt_texpr *mt_te_prefetched(const mt_texpr *e);
 mt_texpr *mt_te_ramp(mt_arena *a, mt_texpr *base, mt_texpr *stride, int lanes);
 mt_texpr *mt_te_broadcast(mt_arena *a, mt_texpr *x, int lanes);
+/* T.Shuffle([x, y], lane): lane i of the result is lane lane[i] of x ++ y
+ * (y NULL: of x alone); x and y of one dtype and width; the lanes are
+ * copied. As TVM's tir.Shuffle and LLVM's shufflevector. */
+mt_texpr *mt_te_shuffle(mt_arena *a, mt_texpr *x, mt_texpr *y, const int *lane, int lanes);
+/* Whether e's args are children (TE_LOAD, TE_CALL, TE_SHUFFLE). */
+static inline bool mt_te_has_args(const mt_texpr *e) {
+    return e->kind == TE_LOAD || e->kind == TE_CALL || e->kind == TE_SHUFFLE;
+}
 mt_texpr *mt_te_copy(mt_arena *a, const mt_texpr *e); /* shallow copy, to modify */
 
 mt_tstmt *mt_ts_for(mt_arena *a, mt_tvar *var, mt_texpr *min, mt_texpr *extent,

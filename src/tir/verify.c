@@ -473,6 +473,26 @@ static void check_vector(vctx *c, const mt_texpr *e) {
     if (!c->err && e->lanes < 2) fail(c, "%s of %d lanes", ramp ? "T.Ramp" : "T.Broadcast", e->lanes);
 }
 
+/* T.Shuffle([x, y], lanes): one or two vectors of the shuffle's dtype and
+ * one width, every lane picked within them. */
+static void check_lane_shuffle(vctx *c, const mt_texpr *e) {
+    if (e->nargs < 1 || e->nargs > 2 || !e->args || !e->lane) {
+        fail_shape(c, "T.Shuffle of %d vectors (1 or 2)", e->nargs);
+        return;
+    }
+    for (int i = 0; !c->err && i < e->nargs; i++) {
+        check_expr(c, e->args[i], "shuffled vector");
+        if (!c->err && e->args[i]->dtype != e->dtype)
+            fail(c, "T.Shuffle of a %s vector into %s", mt_dtype_str(e->args[i]->dtype), mt_dtype_str(e->dtype));
+        else if (!c->err && (e->args[i]->lanes < 2 || e->args[i]->lanes != e->args[0]->lanes))
+            fail(c, "T.Shuffle of vectors of %d and %d lanes (one width, at least 2)", e->args[0]->lanes,
+                 e->args[i]->lanes);
+    }
+    int n = c->err ? 0 : e->nargs * e->args[0]->lanes;
+    for (int i = 0; !c->err && i < e->lanes; i++)
+        if (e->lane[i] < 0 || e->lane[i] >= n) fail(c, "T.Shuffle picks lane %d of %d", e->lane[i], n);
+}
+
 /* Immediates, variables and loads. */
 static void check_leaf(vctx *c, const mt_texpr *e) {
     switch (e->kind) {
@@ -523,6 +543,7 @@ static void check_expr(vctx *c, const mt_texpr *e, const char *what) {
     case TE_SELECT: check_select(c, e); break;
     case TE_CALL: check_call(c, e); break;
     case TE_RAMP: case TE_BROADCAST: check_vector(c, e); break;
+    case TE_SHUFFLE: check_lane_shuffle(c, e); break;
     default: check_binary(c, e); break;
     }
 }

@@ -69,7 +69,7 @@ void mt_tvisit_expr_children(mt_tvisitor *v, const mt_texpr *e) {
     if (e->kind == TE_SELECT) mt_tvisit_expr(v, e->cond);
     mt_tvisit_expr(v, e->a);
     mt_tvisit_expr(v, e->b);
-    if (e->kind == TE_LOAD || e->kind == TE_CALL)
+    if (mt_te_has_args(e))
         for (int i = 0; i < e->nargs; i++) mt_tvisit_expr(v, e->args[i]);
 }
 
@@ -174,7 +174,7 @@ mt_texpr *mt_tmutate_expr_children(mt_tmutator *m, mt_texpr *e) {
     mt_texpr *x = mt_tmutate_expr(m, e->a);
     mt_texpr *y = mt_tmutate_expr(m, e->b);
     mt_texpr **args = NULL;
-    if (e->kind == TE_LOAD || e->kind == TE_CALL) args = mutate_array(m, e->args, e->nargs);
+    if (mt_te_has_args(e)) args = mutate_array(m, e->args, e->nargs);
     if (cond == e->cond && x == e->a && y == e->b && !args) return e;
     mt_texpr *c = mt_te_copy(m->arena, e);
     c->cond = cond;
@@ -182,7 +182,7 @@ mt_texpr *mt_tmutate_expr_children(mt_tmutator *m, mt_texpr *e) {
     c->b = y;
     if (args) c->args = args;
     switch (c->kind) {
-    case TE_INT: case TE_FLOAT: case TE_VAR: case TE_RAMP: case TE_BROADCAST: break;
+    case TE_INT: case TE_FLOAT: case TE_VAR: case TE_RAMP: case TE_BROADCAST: case TE_SHUFFLE: break;
     default: c->lanes = max_lanes(c);
     }
     return c;
@@ -450,10 +450,13 @@ bool mt_texpr_equal(const mt_texpr *x, const mt_texpr *y) {
     case TE_CALL:
         if (x->intrin != y->intrin) return false;
         break;
+    case TE_SHUFFLE:
+        if (memcmp(x->lane, y->lane, sizeof(int) * (size_t)x->lanes) != 0) return false;
+        break;
     default: break;
     }
-    if (x->nargs != y->nargs && (x->kind == TE_LOAD || x->kind == TE_CALL)) return false;
-    if (x->kind == TE_LOAD || x->kind == TE_CALL)
+    if (x->nargs != y->nargs && mt_te_has_args(x)) return false;
+    if (mt_te_has_args(x))
         for (int i = 0; i < x->nargs; i++)
             if (!mt_texpr_equal(x->args[i], y->args[i])) return false;
     return mt_texpr_equal(x->cond, y->cond) && mt_texpr_equal(x->a, y->a) &&

@@ -163,6 +163,44 @@ static void test_entry_lowered_style(void **state) {
     mt_kernel_release(k);
 }
 
+/* T.Shuffle: a 4 x 4 transpose of vector lets in two rounds of two-vector
+ * shuffles, a reversal of one vector, and one lane taken as a scalar; a
+ * vector let used as a vector (the dump prints it the same way). On the
+ * CPU (LLVM's shufflevector) and, scalarized, in CUDA C. */
+static void test_shuffle(void **state) {
+    (void)state;
+    mt_kernel *k = compile_ok(
+        "@T.prim_func\n"
+        "def tr(x: T.Buffer((16,), \"float32\"), y: T.Buffer((16,), \"float32\"), z: T.Buffer((5,), \"float32\")):\n"
+        "    r0 = x[T.Ramp(0, 1, 4)]\n"
+        "    r1 = x[T.Ramp(4, 1, 4)]\n"
+        "    r2 = x[T.Ramp(8, 1, 4)]\n"
+        "    r3 = x[T.Ramp(12, 1, 4)]\n"
+        "    a0 = T.Shuffle([r0, r1], [0, 4, 2, 6])\n"
+        "    a1 = T.Shuffle([r0, r1], [1, 5, 3, 7])\n"
+        "    a2 = T.Shuffle([r2, r3], [0, 4, 2, 6])\n"
+        "    a3 = T.Shuffle([r2, r3], [1, 5, 3, 7])\n"
+        "    y[T.Ramp(0, 1, 4)] = T.Shuffle([a0, a2], [0, 1, 4, 5])\n"
+        "    y[T.Ramp(4, 1, 4)] = T.Shuffle([a1, a3], [0, 1, 4, 5])\n"
+        "    y[T.Ramp(8, 1, 4)] = T.Shuffle([a0, a2], [2, 3, 6, 7])\n"
+        "    y[T.Ramp(12, 1, 4)] = T.Shuffle([a1, a3], [2, 3, 6, 7])\n"
+        "    z[T.Ramp(0, 1, 4)] = T.Shuffle([r3], [3, 2, 1, 0]) * 2.0\n"
+        "    z[4] = T.Shuffle([r1], [2]) + 1.0\n");
+    const char *dump = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+    assert_non_null(strstr(dump, "T.Shuffle([r0, r1], [0, 4, 2, 6])"));
+    int64_t n = 16;
+    mt_tensor *x = tensor_f32(1, &n, 3), *out[2];
+    run(k, &x, 1, out, 2);
+    const float *xv = F(x);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) assert_true(F(out[0])[i * 4 + j] == xv[j * 4 + i]);
+    for (int i = 0; i < 4; i++) assert_true(F(out[1])[i] == xv[15 - i] * 2.0f);
+    assert_true(F(out[1])[4] == xv[6] + 1.0f);
+    mt_tensor_release(x);
+    release(out, 2);
+    mt_kernel_release(k);
+}
+
 /* Loops clamped to a tail (what split prints: the last tile's extent a
  * T.min) and a block variable declared over more than its loop reaches
  * stay in bounds although interval arithmetic over their declared ranges
@@ -502,6 +540,7 @@ int main(void) {
         cmocka_unit_test(test_entry_matmul),
         cmocka_unit_test(test_entry_reduction_outputs_first),
         cmocka_unit_test(test_entry_lowered_style),
+        cmocka_unit_test(test_shuffle),
         cmocka_unit_test(test_clamped_tail),
         cmocka_unit_test(test_call_symbolic),
         cmocka_unit_test(test_two_outputs_and_entry_option),

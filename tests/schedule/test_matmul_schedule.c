@@ -447,22 +447,34 @@ static void test_transposed_b(void **st) {
     mcase c = {NULL, F32, SHAPE(33, 17, 40), EPI_NONE, false, 1};
     c.b_t = true;
     check_case(&c);
-    /* B read along k, packed k by k: from 256 rows of A on as vectors
-     * gathered from NR rows of w (cheap to compile), below as scalars */
-    static const int64_t m[] = {300, 40};
-    for (int i = 0; i < 2; i++) {
-        mcase d = {NULL, F32, SHAPE(m[i], 70, 40), EPI_NONE, false, 1};
+    /* B read along k: full slivers packed as vl x vl squares transposed in
+     * registers (T.Shuffle), whatever M; the K % vl rows left (K = 40, 45)
+     * and the narrow last sliver (N = 70) element by element; a symbolic
+     * K too */
+    static const int64_t m[][3] = {{300, 70, 40}, {40, 70, 40}, {13, 33, 45}, {64, 64, 64}};
+    for (int i = 0; i < 4; i++) {
+        mcase d = {NULL, F32, SHAPE(m[i][0], m[i][1], m[i][2]), EPI_NONE, false, 1};
         d.b_t = true;
         check_case(&d);
         if (test_gpu_target()) continue;
         char src[1024];
         case_src(src, sizeof src, &d);
         mt_kernel *k = compile_ok(src);
-        bool gathered = strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), " + kk, 70, ") != NULL;
-        if (gathered != (i == 0)) fail_msg("M = %d: B packed %s:\n%s", (int)m[i], gathered ? "gathered" : "as scalars",
-                                           mt_kernel_dump(k, MT_STAGE_TIR_SCHED));
+        if (!strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "T.Shuffle(["))
+            fail_msg("M = %d: B not packed in transposed squares:\n%s", (int)m[i][0],
+                     mt_kernel_dump(k, MT_STAGE_TIR_SCHED));
         mt_kernel_release(k);
     }
+    const char *sym = "def f(a: Tensor((\"m\", \"k\"), \"float32\"), b: Tensor((\"n\", \"k\"), \"float32\")):\n"
+                      "    return a @ b.T\n";
+    mt_kernel *k = compile_ok(sym);
+    static const int64_t sz[][3] = {{300, 70, 40}, {20, 100, 129}, {17, 32, 16}, {3, 5, 7}};
+    for (int i = 0; i < 4; i++) {
+        mcase d = {sym, F32, SHAPE(sz[i][0], sz[i][1], sz[i][2]), EPI_NONE, true, 1};
+        d.b_t = true;
+        run_case(&d, k);
+    }
+    mt_kernel_release(k);
 }
 
 /* a.T @ b and a.T @ b.T: A is read along i, so it is packed whole once a

@@ -368,6 +368,16 @@ static void test_rejects_lanes(void **state) {
     mt_texpr *bb = mt_te_broadcast(A, ld(a, r4), 4);
     rejects(mt_tfunc_with_body(A, flat, mt_ts_store(A, o, &r4, 1, bb)), MT_TIR_FLAT,
             "T.Broadcast of a vector", NULL);
+    /* T.Shuffle: lanes within its vectors, which share a dtype and width */
+    static const int rev[4] = {7, 6, 5, 4}, far[4] = {0, 1, 2, 8};
+    mt_texpr *sh = mt_te_shuffle(A, ld(a, r4), ld(a, r4), rev, 4);
+    accepts(mt_tfunc_with_body(A, flat, mt_ts_store(A, o, &r4, 1, sh)), MT_TIR_FLAT);
+    rejects(mt_tfunc_with_body(A, flat, mt_ts_store(A, o, &r4, 1, mt_te_shuffle(A, ld(a, r4), ld(a, r4), far, 4))),
+            MT_TIR_FLAT, "T.Shuffle picks lane 8 of 8", NULL);
+    rejects(mt_tfunc_with_body(A, flat, mt_ts_store(A, o, &r4, 1, mt_te_shuffle(A, ld(a, r4), ld(a, r8), rev, 4))),
+            MT_TIR_FLAT, "T.Shuffle of vectors of 4 and 8 lanes", NULL);
+    rejects(mt_tfunc_with_body(A, flat, mt_ts_store(A, o, &r8, 1, mt_te_shuffle(A, ld(a, r4), NULL, rev, 4))),
+            MT_TIR_FLAT, "T.Shuffle picks lane 7 of 4", NULL);
     TIR_GUARD_END();
 }
 

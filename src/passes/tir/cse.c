@@ -85,6 +85,9 @@ static uint64_t node_hash(const mt_texpr *e) {
     case TE_VAR: return mix(h, (uint64_t)e->var->id * 2654435761u + (uint64_t)(uintptr_t)e->var);
     case TE_LOAD: return mix(h, (uint64_t)(uintptr_t)e->buf);
     case TE_CALL: return mix(h, (uint64_t)e->intrin);
+    case TE_SHUFFLE:
+        for (int i = 0; i < e->lanes; i++) h = mix(h, (uint64_t)e->lane[i]);
+        return h;
     default: return h;
     }
 }
