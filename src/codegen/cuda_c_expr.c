@@ -440,6 +440,7 @@ static mt_cu_form form_of(mt_cu *c, const mt_texpr *e) {
     switch (e->kind) {
     case TE_INT: case TE_FLOAT: return imm_form(c, e);
     case TE_VAR: return var_form(c, e->var);
+    case TE_SHUFFLE: return form_of(c, mt_cu_lane(c, e, 0)); /* one lane of its vectors */
     case TE_LOAD: return load_form(c, e);
     case TE_ADD: case TE_SUB: case TE_MUL: case TE_DIV: case TE_FLOORDIV: case TE_FLOORMOD:
     case TE_MIN: case TE_MAX:

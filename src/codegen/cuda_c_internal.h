@@ -107,6 +107,8 @@ const char *mt_cu_mem_type(mt_cu *c, mt_dtype t);
 mt_cu_form mt_cu_cast_form(mt_cu *c, const mt_texpr *x, mt_dtype from, mt_dtype to);
 /* The value v as an element of a buffer of dtype to. */
 mt_cu_form mt_cu_store_form(mt_cu *c, const mt_texpr *v, mt_dtype to);
+/* Lane k of e (mt_arith_lane with the vector values in scope). */
+mt_texpr *mt_cu_lane(mt_cu *c, const mt_texpr *e, int k);
 /* f printed, in parentheses when it binds looser than min (C_*). */
 void mt_cu_put_form(mt_cu *c, const mt_cu_form *f, int min);
 void mt_cu_put_expr(mt_cu *c, const mt_texpr *e, int min);

@@ -90,6 +90,8 @@ static mt_texpr *lane_leaf(void *ctx, const mt_texpr *e, int k) {
     return NULL;
 }
 
+mt_texpr *mt_cu_lane(mt_cu *c, const mt_texpr *e, int k) { return mt_arith_lane(c->a, e, k, lane_leaf, c); }
+
 /* Lane variables named "<n>.x", ".y", ... (n a vector const). */
 static mt_tvar **field_lanes(mt_cu *c, const char *n, mt_dtype t, int lanes) {
     mt_tvar **v = MT_NEW_ARRAY(c->a, mt_tvar *, lanes);

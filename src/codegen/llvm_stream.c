@@ -86,7 +86,7 @@ void mt_cg_stream_plan(mt_cg *g, const mt_tfunc *f) {
 bool mt_cg_stream_store(mt_cg *g, const mt_tbuffer *buf, LLVMValueRef ptr, LLVMValueRef v,
                         int bytes) {
     int line = mt_tfunc_target(g->f)->cache_line_bytes; /* a store that fills whole lines */
-    if (bytes % line) return false;
+    if (line <= 0 || bytes % line) return false; /* (a GPU target's host code: no line size) */
     bool streams = false;
     for (int i = 0; i < g->nstream; i++) streams |= g->stream[i] == buf;
     if (!streams) return false;

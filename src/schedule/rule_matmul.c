@@ -430,7 +430,8 @@ static mt_tstmt *pack_square_rows(mm *c, mt_tbuffer *bp, mt_texpr *base, mt_texp
         for (int r = 0; r < vl; r++) {
             x[r] = mt_tvar_new(c->a, "wr", c->dt);
             mt_texpr *j = mt_lw_add(&c->lw, j0, mm_I(c, cs.off[v] + r));
-            mm_push(c, &lets, mt_ts_let(c->a, x[r], mm_operand(c, c->Y, NULL, j, k), NULL));
+            mt_texpr *y = mm_operand(c, c->Y, NULL, j, k); /* a B constant along k: a scalar */
+            mm_push(c, &lets, mt_ts_let(c->a, x[r], y->lanes == 1 ? mt_te_broadcast(c->a, y, vl) : y, NULL));
         }
         for (int b = 0; (1 << b) < vl; b++) square_round(c, x, b, &lets);
         svec st = {0};

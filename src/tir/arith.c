@@ -292,7 +292,7 @@ mt_texpr *mt_arith_unary(mt_arena *a, mt_texpr_kind k, mt_texpr *x) {
 }
 
 mt_texpr *mt_arith_lane(mt_arena *a, const mt_texpr *e, int k, mt_lane_leaf leaf, void *ctx) {
-    if (e->lanes == 1) return (mt_texpr *)e;
+    if (e->lanes == 1 && e->kind != TE_SHUFFLE) return (mt_texpr *)e;
     if (leaf && (e->kind == TE_LOAD || e->kind == TE_VAR)) {
         mt_texpr *r = leaf(ctx, e, k);
         if (r) return r;
@@ -301,8 +301,8 @@ mt_texpr *mt_arith_lane(mt_arena *a, const mt_texpr *e, int k, mt_lane_leaf leaf
     case TE_RAMP:
         return mt_arith_add(a, e->a, mt_arith_mul(a, e->b, mt_te_int(a, e->b->dtype, k)));
     case TE_BROADCAST: return e->a;
-    case TE_SHUFFLE: {
-        int w = e->args[0]->lanes, l = e->lane[k];
+    case TE_SHUFFLE: { /* a one-lane shuffle is its lane in every lane */
+        int w = e->args[0]->lanes, l = e->lane[e->lanes == 1 ? 0 : k];
         return mt_arith_lane(a, e->args[l / w], l % w, leaf, ctx);
     }
     case TE_VAR: mt_ice("arith: lane %d of vector variable '%s' asked with nothing bound to it", k, e->var->name);

@@ -46,6 +46,7 @@ typedef struct vctx {
     MT_VEC(const mt_tvar *) loops;   /* loop variables in scope, innermost last ... */
     int sealed;                      /* ... the first this many hidden by the innermost block */
     mt_ptrmap depth;                 /* variable or buffer -> times it is in vars or bufs */
+    mt_ptrmap let_lanes;             /* let variable -> the lanes of its value (its last let) */
     const mt_tstmt *at;              /* the statement being checked (NULL: the function) */
     mt_loc loc;                      /* the nearest source place known */
     bool shape_only;                 /* only missing parts and unknown kinds fail */
@@ -512,6 +513,10 @@ static void check_leaf(vctx *c, const mt_texpr *e) {
         else if (e->dtype != e->var->dtype)
             fail(c, "use of '%s' typed %s, the variable is %s", vname(e->var), mt_dtype_str(e->dtype),
                  mt_dtype_str(e->var->dtype));
+        else if (e->lanes > 1 && mt_ptrmap_get(&c->let_lanes, e->var) > 0 &&
+                 e->lanes != mt_ptrmap_get(&c->let_lanes, e->var))
+            fail(c, "use of '%s' as %d lanes, its value has %d", vname(e->var), e->lanes,
+                 mt_ptrmap_get(&c->let_lanes, e->var));
         break;
     default: /* TE_LOAD */
         check_access(c, e->buf, e->args, e->nargs, "load from");
@@ -630,6 +635,7 @@ static void check_let(vctx *c, const mt_tstmt *s) {
     check_expr(c, s->value, "let value");
     int nv = c->vars.len;
     bind_var(c, s->var, "let variable");
+    if (!c->err) mt_ptrmap_add(c->a, &c->let_lanes, s->var, s->value->lanes - mt_ptrmap_get(&c->let_lanes, s->var));
     if (!c->err && s->value->dtype != s->var->dtype)
         fail(c, "let '%s' of %s bound to a %s value", vname(s->var), mt_dtype_str(s->var->dtype),
              mt_dtype_str(s->value->dtype));

@@ -422,6 +422,38 @@ static void test_parallel_gather(void **state) {
     mt_kernel_release(k);
 }
 
+/* An index whose load hides in a T.Shuffle is read from memory the loop
+ * writes: its check stays in the loop (it was hoisted before the loop,
+ * past the stores that change it, and the run read x[80..140] unchecked). */
+static void test_shuffle_index_not_hoisted(void **state) {
+    (void)state;
+    mt_kernel *k = compile_checked("@T.prim_func\n"
+                                   "def f(x: T.Buffer((64,), \"float32\"), k: T.Buffer((2,), \"int64\"),\n"
+                                   "      s: T.Buffer((8,), \"float32\")):\n"
+                                   "    for i in range(8):\n"
+                                   "        k[0] = i * 20\n"
+                                   "        s[i] = x[T.Shuffle([k[T.Ramp(0, 1, 2)]], [0])]\n",
+                                   1);
+    const char *tir = mt_kernel_dump(k, MT_STAGE_TIR);
+    const char *loop = strstr(tir, "for i in range(8)"), *check = strstr(tir, "T.check_bounds(");
+    assert_non_null(loop);
+    assert_non_null(check);
+    assert_true(check > loop);
+    int64_t n = 64, two = 2, eight = 8;
+    guarded x = guarded_new(1, &n), kk = guarded_new(1, &two), s = guarded_new(1, &eight);
+    mt_tensor *kt = mt_tensor_create(MT_INT64, 1, &two); /* k and s: the results */
+    mt_tensor *args[1] = {x.t};
+    mt_tensor *res[2] = {kt, s.t};
+    mt_diag d;
+    assert_oob(mt_kernel_run(k, args, 1, res, 2, &d), &d,
+               "out-of-bounds load from 'x': index (80,) is outside its shape (64,)", 6, 16);
+    for (int i = 0; i < 4; i++) assert_true(data(&s)[i] == (float)(i * 20));
+    assert_guards(&x), assert_guards(&s);
+    mt_tensor_release(kt);
+    guarded_free(&x), guarded_free(&kk), guarded_free(&s);
+    mt_kernel_release(k);
+}
+
 /* A store through an index read from memory, in a parallel loop. */
 static void test_parallel_scatter(void **state) {
     (void)state;
@@ -772,6 +804,7 @@ int main(void) {
         cmocka_unit_test(test_store_symbolic_dim),
         cmocka_unit_test(test_store_reported),
         cmocka_unit_test(test_two_dims_block),
+        cmocka_unit_test(test_shuffle_index_not_hoisted),
         cmocka_unit_test(test_parallel_gather),
         cmocka_unit_test(test_parallel_scatter),
         cmocka_unit_test(test_stop_frees_scratch),

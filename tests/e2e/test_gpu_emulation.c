@@ -650,6 +650,61 @@ static void test_flow_on_gpu(void **s) {
     mt_kernel_release(k);
 }
 
+/* T.Shuffle in a GPU kernel: CUDA C takes its lanes one by one, a one-lane
+ * shuffle (a scalar) and one inside a vector expression included (an
+ * internal error in cuda_c: a shuffle of one lane was returned as it was). */
+static const char *SHUF =
+    "@T.prim_func\n"
+    "def g(x: T.Buffer((64,), \"float32\"), y: T.Buffer((64,), \"float32\"), z: T.Buffer((16,), \"float32\")):\n"
+    "    for t in T.thread_binding(16, thread=\"threadIdx.x\"):\n"
+    "        r0 = x[T.Ramp(t * 4, 1, 4)]\n"
+    "        y[T.Ramp(t * 4, 1, 4)] = T.Shuffle([r0], [3, 2, 1, 0]) + T.Shuffle([r0], [0])\n"
+    "        z[t] = T.Shuffle([r0], [2]) + 1.0\n";
+
+static void test_shuffle_lanes(void **s) {
+    (void)s;
+    mt_kernel *k = compile_gpu(SHUF);
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_CUDA), "__global__"));
+    int64_t n = 64;
+    mt_tensor *x = rand_f32(1, &n, -2, 2), *xd = to_dev(k, x, GPU), *res[2] = {NULL, NULL};
+    mt_diag d;
+    if (mt_kernel_run(k, &xd, 1, res, 2, &d) != MT_OK) fail_msg("run: %s", d.text);
+    mt_tensor *y = to_host(k, res[0]), *z = to_host(k, res[1]);
+    for (int t = 0; t < 16; t++) {
+        for (int l = 0; l < 4; l++) assert_true(fget(y, t * 4 + l) == (float)(fget(x, t * 4 + 3 - l) + fget(x, t * 4)));
+        assert_true(fget(z, t) == (float)(fget(x, t * 4 + 2) + 1.0));
+    }
+    mt_tensor_release(y), mt_tensor_release(z), mt_tensor_release(xd), mt_tensor_release(x);
+    for (int i = 0; i < 2; i++) mt_tensor_release(res[i]);
+    mt_kernel_release(k);
+}
+
+/* A loop function without thread bindings in a cuda program runs on the
+ * host; its vector store compiled (the streaming-store check divided by
+ * the cuda target's cache line size, 0: SIGFPE). */
+static void test_host_vector_store(void **s) {
+    (void)s;
+    const char *src = "@T.prim_func\n"
+                      "def tr(x: T.Buffer((16,), \"float32\"), y: T.Buffer((16,), \"float32\")):\n"
+                      "    y[T.Ramp(0, 1, 16)] = x[T.Ramp(0, 1, 16)] * 2.0\n";
+    mt_compile_options o; /* the real target (compiled, not run: no GPU needed) */
+    mt_compile_options_init(&o);
+    o.target = MT_TARGET_CUDA;
+    mt_diag dc;
+    mt_kernel *kc = mt_jit_compile(test_ctx, src, &o, &dc);
+    if (!kc) fail_msg("target cuda: %s", dc.text);
+    mt_kernel_release(kc);
+    mt_kernel *k = compile_gpu(src);
+    int64_t n = 16;
+    mt_tensor *x = rand_f32(1, &n, -2, 2), *xd = to_dev(k, x, mt_kernel_param_device(k, 0)), *res = NULL;
+    mt_diag d;
+    if (mt_kernel_run(k, &xd, 1, &res, 1, &d) != MT_OK) fail_msg("run: %s", d.text);
+    mt_tensor *y = to_host(k, res);
+    for (int i = 0; i < 16; i++) assert_true(fget(y, i) == fget(x, i) * 2.0f);
+    mt_tensor_release(y), mt_tensor_release(res), mt_tensor_release(xd), mt_tensor_release(x);
+    mt_kernel_release(k);
+}
+
 /* with device("gpu") in a cuda program: the default device named; results
  * stay on the GPU and the numbers are right. */
 static const char *GPU_WITH =
@@ -1159,6 +1214,8 @@ int main(void) {
         cmocka_unit_test(test_row_lengths), cmocka_unit_test(test_many_row_inputs),
         cmocka_unit_test(test_argreduce_rows),
         cmocka_unit_test(test_flow_on_gpu),
+        cmocka_unit_test(test_shuffle_lanes),
+        cmocka_unit_test(test_host_vector_store),
         cmocka_unit_test(test_gpu_with_in_cuda_program),
         cmocka_unit_test(test_gpu_with_is_plain),
         cmocka_unit_test(test_cpu_with_in_cuda_program),

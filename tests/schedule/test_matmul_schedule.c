@@ -465,6 +465,28 @@ static void test_transposed_b(void **st) {
                      mt_kernel_dump(k, MT_STAGE_TIR_SCHED));
         mt_kernel_release(k);
     }
+    /* a B constant along k (every k of a column one value): the squares'
+     * rows are broadcasts, vectors where the shuffles use them (a scalar
+     * let used as 16 lanes, refused by the verifier) */
+    mt_kernel *kb = compile_ok("def f(a: Tensor((40, 33), \"float32\"), z: Tensor((64, 2), \"float32\")):\n"
+                               "    return a @ broadcast_to(z[:, 0:1], (64, 33)).T\n");
+    if (!test_gpu_target()) assert_non_null(strstr(mt_kernel_dump(kb, MT_STAGE_TIR_SCHED), "T.Broadcast(z["));
+    int64_t sa[2] = {40, 33}, szz[2] = {64, 2};
+    mt_tensor *ab[2] = {mt_tensor_create(MT_FLOAT32, 2, sa), mt_tensor_create(MT_FLOAT32, 2, szz)}, *o = NULL;
+    float *pa = mt_tensor_data(ab[0]), *pz = mt_tensor_data(ab[1]);
+    for (int i = 0; i < 40 * 33; i++) pa[i] = (float)(i % 13) * 0.25f - 1.5f;
+    for (int i = 0; i < 64 * 2; i++) pz[i] = (float)(i % 7) * 0.5f - 1.0f;
+    mt_diag dg;
+    assert_int_equal(test_kernel_run(kb, ab, 2, &o, 1, &dg), MT_OK);
+    for (int i = 0; i < 40; i++)
+        for (int j = 0; j < 64; j++) {
+            double want = 0, mag = 0;
+            for (int q = 0; q < 33; q++) want += (double)pa[i * 33 + q] * pz[j * 2], mag += fabs(pa[i * 33 + q] * pz[j * 2]);
+            float got = ((float *)mt_tensor_data(o))[i * 64 + j];
+            if (fabs(got - want) > 1e-5 * (mag + 1)) fail_msg("(%d, %d): %g, want %g", i, j, got, want);
+        }
+    mt_tensor_release(ab[0]), mt_tensor_release(ab[1]), mt_tensor_release(o);
+    mt_kernel_release(kb);
     const char *sym = "def f(a: Tensor((\"m\", \"k\"), \"float32\"), b: Tensor((\"n\", \"k\"), \"float32\")):\n"
                       "    return a @ b.T\n";
     mt_kernel *k = compile_ok(sym);

@@ -222,7 +222,7 @@ static bool has_load(const mt_texpr *e) {
     if (!e) return false;
     if (e->kind == TE_LOAD) return true;
     if (has_load(e->a) || has_load(e->b) || has_load(e->cond)) return true;
-    if (e->kind == TE_CALL)
+    if (e->kind == TE_CALL || e->kind == TE_SHUFFLE)
         for (int i = 0; i < e->nargs; i++)
             if (has_load(e->args[i])) return true;
     return false;
