@@ -74,6 +74,10 @@ typedef struct gv_tune {
     int kb;                /* rows of w per sweep: concurrent row streams; kb lines of a
                             * tile share an L1 set when N * 4 is a multiple of 4 KiB,
                             * so more than 4 evict each other between register tiles */
+    int kb1;               /* the same when a group is one register tile of 4 rows or
+                            * more: its w vectors are not read again from L1, and each
+                            * sweep's sums (from L2 when the band is wide) are loaded
+                            * and stored once per kb1 rows of w instead of 4 */
     int nv;                /* vector registers per tile: NR = nv * lanes */
     int mr;                /* rows of x per group (sharing one sweep of w), at most */
     int rt;                /* rows of a register tile, at most */
@@ -82,7 +86,7 @@ typedef struct gv_tune {
     int acc_l2_div;        /* sums within l2 / acc_l2_div */
 } gv_tune;
 
-static const gv_tune gvt = {4, 2, 16, 8, 16, 65536, 4};
+static const gv_tune gvt = {4, 8, 2, 16, 8, 16, 65536, 4};
 
 typedef struct gv {
     mm *c;
@@ -394,10 +398,9 @@ static mt_tstmt *gemv_body(mm *c) {
     gv *g = MT_NEW(c->a, gv);
     g->c = c;
     const mt_target_desc *tg = mt_tfunc_target(c->f);
-    int vl = c->vl, KB = g->kb = (int)mt_knob_get(c->f, MM_RULE, "gemv_kb", gvt.kb);
+    int vl = c->vl;
     int64_t es = (int64_t)mt_dtype_size(c->dt);
     int gmr = (int)mt_knob_get(c->f, MM_RULE, "gemv_mr", gvt.mr);
-    mt_knobs_set(&c->chosen, "gemv_kb", KB);
     mt_knobs_set(&c->chosen, "gemv_mr", gmr);
     g->nr = gvt.nv * vl;
     mt_texpr *M = c->ext[c->ns - 2], *N = c->ext[c->ns - 1], *K = c->K;
@@ -407,6 +410,9 @@ static mt_tstmt *gemv_body(mm *c) {
     /* the register tile: rt * nv accumulators, nv vectors of w and a broadcast */
     int fit = (tg->vector_registers - gvt.nv - 1) / gvt.nv;
     g->rt = fit < 1 ? 1 : fit < gvt.rt ? fit : gvt.rt;
+    bool one_tile = g->mr <= g->rt && g->mr >= 4; /* (1 or 2 rows: 4 measured as good) */
+    int KB = g->kb = (int)mt_knob_get(c->f, MM_RULE, "gemv_kb", one_tile ? gvt.kb1 : gvt.kb);
+    mt_knobs_set(&c->chosen, "gemv_kb", KB);
 
     /* band width: a group's sums within l2 / acc_l2_div */
     int64_t budget = tg->l2_bytes / gvt.acc_l2_div;
