@@ -43,6 +43,20 @@
  *         for r in range(R):
  *             for ji in T.vectorized(..): out[c * C + ji] += x[r, c * C + ji]
  *
+ *   When the chunks and vectors divide the columns and ROWS the innermost
+ *   reduce loop, ROWS rows at a time instead: split r into (ro, ri) and ji
+ *   into (jv, jl), reorder to (ro, jv, ri, jl), unroll ri, vectorize jl.
+ *   Each vector of partial results is loaded once, gets ROWS rows added in
+ *   order and is stored once (LLVM forwards the unrolled copies' stores to
+ *   the next loads), and ROWS rows stream at once: the same sums, in the
+ *   same order, as row by row. 256 x 256 x 256 float32, sum(axis=0), on the
+ *   Zen 5 VM: 3.0 -> 1.5 ms on one thread, 1.6 -> 1.1 on two (row by row
+ *   the single stream ran at half of STREAM). The chunk is then the widest
+ *   multiple of the vector width within the bounds below that divides the
+ *   columns (4096 of 65536 rather than 6144). Sums only: max and min
+ *   (a compare and a select per row) ran slower so (4096 x 4096 max, one
+ *   thread: 1.9-2.2 -> 2.8-3.0 ms), a chain of ROWS selects per vector.
+ *
  * A reduction over the innermost axis is the row rule's (rule_reduce.c);
  * one whose last loop is a reduce loop (sum over axes (0, 2)) is left as
  * it is.
@@ -54,7 +68,7 @@
 #include "schedule/block_util.h"
 #include "support/common.h"
 
-enum { CHUNK_BYTES = 4096, MAX_LOOPS = MT_MAX_RANK + 2 };
+enum { CHUNK_BYTES = 4096, MAX_LOOPS = MT_MAX_RANK + 2, ROWS = 4 };
 
 typedef struct colnest {
     const mt_tstmt *loops[MAX_LOOPS];
@@ -106,7 +120,37 @@ static int64_t chunk_elems(mt_sched *s, const colnest *c, int64_t es) {
     int64_t bytes = n * es / cores;
     if (bytes > most) bytes = most;
     if (bytes < CHUNK_BYTES) bytes = CHUNK_BYTES;
+    int64_t vl = mt_target_lanes(tg, c->block->body->buf->dtype);
+    for (int64_t w = bytes / es / vl * vl; vl > 1 && w * es >= CHUNK_BYTES && w >= vl; w -= vl)
+        if (n % w == 0) return w; /* a divisor of the columns: the rows' run-time split is exact */
     return bytes / es;
+}
+
+/* ROWS rows of the innermost reduce loop at a time (see the top), when
+ * they and the chunk's vectors divide its extents: whether it was done
+ * (false: s is to be dropped). */
+static bool rows_at_once(mt_sched *s, const colnest *c, mt_tvar *ji, int64_t chunk, int64_t ncols) {
+    mt_arena *a = s->arena;
+    int64_t vl = mt_target_lanes(mt_tfunc_target(s->func), c->block->body->buf->dtype), r;
+    const mt_tstmt *rl = mt_sched_get_loop(s, c->loops[c->last_r]->var);
+    const mt_tstmt *st = c->block->body;
+    if (vl < 2 || chunk % vl || ncols <= 0 || ncols % chunk || !rl || !mt_te_is_const_int(rl->extent, &r) ||
+        r < 2 * ROWS || r % ROWS || st->kind != TS_STORE || st->value->kind != TE_ADD)
+        return false;
+    mt_tvar *ro, *ri, *jv, *jl;
+    return mt_sched_split(s, c->loops[c->last_r]->var, mt_te_i64(a, ROWS), &ro, &ri) &&
+           mt_sched_split(s, ji, mt_te_i64(a, vl), &jv, &jl) && mt_sched_reorder(s, ri, jv) &&
+           mt_sched_unroll(s, ri) && mt_sched_vectorize(s, jl);
+}
+
+/* The constant width of the fused trailing spatial loops, or 0. */
+static int64_t columns(const colnest *c) {
+    int64_t n = 1, e;
+    for (int d = c->last_r + 1; d < c->n; d++) {
+        if (!mt_te_is_const_int(c->loops[d]->extent, &e)) return 0;
+        n *= e;
+    }
+    return n;
 }
 
 static bool schedule(mt_sched *s, const colnest *c) {
@@ -116,7 +160,8 @@ static bool schedule(mt_sched *s, const colnest *c) {
     mt_tvar *j = c->loops[c->last_r + 1]->var, *jo, *ji, *par;
     for (int d = c->last_r + 2; d < c->n; d++) /* the trailing spatial loops: one flat loop */
         if (!mt_sched_fuse(s, j, c->loops[d]->var, &j)) return false;
-    if (!mt_sched_split(s, j, mt_te_i64(a, chunk_elems(s, c, es > 0 ? es : 1)), &jo, &ji)) return false;
+    int64_t chunk = chunk_elems(s, c, es > 0 ? es : 1);
+    if (!mt_sched_split(s, j, mt_te_i64(a, chunk), &jo, &ji)) return false;
     for (int d = c->last_r; d >= c->first_r; d--)
         if (!mt_sched_reorder(s, c->loops[d]->var, jo)) return false;
     par = jo;
@@ -130,6 +175,11 @@ static bool schedule(mt_sched *s, const colnest *c) {
     int64_t ext;
     const mt_tstmt *pl = mt_sched_get_loop(s, par);
     if (!mt_te_is_const_int(pl->extent, &ext) || ext > 1) mt_sched_parallel(s, par);
+    mt_sched trial = *s; /* rows at once, or the plain vector loop */
+    if (rows_at_once(&trial, c, ji, chunk, columns(c))) {
+        *s = trial;
+        return true;
+    }
     mt_sched_vectorize(s, ji);
     return true;
 }

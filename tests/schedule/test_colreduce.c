@@ -93,6 +93,10 @@ static void test_numerics(void **s) {
         {R_MEAN, MT_FLOAT32, 0, 64, 100, false},  {R_SUM, MT_FLOAT64, 0, 77, 515, false},
         {R_SUM, MT_INT32, 0, 19, 2049, false},    {R_SUM, MT_FLOAT32, 7, 100, 33, false},
         {R_MAX, MT_FLOAT32, 3, 9, 2000, false},   {R_MEAN, MT_FLOAT64, 2, 50, 17, false},
+        /* rows 4 at a time (the chunks and vectors divide the columns) */
+        {R_SUM, MT_FLOAT32, 0, 64, 4096, false},  {R_SUM, MT_FLOAT32, 2, 12, 8192, false},
+        {R_MAX, MT_FLOAT32, 0, 8, 65536, false},  {R_SUM, MT_FLOAT64, 0, 20, 1024, false},
+        {R_SUM, MT_INT32, 0, 16, 2048, false},    {R_MEAN, MT_FLOAT32, 0, 36, 3072, false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         mt_kernel *k = compile_ok(source(&cases[i]));
@@ -129,6 +133,27 @@ static void test_structure(void **s) {
     assert_non_null(ramp);
     assert_true(init < ramp);                                   /* init before the update */
     assert_null(strstr(t, "if i0 == 0"));                       /* no branch in the update */
+    mt_kernel_release(k);
+    /* 256 rows of 65536: chunks of 4096 columns (dividing them; not 6144),
+     * 4 rows at a time, the same sums as row by row: bit for bit the
+     * sequential float sum */
+    ccase r4 = {R_SUM, MT_FLOAT32, 0, 256, 65536, false};
+    k = compile_ok(source(&r4));
+    t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+    assert_non_null(strstr(t, "_init in range(4096)"));
+    assert_non_null(strstr(t, "T.unroll(4)"));
+    int64_t sh[2] = {256, 65536};
+    mt_tensor *x = mt_tensor_create(MT_FLOAT32, 2, sh), *out = NULL;
+    float *xv = mt_tensor_data(x);
+    for (int64_t i = 0; i < 256 * 65536; i++) xv[i] = (float)rnd();
+    mt_diag d;
+    assert_int_equal(test_kernel_run(k, &x, 1, &out, 1, &d), MT_OK);
+    for (int64_t j = 0; j < 65536; j += 97) {
+        float acc = 0.0f;
+        for (int64_t r = 0; r < 256; r++) acc += xv[r * 65536 + j];
+        if (((const float *)mt_tensor_data(out))[j] != acc) fail_msg("column %lld: not the sequential sum", (long long)j);
+    }
+    mt_tensor_release(x), mt_tensor_release(out);
     mt_kernel_release(k);
     /* a reduction over the last axis is the row rule's, one over (0, 2) the fallback's */
     k = compile_ok("def f(x: Tensor((8, 9, 10), \"float32\")):\n    return sum(x, axis=(0, 2))\n");
