@@ -44,7 +44,9 @@
  * then each sleeps on a futex (Linux; a mutex and condition variable
  * elsewhere): an idle pool uses no CPU 2 ms after its last region. The
  * caller issues the wake-up system call only when a worker sleeps (a count
- * of sleepers), so back-to-back regions cost no system call.
+ * of sleepers), so back-to-back regions cost no system call. A pool with
+ * more threads than the CPUs it may use does not poll (its threads would
+ * take the CPUs from each other): 5 µs, then sleep.
  *
  * Why poll for milliseconds. A sleeping thread is woken where the
  * scheduler puts it, and on the VMs measured (docs/performance.md, "The
@@ -154,6 +156,7 @@ struct mt_thread_pool {
     atomic_bool alloc_failed;     /* a range's mt_kernel_malloc failed (see the header) */
     atomic_bool stopped;          /* a chunk's bounds check failed: skip the rest */
     atomic_int caller_cpu;        /* the CPU the caller started the region on, or -1 */
+    bool poll;                    /* wait hot between regions: no more threads than CPUs */
     mt_oob_record oob;            /* the first failing chunk's record (its writer set stopped) */
 };
 
@@ -283,7 +286,7 @@ static void join(mt_thread_pool *p) {
         if ((i & 31) != 31) continue;
         int64_t t = now_ns();
         if (!until) until = t + MT_SPIN_NS;
-        else if (t >= until + MT_SPIN_HOT_NS) break;
+        else if (t >= until + (p->poll ? MT_SPIN_HOT_NS : 0)) break;
         else if (t >= until) sched_yield();
     }
     atomic_store(&p->caller_asleep, true);
@@ -349,7 +352,7 @@ static void *worker_main(void *arg) {
         if (atomic_load(&p->stop)) return NULL;
         leave_caller_cpu(p);
         run_region(p, self);
-        hot = now_ns() + MT_SPIN_HOT_NS;
+        hot = p->poll ? now_ns() + MT_SPIN_HOT_NS : 0;
     }
 }
 
@@ -488,6 +491,7 @@ mt_thread_pool *mt_thread_pool_create(int nthreads) {
     if (!p) return NULL;
     *p = (mt_thread_pool){0};
     p->nthreads = nthreads;
+    p->poll = nthreads <= mt_parallel_num_cpus();
     pthread_once(&atfork_once, register_atfork);
     p->forks = atomic_load_explicit(&fork_count, memory_order_relaxed);
     p->tids = calloc((size_t)nthreads, sizeof *p->tids);

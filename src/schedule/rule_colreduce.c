@@ -50,10 +50,12 @@
  *   order and is stored once (LLVM forwards the unrolled copies' stores to
  *   the next loads), and ROWS rows stream at once: the same sums, in the
  *   same order, as row by row. 256 x 256 x 256 float32, sum(axis=0), on the
- *   Zen 5 VM: 3.0 -> 1.5 ms on one thread, 1.6 -> 1.1 on two (row by row
- *   the single stream ran at half of STREAM). The chunk is then the widest
- *   multiple of the vector width within the bounds below that divides the
- *   columns (4096 of 65536 rather than 6144). Sums only: max and min
+ *   Zen 5 VM (mt_sweep): 4.45 -> 1.35 ms on one thread, 1.56 -> 0.93 on two
+ *   (row by row the single stream ran at 40 % of STREAM). For such a sum
+ *   the chunk is the widest multiple of the vector width within the bounds
+ *   below that divides the columns, if one is at least half as wide as
+ *   those bounds give (4096 of 65536 rather than 6144; nothing at 1024 x a
+ *   large prime, whose 4 KiB rows ran 20-30 % slower). Sums only: max and min
  *   (a compare and a select per row) ran slower so (4096 x 4096 max, one
  *   thread: 1.9-2.2 -> 2.8-3.0 ms), a chain of ROWS selects per vector.
  *
@@ -103,6 +105,16 @@ static bool match(const mt_tstmt *s, colnest *c) {
     return c->first_r >= 0 && c->last_r < c->n - 1 && mt_blk_contiguous_suffix(s, c->last_r + 1);
 }
 
+/* Whether the nest is a sum whose innermost reduce loop takes ROWS rows at
+ * a time (see the top): the update an add, the loop's extent a constant
+ * multiple of ROWS, at least 2 * ROWS. */
+static bool rows_fit(const colnest *c) {
+    const mt_tstmt *st = c->block->body;
+    int64_t r;
+    return st->kind == TS_STORE && st->value->kind == TE_ADD &&
+           mt_te_is_const_int(c->loops[c->last_r]->extent, &r) && r >= 2 * ROWS && r % ROWS == 0;
+}
+
 /* Columns per chunk: CHUNK_BYTES of output, or more -- up to half the
  * target's L1 -- when the columns would still give every core a chunk:
  * each row of a chunk is one contiguous run of x, and a run of a page or
@@ -120,10 +132,11 @@ static int64_t chunk_elems(mt_sched *s, const colnest *c, int64_t es) {
     int64_t bytes = n * es / cores;
     if (bytes > most) bytes = most;
     if (bytes < CHUNK_BYTES) bytes = CHUNK_BYTES;
-    int64_t vl = mt_target_lanes(tg, c->block->body->buf->dtype);
-    for (int64_t w = bytes / es / vl * vl; vl > 1 && w * es >= CHUNK_BYTES && w >= vl; w -= vl)
-        if (n % w == 0) return w; /* a divisor of the columns: the rows' run-time split is exact */
-    return bytes / es;
+    int64_t vl = mt_target_lanes(tg, c->block->body->buf->dtype), want = bytes / es;
+    if (rows_fit(c)) /* rows at once: a divisor of the columns, so that the splits are exact */
+        for (int64_t w = want / vl * vl; vl > 1 && w * es >= CHUNK_BYTES && 2 * w >= want && w >= vl; w -= vl)
+            if (n % w == 0) return w;
+    return want;
 }
 
 /* ROWS rows of the innermost reduce loop at a time (see the top), when
@@ -131,12 +144,8 @@ static int64_t chunk_elems(mt_sched *s, const colnest *c, int64_t es) {
  * (false: s is to be dropped). */
 static bool rows_at_once(mt_sched *s, const colnest *c, mt_tvar *ji, int64_t chunk, int64_t ncols) {
     mt_arena *a = s->arena;
-    int64_t vl = mt_target_lanes(mt_tfunc_target(s->func), c->block->body->buf->dtype), r;
-    const mt_tstmt *rl = mt_sched_get_loop(s, c->loops[c->last_r]->var);
-    const mt_tstmt *st = c->block->body;
-    if (vl < 2 || chunk % vl || ncols <= 0 || ncols % chunk || !rl || !mt_te_is_const_int(rl->extent, &r) ||
-        r < 2 * ROWS || r % ROWS || st->kind != TS_STORE || st->value->kind != TE_ADD)
-        return false;
+    int64_t vl = mt_target_lanes(mt_tfunc_target(s->func), c->block->body->buf->dtype);
+    if (vl < 2 || chunk % vl || ncols <= 0 || ncols % chunk || !rows_fit(c)) return false;
     mt_tvar *ro, *ri, *jv, *jl;
     return mt_sched_split(s, c->loops[c->last_r]->var, mt_te_i64(a, ROWS), &ro, &ri) &&
            mt_sched_split(s, ji, mt_te_i64(a, vl), &jv, &jl) && mt_sched_reorder(s, ri, jv) &&

@@ -22,7 +22,7 @@
  * each group of up to G = 16 rows of x:
  *
  *     sums = 0
- *     for kb < (rows of the part) / KB:        KB = 4 rows of w per sweep
+ *     for kb < (rows of the part) / KB:        KB = 4 rows of w per sweep (8 for a group of 4-8 rows in one register tile)
  *         for each tile of NR = 2 registers of columns of the band:
  *             for each register tile of up to RT rows of the group:
  *                 reg = sums[rows, j : j + NR]                (RT x 2 vectors)

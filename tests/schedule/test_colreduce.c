@@ -184,6 +184,20 @@ static void test_chunk_from_target(void **s) {
     if (!strstr(t, want)) fail_msg("want a chunk of %ld columns (%s):\n%s", bytes / 4, want, t);
     check(&c, k);
     mt_kernel_release(k);
+    /* 1024 x 401 columns (401 a prime): no divisor of them is half as wide
+     * as half of L1, so neither max nor sum narrows its chunk to one (4 KiB
+     * rows ran 20-30 % slower), and the sum keeps one row at a time */
+    static const char *const wide[] = {"max", "sum"};
+    for (int i = 0; i < 2; i++) {
+        char src[160];
+        snprintf(src, sizeof src, "def f(x: Tensor((64, 410624), \"float32\")):\n    return %s(x, axis=0)\n", wide[i]);
+        k = compile_ok(src);
+        t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+        snprintf(want, sizeof want, "_init in range(T.min(%ld, ", most / 4);
+        if (!strstr(t, want)) fail_msg("%s: want a chunk of %ld columns (%s):\n%s", wide[i], most / 4, want, t);
+        assert_null(strstr(t, "T.unroll("));
+        mt_kernel_release(k);
+    }
 }
 
 /* ---- transposed views (issue #17) -------------------------------------------------------- */
