@@ -24,8 +24,9 @@
  *     against our median from the same alternating blocks; the minitriton
  *     column shows the one measured against the plain form).
  *
- * The kernel and oneDNN alternate in blocks of back-to-back calls (one
- * untimed call, then 5 timed ones, a 10 ms pause between blocks), and the
+ * The kernel and oneDNN alternate in blocks of back-to-back calls (untimed
+ * calls for 5 ms, at least one, then 5 timed ones, a 10 ms pause between
+ * blocks), and the
  * medians are compared, so that both see the same load on this shared
  * machine. Each result is checked against oneDNN's (and, at batch 1 without
  * oneDNN, a double reference at sampled points): WRONG when it differs.
@@ -307,9 +308,21 @@ static double tick(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Medians of ref and fn, alternating in blocks of PER timed calls after an
- * untimed one, a 10 ms pause between blocks; at least min_reps each, then
- * until budget_s. ref NULL: fn alone. */
+/* Untimed calls of fn for WARM_S at least (one at least): after the pause
+ * between blocks the second vCPU of this VM takes about 2 ms to run a
+ * woken worker again (docs/performance.md, "Waking workers"), so one
+ * untimed call of a 0.2 ms kernel left the block's timed calls to one
+ * thread; a loop of calls does not pay that. */
+enum { WARM_MS = 5 };
+static void warm(work_fn fn, void *arg) {
+    double t0 = now_s();
+    do fn(arg);
+    while (now_s() - t0 < WARM_MS * 1e-3);
+}
+
+/* Medians of ref and fn, alternating in blocks of PER timed calls after
+ * warm()'s untimed ones, a 10 ms pause between blocks; at least min_reps
+ * each, then until budget_s. ref NULL: fn alone. */
 static void time_pair(work_fn ref_fn, void *ref_arg, work_fn fn, void *arg, int min_reps, double budget_s,
                       double *ref_s, double *fn_s) {
     enum { MAXR = 400 };
@@ -318,7 +331,7 @@ static void time_pair(work_fn ref_fn, void *ref_arg, work_fn fn, void *arg, int 
     double start = now_s();
     while (n + PER <= MAXR && (n < min_reps || now_s() - start < budget_s)) {
         if (ref_fn) {
-            ref_fn(ref_arg);
+            warm(ref_fn, ref_arg);
             for (int i = 0; i < PER; i++) {
                 double t0 = tick();
                 ref_fn(ref_arg);
@@ -326,7 +339,7 @@ static void time_pair(work_fn ref_fn, void *ref_arg, work_fn fn, void *arg, int 
             }
             usleep(10 * 1000);
         }
-        fn(arg);
+        warm(fn, arg);
         for (int i = 0; i < PER; i++) {
             double t0 = tick();
             fn(arg);
