@@ -115,6 +115,16 @@ static bool rows_fit(const colnest *c) {
            mt_te_is_const_int(c->loops[c->last_r]->extent, &r) && r >= 2 * ROWS && r % ROWS == 0;
 }
 
+/* The constant width of the fused trailing spatial loops, or 0. */
+static int64_t columns(const colnest *c) {
+    int64_t n = 1, e;
+    for (int d = c->last_r + 1; d < c->n; d++) {
+        if (!mt_te_is_const_int(c->loops[d]->extent, &e)) return 0;
+        n *= e;
+    }
+    return n;
+}
+
 /* Columns per chunk: CHUNK_BYTES of output, or more -- up to half the
  * target's L1 -- when the columns would still give every core a chunk:
  * each row of a chunk is one contiguous run of x, and a run of a page or
@@ -122,11 +132,8 @@ static bool rows_fit(const colnest *c) {
  * 4096 x 4096 float32 ran at 44 % of STREAM with 4 KiB runs). */
 static int64_t chunk_elems(mt_sched *s, const colnest *c, int64_t es) {
     const mt_target_desc *tg = mt_tfunc_target(s->func);
-    int64_t n = 1, e, cores = tg->cores > 1 ? tg->cores : 1, most = tg->l1d_bytes / 2;
-    for (int d = c->last_r + 1; d < c->n; d++) {
-        if (!mt_te_is_const_int(c->loops[d]->extent, &e)) return CHUNK_BYTES / es;
-        n *= e;
-    }
+    int64_t n = columns(c), e, cores = tg->cores > 1 ? tg->cores : 1, most = tg->l1d_bytes / 2;
+    if (n <= 0) return CHUNK_BYTES / es; /* symbolic (or no) columns */
     for (int d = 0; d < c->first_r; d++) /* outer spatial loops: chunks too */
         if (mt_te_is_const_int(c->loops[d]->extent, &e) && e > 0) cores = (cores + e - 1) / e;
     int64_t bytes = n * es / cores;
@@ -150,16 +157,6 @@ static bool rows_at_once(mt_sched *s, const colnest *c, mt_tvar *ji, int64_t chu
     return mt_sched_split(s, c->loops[c->last_r]->var, mt_te_i64(a, ROWS), &ro, &ri) &&
            mt_sched_split(s, ji, mt_te_i64(a, vl), &jv, &jl) && mt_sched_reorder(s, ri, jv) &&
            mt_sched_unroll(s, ri) && mt_sched_vectorize(s, jl);
-}
-
-/* The constant width of the fused trailing spatial loops, or 0. */
-static int64_t columns(const colnest *c) {
-    int64_t n = 1, e;
-    for (int d = c->last_r + 1; d < c->n; d++) {
-        if (!mt_te_is_const_int(c->loops[d]->extent, &e)) return 0;
-        n *= e;
-    }
-    return n;
 }
 
 static bool schedule(mt_sched *s, const colnest *c) {

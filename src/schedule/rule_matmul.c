@@ -418,35 +418,46 @@ static mt_tstmt *nest_lets(svec *s, mt_tstmt *body) {
 }
 
 /* Rows [kv, kv + vl) of a full sliver: vl x vl squares, one per vector of
- * its columns. */
+ * its columns, in a loop over them (one copy of the square's code: each
+ * copy is vl loads, vl log2(vl) shuffles and vl stores to compile). */
 static mt_tstmt *pack_square_rows(mm *c, mt_tbuffer *bp, mt_texpr *base, mt_texpr *j0, mm_colset cs,
                                   mt_texpr *k0, mt_texpr *kv) {
     int vl = c->vl;
     mt_texpr *k = mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, k0, kv), vl);
-    svec s = {0};
-    for (int v = 0; v < cs.nv; v++) {
-        mt_tvar *x[64];
-        svec lets = {0};
-        for (int r = 0; r < vl; r++) {
-            x[r] = mt_tvar_new(c->a, "wr", c->dt);
-            mt_texpr *j = mt_lw_add(&c->lw, j0, mm_I(c, cs.off[v] + r));
-            mt_texpr *y = mm_operand(c, c->Y, NULL, j, k); /* a B constant along k: a scalar */
-            mm_push(c, &lets, mt_ts_let(c->a, x[r], y->lanes == 1 ? mt_te_broadcast(c->a, y, vl) : y, NULL));
-        }
-        for (int b = 0; (1 << b) < vl; b++) square_round(c, x, b, &lets);
-        svec st = {0};
-        for (int t = 0; t < vl; t++) {
-            mt_texpr *row = mt_lw_add(&c->lw, base, mt_lw_mul(&c->lw, mt_lw_add(&c->lw, kv, mm_I(c, t)), mm_I(c, cs.width)));
-            mt_texpr *ix = mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, row, mm_I(c, cs.off[v])), vl);
-            mm_push(c, &st, mt_ts_store(c->a, bp, &ix, 1, mm_Vl(c, x[t], vl)));
-        }
-        mm_push(c, &s, nest_lets(&lets, mm_seq(c, &st)));
+    mt_tvar *sv = mm_ivar(c, "sv"), *x[64];
+    mt_texpr *off = mt_lw_mul(&c->lw, mm_V(c, sv), mm_I(c, vl)); /* full slivers: cs.off[v] = v * vl */
+    svec lets = {0};
+    for (int r = 0; r < vl; r++) {
+        x[r] = mt_tvar_new(c->a, "wr", c->dt);
+        mt_texpr *j = mt_lw_add(&c->lw, mt_lw_add(&c->lw, j0, off), mm_I(c, r));
+        mt_texpr *y = mm_operand(c, c->Y, NULL, j, k); /* a B constant along k: a scalar */
+        mm_push(c, &lets, mt_ts_let(c->a, x[r], y->lanes == 1 ? mt_te_broadcast(c->a, y, vl) : y, NULL));
     }
-    return mm_seq(c, &s);
+    for (int b = 0; (1 << b) < vl; b++) square_round(c, x, b, &lets);
+    svec st = {0};
+    for (int t = 0; t < vl; t++) {
+        mt_texpr *row = mt_lw_add(&c->lw, base, mt_lw_mul(&c->lw, mt_lw_add(&c->lw, kv, mm_I(c, t)), mm_I(c, cs.width)));
+        mt_texpr *ix = mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, row, off), vl);
+        mm_push(c, &st, mt_ts_store(c->a, bp, &ix, 1, mm_Vl(c, x[t], vl)));
+    }
+    return mm_loop(c, sv, mm_I(c, cs.nv), MT_FOR_SERIAL, nest_lets(&lets, mm_seq(c, &st)));
 }
 
 static mt_tstmt *gen_pack_elems(mm *c, mt_tbuffer *bp, mt_texpr *base, mt_texpr *j0, mm_colset cs, bool padded,
                                 mt_texpr *k0, mt_texpr *kc, mt_texpr *krow);
+
+/* The rest of a B read along k (the K % vl rows, a narrow sliver) as rows
+ * gathered lane by lane rather than scalars, from GATHER_ROWS rows of A on
+ * or an M known only at run time: scalars are what LLVM's loop-load-elim
+ * and SLP passes spend 80-140 ms compiling when they are many (the MLP's
+ * x @ w0.T at K = 784 compiled in 98 ms instead of 34), and under 1/256 of
+ * the work there. */
+enum { GATHER_ROWS = 256 };
+
+static bool pack_gathered(mm *c) {
+    int64_t M;
+    return c->y_kvec && (!mt_te_is_const_int(c->ext[c->ns - 2], &M) || M >= GATHER_ROWS);
+}
 
 /* A full sliver of a B read along k: the squares, then the K % vl rows
  * left one by one. */
@@ -480,7 +491,7 @@ static mt_tstmt *gen_pack_elems(mm *c, mt_tbuffer *bp, mt_texpr *base, mt_texpr 
     mt_texpr *kv = krow ? krow : mm_V(c, kk);
     mt_texpr *k = mt_lw_add(&c->lw, k0, kv);
     mt_texpr *row = mt_lw_add(&c->lw, base, mt_lw_mul(&c->lw, kv, mm_I(c, cs.width)));
-    if (!padded && c->y_vec) {
+    if (!padded && (c->y_vec || pack_gathered(c))) {
         svec s = {0};
         for (int v = 0; v < cs.nv; v++) {
             mt_texpr *ix = mt_lw_ramp(&c->lw, mt_lw_add(&c->lw, row, mm_I(c, cs.off[v])), cs.lanes[v]);
