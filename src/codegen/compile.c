@@ -522,7 +522,7 @@ void mt_codegen_cpu(mt_jit *jit, mt_arena *a, const mt_codegen_in *in, mt_codege
             kern[i].ctx = LLVMContextCreate();
             LLVMContextSetDiagnosticHandler(kern[i].ctx, unit_diag, &kern[i]);
             kparts[i] = split->n;
-            kern[i].mod = mt_llvm_build_module(a, kern[i].ctx, mod_name, prefix, jit->triple,
+            kern[i].mod = mt_llvm_build_module(a, kern[i].ctx, mod_name, prefix, jit->triple, jit->features,
                                                LLVMOrcLLJITGetDataLayoutStr(jit->lljit),
                                                funcs + i * per, per, many ? split : NULL);
         }

@@ -80,6 +80,7 @@ typedef struct mt_cg {
     int nstream;
     bool streamed;          /* the current LLVM function made a streaming store */
     bool x86;               /* the target is x86 (streaming stores and their fence) */
+    bool avx512;            /* the machine code may use AVX-512F (the JIT's CPU has it) */
     mt_cg_split *split;     /* non-NULL: each parallel body in a module of its own */
     LLVMValueRef *heaps;    /* the heap buffers live at the current point (freed by a
                              * bounds check that stops the function) ... */
@@ -131,13 +132,14 @@ LLVMValueRef mt_cg_math_erf(mt_cg *g, LLVMValueRef x);
 /* Builds, in ctx, a verified module holding one function per funcs[i]
  * (host functions), named prefix + funcs[i]->name, and the parallel bodies
  * they launch (prefix + name + ".body" and prefix + name, internal), for
- * the given triple and data layout. With split (zeroed, or holding earlier
+ * the given triple, CPU features ("+avx512f,...", the JIT's: which
+ * instructions the code may use) and data layout. With split (zeroed, or holding earlier
  * parts) each parallel body (its .body function external) goes into a
  * verified module of its own in split->parts, which the kernel's module
  * declares and calls. On error the module is disposed and the error raised
  * (mt_ice); the parts made stay in split for the caller to dispose. */
 LLVMModuleRef mt_llvm_build_module(mt_arena *a, LLVMContextRef ctx, const char *mod_name,
-                                   const char *prefix, const char *triple,
+                                   const char *prefix, const char *triple, const char *features,
                                    const char *data_layout, mt_tfunc *const *funcs, int n,
                                    mt_cg_split *split);
 
