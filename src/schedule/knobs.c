@@ -51,8 +51,9 @@ static const mt_knob_def reduce_knobs[] = {
     {"parallel", 0, 1, false, 2, {0, 1}, "rows in parallel chunks (default 1 above 64 KiB)"},
     {"chunk_kib", 1, 1 << 20, false, 4, {8, 16, 32, 256}, "KiB of rows per parallel chunk (default 64; down to 8 for 8 chunks per core)"},
     {"prefetch", 0, 1, false, 2, {0, 1},
-     "1: the last pass over a row prefetches the next row's input (default 1 for rows of 512 B to L2 / 16 -- L1 / 4 "
-     "when a stored row is read back, as softmax's exps -- of an input larger than L2, in more than one pass)"},
+     "1: the second pass over a row prefetches the next row's input (default 1 for rows of 512 B to L2 / 16 -- L2 / 2 "
+     "when that pass computes an exp or a log and stores nothing, as log_softmax's, L1 / 4 when it stores a row, as "
+     "softmax's -- of an input larger than L2, in more than one pass)"},
 };
 
 static const mt_knob_def default_knobs[] = {

@@ -110,11 +110,17 @@ static mt_tstmt *st(rr *c, mt_tbuffer *b, mt_texpr *ix, mt_texpr *v) { return mt
  * row (rule_reduce_defaults.c). */
 static int lanes_of(const rr *c, mt_dtype dt) { return mt_rr_lanes(c, dt); }
 
-/* One step of a RED stage at r: e = E(r); also[r] = e; acc[ix] = F(acc[ix], e). */
-static mt_tstmt *red_step(rr *c, const stage *s, mt_texpr *r, mt_tbuffer *acc, mt_texpr *ix, int lanes) {
+static void push_prefetches(rr *c, svec *b, mt_texpr *r);
+
+/* One step of a RED stage at r: e = E(r); also[r] = e; acc[ix] = F(acc[ix], e).
+ * pf: the vector step's first element, where the pass prefetches the next
+ * row (NULL: it does not). */
+static mt_tstmt *red_step(rr *c, const stage *s, mt_texpr *r, mt_tbuffer *acc, mt_texpr *ix, int lanes,
+                          mt_texpr *pf) {
     mt_tvar *ev = mt_tvar_new(c->a, "e", s->buf->dtype);
     mt_texpr *e = Vl(c, ev, lanes);
     svec b = {0};
+    if (pf) push_prefetches(c, &b, pf);
     if (s->also) push(c, &b, mt_ts_store(c->a, mt_lw_flat(&c->lw, s->also)->flat,
                                           (mt_texpr *[]){mt_rr_row_ix(c, s->also, r)}, 1, e));
     push(c, &b, st(c, acc, ix, mt_rr_fapply(c, s, ld(c, acc, ix), e)));
@@ -129,7 +135,8 @@ static mt_texpr *identity(rr *c, const stage *s, int lanes) {
     return lanes == 1 ? z : mt_te_broadcast(c->a, z, lanes);
 }
 
-static mt_tstmt *gen_red(rr *c, const stage *s, rowval *out) {
+/* A RED stage's pass; pf: the pass that prefetches the next row. */
+static mt_tstmt *gen_red(rr *c, const stage *s, rowval *out, bool pf) {
     mt_dtype dt = s->buf->dtype;
     int vl = lanes_of(c, dt), U = mt_rr_accumulators(c, vl);
     mt_tbuffer *acc = local(c, "acc", (int64_t)U * vl, dt);
@@ -141,8 +148,8 @@ static mt_tstmt *gen_red(rr *c, const stage *s, rowval *out) {
     mt_tvar *vb = ivar(c, "rb");
     svec u4 = {0};
     for (int u = 0; u < U; u++) {
-        mt_texpr *r = ramp(c, add(c, mul(c, V(c, vb), I(c, (int64_t)U * vl)), I(c, (int64_t)u * vl)), vl);
-        push(c, &u4, red_step(c, s, r, acc, ramp(c, I(c, (int64_t)u * vl), vl), vl));
+        mt_texpr *at = add(c, mul(c, V(c, vb), I(c, (int64_t)U * vl)), I(c, (int64_t)u * vl));
+        push(c, &u4, red_step(c, s, ramp(c, at, vl), acc, ramp(c, I(c, (int64_t)u * vl), vl), vl, pf ? at : NULL));
     }
     mt_texpr *nb = bin(c, TE_FLOORDIV, c->N, I(c, (int64_t)U * vl));
     push(c, &b, loop(c, vb, nb, MT_FOR_SERIAL, seq(c, &u4)));
@@ -152,15 +159,15 @@ static mt_tstmt *gen_red(rr *c, const stage *s, rowval *out) {
     mt_tvar *vv = ivar(c, "rv");
     int64_t k;
     if (!mt_te_is_const_int(nv, &k) || k > 0) {
-        mt_texpr *r = ramp(c, add(c, base1, mul(c, V(c, vv), I(c, vl))), vl);
-        push(c, &b, loop(c, vv, nv, MT_FOR_SERIAL, red_step(c, s, r, acc, ramp(c, I(c, 0), vl), vl)));
+        mt_texpr *at = add(c, base1, mul(c, V(c, vv), I(c, vl)));
+        push(c, &b, loop(c, vv, nv, MT_FOR_SERIAL, red_step(c, s, ramp(c, at, vl), acc, ramp(c, I(c, 0), vl), vl, pf ? at : NULL)));
     }
     /* the scalar tail */
     mt_texpr *base2 = mul(c, bin(c, TE_FLOORDIV, c->N, I(c, vl)), I(c, vl));
     mt_texpr *nt = sub(c, c->N, base2);
     if (!mt_te_is_const_int(nt, &k) || k > 0) {
         mt_tvar *t = ivar(c, "rt");
-        push(c, &b, loop(c, t, nt, MT_FOR_SERIAL, red_step(c, s, add(c, base2, V(c, t)), tail, I(c, 0), 1)));
+        push(c, &b, loop(c, t, nt, MT_FOR_SERIAL, red_step(c, s, add(c, base2, V(c, t)), tail, I(c, 0), 1, NULL)));
     }
     /* combine the accumulators, fold the lanes */
     for (int u = 1; u < U; u++) {
@@ -226,7 +233,7 @@ static void push_prefetches(rr *c, svec *b, mt_texpr *r) {
     for (int i = 0; i < p.n; i++) push(c, b, mt_ts_eval(c->a, mt_te_prefetch(c->a, p.loads[i])));
 }
 
-/* An ELT stage's pass; pf: the last pass, which prefetches the next row. */
+/* An ELT stage's pass; pf: the pass that prefetches the next row. */
 static mt_tstmt *gen_elt(rr *c, const stage *s, bool pf) {
     int vl = lanes_of(c, s->buf->dtype);
     mt_tbuffer *fb = mt_lw_flat(&c->lw, s->buf)->flat;
@@ -252,15 +259,21 @@ static mt_tstmt *gen_elt(rr *c, const stage *s, bool pf) {
     return seq(c, &b);
 }
 
+/* The stage whose pass prefetches the next row: the first pass over the row
+ * after the one that reads it from memory, so that the next row has the
+ * longest time to arrive (softmax: the pass of the exps, not the short one
+ * that scales them). -1: none. */
+static int pf_stage(const rr *c) { return mt_rr_prefetch(c) ? mt_rr_prefetch_stage(c) : -1; }
+
 /* One row (c->oval set): the stages in order, then the per-row outputs. */
 static mt_tstmt *stages_row(rr *c, void *ctx) {
     (void)ctx;
     svec b = {0};
-    bool pf = mt_rr_prefetch(c);
+    int pf = pf_stage(c);
     for (int i = 0; i < c->nst; i++) {
         const stage *s = &c->st[i];
-        if (s->kind == ST_RED) push(c, &b, gen_red(c, s, find_rv(c, s->buf)));
-        else if (s->kind == ST_ELT) push(c, &b, gen_elt(c, s, pf && i == c->nst - 1));
+        if (s->kind == ST_RED) push(c, &b, gen_red(c, s, find_rv(c, s->buf), i == pf));
+        else if (s->kind == ST_ELT) push(c, &b, gen_elt(c, s, i == pf));
         else push(c, &b, st(c, find_rv(c, s->buf)->local, I(c, 0), mt_rr_lower(c, s, s->value, NULL)));
     }
     for (int i = 0; i < c->nrv; i++) {

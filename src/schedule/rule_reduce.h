@@ -104,10 +104,13 @@ mt_tfunc *mt_reduce_inner(mt_arena *a, mt_tfunc *f);
 int mt_rr_lanes(const rr *c, mt_dtype dt);
 int mt_rr_accumulators(const rr *c, int vl);
 int64_t mt_rr_chunk_elems(const rr *c, int64_t bytes, int64_t es, int64_t total);
-/* Whether the last pass over a row prefetches the next row's input (knob
- * prefetch; else rows of PF_MIN bytes to a sixteenth of L2 -- a quarter of
- * L1 when a stored row is read back -- when the whole input is larger than
- * L2, and more than one pass). */
+/* The stage whose pass would prefetch the next row's input: the first pass
+ * after the one that reads the row from memory (not a ROW stage); -1: none. */
+int mt_rr_prefetch_stage(const rr *c);
+/* Whether it does (knob prefetch; else rows of PF_MIN bytes to a sixteenth
+ * of L2 -- half of L2 when that pass computes an exponential or a logarithm
+ * and stores nothing, a quarter of L1 when it stores a row -- when the
+ * whole input is larger than L2, and more than one pass). */
 bool mt_rr_prefetch(const rr *c);
 
 #endif

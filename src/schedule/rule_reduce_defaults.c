@@ -27,20 +27,26 @@
  *  - Prefetch. Only the first pass over a row reads it from memory (the
  *    later ones find it in L1 or L2), so while they run the memory system
  *    idles: the hardware prefetchers follow demand misses and stop with
- *    them. The last pass therefore prefetches the next row's input, a line
- *    per vector step (rule_reduce.c). Measured on the project machine
- *    (2026-11-28, a hand-written AVX2 layer_norm, one thread, under load):
- *    rows of 512 B to 16 KiB took 10-23 % less time; rows of 128 B none
- *    (demand misses come often enough), rows of 128 KiB none (the passes
- *    read L2, whose own prefetcher keeps up). So: rows of PF_MIN bytes to
- *    L2 / 16, an input larger than L2, and at least two passes. The JIT's
- *    kernels, the same kernel with prefetch=0 and =1 alternated (2026-11-28,
- *    Zen 3, 1 and 2 threads, rows of 256 to 4097 floats;
- *    bench/results/prefetch_2026-11-28.md): layer_norm 0.80-1.00 of the
- *    time (geometric mean 0.87), log_softmax 0.88-1.01 (0.92), softmax
- *    0.86-1.06 (0.97); softmax, whose last pass reads back the exps its
- *    second pass stored, was 1.05-1.15 on rows of 16 KiB in three of four
- *    runs: with a stored row read back, rows only up to L1 / 4.
+ *    them. The second pass therefore prefetches the next row's input, a
+ *    line per vector step (rule_reduce.c): the first that finds the row in
+ *    cache, so the next row has the longest time to arrive before the next
+ *    first pass asks for it (softmax's pass of the exps, layer_norm's
+ *    variance). Measured on the project machine (2026-11-28, a hand-written
+ *    AVX2 layer_norm, one thread, under load): rows of 512 B to 16 KiB took
+ *    10-23 % less time; rows of 128 B none (demand misses come often
+ *    enough), rows of 128 KiB none (the passes read L2, whose own
+ *    prefetcher keeps up). So: rows of PF_MIN bytes to L2 / 16, an input
+ *    larger than L2, and at least two passes. A second pass that computes
+ *    an exponential or a logarithm and stores nothing (log_softmax's sum of
+ *    exps) leaves the memory system idle for longer: there rows up to L2 /
+ *    2. One that stores a row as well (softmax's exps, which its last pass
+ *    reads back) adds its own traffic: rows up to L1 / 4. The JIT's
+ *    kernels, the same kernel with prefetch=0 and =1 alternated (Zen 5, 1
+ *    and 2 threads, 64 MiB inputs, 2026-11-28; docs/schedule.md has the
+ *    table): the time with the prefetch over the time without, log_softmax
+ *    0.76-0.86 on rows of 1000 to 131072 floats; softmax 0.89 and 1.02 on
+ *    rows of 1000, 0.98-1.06 on longer ones; layer_norm 0.81 and 0.86 on
+ *    rows of 1000, 1.01 on rows of 4097, 0.90-1.06 on longer ones.
  */
 #include "schedule/knobs.h"
 #include "schedule/rule_reduce.h"
@@ -97,16 +103,39 @@ int64_t mt_rr_chunk_elems(const rr *c, int64_t bytes, int64_t es, int64_t total)
     return small > floor ? small : floor;
 }
 
+int mt_rr_prefetch_stage(const rr *c) {
+    for (int i = 1; i < c->nst; i++)
+        if (c->st[i].kind != ST_ROW) return i;
+    return -1;
+}
+
+static void find_transcendental(mt_tvisitor *v, const mt_texpr *e) {
+    bool *found = v->ctx;
+    if (e->kind == TE_CALL && (e->intrin == IN_EXP || e->intrin == IN_LOG || e->intrin == IN_TANH ||
+                               e->intrin == IN_SIGMOID || e->intrin == IN_ERF))
+        *found = true;
+    if (!*found) mt_tvisit_expr_children(v, e);
+}
+
+/* The longest row (bytes) whose next row the pass of stage i prefetches. */
+static int64_t pf_max_row(const rr *c, int i) {
+    const mt_target_desc *tg = mt_tfunc_target(c->f);
+    if (c->st[i].also) return tg->l1d_bytes / 4; /* it stores a row too (softmax's exps) */
+    bool found = false;
+    mt_tvisitor v = {find_transcendental, NULL, &found};
+    mt_tvisit_expr(&v, c->st[i].value);
+    return tg->l2_bytes / (found ? 2 : 16);
+}
+
 bool mt_rr_prefetch(const rr *c) {
     if (mt_knob_given(c->f, RULE, "prefetch")) return mt_knob_get(c->f, RULE, "prefetch", 0) != 0;
-    if (c->nst < 2 || c->st[c->nst - 1].kind != ST_ELT) return false;
+    int pf = mt_rr_prefetch_stage(c);
+    if (pf < 0 || c->st[c->nst - 1].kind != ST_ELT) return false;
     const mt_target_desc *tg = mt_tfunc_target(c->f);
     int64_t es = (int64_t)mt_dtype_size(c->st[0].buf->dtype), n, row, total, o;
     if (!mt_te_is_const_int(c->N, &n)) return true; /* a symbolic row: assumed long enough */
-    if (__builtin_mul_overflow(n, es, &row) || row < PF_MIN || (tg->l2_bytes > 0 && row > tg->l2_bytes / 16))
+    if (__builtin_mul_overflow(n, es, &row) || row < PF_MIN || (tg->l2_bytes > 0 && row > pf_max_row(c, pf)))
         return false;
-    for (int i = 0; i < c->nst; i++) /* a stored row the last pass reads back (softmax's exps) */
-        if (c->st[i].also && tg->l1d_bytes > 0 && row > tg->l1d_bytes / 4) return false;
     total = row;
     for (int k = 0; k < c->ns; k++) {
         if (!mt_te_is_const_int(c->O[k], &o)) return true; /* symbolic rows: assumed many */

@@ -388,12 +388,24 @@ static mt_kernel *compile_prefetch(const rcase *c, const char *fn, int pf) {
     return compile_ok(src);
 }
 
-/* The last pass over a row prefetches the next row's input
- * (rule_reduce_defaults.c, mt_rr_prefetch): rows of 1000 float32 in an
- * input larger than any L2, one prefetch of x per vector step (g and b do
- * not move with the row); not rows of 100 in a small input; the knob forces
- * it either way, with the same numerics, the last row (which prefetches
- * itself) and two outer axes included. */
+/* The second pass over a row (the first that finds it in cache) prefetches
+ * the next row's input (rule_reduce.c, pf_stage; rule_reduce_defaults.c,
+ * mt_rr_prefetch): rows of 1000 float32 in an input larger than any L2, one
+ * prefetch of x per vector step (g and b do not move with the row): in the
+ * second pass's four unrolled steps and its loop of single vectors, none in
+ * the last pass; not rows of 100 in a small input; the knob forces it either
+ * way, with the same numerics, the last row (which prefetches itself) and
+ * two outer axes included. */
+
+/* The prefetches of t, all of them in its second reduction pass (after the
+ * first pass's scalar tail `for rt`, before the third pass `for rv_2`). */
+static void assert_second_pass_prefetches(const char *t) {
+    const char *pass2 = strstr(t, "for rt in"), *first = strstr(t, "T.prefetch("), *last = first;
+    for (const char *p = first; p; p = strstr(p + 1, "T.prefetch(")) last = p;
+    const char *pass3 = pass2 ? strstr(pass2, "for rv_2 in") : NULL;
+    if (count_str(t, "T.prefetch(") != 5 || !pass2 || !pass3 || first < pass2 || last > pass3)
+        fail_msg("expected 5 prefetches of x's next row, in the second pass:\n%s", t);
+}
 static void test_prefetch(void **st) {
     (void)st;
     if (test_gpu_target()) {
@@ -403,8 +415,8 @@ static void test_prefetch(void **st) {
     rcase big = {OP_LAYERNORM, MT_FLOAT32, 1, {2048, 0}, 1000, false};
     mt_kernel *k = compile_fired(&big);
     const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
-    if (count_str(t, "T.prefetch(") != 1 || !strstr(t, "T.evaluate(T.prefetch(x[T.min("))
-        fail_msg("expected one prefetch of x's next row:\n%s", t);
+    assert_second_pass_prefetches(t);
+    assert_non_null(strstr(t, "T.evaluate(T.prefetch(x[T.min("));
     assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), "prefetch=1"));
     run_check(k, &big);
     mt_kernel_release(k);
@@ -417,14 +429,27 @@ static void test_prefetch(void **st) {
     assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), "prefetch=0"));
     mt_kernel_release(k);
     k = compile_prefetch(&small, "layer_norm", 1);
-    assert_int_equal(count_str(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "T.prefetch("), 1);
+    assert_second_pass_prefetches(mt_kernel_dump(k, MT_STAGE_TIR_SCHED));
     run_check(k, &small);
     mt_kernel_release(k);
     rcase three = {OP_SOFTMAX, MT_FLOAT32, 2, {5, 7}, 100, false};
     k = compile_prefetch(&three, "softmax", 1);
-    assert_int_equal(count_str(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "T.prefetch("), 1);
+    assert_second_pass_prefetches(mt_kernel_dump(k, MT_STAGE_TIR_SCHED));
     run_check(k, &three);
     mt_kernel_release(k);
+    /* rows of 256 KiB: log_softmax's second pass (exps, nothing stored)
+     * prefetches; layer_norm's (a sum of squares) and softmax's (which
+     * stores the exps) do not */
+    static const op_kind long_rows[] = {OP_LOGSOFTMAX, OP_LAYERNORM, OP_SOFTMAX};
+    for (int i = 0; i < 3; i++) {
+        rcase c = {long_rows[i], MT_FLOAT32, 1, {32, 0}, 65536, false};
+        k = compile_fired(&c);
+        const char *want = i == 0 ? "prefetch=1" : "prefetch=0";
+        if (!strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), want))
+            fail_msg("%s over rows of 65536: expected %s\n%s", i == 0 ? "log_softmax" : i == 1 ? "layer_norm" : "softmax",
+                     want, mt_kernel_dump(k, MT_STAGE_SCHEDULE));
+        mt_kernel_release(k);
+    }
     rcase one_pass = {OP_SUM, MT_FLOAT32, 1, {2048, 0}, 1000, false}; /* nothing after the pass that reads x */
     k = compile_fired(&one_pass);
     assert_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "T.prefetch("));
