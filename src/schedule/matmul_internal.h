@@ -61,6 +61,8 @@ typedef struct mm {
     bool wide;                /* column blocks in parallel when A is small (rule_matmul.c,
                                * gen_wide; the conv rule's pointwise layers ask for it) */
     mt_knobs chosen;          /* the knob values the schedules made chose (mt_tfunc.chosen) */
+    int64_t m_below;          /* a symbolic M runs the schedule being made only when it is
+                               * below this (the few-rows schedules); 0: any M */
 } mm;
 
 /* The matmul rule's name for its knobs (schedule/knobs.h). */

@@ -59,7 +59,9 @@
  * narrower T.Ramp) or single vectors then single columns (symbolic N); the
  * rows of w left after the KB sweeps are single-row sweeps; the rows of x
  * after the full groups are one smaller group (a run-time count when M is
- * symbolic, in register tiles of RT and one-row tiles).
+ * symbolic, in register tiles of RT and one-row tiles). A symbolic M that
+ * runs this schedule only below mr rows (the matmul rule's `if M < 16`,
+ * mm.m_below) has that group alone: the full groups' code would be dead.
  *
  * Numerics: every element sums k in increasing order within a part, with
  * fused multiply-adds, and the P partial sums in order of p: at P = 1 this
@@ -383,6 +385,14 @@ static mt_tstmt *chunk(gv *g, mt_texpr *ch) {
     mt_tvar *gi = mm_ivar(c, "g");
     mt_texpr *i0 = mul(c, mm_V(c, gi), mm_I(c, mr));
     mt_texpr *ng = bin(c, TE_FLOORDIV, M, mm_I(c, mr));
+    /* a symbolic M known to be below mr has no full group: the group's code
+     * would be dead, and it is most of the compile time */
+    bool no_full = !mt_te_is_const_int(M, &Mc) && c->m_below > 0 && c->m_below <= mr;
+    if (no_full) { /* the rows from 0: M % mr, which is M, and tells LLVM it is below mr */
+        mt_texpr *rows = bin(c, TE_FLOORMOD, M, mm_I(c, mr));
+        mm_push(c, &s, mt_ts_if(c->a, mm_lt(c, mm_I(c, 0), rows), group(g, mm_I(c, 0), rows, p, kp0, kpn, j0, nbw, last), NULL));
+        return mt_ts_alloc(c->a, g->acc, mm_seq(c, &s));
+    }
     mm_push(c, &s, mm_loop(c, gi, ng, MT_FOR_SERIAL, group(g, i0, mm_I(c, mr), p, kp0, kpn, j0, nbw, last)));
     mt_texpr *it = mul(c, ng, mm_I(c, mr));
     if (mt_te_is_const_int(M, &Mc)) {

@@ -964,7 +964,12 @@ mt_tfunc *mm_schedule_cpu(mm *c) {
     if (wide_fits(c)) body = gen_wide(c);
     else if (!gen_few || few <= 0) body = gen_packed(c);
     else if (mt_te_is_const_int(M, &Mc)) body = Mc < few ? gen_few(c) : gen_packed(c);
-    else body = mt_ts_if(a, mm_lt(c, M, mm_I(c, few)), gen_few(c), gen_packed(c));
+    else {
+        c->m_below = few;
+        mt_tstmt *small = gen_few(c);
+        c->m_below = 0;
+        body = mt_ts_if(a, mm_lt(c, M, mm_I(c, few)), small, gen_packed(c));
+    }
 
     mt_tfunc *g = MT_NEW(a, mt_tfunc);
     *g = *f;

@@ -135,8 +135,10 @@ static void test_constant_shapes(void **st) {
 }
 
 /* Symbolic M: the skinny schedule below 16 rows at run time, packed from 16
- * on; then M, K and N symbolic (band count, split of K and tails at run
- * time), zero sizes included. */
+ * on, and no code for a full group of 16 rows in it (dead below 16 rows; it
+ * was most of the compile time); with the knob few_rows=40, full groups of
+ * 16 and the rest; then M, K and N symbolic (band count, split of K and
+ * tails at run time), zero sizes included. */
 static void test_symbolic(void **st) {
     static const mt_dtype dts[] = {MT_FLOAT32, MT_FLOAT64};
     char src[512];
@@ -145,8 +147,21 @@ static void test_symbolic(void **st) {
         const char *tir = mt_kernel_dump(kn, MT_STAGE_TIR_SCHED);
         if (!strstr(tir, "if m < 16:") || !strstr(tir, "sums = T.alloc_buffer") || !strstr(tir, "B_pack"))
             fail_msg("expected both schedules behind if m < 16:\n%s", tir);
+        if (!test_gpu_target() && strstr(tir, "m // 16"))
+            fail_msg("a group of 16 rows in the schedule for fewer than 16:\n%s", tir);
         for (int64_t m = 0; m <= 40; m++) run_xw(kn, dts[t], m, 257, 70, true, src);
         mt_kernel_release(kn);
+        char knob[640];
+        snprintf(knob, sizeof knob, "%s\n@T.schedule(\"fused_matmul_add_relu\")\ndef s(sch):\n"
+                 "    sch.apply_rule(\"schedule_matmul\", few_rows=40)\n", src);
+        if (!test_gpu_target()) {
+            kn = compile_ok(knob);
+            tir = mt_kernel_dump(kn, MT_STAGE_TIR_SCHED);
+            if (!strstr(tir, "if m < 40:") || !strstr(tir, "m // 16"))
+                fail_msg("expected full groups of 16 behind if m < 40:\n%s", tir);
+            for (int64_t m = 0; m <= 41; m += 3) run_xw(kn, dts[t], m, 257, 70, true, src);
+            mt_kernel_release(kn);
+        }
         kn = compile_ok(xw_src(src, sizeof src, dts[t], "\"m\"", "\"k\"", "\"n\"", t == 0));
         static const int64_t sz[][3] = {{1, 1, 1},    {1, 4097, 1000}, {3, 17, 13}, {5, 16, 8},   {1, 0, 5},
                                         {5, 9, 0},    {0, 9, 5},       {16, 7, 257}, {31, 40, 9}, {2, 3000, 70},
