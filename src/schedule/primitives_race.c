@@ -38,9 +38,11 @@
  * ((f // K) // N, (f // K) % N, f % K), which is f. Every access must
  * split the same way (the same points, K and order): the split is then
  * one-to-one, so equal elements mean equal z. Divisions and remainders by
- * a constant that divides c are read too. Sufficient, not necessary: an
- * index this cannot read (a product of two loops, a let) is refused,
- * saying which buffer.
+ * a constant that divides c are read too. A let's variable is read as
+ * its value (TIR's lets are immutable, and the variables of the value are
+ * the same wherever the let's variable is in scope). Sufficient, not
+ * necessary: an index this cannot read (a product of two loops, a load)
+ * is refused, saying which buffer.
  */
 #include "schedule/block_util.h"
 #include "schedule/primitives.h"
@@ -89,8 +91,8 @@ typedef struct race {
     MT_VEC(const mt_tbuffer *) local;    /* allocated inside L */
     MT_VEC(access) acc;
     const mt_tstmt *block;               /* the innermost block around it */
-    MT_VEC(mt_tvar *) bv;                /* block variables in scope ... */
-    MT_VEC(mt_texpr *) bval;             /* ... and their bindings */
+    MT_VEC(mt_tvar *) bv;                /* block and let variables in scope ... */
+    MT_VEC(mt_texpr *) bval;             /* ... and their bindings, values */
 } race;
 
 static bool inner_var(const race *r, const mt_texpr *e) {
@@ -312,7 +314,15 @@ static void walk(race *r, const mt_tstmt *s) {
         if (pushed) mt_bounds_pop(&r->in);
         return;
     }
-    case TS_LET: loads(r, s->value), walk(r, s->body); return;
+    case TS_LET: { /* the variable read as its value (in scope, immutable: the same value) */
+        loads(r, s->value);
+        int mark = r->bv.len;
+        MT_VEC_PUSH(r->a, &r->bv, s->var);
+        MT_VEC_PUSH(r->a, &r->bval, mt_tsubst_expr(r->a, s->value, r->bv.data, r->bval.data, mark));
+        walk(r, s->body);
+        r->bv.len = r->bval.len = mark;
+        return;
+    }
     case TS_ALLOC:
         MT_VEC_PUSH(r->a, &r->local, s->buf);
         walk(r, s->body);

@@ -1019,6 +1019,44 @@ static void test_gpu_bind_nesting(void **state) {
     mt_kernel_release(k);
 }
 
+/* parallel reads a let's variable in an index as its value: `base = vi *
+ * 4; X[base + vj]` splits X among the iterations of i (it was refused as an
+ * index it could not read); `base = vi // 2` does not (two iterations store
+ * X[base + vj]) and is refused. */
+static void test_parallel_let(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    static const char *const src =
+        "@T.prim_func\n"
+        "def f(A: T.Buffer((64,), \"float32\"), X: T.Buffer((64,), \"float32\")):\n"
+        "    for i, j in T.grid(16, 4):\n"
+        "        with T.block(\"a\"):\n"
+        "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+        "            base = vi %s\n"
+        "            X[base + vj] = A[base + vj] * T.float32(2)\n"
+        "\n"
+        "@T.schedule(f)\n"
+        "def s(sch):\n"
+        "    i, j = sch.get_loops(sch.get_block(\"a\"))\n"
+        "    sch.parallel(i)\n";
+    char buf[1024];
+    snprintf(buf, sizeof buf, src, "* 4");
+    mt_kernel *k = compile_ok(buf);
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "T.launch("));
+    int64_t n = 64;
+    mt_tensor *a = tensor_f32(1, &n, 1);
+    mt_tensor *x = run1(k, &a, 1);
+    for (int i = 0; i < 64; i++) assert_true(F(x)[i] == 2 * F(a)[i]);
+    mt_tensor_release(x);
+    mt_tensor_release(a);
+    mt_kernel_release(k);
+    snprintf(buf, sizeof buf, src, "// 2");
+    mt_diag d = compile_err(buf);
+    assert_int_equal(d.status, MT_ERR_INVALID_ARG);
+    if (!strstr(d.text, "12:9: error: parallel: iterations of loop 'i' may touch the same elements of 'X'"))
+        fail_msg("got: %s", d.text);
+}
+
 /* bind, like parallel, refuses a loop whose iterations may touch the same
  * elements (they run at once on the GPU): two iterations storing one
  * element, one iteration reading what the next writes, and (at the
@@ -1100,6 +1138,7 @@ int main(void) {
         cmocka_unit_test(test_precedence_over_log), cmocka_unit_test(test_names_by_def),
         cmocka_unit_test(test_default_rule_traces),               cmocka_unit_test(test_gpu_bind),
         cmocka_unit_test(test_gpu_bind_nesting),   cmocka_unit_test(test_gpu_bind_race),
+        cmocka_unit_test(test_parallel_let),
         cmocka_unit_test(test_reversed_reduce_init),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
