@@ -54,6 +54,9 @@ static const mt_knob_def reduce_knobs[] = {
      "1: the second pass over a row prefetches the next row's input (default 1 for rows of 512 B to L2 / 16 -- L2 / 2 "
      "when that pass computes an exp or a log and stores nothing, as log_softmax's, L1 / 4 when it stores a row, as "
      "softmax's -- of an input larger than L2, in more than one pass)"},
+    {"block_rows", 1, 64, false, 3, {1, 4, 16},
+     "rows per block: each pass over all of a block's rows before the next pass (1: row by row; default 16 for rows "
+     "of 16 to 512 bytes in more than one pass, fewer for a block over L1 / 4, down to 4; else 1)"},
 };
 
 static const mt_knob_def default_knobs[] = {

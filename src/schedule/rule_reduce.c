@@ -44,6 +44,21 @@
  * A row of 4096 float32 is 16 KiB and stays in L1/L2 between the passes,
  * so only the first pass reads it from memory.
  *
+ * Blocks. Row by row, each row is a chain of dependent steps: the lane
+ * fold of its max, the exponentials that need it, the fold of their sum,
+ * the row's scalar math (a division, log_softmax's log), the last pass. On
+ * a short row that chain is longer than the out-of-order window can cover
+ * with the next rows' work, and the core waits. With c->block = B > 1
+ * (knob block_rows; the default from rule_reduce_defaults.c, mt_rr_block)
+ * the rows go B at a time, pass by pass: each pass runs over all B rows
+ * (a loop over the block, its rows independent) before the next pass
+ * starts, the per-row values in B-element locals, a ROW stage and the
+ * per-row outputs in the loop of the pass before them; the last block of
+ * a chunk may be partial (its loops run min(B, rows left) times). The
+ * numerics are the row-by-row code's exactly: the same operations per row
+ * in the same order. softmax over 65536 x 32 on one core: 0.80 -> 0.51
+ * ms. Blocks take no prefetch (the next block is many rows ahead).
+ *
  * Softmax: the epilogue Y = E / B (or E * B) where B is the sum of the same
  * E (exp(x - max)) computed by an earlier RED: the RED also stores E to Y,
  * and the epilogue becomes Y = Y * (1 / B), so exp runs once per element,
@@ -102,6 +117,8 @@ static mt_tbuffer *local(rr *c, const char *name, int64_t n, mt_dtype dt) {
     return b;
 }
 static mt_texpr *ld(rr *c, mt_tbuffer *b, mt_texpr *ix) { return mt_te_load(c->a, b, &ix, 1); }
+/* The current row's element of the per-row values' locals. */
+static mt_texpr *RV(rr *c) { return c->rv_ix ? c->rv_ix : I(c, 0); }
 static mt_tstmt *st(rr *c, mt_tbuffer *b, mt_texpr *ix, mt_texpr *v) { return mt_ts_store(c->a, b, &ix, 1, v); }
 
 /* ---- the stages ---------------------------------------------------------------------- */
@@ -179,7 +196,7 @@ static mt_tstmt *gen_red(rr *c, const stage *s, rowval *out, bool pf) {
         push(c, &b, st(c, acc, x, mt_rr_fapply(c, s, ld(c, acc, x), ld(c, acc, y))));
     }
     mt_texpr *h = mt_rr_fapply(c, s, ld(c, acc, I(c, 0)), ld(c, tail, I(c, 0)));
-    push(c, &b, st(c, out->local, I(c, 0), mt_rr_fapply(c, s, mt_rr_lower(c, s, s->init, I(c, 0)), h)));
+    push(c, &b, st(c, out->local, RV(c), mt_rr_fapply(c, s, mt_rr_lower(c, s, s->init, I(c, 0)), h)));
     return mt_ts_alloc(c->a, acc, mt_ts_alloc(c->a, tail, seq(c, &b)));
 }
 
@@ -218,14 +235,15 @@ static void pf_load(mt_tvisitor *v, const mt_texpr *e) {
     mt_tvisit_expr_children(v, e);
 }
 
-/* Into b: a prefetch of each buffer the first pass reads along the row,
+/* Into b: a prefetch of each buffer the memory pass reads along the row,
  * at element r of the next row (the last row: its own), so that the next
  * row is on its way while this one's last pass runs (mt_rr_prefetch). */
 static void push_prefetches(rr *c, svec *b, mt_texpr *r) {
     mt_texpr *cur[MT_MAX_RANK];
     memcpy(cur, c->oval, sizeof cur);
     row_indices(c, bin(c, TE_MIN, add(c, c->row, I(c, 1)), sub(c, c->M, I(c, 1))), c->oval);
-    mt_texpr *e = mt_rr_lower(c, &c->st[0], c->st[0].value, r);
+    const stage *mem = &c->st[mt_rr_memory_stage(c)]; /* (there is one: a prefetching pass follows it) */
+    mt_texpr *e = mt_rr_lower(c, mem, mem->value, r);
     memcpy(c->oval, cur, sizeof cur);
     pf_scan p = {.c = c};
     mt_tvisitor v = {pf_load, NULL, &p};
@@ -265,28 +283,84 @@ static mt_tstmt *gen_elt(rr *c, const stage *s, bool pf) {
  * that scales them). -1: none. */
 static int pf_stage(const rr *c) { return mt_rr_prefetch(c) ? mt_rr_prefetch_stage(c) : -1; }
 
-/* One row (c->oval set): the stages in order, then the per-row outputs. */
-static mt_tstmt *stages_row(rr *c, void *ctx) {
-    (void)ctx;
+/* Stage i's statements for the current row (c->oval set). */
+static mt_tstmt *stage_stmt(rr *c, int i, int pf) {
+    const stage *s = &c->st[i];
+    if (s->kind == ST_RED) return gen_red(c, s, find_rv(c, s->buf), i == pf);
+    if (s->kind == ST_ELT) return gen_elt(c, s, i == pf);
+    return st(c, find_rv(c, s->buf)->local, RV(c), mt_rr_lower(c, s, s->value, NULL));
+}
+
+/* The current row's per-row values that are outputs, stored. */
+static mt_tstmt *outputs_stmt(rr *c) {
     svec b = {0};
-    int pf = pf_stage(c);
-    for (int i = 0; i < c->nst; i++) {
-        const stage *s = &c->st[i];
-        if (s->kind == ST_RED) push(c, &b, gen_red(c, s, find_rv(c, s->buf), i == pf));
-        else if (s->kind == ST_ELT) push(c, &b, gen_elt(c, s, i == pf));
-        else push(c, &b, st(c, find_rv(c, s->buf)->local, I(c, 0), mt_rr_lower(c, s, s->value, NULL)));
-    }
     for (int i = 0; i < c->nrv; i++) {
         rowval *v = &c->rv[i];
         if (!v->param) continue;
         mt_texpr *idx[MT_MAX_RANK + 1];
         for (int k = 0; k < c->ns; k++) idx[k] = c->oval[k];
         if (v->buf->ndim == c->ns + 1) idx[c->ns] = I(c, 0);
-        push(c, &b, mt_lw_store(&c->lw, v->buf, idx, v->buf->ndim, ld(c, v->local, I(c, 0))));
+        push(c, &b, mt_lw_store(&c->lw, v->buf, idx, v->buf->ndim, ld(c, v->local, RV(c))));
     }
-    mt_tstmt *body = seq(c, &b);
+    return seq(c, &b);
+}
+
+/* body inside the allocations of the per-row values' locals. */
+static mt_tstmt *with_locals(rr *c, mt_tstmt *body) {
     for (int i = c->nrv - 1; i >= 0; i--) body = mt_ts_alloc(c->a, c->rv[i].local, body);
     return body;
+}
+
+/* One row (c->oval set): the stages in order, then the per-row outputs. */
+static mt_tstmt *stages_row(rr *c, void *ctx) {
+    (void)ctx;
+    svec b = {0};
+    int pf = pf_stage(c);
+    for (int i = 0; i < c->nst; i++) push(c, &b, stage_stmt(c, i, pf));
+    push(c, &b, outputs_stmt(c));
+    return with_locals(c, seq(c, &b));
+}
+
+static mt_tstmt *gen_row(rr *c, mt_texpr *row, mt_rr_row_fn fn, void *ctx);
+
+/* One step of a block for the current row: stages [from, to), then the
+ * per-row outputs when out. */
+typedef struct block_part {
+    int from, to;
+    bool out;
+} block_part;
+
+static mt_tstmt *block_step(rr *c, void *ctx) {
+    const block_part *p = ctx;
+    svec b = {0};
+    for (int i = p->from; i < p->to; i++) push(c, &b, stage_stmt(c, i, -1));
+    if (p->out) push(c, &b, outputs_stmt(c));
+    return seq(c, &b);
+}
+
+/* Rows [first, first + rows), rows <= c->block, pass by pass
+ * (rule_reduce_defaults.c, mt_rr_block): each pass over every row of the
+ * block before the next pass, the per-row values in elements of their
+ * locals. A ROW stage goes with the pass before it and the per-row outputs
+ * with the last: per row, no loop of their own (a scalar loop that LLVM's
+ * vectorizer would take, at a cost in compile time). */
+static mt_tstmt *stages_block(rr *c, mt_texpr *first, mt_texpr *rows, void *ctx) {
+    (void)ctx;
+    block_part parts[RR_MAXST];
+    int np = 0;
+    for (int i = 0; i < c->nst; i++) {
+        if (np == 0 || c->st[i].kind != ST_ROW) parts[np++] = (block_part){i, i + 1, false};
+        else parts[np - 1].to = i + 1;
+    }
+    parts[np - 1].out = true;
+    svec b = {0};
+    for (int p = 0; p < np; p++) {
+        mt_tvar *bi = ivar(c, "bi");
+        c->rv_ix = V(c, bi);
+        push(c, &b, loop(c, bi, rows, MT_FOR_SERIAL, gen_row(c, add(c, first, V(c, bi)), block_step, &parts[p])));
+    }
+    c->rv_ix = NULL;
+    return with_locals(c, seq(c, &b));
 }
 
 /* Row number row: its outer indices (c->oval, lets of row's // and %),
@@ -306,9 +380,25 @@ static mt_tstmt *gen_row(rr *c, mt_texpr *row, mt_rr_row_fn fn, void *ctx) {
     return body;
 }
 
+/* Rows [first, first + cnt): in blocks of c->block rows (blk; the last
+ * block may be partial), else one by one (fn). */
+static mt_tstmt *rows_of(rr *c, mt_tvar *ri, mt_texpr *first, mt_texpr *cnt, mt_rr_row_fn fn,
+                         mt_rr_block_fn blk, void *ctx) {
+    if (!blk || c->block <= 1) return loop(c, ri, cnt, MT_FOR_SERIAL, gen_row(c, add(c, first, V(c, ri)), fn, ctx));
+    mt_tvar *q = ivar(c, "blk");
+    mt_texpr *B = I(c, c->block), *at = mul(c, V(c, q), B);
+    int64_t cc;
+    bool whole = mt_te_is_const_int(cnt, &cc) && cc % c->block == 0; /* else the last block is partial */
+    mt_texpr *rows = whole ? B : bin(c, TE_MIN, B, sub(c, cnt, at));
+    mt_texpr *nb = bin(c, TE_FLOORDIV, add(c, cnt, I(c, c->block - 1)), B);
+    return loop(c, q, nb, MT_FOR_SERIAL, blk(c, add(c, first, at), rows, ctx));
+}
+
 /* All rows: chunks of at least ~64 KiB across threads, or one plain loop
  * (rule_reduce.h). */
-mt_tstmt *mt_rr_rows(rr *c, mt_rr_row_fn fn, void *ctx) {
+mt_tstmt *mt_rr_rows(rr *c, mt_rr_row_fn fn, void *ctx) { return mt_rr_rows_blocked(c, fn, NULL, ctx); }
+
+mt_tstmt *mt_rr_rows_blocked(rr *c, mt_rr_row_fn fn, mt_rr_block_fn blk, void *ctx) {
     mt_texpr *M = I(c, 1);
     for (int k = 0; k < c->ns; k++) M = mul(c, M, mt_te_cast(c->a, MT_INT64, c->O[k]));
     mt_texpr *N = mt_te_cast(c->a, MT_INT64, c->N);
@@ -323,13 +413,13 @@ mt_tstmt *mt_rr_rows(rr *c, mt_rr_row_fn fn, void *ctx) {
     if (known && Nc < 1) Nc = 1;
     c->M = M;
     c->rowvars[0] = row, c->rowvars[1] = NULL;
-    if (serial || (known && Mc * Nc <= per))
-        return loop(c, row, M, MT_FOR_SERIAL, gen_row(c, V(c, row), fn, ctx));
+    if (serial || (known && Mc * Nc <= per)) return rows_of(c, row, I(c, 0), M, fn, blk, ctx);
     mt_texpr *rb;
-    if (known) { /* rows per chunk, spread evenly over the chunks */
+    if (known) { /* rows per chunk, spread evenly over the chunks (whole blocks) */
         int64_t pc = mt_rr_chunk_elems(c, bytes, es, Mc * Nc);
         int64_t r = pc > 0 && Nc < pc ? pc / Nc : 1, nch = (Mc + r - 1) / r;
-        rb = I(c, (Mc + nch - 1) / nch);
+        int64_t want = (Mc + nch - 1) / nch, B = blk && c->block > 1 ? c->block : 1;
+        rb = I(c, want >= B ? (want + B - 1) / B * B : want);
     } else {
         rb = mt_te_is_const_int(N, &Nc) ? I(c, Nc >= per ? 1 : per / (Nc > 0 ? Nc : 1))
                                         : bin(c, TE_MAX, I(c, 1), bin(c, TE_FLOORDIV, I(c, per), bin(c, TE_MAX, N, I(c, 1))));
@@ -341,7 +431,7 @@ mt_tstmt *mt_rr_rows(rr *c, mt_rr_row_fn fn, void *ctx) {
     int64_t rbc;
     bool whole = mt_te_is_const_int(M, &Mc) && mt_te_is_const_int(rb, &rbc) && Mc % rbc == 0;
     mt_texpr *cnt = whole ? rb : bin(c, TE_MIN, rb, sub(c, M, first));
-    return loop(c, ch, nch, MT_FOR_PARALLEL, loop(c, ri, cnt, MT_FOR_SERIAL, gen_row(c, add(c, first, V(c, ri)), fn, ctx)));
+    return loop(c, ch, nch, MT_FOR_PARALLEL, rows_of(c, ri, first, cnt, fn, blk, ctx));
 }
 
 /* ---- entry ------------------------------------------------------------------------------ */
@@ -361,6 +451,7 @@ static const mt_knobs *chosen(rr *c) {
     }
     mt_knobs_set(k, "parallel", mt_knob_get(c->f, RULE, "parallel", 1));
     mt_knobs_set(k, "prefetch", mt_rr_prefetch(c));
+    mt_knobs_set(k, "block_rows", c->block);
     if (mt_knob_given(c->f, RULE, "chunk_kib")) mt_knobs_set(k, "chunk_kib", mt_knob_get(c->f, RULE, "chunk_kib", 64));
     return k;
 }
@@ -385,11 +476,12 @@ mt_tfunc *mt_schedule_reduce_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
         if (g != f && applied) *applied = 1;
         return g;
     }
+    c->block = mt_rr_block(c);
     for (int i = 0; i < c->nrv; i++) {
         rowval *v = &c->rv[i];
-        v->local = local(c, v->buf->name, 1, v->buf->dtype);
+        v->local = local(c, v->buf->name, c->block, v->buf->dtype);
     }
-    mt_tfunc *g = mt_rr_function(c, mt_rr_rows(c, stages_row, NULL), "reduce_rows");
+    mt_tfunc *g = mt_rr_function(c, mt_rr_rows_blocked(c, stages_row, stages_block, NULL), "reduce_rows");
     if (applied) *applied = 1;
     return mt_knobs_chose(a, mt_knobs_mark(a, g, f, RULE), chosen(c));
 }

@@ -51,6 +51,9 @@ typedef struct rr {
     mt_texpr *M;                  /* while generating: the rows (int64) */
     mt_texpr *row;                /*   the current row's number */
     mt_tvar *rowvars[2];          /*   the loop variables it is made of */
+    int block;                    /* rows per block (1: row by row; rule_reduce.c, "Blocks") */
+    mt_texpr *rv_ix;              /* while generating: the element of the per-row values'
+                                   * locals the current row uses (its place in the block) */
 } rr;
 
 /* The per-row value held in b, or NULL. */
@@ -62,7 +65,8 @@ static inline rowval *find_rv(rr *c, const mt_tbuffer *b) {
 
 /* E of stage s with its iteration variables replaced: the outer ones by
  * c->oval, the inner one by r (a scalar or a T.Ramp; ROW stages: s->rval),
- * per-row values by element 0 of their local, other loads flattened. */
+ * per-row values by element c->rv_ix (NULL: 0) of their local, other loads
+ * flattened. */
 mt_texpr *mt_rr_lower(rr *c, const stage *s, mt_texpr *e, mt_texpr *r);
 
 /* F(x, y) of a RED stage. */
@@ -76,6 +80,10 @@ mt_texpr *mt_rr_row_ix(rr *c, mt_tbuffer *b, mt_texpr *r);
  * parallel, chunk_kib), or one plain loop when the whole is smaller. */
 typedef mt_tstmt *(*mt_rr_row_fn)(rr *c, void *ctx);
 mt_tstmt *mt_rr_rows(rr *c, mt_rr_row_fn fn, void *ctx);
+/* The same with c->block > 1: blk(c, first row, rows, ctx) for each block of
+ * c->block rows (fewer in the last block of a chunk when they do not divide). */
+typedef mt_tstmt *(*mt_rr_block_fn)(rr *c, mt_texpr *first, mt_texpr *rows, void *ctx);
+mt_tstmt *mt_rr_rows_blocked(rr *c, mt_rr_row_fn fn, mt_rr_block_fn blk, void *ctx);
 
 /* rule_argreduce.c: argmax / argmin over the last axis on the CPU, or f
  * itself when f is not that; tried by the row rule when its own stages
@@ -104,13 +112,19 @@ mt_tfunc *mt_reduce_inner(mt_arena *a, mt_tfunc *f);
 int mt_rr_lanes(const rr *c, mt_dtype dt);
 int mt_rr_accumulators(const rr *c, int vl);
 int64_t mt_rr_chunk_elems(const rr *c, int64_t bytes, int64_t es, int64_t total);
-/* The stage whose pass would prefetch the next row's input: the first pass
- * after the one that reads the row from memory (not a ROW stage); -1: none. */
+/* The stage whose pass reads the row from memory: the first that is not a
+ * ROW stage; -1: none. */
+int mt_rr_memory_stage(const rr *c);
+/* The stage whose pass would prefetch the next row's input: the next pass
+ * after that one (not a ROW stage); -1: none. */
 int mt_rr_prefetch_stage(const rr *c);
 /* Whether it does (knob prefetch; else rows of PF_MIN bytes to a sixteenth
  * of L2 -- half of L2 when that pass computes an exponential or a logarithm
  * and stores nothing, a quarter of L1 when it stores a row -- when the
  * whole input is larger than L2, and more than one pass). */
 bool mt_rr_prefetch(const rr *c);
+/* Rows per block (knob block_rows; else rule_reduce_defaults.c): 1 is row
+ * by row. */
+int mt_rr_block(const rr *c);
 
 #endif

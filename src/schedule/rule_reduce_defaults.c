@@ -36,17 +36,26 @@
  *    10-23 % less time; rows of 128 B none (demand misses come often
  *    enough), rows of 128 KiB none (the passes read L2, whose own
  *    prefetcher keeps up). So: rows of PF_MIN bytes to L2 / 16, an input
- *    larger than L2, and at least two passes. A second pass that computes
- *    an exponential or a logarithm and stores nothing (log_softmax's sum of
+ *    larger than L2, and at least two passes. A second pass (a reduction)
+ *    that computes an exponential or a logarithm (log_softmax's sum of
  *    exps) leaves the memory system idle for longer: there rows up to L2 /
- *    2. One that stores a row as well (softmax's exps, which its last pass
- *    reads back) adds its own traffic: rows up to L1 / 4. The JIT's
+ *    2. Where a pass stores a row that a later one reads back (softmax's
+ *    exps), that is traffic of its own: rows up to L1 / 4. The JIT's
  *    kernels, the same kernel with prefetch=0 and =1 alternated (Zen 5, 1
  *    and 2 threads, 64 MiB inputs, 2026-11-28; docs/schedule.md has the
  *    table): the time with the prefetch over the time without, log_softmax
  *    0.76-0.86 on rows of 1000 to 131072 floats; softmax 0.89 and 1.02 on
  *    rows of 1000, 0.98-1.06 on longer ones; layer_norm 0.81 and 0.86 on
  *    rows of 1000, 1.01 on rows of 4097, 0.90-1.06 on longer ones.
+ *  - Blocks (rule_reduce.c, "Blocks"). Rows of at least one 16-byte vector
+ *    (shorter ones stay scalar, and LLVM's loop vectorizer takes the plain
+ *    loop over them across rows: softmax over rows of 3 was 1.3x slower in
+ *    blocks) and at most PF_MIN bytes (longer rows get the prefetch, and
+ *    rows of 512 floats gained little or nothing from blocks), in more than
+ *    one pass, at least two blocks of rows: blocks of BLOCK_ROWS rows, fewer
+ *    (down to BLOCK_MIN) while a block is over L1 / 4. A given prefetch=1
+ *    keeps rows one by one. Measured: docs/schedule.md, "Defaults from the
+ *    shape" (softmax, log_softmax, layer_norm over rows of 7 to 128).
  */
 #include "schedule/knobs.h"
 #include "schedule/rule_reduce.h"
@@ -58,6 +67,8 @@ enum {
     MIN_CHUNK = 8192,        /* bytes of a parallel chunk when 64 KiB leave too few */
     CHUNKS_PER_CORE = 8,     /* the runtime's chunks per thread range (docs/performance.md) */
     PF_MIN = 512,            /* bytes of the shortest row whose next row is prefetched */
+    BLOCK_ROWS = 16,         /* rows per block of short rows, at most */
+    BLOCK_MIN = 4,           /* ... and at least */
 };
 
 static int log2i(int v) {
@@ -104,7 +115,14 @@ int64_t mt_rr_chunk_elems(const rr *c, int64_t bytes, int64_t es, int64_t total)
 }
 
 int mt_rr_prefetch_stage(const rr *c) {
-    for (int i = 1; i < c->nst; i++)
+    int first = mt_rr_memory_stage(c);
+    for (int i = first + 1; first >= 0 && i < c->nst; i++)
+        if (c->st[i].kind != ST_ROW) return i;
+    return -1;
+}
+
+int mt_rr_memory_stage(const rr *c) {
+    for (int i = 0; i < c->nst; i++)
         if (c->st[i].kind != ST_ROW) return i;
     return -1;
 }
@@ -120,14 +138,16 @@ static void find_transcendental(mt_tvisitor *v, const mt_texpr *e) {
 /* The longest row (bytes) whose next row the pass of stage i prefetches. */
 static int64_t pf_max_row(const rr *c, int i) {
     const mt_target_desc *tg = mt_tfunc_target(c->f);
-    if (c->st[i].also) return tg->l1d_bytes / 4; /* it stores a row too (softmax's exps) */
+    for (int k = 0; k < c->nst; k++) /* a stored row read back later (softmax's exps) */
+        if (c->st[k].also && tg->l1d_bytes > 0) return tg->l1d_bytes / 4;
     bool found = false;
     mt_tvisitor v = {find_transcendental, NULL, &found};
     mt_tvisit_expr(&v, c->st[i].value);
-    return tg->l2_bytes / (found ? 2 : 16);
+    return tg->l2_bytes / (found && c->st[i].kind == ST_RED ? 2 : 16);
 }
 
 bool mt_rr_prefetch(const rr *c) {
+    if (c->block > 1) return false; /* blocks of rows: no next row to fetch early */
     if (mt_knob_given(c->f, RULE, "prefetch")) return mt_knob_get(c->f, RULE, "prefetch", 0) != 0;
     int pf = mt_rr_prefetch_stage(c);
     if (pf < 0 || c->st[c->nst - 1].kind != ST_ELT) return false;
@@ -142,4 +162,23 @@ bool mt_rr_prefetch(const rr *c) {
         if (__builtin_mul_overflow(total, o, &total)) return true;
     }
     return total > tg->l2_bytes;
+}
+
+int mt_rr_block(const rr *c) {
+    if (mt_knob_given(c->f, RULE, "block_rows")) return (int)mt_knob_get(c->f, RULE, "block_rows", 1);
+    if (mt_knob_given(c->f, RULE, "prefetch") && mt_knob_get(c->f, RULE, "prefetch", 0)) return 1;
+    const mt_target_desc *tg = mt_tfunc_target(c->f);
+    int64_t n, es = (int64_t)mt_dtype_size(c->st[0].buf->dtype), rows = 1, o;
+    /* (rows shorter than the narrowest vector stay scalar, and LLVM's loop
+     * vectorizer takes the plain loop over them across rows) */
+    if (c->nst < 2 || !mt_te_is_const_int(c->N, &n) || n * es < MIN_VEC_BYTES || n * es > PF_MIN ||
+        tg->l1d_bytes <= 0)
+        return 1;
+    for (int k = 0; k < c->ns; k++) {
+        if (!mt_te_is_const_int(c->O[k], &o)) { rows = INT64_MAX; break; }
+        rows *= o;
+    }
+    int b = BLOCK_ROWS;
+    while (b >= BLOCK_MIN && (int64_t)b * n * es > tg->l1d_bytes / 4) b /= 2;
+    return b >= BLOCK_MIN && rows >= 2 * b ? b : 1;
 }

@@ -355,7 +355,7 @@ static mt_texpr *low_hook(mt_tmutator *m, mt_texpr *e) {
     }
     if (e->kind == TE_LOAD) {
         rowval *v = find_rv(c, e->buf);
-        if (v) return mt_te_load(c->a, v->local, (mt_texpr *[]){mt_te_i64(c->a, 0)}, 1);
+        if (v) return mt_te_load(c->a, v->local, (mt_texpr *[]){c->rv_ix ? c->rv_ix : mt_te_i64(c->a, 0)}, 1);
         mt_texpr *idx[MT_MAX_RANK];
         for (int d = 0; d < e->nargs; d++) idx[d] = mt_tmutate_expr(m, e->args[d]);
         return mt_lw_load(&c->lw, e->buf, idx, e->nargs);

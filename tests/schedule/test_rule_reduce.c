@@ -362,8 +362,11 @@ static void test_defaults_from_shape(void **st) {
     mt_kernel *k = compile_fired(&r7);
     const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
     if (!test_gpu_target()) {
-        if (!strstr(t, "acc = T.alloc_buffer((4,)") || !strstr(t, "T.Ramp(") || count_str(t, "T.exp(") != 2)
-            fail_msg("expected 4 lanes, one accumulator (a vector exp and a 3-element scalar loop):\n%s", t);
+        /* in blocks of 16 rows, the last one partial (8193 = 512 x 16 + 1) */
+        if (!strstr(t, "acc = T.alloc_buffer((4,)") || !strstr(t, "T.Ramp(") || count_str(t, "T.exp(") != 2 ||
+            !strstr(t, "for bi in range(T.min(16, "))
+            fail_msg("expected 4 lanes, one accumulator (a vector exp and a 3-element scalar loop), in blocks of 16 "
+                     "rows:\n%s", t);
         assert_non_null(strstr(t, "T.launch(")); /* 224 KiB: chunks of 8 KiB or more, 8 per core */
     }
     run_check(k, &r7);
@@ -450,10 +453,85 @@ static void test_prefetch(void **st) {
                      want, mt_kernel_dump(k, MT_STAGE_SCHEDULE));
         mt_kernel_release(k);
     }
+    /* a per-row stage first (t = b * 2): the pass that reads x from memory
+     * is the sum, and the next pass prefetches x's next row, not b */
+    k = compile_ok("@T.prim_func\n"
+                   "def rowfirst(x: T.Buffer((4096, 1000), \"float32\"), b: T.Buffer((4096,), \"float32\"),\n"
+                   "             t: T.Buffer((4096,), \"float32\"), z: T.Buffer((4096, 1000), \"float32\")):\n"
+                   "    s = T.alloc_buffer((4096,), \"float32\")\n"
+                   "    for i in T.grid(4096):\n"
+                   "        with T.block(\"t\"):\n"
+                   "            vi = T.axis.remap(\"S\", [i])\n"
+                   "            t[vi] = b[vi] * T.float32(2)\n"
+                   "    for i, r in T.grid(4096, 1000):\n"
+                   "        with T.block(\"s\"):\n"
+                   "            vi, vr = T.axis.remap(\"SR\", [i, r])\n"
+                   "            with T.init():\n"
+                   "                s[vi] = T.float32(0)\n"
+                   "            s[vi] = s[vi] + x[vi, vr]\n"
+                   "    for i, r in T.grid(4096, 1000):\n"
+                   "        with T.block(\"e1\"):\n"
+                   "            vi, vr = T.axis.remap(\"SS\", [i, r])\n"
+                   "            z[vi, vr] = x[vi, vr] * s[vi] + t[vi]\n");
+    t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+    if (!strstr(t, "T.prefetch(x[") || strstr(t, "T.prefetch(b["))
+        fail_msg("expected the prefetch of x's next row (not b's) after the sum pass:\n%s", t);
+    mt_kernel_release(k);
     rcase one_pass = {OP_SUM, MT_FLOAT32, 1, {2048, 0}, 1000, false}; /* nothing after the pass that reads x */
     k = compile_fired(&one_pass);
     assert_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "T.prefetch("));
     mt_kernel_release(k);
+}
+
+/* Blocks of rows (rule_reduce.c, stages_block): short rows go pass by pass
+ * over 16 rows, the per-row values in 16-element locals, the last block of
+ * a chunk partial; a symbolic row count (0 to 1000 rows) and every op; the
+ * knob block_rows=1 gives the row-by-row code, block_rows=4 blocks of 4
+ * (float64 too). */
+static void test_blocks(void **st) {
+    (void)st;
+    if (test_gpu_target()) {
+        print_message("skipped under target cuda: the CPU row rule's blocks\n");
+        skip();
+    }
+    static const int64_t ms[] = {0, 1, 15, 16, 17, 40, 1000};
+    for (size_t o = 0; o < sizeof all_ops / sizeof *all_ops; o++) {
+        rcase c = {all_ops[o], MT_FLOAT32, 1, {7, 0}, 20, false};
+        char src[2048], *p;
+        snprintf(src, sizeof src, "%s", source(&c));
+        while ((p = strstr(src, "(7, 20)"))) memcpy(p, "(M, 20)", 7); /* "M" below */
+        char sym[2100];
+        int q = 0;
+        for (const char *s = src; *s; s++) q += *s == 'M' && s[1] == ',' ? snprintf(sym + q, sizeof sym - (size_t)q, "\"m\"") : snprintf(sym + q, sizeof sym - (size_t)q, "%c", *s);
+        mt_kernel *k = compile_fired(&c);
+        mt_kernel_release(k);
+        k = compile_ok(sym);
+        const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+        bool multi = c.op == OP_MEAN_KD || c.op >= OP_SOFTMAX; /* the others are one pass: nothing to gain */
+        if (multi != (strstr(t, "for bi in range(T.min(16, ") != NULL))
+            fail_msg("%s: expected %s:\n%s", sym, multi ? "blocks of 16 rows" : "no blocks", t);
+        for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+            c.outer[0] = ms[i];
+            run_check(k, &c);
+        }
+        mt_kernel_release(k);
+    }
+    static const char *const knobs[] = {"block_rows=1", "block_rows=4"};
+    for (int i = 0; i < 2; i++)
+        for (int f64 = 0; f64 < 2; f64++) {
+            rcase c = {OP_LAYERNORM, f64 ? MT_FLOAT64 : MT_FLOAT32, 2, {5, 7}, 40, false};
+            char src[2048];
+            snprintf(src, sizeof src, "%s\n@T.schedule(\"layer_norm\")\ndef s(sch):\n    sch.apply_rule(\"schedule_reduce\", %s)\n",
+                     source(&c), knobs[i]);
+            mt_kernel *k = compile_ok(src);
+            const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+            if ((i == 1) != (strstr(t, "for bi in range(T.min(4, 35 - blk * 4)):") != NULL) ||
+                (i == 0) != (strstr(t, "for bi") == NULL))
+                fail_msg("%s: unexpected blocks:\n%s", knobs[i], t);
+            assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), knobs[i]));
+            run_check(k, &c);
+            mt_kernel_release(k);
+        }
 }
 
 /* Not the rule's: a reduction over the first axis, a full reduction. */
@@ -473,7 +551,7 @@ static void test_not_applied(void **st) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shapes),     cmocka_unit_test(test_float64_1d_3d), cmocka_unit_test(test_symbolic),
-        cmocka_unit_test(test_multi_output), cmocka_unit_test(test_mask_and_row_stage), cmocka_unit_test(test_structure), cmocka_unit_test(test_defaults_from_shape), cmocka_unit_test(test_prefetch), cmocka_unit_test(test_not_applied),
+        cmocka_unit_test(test_multi_output), cmocka_unit_test(test_mask_and_row_stage), cmocka_unit_test(test_structure), cmocka_unit_test(test_defaults_from_shape), cmocka_unit_test(test_prefetch), cmocka_unit_test(test_blocks), cmocka_unit_test(test_not_applied),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }
