@@ -171,7 +171,9 @@ int mt_rr_block(const rr *c) {
     int64_t n, es = (int64_t)mt_dtype_size(c->st[0].buf->dtype), rows = 1, o;
     /* (rows shorter than the narrowest vector stay scalar, and LLVM's loop
      * vectorizer takes the plain loop over them across rows) */
-    if (c->nst < 2 || !mt_te_is_const_int(c->N, &n) || n * es < MIN_VEC_BYTES || n * es > PF_MIN ||
+    int passes = 0;
+    for (int i = 0; i < c->nst; i++) passes += c->st[i].kind != ST_ROW;
+    if (passes < 2 || !mt_te_is_const_int(c->N, &n) || n * es < MIN_VEC_BYTES || n * es > PF_MIN ||
         tg->l1d_bytes <= 0)
         return 1;
     for (int k = 0; k < c->ns; k++) {
