@@ -54,10 +54,17 @@
  * (a loop over the block, its rows independent) before the next pass
  * starts, the per-row values in B-element locals, a ROW stage and the
  * per-row outputs in the loop of the pass before them; the last block of
- * a chunk may be partial (its loops run min(B, rows left) times). The
- * numerics are the row-by-row code's exactly: the same operations per row
- * in the same order. softmax over 65536 x 32 on one core: 0.80 -> 0.51
- * ms. Blocks take no prefetch (the next block is many rows ahead).
+ * a chunk may be partial (its loops run min(B, rows left) times). A ROW
+ * stage of per-row values and constants that computes an exponential or a
+ * logarithm (the matcher makes one of log_softmax's log of the row sum:
+ * rule_reduce_match.c, hoist_row_math) is a T.vectorized loop of its own
+ * over the block, which the vectorize pass makes one vector for the block.
+ * The numerics are the row-by-row code's: the same operations per row in
+ * the same order (a vector exponential of a block may differ from the
+ * scalar one by the two methods' rounding, docs/codegen.md; log is one
+ * method). softmax over 65536 x 32 on one core: 0.80 -> 0.51 ms,
+ * log_softmax 1.28 -> 0.59. Blocks take no prefetch (the next block is
+ * many rows ahead).
  *
  * Softmax: the epilogue Y = E / B (or E * B) where B is the sum of the same
  * E (exp(x - max)) computed by an earlier RED: the RED also stores E to Y,
@@ -328,6 +335,7 @@ static mt_tstmt *gen_row(rr *c, mt_texpr *row, mt_rr_row_fn fn, void *ctx);
 typedef struct block_part {
     int from, to;
     bool out;
+    bool vec; /* a ROW stage of per-row values and constants: one vector loop over the block */
 } block_part;
 
 static mt_tstmt *block_step(rr *c, void *ctx) {
@@ -346,17 +354,27 @@ static mt_tstmt *block_step(rr *c, void *ctx) {
  * vectorizer would take, at a cost in compile time). */
 static mt_tstmt *stages_block(rr *c, mt_texpr *first, mt_texpr *rows, void *ctx) {
     (void)ctx;
-    block_part parts[RR_MAXST];
+    block_part parts[RR_MAXST + 1];
     int np = 0;
     for (int i = 0; i < c->nst; i++) {
-        if (np == 0 || c->st[i].kind != ST_ROW) parts[np++] = (block_part){i, i + 1, false};
+        const stage *s = &c->st[i];
+        bool call = false;
+        bool vec = s->kind == ST_ROW && mt_rr_row_only(c, s->value, &call) && call;
+        if (np == 0 || s->kind != ST_ROW || vec || parts[np - 1].vec) parts[np++] = (block_part){i, i + 1, false, vec};
         else parts[np - 1].to = i + 1;
     }
+    if (parts[np - 1].vec) parts[np++] = (block_part){c->nst, c->nst, false, false};
     parts[np - 1].out = true;
     svec b = {0};
     for (int p = 0; p < np; p++) {
         mt_tvar *bi = ivar(c, "bi");
         c->rv_ix = V(c, bi);
+        if (parts[p].vec) { /* no row index needed: the vectorize pass makes it vectors */
+            const stage *s = &c->st[parts[p].from];
+            mt_tstmt *one = st(c, find_rv(c, s->buf)->local, V(c, bi), mt_rr_lower(c, s, s->value, NULL));
+            push(c, &b, loop(c, bi, rows, MT_FOR_VECTORIZED, one));
+            continue;
+        }
         push(c, &b, loop(c, bi, rows, MT_FOR_SERIAL, gen_row(c, add(c, first, V(c, bi)), block_step, &parts[p])));
     }
     c->rv_ix = NULL;

@@ -69,6 +69,10 @@ static inline rowval *find_rv(rr *c, const mt_tbuffer *b) {
  * flattened. */
 mt_texpr *mt_rr_lower(rr *c, const stage *s, mt_texpr *e, mt_texpr *r);
 
+/* e reads only per-row values and constants (then *call, when given: it
+ * computes a transcendental of them). */
+bool mt_rr_row_only(rr *c, const mt_texpr *e, bool *call);
+
 /* F(x, y) of a RED stage. */
 mt_texpr *mt_rr_fapply(rr *c, const stage *s, mt_texpr *x, mt_texpr *y);
 

@@ -270,6 +270,87 @@ static void fuse_exp(rr *c, int k) {
     y->value = mt_te_bin(c->a, TE_MUL, mt_te_load(c->a, y->buf, idx, c->ns + 1), sc);
 }
 
+/* ---- per-row math of the ELT stages ------------------------------------------------------- */
+
+typedef struct rowonly {
+    rr *c;
+    bool ok, call; /* only per-row values and constants; a transcendental among them */
+} rowonly;
+
+static void rowonly_expr(mt_tvisitor *v, const mt_texpr *e) {
+    rowonly *r = v->ctx;
+    if (!r->ok) return;
+    switch (e->kind) {
+    case TE_LOAD: r->ok = find_rv(r->c, e->buf) != NULL; return; /* (its indices are the row's) */
+    case TE_VAR: case TE_RAMP: case TE_BROADCAST: case TE_SHUFFLE: r->ok = false; return;
+    case TE_CALL:
+        if (e->intrin == IN_EXP || e->intrin == IN_LOG || e->intrin == IN_TANH || e->intrin == IN_SIGMOID ||
+            e->intrin == IN_ERF || e->intrin == IN_POW) /* (expanded inline: dozens of instructions) */
+            r->call = true;
+        else if (e->intrin >= IN_MATH_COUNT_)
+            r->ok = false;
+        break;
+    default: break;
+    }
+    mt_tvisit_expr_children(v, e);
+}
+
+/* e reads only per-row values and constants (then *call: it computes a
+ * transcendental of them). */
+bool mt_rr_row_only(rr *c, const mt_texpr *e, bool *call) {
+    rowonly r = {c, true, false};
+    mt_tvisitor v = {rowonly_expr, NULL, &r};
+    mt_tvisit_expr(&v, e);
+    if (call) *call = r.call;
+    return r.ok;
+}
+
+typedef struct hoist {
+    rr *c;
+    int k; /* the ELT stage */
+} hoist;
+
+static mt_texpr *hoist_hook(mt_tmutator *m, mt_texpr *e) {
+    hoist *h = m->ctx;
+    rr *c = h->c;
+    bool call;
+    if (e->lanes == 1 && (e->dtype == MT_FLOAT32 || e->dtype == MT_FLOAT64) && mt_rr_row_only(c, e, &call) && call &&
+        c->nst < RR_MAXST && c->nrv < RR_MAXB) {
+        mt_tvar *ov[MT_MAX_RANK];
+        memcpy(ov, c->st[h->k].ov, sizeof ov); /* the ELT's, before it moves */
+        mt_texpr *shape[MT_MAX_RANK];
+        for (int d = 0; d < c->ns; d++) shape[d] = c->O[d];
+        mt_tbuffer *b = mt_tbuffer_new(c->a, "row", e->dtype, c->ns, shape);
+        c->rv[c->nrv++] = (rowval){b, NULL, false};
+        memmove(&c->st[h->k + 1], &c->st[h->k], sizeof c->st[0] * (size_t)(c->nst - h->k));
+        c->nst++;
+        stage *s = &c->st[h->k];
+        memset(s, 0, sizeof *s);
+        s->kind = ST_ROW;
+        memcpy(s->ov, ov, sizeof s->ov);
+        s->buf = b;
+        s->value = e;
+        h->k++;
+        mt_texpr *idx[MT_MAX_RANK];
+        for (int d = 0; d < c->ns; d++) idx[d] = mt_te_var(c->a, s->ov[d]);
+        return mt_te_load(c->a, b, idx, c->ns);
+    }
+    return mt_tmutate_expr_children(m, e);
+}
+
+/* ELT k's largest subexpressions of per-row values and constants that
+ * compute a transcendental (log_softmax's log of the row's sum) become ROW
+ * stages of their own in front of it: once per row either way, and in
+ * blocks of rows one vector for the block (rule_reduce.c). Returns the
+ * ELT's index after the stages put in front. */
+static int hoist_row_math(rr *c, int k) {
+    hoist h = {c, k};
+    mt_tmutator m = {c->a, hoist_hook, NULL, &h};
+    mt_texpr *v = mt_tmutate_expr(&m, c->st[k].value);
+    c->st[h.k].value = v;
+    return h.k;
+}
+
 /* ---- the function ------------------------------------------------------------------------ */
 
 /* if ...: B[o..] = I with B reduced later from the same I (legalize's fill
@@ -333,6 +414,8 @@ bool mt_reduce_match(rr *c) {
     }
     for (int i = 0; i < c->nst; i++)
         if (c->st[i].kind == ST_ELT) fuse_exp(c, i);
+    for (int i = 0; i < c->nst; i++)
+        if (c->st[i].kind == ST_ELT) i = hoist_row_math(c, i);
     return true;
 }
 
