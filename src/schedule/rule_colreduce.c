@@ -55,9 +55,13 @@
  *   the chunk is the widest multiple of the vector width within the bounds
  *   below that divides the columns, if one is at least half as wide as
  *   those bounds give (4096 of 65536 rather than 6144; nothing at 1024 x a
- *   large prime, whose 4 KiB rows ran 20-30 % slower). Sums only: max and min
- *   (a compare and a select per row) ran slower so (4096 x 4096 max, one
- *   thread: 1.9-2.2 -> 2.8-3.0 ms), a chain of ROWS selects per vector.
+ *   large prime, whose 4 KiB rows ran 20-30 % slower). max and min (a
+ *   compare and a select per row) take ROWS rows at once only where the
+ *   target has more than one core, and never narrow the chunk: on one
+ *   thread they ran slower so (4096 x 4096 max: 2.0 -> 3.3 ms, a chain of
+ *   ROWS selects per vector), on two faster (3.1 -> 1.6 ms: row by row
+ *   each thread streamed one run of 8 KiB a row and ran slower than one
+ *   thread alone over whole rows; Zen 5 VM, 2026-11-29).
  *
  * A reduction over the innermost axis is the row rule's (rule_reduce.c);
  * one whose last loop is a reduce loop (sum over axes (0, 2)) is left as
@@ -105,15 +109,18 @@ static bool match(const mt_tstmt *s, colnest *c) {
     return c->first_r >= 0 && c->last_r < c->n - 1 && mt_blk_contiguous_suffix(s, c->last_r + 1);
 }
 
-/* Whether the nest is a sum whose innermost reduce loop takes ROWS rows at
- * a time (see the top): the update an add, the loop's extent a constant
- * multiple of ROWS, at least 2 * ROWS. */
-static bool rows_fit(const colnest *c) {
+/* Whether the innermost reduce loop can take ROWS rows at a time (see the
+ * top): its extent a constant multiple of ROWS, at least 2 * ROWS; and
+ * the update an add (sums), or, with any (max and min: a select), one
+ * that is not a sum. */
+static bool rows_fit_any(const colnest *c, bool any) {
     const mt_tstmt *st = c->block->body;
     int64_t r;
-    return st->kind == TS_STORE && st->value->kind == TE_ADD &&
+    return st->kind == TS_STORE && (st->value->kind == TE_ADD || any) &&
            mt_te_is_const_int(c->loops[c->last_r]->extent, &r) && r >= 2 * ROWS && r % ROWS == 0;
 }
+
+static bool rows_fit(const colnest *c) { return rows_fit_any(c, false); }
 
 /* The constant width of the fused trailing spatial loops, or 0. */
 static int64_t columns(const colnest *c) {
@@ -151,8 +158,9 @@ static int64_t chunk_elems(mt_sched *s, const colnest *c, int64_t es) {
  * (false: s is to be dropped). */
 static bool rows_at_once(mt_sched *s, const colnest *c, mt_tvar *ji, int64_t chunk, int64_t ncols) {
     mt_arena *a = s->arena;
-    int64_t vl = mt_target_lanes(mt_tfunc_target(s->func), c->block->body->buf->dtype);
-    if (vl < 2 || chunk % vl || ncols <= 0 || ncols % chunk || !rows_fit(c)) return false;
+    const mt_target_desc *tg = mt_tfunc_target(s->func);
+    int64_t vl = mt_target_lanes(tg, c->block->body->buf->dtype);
+    if (vl < 2 || chunk % vl || ncols <= 0 || ncols % chunk || !rows_fit_any(c, tg->cores > 1)) return false;
     mt_tvar *ro, *ri, *jv, *jl;
     return mt_sched_split(s, c->loops[c->last_r]->var, mt_te_i64(a, ROWS), &ro, &ri) &&
            mt_sched_split(s, ji, mt_te_i64(a, vl), &jv, &jl) && mt_sched_reorder(s, ri, jv) &&

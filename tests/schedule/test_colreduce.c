@@ -155,6 +155,23 @@ static void test_structure(void **s) {
     }
     mt_tensor_release(x), mt_tensor_release(out);
     mt_kernel_release(k);
+    /* max and min: 4 rows at a time where the target has more than one
+     * core (row by row, each thread streamed one short run a row), row by
+     * row on one; exact either way */
+    static const rop mm[] = {R_MAX, R_MIN};
+    for (int i = 0; i < 2; i++) {
+        ccase m4 = {mm[i], MT_FLOAT32, 0, 256, 4096, false};
+        k = compile_ok(source(&m4));
+        t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+        const char *p = strstr(t, "-cores=");
+        int cores = 0;
+        assert_non_null(p);
+        assert_int_equal(sscanf(p, "-cores=%d", &cores), 1);
+        if ((cores > 1) != (strstr(t, "T.unroll(4)") != NULL))
+            fail_msg("%s with %d cores: %s 4 rows at a time:\n%s", op_name(mm[i]), cores, cores > 1 ? "want" : "do not want", t);
+        check(&m4, k);
+        mt_kernel_release(k);
+    }
     /* a reduction over the last axis is the row rule's, one over (0, 2) the fallback's */
     k = compile_ok("def f(x: Tensor((8, 9, 10), \"float32\")):\n    return sum(x, axis=(0, 2))\n");
     assert_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "_init in range("));
