@@ -351,7 +351,9 @@ static mt_tstmt *block_step(rr *c, void *ctx) {
  * block before the next pass, the per-row values in elements of their
  * locals. A ROW stage goes with the pass before it and the per-row outputs
  * with the last: per row, no loop of their own (a scalar loop that LLVM's
- * vectorizer would take, at a cost in compile time). */
+ * vectorizer would take, at a cost in compile time); but a ROW stage of
+ * per-row values computing an exponential or a logarithm is a
+ * T.vectorized loop of its own, one vector for the block. */
 static mt_tstmt *stages_block(rr *c, mt_texpr *first, mt_texpr *rows, void *ctx) {
     (void)ctx;
     block_part parts[RR_MAXST + 1];
@@ -363,8 +365,10 @@ static mt_tstmt *stages_block(rr *c, mt_texpr *first, mt_texpr *rows, void *ctx)
         if (np == 0 || s->kind != ST_ROW || vec || parts[np - 1].vec) parts[np++] = (block_part){i, i + 1, false, vec};
         else parts[np - 1].to = i + 1;
     }
-    if (parts[np - 1].vec) parts[np++] = (block_part){c->nst, c->nst, false, false};
-    parts[np - 1].out = true;
+    bool any_out = false;
+    for (int i = 0; i < c->nrv; i++) any_out = any_out || c->rv[i].param;
+    if (any_out && parts[np - 1].vec) parts[np++] = (block_part){c->nst, c->nst, false, false};
+    parts[np - 1].out = !parts[np - 1].vec;
     svec b = {0};
     for (int p = 0; p < np; p++) {
         mt_tvar *bi = ivar(c, "bi");
