@@ -82,6 +82,7 @@
 #include <llvm-c/Target.h>
 
 #include "codegen/llvm_internal.h"
+#include "target/target.h"
 #include "support/common.h"
 #include "support/ptrmap.h"
 
@@ -858,14 +859,6 @@ typedef struct build_state {
     LLVMBuilderRef b;   /* always disposed */
 } build_state;
 
-/* features (LLVM's "+a,-b,..." text) holds feature f, a whole entry. */
-static bool has_feature(const char *features, const char *f) {
-    size_t n = strlen(f);
-    for (const char *p = features ? strstr(features, f) : NULL; p; p = strstr(p + 1, f))
-        if ((p == features || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) return true;
-    return false;
-}
-
 LLVMModuleRef mt_llvm_build_module(mt_arena *a, LLVMContextRef ctx, const char *mod_name,
                                    const char *prefix, const char *triple, const char *features,
                                    const char *data_layout, mt_tfunc *const *funcs, int n,
@@ -884,7 +877,7 @@ LLVMModuleRef mt_llvm_build_module(mt_arena *a, LLVMContextRef ctx, const char *
         g->mod = st->mod;
         g->b = st->b;
         g->x86 = triple && (strncmp(triple, "x86_64", 6) == 0 || strncmp(triple, "i686", 4) == 0);
-        g->avx512 = g->x86 && has_feature(features, "+avx512f");
+        g->avx512 = g->x86 && mt_target_has_feature(features, "avx512f");
         g->prefix = prefix;
         g->split = split;
         int first_part = split ? split->n : 0;

@@ -52,7 +52,7 @@ static const mt_knob_def reduce_knobs[] = {
     {"chunk_kib", 1, 1 << 20, false, 4, {8, 16, 32, 256}, "KiB of rows per parallel chunk (default 64; down to 8 for 8 chunks per core)"},
     {"prefetch", 0, 1, false, 2, {0, 1},
      "1: the second pass over a row prefetches the next row's input (default 1 for rows of 512 B to L2 / 16 -- L2 / 2 "
-     "when that pass computes an exp or a log and stores nothing, as log_softmax's, L1 / 4 when it stores a row, as "
+     "when that pass computes an expanded function (exp, log, tanh, ...) and stores nothing, as log_softmax's, L1 / 4 when it stores a row, as "
      "softmax's -- of an input larger than L2, in more than one pass)"},
     {"block_rows", 1, 64, false, 3, {1, 4, 16},
      "rows per block: each pass over all of a block's rows before the next pass (1: row by row; default 16 for rows "

@@ -142,17 +142,9 @@ static int tile_rows(const mm *c) {
  * tile through memory. This is a compile-time knob, not a machine fact. */
 enum { EPI_CALL = 40, EPI_UNROLL_MAX = 32 };
 
-static bool expanded_call(mt_intrin in) {
-    switch (in) {
-    case IN_EXP: case IN_LOG: case IN_TANH: case IN_SIGMOID: case IN_ERF:
-    case IN_SIN: case IN_COS: case IN_POW: return true;
-    default: return false;
-    }
-}
-
 static void cost_expr(mt_tvisitor *v, const mt_texpr *e) {
     int *n = v->ctx;
-    *n += 1 + (e->kind == TE_CALL && expanded_call(e->intrin) ? EPI_CALL : 0);
+    *n += 1 + (e->kind == TE_CALL && mt_intrin_is_expanded(e->intrin) ? EPI_CALL : 0);
     mt_tvisit_expr_children(v, e);
 }
 

@@ -352,7 +352,7 @@ static mt_tstmt *block_step(rr *c, void *ctx) {
  * locals. A ROW stage goes with the pass before it and the per-row outputs
  * with the last: per row, no loop of their own (a scalar loop that LLVM's
  * vectorizer would take, at a cost in compile time); but a ROW stage of
- * per-row values computing an exponential or a logarithm is a
+ * per-row values computing an expanded function (exp, log, ...: tir.h) is a
  * T.vectorized loop of its own, one vector for the block. */
 static mt_tstmt *stages_block(rr *c, mt_texpr *first, mt_texpr *rows, void *ctx) {
     (void)ctx;

@@ -123,7 +123,7 @@ int mt_rr_memory_stage(const rr *c);
  * after that one (not a ROW stage); -1: none. */
 int mt_rr_prefetch_stage(const rr *c);
 /* Whether it does (knob prefetch; else rows of PF_MIN bytes to a sixteenth
- * of L2 -- half of L2 when that pass computes an exponential or a logarithm
+ * of L2 -- half of L2 when that pass computes an expanded function (exp, log, ...)
  * and stores nothing, a quarter of L1 when it stores a row -- when the
  * whole input is larger than L2, and more than one pass). */
 bool mt_rr_prefetch(const rr *c);

@@ -37,9 +37,9 @@
  *    enough), rows of 128 KiB none (the passes read L2, whose own
  *    prefetcher keeps up). So: rows of PF_MIN bytes to L2 / 16, an input
  *    larger than L2, and at least two passes. A second pass (a reduction)
- *    that computes an exponential or a logarithm (log_softmax's sum of
- *    exps) leaves the memory system idle for longer: there rows up to L2 /
- *    2. Where a pass stores a row that a later one reads back (softmax's
+ *    that computes an expanded function (mt_intrin_is_expanded: exp, log,
+ *    tanh, ...; log_softmax's sum of exps) leaves the memory system idle
+ *    for longer: there rows up to L2 / 2. Where a pass stores a row that a later one reads back (softmax's
  *    exps), that is traffic of its own: rows up to L1 / 4. The JIT's
  *    kernels, the same kernel with prefetch=0 and =1 alternated (Zen 5, 1
  *    and 2 threads, 64 MiB inputs, 2026-11-28; docs/schedule.md has the
@@ -129,9 +129,7 @@ int mt_rr_memory_stage(const rr *c) {
 
 static void find_transcendental(mt_tvisitor *v, const mt_texpr *e) {
     bool *found = v->ctx;
-    if (e->kind == TE_CALL && (e->intrin == IN_EXP || e->intrin == IN_LOG || e->intrin == IN_TANH ||
-                               e->intrin == IN_SIGMOID || e->intrin == IN_ERF))
-        *found = true;
+    if (e->kind == TE_CALL && mt_intrin_is_expanded(e->intrin)) *found = true;
     if (!*found) mt_tvisit_expr_children(v, e);
 }
 

@@ -284,9 +284,7 @@ static void rowonly_expr(mt_tvisitor *v, const mt_texpr *e) {
     case TE_LOAD: r->ok = find_rv(r->c, e->buf) != NULL; return; /* (its indices are the row's) */
     case TE_VAR: case TE_RAMP: case TE_BROADCAST: case TE_SHUFFLE: r->ok = false; return;
     case TE_CALL:
-        if (e->intrin == IN_EXP || e->intrin == IN_LOG || e->intrin == IN_TANH || e->intrin == IN_SIGMOID ||
-            e->intrin == IN_ERF || e->intrin == IN_POW) /* (expanded inline: dozens of instructions) */
-            r->call = true;
+        if (mt_intrin_is_expanded(e->intrin)) r->call = true;
         else if (e->intrin >= IN_MATH_COUNT_)
             r->ok = false;
         break;

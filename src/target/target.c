@@ -31,8 +31,7 @@ static const mt_target_desc default_cpu = {
 
 const mt_target_desc *mt_target_default_cpu(void) { return &default_cpu; }
 
-/* Is "+name" one of the comma-separated features? */
-static bool has_feature(const char *features, const char *name) {
+bool mt_target_has_feature(const char *features, const char *name) {
     size_t n = strlen(name);
     for (const char *p = features; p && *p;) {
         const char *e = strchr(p, ',');
@@ -58,11 +57,11 @@ void mt_target_host_cpu(mt_target_desc *t, const char *cpu, const char *features
     memset(t, 0, sizeof *t);
     t->kind = MT_TARGET_CPU;
     snprintf(t->cpu, sizeof t->cpu, "%s", cpu && *cpu ? cpu : "generic");
-    if (has_feature(features, "avx512f")) {
+    if (mt_target_has_feature(features, "avx512f")) {
         t->vector_bytes = 64, t->vector_registers = 32;
-    } else if (has_feature(features, "avx2") || has_feature(features, "avx")) {
+    } else if (mt_target_has_feature(features, "avx2") || mt_target_has_feature(features, "avx")) {
         t->vector_bytes = 32, t->vector_registers = 16;
-    } else if (has_feature(features, "neon")) {
+    } else if (mt_target_has_feature(features, "neon")) {
         t->vector_bytes = 16, t->vector_registers = 32;
     } else {
         t->vector_bytes = 16, t->vector_registers = 16;

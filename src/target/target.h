@@ -65,6 +65,9 @@ typedef struct mt_target_desc {
  * does not say). */
 void mt_target_host_cpu(mt_target_desc *t, const char *cpu, const char *features, int cores);
 
+/* Is "+name" one of the comma-separated LLVM features ("+avx2,-avx512f,...")? */
+bool mt_target_has_feature(const char *features, const char *name);
+
 /* The target used where a loop function has none: an x86-64 CPU with
  * AVX-512 (64-byte vectors, 32 registers), 2 cores, 48 KiB / 1 MiB / 32 MiB
  * of cache. */

@@ -264,6 +264,13 @@ typedef enum mt_intrin {
 
 #define IN_MATH_COUNT_ IN_SHFL_XOR /* the math intrinsics are those before it */
 static inline bool mt_intrin_is_wmma(mt_intrin in) { return in >= IN_WMMA_FILL && in <= IN_WMMA_STORE; }
+/* The math the CPU code expands per use: an inline polynomial of dozens of
+ * instructions (exp, log, tanh, sigmoid, erf: codegen/llvm_math.c) or a
+ * libm call per lane (sin, cos, pow). */
+static inline bool mt_intrin_is_expanded(mt_intrin in) {
+    return in == IN_EXP || in == IN_LOG || in == IN_TANH || in == IN_SIGMOID || in == IN_ERF || in == IN_SIN ||
+           in == IN_COS || in == IN_POW;
+}
 enum { MT_WMMA_FRAG = 256 }; /* elements of a 16 x 16 fragment */
 
 struct mt_texpr {
