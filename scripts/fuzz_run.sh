@@ -44,7 +44,7 @@ if [ -n "${MT_FUZZ_JOBS:-}" ]; then
     n=$(grep -E '^stat::number_of_executed_units' "$jl" | awk '{print $2}')
     total=$((total + ${n:-0}))
     if grep -qE '^==[0-9]+==ERROR|^SUMMARY: |runtime error:|^MS: |Test unit written' "$jl"; then
-      grep -E 'ERROR|SUMMARY|runtime error|fuzz_[a-z]*:|Test unit written' "$jl" | head -20 >&2
+      grep -E 'ERROR|SUMMARY|runtime error|fuzz(_[a-z]*)?:|Test unit written' "$jl" | head -20 >&2
       bad=1
     fi
   done
@@ -64,7 +64,7 @@ rc=0
 grep -E '^#[0-9]+' "$log" | tail -1 || true
 grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$log" || true
 if [ "$rc" -ne 0 ] || grep -qE '^==[0-9]+==ERROR|^SUMMARY: |runtime error:|^MS: ' "$log"; then
-  grep -E 'ERROR|SUMMARY|runtime error|fuzz_[a-z]*:|Test unit written' "$log" | head -20 >&2
+  grep -E 'ERROR|SUMMARY|runtime error|fuzz(_[a-z]*)?:|Test unit written' "$log" | head -20 >&2
   echo "fuzz: $name FAILED (see $log; the input is in $dir/artifacts/)" >&2
   exit 1
 fi

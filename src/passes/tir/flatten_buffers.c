@@ -65,10 +65,21 @@ static mt_texpr *linear(mt_arena *a, const flat_ent *e, mt_texpr *const *idx, in
     return sum;
 }
 
+/* The index of an access to a buffer that is 1-d already, as int64. */
+static mt_texpr *wide_index(mt_arena *a, mt_texpr *const *idx, int n) {
+    return n == 1 && idx[0]->dtype != MT_INT64 ? as_i64(a, idx[0]) : NULL;
+}
+
 static mt_texpr *flat_expr(mt_tmutator *m, mt_texpr *e) {
     mt_texpr *r = mt_tmutate_expr_children(m, e);
     if (r->kind != TE_LOAD) return r;
     flat_ent *ent = entry(m->arena, m->ctx, r->buf);
+    mt_texpr *w = ent ? NULL : wide_index(m->arena, r->args, r->nargs);
+    if (w) {
+        mt_texpr *c = mt_te_load(m->arena, r->buf, &w, 1);
+        c->loc = r->loc;
+        return c;
+    }
     if (!ent) return r;
     mt_texpr *i = linear(m->arena, ent, r->args, r->nargs);
     return mt_te_load(m->arena, ent->flat, &i, 1);
@@ -80,6 +91,8 @@ static mt_tstmt *flat_stmt(mt_tmutator *m, mt_tstmt *s) {
     mt_tstmt *r = mt_tmutate_stmt_children(m, s);
     if (r->kind != TS_STORE && r->kind != TS_ALLOC) return r;
     flat_ent *ent = entry(m->arena, m->ctx, r->buf);
+    mt_texpr *w = ent || r->kind != TS_STORE ? NULL : wide_index(m->arena, r->idx, r->nidx);
+    if (w) return mt_ts_at(mt_ts_store(m->arena, r->buf, &w, 1, r->value), r->loc);
     if (!ent) return r;
     if (r->kind == TS_ALLOC) return mt_ts_alloc(m->arena, ent->flat, r->body);
     mt_texpr *i = linear(m->arena, ent, r->idx, r->nidx);
