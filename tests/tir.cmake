@@ -27,3 +27,5 @@ mt_test(test_tir_roundtrip SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_tir_roun
 mt_test(test_tir_shuffle SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_tir_shuffle.c LIBRARY STATIC)
 # T.wmma_*: printed, parsed, the verifier's rules and refusals, the emulation, the CUDA C.
 mt_test(test_tir_wmma SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_tir_wmma.c LIBRARY STATIC)
+# transpose_tiles: the tiles it rewrites (and verifies), those it leaves, the kernels' values.
+mt_test(test_tir_transpose SOURCES ${PROJECT_SOURCE_DIR}/tests/tir/test_tir_transpose.c LIBRARY STATIC)

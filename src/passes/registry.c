@@ -39,6 +39,7 @@ const mt_pass mt_passes[] = {
     TIR("vectorize", mt_tir_vectorize),
     TIR("remove_unit_loops", mt_tir_remove_unit_loops),
     TIR("simplify", mt_tir_simplify),
+    TIR("transpose_tiles", mt_tir_transpose_tiles),
     TIR("tir_cse", mt_tir_cse),
     /* all of a program's functions at once: the pipeline calls it itself */
     {"split_host_device", MT_PASS_SPLIT, NULL, NULL, MT_TIR_FLAT},

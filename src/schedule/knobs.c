@@ -63,6 +63,8 @@ static const mt_knob_def default_knobs[] = {
     {"chunk_kib", 1, 1 << 20, false, 5, {8, 16, 32, 128, 512},
      "KiB of output per parallel chunk of an elementwise nest (default 64)"},
     {"parallel", 0, 1, false, 2, {0, 1}, "elementwise nests in parallel chunks (default 1)"},
+    {"transpose_band", 0, 1 << 16, false, 4, {0, 512, 1024, 4096},
+     "transposes: bytes of each input row a band of tiles reads, the band going down all rows before the next (0: one band; default 256)"},
 };
 
 static const mt_knob_def gpu_matmul_knobs[] = {

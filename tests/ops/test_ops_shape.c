@@ -242,6 +242,9 @@ static const transpose_case transpose_cases[] = {
     {{2, {64, 128}}, "transpose(x)", {2, {1, 0}}},
     {{3, {3, 33, 47}}, "transpose(x, (0, 2, 1))", {3, {0, 2, 1}}},
     {{3, {31, 5, 17}}, "transpose(x, (2, 0, 1))", {3, {2, 0, 1}}},
+    /* more tiles along the read rows than a band (256 bytes of a row): bands */
+    {{2, {32, 512}}, "transpose(x)", {2, {1, 0}}},
+    {{3, {2, 16, 1024}}, "transpose(x, (0, 2, 1))", {3, {0, 2, 1}}},
 };
 
 static void test_transpose(void **state) {
@@ -366,8 +369,9 @@ static void test_concat(void **state) {
  * vectorized loop that the partition pass cuts into plain contiguous
  * copies, one per input, with no select left; a transpose's tile is a
  * vectorized loop that loads each output row along the input (a strided
- * T.Ramp) and stores it whole, its outer part inside the loops outside the
- * tile (the reads run in order). */
+ * T.Ramp), which transpose_tiles makes 16 row loads and 64 shuffles, and
+ * stores it whole, its outer part inside the loops outside the tile (the
+ * reads run in order), in bands of 256 bytes of a row when a row has more. */
 static void test_injective_schedules(void **state) {
     (void)state;
     skip_if_gpu_target("checks the CPU schedule of concat and transpose");
@@ -383,7 +387,14 @@ static void test_injective_schedules(void **state) {
     if (!strstr(sch, "sch.reorder(i2_0, i1_0)") || !strstr(sch, "sch.vectorize(i2_1)"))
         fail_msg("transpose schedule:\n%s", sch);
     t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
-    if (!strstr(t, ", 64, 16)]")) fail_msg("no strided row load:\n%s", t);
+    if (strstr(t, ", 64, 16)]") || count(t, "T.Shuffle(") != 64 || count(t, ", 1, 16)]") != 32)
+        fail_msg("a tile not as 16 row loads, 64 shuffles and 16 stores:\n%s", t);
+    mt_kernel_release(k);
+    /* 32 tiles along the read rows: eight bands of 4 (256 bytes of a row each) */
+    k = compile_ok("def f(a: Tensor((32, 512), \"float32\")):\n    return a.T\n");
+    sch = mt_kernel_dump(k, MT_STAGE_SCHEDULE);
+    if (!strstr(sch, "i0_0_0, i0_0_1 = sch.split(i0_0, factors=[None, 4])") || !strstr(sch, "sch.reorder(i0_0_0, i1_0)"))
+        fail_msg("transpose bands:\n%s", sch);
     mt_kernel_release(k);
 }
 

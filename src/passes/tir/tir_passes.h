@@ -129,6 +129,15 @@ mt_tfunc *mt_tir_remove_unit_loops(mt_arena *a, mt_tfunc *f);
  * widest element, halved while longer than a constant bound of the extent, down to 16 bytes) and a scalar tail loop; any other loop is left as it is. */
 mt_tfunc *mt_tir_vectorize(mt_arena *a, mt_tfunc *f);
 
+/* transpose_tiles -- assumes lowered, flattened form, after vectorize and
+ * simplify. Guarantees: on CPU targets, a loop of N iterations (N a power
+ * of two from 4 to 16) storing one N-lane vector per iteration whose value
+ * loads along another axis (a T.Ramp of base `b + i`, stride free of i) is
+ * replaced by N contiguous loads of the input rows, log2 N rounds of
+ * T.Shuffle that transpose them in registers, and the N stores; the values
+ * stored are unchanged. Anything else is left as it is. */
+mt_tfunc *mt_tir_transpose_tiles(mt_arena *a, mt_tfunc *f);
+
 /* tir_cse -- assumes lowered form. Guarantees: within each store, let,
  * evaluate and if condition, a subexpression of three or more nodes other
  * than a T.Ramp or integer/bool arithmetic that loads nothing (index and

@@ -1,0 +1,221 @@
+/*
+ * transpose_tiles.c -- a tile of a transpose as row loads and shuffles.
+ *
+ * The injective rule cuts a transpose into N x N tiles (N the elements of a
+ * vector), and vectorize makes each of a tile's N output rows one vector
+ * store whose value loads N elements a row of the input apart:
+ *
+ *     for i in range(N):
+ *         out[T.Ramp(d(i), 1, N)] = a[T.Ramp(b + i, s, N)]
+ *
+ * Code generation loads such a vector lane by lane (N scalar loads and N
+ * inserts per vector: about two instructions per element, which a CPU
+ * runs slower than memory delivers the elements). This pass replaces the
+ * loop by N contiguous loads of the tile's input rows, a transpose of
+ * those N vectors in registers and the N stores:
+ *
+ *     row_l = a[T.Ramp(b + l * s, 1, N)]                  for l < N
+ *     (log2 N rounds of T.Shuffle over pairs of vectors)
+ *     out[T.Ramp(d(k), 1, N)] = (the value, with col_k)  for k < N
+ *
+ * Round p exchanges bit p of the row number with bit p of the lane number:
+ * vectors r and r' = r | 2^p (bit p of r clear) become
+ *
+ *     r  : lane c = r[c]              if bit p of c is clear, else r'[c - 2^p]
+ *     r' : lane c = r[c + 2^p]        if bit p of c is clear, else r'[c]
+ *
+ * two-vector shuffles (one instruction each on AVX-512: vpermt2ps at worst).
+ * After log2 N rounds every row bit has traded places with its lane bit:
+ * vector k holds lane l = row_l[k], the store's value at i = k. That is
+ * N log2 N shuffles and 2N memory operations for N^2 elements.
+ *
+ * Matched: a serial or unrolled loop from 0 of constant extent N (a power
+ * of two from 4 to 16) whose body is one store of an N-lane value at a
+ * unit-stride T.Ramp, where each load whose index is a T.Ramp of another
+ * stride s (free of i) has a base b + i (b free of i): the transposed
+ * loads, at most two distinct ones (each takes N registers). The rest of
+ * the value (other loads, arithmetic) is evaluated per k as the loop did,
+ * with i := k. Anything else is left as it is. CPU targets only; runs after
+ * vectorize and simplify.
+ */
+#include <string.h>
+
+#include "passes/tir/tir_passes.h"
+#include "target/target.h"
+#include "tir/arith.h"
+
+enum { MAX_N = 16, MAX_LOADS = 2 };
+
+typedef struct tile {
+    mt_arena *a;
+    const mt_tvar *i;                 /* the tile loop's variable */
+    int n;                            /* its extent, the vector lanes */
+    const mt_texpr *load[MAX_LOADS];  /* the distinct transposed loads */
+    int nloads;
+    mt_tvar *col[MAX_LOADS][MAX_N];   /* after the transpose: col[t][k] is load t at i = k */
+    bool bad;                         /* something the pass does not take */
+} tile;
+
+/* Whether e is a sum x + i (through additions and subtractions of terms
+ * free of i, i added once): *rest = x, NULL when e is i itself. */
+static bool plus_var(mt_arena *a, const mt_texpr *e, const mt_tvar *i, mt_texpr **rest) {
+    if (e->kind == TE_VAR && e->var == i) {
+        *rest = NULL;
+        return true;
+    }
+    if (e->kind != TE_ADD && e->kind != TE_SUB) return false;
+    bool left = mt_texpr_uses_var(e->a, i), right = mt_texpr_uses_var(e->b, i);
+    mt_texpr *r;
+    if (left == right || (right && e->kind == TE_SUB)) return false;
+    if (!plus_var(a, left ? e->a : e->b, i, &r)) return false;
+    mt_texpr *other = left ? e->b : e->a;
+    if (!r) *rest = e->kind == TE_SUB ? mt_arith_unary(a, TE_NEG, other) : other;
+    else *rest = left ? mt_arith_bin(a, e->kind, r, other) : mt_arith_add(a, other, r);
+    return true;
+}
+
+/* A load at a T.Ramp of a stride other than 1: transposed when its base is
+ * b + i and its stride free of i. */
+static bool strided_load(const tile *t, const mt_texpr *e) {
+    if (e->kind != TE_LOAD || e->nargs != 1 || e->args[0]->kind != TE_RAMP) return false;
+    return !mt_arith_is_const(e->args[0]->b, 1);
+}
+
+static bool transposable(const tile *t, const mt_texpr *e) {
+    const mt_texpr *ix = e->args[0];
+    mt_texpr *rest;
+    return e->lanes == t->n && !mt_texpr_uses_var(ix->b, t->i) && plus_var(t->a, ix->a, t->i, &rest);
+}
+
+static void collect(tile *t, const mt_texpr *e) {
+    if (t->bad) return;
+    if (strided_load(t, e)) {
+        if (!transposable(t, e)) {
+            t->bad = mt_texpr_uses_var(e, t->i);
+            return;
+        }
+        for (int k = 0; k < t->nloads; k++)
+            if (mt_texpr_equal(t->load[k], e)) return;
+        if (t->nloads == MAX_LOADS) t->bad = true;
+        else t->load[t->nloads++] = e;
+        return;
+    }
+    if (e->a) collect(t, e->a);
+    if (e->b) collect(t, e->b);
+    if (e->cond) collect(t, e->cond);
+    if (mt_te_has_args(e))
+        for (int k = 0; k < e->nargs; k++) collect(t, e->args[k]);
+}
+
+static mt_texpr *var_ref(mt_arena *a, mt_tvar *v, int lanes) {
+    mt_texpr *e = mt_te_var(a, v);
+    e->lanes = lanes;
+    return e;
+}
+
+/* Rounds of shuffles over v[0..n) (see the file comment), each vector a
+ * let: returns the statement that binds them around body_at's result. */
+typedef struct chain {
+    mt_tvar *var[MAX_LOADS * MAX_N * 6]; /* rows + log2(16) rounds of 16, per load */
+    mt_texpr *val[MAX_LOADS * MAX_N * 6];
+    int n;
+} chain;
+
+static mt_tvar *bind(tile *t, chain *c, const char *name, mt_texpr *val) {
+    mt_tvar *v = mt_tvar_new(t->a, name, val->dtype);
+    c->var[c->n] = v;
+    c->val[c->n++] = val;
+    return v;
+}
+
+static void transpose(tile *t, chain *c, int which) {
+    const mt_texpr *ld = t->load[which], *ix = ld->args[0];
+    mt_texpr *base;
+    plus_var(t->a, ix->a, t->i, &base);
+    mt_tvar *v[MAX_N];
+    for (int l = 0; l < t->n; l++) { /* row l of the tile: lane i is at base + l * s + i */
+        mt_texpr *at = mt_arith_mul(t->a, (mt_texpr *)ix->b, mt_te_int(t->a, ix->b->dtype, l));
+        if (base) at = mt_arith_add(t->a, base, at);
+        mt_texpr *one = mt_te_int(t->a, ix->b->dtype, 1);
+        mt_texpr *row = mt_te_load(t->a, ld->buf, (mt_texpr *[]){mt_te_ramp(t->a, at, one, t->n)}, 1);
+        row->loc = ld->loc;
+        v[l] = bind(t, c, "tile_row", row);
+    }
+    for (int p = 1; p < t->n; p <<= 1) {
+        int lo[MAX_N], hi[MAX_N];
+        for (int c2 = 0; c2 < t->n; c2++) {
+            lo[c2] = c2 & p ? t->n + c2 - p : c2;
+            hi[c2] = c2 & p ? t->n + c2 : c2 + p;
+        }
+        for (int r = 0; r < t->n; r++) {
+            if (r & p) continue;
+            mt_texpr *x = var_ref(t->a, v[r], t->n), *y = var_ref(t->a, v[r | p], t->n);
+            v[r] = bind(t, c, "tile_t", mt_te_shuffle(t->a, x, y, lo, t->n));
+            v[r | p] = bind(t, c, "tile_t", mt_te_shuffle(t->a, x, y, hi, t->n));
+        }
+    }
+    memcpy(t->col[which], v, sizeof v);
+}
+
+/* The store's value at i = k: each transposed load its column k, the rest
+ * with i := k. */
+static mt_texpr *at_k(tile *t, const mt_texpr *e, mt_texpr *k_expr, int k) {
+    for (int w = 0; w < t->nloads; w++)
+        if (mt_texpr_equal(t->load[w], e)) return var_ref(t->a, t->col[w][k], t->n);
+    if (!mt_texpr_uses_var(e, t->i)) return (mt_texpr *)e;
+    if (e->kind == TE_VAR) return k_expr;
+    mt_texpr *c = mt_te_copy(t->a, e);
+    if (e->a) c->a = at_k(t, e->a, k_expr, k);
+    if (e->b) c->b = at_k(t, e->b, k_expr, k);
+    if (e->cond) c->cond = at_k(t, e->cond, k_expr, k);
+    if (mt_te_has_args(e)) {
+        c->args = MT_NEW_ARRAY(t->a, mt_texpr *, e->nargs);
+        for (int j = 0; j < e->nargs; j++) c->args[j] = at_k(t, e->args[j], k_expr, k);
+    }
+    return c;
+}
+
+static bool pow2_lanes(int64_t n) { return n >= 4 && n <= MAX_N && (n & (n - 1)) == 0; }
+
+static bool matches(const mt_tstmt *s, int64_t *n) {
+    if (s->kind != TS_FOR || (s->for_kind != MT_FOR_SERIAL && s->for_kind != MT_FOR_UNROLLED)) return false;
+    if (!mt_arith_is_const(s->min, 0) || !mt_te_is_const_int(s->extent, n) || !pow2_lanes(*n)) return false;
+    const mt_tstmt *st = s->body;
+    if (st->kind != TS_STORE || st->nidx != 1 || st->value->lanes != *n) return false;
+    const mt_texpr *ix = st->idx[0];
+    return ix->kind == TE_RAMP && ix->lanes == *n && mt_arith_is_const(ix->b, 1);
+}
+
+static mt_tstmt *rewrite(mt_arena *a, const mt_tstmt *s) {
+    int64_t n;
+    if (!matches(s, &n)) return NULL;
+    tile t = {.a = a, .i = s->var, .n = (int)n};
+    const mt_tstmt *st = s->body;
+    collect(&t, st->value);
+    if (t.bad || t.nloads == 0 || mt_texpr_uses_var(st->idx[0]->b, t.i)) return NULL;
+    chain c = {.n = 0};
+    for (int w = 0; w < t.nloads; w++) transpose(&t, &c, w);
+    mt_tstmt *stores[MAX_N];
+    for (int k = 0; k < t.n; k++) {
+        mt_texpr *ke = mt_te_int(a, s->var->dtype, k);
+        mt_texpr *ix = mt_tsubst_expr(a, st->idx[0], (mt_tvar *const *)&s->var, &ke, 1);
+        stores[k] = mt_ts_at(mt_ts_store(a, st->buf, &ix, 1, at_k(&t, st->value, ke, k)), st->loc);
+    }
+    mt_tstmt *body = mt_ts_seq(a, stores, t.n);
+    for (int j = c.n - 1; j >= 0; j--) body = mt_ts_let(a, c.var[j], c.val[j], body);
+    return mt_ts_at(body, s->loc);
+}
+
+static mt_tstmt *tile_stmt(mt_tmutator *m, mt_tstmt *s) {
+    mt_tstmt *r = rewrite(m->arena, s);
+    return r ? r : mt_tmutate_stmt_children(m, s);
+}
+
+/* Expressions hold no statements: no need to walk them. */
+static mt_texpr *keep_expr(mt_tmutator *m, mt_texpr *e) { return e; }
+
+mt_tfunc *mt_tir_transpose_tiles(mt_arena *a, mt_tfunc *f) {
+    if (!f->body || mt_tfunc_target(f)->kind != MT_TARGET_CPU) return f;
+    mt_tmutator m = {a, keep_expr, tile_stmt, NULL};
+    return mt_tfunc_with_body(a, f, mt_tmutate_stmt(&m, f->body));
+}

@@ -1,0 +1,245 @@
+/*
+ * test_tir_transpose.c -- the transpose_tiles pass (passes/tir/transpose_tiles.c):
+ *
+ *  - what it takes: a loop of N iterations storing one N-lane vector per
+ *    iteration from loads a row apart (float32 in 16, 8 and 4 lanes,
+ *    float64 and int32), with arithmetic, a contiguous load beside the
+ *    transposed one, two transposed loads, a stride that is a symbolic
+ *    dim; the result verifies and holds N row loads and N log2 N shuffles;
+ *  - what it leaves alone: a base that steps by 2, a stride that uses the
+ *    loop variable, three transposed loads, an extent other than the lanes,
+ *    a loop that does not start at 0, a body of two stores, a CUDA target;
+ *  - what the kernels compute, through mt_jit_compile (which runs the pass),
+ *    against C loops of the same function, element by element (exact: the
+ *    pass moves values, and the arithmetic is the same per element).
+ */
+#include "tir/tir_test.h"
+
+#include <stdlib.h>
+
+#include "frontend/parser.h"
+#include "passes/tir/tir_passes.h"
+#include "target/target.h"
+#include "test_util.h"
+#include "tir/from_ast.h"
+#include "tir/verify.h"
+
+/* A tile loop over a: (R, C) row-major, into c: (C, R), of N x N tiles:
+ *   c[y, x] = a[x, y] OP, where OP may read b (shaped as c) at the store's
+ * index or d (shaped as a) at the load's. */
+typedef struct tcase {
+    const char *dt;  /* "float32", "float64", "int32" */
+    int r, cols, n;  /* a is r x cols; n lanes */
+    const char *op;  /* what follows the transposed load in the value, or "" */
+    bool b, d;       /* the kernel takes b, d */
+} tcase;
+
+static const char *src_of(const tcase *t) {
+    const char *dt = t->dt;
+    int R = t->r, C = t->cols, N = t->n;
+    const char *load = mt_arena_printf(A, "a[T.Ramp(j0 * %d + j1 * %d + i, %d, %d)]", N * C, N, C, N);
+    const char *bl = mt_arena_printf(A, "b[T.Ramp((j1 * %d + i) * %d + j0 * %d, 1, %d)]", N, R, N, N);
+    const char *dl = mt_arena_printf(A, "d[T.Ramp(j0 * %d + j1 * %d + i, %d, %d)]", N * C, N, C, N);
+    const char *op = t->op;
+    char *value = mt_arena_printf(A, "%s%s", load, op);
+    /* the op names the other operands as B and D */
+    for (char *p; (p = strchr(value, 'B')) || (p = strchr(value, 'D'));)
+        value = mt_arena_printf(A, "%.*s%s%s", (int)(p - value), value, *p == 'B' ? bl : dl, p + 1);
+    return mt_arena_printf(A,
+                           "@T.prim_func\n"
+                           "def k(a: T.Buffer((%d,), \"%s\"),%s%s c: T.Buffer((%d,), \"%s\")):\n"
+                           "    for j0, j1 in T.grid(%d, %d):\n"
+                           "        for i in range(%d):\n"
+                           "            c[T.Ramp((j1 * %d + i) * %d + j0 * %d, 1, %d)] = %s\n",
+                           R * C, dt, t->b ? mt_arena_printf(A, " b: T.Buffer((%d,), \"%s\"),", R * C, dt) : "",
+                           t->d ? mt_arena_printf(A, " d: T.Buffer((%d,), \"%s\"),", R * C, dt) : "", R * C, dt,
+                           R / N, C / N, N, N, R, N, N, value);
+}
+
+static const tcase TAKEN[] = {
+    {"float32", 64, 48, 16, "", false, false},
+    {"float32", 32, 32, 8, "", false, false},
+    {"float32", 12, 20, 4, "", false, false},
+    {"float64", 16, 24, 8, "", false, false},
+    {"int32", 32, 16, 16, "", false, false},
+    {"float32", 32, 48, 16, " * 2.0 + B", true, false},
+    {"float32", 48, 32, 16, " - D * 3.0", false, true},
+    {"int32", 16, 32, 16, " + D + B", true, true},
+    {"float64", 24, 16, 8, " * D", false, true},
+};
+
+static mt_tfunc *parse_one(const char *src) {
+    mt_ast *m = mt_parse(A, src, strlen(src), NULL);
+    int n;
+    mt_tfunc **fs = mt_tir_from_module(A, m, &n);
+    assert_int_equal(n, 1);
+    return fs[0];
+}
+
+static int count(const char *text, const char *needle) {
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle)) n++;
+    return n;
+}
+
+static int log2i(int n) {
+    int l = 0;
+    while ((1 << l) < n) l++;
+    return l;
+}
+
+static void test_taken(void **state) {
+    (void)state;
+    TIR_GUARD();
+    for (size_t i = 0; i < sizeof TAKEN / sizeof TAKEN[0]; i++) {
+        const tcase *t = &TAKEN[i];
+        mt_tfunc *g = mt_tir_transpose_tiles(A, parse_one(src_of(t)));
+        const char *text = mt_tfunc_print(A, g), *err = mt_tir_verify(A, g, MT_TIR_FLAT);
+        if (err) fail_msg("case %zu: the verifier refuses the result: %s\n%s", i, err, text);
+        int loads = 1 + t->d;
+        if (count(text, "T.Shuffle") != loads * t->n * log2i(t->n) || count(text, "tile_row") < loads * t->n)
+            fail_msg("case %zu: %d x %d shuffles and %d row loads expected:\n%s", i, t->n, log2i(t->n), t->n, text);
+        if (count(text, "for i in") != 0) fail_msg("case %zu: the tile loop is still there:\n%s", i, text);
+    }
+    TIR_GUARD_END();
+}
+
+/* A symbolic stride: a is (n, 64), the kernel its transpose by 16 x 16 tiles. */
+static void test_symbolic_stride(void **state) {
+    (void)state;
+    TIR_GUARD();
+    const char *src = "@T.prim_func\n"
+                      "def k(a: T.Buffer((n * 64,), \"float32\"), c: T.Buffer((n * 64,), \"float32\")):\n"
+                      "    for j0, j1 in T.grid(n // 16, 4):\n"
+                      "        for i in range(16):\n"
+                      "            c[T.Ramp((j1 * 16 + i) * n + j0 * 16, 1, 16)] = a[T.Ramp(j0 * 1024 + j1 * 16 + i, 64, 16)]\n";
+    mt_tfunc *g = mt_tir_transpose_tiles(A, parse_one(src));
+    const char *text = mt_tfunc_print(A, g);
+    assert_null(mt_tir_verify(A, g, MT_TIR_FLAT));
+    assert_int_equal(count(text, "T.Shuffle"), 64);
+    TIR_GUARD_END();
+}
+
+/* The tile loop as src_of writes it, with its parts replaced. */
+static const char *variant(const char *extent, const char *loop_min, const char *store, const char *value) {
+    return mt_arena_printf(A,
+                           "@T.prim_func\n"
+                           "def k(a: T.Buffer((4096,), \"float32\"), b: T.Buffer((4096,), \"float32\"), "
+                           "d: T.Buffer((4096,), \"float32\"), c: T.Buffer((4096,), \"float32\")):\n"
+                           "    for j in range(4):\n"
+                           "        for i in range(%s, %s):\n"
+                           "            %s = %s\n",
+                           loop_min, extent, store, value);
+}
+
+static void test_left_alone(void **state) {
+    (void)state;
+    TIR_GUARD();
+    const char *st = "c[T.Ramp(j * 1024 + i * 64, 1, 16)]";
+    const char *srcs[] = {
+        variant("16", "0", st, "a[T.Ramp(j * 16 + i * 2, 64, 16)]"),            /* base steps by 2 */
+        variant("16", "0", st, "a[T.Ramp(j * 16 + i, 64 + i, 16)]"),            /* stride uses i */
+        variant("16", "0", st, "a[T.Ramp(j * 16 + i, 64, 16)] + b[T.Ramp(j * 16 + i, 64, 16)] + "
+                               "d[T.Ramp(j * 16 + i, 64, 16)]"),                /* three loads */
+        variant("8", "0", st, "a[T.Ramp(j * 16 + i, 64, 16)]"),                 /* extent 8, 16 lanes */
+        variant("17", "1", st, "a[T.Ramp(j * 16 + i - 1, 64, 16)]"),            /* from 1 */
+        variant("16", "0", st, "a[T.Ramp(j * 16 + i, 64, 16)] + a[T.Ramp(j * 16 + i, 1, 16)]"), /* ok */
+    };
+    for (int i = 0; i < 6; i++) {
+        mt_tfunc *f = parse_one(srcs[i]), *g = mt_tir_transpose_tiles(A, f);
+        int shuffles = count(mt_tfunc_print(A, g), "T.Shuffle");
+        if (i < 5 && g->body != f->body) fail_msg("case %d was rewritten:\n%s", i, mt_tfunc_print(A, g));
+        if (i == 5 && shuffles != 64) fail_msg("the last case (a contiguous load beside) was not rewritten");
+    }
+    /* two stores in the loop */
+    const char *two = "@T.prim_func\n"
+                      "def k(a: T.Buffer((4096,), \"float32\"), c: T.Buffer((4096,), \"float32\"), e: T.Buffer((4096,), \"float32\")):\n"
+                      "    for i in range(16):\n"
+                      "        c[T.Ramp(i * 64, 1, 16)] = a[T.Ramp(i, 64, 16)]\n"
+                      "        e[T.Ramp(i * 64, 1, 16)] = a[T.Ramp(i, 64, 16)]\n";
+    mt_tfunc *f = parse_one(two);
+    assert_ptr_equal(mt_tir_transpose_tiles(A, f)->body, f->body);
+    /* a CUDA target */
+    const char *cuda = "@T.prim_func\n"
+                       "def k(a: T.Buffer((4096,), \"float32\"), c: T.Buffer((4096,), \"float32\")):\n"
+                       "    for i in range(16):\n"
+                       "        c[T.Ramp(i * 64, 1, 16)] = a[T.Ramp(i, 64, 16)]\n";
+    f = parse_one(cuda);
+    static mt_target_desc gpu;
+    assert_true(mt_target_cuda(&gpu, "sm_90"));
+    f->target = &gpu;
+    assert_ptr_equal(mt_tir_transpose_tiles(A, f)->body, f->body);
+    TIR_GUARD_END();
+}
+
+/* ---- end to end ------------------------------------------------------------------- */
+
+static double get(const mt_tensor *t, int64_t i) {
+    const void *p = mt_tensor_data(t);
+    switch (mt_tensor_dtype(t)) {
+    case MT_FLOAT32: return ((const float *)p)[i];
+    case MT_FLOAT64: return ((const double *)p)[i];
+    default: return ((const int32_t *)p)[i];
+    }
+}
+
+static mt_tensor *filled(mt_dtype dt, int64_t n, int salt) {
+    mt_tensor *t = mt_tensor_create(dt, 1, &n);
+    assert_non_null(t);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t v = (i * 7919 + salt * 104729) % 20011 - 10005;
+        if (dt == MT_FLOAT32) ((float *)mt_tensor_data(t))[i] = (float)v / 64.0f;
+        else if (dt == MT_FLOAT64) ((double *)mt_tensor_data(t))[i] = (double)v / 64.0;
+        else ((int32_t *)mt_tensor_data(t))[i] = (int32_t)v;
+    }
+    return t;
+}
+
+/* c[y, x] for the case's op (C loops in double; exact for these values). */
+static double want(const tcase *t, const mt_tensor *a, const mt_tensor *b, const mt_tensor *d, int y, int x) {
+    double av = get(a, (int64_t)x * t->cols + y), bv = b ? get(b, (int64_t)y * t->r + x) : 0;
+    double dv = d ? get(d, (int64_t)x * t->cols + y) : 0;
+    if (!strcmp(t->op, "")) return av;
+    if (!strcmp(t->op, " * 2.0 + B")) return av * 2.0 + bv;
+    if (!strcmp(t->op, " - D * 3.0")) return av - dv * 3.0;
+    if (!strcmp(t->op, " + D + B")) return av + dv + bv;
+    if (!strcmp(t->op, " * D")) return av * dv;
+    fail_msg("no reference for op '%s'", t->op);
+    return 0;
+}
+
+static void test_end_to_end(void **state) {
+    (void)state;
+    for (size_t i = 0; i < sizeof TAKEN / sizeof TAKEN[0]; i++) {
+        const tcase *t = &TAKEN[i];
+        mt_dtype dt = !strcmp(t->dt, "float32") ? MT_FLOAT32 : !strcmp(t->dt, "float64") ? MT_FLOAT64 : MT_INT32;
+        int64_t n = (int64_t)t->r * t->cols;
+        mt_kernel *k = compile_ok(src_of(t));
+        mt_tensor *args[3], *out = NULL, *b = NULL, *d = NULL;
+        int na = 0;
+        args[na++] = filled(dt, n, 1);
+        if (t->b) args[na++] = b = filled(dt, n, 2);
+        if (t->d) args[na++] = d = filled(dt, n, 3);
+        mt_diag diag;
+        if (test_kernel_run(k, args, na, &out, 1, &diag) != MT_OK) fail_msg("case %zu: %s", i, diag.text);
+        for (int y = 0; y < t->cols; y++)
+            for (int x = 0; x < t->r; x++) {
+                double got = get(out, (int64_t)y * t->r + x), w = want(t, args[0], b, d, y, x);
+                if (dt == MT_FLOAT32 ? (float)w != (float)got : w != got)
+                    fail_msg("case %zu: c[%d, %d] = %.9g, want %.9g", i, y, x, got, w);
+            }
+        for (int j = 0; j < na; j++) mt_tensor_release(args[j]);
+        mt_tensor_release(out);
+        mt_kernel_release(k);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        TIR_TEST(test_taken),
+        TIR_TEST(test_symbolic_stride),
+        TIR_TEST(test_left_alone),
+        cmocka_unit_test_setup_teardown(test_end_to_end, tir_setup, tir_teardown),
+    };
+    return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
+}
