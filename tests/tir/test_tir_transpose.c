@@ -8,7 +8,8 @@
  *    dim; the result verifies and holds N row loads and N log2 N shuffles;
  *  - what it leaves alone: a base that steps by 2, a stride that uses the
  *    loop variable, three transposed loads, an extent other than the lanes,
- *    a loop that does not start at 0, a body of two stores, a CUDA target;
+ *    a loop that does not start at 0, a body of two stores, a load of the
+ *    stored buffer (in place), a CUDA target;
  *  - what the kernels compute, through mt_jit_compile (which runs the pass),
  *    against C loops of the same function, element by element (exact: the
  *    pass moves values, and the arithmetic is the same per element).
@@ -158,6 +159,13 @@ static void test_left_alone(void **state) {
                       "        c[T.Ramp(i * 64, 1, 16)] = a[T.Ramp(i, 64, 16)]\n"
                       "        e[T.Ramp(i * 64, 1, 16)] = a[T.Ramp(i, 64, 16)]\n";
     mt_tfunc *f = parse_one(two);
+    assert_ptr_equal(mt_tir_transpose_tiles(A, f)->body, f->body);
+    /* in place: the loads would move before stores that may change them */
+    const char *inplace = "@T.prim_func\n"
+                          "def k(a: T.Buffer((4096,), \"float32\")):\n"
+                          "    for i in range(16):\n"
+                          "        a[T.Ramp(i * 64, 1, 16)] = a[T.Ramp(i, 64, 16)]\n";
+    f = parse_one(inplace);
     assert_ptr_equal(mt_tir_transpose_tiles(A, f)->body, f->body);
     /* a CUDA target */
     const char *cuda = "@T.prim_func\n"

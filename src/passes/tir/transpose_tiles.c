@@ -33,7 +33,8 @@
  * of two from 4 to 16) whose body is one store of an N-lane value at a
  * unit-stride T.Ramp, where each load whose index is a T.Ramp of another
  * stride s (free of i) has a base b + i (b free of i): the transposed
- * loads, at most two distinct ones (each takes N registers). The rest of
+ * loads, at most two distinct ones (each takes N registers) and none of
+ * the stored buffer (they move before all the stores). The rest of
  * the value (other loads, arithmetic) is evaluated per k as the loop did,
  * with i := k. Anything else is left as it is. CPU targets only; runs after
  * vectorize and simplify.
@@ -193,6 +194,8 @@ static mt_tstmt *rewrite(mt_arena *a, const mt_tstmt *s) {
     const mt_tstmt *st = s->body;
     collect(&t, st->value);
     if (t.bad || t.nloads == 0 || mt_texpr_uses_var(st->idx[0]->b, t.i)) return NULL;
+    for (int w = 0; w < t.nloads; w++) /* the loads move before every store */
+        if (t.load[w]->buf == st->buf) return NULL;
     chain c = {.n = 0};
     for (int w = 0; w < t.nloads; w++) transpose(&t, &c, w);
     mt_tstmt *stores[MAX_N];
