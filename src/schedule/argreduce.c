@@ -122,6 +122,55 @@ mt_texpr *mt_argred_value(mt_argred *g, mt_texpr *j) {
     return mt_tmutate_expr(&m, g->E);
 }
 
+/* E of rows first .. first + lanes - 1 (a vector, row r in lane r -
+ * first) at column j (a scalar); c->ns == 1. A load whose indices are
+ * exactly (row, column) of a buffer whose last dim is the row's: a T.Ramp
+ * down the column; one whose indices do not use the row: a scalar (met by
+ * the vectors around it); anything else that uses the row: NULL. */
+typedef struct rows_ctx {
+    mt_argred *g;
+    mt_texpr *first, *j;
+    int lanes;
+    bool bad;
+} rows_ctx;
+
+static mt_texpr *rows_hook(mt_tmutator *m, mt_texpr *e) {
+    rows_ctx *l = m->ctx;
+    mt_argred *g = l->g;
+    rr *c = g->c;
+    if (e->kind == TE_VAR) {
+        if (e->var == g->iv[0]) l->bad = true;
+        return e->var == g->iv[1] ? l->j : e;
+    }
+    if (e->kind != TE_LOAD) return mt_tmutate_expr_children(m, e);
+    bool row = false;
+    for (int d = 0; d < e->nargs; d++) row = row || mt_texpr_uses_var(e->args[d], g->iv[0]);
+    if (!row) {
+        mt_texpr *idx[MT_MAX_RANK + 1];
+        for (int d = 0; d < e->nargs; d++) idx[d] = mt_tmutate_expr(m, e->args[d]);
+        return mt_lw_load(&c->lw, e->buf, idx, e->nargs);
+    }
+    const mt_texpr *r = e->nargs == 2 ? e->args[0] : NULL, *col = e->nargs == 2 ? e->args[1] : NULL;
+    if (!r || r->kind != TE_VAR || r->var != g->iv[0] || col->kind != TE_VAR || col->var != g->iv[1]) {
+        l->bad = true;
+        return e;
+    }
+    mt_texpr *at = mt_lw_load(&c->lw, e->buf, (mt_texpr *[]){l->first, l->j}, 2);
+    mt_texpr *stride = mt_te_cast(c->a, MT_INT64, e->buf->shape[1]);
+    mt_texpr *ix = mt_te_ramp(c->a, at->args[0], stride, l->lanes);
+    mt_texpr *v = mt_te_load(c->a, at->buf, &ix, 1);
+    v->loc = at->loc;
+    return v;
+}
+
+mt_texpr *mt_argred_value_rows(mt_argred *g, mt_texpr *first, int lanes, mt_texpr *j) {
+    if (g->c->ns != 1) return NULL;
+    rows_ctx l = {g, first, j, lanes, false};
+    mt_tmutator m = {g->c->a, rows_hook, NULL, &l};
+    mt_texpr *v = mt_tmutate_expr(&m, g->E);
+    return l.bad || v->lanes != lanes ? NULL : v;
+}
+
 static mt_texpr *isnan_(mt_argred *g, mt_texpr *x) { return mt_te_bin(g->c->a, TE_NE, x, x); }
 
 /* argreduce.h. Written not(x <= y) and y == y (argmin: >=): a NaN x is

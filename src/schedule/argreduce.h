@@ -49,6 +49,12 @@ bool mt_argred_match(mt_argred *m);
 /* E at (c->oval, j) with flat loads; j a scalar or a T.Ramp (a vector). */
 mt_texpr *mt_argred_value(mt_argred *m, mt_texpr *j);
 
+/* E of the rows first .. first + lanes - 1 at column j (a scalar), row
+ * first + l in lane l, with flat loads: the loads of (row, column) are
+ * T.Ramps down the column. NULL when the function has more than one outer
+ * dim or E uses the row otherwise. */
+mt_texpr *mt_argred_value_rows(mt_argred *m, mt_texpr *first, int lanes, mt_texpr *j);
+
 /* x better than y: strictly greater (argmin: less), or NaN over a number
  * (as not(x <= y) and y == y: two compares). */
 mt_texpr *mt_argred_better(mt_argred *m, mt_texpr *x, mt_texpr *y);

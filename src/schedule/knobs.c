@@ -56,7 +56,8 @@ static const mt_knob_def reduce_knobs[] = {
      "softmax's -- of an input larger than L2, in more than one pass)"},
     {"block_rows", 1, 64, false, 3, {1, 4, 16},
      "rows per block: each pass over all of a block's rows before the next pass (1: row by row; default 16 for rows "
-     "of 16 to 512 bytes in more than one pass, fewer for a block over L1 / 4, down to 4; else 1)"},
+     "of 16 to 512 bytes in more than one pass, fewer for a block over L1 / 4, down to 4; else 1; argmax / argmin: above 1, "
+     "L rows in the lanes of a vector, the default for rows of a multiple of L up to 64 elements)"},
 };
 
 static const mt_knob_def default_knobs[] = {

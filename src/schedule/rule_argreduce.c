@@ -34,6 +34,11 @@
  * max(x, axis=-1)'s 6.4-7.2), 2 threads 19.4 -> 4.8 ms; 65536 rows of 3,
  * 10, 16, 20, 64, 100, 1000: 2.3, 2.5, 2.0, 1.9, 2.4, 1.7, 3.8 times as fast.
  *
+ * Short rows in the lanes (knob block_rows; below, "rows in the lanes"):
+ * rows of a multiple of L up to 64 elements go L at a time, a lane per
+ * row, the columns in order (65536 x 16 float32: 0.60 -> 0.16 ms on one
+ * thread, 2026-11-29).
+ *
  * Values of float32, float64, int32 and int64 (float16 and bfloat16 keep
  * the nest as written: their compares would convert every lane). L: the
  * row rule's lanes for the values' dtype (the knob lanes; else the
@@ -59,6 +64,8 @@ typedef struct cg {
     bool serial;          /* rows under SERIAL_BELOW: scanned one element at a time */
     mt_dtype it;          /* the lanes' indices: int32 beside 4-byte values of a row under 2^31, else int64 */
     mt_tbuffer *bv, *bi, *tv, *ti;
+    mt_tbuffer *rv, *ri;  /* rows in the lanes: each lane's best value and index */
+    int64_t ncols;        /* ... and the row length */
 } cg;
 
 typedef MT_VEC(mt_tstmt *) svec;
@@ -206,6 +213,72 @@ static mt_tstmt *row_end(cg *k, rr *c, svec *s) {
     return body;
 }
 
+/* ---- rows in the lanes -----------------------------------------------------------
+ * Short rows (N a multiple of L up to COLUMNS_MAX elements) go L at a time,
+ * row first + l in lane l: the columns in order, each one vector step
+ *
+ *     e = E(first .. first + L - 1, j)            (a T.Ramp down column j)
+ *     m = better(e, bv); bv = select(m, e, bv); bi = select(m, j, bi)
+ *
+ * so each lane is the serial scan of its row (no pairs to meet), and the
+ * L results are one vector store. The columns go L at a time in a loop of
+ * L steps that transpose_tiles turns into L row loads and a transpose in
+ * registers. A partial block (the last of a chunk) goes row by row. */
+enum { COLUMNS_MAX = 64 };
+
+static mt_tstmt *column_step(cg *k, rr *c, mt_texpr *first, mt_texpr *j) {
+    int L = k->L;
+    mt_texpr *lanes = mt_lw_ramp(&c->lw, I(c, 0), L);
+    mt_tvar *ev = mt_tvar_new(c->a, "e", k->m.dt), *mv = mt_tvar_new(c->a, "m", MT_BOOL);
+    mt_texpr *e = mt_te_var(c->a, ev), *m = mt_te_var(c->a, mv);
+    e->lanes = m->lanes = L;
+    mt_texpr *val = mt_argred_value_rows(&k->m, first, L, j);
+    mt_texpr *jt = splat(c, mt_te_cast(c->a, k->it, j), L);
+    mt_tstmt *up = seq2(c, st(c, k->rv, lanes, mt_te_select(c->a, m, e, ld(c, k->rv, lanes))),
+                        st(c, k->ri, lanes, mt_te_select(c->a, m, jt, ld(c, k->ri, lanes))));
+    return mt_ts_let(c->a, ev, val, mt_ts_let(c->a, mv, mt_argred_better(&k->m, e, ld(c, k->rv, lanes)), up));
+}
+
+static mt_tstmt *column_scan(cg *k, rr *c, mt_texpr *first) {
+    int L = k->L;
+    mt_texpr *lanes = mt_lw_ramp(&c->lw, I(c, 0), L);
+    mt_tvar *jo = mt_tvar_new(c->a, "jo", MT_INT64), *ji = mt_tvar_new(c->a, "ji", MT_INT64);
+    mt_texpr *j = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, mt_te_var(c->a, jo), I(c, L)), mt_te_var(c->a, ji));
+    mt_tstmt *inner = mt_ts_for(c->a, ji, I(c, 0), I(c, L), MT_FOR_SERIAL, column_step(k, c, first, j));
+    mt_tstmt *cols = mt_ts_for(c->a, jo, I(c, 0), I(c, k->ncols / L), MT_FOR_SERIAL, inner);
+    mt_texpr *out = mt_lw_ramp(&c->lw, first, L);
+    mt_tstmt *body[] = {
+        st(c, k->rv, lanes, splat(c, mt_te_cast(c->a, k->m.dt, k->m.ident), L)),
+        st(c, k->ri, lanes, splat(c, mt_te_cast(c->a, k->it, I(c, 0)), L)),
+        cols,
+        mt_lw_store(&c->lw, k->m.out, &out, 1, mt_te_cast(c->a, MT_INT64, ld(c, k->ri, lanes))),
+    };
+    return mt_ts_alloc(c->a, k->rv, mt_ts_alloc(c->a, k->ri, mt_ts_seq(c->a, body, 4)));
+}
+
+static mt_tstmt *arg_block(rr *c, mt_texpr *first, mt_texpr *rows, void *ctx) {
+    cg *k = ctx;
+    int64_t n;
+    if (mt_te_is_const_int(rows, &n) && n == k->L) return column_scan(k, c, first);
+    mt_tvar *r = mt_tvar_new(c->a, "ri", MT_INT64);
+    mt_tstmt *one = mt_rr_row(c, mt_lw_add(&c->lw, first, mt_te_var(c->a, r)), arg_row, k);
+    mt_tstmt *each = mt_ts_for(c->a, r, I(c, 0), rows, MT_FOR_SERIAL, one);
+    mt_texpr *whole = mt_te_bin(c->a, TE_EQ, rows, I(c, k->L));
+    return mt_ts_if(c->a, whole, column_scan(k, c, first), each);
+}
+
+/* Whether the rows go L at a time in the lanes (knob block_rows: any
+ * value above 1; by default for rows of a multiple of L up to COLUMNS_MAX
+ * elements, not scanned serially, of a function with one outer dim whose
+ * loads of the row are whole rows). */
+static bool rows_in_lanes(cg *k, rr *c) {
+    int64_t n;
+    if (k->serial || c->ns != 1 || !mt_te_is_const_int(c->N, &n) || n % k->L != 0 || k->L < 4 || k->L > 16) return false;
+    if (mt_knob_get(c->f, RULE, "block_rows", n <= COLUMNS_MAX ? k->L : 1) <= 1) return false;
+    k->ncols = n;
+    return mt_argred_value_rows(&k->m, I(c, 0), k->L, I(c, 0)) != NULL;
+}
+
 mt_tfunc *mt_argreduce_cpu(mt_arena *a, mt_tfunc *f) {
     if (mt_tfunc_target(f)->kind != MT_TARGET_CPU) return f;
     cg *k = MT_NEW(a, cg);
@@ -224,13 +297,20 @@ mt_tfunc *mt_argreduce_cpu(mt_arena *a, mt_tfunc *f) {
     k->bi = local(c, "index", (int64_t)k->U * k->L, k->it);
     k->tv = local(c, "best_tail", 1, dt);
     k->ti = local(c, "index_tail", 1, MT_INT64);
-    mt_tfunc *g = mt_rr_function(c, mt_rr_rows(c, arg_row, k), "argreduce_rows");
+    bool lanes = rows_in_lanes(k, c);
+    if (lanes) {
+        k->rv = local(c, "best_rows", k->L, dt);
+        k->ri = local(c, "index_rows", k->L, k->it);
+        c->block = k->L;
+    }
+    mt_tfunc *g = mt_rr_function(c, mt_rr_rows_blocked(c, arg_row, lanes ? arg_block : NULL, k), "argreduce_rows");
     mt_knobs *ch = MT_NEW(a, mt_knobs);
     ch->rule = RULE;
     if (!k->serial) { /* given back, lanes takes the vector scan even for a short row */
         mt_knobs_set(ch, "lanes", k->L);
         mt_knobs_set(ch, "accumulators", k->U);
     }
+    if (lanes) mt_knobs_set(ch, "block_rows", k->L);
     mt_knobs_set(ch, "parallel", mt_knob_get(f, RULE, "parallel", 1));
     if (mt_knob_given(f, RULE, "chunk_kib")) mt_knobs_set(ch, "chunk_kib", mt_knob_get(f, RULE, "chunk_kib", 64));
     return mt_knobs_chose(a, mt_knobs_mark(a, g, f, RULE), ch);

@@ -402,6 +402,8 @@ static mt_tstmt *gen_row(rr *c, mt_texpr *row, mt_rr_row_fn fn, void *ctx) {
     return body;
 }
 
+mt_tstmt *mt_rr_row(rr *c, mt_texpr *row, mt_rr_row_fn fn, void *ctx) { return gen_row(c, row, fn, ctx); }
+
 /* Rows [first, first + cnt): in blocks of c->block rows (blk; the last
  * block may be partial), else one by one (fn). */
 static mt_tstmt *rows_of(rr *c, mt_tvar *ri, mt_texpr *first, mt_texpr *cnt, mt_rr_row_fn fn,

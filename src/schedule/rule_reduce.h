@@ -89,6 +89,10 @@ mt_tstmt *mt_rr_rows(rr *c, mt_rr_row_fn fn, void *ctx);
 typedef mt_tstmt *(*mt_rr_block_fn)(rr *c, mt_texpr *first, mt_texpr *rows, void *ctx);
 mt_tstmt *mt_rr_rows_blocked(rr *c, mt_rr_row_fn fn, mt_rr_block_fn blk, void *ctx);
 
+/* Row number row alone: its outer indices (c->oval), then fn's statements
+ * (for a block function's rows one by one). */
+mt_tstmt *mt_rr_row(rr *c, mt_texpr *row, mt_rr_row_fn fn, void *ctx);
+
 /* rule_argreduce.c: argmax / argmin over the last axis on the CPU, or f
  * itself when f is not that; tried by the row rule when its own stages
  * do not match. */

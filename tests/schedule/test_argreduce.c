@@ -12,7 +12,8 @@
  * around the vector widths (1 to 1025), several dtypes, 1-d / 3-d inputs,
  * keepdims, a producer fused in front, a symbolic row length.
  * Structure (CPU): the rule's marker, vector selects, a parallel loop for
- * large inputs, and the knob lanes in its printed schedule.
+ * large inputs, and the knob lanes in its printed schedule; short rows in
+ * the lanes of a block (knob block_rows), and where they are not.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -139,7 +140,7 @@ static const char *dt_name(mt_dtype t) { return mt_dtype_str(t); }
 /* Row lengths around the vector widths, both ops, every dtype. */
 static void test_lengths_dtypes(void **st) {
     (void)st;
-    static const int64_t ns[] = {1, 3, 4, 7, 8, 15, 16, 17, 31, 33, 64, 100, 1000, 1025};
+    static const int64_t ns[] = {1, 3, 4, 7, 8, 15, 16, 17, 31, 32, 33, 48, 64, 100, 1000, 1025};
     static const mt_dtype dts[] = {MT_FLOAT32, MT_FLOAT64, MT_INT32, MT_INT64};
     for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++)
         for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
@@ -239,11 +240,62 @@ static void test_structure_knobs(void **st) {
     mt_kernel_release(k);
 }
 
+/* Short rows in the lanes (rows of 16 to 64, a multiple of the lanes):
+ * a block of rows whose columns transpose_tiles loads as rows and
+ * shuffles, the knob block_rows printed; block_rows=1 gives the row by
+ * row scan and the same results; a producer that broadcasts a row vector
+ * (its loads do not use the row) and 4096 rows (parallel chunks of whole
+ * blocks) keep the path; three dims and rows of 128 do not take it. */
+static void test_rows_in_lanes(void **st) {
+    (void)st;
+    skip_if_gpu_target("the CPU rule's structure");
+    mt_kernel *k = compile_ok("def f(x: Tensor((4096, 32), \"float32\")):\n    return argmax(x, axis=-1)\n");
+    const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+    if (!strstr(t, "best_rows") || !strstr(t, "T.Shuffle(") || !strstr(t, "T.launch("))
+        fail_msg("not rows in the lanes:\n%s", t);
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), "block_rows=16"));
+    acase c = {"float32", MT_FLOAT32, 2, {4096, 32, 0}, true, false, true, false};
+    run_case(k, &c);
+    mt_kernel_release(k);
+    k = compile_ok("def f(x: Tensor((100, 32), \"float32\")):\n    return argmax(x, axis=-1)\n"
+                   "@T.schedule(\"argmax\")\ndef s(sch):\n    sch.apply_rule(\"schedule_reduce\", block_rows=1)\n");
+    assert_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "best_rows"));
+    acase c1 = {"float32", MT_FLOAT32, 2, {100, 32, 0}, true, false, true, false};
+    run_case(k, &c1);
+    mt_kernel_release(k);
+    /* argmin(x + b), b a row vector: its load is a scalar per column */
+    k = compile_ok("def f(x: Tensor((45, 16), \"float32\"), b: Tensor((16,), \"float32\")):\n"
+                   "    return argmin(x + b, axis=-1)\n");
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "best_rows"));
+    int64_t dx[2] = {45, 16}, db = 16;
+    mt_tensor *args[2] = {mt_tensor_create(MT_FLOAT32, 2, dx), mt_tensor_create(MT_FLOAT32, 1, &db)}, *out = NULL;
+    for (int i = 0; i < 45 * 16; i++) put(args[0], i, draw(true));
+    for (int j = 0; j < 16; j++) put(args[1], j, (double)(j % 3));
+    mt_diag d;
+    if (test_kernel_run(k, args, 2, &out, 1, &d) != MT_OK) fail_msg("run: %s", d.text);
+    for (int r = 0; r < 45; r++) {
+        double row[16];
+        for (int j = 0; j < 16; j++) row[j] = (double)((float)at(args[0], r * 16 + j) + (float)at(args[1], j));
+        if ((int64_t)at(out, r) != ref_scan(row, 16, false)) fail_msg("argmin(x + b), row %d", r);
+    }
+    mt_tensor_release(out), mt_tensor_release(args[0]), mt_tensor_release(args[1]);
+    mt_kernel_release(k);
+    static const char *const not_taken[] = {
+        "def f(x: Tensor((8, 20, 16), \"float32\")):\n    return argmax(x, axis=-1)\n",
+        "def f(x: Tensor((64, 128), \"float32\")):\n    return argmax(x, axis=-1)\n",
+    };
+    for (int i = 0; i < 2; i++) {
+        k = compile_ok(not_taken[i]);
+        if (strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "best_rows")) fail_msg("rows in the lanes for:\n%s", not_taken[i]);
+        mt_kernel_release(k);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lengths_dtypes), cmocka_unit_test(test_ranks_keepdims_fused),
         cmocka_unit_test(test_special_rows),   cmocka_unit_test(test_symbolic),
-        cmocka_unit_test(test_structure_knobs),
+        cmocka_unit_test(test_structure_knobs), cmocka_unit_test(test_rows_in_lanes),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }

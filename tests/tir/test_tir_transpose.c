@@ -6,10 +6,13 @@
  *    float64 and int32), with arithmetic, a contiguous load beside the
  *    transposed one, two transposed loads, a stride that is a symbolic
  *    dim; the result verifies and holds N row loads and N log2 N shuffles;
+ *  - bodies of several statements: two stores of one transposed load, the
+ *    lets and stores of a reduction over rows in the lanes (each copy's
+ *    lets their own), verified and computing what the loops do;
  *  - what it leaves alone: a base that steps by 2, a stride that uses the
  *    loop variable, three transposed loads, an extent other than the lanes,
- *    a loop that does not start at 0, a body of two stores, a load of the
- *    stored buffer (in place), a CUDA target;
+ *    a loop that does not start at 0, a body with an if or a loop, a load
+ *    of the stored buffer (in place), a CUDA target;
  *  - what the kernels compute, through mt_jit_compile (which runs the pass),
  *    against C loops of the same function, element by element (exact: the
  *    pass moves values, and the arithmetic is the same per element).
@@ -105,6 +108,73 @@ static void test_taken(void **state) {
     TIR_GUARD_END();
 }
 
+/* A body of lets and stores (two stores of one transposed load; the steps
+ * of a reduction over rows in the lanes, into a local buffer): taken, the
+ * lets of each copy bound to variables of their own. */
+static const char *const TWO_STORES =
+    "@T.prim_func\n"
+    "def k(a: T.Buffer((4096,), \"int32\"), c: T.Buffer((4096,), \"int32\"), e: T.Buffer((4096,), \"int32\")):\n"
+    "    for j in range(4):\n"
+    "        for i in range(16):\n"
+    "            c[T.Ramp(j * 1024 + i * 64, 1, 16)] = a[T.Ramp(j * 16 + i, 64, 16)]\n"
+    "            e[T.Ramp(j * 1024 + i * 64, 1, 16)] = a[T.Ramp(j * 16 + i, 64, 16)] * 2\n";
+
+static const char *const ROW_SUMS = /* c[r] = sum of a[r, j]^2 + j: rows of 16 in lanes */
+    "@T.prim_func\n"
+    "def k(a: T.Buffer((4096,), \"int32\"), c: T.Buffer((256,), \"int32\")):\n"
+    "    acc = T.alloc_buffer((16,), \"int32\", scope=\"local\")\n"
+    "    for rb in range(16):\n"
+    "        acc[T.Ramp(0, 1, 16)] = T.Broadcast(T.int32(0), 16)\n"
+    "        for j in range(16):\n"
+    "            x = a[T.Ramp(rb * 256 + j, 16, 16)]\n"
+    "            acc[T.Ramp(0, 1, 16)] = acc[T.Ramp(0, 1, 16)] + x * x + T.Cast(\"int32\", j)\n"
+    "        c[T.Ramp(rb * 16, 1, 16)] = acc[T.Ramp(0, 1, 16)]\n";
+
+static void test_straight_bodies(void **state) {
+    (void)state;
+    TIR_GUARD();
+    const char *srcs[] = {TWO_STORES, ROW_SUMS};
+    for (int i = 0; i < 2; i++) {
+        mt_tfunc *g = mt_tir_transpose_tiles(A, parse_one(srcs[i]));
+        const char *text = mt_tfunc_print(A, g), *err = mt_tir_verify(A, g, MT_TIR_FLAT);
+        if (err) fail_msg("case %d: the verifier refuses the result: %s\n%s", i, err, text);
+        if (count(text, "T.Shuffle") != 64 || count(text, i ? "for j in" : "for i in") != 0)
+            fail_msg("case %d not rewritten:\n%s", i, text);
+    }
+    TIR_GUARD_END();
+    /* their values */
+    int64_t n = 4096;
+    mt_tensor *a = mt_tensor_create(MT_INT32, 1, &n);
+    int32_t *av = mt_tensor_data(a);
+    for (int i = 0; i < 4096; i++) av[i] = (i * 7919) % 20011 - 10005;
+    mt_kernel *k = compile_ok(TWO_STORES);
+    mt_tensor *out[2] = {NULL, NULL};
+    mt_diag d;
+    if (test_kernel_run(k, &a, 1, out, 2, &d) != MT_OK) fail_msg("%s", d.text);
+    for (int j = 0; j < 4; j++)
+        for (int i = 0; i < 16; i++)
+            for (int l = 0; l < 16; l++) {
+                int32_t want = av[j * 16 + i + 64 * l], *c = mt_tensor_data(out[0]), *e = mt_tensor_data(out[1]);
+                if (c[j * 1024 + i * 64 + l] != want || e[j * 1024 + i * 64 + l] != want * 2)
+                    fail_msg("two stores: element (%d, %d, %d)", j, i, l);
+            }
+    mt_tensor_release(out[0]);
+    mt_tensor_release(out[1]);
+    out[0] = out[1] = NULL;
+    mt_kernel_release(k);
+    k = compile_ok(ROW_SUMS);
+    if (test_kernel_run(k, &a, 1, out, 1, &d) != MT_OK) fail_msg("%s", d.text);
+    for (int r = 0; r < 256; r++) {
+        int32_t want = 0;
+        for (int j = 0; j < 16; j++) want += av[r * 16 + j] * av[r * 16 + j] + j;
+        if (((int32_t *)mt_tensor_data(out[0]))[r] != want)
+            fail_msg("row sums: row %d is %d, want %d", r, ((int32_t *)mt_tensor_data(out[0]))[r], want);
+    }
+    mt_tensor_release(out[0]);
+    mt_tensor_release(a);
+    mt_kernel_release(k);
+}
+
 /* A symbolic stride: a is (n, 64), the kernel its transpose by 16 x 16 tiles. */
 static void test_symbolic_stride(void **state) {
     (void)state;
@@ -152,13 +222,20 @@ static void test_left_alone(void **state) {
         if (i < 5 && g->body != f->body) fail_msg("case %d was rewritten:\n%s", i, mt_tfunc_print(A, g));
         if (i == 5 && shuffles != 64) fail_msg("the last case (a contiguous load beside) was not rewritten");
     }
-    /* two stores in the loop */
-    const char *two = "@T.prim_func\n"
-                      "def k(a: T.Buffer((4096,), \"float32\"), c: T.Buffer((4096,), \"float32\"), e: T.Buffer((4096,), \"float32\")):\n"
-                      "    for i in range(16):\n"
-                      "        c[T.Ramp(i * 64, 1, 16)] = a[T.Ramp(i, 64, 16)]\n"
-                      "        e[T.Ramp(i * 64, 1, 16)] = a[T.Ramp(i, 64, 16)]\n";
-    mt_tfunc *f = parse_one(two);
+    /* a body that is not straight: an if, a loop */
+    const char *iffy = "@T.prim_func\n"
+                       "def k(a: T.Buffer((4096,), \"float32\"), c: T.Buffer((4096,), \"float32\"), n: T.int64):\n"
+                       "    for i in range(16):\n"
+                       "        if i < n:\n"
+                       "            c[T.Ramp(i * 64, 1, 16)] = a[T.Ramp(i, 64, 16)]\n";
+    mt_tfunc *f = parse_one(iffy);
+    assert_ptr_equal(mt_tir_transpose_tiles(A, f)->body, f->body);
+    const char *loopy = "@T.prim_func\n"
+                        "def k(a: T.Buffer((4096,), \"float32\"), c: T.Buffer((4096,), \"float32\")):\n"
+                        "    for i in range(16):\n"
+                        "        for j in range(2):\n"
+                        "            c[T.Ramp(i * 64 + j * 16, 1, 16)] = a[T.Ramp(i, 64, 16)]\n";
+    f = parse_one(loopy);
     assert_ptr_equal(mt_tir_transpose_tiles(A, f)->body, f->body);
     /* in place: the loads would move before stores that may change them */
     const char *inplace = "@T.prim_func\n"
@@ -247,6 +324,7 @@ int main(void) {
         TIR_TEST(test_taken),
         TIR_TEST(test_symbolic_stride),
         TIR_TEST(test_left_alone),
+        cmocka_unit_test_setup_teardown(test_straight_bodies, tir_setup, tir_teardown),
         cmocka_unit_test_setup_teardown(test_end_to_end, tir_setup, tir_teardown),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);

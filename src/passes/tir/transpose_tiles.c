@@ -30,14 +30,16 @@
  * N log2 N shuffles and 2N memory operations for N^2 elements.
  *
  * Matched: a serial or unrolled loop from 0 of constant extent N (a power
- * of two from 4 to 16) whose body is one store of an N-lane value at a
- * unit-stride T.Ramp, where each load whose index is a T.Ramp of another
- * stride s (free of i) has a base b + i (b free of i): the transposed
- * loads, at most two distinct ones (each takes N registers) and none of
- * the stored buffer (they move before all the stores). The rest of
- * the value (other loads, arithmetic) is evaluated per k as the loop did,
- * with i := k. Anything else is left as it is. CPU targets only; runs after
- * vectorize and simplify.
+ * of two from 4 to 16) whose body is straight (sequences, lets and stores:
+ * one store of a transposed row, as above, or the steps of a reduction
+ * over the rows in the lanes, as the argmax rule's column scan), where
+ * each load whose index is a T.Ramp of N lanes and another stride s (free
+ * of i) has a base b + i (b free of i): the transposed loads, at most two
+ * distinct ones (each takes N registers) and none of a buffer the body
+ * stores (they move before all its stores). The body is copied N times,
+ * k = 0 .. N - 1, with i := k, each transposed load its column k and its
+ * lets bound to variables of their own. Anything else is left as it is.
+ * CPU targets only; runs after vectorize and simplify.
  */
 #include <string.h>
 
@@ -45,7 +47,7 @@
 #include "target/target.h"
 #include "tir/arith.h"
 
-enum { MAX_N = 16, MAX_LOADS = 2 };
+enum { MAX_N = 16, MAX_LOADS = 2, MAX_LETS = 64 };
 
 typedef struct tile {
     mt_arena *a;
@@ -55,6 +57,9 @@ typedef struct tile {
     int nloads;
     mt_tvar *col[MAX_LOADS][MAX_N];   /* after the transpose: col[t][k] is load t at i = k */
     bool bad;                         /* something the pass does not take */
+    const mt_tvar *from[MAX_LETS];    /* while copying the body: its lets in scope ... */
+    mt_tvar *to[MAX_LETS];            /* ... and their copies' variables */
+    int nmap;
 } tile;
 
 /* Whether e is a sum x + i (through additions and subtractions of terms
@@ -158,13 +163,17 @@ static void transpose(tile *t, chain *c, int which) {
     memcpy(t->col[which], v, sizeof v);
 }
 
-/* The store's value at i = k: each transposed load its column k, the rest
- * with i := k. */
+/* e in copy k of the body: each transposed load its column k, i := k,
+ * the body's lets their copies'. */
 static mt_texpr *at_k(tile *t, const mt_texpr *e, mt_texpr *k_expr, int k) {
     for (int w = 0; w < t->nloads; w++)
         if (mt_texpr_equal(t->load[w], e)) return var_ref(t->a, t->col[w][k], t->n);
-    if (!mt_texpr_uses_var(e, t->i)) return (mt_texpr *)e;
-    if (e->kind == TE_VAR) return k_expr;
+    if (e->kind == TE_VAR) {
+        if (e->var == t->i) return k_expr;
+        for (int j = t->nmap - 1; j >= 0; j--)
+            if (t->from[j] == e->var) return var_ref(t->a, t->to[j], e->lanes);
+        return (mt_texpr *)e;
+    }
     mt_texpr *c = mt_te_copy(t->a, e);
     if (e->a) c->a = at_k(t, e->a, k_expr, k);
     if (e->b) c->b = at_k(t, e->b, k_expr, k);
@@ -176,35 +185,85 @@ static mt_texpr *at_k(tile *t, const mt_texpr *e, mt_texpr *k_expr, int k) {
     return c;
 }
 
+/* Copy k of the body (straight: sequences, lets, stores), its lets bound
+ * to variables of their own. */
+static mt_tstmt *copy_k(tile *t, const mt_tstmt *s, mt_texpr *ke, int k) {
+    mt_arena *a = t->a;
+    switch (s->kind) {
+    case TS_SEQ: {
+        mt_tstmt **out = MT_NEW_ARRAY(a, mt_tstmt *, s->nstmts > 0 ? s->nstmts : 1);
+        for (int j = 0; j < s->nstmts; j++) out[j] = copy_k(t, s->stmts[j], ke, k);
+        return mt_ts_at(mt_ts_seq(a, out, s->nstmts), s->loc);
+    }
+    case TS_LET: {
+        mt_texpr *v = at_k(t, s->value, ke, k);
+        t->from[t->nmap] = s->var;
+        mt_tvar *x = t->to[t->nmap++] = mt_tvar_new(a, s->var->name, s->var->dtype);
+        mt_tstmt *body = copy_k(t, s->body, ke, k);
+        t->nmap--;
+        return mt_ts_at(mt_ts_let(a, x, v, body), s->loc);
+    }
+    default: { /* TS_STORE (straight) */
+        mt_texpr **idx = MT_NEW_ARRAY(a, mt_texpr *, s->nidx > 0 ? s->nidx : 1);
+        for (int j = 0; j < s->nidx; j++) idx[j] = at_k(t, s->idx[j], ke, k);
+        return mt_ts_at(mt_ts_store(a, s->buf, idx, s->nidx, at_k(t, s->value, ke, k)), s->loc);
+    }
+    }
+}
+
+/* Whether s is straight (sequences, lets, stores, at most MAX_LETS lets
+ * deep), collecting its transposed loads; stores of their buffers spoil it
+ * (checked once all are known: stored_loads). */
+static bool straight(tile *t, const mt_tstmt *s, int depth) {
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int j = 0; j < s->nstmts; j++)
+            if (!straight(t, s->stmts[j], depth)) return false;
+        return true;
+    case TS_LET:
+        collect(t, s->value);
+        return depth < MAX_LETS && straight(t, s->body, depth + 1);
+    case TS_STORE:
+        for (int j = 0; j < s->nidx; j++) collect(t, s->idx[j]);
+        collect(t, s->value);
+        return true;
+    default: return false;
+    }
+}
+
+/* Whether s stores into a buffer a transposed load reads (the loads move
+ * before every store of the loop). */
+static bool stores_loaded(const tile *t, const mt_tstmt *s) {
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int j = 0; j < s->nstmts; j++)
+            if (stores_loaded(t, s->stmts[j])) return true;
+        return false;
+    case TS_LET: return stores_loaded(t, s->body);
+    default:
+        for (int w = 0; w < t->nloads; w++)
+            if (t->load[w]->buf == s->buf) return true;
+        return false;
+    }
+}
+
 static bool pow2_lanes(int64_t n) { return n >= 4 && n <= MAX_N && (n & (n - 1)) == 0; }
 
 static bool matches(const mt_tstmt *s, int64_t *n) {
     if (s->kind != TS_FOR || (s->for_kind != MT_FOR_SERIAL && s->for_kind != MT_FOR_UNROLLED)) return false;
-    if (!mt_arith_is_const(s->min, 0) || !mt_te_is_const_int(s->extent, n) || !pow2_lanes(*n)) return false;
-    const mt_tstmt *st = s->body;
-    if (st->kind != TS_STORE || st->nidx != 1 || st->value->lanes != *n) return false;
-    const mt_texpr *ix = st->idx[0];
-    return ix->kind == TE_RAMP && ix->lanes == *n && mt_arith_is_const(ix->b, 1);
+    return mt_arith_is_const(s->min, 0) && mt_te_is_const_int(s->extent, n) && pow2_lanes(*n);
 }
 
 static mt_tstmt *rewrite(mt_arena *a, const mt_tstmt *s) {
     int64_t n;
     if (!matches(s, &n)) return NULL;
     tile t = {.a = a, .i = s->var, .n = (int)n};
-    const mt_tstmt *st = s->body;
-    collect(&t, st->value);
-    if (t.bad || t.nloads == 0 || mt_texpr_uses_var(st->idx[0]->b, t.i)) return NULL;
-    for (int w = 0; w < t.nloads; w++) /* the loads move before every store */
-        if (t.load[w]->buf == st->buf) return NULL;
+    if (!straight(&t, s->body, 0) || t.bad || t.nloads == 0 || stores_loaded(&t, s->body)) return NULL;
     chain c = {.n = 0};
     for (int w = 0; w < t.nloads; w++) transpose(&t, &c, w);
-    mt_tstmt *stores[MAX_N];
-    for (int k = 0; k < t.n; k++) {
-        mt_texpr *ke = mt_te_int(a, s->var->dtype, k);
-        mt_texpr *ix = mt_tsubst_expr(a, st->idx[0], (mt_tvar *const *)&s->var, &ke, 1);
-        stores[k] = mt_ts_at(mt_ts_store(a, st->buf, &ix, 1, at_k(&t, st->value, ke, k)), st->loc);
-    }
-    mt_tstmt *body = mt_ts_seq(a, stores, t.n);
+    mt_tstmt *copies[MAX_N];
+    for (int k = 0; k < t.n; k++) copies[k] = copy_k(&t, s->body, mt_te_int(a, s->var->dtype, k), k);
+    mt_tstmt *body = mt_ts_seq_flat(a, copies, t.n);
     for (int j = c.n - 1; j >= 0; j--) body = mt_ts_let(a, c.var[j], c.val[j], body);
     return mt_ts_at(body, s->loc);
 }
