@@ -128,15 +128,15 @@ static double module_cost(LLVMModuleRef mod) {
 
 /* The optimization pipeline at levels 2 and 3 (docs/codegen.md, "The pass
  * pipeline"): default<O3> less what finds nothing to do in the IR llvm.c
- * emits. The outlined loop functions are inlined into their trampolines once
- * (cgscc(inline), no per-SCC simplification), then one function pipeline:
+ * emits: no inliner (a parallel body's run function is noinline, llvm.c,
+ * and nothing else is called but the runtime and libm), one function pipeline:
  * clean-up (sroa promotes the matmul accumulators, early-cse and instcombine
  * fold the index arithmetic), licm, indvars and full unrolling of constant
  * loops, gvn, the loop vectorizer for the loops the schedule left scalar, slp,
  * partial unrolling (loops that llvm.c did not mark unroll.disable), and a
- * final clean-up; globaldce drops the inlined loop functions. */
+ * final clean-up; globaldce drops what is left unused. */
 #define MT_FN_PIPELINE(unroll)                                                                 \
-    "cgscc(inline),function(sroa<modify-cfg>,early-cse<memssa>,simplifycfg,"                   \
+    "function(sroa<modify-cfg>,early-cse<memssa>,simplifycfg,"                                 \
     "instcombine<max-iterations=1;no-verify-fixpoint>,loop-mssa(licm<allowspeculation>),"                         \
     "loop(indvars,loop-deletion,loop-unroll-full),sroa<modify-cfg>,gvn<>,"                     \
     "instcombine<max-iterations=1;no-verify-fixpoint>,simplifycfg,loop-vectorize,loop-load-elim,infer-alignment," \
