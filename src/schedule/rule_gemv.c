@@ -56,7 +56,8 @@
  *
  * Tails, exact and without masked memory operations: the last band's N %
  * NR columns are one tile of that width (constant N: vectors of vl and one
- * narrower T.Ramp) or single vectors then single columns (symbolic N); the
+ * narrower T.Ramp) or single vectors then single columns (symbolic N),
+ * each swept a row of w at a time in a loop over the KB rows (tail_tile); the
  * rows of w left after the KB sweeps are single-row sweeps; the rows of x
  * after the full groups are one smaller group (a run-time count when M is
  * symbolic, in register tiles of RT and one-row tiles). A symbolic M that
