@@ -65,7 +65,7 @@ static const mt_knob_def default_knobs[] = {
      "KiB of output per parallel chunk of an elementwise nest (default 64)"},
     {"parallel", 0, 1, false, 2, {0, 1}, "elementwise nests in parallel chunks (default 1)"},
     {"transpose_band", 0, 1 << 16, false, 4, {0, 512, 1024, 4096},
-     "transposes: bytes of each input row a band of tiles reads, the band going down all rows before the next (0: one band; default 256)"},
+     "transposes: a band of tiles' width along the input rows, in bytes of the output's elements, the band going down all rows before the next (0: one band; default 256)"},
 };
 
 static const mt_knob_def gpu_matmul_knobs[] = {

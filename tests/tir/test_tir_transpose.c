@@ -12,7 +12,8 @@
  *  - what it leaves alone: a base that steps by 2, a stride that uses the
  *    loop variable, three transposed loads, an extent other than the lanes,
  *    a loop that does not start at 0, a body with an if or a loop, a load
- *    of the stored buffer (in place), a CUDA target;
+ *    of the stored buffer (in place), a base that reads memory the body
+ *    stores or uses a let of the body, a CUDA target;
  *  - what the kernels compute, through mt_jit_compile (which runs the pass),
  *    against C loops of the same function, element by element (exact: the
  *    pass moves values, and the arithmetic is the same per element).
@@ -234,6 +235,19 @@ static void test_left_alone(void **state) {
         "    for i in range(16):\n"
         "        for j in range(2):\n"
         "            c[T.Ramp(i * 64 + j * 16, 1, 16)] = a[T.Ramp(i, 64, 16)]\n",
+        /* a base that reads a buffer the body stores, one that uses a let
+         * of the body (review findings: wrong values, an internal error) */
+        "@T.prim_func\n"
+        "def k(x: T.Buffer((128,), \"float32\"), o: T.Buffer((4,), \"int64\"), q: T.Buffer((1,), \"int64\"), "
+        "y: T.Buffer((16,), \"float32\")):\n"
+        "    for i in range(4):\n"
+        "        q[0] = o[i]\n"
+        "        y[T.Ramp(i * 4, 1, 4)] = x[T.Ramp(i + q[0], 16, 4)]\n",
+        "@T.prim_func\n"
+        "def k(x: T.Buffer((128,), \"float32\"), o: T.Buffer((4,), \"int64\"), y: T.Buffer((16,), \"float32\")):\n"
+        "    for i in range(4):\n"
+        "        b = o[i]\n"
+        "        y[T.Ramp(i * 4, 1, 4)] = x[T.Ramp(b + i, 16, 4)]\n",
         /* in place: the loads would move before stores that may change them */
         "@T.prim_func\n"
         "def k(a: T.Buffer((4096,), \"float32\")):\n"

@@ -133,8 +133,9 @@ mt_tfunc *mt_tir_vectorize(mt_arena *a, mt_tfunc *f);
  * simplify. Guarantees: on CPU targets, a loop of N iterations (N a power
  * of two from 4 to 16) whose body is straight (sequences, lets, stores)
  * and loads N-lane vectors along another axis (a T.Ramp of base `b + i`,
- * stride free of i; at most two such loads, of buffers the body does not
- * store) is replaced by N contiguous loads of the input rows, log2 N
+ * b and the stride free of i and of the body's lets and reading no memory;
+ * at most two such loads, of buffers the body does not store) is replaced
+ * by N contiguous loads of the input rows, log2 N
  * rounds of T.Shuffle that transpose them in registers, and N copies of
  * the body; what it computes is unchanged. Anything else is left as it is. */
 mt_tfunc *mt_tir_transpose_tiles(mt_arena *a, mt_tfunc *f);

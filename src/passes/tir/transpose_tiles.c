@@ -33,8 +33,9 @@
  * of two from 4 to 16) whose body is straight (sequences, lets and stores:
  * one store of a transposed row, as above, or the steps of a reduction
  * over the rows in the lanes, as the argmax rule's column scan), where
- * each load whose index is a T.Ramp of N lanes and another stride s (free
- * of i) has a base b + i (b free of i): the transposed loads, at most two
+ * each load whose index is a T.Ramp of N lanes and another stride s has a
+ * base b + i, b and s invariant (free of i and of the body's lets, reading
+ * no memory, which the body might store): the transposed loads, at most two
  * distinct ones (each takes N registers) and none of a buffer the body
  * stores (they move before all its stores). The body is copied N times,
  * k = 0 .. N - 1, with i := k, each transposed load its column k and its
@@ -57,6 +58,8 @@ typedef struct tile {
     int nloads;
     mt_tvar *col[MAX_LOADS][MAX_N];   /* after the transpose: col[t][k] is load t at i = k */
     bool bad;                         /* something the pass does not take */
+    const mt_tvar *body_lets[MAX_LETS]; /* every let of the body */
+    int nbody_lets;
     const mt_tvar *from[MAX_LETS];    /* while copying the body: its lets in scope ... */
     mt_tvar *to[MAX_LETS];            /* ... and their copies' variables */
     int nmap;
@@ -87,10 +90,20 @@ static bool strided_load(const tile *t, const mt_texpr *e) {
     return !mt_arith_is_const(e->args[0]->b, 1);
 }
 
+/* Whether e has the same value in every iteration but for i: it reads no
+ * memory (the body may store what it reads) and uses no let of the body. */
+static bool invariant(const tile *t, const mt_texpr *e) {
+    if (mt_texpr_reads_memory(e)) return false;
+    for (int k = 0; k < t->nbody_lets; k++)
+        if (mt_texpr_uses_var(e, t->body_lets[k])) return false;
+    return true;
+}
+
 static bool transposable(const tile *t, const mt_texpr *e) {
     const mt_texpr *ix = e->args[0];
     mt_texpr *rest;
-    return e->lanes == t->n && !mt_texpr_uses_var(ix->b, t->i) && plus_var(t->a, ix->a, t->i, &rest);
+    return e->lanes == t->n && !mt_texpr_uses_var(ix->b, t->i) && invariant(t, ix->a) && invariant(t, ix->b) &&
+           plus_var(t->a, ix->a, t->i, &rest);
 }
 
 static void collect(tile *t, const mt_texpr *e) {
@@ -212,8 +225,24 @@ static mt_tstmt *copy_k(tile *t, const mt_tstmt *s, mt_texpr *ke, int k) {
 }
 
 /* Whether s is straight (sequences, lets, stores, at most MAX_LETS lets
- * deep), collecting its transposed loads; stores of their buffers spoil it
- * (checked once all are known: stored_loads). */
+ * in all), recording its lets (lets_of, first) or collecting its
+ * transposed loads (straight); stores of their buffers spoil it (checked
+ * once all are known: stores_loaded). */
+static bool lets_of(tile *t, const mt_tstmt *s) {
+    switch (s->kind) {
+    case TS_SEQ:
+        for (int j = 0; j < s->nstmts; j++)
+            if (!lets_of(t, s->stmts[j])) return false;
+        return true;
+    case TS_LET:
+        if (t->nbody_lets == MAX_LETS) return false;
+        t->body_lets[t->nbody_lets++] = s->var;
+        return lets_of(t, s->body);
+    case TS_STORE: return true;
+    default: return false;
+    }
+}
+
 static bool straight(tile *t, const mt_tstmt *s, int depth) {
     switch (s->kind) {
     case TS_SEQ:
@@ -258,7 +287,8 @@ static mt_tstmt *rewrite(mt_arena *a, const mt_tstmt *s) {
     int64_t n;
     if (!matches(s, &n)) return NULL;
     tile t = {.a = a, .i = s->var, .n = (int)n};
-    if (!straight(&t, s->body, 0) || t.bad || t.nloads == 0 || stores_loaded(&t, s->body)) return NULL;
+    if (!lets_of(&t, s->body) || !straight(&t, s->body, 0) || t.bad || t.nloads == 0 || stores_loaded(&t, s->body))
+        return NULL;
     chain c = {.n = 0};
     for (int w = 0; w < t.nloads; w++) transpose(&t, &c, w);
     mt_tstmt *copies[MAX_N];
