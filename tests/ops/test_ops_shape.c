@@ -390,6 +390,11 @@ static void test_injective_schedules(void **state) {
     if (strstr(t, ", 64, 16)]") || count(t, "T.Shuffle(") != 64 || count(t, ", 1, 16)]") != 32)
         fail_msg("a tile not as 16 row loads, 64 shuffles and 16 stores:\n%s", t);
     mt_kernel_release(k);
+    /* sizes that are not multiples of 16: the whole tiles still shuffled */
+    k = compile_ok("def f(a: Tensor((1000, 257), \"float32\")):\n    return a.T\n");
+    t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+    if (count(t, "T.Shuffle(") != 64) fail_msg("the whole tiles of 1000 x 257 not shuffled:\n%s", t);
+    mt_kernel_release(k);
     /* 32 tiles along the read rows: eight bands of 4 (256 bytes of a row each) */
     k = compile_ok("def f(a: Tensor((32, 512), \"float32\")):\n    return a.T\n");
     sch = mt_kernel_dump(k, MT_STAGE_SCHEDULE);

@@ -6,6 +6,8 @@
  *    float64 and int32), with arithmetic, a contiguous load beside the
  *    transposed one, two transposed loads, a stride that is a symbolic
  *    dim; the result verifies and holds N row loads and N log2 N shuffles;
+ *  - tiles clamped at the edges (splits that do not divide): the whole
+ *    ones rewritten behind a test of the clamps, the kernel's values;
  *  - bodies of several statements: two stores of one transposed load, the
  *    lets and stores of a reduction over rows in the lanes (each copy's
  *    lets their own), verified and computing what the loops do;
@@ -176,6 +178,42 @@ static void test_straight_bodies(void **state) {
     mt_kernel_release(k);
 }
 
+/* Tiles clamped at the edges (a is 40 x 35, c its transpose 35 x 40, by 16 x
+ * 16 tiles): the whole tiles rewritten behind an if, the rest as written;
+ * the result verifies and the kernel computes the transpose. */
+static const char *const CLAMPED =
+    "@T.prim_func\n"
+    "def k(a: T.Buffer((1400,), \"float32\"), c: T.Buffer((1400,), \"float32\")):\n"
+    "    for t0, t1 in T.grid(3, 3):\n"
+    "        for i in range(T.min(16, 35 - t1 * 16)):\n"
+    "            for v in range(T.max(T.min(16, 40 - t0 * 16), 0) // 16):\n"
+    "                c[T.Ramp((t1 * 16 + i) * 40 + t0 * 16 + v * 16, 1, 16)] = a[T.Ramp((t0 * 16 + v * 16) * 35 + t1 * 16 + i, 35, 16)]\n"
+    "            for s in range(T.max(T.min(16, 40 - t0 * 16), 0) % 16):\n"
+    "                c[(t1 * 16 + i) * 40 + t0 * 16 + s] = a[(t0 * 16 + s) * 35 + t1 * 16 + i]\n";
+
+static void test_clamped_tiles(void **state) {
+    (void)state;
+    TIR_GUARD();
+    mt_tfunc *g = mt_tir_transpose_tiles(A, parse_one(CLAMPED));
+    const char *text = mt_tfunc_print(A, g), *err = mt_tir_verify(A, g, MT_TIR_FLAT);
+    if (err) fail_msg("the verifier refuses the result: %s\n%s", err, text);
+    if (count(text, "T.Shuffle") != 64 || !strstr(text, "if 35 - t1 * 16 >= 16 and 40 - t0 * 16 >= 16:"))
+        fail_msg("the whole tiles not rewritten behind their test:\n%s", text);
+    TIR_GUARD_END();
+    int64_t n = 1400;
+    mt_tensor *a = mt_tensor_create(MT_FLOAT32, 1, &n), *out = NULL;
+    for (int i = 0; i < 1400; i++) ((float *)mt_tensor_data(a))[i] = (float)i;
+    mt_kernel *k = compile_ok(CLAMPED);
+    mt_diag d;
+    if (test_kernel_run(k, &a, 1, &out, 1, &d) != MT_OK) fail_msg("%s", d.text);
+    for (int y = 0; y < 35; y++)
+        for (int x = 0; x < 40; x++)
+            if (((float *)mt_tensor_data(out))[y * 40 + x] != (float)(x * 35 + y)) fail_msg("c[%d, %d]", y, x);
+    mt_tensor_release(out);
+    mt_tensor_release(a);
+    mt_kernel_release(k);
+}
+
 /* A symbolic stride: a is (n, 64), the kernel its transpose by 16 x 16 tiles. */
 static void test_symbolic_stride(void **state) {
     (void)state;
@@ -338,6 +376,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         TIR_TEST(test_taken),
         TIR_TEST(test_symbolic_stride),
+        cmocka_unit_test_setup_teardown(test_clamped_tiles, tir_setup, tir_teardown),
         TIR_TEST(test_left_alone),
         cmocka_unit_test_setup_teardown(test_straight_bodies, tir_setup, tir_teardown),
         cmocka_unit_test_setup_teardown(test_end_to_end, tir_setup, tir_teardown),

@@ -298,8 +298,83 @@ static mt_tstmt *rewrite(mt_arena *a, const mt_tstmt *s) {
     return mt_ts_at(body, s->loc);
 }
 
+/* ---- tiles clamped at the edges -------------------------------------------------
+ * Splits that do not divide their loops leave the tile loop of extent
+ * T.min(N, A) and, inside it, the vector loop of extent X // N with its
+ * scalar tail of X % N, X = T.max(T.min(N, B), 0) (vectorize's split of a
+ * clamped loop):
+ *
+ *     for i in range(T.min(N, A)):
+ *         for v in range(X // N): S(v)
+ *         for t in range(X % N): S'(t)
+ *
+ * Where A >= N and B >= N that is N iterations of S(0) and no tail, which
+ * rewrite may take; the tile then becomes
+ *
+ *     if A >= N and B >= N: (the rewritten full tile)
+ *     else: (the loop as it was)
+ *
+ * so that every whole tile of a transpose whose sizes are not multiples of
+ * N is rewritten too. Either clamp may be absent (a constant extent N; a
+ * body that is S itself). */
+
+/* X's B when X is T.max(T.min(N, B), 0) or T.min(N, B), else NULL. */
+static mt_texpr *clamp_of(const mt_texpr *x, int64_t n) {
+    if (x->kind == TE_MAX && mt_arith_is_const(x->b, 0)) x = x->a;
+    if (x->kind != TE_MIN) return NULL;
+    if (mt_arith_is_const(x->a, n)) return x->b;
+    return mt_arith_is_const(x->b, n) ? x->a : NULL;
+}
+
+/* The vector loop's body with v := 0 and its clamp *b, when s is that
+ * loop (alone or with its tail); else s itself, *b NULL. */
+static const mt_tstmt *vector_step(mt_arena *a, const mt_tstmt *s, int64_t n, mt_texpr **b) {
+    const mt_tstmt *v = s, *tail = NULL;
+    *b = NULL;
+    if (s->kind == TS_SEQ && s->nstmts == 2) v = s->stmts[0], tail = s->stmts[1];
+    if (v->kind != TS_FOR || v->extent->kind != TE_FLOORDIV || !mt_arith_is_const(v->extent->b, n) ||
+        !mt_arith_is_const(v->min, 0))
+        return tail ? NULL : s;
+    mt_texpr *x = v->extent->a;
+    if (tail && (tail->kind != TS_FOR || tail->extent->kind != TE_FLOORMOD || !mt_texpr_equal(tail->extent->a, x) ||
+                 !mt_arith_is_const(tail->extent->b, n)))
+        return NULL;
+    if (!(*b = clamp_of(x, n))) return NULL;
+    mt_texpr *zero = mt_te_int(a, v->var->dtype, 0);
+    return mt_tsubst_stmt(a, v->body, (mt_tvar *const *)&v->var, &zero, 1);
+}
+
+static mt_texpr *at_least(mt_arena *a, mt_texpr *x, int64_t n) {
+    return mt_te_bin(a, TE_GE, x, mt_te_int(a, x->dtype, n));
+}
+
+static mt_tstmt *unclamp(mt_arena *a, const mt_tstmt *s) {
+    if (s->kind != TS_FOR || s->for_kind != MT_FOR_SERIAL || !mt_arith_is_const(s->min, 0)) return NULL;
+    mt_texpr *clamp_a = NULL, *clamp_b;
+    int64_t n = 0;
+    const mt_texpr *e = s->extent;
+    if (e->kind == TE_MIN) {
+        const mt_texpr *c = mt_te_is_const_int(e->a, &n) ? e->a : e->b;
+        if (!mt_te_is_const_int(c, &n)) return NULL;
+        clamp_a = c == e->a ? e->b : e->a;
+    } else if (!mt_te_is_const_int(e, &n)) {
+        return NULL;
+    }
+    if (!pow2_lanes(n)) return NULL;
+    const mt_tstmt *step = vector_step(a, s->body, n, &clamp_b);
+    if (!step || (!clamp_a && !clamp_b)) return NULL;
+    mt_tstmt *full = mt_ts_at(mt_ts_for(a, s->var, s->min, mt_te_int(a, s->extent->dtype, n), MT_FOR_SERIAL,
+                                        (mt_tstmt *)step), s->loc);
+    mt_tstmt *r = rewrite(a, full);
+    if (!r) return NULL;
+    mt_texpr *cond = clamp_a ? at_least(a, clamp_a, n) : NULL;
+    if (clamp_b) cond = cond ? mt_te_bin(a, TE_AND, cond, at_least(a, clamp_b, n)) : at_least(a, clamp_b, n);
+    return mt_ts_at(mt_ts_if(a, cond, r, (mt_tstmt *)s), s->loc);
+}
+
 static mt_tstmt *tile_stmt(mt_tmutator *m, mt_tstmt *s) {
     mt_tstmt *r = rewrite(m->arena, s);
+    if (!r) r = unclamp(m->arena, s);
     return r ? r : mt_tmutate_stmt_children(m, s);
 }
 
