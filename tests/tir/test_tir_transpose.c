@@ -286,6 +286,21 @@ static void test_left_alone(void **state) {
         "    for i in range(4):\n"
         "        b = o[i]\n"
         "        y[T.Ramp(i * 4, 1, 4)] = x[T.Ramp(b + i, 16, 4)]\n",
+        /* clamped tiles whose inner clamp uses the tile's variable or reads
+         * memory (review findings: an internal error, a wrong result) */
+        "@T.prim_func\n"
+        "def k(a: T.Buffer((4096,), \"float32\"), c: T.Buffer((4096,), \"float32\")):\n"
+        "    for i in range(16):\n"
+        "        for v in range(T.max(T.min(16, 20 - i), 0) // 16):\n"
+        "            c[T.Ramp(i * 64 + v * 16, 1, 16)] = a[T.Ramp(v * 1024 + i, 64, 16)]\n"
+        "        for s in range(T.max(T.min(16, 20 - i), 0) % 16):\n"
+        "            c[i * 64 + s] = a[s * 64 + i]\n",
+        "@T.prim_func\n"
+        "def k(a: T.Buffer((4096,), \"float32\"), m: T.Buffer((1,), \"int64\"), c: T.Buffer((4096,), \"float32\")):\n"
+        "    for i in range(16):\n"
+        "        for v in range(T.min(16, m[0]) // 16):\n"
+        "            c[T.Ramp(i * 64 + v * 16, 1, 16)] = a[T.Ramp(v * 1024 + i, 64, 16)]\n"
+        "            m[0] = T.int64(0)\n",
         /* in place: the loads would move before stores that may change them */
         "@T.prim_func\n"
         "def k(a: T.Buffer((4096,), \"float32\")):\n"

@@ -316,7 +316,8 @@ static mt_tstmt *rewrite(mt_arena *a, const mt_tstmt *s) {
  *
  * so that every whole tile of a transpose whose sizes are not multiples of
  * N is rewritten too. Either clamp may be absent (a constant extent N; a
- * body that is S itself). */
+ * body that is S itself). B must be free of i and read no memory (the test
+ * runs once, before the loop, and also where the loop runs no iteration). */
 
 /* X's B when X is T.max(T.min(N, B), 0) or T.min(N, B), else NULL. */
 static mt_texpr *clamp_of(const mt_texpr *x, int64_t n) {
@@ -363,6 +364,12 @@ static mt_tstmt *unclamp(mt_arena *a, const mt_tstmt *s) {
     if (!pow2_lanes(n)) return NULL;
     const mt_tstmt *step = vector_step(a, s->body, n, &clamp_b);
     if (!step || (!clamp_a && !clamp_b)) return NULL;
+    /* the test of B moves out of the loop and runs even where it runs no
+     * iteration: B must be the same in every iteration and harmless to
+     * evaluate (review findings: i in B, an internal error; B reading
+     * memory the body stores, a wrong result; B reading memory that only
+     * iterations that never run could reach, a fault) */
+    if (clamp_b && (mt_texpr_uses_var(clamp_b, s->var) || mt_texpr_reads_memory(clamp_b))) return NULL;
     mt_tstmt *full = mt_ts_at(mt_ts_for(a, s->var, s->min, mt_te_int(a, s->extent->dtype, n), MT_FOR_SERIAL,
                                         (mt_tstmt *)step), s->loc);
     mt_tstmt *r = rewrite(a, full);
