@@ -88,6 +88,12 @@ static bool match_axis(win *w, int d, const mt_texpr *e, mt_tvar *o, mt_tvar *k,
     w->s[d] = coef[0], w->d[d] = coef[1], w->p[d] = -k0;
     if (w->s[d] < 1 || w->d[d] < 1 || w->p[d] < 0) return false;
     int64_t out = d ? w->OW : w->OH, kk = d ? w->KW : w->KH;
+    /* one output along the axis: its stride multiplies 0 (a stride of
+     * 7777771 on an 8-wide input packed rows 7777771 wide, one phase of
+     * code each: minutes and gigabytes; fuzz_graph finding) */
+    if (out == 1) w->s[d] = 1;
+    /* the packing writes one piece of code per column phase */
+    if (d == 1 && w->s[d] > WIN_MAX_COL_STRIDE) return false;
     int64_t top = (out - 1) * w->s[d] + (kk - 1) * w->d[d] - w->p[d];
     if (!ax->guarded) return w->p[d] == 0 && top <= size - 1;
     return top <= size - 1 + w->p[d];

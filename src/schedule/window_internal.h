@@ -35,6 +35,11 @@ typedef struct win {
 bool win_match(win *w, const mt_texpr *X, mt_tvar *oh, mt_tvar *kh, mt_tvar *ow, mt_tvar *kw,
                mt_tvar *const *others, int nothers);
 
+/* The largest column stride the window rules take (a window matched with
+ * one output column takes stride 1, whatever was written): win_pack makes
+ * code for each phase of it. */
+enum { WIN_MAX_COL_STRIDE = 64 };
+
 /* Do rows have to be packed (padding, or a column stride)? */
 bool win_needs_pack(const win *w);
 /* Sets wq and wp, the packed row's shape. */

@@ -157,6 +157,13 @@ static void test_conv_odd(void **state) {
     }
     run_conv(C(1, 3, 7, 9, 5, 2, 3, {1, 2}, {0, 1}, {2, 1}, 1, false, false, MT_FLOAT32));
     run_conv(C(2, 3, 7, 9, 5, 3, 3, {2, 2}, {1, 1}, {2, 2}, 1, true, false, MT_FLOAT64));
+    /* strides wider than the input (one output along the axis: stride 1 to
+     * the rule; a fuzz_graph finding packed rows 7777771 wide), a column
+     * stride of 64 (the widest the rule packs) and of 65 (the default
+     * schedule) */
+    run_conv(C(1, 3, 8, 8, 5, 3, 3, {7777771, 7777771}, {0, 0}, {1, 1}, 1, false, false, MT_FLOAT32));
+    run_conv(C(2, 3, 9, 300, 4, 3, 3, {2, 64}, {1, 1}, {1, 1}, 1, true, false, MT_FLOAT32));
+    run_conv(C(2, 3, 8, 200, 4, 3, 3, {1, 65}, {0, 0}, {1, 1}, 1, false, false, MT_FLOAT32));
 }
 
 /* groups = channels (depthwise, and with a channel multiplier of 2), and
