@@ -246,6 +246,9 @@ static mt_tstmt *column_scan(cg *k, rr *c, mt_texpr *first) {
     mt_texpr *j = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, mt_te_var(c->a, jo), I(c, L)), mt_te_var(c->a, ji));
     mt_tstmt *inner = mt_ts_for(c->a, ji, I(c, 0), I(c, L), MT_FOR_SERIAL, column_step(k, c, first, j));
     mt_tstmt *cols = mt_ts_for(c->a, jo, I(c, 0), I(c, k->ncols / L), MT_FOR_SERIAL, inner);
+    /* the block's results: rows first .. first + L - 1 of out, one index
+     * (one outer dim: out is (M,) or, keepdims, (M, 1); either way row r is
+     * element r) */
     mt_texpr *out = mt_lw_ramp(&c->lw, first, L);
     mt_tstmt *body[] = {
         st(c, k->rv, lanes, splat(c, mt_te_cast(c->a, k->m.dt, k->m.ident), L)),

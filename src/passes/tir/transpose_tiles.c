@@ -63,6 +63,8 @@ typedef struct tile {
     const mt_tvar *from[MAX_LETS];    /* while copying the body: its lets in scope ... */
     mt_tvar *to[MAX_LETS];            /* ... and their copies' variables */
     int nmap;
+    int k;                            /* the copy being made, and i's value in it */
+    mt_texpr *k_expr;
 } tile;
 
 /* Whether e is a sum x + i (through additions and subtractions of terms
@@ -106,24 +108,28 @@ static bool transposable(const tile *t, const mt_texpr *e) {
            plus_var(t->a, ix->a, t->i, &rest);
 }
 
-static void collect(tile *t, const mt_texpr *e) {
+/* The transposed loads of e (visitor hook; t->bad when a strided load of
+ * i is not one). */
+static void collect_hook(mt_tvisitor *v, const mt_texpr *e) {
+    tile *t = v->ctx;
     if (t->bad) return;
-    if (strided_load(t, e)) {
-        if (!transposable(t, e)) {
-            t->bad = mt_texpr_uses_var(e, t->i);
-            return;
-        }
-        for (int k = 0; k < t->nloads; k++)
-            if (mt_texpr_equal(t->load[k], e)) return;
-        if (t->nloads == MAX_LOADS) t->bad = true;
-        else t->load[t->nloads++] = e;
+    if (!strided_load(t, e)) {
+        mt_tvisit_expr_children(v, e);
         return;
     }
-    if (e->a) collect(t, e->a);
-    if (e->b) collect(t, e->b);
-    if (e->cond) collect(t, e->cond);
-    if (mt_te_has_args(e))
-        for (int k = 0; k < e->nargs; k++) collect(t, e->args[k]);
+    if (!transposable(t, e)) {
+        t->bad = mt_texpr_uses_var(e, t->i);
+        return;
+    }
+    for (int k = 0; k < t->nloads; k++)
+        if (mt_texpr_equal(t->load[k], e)) return;
+    if (t->nloads == MAX_LOADS) t->bad = true;
+    else t->load[t->nloads++] = e;
+}
+
+static void collect(tile *t, const mt_texpr *e) {
+    mt_tvisitor v = {collect_hook, NULL, t};
+    mt_tvisit_expr(&v, e);
 }
 
 static mt_texpr *var_ref(mt_arena *a, mt_tvar *v, int lanes) {
@@ -132,8 +138,8 @@ static mt_texpr *var_ref(mt_arena *a, mt_tvar *v, int lanes) {
     return e;
 }
 
-/* Rounds of shuffles over v[0..n) (see the file comment), each vector a
- * let: returns the statement that binds them around body_at's result. */
+/* The lets of the row loads and the shuffle rounds (see the file comment),
+ * in order: rewrite binds them around the body's copies. */
 typedef struct chain {
     mt_tvar *var[MAX_LOADS * MAX_N * 6]; /* rows + log2(16) rounds of 16, per load */
     mt_texpr *val[MAX_LOADS * MAX_N * 6];
@@ -176,50 +182,46 @@ static void transpose(tile *t, chain *c, int which) {
     memcpy(t->col[which], v, sizeof v);
 }
 
-/* e in copy k of the body: each transposed load its column k, i := k,
- * the body's lets their copies'. */
-static mt_texpr *at_k(tile *t, const mt_texpr *e, mt_texpr *k_expr, int k) {
+/* e in copy t->k of the body (mutator hook): each transposed load its
+ * column k, i := k, the body's lets their copies'. */
+static mt_texpr *at_k_hook(mt_tmutator *m, mt_texpr *e) {
+    tile *t = m->ctx;
     for (int w = 0; w < t->nloads; w++)
-        if (mt_texpr_equal(t->load[w], e)) return var_ref(t->a, t->col[w][k], t->n);
-    if (e->kind == TE_VAR) {
-        if (e->var == t->i) return k_expr;
-        for (int j = t->nmap - 1; j >= 0; j--)
-            if (t->from[j] == e->var) return var_ref(t->a, t->to[j], e->lanes);
-        return (mt_texpr *)e;
-    }
-    mt_texpr *c = mt_te_copy(t->a, e);
-    if (e->a) c->a = at_k(t, e->a, k_expr, k);
-    if (e->b) c->b = at_k(t, e->b, k_expr, k);
-    if (e->cond) c->cond = at_k(t, e->cond, k_expr, k);
-    if (mt_te_has_args(e)) {
-        c->args = MT_NEW_ARRAY(t->a, mt_texpr *, e->nargs);
-        for (int j = 0; j < e->nargs; j++) c->args[j] = at_k(t, e->args[j], k_expr, k);
-    }
-    return c;
+        if (mt_texpr_equal(t->load[w], e)) return var_ref(t->a, t->col[w][t->k], t->n);
+    if (e->kind != TE_VAR) return mt_tmutate_expr_children(m, e);
+    if (e->var == t->i) return t->k_expr;
+    for (int j = t->nmap - 1; j >= 0; j--)
+        if (t->from[j] == e->var) return var_ref(t->a, t->to[j], e->lanes);
+    return e;
+}
+
+static mt_texpr *at_k(tile *t, const mt_texpr *e) {
+    mt_tmutator m = {t->a, at_k_hook, NULL, t};
+    return mt_tmutate_expr(&m, (mt_texpr *)e);
 }
 
 /* Copy k of the body (straight: sequences, lets, stores), its lets bound
  * to variables of their own. */
-static mt_tstmt *copy_k(tile *t, const mt_tstmt *s, mt_texpr *ke, int k) {
+static mt_tstmt *copy_k(tile *t, const mt_tstmt *s) {
     mt_arena *a = t->a;
     switch (s->kind) {
     case TS_SEQ: {
         mt_tstmt **out = MT_NEW_ARRAY(a, mt_tstmt *, s->nstmts > 0 ? s->nstmts : 1);
-        for (int j = 0; j < s->nstmts; j++) out[j] = copy_k(t, s->stmts[j], ke, k);
+        for (int j = 0; j < s->nstmts; j++) out[j] = copy_k(t, s->stmts[j]);
         return mt_ts_at(mt_ts_seq(a, out, s->nstmts), s->loc);
     }
     case TS_LET: {
-        mt_texpr *v = at_k(t, s->value, ke, k);
+        mt_texpr *v = at_k(t, s->value);
         t->from[t->nmap] = s->var;
         mt_tvar *x = t->to[t->nmap++] = mt_tvar_new(a, s->var->name, s->var->dtype);
-        mt_tstmt *body = copy_k(t, s->body, ke, k);
+        mt_tstmt *body = copy_k(t, s->body);
         t->nmap--;
         return mt_ts_at(mt_ts_let(a, x, v, body), s->loc);
     }
     default: { /* TS_STORE (straight) */
         mt_texpr **idx = MT_NEW_ARRAY(a, mt_texpr *, s->nidx > 0 ? s->nidx : 1);
-        for (int j = 0; j < s->nidx; j++) idx[j] = at_k(t, s->idx[j], ke, k);
-        return mt_ts_at(mt_ts_store(a, s->buf, idx, s->nidx, at_k(t, s->value, ke, k)), s->loc);
+        for (int j = 0; j < s->nidx; j++) idx[j] = at_k(t, s->idx[j]);
+        return mt_ts_at(mt_ts_store(a, s->buf, idx, s->nidx, at_k(t, s->value)), s->loc);
     }
     }
 }
@@ -292,7 +294,10 @@ static mt_tstmt *rewrite(mt_arena *a, const mt_tstmt *s) {
     chain c = {.n = 0};
     for (int w = 0; w < t.nloads; w++) transpose(&t, &c, w);
     mt_tstmt *copies[MAX_N];
-    for (int k = 0; k < t.n; k++) copies[k] = copy_k(&t, s->body, mt_te_int(a, s->var->dtype, k), k);
+    for (t.k = 0; t.k < t.n; t.k++) {
+        t.k_expr = mt_te_int(a, s->var->dtype, t.k);
+        copies[t.k] = copy_k(&t, s->body);
+    }
     mt_tstmt *body = mt_ts_seq_flat(a, copies, t.n);
     for (int j = c.n - 1; j >= 0; j--) body = mt_ts_let(a, c.var[j], c.val[j], body);
     return mt_ts_at(body, s->loc);
