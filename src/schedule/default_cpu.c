@@ -347,8 +347,9 @@ static bool vector_dtypes(const nest *n) {
     return true;
 }
 
-/* Tiles per band (tile_transpose): the knob transpose_band, bytes of an
- * input row, over a tile's row (0: no bands). */
+/* Tiles per band (tile_transpose): the knob transpose_band, a band's width
+ * along the input rows in bytes of the output's elements, over a tile's
+ * (0: no bands). */
 static int64_t band_tiles(const mt_sched *s, const nest *n, int64_t t) {
     int64_t es = (int64_t)mt_dtype_size(n->out[0]->dtype);
     int64_t bytes = mt_knob_get(s->func, "schedule", "transpose_band", 256);
@@ -377,7 +378,7 @@ static int64_t band_tiles(const mt_sched *s, const nest *n, int64_t t) {
  * to each for its next line after 256 bytes of each of 16 input rows.
  * Measured on 4096 x 4096, 2048 x 8192, 8192 x 2048 and the transposes of
  * 256^3 and 64 x 1024^2 (one thread): bands of 256 or 512 bytes take
- * 0.65-0.9 of the time without, 1024 bytes and up less; transpose(a, (1, 2, 0))
+ * 0.65-0.9 of the time without, larger bands gain less; transpose(a, (1, 2, 0))
  * of 256^3, whose reads are the scattered side, is the exception (1.05).
  * The loops outside the tile are fused and run in parallel chunks of about
  * `grain` elements. */
