@@ -37,7 +37,19 @@
  * Each sweep reads KB rows of w, each one sequential stream over the band
  * (the hardware prefetchers follow a few such streams per core); the w
  * vectors of a tile come from memory for the first register tile and from
- * L1 for the others, so w is read from memory once for the G rows. `reg`
+ * L1 for the others, so w is read from memory once for the G rows.
+ *
+ * Heavy groups (4 rows or more: 4-16 FMAs per element of w). Their FMAs
+ * between two lines of w leave the hardware prefetchers behind, and sums
+ * of a whole row's width (in L2) cost a load and a store per KB FMAs, which
+ * shared L1's bandwidth with the stream: x @ w, 8 x 4096 by 4096^2, ran at
+ * 38 % of STREAM on one thread. So a heavy group's sums fit a third of L1
+ * (bands of 512 columns at 8 rows, 48 KiB), and the first register tile of
+ * a sweep prefetches, for each line it reads, the same line KB rows down:
+ * the next sweep's (knobs gemv_nb, gemv_pf). Measured (the sweep, 2
+ * threads): 69 -> 93 % of STREAM at 8 x 4096^2, 62 -> 70 % at 8 x 8192^2;
+ * one thread 38 -> 77 %. Groups of 1-2 rows already stream w at the
+ * memory's speed; the prefetches cost them 10-15 %, so they keep neither. `reg`
  * is a local buffer at constant offsets (SROA makes it RT x 2 registers:
  * RT x 2 independent FMA chains, as in the matmul rule's micro-kernel), the
  * FMAs go in k-major order, and the sums go to `sums` (L1 or L2) once per
@@ -48,7 +60,8 @@
  * Sizes, all from the target: vl = lanes of a register; RT = the rows whose
  * RT x 2 accumulators, 2 vectors of w and a broadcast fit the vector
  * registers (8 with AVX-512, 6 with AVX2); NB = the columns whose G rows of
- * sums fit a quarter of L2, spread evenly over the bands; P = the target's
+ * sums fit a third of L1 (heavy groups) or a quarter of L2, spread evenly
+ * over the bands; P = the target's
  * cores when the bands alone do not divide evenly among them (M = 1, N =
  * 4096: T = 1, P = 2, a thread per half of w's rows), else 1; w within 64
  * KiB runs on the calling thread. Symbolic N or K: NB is fixed, T computed
@@ -86,10 +99,14 @@ typedef struct gv_tune {
     int rt;                /* rows of a register tile, at most */
     int max_m;             /* rows below which this schedule is used */
     int64_t serial_bytes;  /* w of at most this many bytes: no threads */
-    int acc_l2_div;        /* sums within l2 / acc_l2_div */
+    int heavy_m;           /* groups of at least this many rows ("heavy": FMAs enough per
+                            * byte of w that the stream of w stalls behind them) keep their
+                            * sums in L1 and prefetch the next sweep's rows of w */
+    int acc_l1_div;        /* heavy: sums within l1d / acc_l1_div */
+    int acc_l2_div;        /* else: sums within l2 / acc_l2_div */
 } gv_tune;
 
-static const gv_tune gvt = {4, 8, 2, 16, 8, 16, 65536, 4};
+static const gv_tune gvt = {4, 8, 2, 16, 8, 16, 65536, 4, 3, 4};
 
 typedef struct gv {
     mm *c;
@@ -104,6 +121,9 @@ typedef struct gv {
     mt_texpr *kp;         /* rows of w per part */
     mt_tbuffer *part;     /* partial sums [P, M, N] (P > 1), else NULL */
     mt_tbuffer *acc;      /* the chunk's sums, "sums": [rows, stride] */
+    int pf;               /* rows of w ahead that the first register tile of a sweep
+                             prefetches (knob gemv_pf); 0: none */
+    int line;             /* elements of a cache line */
     mt_tbuffer *raw;      /* an expensive epilogue (c->epi_loop): the finished sums
                              [M, N], the epilogue then applied in one pass; else NULL */
 } gv;
@@ -227,6 +247,19 @@ static mt_tstmt *epilogue_pass(gv *g, mt_tstmt *before) {
     return mt_ts_alloc(c->a, g->raw, mm_seq2(c, before, pass));
 }
 
+/* Into s: a prefetch of each cache line of the tile in row k + g->pf of w
+ * (past w's last row it names memory past the buffer, which a prefetch
+ * may). Only for a plain load of w. */
+static void push_prefetches(gv *g, svec *s, const tile_arg *t, mt_texpr *k) {
+    mm *c = g->c;
+    for (int off = 0; off < t->cs.width; off += g->line) {
+        mt_texpr *at = add(c, t->j, mm_I(c, off));
+        mt_texpr *y = mm_operand(c, c->Y, NULL, at, add(c, k, mm_I(c, g->pf)));
+        if (y->kind != TE_LOAD) return;
+        mm_push(c, s, mt_ts_eval(c->a, mt_te_prefetch(c->a, y)));
+    }
+}
+
 /* Sweep, rows [ii0, ii0 + mr) of the group (ii0 an expression, mr a
  * constant): a register tile. reg (mr x nv vectors, constant offsets, so
  * SROA makes it registers) is loaded from sums, gets krows steps of
@@ -245,8 +278,13 @@ static mt_tstmt *reg_tile(walk *w, const tile_arg *t, mt_texpr *ii0, int mr) {
     for (int ii = 0; ii < mr; ii++)
         for (int v = 0; v < cs->nv; v++)
             mm_push(c, &s, st1(c, reg, SLOT(ii, v), ld1(c, g->acc, acc_ix(g, add(c, ii0, mm_I(c, ii)), t->jj, cs->off[v], cs->lanes[v]))));
+    /* the tile that reads w from memory prefetches ahead: the first of a
+     * constant group, every one of a symbolic group (the others' are hits) */
+    int64_t at;
+    bool pf = g->pf > 0 && !(mt_te_is_const_int(ii0, &at) && at > 0);
     for (int r = 0; r < w->krows; r++) {
         mt_texpr *k = add(c, w->k0, mm_I(c, r));
+        if (pf) push_prefetches(g, &s, t, k);
         mt_tvar *wv[MM_MAXV];
         svec f = {0};
         for (int v = 0; v < cs->nv; v++) wv[v] = mt_tvar_new(a, "w", c->dt);
@@ -439,11 +477,16 @@ static mt_tstmt *gemv_body(mm *c) {
     bool one_tile = g->mr <= g->rt && g->mr >= 4; /* (1 or 2 rows: 4 measured as good) */
     int KB = g->kb = (int)mt_knob_get(c->f, MM_RULE, "gemv_kb", one_tile ? gvt.kb1 : gvt.kb);
     mt_knobs_set(&c->chosen, "gemv_kb", KB);
+    bool heavy = g->mr >= gvt.heavy_m;
+    g->pf = (int)mt_knob_get(c->f, MM_RULE, "gemv_pf", heavy ? KB : 0);
+    mt_knobs_set(&c->chosen, "gemv_pf", g->pf);
+    g->line = tg->cache_line_bytes / (int)es > 0 ? tg->cache_line_bytes / (int)es : 1;
 
-    /* band width: a group's sums within l2 / acc_l2_div */
-    int64_t budget = tg->l2_bytes / gvt.acc_l2_div;
-    int64_t nbmax = budget / (g->mr * es) / g->nr * g->nr;
+    /* band width: a group's sums within a part of L1 or L2 (knob gemv_nb) */
+    int64_t budget = heavy ? tg->l1d_bytes / gvt.acc_l1_div : tg->l2_bytes / gvt.acc_l2_div;
+    int64_t nbmax = mt_knob_get(c->f, MM_RULE, "gemv_nb", budget / (g->mr * es)) / g->nr * g->nr;
     if (nbmax < g->nr) nbmax = g->nr;
+    mt_knobs_set(&c->chosen, "gemv_nb", nbmax);
     bool nconst = mt_te_is_const_int(N, &Nc), kconst = mt_te_is_const_int(K, &Kc);
     int cores = tg->cores > 0 ? tg->cores : 1;
     int64_t T = 0;

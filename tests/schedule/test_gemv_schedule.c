@@ -263,6 +263,72 @@ static void test_threads(void **st) {
     }
 }
 
+/* The target's L1 data cache in bytes, from the scheduled TIR's target
+ * attribute ("-l1d=48K"). */
+static int64_t tir_l1d(const char *tir) {
+    const char *p = strstr(tir, "-l1d=");
+    assert_non_null(p);
+    char *end;
+    int64_t v = strtoll(p + 5, &end, 10);
+    return *end == 'K' ? v << 10 : *end == 'M' ? v << 20 : v;
+}
+
+/* The elements of the sums buffer (`sums = T.alloc_buffer((n,), ...`). */
+static int64_t sums_elems(const char *tir) {
+    const char *p = strstr(tir, "sums = T.alloc_buffer((");
+    assert_non_null(p);
+    return strtoll(p + strlen("sums = T.alloc_buffer(("), NULL, 10);
+}
+
+/* Groups of 4 rows or more ("heavy": 4-8 FMAs per element of w, which
+ * stall the stream of w without help) keep their sums within a third of L1
+ * and prefetch the next sweep's rows of w; groups of 1-2 rows do neither
+ * (they stream w at the memory's speed as they are). The knobs gemv_nb and
+ * gemv_pf set both; the printed schedule gives them back. Numerics of the
+ * banded, prefetching kernels at odd shapes are test_constant_shapes' 5 and
+ * 15 rows; here a wide w with a column tail in its last band. */
+static void test_heavy_groups(void **st) {
+    if (test_gpu_target()) skip();
+    char src[1024];
+    mt_kernel *kn = compile_ok(xw_src(src, sizeof src, MT_FLOAT32, "8", "1000", "4100", false));
+    const char *tir = mt_kernel_dump(kn, MT_STAGE_TIR_SCHED);
+    int64_t l1d = tir_l1d(tir), n = sums_elems(tir);
+    if (!is_skinny(tir) || !strstr(tir, "T.prefetch(w[") || n * 4 > l1d / 3 + 8 * 64)
+        fail_msg("8 rows: expected the skinny schedule with sums of at most %lld bytes and prefetches of w:\n%s",
+                 (long long)(l1d / 3), tir);
+    const char *sch = mt_kernel_dump(kn, MT_STAGE_SCHEDULE);
+    if (!strstr(sch, "gemv_pf=8") || !strstr(sch, "gemv_nb=")) fail_msg("8 rows: the printed schedule:\n%s", sch);
+    run_xw(kn, MT_FLOAT32, 8, 1000, 4100, false, src);
+    mt_kernel_release(kn);
+
+    kn = compile_ok(xw_src(src, sizeof src, MT_FLOAT32, "2", "1000", "4100", false));
+    tir = mt_kernel_dump(kn, MT_STAGE_TIR_SCHED);
+    if (!is_skinny(tir) || strstr(tir, "T.prefetch(") || sums_elems(tir) < 2 * 4100)
+        fail_msg("2 rows: expected one band of sums and no prefetch:\n%s", tir);
+    mt_kernel_release(kn);
+
+    /* the knobs: 256-column bands (8 rows of 256 + a line), no prefetch;
+     * prefetches 3 rows ahead */
+    snprintf(src, sizeof src,
+             "def f(x: Tensor((8, 1000), \"float32\"), w: Tensor((1000, 4100), \"float32\")):\n"
+             "    return x @ w\n\n@T.schedule(\"matmul\")\ndef s(sch):\n"
+             "    sch.apply_rule(\"schedule_matmul\", gemv_nb=256, gemv_pf=0)\n");
+    kn = compile_ok(src);
+    tir = mt_kernel_dump(kn, MT_STAGE_TIR_SCHED);
+    if (strstr(tir, "T.prefetch(") || sums_elems(tir) != 8 * (256 + 16)) fail_msg("gemv_nb=256, gemv_pf=0:\n%s", tir);
+    run_xw(kn, MT_FLOAT32, 8, 1000, 4100, false, "gemv_nb=256, gemv_pf=0");
+    mt_kernel_release(kn);
+    snprintf(src, sizeof src,
+             "def f(x: Tensor((8, 1000), \"float32\"), w: Tensor((1000, 4100), \"float32\")):\n"
+             "    return x @ w\n\n@T.schedule(\"matmul\")\ndef s(sch):\n"
+             "    sch.apply_rule(\"schedule_matmul\", gemv_pf=3)\n");
+    kn = compile_ok(src);
+    tir = mt_kernel_dump(kn, MT_STAGE_TIR_SCHED);
+    if (!strstr(tir, "* 8 + 3) * 4100")) fail_msg("gemv_pf=3: expected prefetches of row k + 3:\n%s", tir);
+    run_xw(kn, MT_FLOAT32, 8, 1000, 4100, false, "gemv_pf=3");
+    mt_kernel_release(kn);
+}
+
 /* A small problem (w within 64 KiB) runs on the calling thread. */
 static void test_small_serial(void **st) {
     if (test_gpu_target()) skip();
@@ -277,6 +343,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_constant_shapes), cmocka_unit_test(test_symbolic), cmocka_unit_test(test_batched),
         cmocka_unit_test(test_epilogues),       cmocka_unit_test(test_threads),  cmocka_unit_test(test_small_serial),
+        cmocka_unit_test(test_heavy_groups),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }
