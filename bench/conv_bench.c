@@ -44,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,9 +87,15 @@ static float frand(void) { /* uniform in [-1, 1) */
     return (float)(rng_state >> 40) * 0x1p-23f - 1.0f;
 }
 
+/* n random floats; from 2 MiB on in huge pages, as NumPy allocates its
+ * arrays (and mt_tensor_create its tensors); both sides run on them. */
 static float *rand_buf(int64_t n) {
-    float *p = aligned_alloc(64, (size_t)((n * 4 + 63) / 64 * 64));
+    size_t huge = (size_t)2 << 20, bytes = (size_t)((n * 4 + 63) / 64 * 64);
+    bool big = bytes >= huge;
+    if (big) bytes = (bytes + huge - 1) / huge * huge;
+    float *p = aligned_alloc(big ? huge : 64, bytes);
     if (!p) die("out of memory");
+    if (big) madvise(p, bytes, MADV_HUGEPAGE);
     for (int64_t i = 0; i < n; i++) p[i] = frand();
     return p;
 }

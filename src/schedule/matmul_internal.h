@@ -63,6 +63,8 @@ typedef struct mm {
     mt_knobs chosen;          /* the knob values the schedules made chose (mt_tfunc.chosen) */
     int64_t m_below;          /* a symbolic M runs the schedule being made only when it is
                                * below this (the few-rows schedules); 0: any M */
+    mt_texpr *nx_bv[MM_MAXS]; /* column blocks across threads (gen_cols) with a prefetch of
+                               * the next item's block of B: that item's batch indices */
 } mm;
 
 /* The matmul rule's name for its knobs (schedule/knobs.h). */

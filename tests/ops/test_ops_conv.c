@@ -290,7 +290,7 @@ static void test_conv_rule(void **state) {
 }
 
 /* On the CPU a 1x1 conv (one group) takes the matmul rule's schedule
- * (packed input blocks, B_pack) and a grouped 1x1 the conv rule's direct
+ * (packed input blocks, B_pack, the next one prefetched) and a grouped 1x1 the conv rule's direct
  * path (xcol); both as the double reference (test_conv_pointwise). */
 static void test_conv_pointwise_rule(void **state) {
     (void)state;
@@ -305,6 +305,8 @@ static void test_conv_pointwise_rule(void **state) {
         const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
         assert_non_null(strstr(t, "T.fma("));
         assert_true((strstr(t, "B_pack = T.alloc_buffer(") != NULL) == (g == 0));
+        /* the 1x1 layer's items prefetch the next item's block of x */
+        assert_true((strstr(t, "T.prefetch(x[") != NULL) == (g == 0));
         assert_true((strstr(t, "xcol = T.alloc_buffer(") != NULL) == (g == 1));
         mt_kernel_release(k);
     }

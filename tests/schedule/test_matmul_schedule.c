@@ -348,6 +348,25 @@ static void test_few_rows_columns(void **st) {
             fail_msg("expected the column blocks across threads in one region:\n%s\n%s", sch, t);
         mt_kernel_release(k);
     }
+    /* knob prefetch (K one block): each item's row tiles prefetch the next
+     * item's block of B, and the values stay (default 0 here, 1 for the
+     * conv rule's 1x1 layers: test_ops_conv) */
+    if (test_gpu_target()) return;
+    for (int on = 0; on < 2; on++) {
+        mcase c = {NULL, F32, SHAPE(24, 200, 1000), EPI_NONE, false, 1};
+        char src[1024];
+        case_src(src, sizeof src, &c);
+        size_t len = strlen(src);
+        snprintf(src + len, sizeof src - len,
+                 "\n@T.schedule(\"matmul\")\ndef s(sch):\n    sch.apply_rule(\"schedule_matmul\", par_cols=1, prefetch=%d)\n", on);
+        mt_kernel *k = compile_ok(src);
+        const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+        const char *pf = strstr(t, "T.prefetch(b[");
+        if ((pf && strstr(pf, "(it + 1)")) != (on == 1)) fail_msg("prefetch=%d:\n%s", on, t);
+        c.src = src;
+        run_case(&c, k);
+        mt_kernel_release(k);
+    }
 }
 
 static void test_large(void **st) {
