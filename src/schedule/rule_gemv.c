@@ -44,9 +44,10 @@
  * of a whole row's width (in L2) cost a load and a store per KB FMAs, which
  * shared L1's bandwidth with the stream: x @ w, 8 x 4096 by 4096^2, ran at
  * 38 % of STREAM on one thread. So a heavy group's sums fit a third of L1
- * (bands of 512 columns at 8 rows, 48 KiB), and the first register tile of
- * a sweep prefetches, for each line it reads, the same line KB rows down:
- * the next sweep's (knobs gemv_nb, gemv_pf). Measured (the sweep, 2
+ * (bands of 512 columns at 8 rows, 48 KiB), and, when w may be larger than
+ * L2, the first register tile of a sweep prefetches, for each line it
+ * reads, the same line KB rows down: the next sweep's (knobs gemv_nb,
+ * gemv_pf). Measured (the sweep, 2
  * threads): 69 -> 93 % of STREAM at 8 x 4096^2, 62 -> 70 % at 8 x 8192^2;
  * one thread 38 -> 77 %. Groups of 1-2 rows already stream w at the
  * memory's speed; the prefetches cost them 10-15 %, so they keep neither. `reg`
@@ -477,8 +478,13 @@ static mt_tstmt *gemv_body(mm *c) {
     bool one_tile = g->mr <= g->rt && g->mr >= 4; /* (1 or 2 rows: 4 measured as good) */
     int KB = g->kb = (int)mt_knob_get(c->f, MM_RULE, "gemv_kb", one_tile ? gvt.kb1 : gvt.kb);
     mt_knobs_set(&c->chosen, "gemv_kb", KB);
-    bool heavy = g->mr >= gvt.heavy_m;
-    g->pf = (int)mt_knob_get(c->f, MM_RULE, "gemv_pf", heavy ? KB : 0);
+    bool heavy = mconst && g->mr >= gvt.heavy_m; /* (a symbolic M may be 1 at run time) */
+    /* the prefetches only for a w that may not fit L2 (its lines come from
+     * memory); in a small one they are code LLVM takes time over for nothing
+     * (8 x 787 x 130: +3 ms of a 31 ms compile) */
+    int64_t Kw, Nw;
+    bool big_w = !mt_te_is_const_int(K, &Kw) || !mt_te_is_const_int(N, &Nw) || Kw * Nw * es > tg->l2_bytes;
+    g->pf = (int)mt_knob_get(c->f, MM_RULE, "gemv_pf", heavy && big_w ? KB : 0);
     mt_knobs_set(&c->chosen, "gemv_pf", g->pf);
     g->line = tg->cache_line_bytes / (int)es > 0 ? tg->cache_line_bytes / (int)es : 1;
 
