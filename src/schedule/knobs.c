@@ -34,7 +34,7 @@ static const mt_knob_def matmul_knobs[] = {
     {"gemv_kb", 1, 16, false, 3, {2, 4, 8}, "few rows: rows of w per sweep (default 8 when a group of 4 rows or more is one register tile, else 4)"},
     {"gemv_mr", 1, 64, false, 4, {4, 8, 16, 32}, "few rows: rows of x per group (default 16)"},
     {"prefetch", 0, 1, false, 2, {0, 1},
-     "column blocks across threads: 1 prefetches the next block of B during this one's tiles (default 1 for the conv rule's 1x1 layers)"},
+     "column blocks across threads with K one block: 1 prefetches the next block of B during this one's tiles (default 1 for the conv rule's 1x1 layers, whose knob prefetch sets it)"},
     {"gemv_nb", 16, 1 << 20, false, 4, {256, 512, 1024, 4096},
      "few rows: columns of a band, rounded down to a multiple of the tile (default: a group's sums within a third of L1)"},
     {"gemv_pf", 0, 64, false, 3, {0, 4, 16}, "few rows: rows of w ahead that a sweep prefetches (default gemv_kb: the next sweep's; 0: none)"},
@@ -46,6 +46,8 @@ static const mt_knob_def conv_knobs[] = {
     {"parallel", 0, 1, false, 2, {0, 1}, "output rows (column chunks, images) across threads (default 1)"},
     {"pointwise", 0, 1, false, 2, {0, 1},
      "1: a 1x1 layer (one group, no padding) as a matmul per image through the matmul rule (default 1 where it applies)"},
+    {"prefetch", 0, 1, false, 2, {0, 1},
+     "a 1x1 layer through the matmul rule: 1 prefetches the next column block's input during this one's tiles (default 1)"},
 };
 
 static const mt_knob_def reduce_knobs[] = {

@@ -160,6 +160,14 @@ static mt_texpr *lower(mm *c, mt_texpr *e, mt_tvar *const *vars, mt_texpr *const
 }
 
 /* An operand at (batch, i, k) or (batch, k, j). */
+mt_texpr *mm_prefetchable(mm *c, mt_texpr *e, int *line) {
+    while (e->kind == TE_CAST) e = e->a;
+    if (e->kind != TE_LOAD || e->lanes != 1) return NULL;
+    int n = mt_tfunc_target(c->f)->cache_line_bytes / (int)mt_dtype_size(e->buf->dtype);
+    *line = n > 0 ? n : 1;
+    return e;
+}
+
 mt_texpr *mm_operand(mm *c, mt_texpr *e, mt_texpr *i, mt_texpr *j, mt_texpr *k) {
     mt_tvar *vars[MM_MAXS + 1];
     mt_texpr *vals[MM_MAXS + 1];

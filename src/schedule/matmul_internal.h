@@ -90,6 +90,10 @@ bool mm_is_param(mm *c, const mt_tbuffer *b);
 mt_texpr *mm_load_ij(mm *c, mt_tbuffer *b, mt_texpr *i, mt_texpr *j);
 mt_tstmt *mm_store_ij(mm *c, mt_tbuffer *b, mt_texpr *i, mt_texpr *j, mt_texpr *v);
 mt_texpr *mm_operand(mm *c, mt_texpr *e, mt_texpr *i, mt_texpr *j, mt_texpr *k);
+/* The element a prefetch of operand value e names: the load under its
+ * casts (a float16 w read as float32), or NULL (not a plain scalar load);
+ * *line: the elements of a cache line of that load's buffer. */
+mt_texpr *mm_prefetchable(mm *c, mt_texpr *e, int *line);
 bool mm_match(mm *c);
 /* rule_matmul.c: the CPU schedule of a matched c (mm_match's, or one the
  * conv rule builds for a pointwise convolution), with c->f's params. */

@@ -250,13 +250,13 @@ static mt_tstmt *epilogue_pass(gv *g, mt_tstmt *before) {
 
 /* Into s: a prefetch of each cache line of the tile in row k + g->pf of w
  * (past w's last row it names memory past the buffer, which a prefetch
- * may). Only for a plain load of w. */
+ * may). w is a plain load, under casts at most (gemv_body checked). */
 static void push_prefetches(gv *g, svec *s, const tile_arg *t, mt_texpr *k) {
     mm *c = g->c;
-    for (int off = 0; off < t->cs.width; off += g->line) {
+    int line = g->line;
+    for (int off = 0; off < t->cs.width; off += line) {
         mt_texpr *at = add(c, t->j, mm_I(c, off));
-        mt_texpr *y = mm_operand(c, c->Y, NULL, at, add(c, k, mm_I(c, g->pf)));
-        if (y->kind != TE_LOAD) return;
+        mt_texpr *y = mm_prefetchable(c, mm_operand(c, c->Y, NULL, at, add(c, k, mm_I(c, g->pf))), &line);
         mm_push(c, s, mt_ts_eval(c->a, mt_te_prefetch(c->a, y)));
     }
 }
@@ -483,14 +483,21 @@ static mt_tstmt *gemv_body(mm *c) {
      * memory); in a small one they are code LLVM takes time over for nothing
      * (8 x 787 x 130: +3 ms of a 31 ms compile) */
     int64_t Kw, Nw;
-    bool big_w = !mt_te_is_const_int(K, &Kw) || !mt_te_is_const_int(N, &Nw) || Kw * Nw * es > tg->l2_bytes;
-    g->pf = (int)mt_knob_get(c->f, MM_RULE, "gemv_pf", heavy && big_w ? KB : 0);
+    mt_texpr *y0 = mm_prefetchable(c, mm_operand(c, c->Y, NULL, mm_I(c, 0), mm_I(c, 0)), &g->line);
+    int64_t wes = y0 ? (int64_t)mt_dtype_size(y0->buf->dtype) : es;
+    bool big_w = !mt_te_is_const_int(K, &Kw) || !mt_te_is_const_int(N, &Nw) || Kw * Nw * wes > tg->l2_bytes;
+    g->pf = y0 ? (int)mt_knob_get(c->f, MM_RULE, "gemv_pf", heavy && big_w ? KB : 0) : 0; /* (w computed: none) */
     mt_knobs_set(&c->chosen, "gemv_pf", g->pf);
-    g->line = tg->cache_line_bytes / (int)es > 0 ? tg->cache_line_bytes / (int)es : 1;
 
     /* band width: a group's sums within a part of L1 or L2 (knob gemv_nb) */
     int64_t budget = heavy ? tg->l1d_bytes / gvt.acc_l1_div : tg->l2_bytes / gvt.acc_l2_div;
-    int64_t nbmax = mt_knob_get(c->f, MM_RULE, "gemv_nb", budget / (g->mr * es)) / g->nr * g->nr;
+    int64_t nbmax = mt_knob_get(c->f, MM_RULE, "gemv_nb", budget / (g->mr * es));
+    /* within the knob's range and a sums buffer of at most 64 MiB (a
+     * symbolic N takes the band as it is) */
+    int64_t most = ((int64_t)64 << 20) / (g->mr * es);
+    if (most > (1 << 20)) most = 1 << 20;
+    if (nbmax > most) nbmax = most;
+    nbmax = nbmax / g->nr * g->nr;
     if (nbmax < g->nr) nbmax = g->nr;
     mt_knobs_set(&c->chosen, "gemv_nb", nbmax);
     bool nconst = mt_te_is_const_int(N, &Nc), kconst = mt_te_is_const_int(K, &Kc);

@@ -571,11 +571,13 @@ static void a_store(mm *c, svec *s, mt_tbuffer *buf, mt_texpr *dst, mt_texpr *i0
     }
 }
 
+enum { PF_UNROLL = 8 }; /* prefetches of a row written out, at most (prefetch_next) */
+
 /* The next item's block of B (gen_cols), prefetched while this one's
  * tiles run: the row tile of rows [i0, i0 + mr) at sliver jr is tile t =
  * i0 / mr * slivers + jr of the item, and prefetches the rows [t * R,
- * t * R + R) of that block (R = p->nx_rows; the rows past K clamped to
- * the last), each line of each row. Packing a block reads K runs of a few
+ * t * R + R) of that block that are below K (R = p->nx_rows), each line
+ * of each row. Packing a block reads K runs of a few
  * lines, a page apart, which the hardware prefetchers do not follow: the
  * copy waited on memory for every run (1x1 conv 256 -> 64, 56 x 56, batch
  * 32: a quarter of the time, against a twelfth at batch 1, whose input
@@ -583,27 +585,36 @@ static void a_store(mm *c, svec *s, mt_tbuffer *buf, mt_texpr *dst, mt_texpr *i0
 static mt_tstmt *prefetch_next(mm *c, const panel *p, mt_texpr *i0, int mr, mt_texpr *jr) {
     if (!p->nx_j0) return NULL;
     int nr = c->nv * c->vl;
-    int64_t N;
-    mt_te_is_const_int(c->ext[c->ns - 1], &N);
-    int line = mt_tfunc_target(c->f)->cache_line_bytes / (int)mt_dtype_size(c->dt);
-    if (line < 1) line = 1;
     mt_texpr *t = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, mt_arith_bin(c->a, TE_FLOORDIV, i0, mm_I(c, mr)),
                                               mm_ceildiv(c, p->ncols, nr)), jr);
-    mt_tvar *pr = mm_ivar(c, "pr");
-    mt_texpr *row = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, t, mm_I(c, p->nx_rows)), mm_V(c, pr));
-    row = mt_arith_bin(c->a, TE_MIN, row, mt_lw_sub(&c->lw, c->K, mm_I(c, 1)));
+    mt_tvar *pr = mm_ivar(c, "pr"), *pl = mm_ivar(c, "pl");
+    mt_texpr *first = mt_lw_mul(&c->lw, t, mm_I(c, p->nx_rows));
+    mt_texpr *row = mt_lw_add(&c->lw, first, mm_V(c, pr));
+    /* the tile's rows of the block: none for the tiles past K's (more
+     * tiles than rows) */
+    mt_texpr *nrows = mt_arith_bin(c->a, TE_MAX, mm_I(c, 0),
+                                   mt_arith_bin(c->a, TE_MIN, mm_I(c, p->nx_rows), mt_lw_sub(&c->lw, c->K, first)));
     mt_texpr *saved[MM_MAXS];
     memcpy(saved, c->bv, sizeof saved);
     memcpy(c->bv, c->nx_bv, sizeof saved);
-    svec s = {0};
-    for (int64_t off = 0; off < p->nx_cols; off += line) {
-        mt_texpr *y = mm_operand(c, c->Y, NULL, mt_lw_add(&c->lw, p->nx_j0, mm_I(c, off)), row);
-        if (y->kind != TE_LOAD) break;
-        mm_push(c, &s, mt_ts_eval(c->a, mt_te_prefetch(c->a, y)));
+    /* the row's lines: unrolled up to PF_UNROLL, else a loop (a tuned nc
+     * of 2^20 columns would be 65536 statements) */
+    int line = 0;
+    mt_tstmt *body = NULL;
+    mt_texpr *y = mm_prefetchable(c, mm_operand(c, c->Y, NULL, p->nx_j0, row), &line);
+    if (y) {
+        int64_t lines = (p->nx_cols + line - 1) / line;
+        svec s = {0};
+        bool unroll = lines <= PF_UNROLL;
+        for (int64_t q = 0; q < (unroll ? lines : 1); q++) {
+            mt_texpr *off = unroll ? mm_I(c, q * line) : mt_lw_mul(&c->lw, mm_V(c, pl), mm_I(c, line));
+            y = mm_prefetchable(c, mm_operand(c, c->Y, NULL, mt_lw_add(&c->lw, p->nx_j0, off), row), &line);
+            mm_push(c, &s, mt_ts_eval(c->a, mt_te_prefetch(c->a, y)));
+        }
+        body = unroll ? mm_seq(c, &s) : mm_loop(c, pl, mm_I(c, lines), MT_FOR_SERIAL, mm_seq(c, &s));
     }
     memcpy(c->bv, saved, sizeof saved);
-    if (!s.len) return NULL;
-    return mm_loop(c, pr, mm_I(c, p->nx_rows), MT_FOR_SERIAL, mm_seq(c, &s));
+    return body ? mm_loop(c, pr, nrows, MT_FOR_SERIAL, body) : NULL;
 }
 
 static mt_tstmt *with_prefetch(mm *c, mt_tstmt *pf, mt_tstmt *s) { return pf ? mm_seq2(c, pf, s) : s; }
@@ -862,7 +873,8 @@ static mt_tstmt *cols_item(mm *c, mt_texpr *blk, int64_t ncw, mt_texpr *width, m
         int64_t tiles = M / tile_rows(c) * ((ncw + c->nv * c->vl - 1) / (c->nv * c->vl));
         p.nx_j0 = mt_lw_mul(&c->lw, nx_blk, mm_I(c, ncw));
         p.nx_rows = (K + tiles - 1) / tiles;
-        p.nx_cols = ncw;
+        int64_t N;
+        p.nx_cols = mt_te_is_const_int(c->ext[c->ns - 1], &N) && N < ncw ? N : ncw;
     }
     p.bp = mm_local_buf(c, "B_pack", mt_lw_mul(&c->lw, p.kcap, mm_I(c, ncw)), c->dt);
     mt_tstmt *body = mm_seq2(c, pack_block(c, &p, jr, false), rows(c, &p, NULL, false));

@@ -310,6 +310,17 @@ static void test_conv_pointwise_rule(void **state) {
         assert_true((strstr(t, "xcol = T.alloc_buffer(") != NULL) == (g == 1));
         mt_kernel_release(k);
     }
+    /* the conv rule's knob prefetch: printed, and 0 turns it off */
+    mt_kernel *k = compile_ok(src[0]);
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), "pointwise=1, prefetch=1"));
+    mt_kernel_release(k);
+    char s2[1024];
+    snprintf(s2, sizeof s2, "%s\n@T.schedule(\"fused_conv2d_relu\")\ndef s(sch):\n    sch.apply_rule(\"schedule_conv\", prefetch=0)\n",
+             src[0]);
+    k = compile_ok(s2);
+    const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+    if (strstr(t, "T.prefetch(") || !strstr(t, "B_pack = T.alloc_buffer(")) fail_msg("prefetch=0:\n%s", t);
+    mt_kernel_release(k);
 }
 
 /* ---- pools ---------------------------------------------------------------------- */
