@@ -159,7 +159,6 @@ static mt_texpr *lower(mm *c, mt_texpr *e, mt_tvar *const *vars, mt_texpr *const
     return mt_tmutate_expr(&m, e);
 }
 
-/* An operand at (batch, i, k) or (batch, k, j). */
 mt_texpr *mm_prefetchable(mm *c, mt_texpr *e, int *line) {
     while (e->kind == TE_CAST) e = e->a;
     if (e->kind != TE_LOAD || e->lanes != 1) return NULL;
@@ -168,6 +167,7 @@ mt_texpr *mm_prefetchable(mm *c, mt_texpr *e, int *line) {
     return e;
 }
 
+/* An operand at (batch, i, k) or (batch, k, j). */
 mt_texpr *mm_operand(mm *c, mt_texpr *e, mt_texpr *i, mt_texpr *j, mt_texpr *k) {
     mt_tvar *vars[MM_MAXS + 1];
     mt_texpr *vals[MM_MAXS + 1];

@@ -47,10 +47,10 @@
  * (bands of 512 columns at 8 rows, 48 KiB), and, when w may be larger than
  * L2, the first register tile of a sweep prefetches, for each line it
  * reads, the same line KB rows down: the next sweep's (knobs gemv_nb,
- * gemv_pf). Measured (the sweep, 2
- * threads): 69 -> 93 % of STREAM at 8 x 4096^2, 62 -> 70 % at 8 x 8192^2;
- * one thread 38 -> 77 %. Groups of 1-2 rows already stream w at the
- * memory's speed; the prefetches cost them 10-15 %, so they keep neither. `reg`
+ * gemv_pf). Measured (the sweep, 2 threads): 69 -> 98 % of STREAM at 8 x
+ * 4096^2, 62 -> 69 % at 8 x 8192^2; one thread 38 -> 75 % and 36 -> 66 %.
+ * Groups of 1-2 rows already stream w at the memory's speed; the
+ * prefetches cost them 10-15 %, so they keep neither. `reg`
  * is a local buffer at constant offsets (SROA makes it RT x 2 registers:
  * RT x 2 independent FMA chains, as in the matmul rule's micro-kernel), the
  * FMAs go in k-major order, and the sums go to `sums` (L1 or L2) once per

@@ -280,6 +280,16 @@ static int64_t sums_elems(const char *tir) {
     return strtoll(p + strlen("sums = T.alloc_buffer(("), NULL, 10);
 }
 
+/* x @ w, 8 x 1000 by 1000 x 4100, with the matmul rule's knobs given. */
+static const char *knob_src(char *buf, size_t cap, const char *knobs) {
+    snprintf(buf, cap,
+             "def f(x: Tensor((8, 1000), \"float32\"), w: Tensor((1000, 4100), \"float32\")):\n"
+             "    return x @ w\n\n@T.schedule(\"matmul\")\ndef s(sch):\n"
+             "    sch.apply_rule(\"schedule_matmul\", %s)\n",
+             knobs);
+    return buf;
+}
+
 /* Groups of 4 rows or more ("heavy": 4-8 FMAs per element of w, which
  * stall the stream of w without help) keep their sums within a third of L1
  * and prefetch the next sweep's rows of w; groups of 1-2 rows do neither
@@ -311,20 +321,12 @@ static void test_heavy_groups(void **st) {
 
     /* the knobs: 256-column bands (8 rows of 256 + a line), no prefetch;
      * prefetches 3 rows ahead */
-    snprintf(src, sizeof src,
-             "def f(x: Tensor((8, 1000), \"float32\"), w: Tensor((1000, 4100), \"float32\")):\n"
-             "    return x @ w\n\n@T.schedule(\"matmul\")\ndef s(sch):\n"
-             "    sch.apply_rule(\"schedule_matmul\", gemv_nb=256, gemv_pf=0)\n");
-    kn = compile_ok(src);
+    kn = compile_ok(knob_src(src, sizeof src, "gemv_nb=256, gemv_pf=0"));
     tir = mt_kernel_dump(kn, MT_STAGE_TIR_SCHED);
     if (strstr(tir, "T.prefetch(") || sums_elems(tir) != 8 * (256 + 16)) fail_msg("gemv_nb=256, gemv_pf=0:\n%s", tir);
     run_xw(kn, MT_FLOAT32, 8, 1000, 4100, false, "gemv_nb=256, gemv_pf=0");
     mt_kernel_release(kn);
-    snprintf(src, sizeof src,
-             "def f(x: Tensor((8, 1000), \"float32\"), w: Tensor((1000, 4100), \"float32\")):\n"
-             "    return x @ w\n\n@T.schedule(\"matmul\")\ndef s(sch):\n"
-             "    sch.apply_rule(\"schedule_matmul\", gemv_kb=8, gemv_pf=3)\n");
-    kn = compile_ok(src);
+    kn = compile_ok(knob_src(src, sizeof src, "gemv_kb=8, gemv_pf=3"));
     tir = mt_kernel_dump(kn, MT_STAGE_TIR_SCHED);
     if (!strstr(tir, "* 8 + 3) * 4100")) fail_msg("gemv_pf=3: expected prefetches of row k + 3:\n%s", tir);
     run_xw(kn, MT_FLOAT32, 8, 1000, 4100, false, "gemv_pf=3");
