@@ -150,7 +150,7 @@ mt_tstmt *mm_gen_matvec(mm *c);
 /* rule_gemv.c: the skinny schedule for few rows times a row-major B
  * (x @ w); fits says whether the operands allow it. */
 bool mm_gemv_fits(mm *c);
-int mm_gemv_max_m(const mm *c);
+int mm_gemv_max_m(void);
 mt_tstmt *mm_gen_gemv(mm *c);
 
 /* matmul_defaults.c: the matmul rule's choices from the shapes and the

@@ -565,20 +565,6 @@ static mt_tstmt *gemv_body(mm *c) {
  * (c->y_vec, which the matmul rule's entry works out before asking). */
 bool mm_gemv_fits(mm *c) { return c->y_vec; }
 
-/* The rows below which the matmul rule takes this schedule: gvt.max_m (16);
- * for a constant M of 16 too (one group, w read once) when w is over
- * serial_bytes: 16 x 1000 x 8192 took 1.98 ms against the packed path's
- * 2.49 on one thread and 1.13 against 1.29 on two, 16 x 4096^2 2.43
- * against 2.85 on two, 16 x 512^2 39 against 47 µs (in-process
- * alternation, the Zen 5 VM, 2026-11-29); within 64 KiB the packed path was
- * as fast or faster (16 x 64 x 64: 0.7 against 0.9 µs). A symbolic M keeps
- * 16: its schedule behind `if M < 16` has no code for a full group. */
-int mm_gemv_max_m(const mm *c) {
-    int64_t M, K, N;
-    if (mt_te_is_const_int(c->ext[c->ns - 2], &M) && M == gvt.mr && mt_te_is_const_int(c->K, &K) &&
-        mt_te_is_const_int(c->ext[c->ns - 1], &N) && K * N * (int64_t)mt_dtype_size(c->dt) > gvt.serial_bytes)
-        return gvt.max_m + 1;
-    return gvt.max_m;
-}
+int mm_gemv_max_m(void) { return gvt.max_m; }
 
 mt_tstmt *mm_gen_gemv(mm *c) { return mm_wrap_batch(c, gemv_body); }

@@ -1050,7 +1050,7 @@ mt_tfunc *mm_schedule_cpu(mm *c) {
     int few = 0; /* the schedule for few rows, when one fits: its row limit */
     mt_tstmt *(*gen_few)(mm *) = NULL;
     if (mm_matvec_fits(c)) few = mm_matvec_max_m(), gen_few = mm_gen_matvec; /* x @ w.T: rule_matvec.c */
-    else if (mm_gemv_fits(c)) few = mm_gemv_max_m(c), gen_few = mm_gen_gemv;   /* x @ w: rule_gemv.c */
+    else if (mm_gemv_fits(c)) few = mm_gemv_max_m(), gen_few = mm_gen_gemv;   /* x @ w: rule_gemv.c */
     few = (int)mt_knob_get(f, MM_RULE, "few_rows", few);
     if (wide_fits(c)) body = gen_wide(c);
     else if (!gen_few || few <= 0) body = gen_packed(c);

@@ -339,24 +339,6 @@ static void test_heavy_groups(void **st) {
     mt_kernel_release(kn);
 }
 
-/* A constant M of 16 takes the skinny schedule when w is over 64 KiB (one
- * group of 16 rows reads w once), the packed path within it; a symbolic M
- * takes it below 16 only (test_symbolic). */
-static void test_sixteen_rows(void **st) {
-    if (test_gpu_target()) skip();
-    char src[512];
-    mt_kernel *kn = compile_ok(xw_src(src, sizeof src, MT_FLOAT32, "16", "1000", "1001", true));
-    const char *tir = mt_kernel_dump(kn, MT_STAGE_TIR_SCHED);
-    if (!is_skinny(tir)) fail_msg("16 rows, w of 4 MB: expected the skinny schedule:\n%s", tir);
-    run_xw(kn, MT_FLOAT32, 16, 1000, 1001, true, src);
-    mt_kernel_release(kn);
-    kn = compile_ok(xw_src(src, sizeof src, MT_FLOAT32, "16", "64", "64", false));
-    tir = mt_kernel_dump(kn, MT_STAGE_TIR_SCHED);
-    if (is_skinny(tir) || !strstr(tir, "T.fma(")) fail_msg("16 rows, w of 16 KiB: expected the packed path:\n%s", tir);
-    run_xw(kn, MT_FLOAT32, 16, 64, 64, false, src);
-    mt_kernel_release(kn);
-}
-
 /* A small problem (w within 64 KiB) runs on the calling thread. */
 static void test_small_serial(void **st) {
     if (test_gpu_target()) skip();
@@ -371,7 +353,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_constant_shapes), cmocka_unit_test(test_symbolic), cmocka_unit_test(test_batched),
         cmocka_unit_test(test_epilogues),       cmocka_unit_test(test_threads),  cmocka_unit_test(test_small_serial),
-        cmocka_unit_test(test_heavy_groups),     cmocka_unit_test(test_sixteen_rows),
+        cmocka_unit_test(test_heavy_groups),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }

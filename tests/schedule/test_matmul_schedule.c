@@ -330,7 +330,7 @@ static void test_defaults_from_shape(void **st) {
 static void test_few_rows_columns(void **st) {
     (void)st;
     static const mcase cases[] = {
-        {NULL, F32, SHAPE(17, 300, 1000), EPI_BIAS_RELU, false, 1},
+        {NULL, F32, SHAPE(16, 300, 1000), EPI_BIAS_RELU, false, 1},
         {NULL, F32, SHAPE(40, 1001, 4097), EPI_NONE, false, 3},
         {NULL, F32, SHAPE(100, 257, 70), EPI_BIAS_RELU, false, 1},
         {NULL, F32, 1, {3, 0}, true, false, false, 20, 65, 300, EPI_NONE, false, 1},
