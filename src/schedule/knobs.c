@@ -30,7 +30,7 @@ static const mt_knob_def matmul_knobs[] = {
     {"pack_a", 0, 1, false, 2, {0, 1},
      "1: A packed whole once per call, [row block][k][row] (default 1 for a transposed A, a.T @ b, of at most 32 MiB)"},
     {"few_rows", 0, 4096, false, 6, {0, 8, 16, 32, 64, 128},
-     "M below which the few-rows schedules (rule_gemv.c, rule_matvec.c) are used (default 16 for x @ w, 32 for x @ w.T)"},
+     "M below which the few-rows schedules (rule_gemv.c, rule_matvec.c) are used (default 16 for x @ w, 12 for x @ w.T)"},
     {"gemv_kb", 1, 16, false, 3, {2, 4, 8}, "few rows: rows of w per sweep (default 8 when a group of 4 rows or more is one register tile, else 4)"},
     {"gemv_mr", 1, 64, false, 4, {4, 8, 16, 32}, "few rows: rows of x per group (default 16)"},
     {"prefetch", 0, 1, false, 2, {0, 1},
