@@ -47,8 +47,10 @@
  * (bands of 512 columns at 8 rows, 48 KiB), and, when w may be larger than
  * L2, the first register tile of a sweep prefetches, for each line it
  * reads, the same line KB rows down: the next sweep's (knobs gemv_nb,
- * gemv_pf). Measured (the sweep, 2 threads): 69 -> 98 % of STREAM at 8 x
- * 4096^2, 62 -> 69 % at 8 x 8192^2; one thread 38 -> 75 % and 36 -> 66 %.
+ * gemv_pf), and each core takes its own part of w's rows (P below).
+ * Measured (the sweep, 2 threads): 69 -> 98 % of STREAM at 8 x 4096^2,
+ * 62 -> 69 % at 8 x 8192^2 (76 % with the parts); one thread 38 -> 75 %
+ * and 36 -> 66 %.
  * Groups of 1-2 rows already stream w at the memory's speed; the
  * prefetches cost them 10-15 %, so they keep neither. `reg`
  * is a local buffer at constant offsets (SROA makes it RT x 2 registers:
@@ -62,9 +64,10 @@
  * RT x 2 accumulators, 2 vectors of w and a broadcast fit the vector
  * registers (8 with AVX-512, 6 with AVX2); NB = the columns whose G rows of
  * sums fit a third of L1 (heavy groups) or a quarter of L2, spread evenly
- * over the bands; P = the target's
- * cores when the bands alone do not divide evenly among them (M = 1, N =
- * 4096: T = 1, P = 2, a thread per half of w's rows), else 1; w within 64
+ * over the bands; P (knob gemv_parts) = the target's cores when the bands
+ * alone do not divide evenly among them (M = 1, N = 4096: T = 1, P = 2, a
+ * thread per half of w's rows) and for heavy groups over a w larger than
+ * L2 (each thread streams its own slab of rows of w), else 1; w within 64
  * KiB runs on the calling thread. Symbolic N or K: NB is fixed, T computed
  * at run time, P = cores. docs/schedule.md has the measurements.
  *
@@ -520,11 +523,17 @@ static mt_tstmt *gemv_body(mm *c) {
     g->P = 1;
     if (nconst && kconst) {
         if (Nc * Kc * es <= gvt.serial_bytes) par = false;
-        else if (cores > 1 && T % cores != 0 && T < 4 * cores) g->P = cores;
-        if (g->P > Kc / KB) g->P = Kc / KB > 1 ? Kc / KB : 1;
+        /* a part of K per core: when the bands do not divide among the
+         * cores, and for heavy groups over a large w, where each thread
+         * streaming its own slab of rows beat the threads sharing every
+         * row (8 x 8192 by 8192^2: 10-15 % faster on 2 threads) */
+        else if (cores > 1 && ((heavy && big_w) || (T % cores != 0 && T < 4 * cores))) g->P = cores;
     } else if (cores > 1) {
         g->P = cores;
     }
+    g->P = mt_knob_get(c->f, MM_RULE, "gemv_parts", g->P);
+    if (kconst && g->P > Kc / KB) g->P = Kc / KB > 1 ? Kc / KB : 1; /* parts of whole sweeps */
+    mt_knobs_set(&c->chosen, "gemv_parts", g->P);
     if (g->P > 1) {
         if (kconst) g->kp = mm_I(c, ((Kc + g->P - 1) / g->P + KB - 1) / KB * KB);
         else g->kp = mul(c, mm_ceildiv(c, mm_ceildiv(c, K, g->P), KB), mm_I(c, KB));

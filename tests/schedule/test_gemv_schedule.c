@@ -310,6 +310,12 @@ static void test_heavy_groups(void **st) {
     const char *sch = mt_kernel_dump(kn, MT_STAGE_SCHEDULE), *kb = strstr(sch, "gemv_kb="), *pf = strstr(sch, "gemv_pf=");
     if (!kb || !pf || atoi(kb + 8) != atoi(pf + 8) || !strstr(sch, "gemv_nb="))
         fail_msg("8 rows: the printed schedule:\n%s", sch);
+    /* w (16 MB) is larger than L2: a part of its rows per core */
+    const char *parts = strstr(sch, "gemv_parts="), *cores = strstr(tir, "-cores=");
+    assert_non_null(cores);
+    if (!parts || atoi(parts + 11) != (atoi(cores + 7) > 1 ? atoi(cores + 7) : 1) ||
+        (atoi(parts + 11) > 1) != (strstr(tir, "parts = T.alloc_buffer(") != NULL))
+        fail_msg("8 rows: expected a part of K per core:\n%s\n%s", sch, tir);
     run_xw(kn, MT_FLOAT32, 8, 1000, 4100, false, src);
     mt_kernel_release(kn);
 
@@ -331,6 +337,20 @@ static void test_heavy_groups(void **st) {
     if (!strstr(tir, "* 8 + 3) * 4100")) fail_msg("gemv_pf=3: expected prefetches of row k + 3:\n%s", tir);
     run_xw(kn, MT_FLOAT32, 8, 1000, 4100, false, "gemv_pf=3");
     mt_kernel_release(kn);
+    /* parts of K: 3 (uneven: 1000 rows in sweeps of 8), one, and more than
+     * the sweeps (clamped to them: 125) */
+    static const struct { const char *knobs; int parts; } pk[] = {
+        {"gemv_parts=3", 3}, {"gemv_parts=1", 1}, {"gemv_parts=64, gemv_kb=16", 62}};
+    for (size_t i = 0; i < sizeof pk / sizeof pk[0]; i++) {
+        kn = compile_ok(knob_src(src, sizeof src, pk[i].knobs));
+        tir = mt_kernel_dump(kn, MT_STAGE_TIR_SCHED);
+        parts = strstr(tir, "parts = T.alloc_buffer((");
+        int64_t n = parts ? strtoll(parts + strlen("parts = T.alloc_buffer(("), NULL, 10) : 0;
+        if (pk[i].parts > 1 ? n != (int64_t)pk[i].parts * 8 * 4100 : parts != NULL)
+            fail_msg("%s: expected %d parts of 8 x 4100 sums:\n%s", pk[i].knobs, pk[i].parts, tir);
+        run_xw(kn, MT_FLOAT32, 8, 1000, 4100, false, pk[i].knobs);
+        mt_kernel_release(kn);
+    }
     /* a float16 w (read through a cast) is prefetched too */
     kn = compile_ok("def f(x: Tensor((8, 1000), \"float16\"), w: Tensor((1000, 4100), \"float16\")):\n"
                     "    return x @ w\n");
