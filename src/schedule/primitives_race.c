@@ -38,7 +38,10 @@
  * ((f // K) // N, (f // K) % N, f % K), which is f. Every access must
  * split the same way (the same points, K and order): the split is then
  * one-to-one, so equal elements mean equal z. Divisions and remainders by
- * a constant that divides c are read too. A let's variable is read as
+ * a constant m that divides c and every term of o are read too: (c * L +
+ * g + o) // m is (c / m) * L + g // m + o / m (a pack's panel index j // 32
+ * of its block's columns j0 * 512 + pj0 * 32 + pj1 splits the pack among
+ * the iterations of pj0). A let's variable is read as
  * its value (TIR's lets are immutable, and the variables of the value are
  * the same wherever the let's variable is in scope). Sufficient, not
  * necessary: an index this cannot read (a product of two loops, a load)
@@ -105,15 +108,40 @@ static dim_form form_of(race *r, mt_texpr *e);
 
 static int64_t floor_div(int64_t a, int64_t m) { return a >= 0 ? a / m : -((-a + m - 1) / m); }
 
-/* x // m or x % m (m > 0 a constant) with x = c * L + g, m dividing c:
- * (c / m) * L + g // m, and g % m (free of L). ok false otherwise. */
+/* o / m when every term of o (variables fixed while L runs, and
+ * constants) is a multiple of m; else NULL. */
+static mt_texpr *exact_quotient(race *r, mt_texpr *o, int64_t m) {
+    mt_arith_term t[MAX_TERMS];
+    int n = mt_arith_terms(o, NULL, NULL, t, MAX_TERMS);
+    mt_texpr *q = NULL;
+    for (int i = 0; i < n; i++) {
+        int64_t v, p;
+        mt_texpr *term;
+        if (mt_te_is_const_int(t[i].e, &v)) {
+            if (__builtin_mul_overflow(v, t[i].coef, &p) || p % m != 0) return NULL;
+            term = mt_te_int(r->a, t[i].e->dtype, p / m);
+        } else if (t[i].coef % m == 0) {
+            term = t[i].coef / m == 1 ? t[i].e : mt_arith_mul(r->a, t[i].e, mt_te_int(r->a, t[i].e->dtype, t[i].coef / m));
+        } else {
+            return NULL;
+        }
+        q = q ? mt_arith_add(r->a, q, term) : term;
+    }
+    return n > 0 ? q : NULL;
+}
+
+/* x // m or x % m (m > 0 a constant) with x = c * L + g + o, m dividing c
+ * and o (a block's region offset, j0 * 512, under a pack split into
+ * panels of 32): (c / m) * L + g // m + o / m, and g % m (free of L). ok
+ * false otherwise. */
 static dim_form divmod_form(race *r, const mt_texpr *x) {
     dim_form bad = {false, 0, {0, 0}, NULL};
     int64_t m;
     if ((x->kind != TE_FLOORDIV && x->kind != TE_FLOORMOD) || !mt_te_is_const_int(x->b, &m) || m <= 0) return bad;
     dim_form f = form_of(r, x->a);
-    if (!f.ok || f.o || f.c % m != 0) return bad;
-    if (x->kind == TE_FLOORDIV) return (dim_form){true, f.c / m, {floor_div(f.g.lo, m), floor_div(f.g.hi, m)}, NULL};
+    mt_texpr *oq = NULL;
+    if (!f.ok || f.c % m != 0 || (f.o && !(oq = exact_quotient(r, f.o, m)))) return bad;
+    if (x->kind == TE_FLOORDIV) return (dim_form){true, f.c / m, {floor_div(f.g.lo, m), floor_div(f.g.hi, m)}, oq};
     bool one_period = f.g.lo >= 0 && f.g.hi < m;
     return (dim_form){true, 0, one_period ? f.g : (mt_range){0, m - 1}, NULL};
 }

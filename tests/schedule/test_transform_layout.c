@@ -123,6 +123,50 @@ static void test_other_maps(void **state) {
     }
 }
 
+/* The default rule's threads, with primitives: each block of B packed by
+ * all the threads (the panel loop parallel: the panel index j // 32
+ * of the block's region j0 * nc + pj0 * 32 + pj1 splits b_global among
+ * them, the region's offset a multiple of the panel), then its row tiles
+ * on the threads. Row, column and K tails. */
+static void test_parallel_panels(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    int shapes[][5] = {{96, 256, 512, 256, 128}, {67, 160, 300, 128, 64}, {29, 96, 40, 16, 64}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        int m = shapes[i][0], n = shapes[i][1], k = shapes[i][2], kc = shapes[i][3], nc = shapes[i][4];
+        char src[4096];
+        snprintf(src, sizeof src,
+                 "def main(a: Tensor((%d, %d), \"float32\"), b: Tensor((%d, %d), \"float32\")):\n"
+                 "    return a @ b\n\n@T.schedule(\"matmul\")\ndef s(sch):\n"
+                 "    blk = sch.get_block(\"matmul\")\n"
+                 "    i, k, j = sch.get_loops(blk)\n"
+                 "    j0, j1, j2, j3 = sch.split(j, factors=[None, %d, 2, 16])\n"
+                 "    k0, k1 = sch.split(k, factors=[None, %d])\n"
+                 "    i0, i1 = sch.split(i, factors=[None, 8])\n"
+                 "    sch.reorder(j0, k0, i0, j1, k1, i1, j2, j3)\n"
+                 "    sch.use_fma(blk)\n"
+                 "    pack = sch.cache_read(blk, 1, \"global\")\n"
+                 "    sch.compute_at(pack, k0)\n"
+                 "    sch.transform_layout(pack, \"b_global\", lambda k, j: (j // 32, k, j %% 32))\n"
+                 "    _, _, pk, pj = sch.get_loops(pack)\n"
+                 "    pj0, pj1 = sch.split(pj, factors=[None, 32])\n"
+                 "    sch.reorder(pj0, pk, pj1)\n"
+                 "    sch.vectorize(pj1)\n"
+                 "    sch.parallel(pj0)\n"
+                 "    sch.decompose_reduction(blk, k0)\n"
+                 "    sch.parallel(i0)\n"
+                 "    sch.unroll(i1)\n"
+                 "    sch.unroll(j2)\n"
+                 "    sch.vectorize(j3)\n",
+                 m, k, k, n, nc / 32, kc);
+        mt_kernel *kern = compile_ok(src);
+        const char *code = mt_kernel_dump(kern, MT_STAGE_TIR_SCHED), *p = strstr(code, "T.launch(");
+        if (!p || !strstr(p + 1, "T.launch(")) fail_msg("expected the pack and the row tiles on threads:\n%s", code);
+        check_matmul(kern, m, n, k);
+        mt_kernel_release(kern);
+    }
+}
+
 /* A cache_write's copy, transposed: the block stores C^T, the copy reads it
  * back. */
 static void test_transposed_cache(void **state) {
@@ -473,7 +517,7 @@ int main(void) {
         cmocka_unit_test(test_other_maps),     cmocka_unit_test(test_transposed_cache),
         cmocka_unit_test(test_random_maps),     cmocka_unit_test(test_gpu_shared_cache), cmocka_unit_test(test_gpu_shared_rows),
         cmocka_unit_test(test_gpu_shared_panels),
-        cmocka_unit_test(test_c_api),
+        cmocka_unit_test(test_c_api),           cmocka_unit_test(test_parallel_panels),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }
