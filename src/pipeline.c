@@ -260,7 +260,9 @@ static void tuning_before(mt_arena *a, mt_tfunc **fs, int n, const mt_pipeline_t
 }
 
 /* The target's rules, each tried on every function (a rule leaves alone
- * what it does not match). Functions of different targets take their own;
+ * what it does not match) until one takes it: a function the matmul rule
+ * scheduled with primitives still has blocks, which later rules must not
+ * take again. Functions of different targets take their own;
  * those a user schedule took (how[i].origin) are left alone. The tuner
  * learns which rule changed each function (out->workloads). */
 /* rule on f, the bounds checks in front of its nest set aside while the
@@ -285,7 +287,7 @@ static void run_rules(mt_arena *a, mt_tfunc **fs, int n, const mt_pipeline_targe
         for (int r = 0; r < nr; r++) {
             bool any = false;
             for (int i = 0; i < n; i++)
-                if (mt_tfunc_target(fs[i])->kind == kinds[k] && !how[i].origin) {
+                if (mt_tfunc_target(fs[i])->kind == kinds[k] && !how[i].origin && !how[i].text) {
                     mt_tfunc *before = fs[i];
                     fs[i] = apply_rule(a, &rules[r], fs[i]);
                     if (fs[i] != before && !how[i].text) how[i].text = rules[r].name;

@@ -9,6 +9,8 @@ mt_test(test_argreduce SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_argredu
 mt_test_gpu_emulated(test_argreduce)
 mt_test(test_matvec_schedule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_matvec_schedule.c LIBRARY)
 mt_test(test_gemv_schedule SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_gemv_schedule.c LIBRARY)
+# The matmul rule's packed schedule as primitives (rule_matmul_prims.c)
+mt_test(test_matmul_prims SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_matmul_prims.c LIBRARY)
 # The block schedule primitives (compute_inline, compute_at, cache_write,
 # decompose_reduction) on the loop functions of compiled kernels.
 mt_test(test_primitives_block SOURCES ${PROJECT_SOURCE_DIR}/tests/schedule/test_primitives_block.c LIBRARY)

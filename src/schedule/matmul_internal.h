@@ -65,6 +65,9 @@ typedef struct mm {
                                * below this (the few-rows schedules); 0: any M */
     mt_texpr *nx_bv[MM_MAXS]; /* column blocks across threads (gen_cols) with a prefetch of
                                * the next item's block of B: that item's batch indices */
+    bool own;                 /* c->f is the matched matmul itself (mm_match), which the
+                               * primitives may schedule (not the conv rule's view) */
+    mt_tfunc *prims;          /* the packed schedule made of primitives, when it fits */
 } mm;
 
 /* The matmul rule's name for its knobs (schedule/knobs.h). */
@@ -98,6 +101,10 @@ bool mm_match(mm *c);
 /* rule_matmul.c: the CPU schedule of a matched c (mm_match's, or one the
  * conv rule builds for a pointwise convolution), with c->f's params. */
 mt_tfunc *mm_schedule_cpu(mm *c);
+/* rule_matmul_prims.c: the packed schedule (its blocks, tile and threads
+ * chosen: kcblk, ncblk, split, nv, par, and mr rows) as primitives on c->f,
+ * or NULL where they do not say it exactly (tails, epilogues, batches). */
+mt_tfunc *mm_packed_primitives(mm *c, int mr);
 
 /* The pieces of mm_match the conv rule (rule_conv.c) matches with too. */
 typedef struct mm_nest {

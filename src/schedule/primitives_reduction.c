@@ -152,6 +152,40 @@ static bool init_inputs_ready(mt_sched *s, const char *P, const mt_tstmt *b, con
     return true;
 }
 
+/* The loops above L (path[0 .. il)) that bind reduce variables of b, into
+ * *above, and *first: each at its first iteration (NULL: none). With
+ * such loops (k0 of a K split into blocks, L inside one block) the init
+ * nest goes before L under `if k0 == 0:`: each element is started once,
+ * before its first update. Refused: such a loop that binds spatial
+ * variables too, and a loop between the first of them and L whose bounds
+ * use one (the elements under L would not be the same at the first
+ * iteration as at later ones). */
+static bool reduce_loops_above(mt_sched *s, const char *P, const mt_blk_stmts *path, int il, const mt_tstmt *b,
+                               const mt_tvar *loop, mt_blk_stmts *above, mt_texpr **first) {
+    mt_arena *a = s->arena;
+    for (int j = 0; j < il; j++) {
+        const mt_tstmt *l = path->data[j];
+        if (l->kind != TS_FOR) continue;
+        if (above->len > 0) {
+            mt_tvar **rv = MT_NEW_ARRAY(a, mt_tvar *, above->len);
+            for (int q = 0; q < above->len; q++) rv[q] = above->data[q]->var;
+            const mt_tvar *u = mt_blk_first_use(l->min, rv, above->len);
+            if (!u) u = mt_blk_first_use(l->extent, rv, above->len);
+            if (u)
+                return mt_sched_refuse(s, "%s: the bounds of loop '%s' depend on loop '%s'", P, l->var->name,
+                                       u->name);
+        }
+        if (!mt_blk_loop_binds(b, l, MT_ITER_REDUCE)) continue;
+        if (mt_blk_loop_binds(b, l, MT_ITER_SPATIAL))
+            return mt_sched_refuse(s, "%s: loop '%s' above loop '%s' binds both spatial and reduce variables of "
+                                      "block '%s'", P, l->var->name, loop->name, mt_blk_bname(b));
+        MT_VEC_PUSH(a, above, l);
+        mt_texpr *at = mt_te_bin(a, TE_EQ, mt_te_var(a, l->var), l->min);
+        *first = *first ? mt_te_bin(a, TE_AND, *first, at) : at;
+    }
+    return true;
+}
+
 bool mt_sched_decompose_reduction_do(mt_sched *s, const char *name, mt_tvar *loop) {
     static const char P[] = "decompose_reduction";
     mt_arena *a = s->arena;
@@ -181,11 +215,10 @@ bool mt_sched_decompose_reduction_do(mt_sched *s, const char *name, mt_tvar *loo
                 return mt_sched_refuse(s, "%s: block '%s' writes '%s' at an index of reduce variable "
                                           "'%s': not a reduction the init can start", P, name,
                                        b->writes[i].buf->name, ru->name);
-    for (int j = 0; j < il; j++)
-        if (path.data[j]->kind == TS_FOR && mt_blk_loop_binds(b, path.data[j], MT_ITER_REDUCE))
-            return mt_sched_refuse(s, "%s: loop '%s' above loop '%s' binds a reduce variable of "
-                                      "block '%s'", P, path.data[j]->var->name, loop->name, name);
-    const mt_tstmt *rep = mt_blk_unbinding_loop(&path, il, b);
+    mt_blk_stmts above = {0}; /* reduce loops above L: the init runs at their first iteration */
+    mt_texpr *first = NULL;
+    if (!reduce_loops_above(s, P, &path, il, b, loop, &above, &first)) return false;
+    const mt_tstmt *rep = mt_blk_unbinding_loop(&path, above.len ? mt_blk_index_in(&path, above.data[0]) : il, b);
     if (rep)
         return mt_sched_refuse(s, "%s: loop '%s' binds no variable of block '%s': it repeats the "
                                   "reduction, each time from its init", P, rep->var->name, name);
@@ -203,12 +236,13 @@ bool mt_sched_decompose_reduction_do(mt_sched *s, const char *name, mt_tvar *loo
                                       "block '%s'", P, l->var->name, name);
         MT_VEC_PUSH(a, bs ? &copied : &others, l);
     }
-    mt_tvar **ov = MT_NEW_ARRAY(a, mt_tvar *, others.len + 1);
+    mt_tvar **ov = MT_NEW_ARRAY(a, mt_tvar *, others.len + above.len + 1);
     for (int j = 0; j < others.len; j++) ov[j] = others.data[j]->var;
+    for (int j = 0; j < above.len; j++) ov[others.len + j] = above.data[j]->var;
     for (int j = 0; j < copied.len; j++) {
         const mt_tstmt *l = copied.data[j];
-        const mt_tvar *u = mt_blk_first_use(l->min, ov, others.len);
-        if (!u) u = mt_blk_first_use(l->extent, ov, others.len);
+        const mt_tvar *u = mt_blk_first_use(l->min, ov, others.len + above.len);
+        if (!u) u = mt_blk_first_use(l->extent, ov, others.len + above.len);
         if (u)
             return mt_sched_refuse(s, "%s: the bounds of loop '%s' depend on loop '%s'", P,
                                    l->var->name, u->name);
@@ -249,6 +283,7 @@ bool mt_sched_decompose_reduction_do(mt_sched *s, const char *name, mt_tvar *loo
         nest = mt_ts_for(a, ncv[j], mt_tsubst_expr(a, l->min, cv, nce, nc),
                          mt_tsubst_expr(a, l->extent, cv, nce, nc), MT_FOR_SERIAL, nest);
     }
+    if (first) nest = mt_ts_if(a, first, nest, NULL); /* once, at the first iteration of those loops */
     /* the update block: the same without its init */
     mt_tstmt *ub = mt_ts_copy(a, b);
     ub->init = NULL;

@@ -1001,6 +1001,8 @@ static mt_tstmt *gen_packed(mm *c) {
     mt_knobs_set(&c->chosen, "par_cols", c->cols);
     if (c->cols) return gen_cols(c, c->ncblk);
     choose_pack_a(c);
+    if (!mt_knob_get(c->f, MM_RULE, "primitives", 1)) mt_knobs_set(&c->chosen, "primitives", 0);
+    else if ((c->prims = mm_packed_primitives(c, tile_rows(c)))) return NULL; /* rule_matmul_prims.c */
     ncap = mm_I(c, mt_te_is_const_int(N, &Nc) && Nc <= c->ncblk ? (Nc + nr - 1) / nr * nr : c->ncblk);
     c->bp = mm_local_buf(c, "B_pack", mt_lw_mul(&c->lw, c->kcap, ncap), c->dt);
     c->bp->scope = MT_SCOPE_GLOBAL;
@@ -1062,6 +1064,8 @@ mt_tfunc *mm_schedule_cpu(mm *c) {
         body = mt_ts_if(a, mm_lt(c, M, mm_I(c, few)), small, gen_packed(c));
     }
 
+    c->chosen.rule = MM_RULE;
+    if (c->prims) return mt_knobs_chose(a, mt_knobs_mark(a, c->prims, f, MM_RULE), &c->chosen);
     mt_tfunc *g = MT_NEW(a, mt_tfunc);
     *g = *f;
     g->params = params;
@@ -1069,7 +1073,6 @@ mt_tfunc *mm_schedule_cpu(mm *c) {
     g->nallocs = 0;
     g->body = body;
     mt_tstmt_fill_loc(body, f->loc); /* all of it is new */
-    c->chosen.rule = MM_RULE;
     return mt_knobs_chose(a, mt_knobs_mark(a, g, f, MM_RULE), &c->chosen);
 }
 
@@ -1078,6 +1081,7 @@ mt_tfunc *mt_schedule_matmul_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     mm *c = MT_NEW(a, mm);
     c->a = c->lw.a = a;
     c->f = f;
+    c->own = true;
     if (!mm_match(c)) return f;
     mt_tfunc *g = mm_schedule_cpu(c);
     if (applied) *applied = 1;

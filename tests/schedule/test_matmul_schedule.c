@@ -312,14 +312,30 @@ static void test_defaults_from_shape(void **st) {
     mt_target_host_cpu(&avx2, "znver3", "+avx,+avx2", 2);
     avx2.l2_bytes = 512 * 1024;
     mt_arena *a = mt_arena_create();
-    const char *t = sched_text(a, "def f(a: Tensor((32, 32), \"float32\"), b: Tensor((32, 32), \"float32\")):\n"
-                                  "    return a @ b\n", &avx2);
+    /* the lowered form (primitives=0), then the same choices as primitives
+     * (whole tiles: rule_matmul_prims.c; tests/schedule/test_matmul_prims.c) */
+    static const char lowered[] = "\n@T.schedule(\"matmul\")\ndef s(sch):\n"
+                                  "    sch.apply_rule(\"schedule_matmul\", primitives=0)\n";
+    char src[512];
+    const char *mm32 = "def f(a: Tensor((32, 32), \"float32\"), b: Tensor((32, 32), \"float32\")):\n"
+                       "    return a @ b\n";
+    snprintf(src, sizeof src, "%s%s", mm32, lowered);
+    const char *t = sched_text(a, src, &avx2);
     if (strstr(t, "T.launch(") || !strstr(t, "acc = T.alloc_buffer((64,)") || strstr(t, "acc = T.alloc_buffer((96,)"))
         fail_msg("expected 8 tiles of 4 rows on the calling thread:\n%s", t);
-    t = sched_text(a, "def f(a: Tensor((256, 1024), \"float32\"), b: Tensor((1024, 1024), \"float32\")):\n"
-                      "    return a @ b\n", &avx2);
+    t = sched_text(a, mm32, &avx2);
+    if (strstr(t, "T.launch(") || !strstr(t, "T.unroll(4)") || !strstr(t, "b_global"))
+        fail_msg("primitives: expected tiles of 4 rows on the calling thread:\n%s", t);
+    const char *mm256 = "def f(a: Tensor((256, 1024), \"float32\"), b: Tensor((1024, 1024), \"float32\")):\n"
+                        "    return a @ b\n";
+    snprintf(src, sizeof src, "%s%s", mm256, lowered);
+    t = sched_text(a, src, &avx2);
     if (count_of(t, "T.launch(") != 2 || !strstr(t, "B_pack = T.alloc_buffer((131072,)"))
         fail_msg("expected the threads and a 512 KiB B_pack:\n%s", t);
+    t = sched_text(a, "def f(a: Tensor((264, 1024), \"float32\"), b: Tensor((1024, 1024), \"float32\")):\n"
+                      "    return a @ b\n", &avx2); /* 44 tiles of 6 rows */
+    if (count_of(t, "T.launch(") != 2 || !strstr(t, "b_global = T.alloc_buffer((131072,)"))
+        fail_msg("primitives: expected the threads and a 512 KiB packed block:\n%s", t);
     mt_arena_destroy(a);
 }
 

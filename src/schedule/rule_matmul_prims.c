@@ -1,0 +1,168 @@
+/*
+ * rule_matmul_prims.c -- the matmul rule's packed schedule as a trace of
+ * schedule primitives, where primitives say it exactly.
+ *
+ * When. A plain C = A @ B (2-D, no batch, no epilogue, no prologue: A and
+ * B loads of two different parameters, C a parameter, one dtype), whose
+ * constant M, N and K the rule's blocks and tiles divide: M by the tile's
+ * rows MR, N by the column block NC (N itself when narrower; whole tiles
+ * of NR = nv vectors of vl lanes), K by the K block KC when K is blocked --
+ * and the rule has
+ * chosen its packed path (rule_matmul.c: gen_packed; not the few-rows,
+ * GEMV or transposed schedules) with the knob values already settled.
+ * Everything else (tails, epilogues, batches, casts) is the lowered form
+ * of rule_matmul.c, which is one `apply_rule` step when printed.
+ *
+ * What. The same algorithm as the lowered form (GotoBLAS / BLIS): per
+ * column block j0 and K block k0, B's block copied into panels of NR
+ * columns (cache_read, compute_at, transform_layout to (j // NR, k, j %
+ * NR)), the panels copied on threads; then the row tiles i0 on threads,
+ * each MR x NR tile of C summed over the block in registers (use_fma;
+ * unroll i1 and the vectors j2; vectorize j3), started from zero at the
+ * first K block (decompose_reduction at k1, under `if k0 == 0`):
+ *
+ *     j3 = split(j, vl); j2 = split(.., nv); j0, j1 = split(.., NC / NR)
+ *     k0, k1 = split(k, KC)                       (K blocked)
+ *     i0, i1 = split(i, MR)
+ *     reorder -> j0, k0, i0, j1, k1, i1, j2, j3
+ *
+ * Each primitive records itself (trace.h), so `--emit schedule` prints
+ * the schedule and the printed text replays it. Measured against the
+ * lowered form (in-process alternation on the Zen 5 VM, 2 threads,
+ * 2026-11-29): 256^3 to 2048^3 and 1024 x 4096 x 1024 within 1 %, the
+ * noise of the machine (docs/schedule.md, "The matmul rule").
+ */
+#include "schedule/block_util.h"
+#include "schedule/matmul_internal.h"
+#include "schedule/primitives.h"
+
+/* The loop that binds iteration variable v of block b. */
+static mt_tvar *loop_of(const mt_tstmt *b, const mt_tvar *v) {
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].var == v) return b->iter_values[i]->var;
+    return NULL;
+}
+
+/* e is p[d0, d1], p a parameter of the dtype of C. */
+static bool plain_load(mm *c, const mt_texpr *e, const mt_tvar *d0, const mt_tvar *d1) {
+    return e->kind == TE_LOAD && e->nargs == 2 && e->dtype == c->dt && e->lanes == 1 && mm_is_param(c, e->buf) &&
+           e->args[0]->kind == TE_VAR && e->args[0]->var == d0 && e->args[1]->kind == TE_VAR &&
+           e->args[1]->var == d1;
+}
+
+static bool divides(int64_t d, const mt_texpr *e) {
+    int64_t v;
+    return d > 0 && mt_te_is_const_int(e, &v) && v > 0 && v % d == 0;
+}
+
+/* Does the function take the primitives (the top)? *nc: the column
+ * block, N itself when N is narrower than the rule's block. */
+static bool fits(mm *c, int mr, mm_nest *n, int64_t *nc) {
+    mt_tvar *i = c->sv[0], *j = c->sv[1];
+    int nr = c->nv * c->vl;
+    int64_t N;
+    if (!mt_te_is_const_int(c->ext[1], &N)) return false;
+    *nc = N < c->ncblk ? N : c->ncblk;
+    return c->own && c->ns == 2 && c->nep == 0 && !c->epi_loop && c->P == c->C && !c->ap_all && !c->cols &&
+           plain_load(c, c->X, i, c->kv) && plain_load(c, c->Y, c->kv, j) && c->X->buf != c->Y->buf &&
+           divides(mr, c->ext[0]) && divides(*nc, c->ext[1]) && *nc % nr == 0 &&
+           (!c->split || divides(c->kcblk, c->K)) && c->f->body->kind == TS_FOR && mm_parse_nest(c->f->body, n);
+}
+
+/* The loops around block `name` (outermost first), the last `want` of
+ * them into out. */
+static bool last_loops(mt_sched *s, const char *name, mt_tvar **out, int want) {
+    mt_blk_stmts path;
+    if (!mt_blk_find_block(s, "matmul rule", name, &path)) return false;
+    int got = 0;
+    for (int i = path.len - 1; i >= 0 && got < want; i--)
+        if (path.data[i]->kind == TS_FOR) out[want - 1 - got++] = path.data[i]->var;
+    return got == want;
+}
+
+/* Reorders the nest whose loops are cur[0..n) (outermost first) into the
+ * order of want[0..n), swapping neighbours. */
+static bool order(mt_sched *s, mt_tvar **cur, mt_tvar *const *want, int n) {
+    for (int pass = 0; pass < n; pass++)
+        for (int q = 0; q + 1 < n; q++) {
+            int a = 0, b = 0;
+            while (a < n && want[a] != cur[q]) a++;
+            while (b < n && want[b] != cur[q + 1]) b++;
+            if (a == n || b == n) return false;
+            if (a < b) continue;
+            if (!mt_sched_reorder(s, cur[q], cur[q + 1])) return false;
+            mt_tvar *t = cur[q];
+            cur[q] = cur[q + 1], cur[q + 1] = t;
+        }
+    return true;
+}
+
+/* B's block into panels of nr columns, the panels on threads. */
+static bool pack(mt_sched *s, mm *c, const char *blk, mt_tvar *at, int nr) {
+    mt_arena *a = s->arena;
+    const char *cache;
+    if (!mt_sched_cache_read(s, blk, c->Y->buf->name, MT_SCOPE_GLOBAL, &cache) || !mt_sched_compute_at(s, cache, at))
+        return false;
+    mt_index_map *m = MT_NEW(a, mt_index_map);
+    m->nparams = 2, m->nouts = 3;
+    m->params = MT_NEW_ARRAY(a, mt_tvar *, 2);
+    m->outs = MT_NEW_ARRAY(a, mt_texpr *, 3);
+    m->params[0] = mt_tvar_new(a, "k", MT_INT64), m->params[1] = mt_tvar_new(a, "j", MT_INT64);
+    mt_texpr *k = mt_te_var(a, m->params[0]), *j = mt_te_var(a, m->params[1]), *w = mt_te_i64(a, nr);
+    m->outs[0] = mt_te_bin(a, TE_FLOORDIV, j, w), m->outs[1] = k, m->outs[2] = mt_te_bin(a, TE_FLOORMOD, j, w);
+    const mt_tbuffer *pb = NULL;
+    mt_blk_stmts path;
+    if (!mt_blk_find_block(s, "matmul rule", cache, &path)) return false;
+    pb = path.data[path.len - 1]->body->buf;
+    mt_tvar *pl[2], *p0, *p1;
+    if (!mt_sched_transform_layout(s, cache, pb->name, m) || !last_loops(s, cache, pl, 2) ||
+        !mt_sched_split(s, pl[1], mt_te_i64(a, nr), &p0, &p1) || !mt_sched_reorder(s, pl[0], p0) ||
+        !mt_sched_vectorize(s, p1))
+        return false;
+    return !c->par || mt_sched_parallel(s, p0);
+}
+
+/* Zeros at the first K block, in the tile's registers. */
+static bool init_tile(mt_sched *s, const char *blk, mt_tvar *k1, int nv) {
+    if (!mt_sched_decompose_reduction(s, blk, k1)) return false;
+    mt_tvar *l[3];
+    int n = nv > 1 ? 3 : 2;
+    if (!last_loops(s, s->made, l, n)) return false;
+    for (int q = 0; q + 1 < n; q++)
+        if (!mt_sched_unroll(s, l[q])) return false;
+    return mt_sched_vectorize(s, l[n - 1]);
+}
+
+static bool schedule(mt_sched *s, mm *c, int mr, int64_t nc, const mm_nest *n) {
+    mt_arena *a = s->arena;
+    const char *blk = n->blk->name;
+    int nr = c->nv * c->vl;
+    mt_tvar *li = loop_of(n->blk, c->sv[0]), *lj = loop_of(n->blk, c->sv[1]), *lk = loop_of(n->blk, c->kv);
+    mt_tvar *j0, *j1, *j2 = NULL, *j3, *t, *k0 = NULL, *k1 = lk, *i0, *i1;
+    if (!mt_sched_split(s, lj, mt_te_i64(a, c->vl), &t, &j3)) return false;
+    if (c->nv > 1 && !mt_sched_split(s, t, mt_te_i64(a, c->nv), &t, &j2)) return false;
+    if (!mt_sched_split(s, t, mt_te_i64(a, nc / nr), &j0, &j1)) return false;
+    if (c->split && !mt_sched_split(s, lk, mt_te_i64(a, c->kcblk), &k0, &k1)) return false;
+    if (!mt_sched_split(s, li, mt_te_i64(a, mr), &i0, &i1)) return false;
+    /* the nest (i, k, j as legalized, or any order) now has exactly these loops */
+    mt_tvar *cur[8], *want[8] = {j0, k0, i0, j1, k1, i1, j2, j3};
+    int nw = 0;
+    for (int q = 0; q < 8; q++)
+        if (want[q]) want[nw++] = want[q];
+    if (!last_loops(s, blk, cur, nw)) return false;
+    if (!order(s, cur, want, nw) || !mt_sched_use_fma(s, blk) || !pack(s, c, blk, k0 ? k0 : j0, nr) ||
+        !init_tile(s, blk, k1, c->nv))
+        return false;
+    blk = s->renamed;
+    if (c->par && !mt_sched_parallel(s, i0)) return false;
+    return mt_sched_unroll(s, i1) && (!j2 || mt_sched_unroll(s, j2)) && mt_sched_vectorize(s, j3);
+}
+
+mt_tfunc *mm_packed_primitives(mm *c, int mr) {
+    mm_nest n;
+    int64_t nc;
+    if (!fits(c, mr, &n, &nc)) return NULL;
+    mt_sched s;
+    mt_sched_init(&s, c->a, c->f);
+    return schedule(&s, c, mr, nc, &n) ? s.func : NULL;
+}

@@ -1,0 +1,160 @@
+/*
+ * test_matmul_prims.c -- the matmul rule's packed schedule as a trace of
+ * primitives (src/schedule/rule_matmul_prims.c), through the public API.
+ *
+ * Which form: a plain a @ b whose constant shape is whole tiles and blocks
+ * takes the primitives (the "schedule" dump is split / reorder /
+ * cache_read / ... steps, the K blocks' init under `if k0 == 0`); a row
+ * tail, a column tail, an epilogue, a batch dim or the knob primitives=0
+ * take the lowered form (one apply_rule step). Numerics of each against C
+ * loops in double (|got - want| <= 1e-5 (float32) or 1e-13 (float64) of
+ * the sum of |a_ik b_kj|: every element sums k in order with fused
+ * multiply-adds, whichever form). The printed schedule, pasted back,
+ * gives the same code; knobs (mr, nc, kc, parallel) change the trace's
+ * factors and keep the values.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+static const char *src_of(char *buf, size_t cap, const char *dt, int m, int k, int n, const char *extra) {
+    snprintf(buf, cap,
+             "def mm(a: Tensor((%d, %d), \"%s\"), b: Tensor((%d, %d), \"%s\")):\n"
+             "    return a @ b\n%s",
+             m, k, dt, k, n, dt, extra);
+    return buf;
+}
+
+static double val(int64_t i, unsigned seed) { return (double)((i * 7919 + seed * 104729) % 1000) / 250.0 - 2.0; }
+
+static mt_tensor *input(mt_dtype dt, int64_t r, int64_t c, unsigned seed) {
+    int64_t sh[2] = {r, c};
+    mt_tensor *t = mt_tensor_create(dt, 2, sh);
+    assert_non_null(t);
+    for (int64_t i = 0; i < r * c; i++) {
+        if (dt == MT_FLOAT64) ((double *)mt_tensor_data(t))[i] = val(i, seed);
+        else ((float *)mt_tensor_data(t))[i] = (float)val(i, seed);
+    }
+    return t;
+}
+
+/* k computes a @ b (m x kk by kk x n), checked at every element. */
+static void check(mt_kernel *kn, mt_dtype dt, int m, int kk, int n, const char *what) {
+    mt_tensor *args[2] = {input(dt, m, kk, 1), input(dt, kk, n, 2)}, *out = NULL;
+    mt_diag d;
+    if (test_kernel_run(kn, args, 2, &out, 1, &d) != MT_OK) fail_msg("%s: run failed:\n%s", what, d.text);
+    double tol = dt == MT_FLOAT64 ? 1e-13 : 1e-5;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double want = 0, mag = 0;
+            for (int q = 0; q < kk; q++) {
+                double p = val((int64_t)i * kk + q, 1) * val((int64_t)q * n + j, 2);
+                if (dt == MT_FLOAT32) p = (double)(float)val((int64_t)i * kk + q, 1) * (float)val((int64_t)q * n + j, 2);
+                want += p, mag += fabs(p);
+            }
+            int64_t at = (int64_t)i * n + j;
+            double got = dt == MT_FLOAT64 ? ((double *)mt_tensor_data(out))[at] : ((float *)mt_tensor_data(out))[at];
+            if (!(fabs(got - want) <= tol * mag + 1e-30))
+                fail_msg("%s [%d, %d]: got %.17g, want %.17g", what, i, j, got, want);
+        }
+    mt_tensor_release(args[0]);
+    mt_tensor_release(args[1]);
+    mt_tensor_release(out);
+}
+
+static bool primitives(mt_kernel *kn) { return strstr(mt_kernel_dump(kn, MT_STAGE_SCHEDULE), "sch.decompose_reduction(") != NULL; }
+
+/* Whole tiles and blocks: the primitives, float32 and float64 (8 lanes a
+ * vector: panels of 16), K whole or in blocks (K > 2 x 512). */
+static void test_primitive_shapes(void **st) {
+    (void)st;
+    if (test_gpu_target()) skip();
+    static const struct { const char *dt; int m, k, n; bool kblocks; } c[] = {
+        {"float32", 144, 64, 96, false}, {"float32", 288, 256, 256, false}, {"float32", 144, 1536, 64, true},
+        {"float64", 144, 64, 48, false}, {"float64", 144, 1536, 32, true},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char src[512], what[96];
+        snprintf(what, sizeof what, "%s %d x %d x %d", c[i].dt, c[i].m, c[i].k, c[i].n);
+        mt_kernel *kn = compile_ok(src_of(src, sizeof src, c[i].dt, c[i].m, c[i].k, c[i].n, ""));
+        const char *sch = mt_kernel_dump(kn, MT_STAGE_SCHEDULE), *tir = mt_kernel_dump(kn, MT_STAGE_TIR_SCHED);
+        if (!primitives(kn) || strstr(sch, "apply_rule") || !strstr(sch, "sch.transform_layout("))
+            fail_msg("%s: expected the packed schedule as primitives:\n%s", what, sch);
+        /* the K blocks start from zero at the first block only */
+        if (c[i].kblocks != (strstr(tir, "== 0:") != NULL)) fail_msg("%s: the init of the K blocks:\n%s", what, tir);
+        check(kn, strcmp(c[i].dt, "float64") == 0 ? MT_FLOAT64 : MT_FLOAT32, c[i].m, c[i].k, c[i].n, what);
+        mt_kernel_release(kn);
+    }
+}
+
+/* What the primitives do not say exactly: the lowered form. */
+static void test_lowered_shapes(void **st) {
+    (void)st;
+    if (test_gpu_target()) skip();
+    static const struct { int m, k, n; const char *extra; } c[] = {
+        {145, 64, 96, ""},                      /* a row tail */
+        {144, 64, 100, ""},                     /* a column tail */
+        {144, 1000, 64, ""},                    /* K in one block: whole tiles, the primitives */
+        {144, 1100, 64, ""},                    /* K blocks with a tail */
+        {144, 64, 96, "\n@T.schedule(\"matmul\")\ndef s(sch):\n    sch.apply_rule(\"schedule_matmul\", primitives=0)\n"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char src[512], what[96];
+        snprintf(what, sizeof what, "%d x %d x %d%s", c[i].m, c[i].k, c[i].n, c[i].extra[0] ? " primitives=0" : "");
+        mt_kernel *kn = compile_ok(src_of(src, sizeof src, "float32", c[i].m, c[i].k, c[i].n, c[i].extra));
+        bool want = i == 2; /* K = 1000 is one block: whole tiles */
+        if (primitives(kn) != want)
+            fail_msg("%s: expected the %s form:\n%s", what, want ? "primitive" : "lowered",
+                     mt_kernel_dump(kn, MT_STAGE_SCHEDULE));
+        check(kn, MT_FLOAT32, c[i].m, c[i].k, c[i].n, what);
+        mt_kernel_release(kn);
+    }
+    /* an epilogue: lowered, the matmul's value never stored unfinished */
+    mt_kernel *kn = compile_ok("def mm(a: Tensor((144, 64), \"float32\"), b: Tensor((64, 96), \"float32\")):\n"
+                               "    return relu(a @ b)\n");
+    if (primitives(kn)) fail_msg("relu(a @ b): expected the lowered form:\n%s", mt_kernel_dump(kn, MT_STAGE_SCHEDULE));
+    mt_kernel_release(kn);
+}
+
+/* The printed schedule pasted back gives the same code; so do knobs. */
+static void test_replay_and_knobs(void **st) {
+    (void)st;
+    if (test_gpu_target()) skip();
+    char src[4096];
+    mt_kernel *kn = compile_ok(src_of(src, sizeof src, "float32", 144, 1536, 64, ""));
+    const char *how = strchr(mt_kernel_dump(kn, MT_STAGE_SCHEDULE), '\n') + 1; /* past "# matmul: ..." */
+    char *again = malloc(strlen(src) + strlen(how) + 2);
+    sprintf(again, "%s\n%s", src, how);
+    mt_kernel *k2 = compile_ok(again);
+    assert_string_equal(mt_kernel_dump(k2, MT_STAGE_TIR_SCHED), mt_kernel_dump(kn, MT_STAGE_TIR_SCHED));
+    free(again);
+    mt_kernel_release(k2);
+    mt_kernel_release(kn);
+    /* knobs keep the primitive form (its buffer b_global, not the lowered
+     * form's B_pack) with their factors; parallel=0 runs on one thread */
+    static const char *const knobs[] = {"mr=4", "nc=32", "kc=256", "parallel=0"};
+    for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++) {
+        char extra[256];
+        snprintf(extra, sizeof extra, "\n@T.schedule(\"matmul\")\ndef s(sch):\n    sch.apply_rule(\"schedule_matmul\", %s)\n",
+                 knobs[i]);
+        kn = compile_ok(src_of(src, sizeof src, "float32", 144, 1536, 64, extra));
+        const char *tir = mt_kernel_dump(kn, MT_STAGE_TIR_SCHED);
+        if (!strstr(tir, "b_global") || (i == 3 && strstr(tir, "T.launch(")))
+            fail_msg("%s: expected the primitive form:\n%s", knobs[i], tir);
+        check(kn, MT_FLOAT32, 144, 1536, 64, knobs[i]);
+        mt_kernel_release(kn);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_primitive_shapes),
+        cmocka_unit_test(test_lowered_shapes),
+        cmocka_unit_test(test_replay_and_knobs),
+    };
+    return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
+}
