@@ -3,7 +3,10 @@
  * that replays it: each step becomes the call of user_sched.h's language
  * that makes the same change, after the get_block / get_loops calls that
  * name the loops and blocks it uses, found in the function the step was
- * applied to. A loop is named through the first block under it, which must
+ * applied to. Runs of steps that one call makes are printed as that call:
+ * splits of each other's outer loop as one split with all the factors, and
+ * swaps of neighbouring loops of one nest as one reorder of those loops in
+ * their final order. A loop is named through the first block under it, which must
  * be the only block of its name then; a split by a factor that is not a
  * constant, and a rewrite a rule made outside the primitives (a note),
  * cannot be written: the text then ends with a comment saying so.
@@ -175,6 +178,92 @@ static bool print_step(printer *p, const mt_sched_step *st) {
     return true;
 }
 
+/* ---- runs of steps as one call ------------------------------------------------ */
+
+static bool is_prim(const mt_sched_step *st, const char *prim) { return st->prim && strcmp(st->prim, prim) == 0; }
+
+/* Splits from steps[0], each of the one before's outer loop by a constant:
+ * `sch.split(j, factors=[None, F3, F2, F1])` makes them (user_sched.c
+ * peels the factors from the inside, as these did). How many (1: none
+ * follow). */
+static int split_run(const mt_sched_step *const *st, int n) {
+    int k = 1;
+    int64_t f;
+    if (!mt_te_is_const_int(st[0]->factor, &f)) return 1;
+    while (k < n && k + 1 < MT_USCHED_MAX && is_prim(st[k], "split") && st[k]->loops[0] == st[k - 1]->outs[0] &&
+           mt_te_is_const_int(st[k]->factor, &f))
+        k++;
+    return k;
+}
+
+static bool print_split_run(printer *p, const mt_sched_step *const *st, int n) {
+    int h, o[MT_USCHED_MAX];
+    if (!name_loop(p, st[0]->before, st[0]->loops[0], &h)) return false;
+    mt_sb fs;
+    mt_sb_init(&fs, p->a);
+    mt_sb_puts(&fs, "None");
+    o[0] = mt_usched_loop_handle(&p->u, st[n - 1]->outs[0]);
+    for (int q = 0; q < n; q++) {
+        int64_t f;
+        mt_te_is_const_int(st[n - 1 - q]->factor, &f);
+        mt_sb_printf(&fs, ", %lld", (long long)f);
+        o[q + 1] = mt_usched_loop_handle(&p->u, st[n - 1 - q]->outs[1]);
+    }
+    mt_usched_line(&p->u, mt_arena_printf(p->a, "%s = sch.split(%s, factors=[%s])", loop_names(p, o, n + 1),
+                                          loop_names(p, &h, 1), mt_sb_str(&fs)));
+    return true;
+}
+
+/* The loops a run of reorders from steps[0] swapped, in their order in
+ * `after` (the function after the run), when they lie on one path of
+ * nested loops (then `sch.reorder` of them in that order makes the same
+ * nest: the swaps moved them only past each other); how many, 0 if not. */
+static int reorder_set(printer *p, const mt_sched_step *const *st, int n, const mt_tfunc *after, mt_tvar **out) {
+    int m = 0, depth[MT_USCHED_MAX];
+    mt_sched tmp;
+    mt_sched_init(&tmp, p->a, (mt_tfunc *)after);
+    for (int q = 0; q < n; q++)
+        for (int l = 0; l < 2; l++) {
+            mt_tvar *v = st[q]->loops[l];
+            int at = 0;
+            while (at < m && out[at] != v) at++;
+            if (at < m) continue;
+            if (m == MT_USCHED_MAX) return 0;
+            mt_blk_stmts path = mt_blk_path_to(p->a, after->body, mt_sched_get_loop(&tmp, v));
+            int d = 0;
+            for (int i = 0; i < path.len; i++) d += path.data[i]->kind == TS_FOR;
+            for (at = m++; at > 0 && depth[at - 1] > d; at--) out[at] = out[at - 1], depth[at] = depth[at - 1];
+            out[at] = v, depth[at] = d;
+        }
+    for (int i = 0; i + 1 < m; i++)
+        if (mt_blk_path_to(p->a, mt_sched_get_loop(&tmp, out[i]), mt_sched_get_loop(&tmp, out[i + 1])).len == 0)
+            return 0;
+    return m;
+}
+
+static bool print_reorder_run(printer *p, const mt_sched_step *const *st, int m, mt_tvar *const *vs) {
+    int h[MT_USCHED_MAX];
+    for (int i = 0; i < m; i++)
+        if (!name_loop(p, st[0]->before, vs[i], &h[i])) return false;
+    mt_usched_line(&p->u, mt_arena_printf(p->a, "sch.reorder(%s)", loop_names(p, h, m)));
+    return true;
+}
+
+/* Steps from steps[i] printed as one call or one each; how many printed
+ * (0: one that cannot be written). */
+static int print_steps(printer *p, const mt_sched_step *const *steps, int i, int n, const mt_tfunc *f) {
+    const mt_sched_step *const *st = steps + i;
+    int k = 1;
+    if (is_prim(st[0], "split") && (k = split_run(st, n - i)) > 1) return print_split_run(p, st, k) ? k : 0;
+    if (is_prim(st[0], "reorder")) {
+        while (i + k < n && is_prim(st[k], "reorder")) k++;
+        mt_tvar *vs[MT_USCHED_MAX];
+        int m = k > 1 ? reorder_set(p, st, k, i + k < n ? st[k]->before : f, vs) : 0;
+        if (m) return print_reorder_run(p, st, m, vs) ? k : 0;
+    }
+    return print_step(p, st[0]) ? 1 : 0;
+}
+
 const char *mt_sched_trace_text(mt_arena *a, const mt_tfunc *f, bool *replayable) {
     if (!f->trace) return NULL;
     int n = 0;
@@ -183,7 +272,7 @@ const char *mt_sched_trace_text(mt_arena *a, const mt_tfunc *f, bool *replayable
     mt_sched_trace_steps(f, steps, n);
     printer p = {.a = a};
     mt_usched_init(&p.u, a, (mt_tfunc *)steps[0]->before);
-    for (int i = 0; i < n && print_step(&p, steps[i]); i++) {
+    for (int i = 0, k; i < n && (k = print_steps(&p, steps, i, n, f)) > 0; i += k) {
     }
     if (p.why) mt_usched_line(&p.u, mt_arena_printf(a, "# and more that a schedule cannot say: %s", p.why));
     if (replayable) *replayable = !p.why;
