@@ -91,6 +91,9 @@ typedef struct race {
     const mt_tstmt *L;
     const char *tag;                     /* the thread tag L has or gets, or NULL */
     mt_bounds in;                        /* the loops inside L around the statement */
+    MT_VEC(const mt_tvar *) unbounded;   /* ... and those of them whose range is not known
+                                          * (range(n), a bound that loads): their variables are
+                                          * in no term's range, and not fixed while L runs */
     MT_VEC(const mt_tbuffer *) local;    /* allocated inside L */
     MT_VEC(access) acc;
     const mt_tstmt *block;               /* the innermost block around it */
@@ -105,6 +108,12 @@ static bool inner_var(const race *r, const mt_texpr *e) {
 }
 
 static dim_form form_of(race *r, mt_texpr *e);
+
+static bool unbounded_var(const race *r, const mt_texpr *e) {
+    for (int i = 0; i < r->unbounded.len; i++)
+        if (mt_texpr_uses_var(e, r->unbounded.data[i])) return true;
+    return false;
+}
 
 static int64_t floor_div(int64_t a, int64_t m) { return a >= 0 ? a / m : -((-a + m - 1) / m); }
 
@@ -187,7 +196,9 @@ static dim_form form_of(race *r, mt_texpr *e) {
     for (int i = 0; i < n && f.ok; i++) {
         mt_texpr *x = t[i].e;
         dim_form dm;
-        if (x->kind == TE_VAR && x->var == r->L->var) {
+        if (unbounded_var(r, x)) {
+            f.ok = false;
+        } else if (x->kind == TE_VAR && x->var == r->L->var) {
             f.c += t[i].coef;
         } else if (mt_texpr_uses_var(x, r->L->var) && ((dm = divmod_form(r, x)).ok ||
                                                      (x->kind == TE_ADD && (dm = form_of(r, x)).ok))) {
@@ -338,8 +349,10 @@ static void walk(race *r, const mt_tstmt *s) {
     case TS_FOR: {
         loads(r, s->min), loads(r, s->extent);
         bool pushed = mt_bounds_push_loop(r->a, &r->in, s->var, s->min, s->extent);
+        if (!pushed) MT_VEC_PUSH(r->a, &r->unbounded, s->var);
         walk(r, s->body);
         if (pushed) mt_bounds_pop(&r->in);
+        else r->unbounded.len--;
         return;
     }
     case TS_LET: { /* the variable read as its value (in scope, immutable: the same value) */
