@@ -82,7 +82,7 @@ bool mm_packed_parallel(const mm *c) {
     return cores > 1 && region / cores >= PAR_MIN_FLOPS;
 }
 
-static bool few_rows(const mm *c) {
+bool mm_few_rows(const mm *c) {
     int64_t M;
     return mt_te_is_const_int(c->ext[c->ns - 2], &M) && M <= FEW_ROWS_M;
 }
@@ -93,7 +93,7 @@ bool mm_cols_parallel(const mm *c) {
     int64_t N;
     if (!mt_te_is_const_int(c->ext[c->ns - 1], &N)) return false;
     bool pack_a = mt_knob_get(c->f, MM_RULE, "pack_a", 0) != 0; /* given, and 1 */
-    return mt_knob_get(c->f, MM_RULE, "par_cols", c->par && few_rows(c) && !pack_a) != 0;
+    return mt_knob_get(c->f, MM_RULE, "par_cols", c->par && mm_few_rows(c) && !pack_a) != 0;
 }
 
 /* Column blocks of at most a page of a row of B, as many as a multiple of
@@ -110,7 +110,7 @@ static int64_t cols_width(const mm *c, int64_t run) {
 
 bool mm_few_rows_blocks(const mm *c, bool cols, int64_t *kc, int64_t *nc) {
     int64_t size = (int64_t)mt_dtype_size(c->dt), run = PAGE_BYTES / size;
-    if (!c->y_vec || !few_rows(c)) return false; /* a B read along k is copied by slivers */
+    if (!c->y_vec || !mm_few_rows(c)) return false; /* a B read along k is copied by slivers */
     int64_t width = cols ? cols_width(c, run) : run;
     int64_t depth = mm_pack_budget(c) / size / width / 16 * 16;
     *nc = width;

@@ -176,6 +176,8 @@ int64_t mm_pack_budget(const mm *c);
  * blocks up to that width as make a multiple of the cores; as deep as the
  * budget allows; false (kc and nc unchanged) when the rows are not few. */
 bool mm_cols_parallel(const mm *c);
+/* A constant M of at most FEW_ROWS_M (the packing speed decides). */
+bool mm_few_rows(const mm *c);
 bool mm_few_rows_blocks(const mm *c, bool cols, int64_t *kc, int64_t *nc);
 
 #endif

@@ -9,14 +9,17 @@
  * of NR = nv vectors of vl lanes), K by the K block KC when K is blocked --
  * and the rule has
  * chosen its packed path (rule_matmul.c: gen_packed; not the few-rows,
- * GEMV or transposed schedules) with the knob values already settled.
+ * GEMV or transposed schedules) with the knob values already settled,
+ * for more than a few rows (M > 128: with fewer the copy of B dominates,
+ * and the lowered form's, 8 rows of B at a time along them, ran 1.4x
+ * faster than panel by panel at 16 x 4096 by 4096^2 on one thread).
  * Everything else (tails, epilogues, batches, casts) is the lowered form
  * of rule_matmul.c, which is one `apply_rule` step when printed.
  *
  * What. The same algorithm as the lowered form (GotoBLAS / BLIS): per
  * column block j0 and K block k0, B's block copied into panels of NR
  * columns (cache_read, compute_at, transform_layout to (j // NR, k, j %
- * NR)), the panels copied on threads; then the row tiles i0 on threads,
+ * NR)), its rows copied on threads; then the row tiles i0 on threads,
  * each MR x NR tile of C summed over the block in registers (use_fma;
  * unroll i1 and the vectors j2; vectorize j3), started from zero at the
  * first K block (decompose_reduction at k1, under `if k0 == 0`):
@@ -64,6 +67,7 @@ static bool fits(mm *c, int mr, mm_nest *n, int64_t *nc) {
     if (!mt_te_is_const_int(c->ext[1], &N)) return false;
     *nc = N < c->ncblk ? N : c->ncblk;
     return c->own && c->ns == 2 && c->nep == 0 && !c->epi_loop && c->P == c->C && !c->ap_all && !c->cols &&
+           !mm_few_rows(c) &&
            plain_load(c, c->X, i, c->kv) && plain_load(c, c->Y, c->kv, j) && c->X->buf != c->Y->buf &&
            divides(mr, c->ext[0]) && divides(*nc, c->ext[1]) && *nc % nr == 0 &&
            (!c->split || divides(c->kcblk, c->K)) && c->f->body->kind == TS_FOR && mm_parse_nest(c->f->body, n);
@@ -97,7 +101,10 @@ static bool order(mt_sched *s, mt_tvar **cur, mt_tvar *const *want, int n) {
     return true;
 }
 
-/* B's block into panels of nr columns, the panels on threads. */
+/* B's block into panels of nr columns, a row of the block at a time
+ * (each row one run of memory: panel by panel, each row of a panel was a
+ * new page at N = 4096, 5-7 % slower at 256 and 512 x 4096 by 4096^2),
+ * the rows on threads. */
 static bool pack(mt_sched *s, mm *c, const char *blk, mt_tvar *at, int nr) {
     mt_arena *a = s->arena;
     const char *cache;
@@ -114,12 +121,11 @@ static bool pack(mt_sched *s, mm *c, const char *blk, mt_tvar *at, int nr) {
     mt_blk_stmts path;
     if (!mt_blk_find_block(s, "matmul rule", cache, &path)) return false;
     pb = path.data[path.len - 1]->body->buf;
-    mt_tvar *pl[2], *p0, *p1;
+    mt_tvar *pl[2], *p1;
     if (!mt_sched_transform_layout(s, cache, pb->name, m) || !last_loops(s, cache, pl, 2) ||
-        !mt_sched_split(s, pl[1], mt_te_i64(a, nr), &p0, &p1) || !mt_sched_reorder(s, pl[0], p0) ||
-        !mt_sched_vectorize(s, p1))
+        !mt_sched_split(s, pl[1], mt_te_i64(a, nr), NULL, &p1) || !mt_sched_vectorize(s, p1))
         return false;
-    return !c->par || mt_sched_parallel(s, p0);
+    return !c->par || mt_sched_parallel(s, pl[0]);
 }
 
 /* Zeros at the first K block, in the tile's registers. */

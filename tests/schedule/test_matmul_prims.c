@@ -3,10 +3,10 @@
  * primitives (src/schedule/rule_matmul_prims.c), through the public API.
  *
  * Which form: a plain a @ b whose constant shape is whole tiles and blocks
- * takes the primitives (the "schedule" dump is split / reorder /
- * cache_read / ... steps, the K blocks' init under `if k0 == 0`); a row
- * tail, a column tail, an epilogue, a batch dim or the knob primitives=0
- * take the lowered form (one apply_rule step). Numerics of each against C
+ * with more than 128 rows takes the primitives (the "schedule" dump is
+ * split / reorder / cache_read / ... steps, the K blocks' init under `if
+ * k0 == 0`); few rows, a row tail, a column tail, an epilogue or the knob
+ * primitives=0 take the lowered form (one apply_rule step). Numerics of each against C
  * loops in double (|got - want| <= 1e-5 (float32) or 1e-13 (float64) of
  * the sum of |a_ik b_kj|: every element sums k in order with fused
  * multiply-adds, whichever form). The printed schedule, pasted back,
@@ -96,6 +96,7 @@ static void test_lowered_shapes(void **st) {
     (void)st;
     if (test_gpu_target()) skip();
     static const struct { int m, k, n; const char *extra; } c[] = {
+        {128, 64, 96, ""},                      /* few rows (up to 128): the copy of B decides */
         {145, 64, 96, ""},                      /* a row tail */
         {144, 64, 100, ""},                     /* a column tail */
         {144, 1000, 64, ""},                    /* K in one block: whole tiles, the primitives */
@@ -106,7 +107,7 @@ static void test_lowered_shapes(void **st) {
         char src[512], what[96];
         snprintf(what, sizeof what, "%d x %d x %d%s", c[i].m, c[i].k, c[i].n, c[i].extra[0] ? " primitives=0" : "");
         mt_kernel *kn = compile_ok(src_of(src, sizeof src, "float32", c[i].m, c[i].k, c[i].n, c[i].extra));
-        bool want = i == 2; /* K = 1000 is one block: whole tiles */
+        bool want = i == 3; /* K = 1000 is one block: whole tiles */
         if (primitives(kn) != want)
             fail_msg("%s: expected the %s form:\n%s", what, want ? "primitive" : "lowered",
                      mt_kernel_dump(kn, MT_STAGE_SCHEDULE));
