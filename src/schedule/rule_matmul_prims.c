@@ -159,7 +159,6 @@ static bool schedule(mt_sched *s, mm *c, int mr, int64_t nc, const mm_nest *n) {
     if (!order(s, cur, want, nw) || !mt_sched_use_fma(s, blk) || !pack(s, c, blk, k0 ? k0 : j0, nr) ||
         !init_tile(s, blk, k1, c->nv))
         return false;
-    blk = s->renamed;
     if (c->par && !mt_sched_parallel(s, i0)) return false;
     return mt_sched_unroll(s, i1) && (!j2 || mt_sched_unroll(s, j2)) && mt_sched_vectorize(s, j3);
 }
