@@ -84,6 +84,7 @@ typedef struct access {
     int n;          /* the buffer's dimensions */
     run *runs;      /* [s * (n + 1) + e] for 0 <= s < e <= n */
     dim_form flat;  /* the row-major flattened index (constant extents) */
+    bool by_digits;   /* its indices give back L through digits (digits_give_l) */
 } access;
 
 typedef struct race {
@@ -108,6 +109,7 @@ static bool inner_var(const race *r, const mt_texpr *e) {
 }
 
 static dim_form form_of(race *r, mt_texpr *e);
+static bool digits_give_l(race *r, mt_texpr *const *idx, int nd);
 
 static bool unbounded_var(const race *r, const mt_texpr *e) {
     for (int i = 0; i < r->unbounded.len; i++)
@@ -297,9 +299,9 @@ static void record(race *r, const mt_tbuffer *b, mt_texpr *const *idx, int n, bo
     if (is_local(r, b)) return;
     int w = n + 1;
     access x = {b, r->block, write, n, MT_NEW_ARRAY(r->a, run, w * w), {false, 0, {0, 0}, NULL}};
-    mt_texpr *flat = NULL;
+    mt_texpr *flat = NULL, **es = MT_NEW_ARRAY(r->a, mt_texpr *, n + 1);
     for (int d = 0; d < n; d++) {
-        mt_texpr *e = mt_tsubst_expr(r->a, idx[d], r->bv.data, r->bval.data, r->bv.len);
+        mt_texpr *e = es[d] = mt_tsubst_expr(r->a, idx[d], r->bv.data, r->bval.data, r->bv.len);
         x.runs[d * w + d + 1] = (run){e, d + 1, NULL, false, form_of(r, e)};
         int64_t ext;
         mt_texpr *e64 = e->dtype == MT_INT64 ? e : mt_te_cast(r->a, MT_INT64, e); /* T.int32(..) indices */
@@ -311,6 +313,7 @@ static void record(race *r, const mt_tbuffer *b, mt_texpr *const *idx, int n, bo
     for (int len = 2; len <= n; len++)
         for (int s = 0; s + len <= n; s++) x.runs[s * w + s + len] = merge_run(r, &x, s, s + len);
     if (flat) x.flat = form_of(r, flat);
+    x.by_digits = n == b->ndim && digits_give_l(r, es, n);
     MT_VEC_PUSH(r->a, &r->acc, x);
 }
 
@@ -478,10 +481,183 @@ static void scan_loop(race *r, mt_sched *s, const mt_tstmt *L, const char *tag) 
     if (pushed) mt_bounds_pop(&r->in);
 }
 
-/* Is b split among L's iterations (a candidate separates them), or scratch of each? */
+/* ---- digits: a fused loop's index in a row-major buffer ---------------------- */
+
+/* One term of a flattened index read as a digit: w * ((x // A) % B) (B 0:
+ * no %), x the same expression in every digit; or w * v for an inner term
+ * v in [lo, lo + span]. */
+typedef struct digit {
+    int64_t w, A, B, span;
+    bool of_x;
+} digit;
+
+enum { MAX_DIGITS = 16 };
+
+/* e as (x // A) % B, nested divisions multiplied: ((x // 4) // 16) % 4. */
+static const mt_texpr *as_digit(const mt_texpr *e, int64_t *A, int64_t *B) {
+    int64_t v;
+    *A = 1, *B = 0;
+    if (e->kind == TE_FLOORMOD && mt_te_is_const_int(e->b, &v) && v > 0) *B = v, e = e->a;
+    while (e->kind == TE_FLOORDIV && mt_te_is_const_int(e->b, &v) && v > 0)
+        if (__builtin_mul_overflow(*A, v, A)) return NULL;
+        else e = e->a;
+    return e;
+}
+
+/* The terms of one index e as digits of one x (*x: the same in every
+ * dimension) and inner terms, appended to d from *n; false when a term is
+ * neither (one using L otherwise, an inner variable of unknown range, too
+ * many). Terms fixed while L runs are left out: every access has them
+ * alike. */
+static bool read_digits(race *r, mt_texpr *e, digit *d, int *n, const mt_texpr **x) {
+    mt_arith_term t[MAX_TERMS];
+    int nt = mt_arith_terms(e, NULL, NULL, t, MAX_TERMS);
+    if (nt < 0) return false;
+    for (int i = 0; i < nt; i++) {
+        const mt_texpr *te = t[i].e;
+        int64_t w = t[i].coef < 0 ? -t[i].coef : t[i].coef, A, B;
+        if (unbounded_var(r, te)) return false;
+        if (mt_texpr_uses_var(te, r->L->var)) {
+            const mt_texpr *base = as_digit(te, &A, &B);
+            if (!base || (*x && !mt_texpr_equal(base, *x)) || *n == MAX_DIGITS) return false;
+            *x = base;
+            d[(*n)++] = (digit){w, A, B, B ? B - 1 : -1, true};
+        } else if (inner_var(r, te)) {
+            mt_range g = mt_bounds_of(&r->in, te);
+            int64_t span;
+            if (*n == MAX_DIGITS || __builtin_sub_overflow(g.hi, g.lo, &span)) return false;
+            d[(*n)++] = (digit){w, 0, 0, span, false};
+        }
+    }
+    return true;
+}
+
+static bool positional(digit *d, int n);
+
+/* Does x (fixed terms aside, the same in both iterations compared) give
+ * back L: its terms L and inner loops, positional (f0 * 64 + f1 with f1
+ * below 64; t + 256 * u + 1024 * b of a GPU thread t)? */
+static bool x_gives_l(race *r, const mt_texpr *x) {
+    mt_arith_term t[MAX_TERMS];
+    digit d[MAX_DIGITS];
+    int nt = mt_arith_terms((mt_texpr *)x, NULL, NULL, t, MAX_TERMS), n = 0;
+    bool has_l = false;
+    if (nt < 0 || nt > MAX_DIGITS) return false;
+    for (int i = 0; i < nt; i++) {
+        const mt_texpr *e = t[i].e;
+        int64_t w = t[i].coef < 0 ? -t[i].coef : t[i].coef, ext, span = -1;
+        if (unbounded_var(r, e)) return false;
+        if (e->kind == TE_VAR && e->var == r->L->var) {
+            if (has_l) return false;
+            has_l = true;
+            if (mt_te_is_const_int(r->L->extent, &ext) && ext > 0) span = ext - 1;
+            d[n++] = (digit){w, 0, 0, span, true};
+        } else if (mt_texpr_uses_var(e, r->L->var)) {
+            return false;
+        } else if (inner_var(r, e)) {
+            mt_range g = mt_bounds_of(&r->in, e);
+            if (__builtin_sub_overflow(g.hi, g.lo, &span)) return false;
+            d[n++] = (digit){w, 0, 0, span, false};
+        }
+    }
+    return has_l && positional(d, n);
+}
+
+/* x gives back L, and the digits of x tile it (sorted by A: 1, then each A
+ * the one before times its B, the last without %). *top: the last digit's
+ * largest value when x is c * L + g with L from 0 over a constant extent,
+ * g in [0, c); else -1 (unknown). */
+static bool digits_tile_x(race *r, digit *d, int n, const mt_texpr *x, int64_t *top) {
+    if (!x_gives_l(r, x)) return false;
+    for (int i = 1; i < n; i++) /* by A */
+        for (int j = i; j > 0 && d[j - 1].A > d[j].A; j--) {
+            digit t = d[j];
+            d[j] = d[j - 1], d[j - 1] = t;
+        }
+    dim_form f = form_of(r, (mt_texpr *)x);
+    int64_t want = 1, ext, end, lo;
+    *top = -1;
+    bool known = f.ok && !f.o && f.c > 0 && f.g.lo >= 0 && f.g.hi < f.c && mt_te_is_const_int(r->L->min, &lo) &&
+                 lo == 0 && mt_te_is_const_int(r->L->extent, &ext) && ext > 0;
+    for (int i = 0; i < n; i++) {
+        if (d[i].A != want) return false;
+        if (!d[i].B) {
+            if (i != n - 1) return false;
+            if (known && !__builtin_mul_overflow(f.c, ext, &end)) *top = (end - 1) / d[i].A;
+            return true;
+        }
+        if (__builtin_mul_overflow(want, d[i].B, &want)) return false;
+    }
+    return false;
+}
+
+/* Each weight above the most that the lighter terms sum to: the index
+ * gives back every term's value, as a number gives back its digits. */
+static bool positional(digit *d, int n) {
+    for (int i = 1; i < n; i++) /* by weight */
+        for (int j = i; j > 0 && d[j - 1].w > d[j].w; j--) {
+            digit t = d[j];
+            d[j] = d[j - 1], d[j - 1] = t;
+        }
+    int64_t most = 0, p;
+    for (int i = 0; i + 1 < n; i++) {
+        if (d[i].w <= most) return false;
+        if (d[i].span < 0 || __builtin_mul_overflow(d[i].w, d[i].span, &p) || __builtin_add_overflow(most, p, &most))
+            return false;
+    }
+    return n == 0 || d[n - 1].w > most;
+}
+
+/* Do an access's indices idx[0..nd) give back L through the digits of a
+ * fused loop split into chunks? Each index gives back the values of its
+ * terms (positional), and together they hold every digit of one x = c * L
+ * + g, which gives L: transpose's `f = f0 * 64 + f1`, its output indexed
+ * [f // 4 % 256 * 16 + i1_1, (f // 1024 * 4 + f % 4) * 16 + i0_1], for
+ * any chunk. Read where the access is, with the loops around it. */
+static bool digits_give_l(race *r, mt_texpr *const *idx, int nd) {
+    enum { MAX_DIMS = 8 };
+    digit d[MAX_DIMS][MAX_DIGITS], xs[MAX_DIGITS];
+    int n[MAX_DIMS], nx = 0;
+    const mt_texpr *x = NULL;
+    if (nd > MAX_DIMS) return false;
+    for (int k = 0; k < nd; k++) {
+        n[k] = 0;
+        if (!read_digits(r, idx[k], d[k], &n[k], &x)) return false;
+        for (int i = 0; i < n[k]; i++)
+            if (d[k][i].of_x) {
+                if (nx == MAX_DIGITS) return false;
+                xs[nx++] = d[k][i];
+            }
+    }
+    int64_t top;
+    if (!x || !digits_tile_x(r, xs, nx, x, &top)) return false;
+    for (int k = 0; k < nd; k++) {
+        for (int i = 0; i < n[k]; i++)
+            if (d[k][i].of_x && !d[k][i].B) d[k][i].span = top;
+        if (!positional(d[k], n[k])) return false;
+    }
+    return true;
+}
+
+/* Is b's index the same expressions in every access, which give back L? */
+static bool digits_separate(race *r, const mt_tbuffer *b) {
+    const access *first = NULL;
+    for (int i = 0; i < r->acc.len; i++) {
+        const access *x = &r->acc.data[i];
+        if (x->buf != b) continue;
+        if (!x->by_digits || x->n != b->ndim) return false;
+        if (!first) first = x;
+        for (int d = 0; first != x && d < x->n; d++)
+            if (!mt_texpr_equal(x->runs[d * (x->n + 1) + d + 1].z, first->runs[d * (x->n + 1) + d + 1].z)) return false;
+    }
+    return first != NULL;
+}
+
+/* Is b split among L's iterations (a candidate separates them, or the
+ * digits of its flattened index give L back), or scratch of each? */
 static bool shown(race *r, mt_sched *s, const mt_tbuffer *b) {
     int n = b->ndim;
-    bool ok = separates(r, b, -1);
+    bool ok = separates(r, b, -1) || digits_separate(r, b);
     for (int c = 0; c < (n + 1) * (n + 1) && !ok; c++) ok = c % (n + 1) > c / (n + 1) && separates(r, b, c);
     return ok || iteration_scratch(r, s, b);
 }
