@@ -92,6 +92,8 @@ typedef struct race {
     const mt_tstmt *L;
     const char *tag;                     /* the thread tag L has or gets, or NULL */
     mt_bounds in;                        /* the loops inside L around the statement */
+    MT_VEC(const mt_tbuffer *) fixed;    /* buffers loaded in index terms read as fixed while L
+                                          * runs: they must be (fixed_loads_hold) */
     MT_VEC(const mt_tvar *) unbounded;   /* ... and those of them whose range is not known
                                           * (range(n), a bound that loads): their variables are
                                           * in no term's range, and not fixed while L runs */
@@ -110,6 +112,14 @@ static bool inner_var(const race *r, const mt_texpr *e) {
 
 static dim_form form_of(race *r, mt_texpr *e);
 static bool digits_give_l(race *r, mt_texpr *const *idx, int nd);
+static bool own_storage(const race *r, const mt_tbuffer *b);
+
+/* A term read as fixed while L runs: the buffers it loads are noted, and
+ * must not change while L runs (fixed_loads_hold). */
+static void note_fixed(race *r, const mt_texpr *e) {
+    mt_blk_exprs l = mt_blk_loads_in(r->a, NULL, e, NULL);
+    for (int i = 0; i < l.len; i++) MT_VEC_PUSH(r->a, &r->fixed, l.data[i]->buf);
+}
 
 static bool unbounded_var(const race *r, const mt_texpr *e) {
     for (int i = 0; i < r->unbounded.len; i++)
@@ -224,6 +234,7 @@ static dim_form form_of(race *r, mt_texpr *e) {
         } else {
             mt_texpr *term = t[i].coef == 1 ? x : mt_arith_mul(r->a, x, mt_te_int(r->a, x->dtype, t[i].coef));
             f.o = f.o ? mt_arith_add(r->a, f.o, term) : term;
+            note_fixed(r, x);
         }
     }
     return f;
@@ -296,7 +307,7 @@ static run merge_run(race *r, const access *x, int s, int e) {
 }
 
 static void record(race *r, const mt_tbuffer *b, mt_texpr *const *idx, int n, bool write) {
-    if (is_local(r, b)) return;
+    if (is_local(r, b) && own_storage(r, b)) return; /* (a shared buffer under threadIdx is one) */
     int w = n + 1;
     access x = {b, r->block, write, n, MT_NEW_ARRAY(r->a, run, w * w), {false, 0, {0, 0}, NULL}};
     mt_texpr *flat = NULL, **es = MT_NEW_ARRAY(r->a, mt_texpr *, n + 1);
@@ -527,6 +538,8 @@ static bool read_digits(race *r, mt_texpr *e, digit *d, int *n, const mt_texpr *
             int64_t span;
             if (*n == MAX_DIGITS || __builtin_sub_overflow(g.hi, g.lo, &span)) return false;
             d[(*n)++] = (digit){w, 0, 0, span, false};
+        } else {
+            note_fixed(r, te);
         }
     }
     return true;
@@ -558,6 +571,8 @@ static bool x_gives_l(race *r, const mt_texpr *x) {
             mt_range g = mt_bounds_of(&r->in, e);
             if (__builtin_sub_overflow(g.hi, g.lo, &span)) return false;
             d[n++] = (digit){w, 0, 0, span, false};
+        } else {
+            note_fixed(r, e);
         }
     }
     return has_l && positional(d, n);
@@ -645,18 +660,31 @@ static bool digits_separate(race *r, const mt_tbuffer *b) {
     for (int i = 0; i < r->acc.len; i++) {
         const access *x = &r->acc.data[i];
         if (x->buf != b) continue;
-        if (!x->by_digits || x->n != b->ndim) return false;
-        if (!first) first = x;
+        if (!x->by_digits || x->n != b->ndim || (first && x->block != first->block)) return false;
+        if (!first) first = x; /* (one block: the same loops, so the same ranges) */
         for (int d = 0; first != x && d < x->n; d++)
             if (!mt_texpr_equal(x->runs[d * (x->n + 1) + d + 1].z, first->runs[d * (x->n + 1) + d + 1].z)) return false;
     }
     return first != NULL;
 }
 
+/* Is every buffer loaded in a term read as fixed while L runs fixed: not
+ * storage of an iteration's own (allocated inside L) and not written under
+ * L? (`t[0]` of a `t` each iteration fills differs between them.) */
+static bool fixed_loads_hold(const race *r) {
+    for (int i = 0; i < r->fixed.len; i++) {
+        if (is_local(r, r->fixed.data[i])) return false;
+        for (int j = 0; j < r->acc.len; j++)
+            if (r->acc.data[j].write && r->acc.data[j].buf == r->fixed.data[i]) return false;
+    }
+    return true;
+}
+
 /* Is b split among L's iterations (a candidate separates them, or the
  * digits of its flattened index give L back), or scratch of each? */
 static bool shown(race *r, mt_sched *s, const mt_tbuffer *b) {
     int n = b->ndim;
+    if (!fixed_loads_hold(r)) return false;
     bool ok = separates(r, b, -1) || digits_separate(r, b);
     for (int c = 0; c < (n + 1) * (n + 1) && !ok; c++) ok = c % (n + 1) > c / (n + 1) && separates(r, b, c);
     return ok || iteration_scratch(r, s, b);

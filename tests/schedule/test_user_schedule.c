@@ -1123,6 +1123,40 @@ static void test_gpu_bind_race(void **state) {
                                       "    sch.compute_at(sch.get_block(\"p\"), j)\n", &d));
     assert_non_null(strstr(d.text, "compute_at (loop 'i' is threadIdx.x): iterations of loop 'i' may touch the same "
                                    "elements of 'X'"));
+    /* (review) two phases of one thread variable over other ranges: block l's
+     * second phase writes X[l * 4 + 4 ..], block l + 1's first the same */
+    static const char *const phases =
+        "@T.prim_func\n"
+        "def f(A: T.Buffer((20,), \"float32\"), X: T.Buffer((20,), \"float32\")):\n"
+        "    for l in range(4):\n"
+        "        for tx in T.thread_binding(0, 4, thread=\"threadIdx.x\"):\n"
+        "            with T.block(\"a\"):\n"
+        "                vl = T.axis.spatial(4, l)\n"
+        "                vt = T.axis.spatial(8, tx)\n"
+        "                X[vl * 4 + vt] = A[vl * 4 + vt]\n"
+        "        for tx in T.thread_binding(4, 8, thread=\"threadIdx.x\"):\n"
+        "            with T.block(\"b\"):\n"
+        "                vl = T.axis.spatial(4, l)\n"
+        "                vt = T.axis.spatial(8, tx)\n"
+        "                X[vl * 4 + vt] = A[vl * 4 + vt] + T.float32(1)\n";
+    assert_null(cuda_compile(phases, "    l = sch.get_loops(sch.get_block(\"a\"))[0]\n    sch.bind(l, \"blockIdx.x\")\n", &d));
+    assert_non_null(strstr(d.text, "bind: iterations of loop 'l' may touch the same elements of 'X'"));
+    /* (review) a shared buffer allocated under the thread loop is one for
+     * all the block's threads */
+    static const char *const shared =
+        "@T.prim_func\n"
+        "def f(A: T.Buffer((128,), \"float32\"), X: T.Buffer((128,), \"float32\")):\n"
+        "    for b in range(4):\n"
+        "        for t in range(32):\n"
+        "            s = T.alloc_buffer((1,), \"float32\", scope=\"shared\")\n"
+        "            with T.block(\"a\"):\n"
+        "                vb = T.axis.spatial(4, b)\n"
+        "                vt = T.axis.spatial(32, t)\n"
+        "                s[0] = A[vb * 32 + vt]\n"
+        "                X[vb * 32 + vt] = s[0] * T.float32(2)\n";
+    assert_null(cuda_compile(shared, "    b, t = sch.get_loops(sch.get_block(\"a\"))\n    sch.bind(b, \"blockIdx.x\")\n"
+                                     "    sch.bind(t, \"threadIdx.x\")\n", &d));
+    assert_non_null(strstr(d.text, "bind: iterations of loop 't' may touch the same elements of 's'"));
     /* a bound loop keeps its place (reorder would put threadIdx outside blockIdx) */
     static const char *const plain =
         "@T.prim_func\n"
