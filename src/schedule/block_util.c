@@ -119,6 +119,13 @@ int mt_blk_index_in(const mt_blk_stmts *p, const mt_tstmt *s) {
     return -1;
 }
 
+const mt_tstmt *mt_blk_let_binding(const mt_blk_stmts *path, int from, const mt_tstmt *b) {
+    for (int j = from; j < path->len - 1; j++)
+        for (int i = 0; path->data[j]->kind == TS_LET && i < b->niters; i++)
+            if (mt_texpr_uses_var(b->iter_values[i], path->data[j]->var)) return path->data[j];
+    return NULL;
+}
+
 /* ---- variables ------------------------------------------------------------- */
 
 typedef struct vscan {

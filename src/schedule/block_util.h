@@ -69,6 +69,10 @@ mt_blk_stmts mt_blk_path_to(mt_arena *a, const mt_tstmt *root, const mt_tstmt *w
 /* The position of s in p, or -1. */
 int mt_blk_index_in(const mt_blk_stmts *p, const mt_tstmt *s);
 
+/* The first let of path[from .. len - 1) whose variable b's bindings use,
+ * or NULL: such a block's loops cannot be read from its bindings. */
+const mt_tstmt *mt_blk_let_binding(const mt_blk_stmts *path, int from, const mt_tstmt *b);
+
 /* The first of vars that e uses, or NULL. */
 const mt_tvar *mt_blk_first_use(const mt_texpr *e, mt_tvar *const *vars, int n);
 

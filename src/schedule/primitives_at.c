@@ -394,14 +394,10 @@ static bool unpredicated(at *ca, const mt_tstmt *b) {
 /* The other block's bindings do not go through a let inside L: the
  * region is derived from the loops between L and the block alone. */
 static bool no_inner_let(at *ca) {
-    for (int j = ca->il + 1; j < ca->opath.len; j++) {
-        const mt_tstmt *p = ca->opath.data[j];
-        for (int i = 0; p->kind == TS_LET && i < ca->o->niters; i++)
-            if (mt_texpr_uses_var(ca->o->iter_values[i], p->var))
-                return mt_sched_refuse(ca->s, "%s: block '%s' is bound through '%s', a let inside loop "
-                                              "'%s'", ca->P, mt_blk_bname(ca->o), p->var->name, ca->loop->name);
-    }
-    return true;
+    const mt_tstmt *p = mt_blk_let_binding(&ca->opath, ca->il + 1, ca->o);
+    if (!p) return true;
+    return mt_sched_refuse(ca->s, "%s: block '%s' is bound through '%s', a let inside loop '%s'", ca->P,
+                           mt_blk_bname(ca->o), p->var->name, ca->loop->name);
 }
 
 /* The producer: a block writing one buffer the function allocates, with

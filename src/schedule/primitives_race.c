@@ -43,7 +43,13 @@
  * of its block's columns j0 * 512 + pj0 * 32 + pj1 splits the pack among
  * the iterations of pj0). A let's variable is read as
  * its value (TIR's lets are immutable, and the variables of the value are
- * the same wherever the let's variable is in scope). Sufficient, not
+ * the same wherever the let's variable is in scope). A loop inside L of unknown range
+ * (range(n)) is in no term's range and not fixed; a term read as fixed
+ * may load only what nothing under L writes and no iteration owns
+ * (fixed_loads_hold). The digits reading (below) takes the indices of a
+ * fused loop cut into chunks, x = f0 * 64 + f1 read as x // 4 % 256 and
+ * x // 1024: each index a positional sum of digits of x and inner loops,
+ * the digits tiling x, x giving back L. Sufficient, not
  * necessary: an index this cannot read (a product of two loops, a load)
  * is refused, saying which buffer.
  */
@@ -51,6 +57,7 @@
 #include "schedule/primitives.h"
 #include "schedule/trace.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "tir/arith.h"
@@ -492,17 +499,36 @@ static void scan_loop(race *r, mt_sched *s, const mt_tstmt *L, const char *tag) 
     if (pushed) mt_bounds_pop(&r->in);
 }
 
-/* ---- digits: a fused loop's index in a row-major buffer ---------------------- */
+/* ---- digits: the indices of a fused loop cut into chunks ------------------- */
 
-/* One term of a flattened index read as a digit: w * ((x // A) % B) (B 0:
- * no %), x the same expression in every digit; or w * v for an inner term
- * v in [lo, lo + span]. */
+/* One term of an index read as a digit: w * ((x // A) % B) (B 0: no %), x
+ * the same expression in every digit; or w * v for an inner term v in
+ * [lo, lo + span]. */
 typedef struct digit {
     int64_t w, A, B, span;
     bool of_x;
 } digit;
 
 enum { MAX_DIGITS = 16 };
+
+/* An inner term w * e as a digit of its range's span (false: overflow). */
+static bool inner_digit(const race *r, const mt_texpr *e, int64_t w, digit *d) {
+    mt_range g = mt_bounds_of(&r->in, e);
+    int64_t span;
+    if (__builtin_sub_overflow(g.hi, g.lo, &span)) return false;
+    *d = (digit){w, 0, 0, span, false};
+    return true;
+}
+
+static int by_a(const void *x, const void *y) {
+    const digit *a = x, *b = y;
+    return (a->A > b->A) - (a->A < b->A);
+}
+
+static int by_weight(const void *x, const void *y) {
+    const digit *a = x, *b = y;
+    return (a->w > b->w) - (a->w < b->w);
+}
 
 /* e as (x // A) % B, nested divisions multiplied: ((x // 4) // 16) % 4. */
 static const mt_texpr *as_digit(const mt_texpr *e, int64_t *A, int64_t *B) {
@@ -534,10 +560,7 @@ static bool read_digits(race *r, mt_texpr *e, digit *d, int *n, const mt_texpr *
             *x = base;
             d[(*n)++] = (digit){w, A, B, B ? B - 1 : -1, true};
         } else if (inner_var(r, te)) {
-            mt_range g = mt_bounds_of(&r->in, te);
-            int64_t span;
-            if (*n == MAX_DIGITS || __builtin_sub_overflow(g.hi, g.lo, &span)) return false;
-            d[(*n)++] = (digit){w, 0, 0, span, false};
+            if (*n == MAX_DIGITS || !inner_digit(r, te, w, &d[(*n)++])) return false;
         } else {
             note_fixed(r, te);
         }
@@ -568,9 +591,7 @@ static bool x_gives_l(race *r, const mt_texpr *x) {
         } else if (mt_texpr_uses_var(e, r->L->var)) {
             return false;
         } else if (inner_var(r, e)) {
-            mt_range g = mt_bounds_of(&r->in, e);
-            if (__builtin_sub_overflow(g.hi, g.lo, &span)) return false;
-            d[n++] = (digit){w, 0, 0, span, false};
+            if (!inner_digit(r, e, w, &d[n++])) return false;
         } else {
             note_fixed(r, e);
         }
@@ -584,11 +605,7 @@ static bool x_gives_l(race *r, const mt_texpr *x) {
  * g in [0, c); else -1 (unknown). */
 static bool digits_tile_x(race *r, digit *d, int n, const mt_texpr *x, int64_t *top) {
     if (!x_gives_l(r, x)) return false;
-    for (int i = 1; i < n; i++) /* by A */
-        for (int j = i; j > 0 && d[j - 1].A > d[j].A; j--) {
-            digit t = d[j];
-            d[j] = d[j - 1], d[j - 1] = t;
-        }
+    qsort(d, (size_t)n, sizeof *d, by_a);
     dim_form f = form_of(r, (mt_texpr *)x);
     int64_t want = 1, ext, end, lo;
     *top = -1;
@@ -609,11 +626,7 @@ static bool digits_tile_x(race *r, digit *d, int n, const mt_texpr *x, int64_t *
 /* Each weight above the most that the lighter terms sum to: the index
  * gives back every term's value, as a number gives back its digits. */
 static bool positional(digit *d, int n) {
-    for (int i = 1; i < n; i++) /* by weight */
-        for (int j = i; j > 0 && d[j - 1].w > d[j].w; j--) {
-            digit t = d[j];
-            d[j] = d[j - 1], d[j - 1] = t;
-        }
+    qsort(d, (size_t)n, sizeof *d, by_weight);
     int64_t most = 0, p;
     for (int i = 0; i + 1 < n; i++) {
         if (d[i].w <= most) return false;
@@ -681,7 +694,7 @@ static bool fixed_loads_hold(const race *r) {
 }
 
 /* Is b split among L's iterations (a candidate separates them, or the
- * digits of its flattened index give L back), or scratch of each? */
+ * digits of its indices give L back), or scratch of each? */
 static bool shown(race *r, mt_sched *s, const mt_tbuffer *b) {
     int n = b->ndim;
     if (!fixed_loads_hold(r)) return false;

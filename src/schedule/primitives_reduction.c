@@ -215,11 +215,8 @@ bool mt_sched_decompose_reduction_do(mt_sched *s, const char *name, mt_tvar *loo
                 return mt_sched_refuse(s, "%s: block '%s' writes '%s' at an index of reduce variable "
                                           "'%s': not a reduction the init can start", P, name,
                                        b->writes[i].buf->name, ru->name);
-    for (int j = 0; j < path.len - 1; j++) /* which loops bind it is read from the bindings */
-        for (int i = 0; path.data[j]->kind == TS_LET && i < b->niters; i++)
-            if (mt_texpr_uses_var(b->iter_values[i], path.data[j]->var))
-                return mt_sched_refuse(s, "%s: block '%s' is bound through '%s', a let", P, name,
-                                       path.data[j]->var->name);
+    const mt_tstmt *let = mt_blk_let_binding(&path, 0, b); /* which loops bind it is read from the bindings */
+    if (let) return mt_sched_refuse(s, "%s: block '%s' is bound through '%s', a let", P, name, let->var->name);
     mt_blk_stmts above = {0}; /* reduce loops above L: the init runs at their first iteration */
     mt_texpr *first = NULL;
     if (!reduce_loops_above(s, P, &path, il, b, loop, &above, &first)) return false;
