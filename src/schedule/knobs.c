@@ -41,6 +41,8 @@ static const mt_knob_def matmul_knobs[] = {
     {"primitives", 0, 1, false, 2, {0, 1},
      "1: the packed schedule as a trace of primitives where they say it exactly (A @ B alone, more than 128 rows, whole tiles and blocks); 0: lowered form (default 1)"},
     {"gemv_parts", 1, 64, false, 3, {1, 2, 4}, "few rows: parts of K, each its chunks' partial sums, added after (default: the cores when the bands alone do not divide among them, else 1)"},
+    {"pack_b", 0, 1, false, 2, {0, 1},
+     "column blocks across threads, a row-major B: 0 reads B in place, without the copy into panels (default 0 for the conv rule's 1x1 layers when they prefetch, whose knob pack_b sets it; else 1)"},
 };
 
 static const mt_knob_def conv_knobs[] = {
@@ -51,6 +53,8 @@ static const mt_knob_def conv_knobs[] = {
      "1: a 1x1 layer (one group, no padding) as a matmul per image through the matmul rule (default 1 where it applies)"},
     {"prefetch", 0, 1, false, 2, {0, 1},
      "a 1x1 layer through the matmul rule: 1 prefetches the next column block's input during this one's tiles (default 1)"},
+    {"pack_b", 0, 1, false, 2, {0, 1},
+     "a 1x1 layer through the matmul rule: 1 copies each column block's input into panels first; 0 reads it in place (default 0 when it prefetches)"},
 };
 
 static const mt_knob_def reduce_knobs[] = {

@@ -118,8 +118,8 @@ typedef struct cv {
     bool flat;                 /* pointwise: the plane is one row */
     int mr, nv;                /* tile: mr output channels x nv vectors (knobs mr, nv) */
     bool par;                  /* rows across threads (knob parallel) */
-    int pf;                    /* pointwise through the matmul rule: its knob prefetch as
-                                * chosen (-1: that path not taken) */
+    int pf, pack_b;            /* pointwise through the matmul rule: its knobs prefetch and
+                                * pack_b as chosen (-1: that path not taken, or not printed) */
     /* while generating */
     mt_texpr *n, *oh;          /* the work item's batch index and row */
     mt_tbuffer *xp;            /* the packed rows (packed) */
@@ -586,10 +586,10 @@ static mt_tfunc *gen_pointwise(cv *v) {
     c->wide = true;
     /* the tile and threads given to this rule go to the matmul rule; the
      * values it chose are this rule's choice (chose) */
-    static const char *const passed[] = {"mr", "nv", "parallel", "prefetch"};
+    static const char *const passed[] = {"mr", "nv", "parallel", "prefetch", "pack_b"};
     mt_knobs *k = MT_NEW(a, mt_knobs);
     k->rule = MM_RULE;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (mt_knob_given(s->f, CONV_RULE, passed[i])) mt_knobs_set(k, passed[i], mt_knob_get(s->f, CONV_RULE, passed[i], 0));
     c->f->knobs = k->n ? k : NULL;
     mt_tattr *attrs = c->f->attrs;
@@ -601,6 +601,7 @@ static mt_tfunc *gen_pointwise(cv *v) {
     v->nv = (int)mt_knobs_value(g->chosen, "nv", v->nv);
     v->par = mt_knobs_value(g->chosen, "parallel", v->par) != 0;
     v->pf = (int)mt_knobs_value(g->chosen, "prefetch", -1);
+    v->pack_b = (int)mt_knobs_value(g->chosen, "pack_b", -1);
     return g;
 }
 
@@ -625,6 +626,7 @@ static mt_tfunc *chose(cv *v, mt_tfunc *g, bool pw) {
     mt_knobs_set(&k, "parallel", v->par);
     if (pointwise(v)) mt_knobs_set(&k, "pointwise", pw);
     if (pw && v->pf >= 0) mt_knobs_set(&k, "prefetch", v->pf);
+    if (pw && v->pack_b >= 0) mt_knobs_set(&k, "pack_b", v->pack_b);
     return mt_knobs_chose(v->m.a, mt_knobs_mark(v->m.a, g, v->m.f, CONV_RULE), &k);
 }
 
@@ -639,7 +641,7 @@ mt_tfunc *mt_schedule_conv_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
     v->nv = (int)mt_knob_get(f, CONV_RULE, "nv", 2);
     v->mr = tile_rows(v);
     v->par = mt_knob_get(f, CONV_RULE, "parallel", 1) != 0;
-    v->pf = -1;
+    v->pf = v->pack_b = -1;
     if (applied) *applied = 1;
     if (pointwise(v) && mt_knob_get(f, CONV_RULE, "pointwise", 1)) return chose(v, gen_pointwise(v), true);
     v->packed = win_needs_pack(&v->wn);

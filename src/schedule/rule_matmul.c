@@ -168,7 +168,11 @@ typedef struct tile {
     bool masked;              /* j0 + width may pass N: through tmp when it does */
     mt_tbuffer *ap;           /* packed A sliver [kk][ii], or NULL: X in place */
     mt_texpr *ap_base;        /* where the tile's sliver starts in ap (NULL: 0) */
+    const struct panel *nx;   /* the block whose share this tile prefetches (prefetch_step), or NULL */
+    mt_texpr *nx_tile;        /* which share: the tile's number in its item */
 } tile;
+
+static mt_tstmt *prefetch_step(mm *c, const tile *t, mt_texpr *kk);
 
 /* Accumulator slot (ii, v): a vector at a constant offset, so that SROA
  * turns the whole buffer into registers. */
@@ -351,7 +355,8 @@ static mt_tstmt *gen_tile(mm *c, const tile *t) {
         }
         body = mt_ts_let(a, av[ii], aval, body);
     }
-    mt_tstmt *kloop = mm_loop(c, kk, t->kc, MT_FOR_SERIAL, body);
+    mt_tstmt *pf = t->nx ? prefetch_step(c, t, mm_V(c, kk)) : NULL;
+    mt_tstmt *kloop = mm_loop(c, kk, t->kc, MT_FOR_SERIAL, pf ? mm_seq2(c, pf, body) : body);
     svec s = {0};
     mm_push(c, &s, tile_init(c, t, acc));
     mm_push(c, &s, kloop);
@@ -524,6 +529,7 @@ typedef struct panel {
     mt_texpr *nx_j0;          /* the next item's first column, whose block of B each row
                                * tile prefetches a share of (gen_cols); NULL: none */
     int64_t nx_rows;          /* rows of that block per row tile */
+    bool nx_past;             /* some full row tiles' rows all lie past K */
     int64_t nx_cols;          /* its width (at most) */
 } panel;
 
@@ -535,7 +541,13 @@ static mt_tstmt *sliver(mm *c, const panel *p, mt_texpr *jr, int kind, bool pack
     mt_texpr *j0 = mt_lw_add(&c->lw, p->jc0, mt_lw_mul(&c->lw, jr, mm_I(c, nr)));
     mt_texpr *base = p->bp ? mt_lw_mul(&c->lw, jr, mt_lw_mul(&c->lw, p->kcap, mm_I(c, nr))) : NULL;
     if (pack) return gen_pack(c, p->bp, base, j0, cs, kind == SL_PADDED, p->k0, p->kc, p->krow);
-    tile t = {mr, cs, i0, j0, p->k0, p->kc, p->bp, base, p->first, p->last, kind == SL_PADDED, p->ap, p->ap_base};
+    tile t = {mr, cs, i0, j0, p->k0, p->kc, p->bp, base, p->first, p->last, kind == SL_PADDED, p->ap, p->ap_base,
+              NULL, NULL};
+    if (p->nx_j0 && mr == tile_rows(c)) { /* full row tiles share the next block */
+        t.nx = p;
+        t.nx_tile = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, mt_arith_bin(c->a, TE_FLOORDIV, i0, mm_I(c, mr)),
+                                                mm_ceildiv(c, p->ncols, nr)), jr);
+    }
     return gen_tile(c, &t);
 }
 
@@ -571,53 +583,63 @@ static void a_store(mm *c, svec *s, mt_tbuffer *buf, mt_texpr *dst, mt_texpr *i0
     }
 }
 
-enum { PF_UNROLL = 8 }; /* prefetches of a row written out, at most (prefetch_next) */
+enum { PF_UNROLL = 8 }; /* prefetches of a k step written out, at most (prefetch_step) */
 
 /* The next item's block of B (gen_cols), prefetched while this one's
- * tiles run: the row tile of rows [i0, i0 + mr) at sliver jr is tile t =
- * i0 / mr * slivers + jr of the item, and prefetches the rows [t * R,
- * t * R + R) of that block that are below K (R = p->nx_rows), each line
- * of each row. Packing a block reads K runs of a few
- * lines, a page apart, which the hardware prefetchers do not follow: the
- * copy waited on memory for every run (1x1 conv 256 -> 64, 56 x 56, batch
- * 32: a quarter of the time, against a twelfth at batch 1, whose input
- * stays in the caches). NULL when p has no next block. */
-static mt_tstmt *prefetch_next(mm *c, const panel *p, mt_texpr *i0, int mr, mt_texpr *jr) {
-    if (!p->nx_j0) return NULL;
-    int nr = c->nv * c->vl;
-    mt_texpr *t = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, mt_arith_bin(c->a, TE_FLOORDIV, i0, mm_I(c, mr)),
-                                              mm_ceildiv(c, p->ncols, nr)), jr);
-    mt_tvar *pr = mm_ivar(c, "pr"), *pl = mm_ivar(c, "pl");
-    mt_texpr *first = mt_lw_mul(&c->lw, t, mm_I(c, p->nx_rows));
-    mt_texpr *row = mt_lw_add(&c->lw, first, mm_V(c, pr));
-    /* the tile's rows of the block: none for the tiles past K's (more
-     * tiles than rows) */
-    mt_texpr *nrows = mt_arith_bin(c->a, TE_MAX, mm_I(c, 0),
-                                   mt_arith_bin(c->a, TE_MIN, mm_I(c, p->nx_rows), mt_lw_sub(&c->lw, c->K, first)));
+ * tiles run. Full row tile t of the item (rows i0 .. i0 + mr at sliver jr:
+ * t = i0 / mr * slivers + jr) takes rows [t * R, t * R + R) of that block
+ * (R = p->nx_rows; the last tiles' rows may lie past K, past B even, which
+ * a prefetch may name), L lines in all, and prefetches them spread over
+ * the kc steps of its k loop: step kk the lines q = (kk * P + u) * L /
+ * (kc * P), u < P = ceil(L / kc) -- one line a step when L <= kc, a line
+ * again now and then.
+ *
+ * Why. Packing a block reads K runs of a few lines, a page apart, which
+ * the hardware prefetchers do not follow: the copy waited on memory for
+ * every run (1x1 conv 256 -> 64, 56 x 56, batch 32: a quarter of the time,
+ * against a twelfth at batch 1, whose input stays in the caches). And the
+ * prefetches all at once, before the tile's k loop (64 lines a tile there),
+ * held up the tile until the core's misses in flight drained: the same
+ * layer went from 0.75 to 0.89 of oneDNN's time with the prefetches spread
+ * (docs/schedule.md, "Pointwise layers"). */
+static mt_tstmt *prefetch_step(mm *c, const tile *t, mt_texpr *kk) {
+    const panel *p = t->nx;
+    int line = 0;
     mt_texpr *saved[MM_MAXS];
     memcpy(saved, c->bv, sizeof saved);
     memcpy(c->bv, c->nx_bv, sizeof saved);
-    /* the row's lines: unrolled up to PF_UNROLL, else a loop (a tuned nc
-     * of 2^20 columns would be 65536 statements) */
-    int line = 0;
-    mt_tstmt *body = NULL;
-    mt_texpr *y = mm_prefetchable(c, mm_operand(c, c->Y, NULL, p->nx_j0, row), &line);
-    if (y) {
-        int64_t lines = (p->nx_cols + line - 1) / line;
-        svec s = {0};
-        bool unroll = lines <= PF_UNROLL;
-        for (int64_t q = 0; q < (unroll ? lines : 1); q++) {
-            mt_texpr *off = unroll ? mm_I(c, q * line) : mt_lw_mul(&c->lw, mm_V(c, pl), mm_I(c, line));
-            y = mm_prefetchable(c, mm_operand(c, c->Y, NULL, mt_lw_add(&c->lw, p->nx_j0, off), row), &line);
-            mm_push(c, &s, mt_ts_eval(c->a, mt_te_prefetch(c->a, y)));
+    mt_texpr *probe = mm_prefetchable(c, mm_operand(c, c->Y, NULL, p->nx_j0, mm_I(c, 0)), &line);
+    int64_t kc;
+    svec s = {0};
+    if (probe && mt_te_is_const_int(t->kc, &kc) && kc > 0) {
+        int64_t lines = (p->nx_cols + line - 1) / line, L = p->nx_rows * lines, P = (L + kc - 1) / kc;
+        mt_texpr *first = mt_lw_mul(&c->lw, t->nx_tile, mm_I(c, p->nx_rows));
+        bool unroll = P <= PF_UNROLL;
+        mt_tvar *pu = mm_ivar(c, "pu");
+        for (int64_t u = 0; u < (unroll ? P : 1); u++) {
+            mt_texpr *slot = mt_lw_add(&c->lw, mt_lw_mul(&c->lw, kk, mm_I(c, P)), unroll ? mm_I(c, u) : mm_V(c, pu));
+            mt_texpr *q = mt_arith_bin(c->a, TE_FLOORDIV, mt_lw_mul(&c->lw, slot, mm_I(c, L)), mm_I(c, kc * P));
+            mt_texpr *row = mt_lw_add(&c->lw, first, mt_arith_bin(c->a, TE_FLOORDIV, q, mm_I(c, lines)));
+            row = mt_arith_bin(c->a, TE_MIN, row, mt_lw_sub(&c->lw, c->K, mm_I(c, 1))); /* a tile past K's rows: the last */
+            mt_texpr *col = mt_lw_add(&c->lw, p->nx_j0, mt_lw_mul(&c->lw, mt_arith_bin(c->a, TE_FLOORMOD, q, mm_I(c, lines)), mm_I(c, line)));
+            mt_texpr *y = mm_prefetchable(c, mm_operand(c, c->Y, NULL, col, row), &line);
+            if (y) mm_push(c, &s, mt_ts_eval(c->a, mt_te_prefetch(c->a, y)));
         }
-        body = unroll ? mm_seq(c, &s) : mm_loop(c, pl, mm_I(c, lines), MT_FOR_SERIAL, mm_seq(c, &s));
+        if (!unroll && s.len) {
+            mt_tstmt *one = mm_seq(c, &s);
+            s.len = 0;
+            mm_push(c, &s, mm_loop(c, pu, mm_I(c, P), MT_FOR_SERIAL, one));
+        }
+        if (p->nx_past && s.len) { /* the tiles past K's rows: none */
+            mt_tstmt *all = mm_seq(c, &s);
+            s.len = 0;
+            mm_push(c, &s, mt_ts_if(c->a, mm_lt(c, first, c->K), all, NULL));
+        }
     }
     memcpy(c->bv, saved, sizeof saved);
-    return body ? mm_loop(c, pr, nrows, MT_FOR_SERIAL, body) : NULL;
+    return s.len ? mm_seq(c, &s) : NULL;
 }
 
-static mt_tstmt *with_prefetch(mm *c, mt_tstmt *pf, mt_tstmt *s) { return pf ? mm_seq2(c, pf, s) : s; }
 
 /* Rows [i0, i0 + mr): the sliver jr, or (jr NULL) every sliver of the block. */
 static mt_tstmt *row_tiles(mm *c, const panel *p, mt_texpr *jr, int mr, mt_texpr *i0) {
@@ -629,12 +651,11 @@ static mt_tstmt *row_tiles(mm *c, const panel *p, mt_texpr *jr, int mr, mt_texpr
     }
     if (jr) return sliver_switch(c, &q, jr, false, mr, i0);
     mt_tvar *v = mm_ivar(c, "jr");
-    mt_tstmt *pf = mr == tile_rows(c) ? prefetch_next(c, p, i0, mr, mm_V(c, v)) : NULL;
     int64_t kcap;
     if (c->ap_all || (c->X->kind == TE_LOAD && c->x_kvec) || !mt_te_is_const_int(p->kcap, &kcap) ||
         kcap * mr * (int64_t)mt_dtype_size(c->dt) > 65536)
         return mm_loop(c, v, mm_ceildiv(c, p->ncols, c->nv * c->vl), MT_FOR_SERIAL,
-                    with_prefetch(c, pf, sliver_switch(c, &q, mm_V(c, v), false, mr, i0)));
+                    sliver_switch(c, &q, mm_V(c, v), false, mr, i0));
     /* the A sliver once for all column slivers: [kk][ii], mr values per k */
     q.ap = mm_local_buf(c, "A_pack", mm_I(c, kcap * mr), c->dt);
     mt_tvar *kk = mm_ivar(c, "kk");
@@ -642,7 +663,7 @@ static mt_tstmt *row_tiles(mm *c, const panel *p, mt_texpr *jr, int mr, mt_texpr
     a_store(c, &s, q.ap, mt_lw_mul(&c->lw, mm_V(c, kk), mm_I(c, mr)), i0, mr, mt_lw_add(&c->lw, p->k0, mm_V(c, kk)));
     mt_tstmt *pk = mm_loop(c, kk, p->kc, MT_FOR_SERIAL, mm_seq(c, &s));
     mt_tstmt *tiles = mm_loop(c, v, mm_ceildiv(c, p->ncols, c->nv * c->vl), MT_FOR_SERIAL,
-                           with_prefetch(c, pf, sliver_switch(c, &q, mm_V(c, v), false, mr, i0)));
+                           sliver_switch(c, &q, mm_V(c, v), false, mr, i0));
     return mt_ts_alloc(c->a, q.ap, mm_seq2(c, pk, tiles));
 }
 
@@ -815,6 +836,7 @@ static mt_tstmt *packed_body(mm *c) {
     p.krow = NULL;
     p.ap_base = NULL;
     p.nx_j0 = NULL;
+    p.nx_past = false;
     mt_tstmt *body = mm_seq2(c, pack_block(c, &p, jr, c->par), rows(c, &p, NULL, true));
     if (c->ap_blocked) { /* A a K block at a time: the K blocks outermost */
         if (!one_jc) body = mm_loop(c, jc, mm_ceildiv(c, N, c->ncblk), MT_FOR_SERIAL, body);
@@ -838,7 +860,7 @@ static mt_tstmt *packed_body(mm *c) {
  *    a quarter of L2 (the weights of a 1x1 convolution, 64 x 256), blocks
  *    of WIDE_COLS (32, 64 and 128 columns measured alike on one thread, 1x1
  *    256 -> 64 at 56 x 56; 64 gives 49 items per image there), K whole;
- *    each item's row tiles prefetch the next item's block (prefetch_next;
+ *    each item's row tiles prefetch the next item's block (prefetch_step;
  *    knob prefetch): batch 32 at 56 x 56, 1x1 64 -> 256 7.0 -> 6.4 ms and
  *    256 -> 64 9.0 -> 8.8 ms on 2 threads;
  *  - few rows (matmul_defaults.c, mm_cols_parallel): blocks as wide as
@@ -856,7 +878,7 @@ static bool wide_fits(mm *c) {
 
 /* One item: the columns [blk * ncw, + width) of the batch c->bv, every K
  * block. */
-static mt_tstmt *cols_item(mm *c, mt_texpr *blk, int64_t ncw, mt_texpr *width, mt_texpr *nx_blk) {
+static mt_tstmt *cols_item(mm *c, mt_texpr *blk, int64_t ncw, mt_texpr *width, mt_texpr *nx_blk, bool pack) {
     panel p;
     mt_tvar *pc = mm_ivar(c, "pc"), *jr = mm_ivar(c, "jr");
     p.jc0 = mt_lw_mul(&c->lw, blk, mm_I(c, ncw));
@@ -866,6 +888,7 @@ static mt_tstmt *cols_item(mm *c, mt_texpr *blk, int64_t ncw, mt_texpr *width, m
     p.ap_base = NULL;
     p.krow = NULL;
     p.nx_j0 = NULL;
+    p.nx_past = false;
     int64_t M, K;
     if (nx_blk) { /* (can_prefetch_next) */
         mt_te_is_const_int(c->ext[c->ns - 2], &M);
@@ -873,16 +896,17 @@ static mt_tstmt *cols_item(mm *c, mt_texpr *blk, int64_t ncw, mt_texpr *width, m
         int64_t tiles = M / tile_rows(c) * ((ncw + c->nv * c->vl - 1) / (c->nv * c->vl));
         p.nx_j0 = mt_lw_mul(&c->lw, nx_blk, mm_I(c, ncw));
         p.nx_rows = (K + tiles - 1) / tiles;
+        p.nx_past = (tiles - 1) * p.nx_rows >= K;
         int64_t N;
         p.nx_cols = mt_te_is_const_int(c->ext[c->ns - 1], &N) && N < ncw ? N : ncw;
     }
-    p.bp = mm_local_buf(c, "B_pack", mt_lw_mul(&c->lw, p.kcap, mm_I(c, ncw)), c->dt);
-    mt_tstmt *body = mm_seq2(c, pack_block(c, &p, jr, false), rows(c, &p, NULL, false));
+    p.bp = pack ? mm_local_buf(c, "B_pack", mt_lw_mul(&c->lw, p.kcap, mm_I(c, ncw)), c->dt) : NULL;
+    mt_tstmt *body = pack ? mm_seq2(c, pack_block(c, &p, jr, false), rows(c, &p, NULL, false)) : rows(c, &p, NULL, false);
     if (npc) body = mm_loop(c, pc, npc, MT_FOR_SERIAL, body);
-    return mt_ts_alloc(c->a, p.bp, body);
+    return pack ? mt_ts_alloc(c->a, p.bp, body) : body;
 }
 
-/* Can gen_cols' items prefetch the next one's block of B (prefetch_next)?
+/* Can gen_cols' items prefetch the next one's block of B (prefetch_step)?
  * When B is read as vectors along its rows (a run of lines per row of the
  * block), K is one block, and M and K are constants with at least one full
  * row tile (the tiles that share the prefetches). */
@@ -931,7 +955,17 @@ static mt_tstmt *gen_cols(mm *c, int64_t ncw) {
      * the compile of x @ w with x 64 x 787 and w 787 x 130) */
     mt_texpr *width = N % ncw ? mt_arith_bin(c->a, TE_MIN, mm_I(c, ncw), mt_lw_sub(&c->lw, mm_I(c, N), mt_lw_mul(&c->lw, blk, mm_I(c, ncw))))
                               : mm_I(c, ncw);
-    mt_tstmt *body = cols_item(c, blk, ncw, width, nx_blk);
+    /* B read in place, without the copy (knob pack_b=0): the default for
+     * the conv rule's small A when the next item's block is prefetched --
+     * the tiles then read their block from L2, as they would the copy, and
+     * the copy's stores and second read are saved (1x1 conv 256 -> 64 at
+     * 56 x 56, batch 1: 0.88 -> 0.97 of oneDNN). A B along j only. */
+    bool pack = true;
+    if (c->y_vec) {
+        pack = mt_knob_get(c->f, MM_RULE, "pack_b", !(c->wide && nx_blk)) != 0;
+        if (c->wide || mt_knob_given(c->f, MM_RULE, "pack_b")) mt_knobs_set(&c->chosen, "pack_b", pack);
+    }
+    mt_tstmt *body = cols_item(c, blk, ncw, width, nx_blk, pack);
     return mm_loop(c, it, items, c->par ? MT_FOR_PARALLEL : MT_FOR_SERIAL, body);
 }
 

@@ -70,6 +70,7 @@ typedef struct conv_case {
     bool bias_relu;   /* relu(conv2d(x, w) + b.reshape(o, 1, 1)) */
     bool sym_batch;   /* x's batch is the symbol "n" */
     mt_dtype dt;
+    const char *knobs; /* given to schedule_conv when not NULL */
 } conv_case;
 
 static int64_t out_dim(int64_t n, int64_t k, int64_t s, int64_t p, int64_t d) {
@@ -122,7 +123,10 @@ static void run_conv(const conv_case *t) {
     if (t->bias_relu)
         len += snprintf(src + len, sizeof src - (size_t)len, "    y = relu(y + reshape(b, (%lld, 1, 1)))\n",
                         (long long)t->o);
-    snprintf(src + len, sizeof src - (size_t)len, "    return y\n");
+    len += snprintf(src + len, sizeof src - (size_t)len, "    return y\n");
+    if (t->knobs)
+        snprintf(src + len, sizeof src - (size_t)len, "@T.schedule(\"%s\")\ndef s(sch):\n    sch.apply_rule(\"schedule_conv\", %s)\n",
+                 t->bias_relu ? "fused_conv2d_reshape_add_relu" : "conv2d", t->knobs);
     mt_kernel *k = compile_ok(src);
     int64_t xd[4] = {t->n, t->c, t->h, t->w}, wd[4] = {t->o, t->c / t->g, t->kh, t->kw}, bd[1] = {t->o};
     mt_tensor *args[3] = {rand_tensor(t->dt, 4, xd), rand_tensor(t->dt, 4, wd), NULL};
@@ -214,6 +218,15 @@ static void test_conv_pointwise(void **state) {
     run_conv(C(3, 7, 17, 65, 17, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, true, true, MT_FLOAT32));
     run_conv(C(3, 17, 3, 7, 65, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, true, false, MT_FLOAT64));
     run_conv(C(2, 1100, 3, 7, 40, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, true, false, MT_FLOAT32));
+    /* the matmul rule's column blocks (the plane 128 columns or more) read
+     * in place with the next block prefetched a line a k step (the
+     * default), copied into panels with and without the prefetch, and in
+     * place without it */
+    static const char *const knobs[] = {"pack_b=1", "prefetch=0", "prefetch=0, pack_b=0", "mr=4, nv=1"};
+    for (int q = 0; q < 4 && !test_gpu_target(); q++) {
+        run_conv(C(3, 17, 17, 65, 65, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, q % 2 == 0, false, MT_FLOAT32, knobs[q]));
+        run_conv(C(2, 7, 9, 30, 13, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, q % 2 == 1, false, MT_FLOAT64, knobs[q]));
+    }
 }
 
 /* relu(conv2d(x, w) + b + x): a residual read at the output's plane, the
@@ -290,8 +303,9 @@ static void test_conv_rule(void **state) {
 }
 
 /* On the CPU a 1x1 conv (one group) takes the matmul rule's schedule
- * (packed input blocks, B_pack, the next one prefetched) and a grouped 1x1 the conv rule's direct
- * path (xcol); both as the double reference (test_conv_pointwise). */
+ * (input blocks read in place, the next one prefetched; B_pack with
+ * pack_b=1 or prefetch=0) and a grouped 1x1 the conv rule's direct path
+ * (xcol); both as the double reference (test_conv_pointwise). */
 static void test_conv_pointwise_rule(void **state) {
     (void)state;
     skip_if_gpu_target("the CPU's scheduled TIR");
@@ -304,7 +318,7 @@ static void test_conv_pointwise_rule(void **state) {
         mt_kernel *k = compile_ok(src[g]);
         const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
         assert_non_null(strstr(t, "T.fma("));
-        assert_true((strstr(t, "B_pack = T.alloc_buffer(") != NULL) == (g == 0));
+        assert_null(strstr(t, "B_pack = T.alloc_buffer("));
         /* the 1x1 layer's items prefetch the next item's block of x */
         assert_true((strstr(t, "T.prefetch(x[") != NULL) == (g == 0));
         assert_true((strstr(t, "xcol = T.alloc_buffer(") != NULL) == (g == 1));
@@ -312,15 +326,25 @@ static void test_conv_pointwise_rule(void **state) {
     }
     /* the conv rule's knob prefetch: printed, and 0 turns it off */
     mt_kernel *k = compile_ok(src[0]);
-    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), "pointwise=1, prefetch=1"));
-    mt_kernel_release(k);
-    char s2[1024];
-    snprintf(s2, sizeof s2, "%s\n@T.schedule(\"fused_conv2d_relu\")\ndef s(sch):\n    sch.apply_rule(\"schedule_conv\", prefetch=0)\n",
-             src[0]);
-    k = compile_ok(s2);
     const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
-    if (strstr(t, "T.prefetch(") || !strstr(t, "B_pack = T.alloc_buffer(")) fail_msg("prefetch=0:\n%s", t);
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), "pointwise=1, prefetch=1, pack_b=0"));
+    /* spread over the tile's k loop: the prefetch inside it */
+    const char *kl = strstr(t, "for kk in range(");
+    if (!kl || !strstr(kl, "T.prefetch(x[")) fail_msg("no prefetch in the k loop:\n%s", t);
     mt_kernel_release(k);
+    /* prefetch=0: the blocks copied (pack_b=1 by default), no prefetch;
+     * pack_b=1 with the prefetch */
+    static const char *const edit[2] = {"prefetch=0", "pack_b=1"};
+    for (int e = 0; e < 2; e++) {
+        char s2[1024];
+        snprintf(s2, sizeof s2, "%s\n@T.schedule(\"fused_conv2d_relu\")\ndef s(sch):\n    sch.apply_rule(\"schedule_conv\", %s)\n",
+                 src[0], edit[e]);
+        k = compile_ok(s2);
+        t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+        if ((strstr(t, "T.prefetch(") != NULL) != (e == 1) || !strstr(t, "B_pack = T.alloc_buffer("))
+            fail_msg("%s:\n%s", edit[e], t);
+        mt_kernel_release(k);
+    }
 }
 
 /* ---- pools ---------------------------------------------------------------------- */
