@@ -58,19 +58,49 @@ static bool divides(int64_t d, const mt_texpr *e) {
     return d > 0 && mt_te_is_const_int(e, &v) && v > 0 && v % d == 0;
 }
 
+/* The matmul's nest: the body, or with an epilogue the first of the body's
+ * statements (under C's allocation). */
+static bool matmul_nest(mt_tstmt *body, mm_nest *n) {
+    while (body->kind == TS_ALLOC) body = body->body;
+    if (body->kind == TS_SEQ && body->nstmts > 0) body = body->stmts[0];
+    return body->kind == TS_FOR && mm_parse_nest(body, n);
+}
+
+/* The function's one block after the matmul's, when it is an epilogue
+ * the primitives may take: K one block (the epilogue then follows the
+ * tile's k loop), one output of C's dtype, its iterations spatial, its
+ * math short (not c->epi_loop: see epilogue()). NULL for a plain matmul;
+ * *ok false for anything else. */
+static const mt_tstmt *epilogue_block(mm *c, const mm_nest *n, bool *ok) {
+    *ok = c->nep == 0 && c->P == c->C;
+    if (c->nep == 0) return NULL;
+    *ok = false;
+    mt_blk_stmts all = mt_blk_blocks_under(c->a, c->f->body);
+    if (c->nep != 1 || c->split || c->epi_loop || all.len != 2 || c->ep[0].out->dtype != c->dt ||
+        !mm_is_param(c, c->ep[0].out))
+        return NULL;
+    const mt_tstmt *e = all.data[0] == n->blk ? all.data[1] : all.data[0];
+    for (int i = 0; i < e->niters; i++)
+        if (e->iters[i].kind != MT_ITER_SPATIAL) return NULL;
+    *ok = e->niters == 2;
+    return e;
+}
+
 /* Does the function take the primitives (the top)? *nc: the column
- * block, N itself when N is narrower than the rule's block. */
-static bool fits(mm *c, int mr, mm_nest *n, int64_t *nc) {
+ * block, N itself when N is narrower than the rule's block; *epi: the
+ * epilogue's block, or NULL. */
+static bool fits(mm *c, int mr, mm_nest *n, int64_t *nc, const mt_tstmt **epi) {
     mt_tvar *i = c->sv[0], *j = c->sv[1];
     int nr = c->nv * c->vl;
     int64_t N;
+    bool ok;
     if (!mt_te_is_const_int(c->ext[1], &N)) return false;
     *nc = N < c->ncblk ? N : c->ncblk;
-    return c->own && c->ns == 2 && c->nep == 0 && !c->epi_loop && c->P == c->C && !c->ap_all && !c->cols &&
+    return c->own && c->ns == 2 && !c->ap_all && !c->cols &&
            !mm_few_rows(c) &&
            plain_load(c, c->X, i, c->kv) && plain_load(c, c->Y, c->kv, j) && c->X->buf != c->Y->buf &&
            divides(mr, c->ext[0]) && divides(*nc, c->ext[1]) && *nc % nr == 0 &&
-           (!c->split || divides(c->kcblk, c->K)) && c->f->body->kind == TS_FOR && mm_parse_nest(c->f->body, n);
+           (!c->split || divides(c->kcblk, c->K)) && matmul_nest(c->f->body, n) && ((*epi = epilogue_block(c, n, &ok)), ok);
 }
 
 /* The loops around block `name` (outermost first), the last `want` of
@@ -101,10 +131,15 @@ static bool order(mt_sched *s, mt_tvar **cur, mt_tvar *const *want, int n) {
     return true;
 }
 
-/* B's block into panels of nr columns, a row of the block at a time
- * (each row one run of memory: panel by panel, each row of a panel was a
- * new page at N = 4096, 5-7 % slower at 256 and 512 x 4096 by 4096^2),
- * the rows on threads. */
+/* B's block into panels of nr columns, pack_rows rows of the block at a
+ * time (each row one run of memory: panel by panel, each row of a panel
+ * was a new page at N = 4096, 5-7 % slower at 256 and 512 x 4096 by
+ * 4096^2; one row at a time, 4 % slower at 256 x 256 by 256 x 2048 --
+ * the lowered form's kr streams in flight), the groups of rows on
+ * threads:
+ *
+ *     ax1_0, ax1_1, ax1_2 = split(ax1, [.., nv, vl]); ax0_0, ax0_1 = split(ax0, pack_rows)
+ *     reorder -> ax0_0, ax1_0, ax0_1, ax1_1, ax1_2   (ax0_0 parallel, ax0_1 and ax1_1 unrolled) */
 static bool pack(mt_sched *s, mm *c, const char *blk, mt_tvar *at, int nr) {
     mt_arena *a = s->arena;
     const char *cache;
@@ -121,11 +156,42 @@ static bool pack(mt_sched *s, mm *c, const char *blk, mt_tvar *at, int nr) {
     mt_blk_stmts path;
     if (!mt_blk_find_block(s, "matmul rule", cache, &path)) return false;
     pb = path.data[path.len - 1]->body->buf;
-    mt_tvar *pl[2], *p1;
+    mt_tvar *pl[2], *p0, *p1, *pv = NULL, *r0 = NULL, *r1 = NULL;
     if (!mt_sched_transform_layout(s, cache, pb->name, m) || !last_loops(s, cache, pl, 2) ||
-        !mt_sched_split(s, pl[1], mt_te_i64(a, nr), NULL, &p1) || !mt_sched_vectorize(s, p1))
+        !mt_sched_split(s, pl[1], mt_te_i64(a, nr), &p0, &p1))
         return false;
+    /* a panel's row as nv vectors, unrolled (left to vectorize, a loop of
+     * nv: 1-2 % slower at K = 256) */
+    if (c->nv > 1 && !mt_sched_split(s, p1, mt_te_i64(a, c->vl), &pv, &p1)) return false;
+    int64_t rows = 0, kr = c->pack_rows;
+    for (int i = 0; i < path.len; i++) /* the rows' extent: the block's depth */
+        if (path.data[i]->kind == TS_FOR && path.data[i]->var == pl[0]) mt_te_is_const_int(path.data[i]->extent, &rows);
+    if (kr > 1 && rows > kr && rows % kr == 0) {
+        if (!mt_sched_split(s, pl[0], mt_te_i64(a, kr), &r0, &r1) || !mt_sched_reorder(s, r1, p0) ||
+            !mt_sched_unroll(s, r1))
+            return false;
+        pl[0] = r0;
+    }
+    if ((pv && !mt_sched_unroll(s, pv)) || !mt_sched_vectorize(s, p1)) return false;
     return !c->par || mt_sched_parallel(s, pl[0]);
+}
+
+/* The epilogue on each register tile as the k loop leaves it (under j1,
+ * after k1), its rows and vectors unrolled: the tile of C then lives only
+ * there, compact_buffers makes it a local tile at constant offsets and
+ * SROA registers, as in the lowered form (relu(x @ w + b), 512 x 1024 x
+ * 1024: within 0.7 % of it). A long epilogue (c->epi_loop: gelu's erf,
+ * exp, tanh) is the lowered form's, which copies the registers to a tile
+ * in L1 and runs one copy of the math in a loop over it: as a loop here,
+ * the tile's variable offsets kept C in memory through the k loop (2x
+ * slower), and cache_write cannot make the copy of a tile whose reduce
+ * loop is outside its rows. */
+static bool epilogue(mt_sched *s, mm *c, const mt_tstmt *e, mt_tvar *j1) {
+    const char *name = mt_blk_bname(e);
+    mt_tvar *l[2], *v0, *v1;
+    return mt_sched_reverse_compute_at(s, name, j1) && last_loops(s, name, l, 2) &&
+           mt_sched_split(s, l[1], mt_te_i64(s->arena, c->vl), &v0, &v1) && mt_sched_unroll(s, l[0]) &&
+           mt_sched_unroll(s, v0) && mt_sched_vectorize(s, v1);
 }
 
 /* Zeros at the first K block, in the tile's registers. */
@@ -139,7 +205,7 @@ static bool init_tile(mt_sched *s, const char *blk, mt_tvar *k1, int nv) {
     return mt_sched_vectorize(s, l[n - 1]);
 }
 
-static bool schedule(mt_sched *s, mm *c, int mr, int64_t nc, const mm_nest *n) {
+static bool schedule(mt_sched *s, mm *c, int mr, int64_t nc, const mm_nest *n, const mt_tstmt *epi) {
     mt_arena *a = s->arena;
     const char *blk = n->blk->name;
     int nr = c->nv * c->vl;
@@ -157,7 +223,7 @@ static bool schedule(mt_sched *s, mm *c, int mr, int64_t nc, const mm_nest *n) {
         if (want[q]) want[nw++] = want[q];
     if (!last_loops(s, blk, cur, nw)) return false;
     if (!order(s, cur, want, nw) || !mt_sched_use_fma(s, blk) || !pack(s, c, blk, k0 ? k0 : j0, nr) ||
-        !init_tile(s, blk, k1, c->nv))
+        (epi && !epilogue(s, c, epi, j1)) || !init_tile(s, blk, k1, c->nv))
         return false;
     if (c->par && !mt_sched_parallel(s, i0)) return false;
     return mt_sched_unroll(s, i1) && (!j2 || mt_sched_unroll(s, j2)) && mt_sched_vectorize(s, j3);
@@ -166,8 +232,9 @@ static bool schedule(mt_sched *s, mm *c, int mr, int64_t nc, const mm_nest *n) {
 mt_tfunc *mm_packed_primitives(mm *c, int mr) {
     mm_nest n;
     int64_t nc;
-    if (!fits(c, mr, &n, &nc)) return NULL;
+    const mt_tstmt *epi = NULL;
+    if (!fits(c, mr, &n, &nc, &epi)) return NULL;
     mt_sched s;
     mt_sched_init(&s, c->a, c->f);
-    return schedule(&s, c, mr, nc, &n) ? s.func : NULL;
+    return schedule(&s, c, mr, nc, &n, epi) ? s.func : NULL;
 }

@@ -6,6 +6,7 @@
  * dims bound by the caller. Numerics against plain C loops.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "test_util.h"
@@ -534,6 +535,79 @@ static void test_compact_left_alone(void **state) {
     release(o, 2);
 }
 
+/* What compact_buffers takes (checked in the scheduled TIR, and against
+ * the values): a later item that stores into the box (a reduction after
+ * its init), a writer whose index is the digits of a split (a * 4 + b),
+ * the buffer then allocated once outside serial loops and per iteration
+ * of a parallel one; a store outside the box leaves X whole. The values
+ * on every target; the structure on the CPU (a GPU compacts only shared
+ * buffers). */
+static const char *compacted(const char *src, const float *vals, int64_t n, mt_tensor **outs) {
+    mt_kernel *k = compile_ok(src);
+    mt_tensor *v = mt_tensor_create(MT_FLOAT32, 1, &n);
+    for (int64_t i = 0; i < n; i++) ((float *)mt_tensor_data(v))[i] = vals[i];
+    run(k, &v, 1, outs, 1);
+    mt_tensor_release(v);
+    static char text[16384];
+    snprintf(text, sizeof text, "%s", mt_kernel_dump(k, MT_STAGE_TIR_SCHED));
+    mt_kernel_release(k);
+    return text;
+}
+
+static void test_compact_taken(void **state) {
+    (void)state;
+    mt_tensor *o[1];
+    static const float v[] = {1, 2, 3, 4, 5, 6, 7, 8};
+    /* init, update (loads and stores), read: X is 4 floats, allocated before the loop */
+    const char *t = compacted("@T.prim_func\n"
+                              "def f(vals: T.Buffer((8,), \"float32\"), out: T.Buffer((8,), \"float32\")):\n"
+                              "    X = T.alloc_buffer((8,), \"float32\")\n"
+                              "    for i in range(2):\n"
+                              "        for c in range(4):\n"
+                              "            X[i * 4 + c] = T.float32(0)\n"
+                              "        for k in range(3):\n"
+                              "            for c in range(4):\n"
+                              "                X[i * 4 + c] = X[i * 4 + c] + vals[i * 4 + c] * T.float32(k + 1)\n"
+                              "        for c in range(4):\n"
+                              "            out[i * 4 + c] = X[i * 4 + c]\n",
+                              v, 8, o);
+    const char *al = strstr(t, "X = T.alloc_buffer((4,)"), *loop = strstr(t, "for i in range(2)");
+    bool cpu = !test_gpu_target(); /* (on a GPU only shared buffers are compacted) */
+    if (cpu && (!al || !loop || al > loop)) fail_msg("X not compacted before the loop:\n%s", t);
+    for (int i = 0; i < 8; i++) assert_true(F(o[0])[i] == v[i] * 6.0f);
+    release(o, 1);
+    /* the digits of a split, under a parallel loop: X per iteration */
+    t = compacted("@T.prim_func\n"
+                  "def f(vals: T.Buffer((8,), \"float32\"), out: T.Buffer((16,), \"float32\")):\n"
+                  "    X = T.alloc_buffer((2, 16), \"float32\")\n"
+                  "    for i in T.parallel(2):\n"
+                  "        for a in range(2):\n"
+                  "            for b in range(4):\n"
+                  "                X[i, a * 4 + b] = vals[a * 4 + b] + T.float32(i)\n"
+                  "        for c in range(8):\n"
+                  "            out[i * 8 + c] = X[i, 7 - c]\n",
+                  v, 8, o);
+    if (cpu && !strstr(t, "X = T.alloc_buffer((8,)") && !strstr(t, "X = T.alloc_buffer((1, 8)"))
+        fail_msg("X not compacted to 8:\n%s", t);
+    for (int i = 0; i < 16; i++) assert_true(F(o[0])[i] == v[7 - i % 8] + (float)(i / 8));
+    release(o, 1);
+    /* a later store outside the writer's box: X whole */
+    t = compacted("@T.prim_func\n"
+                  "def f(vals: T.Buffer((8,), \"float32\"), out: T.Buffer((8,), \"float32\")):\n"
+                  "    X = T.alloc_buffer((8,), \"float32\")\n"
+                  "    for i in range(2):\n"
+                  "        for c in range(2):\n"
+                  "            X[i * 4 + c] = vals[i * 4 + c]\n"
+                  "        for c in range(2):\n"
+                  "            X[i * 4 + c + 2] = X[i * 4 + c] * T.float32(2)\n"
+                  "        for c in range(4):\n"
+                  "            out[i * 4 + c] = X[i * 4 + c]\n",
+                  v, 8, o);
+    if (cpu && !strstr(t, "X = T.alloc_buffer((8,)")) fail_msg("X compacted past its writer's box:\n%s", t);
+    for (int i = 0; i < 8; i++) assert_true(F(o[0])[i] == (i % 4 < 2 ? v[i] : 2 * v[i - 2]));
+    release(o, 1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_call_custom_add),
@@ -550,6 +624,7 @@ int main(void) {
         cmocka_unit_test(test_dump_compiles_back),
         cmocka_unit_test(test_call_errors),
         cmocka_unit_test(test_compact_left_alone),
+        cmocka_unit_test(test_compact_taken),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }

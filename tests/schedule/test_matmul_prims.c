@@ -5,7 +5,9 @@
  * Which form: a plain a @ b whose constant shape is whole tiles and blocks
  * with more than 128 rows takes the primitives (the "schedule" dump is
  * split / reorder / cache_read / ... steps, the K blocks' init under `if
- * k0 == 0`); few rows, a row tail, a column tail, an epilogue or the knob
+ * k0 == 0`), and so does an elementwise epilogue with K one block (moved
+ * under each register tile); few rows, a row tail, a column tail, an
+ * epilogue after K blocks or with long math (gelu), or the knob
  * primitives=0 take the lowered form (one apply_rule step). Numerics of each against C
  * loops in double (|got - want| <= 1e-5 (float32) or 1e-13 (float64) of
  * the sum of |a_ik b_kj|: every element sums k in order with fused
@@ -114,11 +116,95 @@ static void test_lowered_shapes(void **st) {
         check(kn, MT_FLOAT32, c[i].m, c[i].k, c[i].n, what);
         mt_kernel_release(kn);
     }
-    /* an epilogue: lowered, the matmul's value never stored unfinished */
-    mt_kernel *kn = compile_ok("def mm(a: Tensor((144, 64), \"float32\"), b: Tensor((64, 96), \"float32\")):\n"
-                               "    return relu(a @ b)\n");
-    if (primitives(kn)) fail_msg("relu(a @ b): expected the lowered form:\n%s", mt_kernel_dump(kn, MT_STAGE_SCHEDULE));
-    mt_kernel_release(kn);
+}
+
+/* An elementwise epilogue, K one block: the epilogue block moved under
+ * each register tile (reverse_compute_at), after its k loop. Each case:
+ * the source's expression, the extra parameter r (NULL: none; "row": n
+ * values, "full": m x n), the dtype, the shape, and which form. */
+typedef struct epi_case {
+    const char *expr, *r, *dt;
+    int m, k, n;
+    bool prims;
+} epi_case;
+
+static double epi_ref(const epi_case *c, double s, int i, int j) {
+    double r = !c->r ? 0 : strcmp(c->r, "row") == 0 ? val(j, 3) : val((int64_t)i * c->n + j, 3);
+    if (c->dt[5] == '3') r = (float)r;
+    if (strstr(c->expr, "gelu")) return 0.5 * s * (1 + erf(s / sqrt(2.0)));
+    if (strstr(c->expr, "relu")) return s + r > 0 ? s + r : 0;
+    return s * 2.0 + r; /* (a @ b) * 2.0 + r */
+}
+
+static void check_epi(mt_kernel *kn, const epi_case *c, const char *what) {
+    mt_dtype dt = c->dt[5] == '6' ? MT_FLOAT64 : MT_FLOAT32;
+    bool row = c->r && strcmp(c->r, "row") == 0;
+    mt_tensor *args[3] = {input(dt, c->m, c->k, 1), input(dt, c->k, c->n, 2), NULL}, *out = NULL;
+    if (c->r) args[2] = row ? input(dt, 1, c->n, 3) : input(dt, c->m, c->n, 3);
+    if (row) { /* a vector of n */
+        int64_t sh[1] = {c->n};
+        mt_tensor *v = mt_tensor_create(dt, 1, sh);
+        memcpy(mt_tensor_data(v), mt_tensor_data(args[2]), (size_t)c->n * mt_dtype_size(dt));
+        mt_tensor_release(args[2]);
+        args[2] = v;
+    }
+    mt_diag d;
+    if (test_kernel_run(kn, args, c->r ? 3 : 2, &out, 1, &d) != MT_OK) fail_msg("%s: run failed:\n%s", what, d.text);
+    double tol = dt == MT_FLOAT64 ? 1e-13 : 1e-5;
+    for (int i = 0; i < c->m; i++)
+        for (int j = 0; j < c->n; j++) {
+            double sum = 0, mag = 0;
+            for (int q = 0; q < c->k; q++) {
+                double a = val((int64_t)i * c->k + q, 1), b = val((int64_t)q * c->n + j, 2);
+                double p = dt == MT_FLOAT32 ? (double)(float)a * (float)b : a * b;
+                sum += p, mag += fabs(p);
+            }
+            double want = epi_ref(c, sum, i, j), r = c->r ? fabs(epi_ref(c, 0, i, j)) : 0;
+            int64_t at = (int64_t)i * c->n + j;
+            double got = dt == MT_FLOAT64 ? ((double *)mt_tensor_data(out))[at] : ((float *)mt_tensor_data(out))[at];
+            if (!(fabs(got - want) <= tol * (2 * mag + r) + 1e-30))
+                fail_msg("%s [%d, %d]: got %.17g, want %.17g", what, i, j, got, want);
+        }
+    for (int i = 0; i < 3; i++) mt_tensor_release(args[i]);
+    mt_tensor_release(out);
+}
+
+static void test_epilogues(void **st) {
+    (void)st;
+    if (test_gpu_target()) skip();
+    static const epi_case c[] = {
+        {"relu(a @ b + r)", "row", "float32", 144, 64, 96, true},
+        {"relu(a @ b + r)", "row", "float32", 288, 256, 256, true},
+        {"(a @ b) * 2.0 + r", "full", "float64", 144, 64, 48, true},
+        {"relu(a @ b)", NULL, "float32", 144, 1000, 64, true},   /* K = 1000: one block */
+        {"relu(a @ b + r)", "row", "float32", 144, 1536, 64, false}, /* K blocks: the epilogue at the last one */
+        {"gelu(a @ b)", NULL, "float32", 144, 64, 96, false},    /* long math: one copy, in a loop */
+        {"relu(a @ b + r)", "row", "float32", 145, 64, 96, false},   /* a row tail */
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char src[1024], r[96] = "", what[128];
+        if (c[i].r && strcmp(c[i].r, "full") == 0) snprintf(r, sizeof r, ", r: Tensor((%d, %d), \"%s\")", c[i].m, c[i].n, c[i].dt);
+        else if (c[i].r) snprintf(r, sizeof r, ", r: Tensor((%d,), \"%s\")", c[i].n, c[i].dt);
+        snprintf(src, sizeof src, "def mm(a: Tensor((%d, %d), \"%s\"), b: Tensor((%d, %d), \"%s\")%s):\n    return %s\n",
+                 c[i].m, c[i].k, c[i].dt, c[i].k, c[i].n, c[i].dt, r, c[i].expr);
+        snprintf(what, sizeof what, "%s %s %d x %d x %d", c[i].expr, c[i].dt, c[i].m, c[i].k, c[i].n);
+        mt_kernel *kn = compile_ok(src);
+        const char *sch = mt_kernel_dump(kn, MT_STAGE_SCHEDULE);
+        if (primitives(kn) != c[i].prims || (c[i].prims && !strstr(sch, "sch.reverse_compute_at(")))
+            fail_msg("%s: expected the %s form:\n%s", what, c[i].prims ? "primitive" : "lowered", sch);
+        /* the tile of C a local buffer of the tile's size, not the matmul's */
+        if (c[i].prims && !strstr(mt_kernel_dump(kn, MT_STAGE_TIR_SCHED), "lv = T.alloc_buffer((") )
+            fail_msg("%s: no tile of C:\n%s", what, mt_kernel_dump(kn, MT_STAGE_TIR_SCHED));
+        check_epi(kn, &c[i], what);
+        if (c[i].prims) { /* the printed schedule replays */
+            char again[8192];
+            snprintf(again, sizeof again, "%s\n%s", src, strchr(sch, '\n') + 1);
+            mt_kernel *k2 = compile_ok(again);
+            assert_string_equal(mt_kernel_dump(k2, MT_STAGE_TIR_SCHED), mt_kernel_dump(kn, MT_STAGE_TIR_SCHED));
+            mt_kernel_release(k2);
+        }
+        mt_kernel_release(kn);
+    }
 }
 
 /* The printed schedule pasted back gives the same code; so do knobs. */
@@ -156,6 +242,7 @@ int main(void) {
         cmocka_unit_test(test_primitive_shapes),
         cmocka_unit_test(test_lowered_shapes),
         cmocka_unit_test(test_replay_and_knobs),
+        cmocka_unit_test(test_epilogues),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }

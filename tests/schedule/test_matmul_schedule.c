@@ -761,7 +761,9 @@ static const char *sched_text(mt_arena *a, const char *src, const mt_target_desc
     return mt_pipeline_dump(a, &c, MT_STAGE_TIR_SCHED);
 }
 
-/* The scheduled loop IR of relu(a @ w + c) at 1024^3: B packed by column
+/* The scheduled loop IR of relu(a @ w + c) at 1024^3 in the lowered form
+ * (primitives=0; the default is the trace of primitives,
+ * test_matmul_prims.c): B packed by column
  * blocks of 256 (1024 x 256 floats, 1 MiB) eight rows of B at a time, row
  * blocks of 8 across threads (each parallel loop a parallel body the kernel
  * launches), a 16-register
@@ -796,7 +798,10 @@ static void test_tir_structure(void **st) {
         "            lv2[T.Ramp(io * 8 * 1024 + (jc * 256 + jr * 32), 1, 16)] = e\n",
     };
     mt_arena *a = mt_arena_create();
-    const char *t = sched_text(a, MM_BIAS_RELU, mt_target_default_cpu()); /* AVX-512 facts */
+    char src[1024];
+    snprintf(src, sizeof src, "%s\n@T.schedule(\"fused_matmul_add_relu\")\ndef s(sch):\n"
+             "    sch.apply_rule(\"schedule_matmul\", primitives=0)\n", MM_BIAS_RELU);
+    const char *t = sched_text(a, src, mt_target_default_cpu()); /* AVX-512 facts */
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         if (!strstr(t, want[i])) fail_msg("scheduled TIR lacks:\n%s\n--- got ---\n%s", want[i], t);
     /* no intermediate of the matmul is left */

@@ -27,7 +27,8 @@
  * in exactly one index, or none), whose value does not read X, each loop's
  * extent a constant or a split's clamped T.min(c, ..) free of P's
  * variables and of loads; and every later
- * item only loads X, at indices o_d + r_d with the same parts o_d and r_d
+ * item loads (or stores: a reduction's update after its init, W) X only
+ * at indices o_d + r_d with the same parts o_d and r_d
  * (of variables bound inside P) within [0, extent of v_d): over the ranges
  * of the loops inside P for a constant extent, else r_d the variable of a
  * loop from 0 with that same extent. Then each execution of P writes the
@@ -50,6 +51,7 @@
  */
 #include "passes/tir/tir_passes.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "tir/arith.h"
@@ -152,8 +154,50 @@ static bool same_outer(const mt_texpr *x, const mt_texpr *y) {
 
 /* ---- the writer W ------------------------------------------------------- */
 
+/* The loop of W that v is, not used yet, or -1. */
+static int loop_index(const mt_texpr *v, const mt_tvar *const *vars, int nv, const bool *used) {
+    for (int k = 0; k < nv; k++)
+        if (v->kind == TE_VAR && v->var == vars[k]) return used[k] ? -1 : k;
+    return -1;
+}
+
+/* rest, W's part of index d: one of its loops, or the digits of a split
+ * (v_1 * e_0 + v_0 for loops of constant extents e_1, e_0: in general the
+ * coefficients, smallest first, 1 and each the one before times its
+ * loop's extent), which cover [0, the product) with no gap: the box's
+ * extent in d. Marks the loops used. */
+static bool digits(compact *c, int d, mt_texpr *rest, const mt_tvar *const *vars, const mt_texpr *const *extents,
+                   const int64_t *exts, int nv, bool *used) {
+    int k = loop_index(rest, vars, nv, used);
+    if (k >= 0) { /* one loop: its extent, clamped or not */
+        used[k] = true;
+        c->ext[d] = exts[k];
+        c->ext_expr[d] = extents[k];
+        return true;
+    }
+    mt_arith_term t[MAX_TERMS];
+    int n = mt_arith_terms(rest, NULL, NULL, t, MAX_TERMS);
+    if (n < 2) return false;
+    for (int i = 1; i < n; i++) /* by coefficient (few terms) */
+        for (int j = i; j > 0 && t[j].coef < t[j - 1].coef; j--) {
+            mt_arith_term x = t[j];
+            t[j] = t[j - 1], t[j - 1] = x;
+        }
+    int64_t span = 1, e;
+    for (int i = 0; i < n; i++) {
+        k = loop_index(t[i].e, vars, nv, used);
+        if (k < 0 || t[i].coef != span || !mt_te_is_const_int(extents[k], &e) || e > INT64_MAX / span) return false;
+        used[k] = true;
+        span *= e;
+    }
+    c->ext[d] = span;
+    c->ext_expr[d] = mt_te_int(c->a, MT_INT64, span);
+    return true;
+}
+
 /* W: loops from 0 of constant bounded extent (free of P's variables)
- * around X[o_d + v_d] = value. */
+ * around X[o_d + r_d] = value, r_d a loop of W or the digits of a split
+ * of them (digits). */
 static bool writer(compact *c, const mt_tstmt *w) {
     const mt_tvar *vars[MAX_DIMS * 2];
     const mt_texpr *extents[MAX_DIMS * 2];
@@ -180,12 +224,7 @@ static bool writer(compact *c, const mt_tstmt *w) {
             c->ext_expr[d] = mt_te_int(c->a, MT_INT64, 1);
             continue;
         }
-        int k = 0;
-        while (k < nv && !(rest->kind == TE_VAR && rest->var == vars[k])) k++;
-        if (k == nv || used[k]) return false;
-        used[k] = true;
-        c->ext[d] = exts[k];
-        c->ext_expr[d] = extents[k];
+        if (!digits(c, d, rest, vars, extents, exts, nv, used)) return false;
     }
     for (int k = 0; k < nv; k++) /* a loop that indexes nothing could run 0 times */
         if (!used[k]) return false;
@@ -220,28 +259,35 @@ static bool inside(reader *r, int d, const mt_texpr *rest) {
     return false;
 }
 
+/* An access X[idx]: within the box, at the writer's outer parts. */
+static void in_box(reader *r, mt_texpr *const *idx) {
+    compact *c = r->c;
+    for (int d = 0; d < c->x->ndim && c->ok; d++) {
+        mt_texpr *o, *rest;
+        if (!split_index(c, idx[d], &o, &rest) || !same_outer(o, c->outer[d])) {
+            c->ok = false;
+            break;
+        }
+        c->ok = inside(r, d, rest);
+    }
+}
+
 static void read_expr(mt_tvisitor *v, const mt_texpr *e) {
     reader *r = v->ctx;
-    compact *c = r->c;
-    if (c->ok && e->kind == TE_LOAD && e->buf == c->x) {
-        for (int d = 0; d < c->x->ndim && c->ok; d++) {
-            mt_texpr *o, *rest;
-            if (!split_index(c, e->args[d], &o, &rest) || !same_outer(o, c->outer[d])) {
-                c->ok = false;
-                break;
-            }
-            c->ok = inside(r, d, rest);
-        }
-    }
+    if (r->c->ok && e->kind == TE_LOAD && e->buf == r->c->x) in_box(r, e->args);
     mt_tvisit_expr_children(v, e);
 }
 
+/* A later item may also store into the box (a reduction's update after
+ * its init, the writer): each execution of P still writes X before it
+ * reads it, and nothing outside P sees X. */
 static void read_stmt(mt_tvisitor *v, const mt_tstmt *s) {
     reader *r = v->ctx;
     if (!r->c->ok) return;
     if (s->kind == TS_STORE && s->buf == r->c->x) {
-        r->c->ok = false;
-        return;
+        if (s->nidx != r->c->x->ndim) r->c->ok = false;
+        else in_box(r, s->idx);
+        if (!r->c->ok) return;
     }
     bool pushed = false;
     if (s->kind == TS_FOR) {
@@ -330,9 +376,20 @@ static mt_tstmt *plain_indices(mt_arena *a, const mt_tbuffer *x, const mt_bounds
     return d.found ? mt_tir_simplify_stmt(a, b, p) : p;
 }
 
-/* P with X compacted and allocated around it, or NULL; b: the ranges of
- * the loops and lets around P. */
-static mt_tstmt *compact_at(mt_arena *a, const mt_tbuffer *x, mt_tstmt *p, const mt_bounds *b, bool gpu) {
+/* Where P lies: on a GPU; every loop from X's allocation down to P serial
+ * (or unrolled) -- then the compacted buffer Y is allocated where X was,
+ * once, not around each execution of P (a cache_read's copy under a
+ * serial loop over column blocks would be malloc'd and freed per block). */
+typedef struct place {
+    bool gpu;
+    bool serial;
+    mt_tbuffer *hoisted; /* Y, when allocated where X was */
+} place;
+
+/* P with X compacted and allocated around it (or, w->serial, where X was:
+ * w->hoisted), or NULL; b: the ranges of the loops and lets around P. */
+static mt_tstmt *compact_at(mt_arena *a, const mt_tbuffer *x, mt_tstmt *p, const mt_bounds *b, place *w) {
+    bool gpu = w->gpu;
     p = plain_indices(a, x, b, p);
     if (p->kind != TS_SEQ) return NULL;
     compact c = {.a = a, .x = x, .ok = true, .gpu = gpu};
@@ -355,15 +412,21 @@ static mt_tstmt *compact_at(mt_arena *a, const mt_tbuffer *x, mt_tstmt *p, const
     if (gpu && now * (int64_t)mt_dtype_size(x->dtype) > STATIC_SHARED_BYTES) return NULL;
     mt_tbuffer *y = mt_tbuffer_new_const(a, x->name, x->dtype, x->ndim, c.ext);
     y->scope = x->scope;
-    rewrite w = {&c, y};
-    mt_tmutator m = {a, rw_expr, rw_stmt, &w};
-    return mt_ts_at(mt_ts_alloc(a, y, mt_tmutate_stmt(&m, p)), p->loc);
+    rewrite rw = {&c, y};
+    mt_tmutator m = {a, rw_expr, rw_stmt, &rw};
+    mt_tstmt *q = mt_tmutate_stmt(&m, p);
+    if (!gpu && w->serial) {
+        w->hoisted = y;
+        return q;
+    }
+    return mt_ts_at(mt_ts_alloc(a, y, q), p->loc);
 }
 
 /* Statement s (inside X's allocation) with P compacted, or NULL: down
- * through loops, lets and the one item of a sequence that touches X; b:
+ * through loops, lets, other allocations and the one item of a sequence
+ * that touches X; b:
  * the ranges of the loops and lets passed. */
-static mt_tstmt *descend(mt_arena *a, const mt_tbuffer *x, mt_tstmt *s, mt_bounds *b, bool gpu) {
+static mt_tstmt *descend(mt_arena *a, const mt_tbuffer *x, mt_tstmt *s, mt_bounds *b, place *w) {
     mt_tstmt *inner = NULL, *r;
     bool pushed;
     switch (s->kind) {
@@ -376,9 +439,17 @@ static mt_tstmt *descend(mt_arena *a, const mt_tbuffer *x, mt_tstmt *s, mt_bound
             return NULL;
         pushed = s->kind == TS_FOR ? mt_bounds_push_loop(a, b, s->var, s->min, s->extent)
                                    : (mt_bounds_push(a, b, s->var, mt_bounds_of(b, s->value)), true);
-        inner = descend(a, x, s->body, b, gpu);
+        bool serial = w->serial;
+        if (s->kind == TS_FOR && s->for_kind != MT_FOR_SERIAL && s->for_kind != MT_FOR_UNROLLED) w->serial = false;
+        inner = descend(a, x, s->body, b, w);
+        w->serial = serial;
         if (pushed) mt_bounds_pop(b);
         if (!inner) return NULL;
+        r = mt_ts_copy(a, s);
+        r->body = inner;
+        return r;
+    case TS_ALLOC: /* another buffer's: X's allocation moves inside it */
+        if (s->buf == x || !(inner = descend(a, x, s->body, b, w))) return NULL;
         r = mt_ts_copy(a, s);
         r->body = inner;
         return r;
@@ -386,8 +457,8 @@ static mt_tstmt *descend(mt_arena *a, const mt_tbuffer *x, mt_tstmt *s, mt_bound
         int hit = -1, n = 0;
         for (int i = 0; i < s->nstmts; i++)
             if (touches_any(s->stmts[i], x)) hit = i, n++;
-        if (n != 1) return compact_at(a, x, s, b, gpu);
-        if (!(inner = descend(a, x, s->stmts[hit], b, gpu))) return NULL;
+        if (n != 1) return compact_at(a, x, s, b, w);
+        if (!(inner = descend(a, x, s->stmts[hit], b, w))) return NULL;
         r = mt_ts_copy(a, s);
         r->stmts = MT_NEW_ARRAY(a, mt_tstmt *, s->nstmts);
         memcpy(r->stmts, s->stmts, sizeof(mt_tstmt *) * (size_t)s->nstmts);
@@ -405,8 +476,10 @@ static mt_tstmt *alloc_stmt(mt_tmutator *m, mt_tstmt *s) {
         (gpu && r->buf->scope != MT_SCOPE_SHARED))
         return r;
     mt_bounds b = {0};
-    mt_tstmt *body = descend(m->arena, r->buf, r->body, &b, gpu);
-    return body ? body : r;
+    place w = {gpu, true, NULL};
+    mt_tstmt *body = descend(m->arena, r->buf, r->body, &b, &w);
+    if (!body) return r;
+    return w.hoisted ? mt_ts_at(mt_ts_alloc(m->arena, w.hoisted, body), r->loc) : body;
 }
 
 static mt_texpr *keep_expr(mt_tmutator *m, mt_texpr *e) {
