@@ -392,6 +392,8 @@ static mt_tstmt *compact_at(mt_arena *a, const mt_tbuffer *x, mt_tstmt *p, const
     bool gpu = w->gpu;
     p = plain_indices(a, x, b, p);
     if (p->kind != TS_SEQ) return NULL;
+    p = mt_ts_at(mt_ts_seq_flat(a, p->stmts, p->nstmts), p->loc); /* a sequence's sequences are its items */
+    if (p->kind != TS_SEQ) return NULL;
     compact c = {.a = a, .x = x, .ok = true, .gpu = gpu};
     mt_tvisitor iv = {no_expr, inner_stmt, &c};
     mt_tvisit_stmt(&iv, p);
