@@ -58,12 +58,31 @@ static bool divides(int64_t d, const mt_texpr *e) {
     return d > 0 && mt_te_is_const_int(e, &v) && v > 0 && v % d == 0;
 }
 
-/* The matmul's nest: the body, or with an epilogue the first of the body's
- * statements (under C's allocation). */
-static bool matmul_nest(mt_tstmt *body, mm_nest *n) {
+/* The body's statements under C's allocation: the matmul's nest, and with
+ * an epilogue the epilogue's (NULL: none). */
+static mt_tstmt *nest_at(mt_tstmt *body, int i) {
     while (body->kind == TS_ALLOC) body = body->body;
-    if (body->kind == TS_SEQ && body->nstmts > 0) body = body->stmts[0];
-    return body->kind == TS_FOR && mm_parse_nest(body, n);
+    if (body->kind != TS_SEQ) return i == 0 ? body : NULL;
+    return i < body->nstmts ? body->stmts[i] : NULL;
+}
+
+static bool matmul_nest(mt_tstmt *body, mm_nest *n) {
+    mt_tstmt *s = nest_at(body, 0);
+    return s->kind == TS_FOR && mm_parse_nest(s, n);
+}
+
+/* The epilogue's nest is loops (rows, columns) around block e, the inner
+ * loop the one that indexes its output's last dim (what epilogue()
+ * vectorizes; a loop function may write its loops (j, i)). */
+static bool rows_then_columns(mt_tstmt *nest, const mt_tstmt *e) {
+    mm_nest n;
+    if (!nest || nest->kind != TS_FOR || !mm_parse_nest(nest, &n) || n.blk != e || n.nloops != 2) return false;
+    const mt_tstmt *st = e->body;
+    const mt_tvar *inner = nest->body->var;
+    for (int i = 0; i < e->niters; i++)
+        if (e->iter_values[i]->var == inner)
+            return st->kind == TS_STORE && st->nidx == 2 && st->idx[1]->kind == TE_VAR && st->idx[1]->var == e->iters[i].var;
+    return false;
 }
 
 /* The function's one block after the matmul's, when it is an epilogue
@@ -82,7 +101,7 @@ static const mt_tstmt *epilogue_block(mm *c, const mm_nest *n, bool *ok) {
     const mt_tstmt *e = all.data[0] == n->blk ? all.data[1] : all.data[0];
     for (int i = 0; i < e->niters; i++)
         if (e->iters[i].kind != MT_ITER_SPATIAL) return NULL;
-    *ok = e->niters == 2;
+    *ok = e->niters == 2 && rows_then_columns(nest_at(c->f->body, 1), e);
     return e;
 }
 

@@ -1,7 +1,7 @@
 /*
  * compact_buffers.c -- a buffer that each execution of a statement fills
- * and then only reads becomes a buffer of that statement, of the size of
- * the box it fills.
+ * and then only reads (or updates in place) becomes a buffer of the size
+ * of the box it fills.
  *
  *     b_global = T.alloc_buffer((1024, 1024))        for i2_0 in T.parallel(64):
  *     for i2_0 in T.parallel(64):                        b_global = T.alloc_buffer((1024, 16))
@@ -19,25 +19,32 @@
  *
  * When: for an allocation X of constant shape (on a GPU, below), the
  * statement P holding every access to X (going down from the allocation
- * through loops, lets and sequences with a single item that touches X) is
- * a sequence (the loops and lets passed on the way read no X) whose first
+ * through loops, lets, other allocations and sequences with a single item
+ * that touches X; a sequence's nested sequences count as its items) is a
+ * sequence (the loops and lets passed on the way read no X) whose first
  * item touching X, W, is a perfect nest of loops from 0 around one store
- * X[o_0 + v_0, ..] (each index a part o_d free of the variables bound
- * inside P and of loads, plus one of the nest's variables, each of them
- * in exactly one index, or none), whose value does not read X, each loop's
- * extent a constant or a split's clamped T.min(c, ..) free of P's
- * variables and of loads; and every later
- * item loads (or stores: a reduction's update after its init, W) X only
- * at indices o_d + r_d with the same parts o_d and r_d
- * (of variables bound inside P) within [0, extent of v_d): over the ranges
- * of the loops inside P for a constant extent, else r_d the variable of a
+ * X[o_0 + r_0, ..] whose value does not read X: each index a part o_d
+ * free of the variables bound inside P and of loads, plus r_d, one of the
+ * nest's variables or the digits of a split of them (v1 * e0 + v0 for
+ * loops of constant extents e1, e0: coefficients 1, e0, e0 * e1, ..., a
+ * box extent of their product), every nest variable in exactly one index,
+ * each loop's extent a constant or (a variable alone in its index) a
+ * split's clamped T.min(c, ..) free of P's variables and of loads; and
+ * every later item loads (or stores: a reduction's update after its
+ * init, W) X only at indices o_d + r_d with the same parts o_d and r_d
+ * (of variables bound inside P) within [0, extent_d): over the ranges of
+ * the loops inside P for a constant extent, else r_d the variable of a
  * loop from 0 with that same extent. Then each execution of P writes the
- * whole box [o_d, o_d + extent_d) before it reads anything of X, and reads
- * nothing outside it: X becomes a buffer of the box's shape (the constant
- * bound c of a clamped extent) allocated around P, indexed by v_d and r_d.
- * Anything else is left as it was. Indices of X through // and % (a
- * transform_layout) are first simplified with the ranges of the loops
- * around them, which turns (j0 * 16 + j1) // 16 into j0.
+ * whole box [o_d, o_d + extent_d) before it reads anything of X, and
+ * touches nothing outside it: X becomes a buffer of the box's shape (the
+ * constant bound c of a clamped extent), indexed by r_d, allocated where X
+ * was when every loop between is serial or unrolled and the target is the
+ * CPU (once: a copy under a serial loop over column blocks would be
+ * malloc'd and freed per block), else around P (under a parallel loop,
+ * each iteration its own). Anything else is left as it was. Indices of X
+ * through // and % (a transform_layout) are first simplified with the
+ * ranges of the loops around them, which turns (j0 * 16 + j1) // 16 into
+ * j0.
  *
  * On a GPU target only allocations of scope shared, a schedule's
  * cache_read(.., "shared"), which would otherwise be global memory passed
@@ -386,8 +393,9 @@ typedef struct place {
     mt_tbuffer *hoisted; /* Y, when allocated where X was */
 } place;
 
-/* P with X compacted and allocated around it (or, w->serial, where X was:
- * w->hoisted), or NULL; b: the ranges of the loops and lets around P. */
+/* P with X compacted and allocated around it (or, on the CPU with
+ * w->serial, where X was: w->hoisted), or NULL; b: the ranges of the loops
+ * and lets around P. */
 static mt_tstmt *compact_at(mt_arena *a, const mt_tbuffer *x, mt_tstmt *p, const mt_bounds *b, place *w) {
     bool gpu = w->gpu;
     p = plain_indices(a, x, b, p);
