@@ -365,21 +365,25 @@ static void test_few_rows_columns(void **st) {
             fail_msg("expected the column blocks across threads in one region:\n%s\n%s", sch, t);
         mt_kernel_release(k);
     }
-    /* knob prefetch (K one block): each item's row tiles prefetch the next
-     * item's block of B, and the values stay (default 0 here, 1 for the
-     * conv rule's 1x1 layers: test_ops_conv) */
+    /* knobs prefetch (K one block: each item's row tiles prefetch the next
+     * item's block of B) and pack_b (0: B read in place), and the values
+     * stay (defaults 0 and 1 here; 1 and 0 for the conv rule's 1x1 layers:
+     * test_ops_conv) */
     if (test_gpu_target()) return;
-    for (int on = 0; on < 2; on++) {
+    for (int q = 0; q < 4; q++) { /* prefetch off / on, B copied / read in place (pack_b) */
+        int on = q % 2, packed = q < 2;
         mcase c = {NULL, F32, SHAPE(24, 200, 1000), EPI_NONE, false, 1};
         char src[1024];
         case_src(src, sizeof src, &c);
         size_t len = strlen(src);
         snprintf(src + len, sizeof src - len,
-                 "\n@T.schedule(\"matmul\")\ndef s(sch):\n    sch.apply_rule(\"schedule_matmul\", par_cols=1, prefetch=%d)\n", on);
+                 "\n@T.schedule(\"matmul\")\ndef s(sch):\n    sch.apply_rule(\"schedule_matmul\", par_cols=1, prefetch=%d, pack_b=%d)\n",
+                 on, packed);
         mt_kernel *k = compile_ok(src);
         const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
         const char *pf = strstr(t, "T.prefetch(b[");
-        if ((pf && strstr(pf, "(it + 1)")) != (on == 1)) fail_msg("prefetch=%d:\n%s", on, t);
+        if ((pf && strstr(pf, "(it + 1)")) != (on == 1) || (strstr(t, "B_pack") != NULL) != packed)
+            fail_msg("prefetch=%d pack_b=%d:\n%s", on, packed, t);
         c.src = src;
         run_case(&c, k);
         mt_kernel_release(k);
