@@ -182,9 +182,8 @@ static bool pack(mt_sched *s, mm *c, const char *blk, mt_tvar *at, int nr) {
     /* a panel's row as nv vectors, unrolled (left to vectorize, a loop of
      * nv: 1-2 % slower at K = 256) */
     if (c->nv > 1 && !mt_sched_split(s, p1, mt_te_i64(a, c->vl), &pv, &p1)) return false;
-    int64_t rows = 0, kr = c->pack_rows;
-    for (int i = 0; i < path.len; i++) /* the rows' extent: the block's depth */
-        if (path.data[i]->kind == TS_FOR && path.data[i]->var == pl[0]) mt_te_is_const_int(path.data[i]->extent, &rows);
+    int64_t rows = c->kcblk, kr = c->pack_rows; /* the rows: the block's depth (fits: constant) */
+    if (!c->split && !mt_te_is_const_int(c->K, &rows)) return false;
     if (kr > 1 && rows > kr && rows % kr == 0) {
         if (!mt_sched_split(s, pl[0], mt_te_i64(a, kr), &r0, &r1) || !mt_sched_reorder(s, r1, p0) ||
             !mt_sched_unroll(s, r1))
