@@ -22,7 +22,9 @@
  * the move reorders); region (o's index of X with its iteration variables
  * replaced by their bindings, per dim a point or `base + j` for one loop j
  * between L and o, or a sum of such loops scaled to tile an interval,
- * `(j1 * 16 + j2)`: derive_dim); dims (b's index of X per dim a constant or
+ * `(j1 * 16 + j2)`: derive_dim; for compute_at, splits' clamped tails read
+ * at their constant bounds, the region a superset cut to b's own range in
+ * build); dims (b's index of X per dim a constant or
  * a spatial iteration variable bound to a loop of its own nest); build (the
  * nest again, its loops along X's dims replaced by the region's).
  */
@@ -53,6 +55,7 @@ typedef struct at {
     int nl;                     /* loops in the nest ... */
     const mt_tstmt **nest;      /* ... outermost first */
     mt_texpr **rmin, **rext;    /* per dim of X: the region one iteration of L touches */
+    bool *rover;                /* per dim of X: that region a superset (compute_at only) */
     int *dl;                    /* per dim of X: the nest loop b walks it along (-1: constant) */
     int *iter_dim;              /* per iter var of b: the dim it indexes (-1: none) */
 } at;
@@ -99,26 +102,42 @@ static bool linearize(mt_arena *a, mt_texpr *e, mt_tvar *const *iv, int niv, lin
     return true;
 }
 
+/* The extent of inner loop l for the region: its own, or, when it
+ * depends on other loops between L and the block (a split's clamped tail,
+ * T.min(16, 1000 - (j1 * 2 + j2) * 16)) and *over may be set, its
+ * constant bound, *over then true: the region covers what the block
+ * touches and possibly more. */
+static const mt_texpr *extent_for(mt_arena *a, const mt_tstmt *l, mt_tvar *const *iv, int n, bool *over) {
+    int64_t c;
+    if (!mt_blk_first_use(l->extent, iv, n)) return l->extent;
+    if (!over || !mt_arith_const_bound(l->extent, &c)) return NULL;
+    *over = true;
+    return mt_te_i64(a, c);
+}
+
 /* The region [min, min + ext) of one dim of X that one iteration of the
  * target loop touches at index e (in loop variables); inner are the loops
  * between the target loop and the other block. e is base + sum c_t * v_t
  * over distinct loops v_t that tile an interval: sorted by c_t, the first
  * is 1 and each next c_t is the one before times its loop's (constant)
  * extent; the last loop's extent may be any (a split's clamped tail):
- * (j0 * 16 + j1) * 16 + j2 under j0 touches [j0 * 256, + 16 * 16). */
+ * (j0 * 16 + j1) * 16 + j2 under j0 touches [j0 * 256, + 16 * 16). With
+ * over non-NULL a loop's extent that depends on the others may be read as
+ * its constant bound (extent_for; the region then a superset). */
 static bool derive_dim(mt_arena *a, mt_texpr *e, const mt_blk_stmts *inner, bool *used, mt_texpr **min,
-                       mt_texpr **ext) {
+                       mt_texpr **ext, bool *over) {
     int n = inner->len;
     mt_tvar **iv = MT_NEW_ARRAY(a, mt_tvar *, n + 1);
     for (int j = 0; j < n; j++) iv[j] = inner->data[j]->var;
     lin l = {0};
     if (!linearize(a, e, iv, n, &l)) return false;
     const mt_tstmt *loop[MAX_TERMS];
+    const mt_texpr *lext[MAX_TERMS];
     for (int t = 0; t < l.n; t++) {
         int j = 0;
         while (j < n && inner->data[j]->var != l.var[t]) j++;
         if (j == n || used[j] || mt_blk_first_use(inner->data[j]->min, iv, n) ||
-            mt_blk_first_use(inner->data[j]->extent, iv, n))
+            !(lext[t] = extent_for(a, inner->data[j], iv, n, over)))
             return false;
         used[j] = true;
         loop[t] = inner->data[j];
@@ -127,21 +146,28 @@ static bool derive_dim(mt_arena *a, mt_texpr *e, const mt_blk_stmts *inner, bool
         for (int u = t; u > 0 && l.coef[u] < l.coef[u - 1]; u--) {
             int64_t c = l.coef[u];
             const mt_tstmt *x = loop[u];
-            l.coef[u] = l.coef[u - 1], loop[u] = loop[u - 1];
-            l.coef[u - 1] = c, loop[u - 1] = x;
+            const mt_texpr *y = lext[u];
+            l.coef[u] = l.coef[u - 1], loop[u] = loop[u - 1], lext[u] = lext[u - 1];
+            l.coef[u - 1] = c, loop[u - 1] = x, lext[u - 1] = y;
         }
     *min = l.base ? l.base : mt_te_i64(a, 0);
     *ext = mt_te_i64(a, 1);
     for (int t = 0; t < l.n; t++) {
         int64_t want = 1, e_t;
-        if (t > 0 && (!mt_te_is_const_int(loop[t - 1]->extent, &e_t) ||
-                      __builtin_mul_overflow(l.coef[t - 1], e_t, &want)))
+        if (t > 0 && (!mt_te_is_const_int(lext[t - 1], &e_t) || __builtin_mul_overflow(l.coef[t - 1], e_t, &want)))
             return false;
         if (l.coef[t] != want) return false;
-        mt_texpr *c = mt_te_i64(a, l.coef[t]);
+        mt_texpr *c = mt_te_i64(a, l.coef[t]), *x = (mt_texpr *)lext[t];
         *min = mt_arith_add(a, *min, l.coef[t] == 1 ? loop[t]->min : mt_arith_mul(a, c, loop[t]->min));
-        *ext = l.coef[t] == 1 ? loop[t]->extent : mt_arith_mul(a, c, loop[t]->extent);
+        *ext = l.coef[t] == 1 ? x : mt_arith_mul(a, c, x);
     }
+    /* a superset already: the last loop's bound too (T.min(2, 7 - j0 * 2)
+     * -> 2), so that the region, cut to the block's range, is T.min(32, ..),
+     * which compact_buffers reads as a box of 32 */
+    int64_t cb, span;
+    if (over && *over && l.n > 0 && mt_arith_const_bound(lext[l.n - 1], &cb) &&
+        !__builtin_mul_overflow(l.coef[l.n - 1], cb, &span))
+        *ext = mt_te_i64(a, span);
     return true;
 }
 
@@ -244,11 +270,12 @@ static bool at_region(at *ca, mt_texpr *const *idx) {
     bool *used = MT_NEW_ARRAY(a, bool, inner.len + 1);
     ca->rmin = MT_NEW_ARRAY(a, mt_texpr *, X->ndim + 1);
     ca->rext = MT_NEW_ARRAY(a, mt_texpr *, X->ndim + 1);
+    ca->rover = MT_NEW_ARRAY(a, bool, X->ndim + 1);
     mt_tvar **ov = MT_NEW_ARRAY(a, mt_tvar *, o->niters + 1);
     for (int i = 0; i < o->niters; i++) ov[i] = o->iters[i].var;
     for (int d = 0; d < X->ndim; d++) {
         mt_texpr *e = mt_tsubst_expr(a, idx[d], ov, o->iter_values, o->niters);
-        if (!derive_dim(a, e, &inner, used, &ca->rmin[d], &ca->rext[d]))
+        if (!derive_dim(a, e, &inner, used, &ca->rmin[d], &ca->rext[d], ca->reverse ? NULL : &ca->rover[d]))
             return mt_sched_refuse(ca->s, "%s: cannot derive the region of '%s' that loop '%s' %s "
                                           "from index '%s' of dim %d%s", ca->P, X->name, ca->loop->name,
                                    ca->reverse ? "writes" : "needs", mt_texpr_print(a, e), d,
@@ -349,7 +376,10 @@ static void at_build(at *ca) {
             continue;
         }
         nb->iter_values[u] = mt_arith_add(a, ca->rmin[d], mt_te_var(a, l->var));
-        body = mt_ts_at(mt_ts_for(a, l->var, mt_te_i64(a, 0), ca->rext[d], MT_FOR_SERIAL, body), l->loc);
+        mt_texpr *ext = ca->rext[d];
+        if (ca->rover[d]) /* a superset: within b's own range [0, l->extent) */
+            ext = mt_arith_bin(a, TE_MIN, ext, mt_arith_sub(a, l->extent, ca->rmin[d]));
+        body = mt_ts_at(mt_ts_for(a, l->var, mt_te_i64(a, 0), ext, MT_FOR_SERIAL, body), l->loc);
     }
     mt_blk_set_func_body(ca->s, mt_blk_drop(a, ca->f->body, ca->path.data[ca->k]));
     mt_tstmt *nL = mt_ts_copy(a, ca->L);

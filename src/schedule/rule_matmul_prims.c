@@ -2,19 +2,23 @@
  * rule_matmul_prims.c -- the matmul rule's packed schedule as a trace of
  * schedule primitives, where primitives say it exactly.
  *
- * When. A plain C = A @ B (2-D, no batch, no epilogue, no prologue: A and
- * B loads of two different parameters, C a parameter, one dtype), whose
- * constant M, N and K the rule's blocks and tiles divide: M by the tile's
- * rows MR, N by the column block NC (N itself when narrower; whole tiles
- * of NR = nv vectors of vl lanes), K by the K block KC when K is blocked --
- * and the rule has
- * chosen its packed path (rule_matmul.c: gen_packed; not the few-rows,
- * GEMV or transposed schedules) with the knob values already settled,
- * for more than a few rows (M > 128: with fewer the copy of B dominates,
- * and the lowered form's, 8 rows of B at a time along them, ran 1.4x
- * faster than panel by panel at 16 x 4096 by 4096^2 on one thread).
- * Everything else (tails, epilogues, batches, casts) is the lowered form
- * of rule_matmul.c, which is one `apply_rule` step when printed.
+ * When. A plain C = A @ B (2-D, no batch, no prologue: A and B loads of
+ * two different parameters, one dtype), C a parameter or followed by one
+ * short elementwise epilogue (epilogue_block), of constant M, N and K, N
+ * and K divided by the rule's blocks and tiles: N by the column block NC
+ * (N itself when narrower; whole tiles of NR = nv vectors of vl lanes), K
+ * by the K block KC when K is blocked. M may leave a last tile of M % MR
+ * rows: the split's clamped last iteration, which partition_tails peels
+ * into a tile of its own, as the lowered form has one (1001 x 1024^2,
+ * 2047 x 256 x 2048, 135 and 143 x 1024^2, relu(x @ w + b) at 1001 rows:
+ * within 1 % of it, 2026-11-29). The rule has chosen its packed path
+ * (rule_matmul.c: gen_packed; not the few-rows, GEMV or transposed
+ * schedules) with the knob values already settled, for more than a few
+ * rows (M > 128: with fewer the copy of B dominates, and the lowered
+ * form's, 8 rows of B at a time along them, ran 1.4x faster than panel by
+ * panel at 16 x 4096 by 4096^2 on one thread). Everything else (column
+ * and K tails, long epilogues, batches, casts) is the lowered form of
+ * rule_matmul.c, which is one `apply_rule` step when printed.
  *
  * What. The same algorithm as the lowered form (GotoBLAS / BLIS): per
  * column block j0 and K block k0, B's block copied into panels of NR
@@ -108,17 +112,17 @@ static const mt_tstmt *epilogue_block(mm *c, const mm_nest *n, bool *ok) {
 /* Does the function take the primitives (the top)? *nc: the column
  * block, N itself when N is narrower than the rule's block; *epi: the
  * epilogue's block, or NULL. */
-static bool fits(mm *c, int mr, mm_nest *n, int64_t *nc, const mt_tstmt **epi) {
+static bool fits(mm *c, mm_nest *n, int64_t *nc, const mt_tstmt **epi) {
     mt_tvar *i = c->sv[0], *j = c->sv[1];
     int nr = c->nv * c->vl;
-    int64_t N;
+    int64_t M, N;
     bool ok;
     if (!mt_te_is_const_int(c->ext[1], &N)) return false;
     *nc = N < c->ncblk ? N : c->ncblk;
     return c->own && c->ns == 2 && !c->ap_all && !c->cols &&
            !mm_few_rows(c) &&
            plain_load(c, c->X, i, c->kv) && plain_load(c, c->Y, c->kv, j) && c->X->buf != c->Y->buf &&
-           divides(mr, c->ext[0]) && divides(*nc, c->ext[1]) && *nc % nr == 0 &&
+           mt_te_is_const_int(c->ext[0], &M) && divides(*nc, c->ext[1]) && *nc % nr == 0 &&
            (!c->split || divides(c->kcblk, c->K)) && matmul_nest(c->f->body, n) && ((*epi = epilogue_block(c, n, &ok)), ok);
 }
 
@@ -251,7 +255,7 @@ mt_tfunc *mm_packed_primitives(mm *c, int mr) {
     mm_nest n;
     int64_t nc;
     const mt_tstmt *epi = NULL;
-    if (!fits(c, mr, &n, &nc, &epi)) return NULL;
+    if (!fits(c, &n, &nc, &epi)) return NULL;
     mt_sched s;
     mt_sched_init(&s, c->a, c->f);
     return schedule(&s, c, mr, nc, &n, epi) ? s.func : NULL;

@@ -70,14 +70,18 @@ static void check(mt_kernel *kn, mt_dtype dt, int m, int kk, int n, const char *
 
 static bool primitives(mt_kernel *kn) { return strstr(mt_kernel_dump(kn, MT_STAGE_SCHEDULE), "sch.decompose_reduction(") != NULL; }
 
-/* Whole tiles and blocks: the primitives, float32 and float64 (8 lanes a
- * vector: panels of 16), K whole or in blocks (K > 2 x 512). */
+/* Whole column blocks: the primitives, float32 and float64 (8 lanes a
+ * vector: panels of 16), K whole or in blocks (K > 2 x 512), the rows
+ * whole tiles or with a tail of 1 to 7 rows (the split's last tile,
+ * peeled). */
 static void test_primitive_shapes(void **st) {
     (void)st;
     if (test_gpu_target()) skip();
     static const struct { const char *dt; int m, k, n; bool kblocks; } c[] = {
         {"float32", 144, 64, 96, false}, {"float32", 288, 256, 256, false}, {"float32", 144, 1536, 64, true},
         {"float64", 144, 64, 48, false}, {"float64", 144, 1536, 32, true},
+        {"float32", 145, 64, 96, false}, {"float32", 151, 256, 256, false}, {"float32", 149, 1536, 64, true},
+        {"float64", 147, 64, 48, false},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         char src[512], what[96];
@@ -99,7 +103,6 @@ static void test_lowered_shapes(void **st) {
     if (test_gpu_target()) skip();
     static const struct { int m, k, n; const char *extra; } c[] = {
         {128, 64, 96, ""},                      /* few rows (up to 128): the copy of B decides */
-        {145, 64, 96, ""},                      /* a row tail */
         {144, 64, 100, ""},                     /* a column tail */
         {144, 1000, 64, ""},                    /* K in one block: whole tiles, the primitives */
         {144, 1100, 64, ""},                    /* K blocks with a tail */
@@ -109,7 +112,7 @@ static void test_lowered_shapes(void **st) {
         char src[512], what[96];
         snprintf(what, sizeof what, "%d x %d x %d%s", c[i].m, c[i].k, c[i].n, c[i].extra[0] ? " primitives=0" : "");
         mt_kernel *kn = compile_ok(src_of(src, sizeof src, "float32", c[i].m, c[i].k, c[i].n, c[i].extra));
-        bool want = i == 3; /* K = 1000 is one block: whole tiles */
+        bool want = i == 2; /* K = 1000 is one block: whole tiles */
         if (primitives(kn) != want)
             fail_msg("%s: expected the %s form:\n%s", what, want ? "primitive" : "lowered",
                      mt_kernel_dump(kn, MT_STAGE_SCHEDULE));
@@ -179,7 +182,8 @@ static void test_epilogues(void **st) {
         {"relu(a @ b)", NULL, "float32", 144, 1000, 64, true},   /* K = 1000: one block */
         {"relu(a @ b + r)", "row", "float32", 144, 1536, 64, false}, /* K blocks: the epilogue at the last one */
         {"gelu(a @ b)", NULL, "float32", 144, 64, 96, false},    /* long math: one copy, in a loop */
-        {"relu(a @ b + r)", "row", "float32", 145, 64, 96, false},   /* a row tail */
+        {"relu(a @ b + r)", "row", "float32", 145, 64, 96, true},    /* a row tail */
+        {"(a @ b) * 2.0 + r", "full", "float32", 151, 256, 64, true}, /* a tail of 7 rows */
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         char src[1024], r[96] = "", what[128];

@@ -815,14 +815,28 @@ static void test_tir_structure(void **st) {
 
 /* The tile follows the target's registers: on an AVX2 machine (16 ymm of
  * 8 float32) 6 rows of 2 x 8 lanes, 12 accumulators, instead of AVX-512's
- * 8 rows of 2 x 16. */
+ * 8 rows of 2 x 16. 1024 rows are 170 tiles of 6 and a tail of 4: as
+ * primitives the tail is the split loop's last iteration, peeled
+ * (partition_tails), a tile of 4 rows; in the lowered form a tile of its
+ * own. */
 static void test_tile_from_target(void **st) {
     (void)st;
     skip_if_gpu_target("the CPU's register tiles");
     mt_target_desc avx2;
     mt_target_host_cpu(&avx2, "znver3", "+avx,+avx2", 2);
     mt_arena *a = mt_arena_create();
-    const char *t = sched_text(a, MM_BIAS_RELU, &avx2);
+    const char *p = sched_text(a, MM_BIAS_RELU, &avx2);
+    static const char *const prims[] = {
+        "for i0_1 in T.unroll(6):", "for i0_1 in T.unroll(4):", "lv = T.alloc_buffer((96,), \"float32\")",
+        "T.Ramp(i0_1 * 16 + i2_0_1 * 8, 1, 8)", "-vector-bytes=32",
+    };
+    for (size_t i = 0; i < sizeof prims / sizeof prims[0]; i++)
+        if (!strstr(p, prims[i])) fail_msg("scheduled TIR lacks:\n%s\n--- got ---\n%s", prims[i], p);
+    assert_null(strstr(p, ", 16)]"));
+    char src[1024];
+    snprintf(src, sizeof src, "%s\n@T.schedule(\"fused_matmul_add_relu\")\ndef s(sch):\n"
+             "    sch.apply_rule(\"schedule_matmul\", primitives=0)\n", MM_BIAS_RELU);
+    const char *t = sched_text(a, src, &avx2);
     static const char *const want[] = {
         "acc = T.alloc_buffer((96,), \"float32\", scope=\"local\")",
         "acc[T.Ramp(0, 1, 8)] = T.Broadcast(0.0, 8)",

@@ -221,6 +221,45 @@ static void test_compute_at_split_columns(void **state) {
     mt_kernel_release(k);
 }
 
+static void expect_error(const char *src, mt_status st, const char *where_what);
+
+/* The same schedule on shapes its splits do not divide (100 columns: the
+ * last panel of 32 has 4; 70 rows of b: the last K block 6): the inner
+ * split loops' extents are clamped by the outer ones (the vectors' by j1),
+ * so the region under j0 is read as the interval of the loops' constant
+ * bounds, [j0 * 32, + 32), cut to the copy's own range: the copy of the
+ * last panel is 4 columns, and the values are the plain matmul's. The
+ * same cut is not made for reverse_compute_at (a consumer of a superset
+ * would read what the producer has not written yet): refused. */
+static void test_compute_at_split_tails(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    char src[2048];
+    snprintf(src, sizeof src, "%s", mm_blocks_src);
+    char *p = strstr(src, "(60, 64)");
+    memcpy(p, "(61, 70)", 8);
+    p = strstr(src, "(64, 64)");
+    memcpy(p, "(70, 99)", 8);
+    mt_kernel *k = compile_ok(src);
+    const char *code = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+    assert_non_null(strstr(code, "T.grid(T.min(32, 70 - i1_0 * 32), T.min(32, 99 - i2_0_0 * 2 * 16))"));
+    check_matmul(k, 61, 99, 70);
+    mt_kernel_release(k);
+
+    static const char rev[] =
+        "def main(a: Tensor((61, 70), \"float32\"), b: Tensor((70, 99), \"float32\")):\n"
+        "    return relu(a @ b)\n"
+        "\n"
+        "@T.schedule(\"fused_matmul_relu\")\n"
+        "def s(sch):\n"
+        "    blk = sch.get_block(\"matmul\")\n"
+        "    i, k, j = sch.get_loops(blk)\n"
+        "    j0, j1, j2 = sch.split(j, factors=[None, 2, 16])\n"
+        "    sch.reorder(j0, i, k, j1, j2)\n"
+        "    sch.reverse_compute_at(sch.get_block(\"relu\"), j0)\n";
+    expect_error(rev, MT_ERR_INVALID_ARG, "10:9: error: reverse_compute_at: cannot derive the region of 'lv' that loop 'i2_0_0' writes");
+}
+
 /* rfactor from a schedule, on a dot product. */
 static void test_rfactor(void **state) {
     (void)state;
@@ -1181,6 +1220,7 @@ int main(void) {
         cmocka_unit_test(test_round_trip),          cmocka_unit_test(test_compiler_made_kernel),
         cmocka_unit_test(test_rfactor),             cmocka_unit_test(test_split_tail_tiles),
         cmocka_unit_test(test_compute_at_split_columns),
+        cmocka_unit_test(test_compute_at_split_tails),
         cmocka_unit_test(test_taken_names),             cmocka_unit_test(test_taken_buffer_names),
         cmocka_unit_test(test_get_block_func_name),     cmocka_unit_test(test_compute_inline_at),
         cmocka_unit_test(test_cache_and_reverse),   cmocka_unit_test(test_errors),
