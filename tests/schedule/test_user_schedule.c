@@ -228,7 +228,8 @@ static void expect_error(const char *src, mt_status st, const char *where_what);
  * split loops' extents are clamped by the outer ones (the vectors' by j1),
  * so the region under j0 is read as the interval of the loops' constant
  * bounds, [j0 * 32, + 32), cut to the copy's own range: the copy of the
- * last panel is 4 columns, and the values are the plain matmul's. The
+ * last panel is 3 columns, and the values are the plain matmul's; the
+ * copy is still one 32 x 32 block per (j0, k0) (compact_buffers). The
  * same cut is not made for reverse_compute_at (a consumer of a superset
  * would read what the producer has not written yet): refused. */
 static void test_compute_at_split_tails(void **state) {
@@ -243,6 +244,8 @@ static void test_compute_at_split_tails(void **state) {
     mt_kernel *k = compile_ok(src);
     const char *code = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
     assert_non_null(strstr(code, "T.grid(T.min(32, 70 - i1_0 * 32), T.min(32, 99 - i2_0_0 * 2 * 16))"));
+    /* compact_buffers: the box runs to the ends of b's dims, a 32 x 32 block */
+    assert_non_null(strstr(code, "b_global = T.alloc_buffer((1024,), \"float32\")"));
     check_matmul(k, 61, 99, 70);
     mt_kernel_release(k);
 

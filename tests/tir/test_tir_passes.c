@@ -569,6 +569,38 @@ static void test_compact_buffers(void **state) {
     TIR_GUARD_END();
 }
 
+/* Panels of 16 of a 60-column b, the last one 12 wide: the copy runs
+ * T.min(16, end - j * 16) columns, the reader all 16 under a guard.
+ * With end = 60 (the end of p's dim) every column of p the reader can
+ * reach is copied: compacted to 8 x 16. With end = 50 the reader may
+ * reach columns the copy skipped: left alone. */
+static mt_tstmt *tail_panels(mt_tbuffer *p, mt_tbuffer *b, mt_tbuffer *o, int64_t end) {
+    mt_tvar *j = ivar("j"), *r = ivar("r"), *cl = ivar("c"), *r2 = ivar("r2"), *c2 = ivar("c2");
+    mt_texpr *col = add(mul(V(j), I(16)), V(cl)), *col2 = add(mul(V(j), I(16)), V(c2));
+    mt_texpr *w = bin(TE_MIN, I(16), sub(I(end), mul(V(j), I(16))));
+    mt_tstmt *copy = mt_ts_for(A, r, I(0), I(8), MT_FOR_SERIAL,
+                               mt_ts_for(A, cl, I(0), w, MT_FOR_SERIAL, st(p, ld(b, V(r), col), V(r), col)));
+    mt_tstmt *use = mt_ts_for(A, r2, I(0), I(8), MT_FOR_SERIAL,
+                              mt_ts_for(A, c2, I(0), I(16), MT_FOR_SERIAL,
+                                        mt_ts_if(A, bin(TE_LT, col2, I(60)),
+                                                 st(o, ld(p, V(r2), col2), V(r2), col2), NULL)));
+    return mt_ts_for(A, j, I(0), I(4), MT_FOR_SERIAL, seq2(copy, use));
+}
+
+static void test_compact_to_end(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *b = buf2("b", 8, 60), *o = buf2("o", 8, 60), *p = buf2("p", 8, 60);
+    mt_tfunc *f = func3("tails", b, o, NULL);
+    f->body = mt_ts_alloc(A, p, tail_panels(p, b, o, 60));
+    mt_tfunc *g = mt_tir_compact_buffers(A, f);
+    const char *t = mt_tfunc_print(A, g);
+    if (!strstr(t, "p = T.alloc_buffer((8, 16), \"float32\")") || !strstr(t, "p[r, c] = b[r, j * 16 + c]"))
+        fail_msg("not compacted:\n%s", t);
+    f->body = mt_ts_alloc(A, p, tail_panels(p, b, o, 50));
+    assert_ptr_equal(mt_tir_compact_buffers(A, f), f);
+    TIR_GUARD_END();
+}
+
 /* ---- the passes in pipeline order ---------------------------------------- */
 
 static void test_pipeline_by_name(void **state) {
@@ -602,7 +634,7 @@ int main(void) {
         TIR_TEST(test_lower_general),         TIR_TEST(test_flatten_2d_3d),
         TIR_TEST(test_flatten_symbolic_rank0), TIR_TEST(test_flatten_rejects_blocks),
         TIR_TEST(test_remove_unit_loops),     TIR_TEST(test_partition_concat),
-        TIR_TEST(test_partition_tails),      TIR_TEST(test_compact_buffers),
+        TIR_TEST(test_partition_tails),      TIR_TEST(test_compact_buffers), TIR_TEST(test_compact_to_end),
         TIR_TEST(test_pipeline_by_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -34,7 +34,9 @@
  * init, W) X only at indices o_d + r_d with the same parts o_d and r_d
  * (of variables bound inside P) within [0, extent_d): over the ranges of
  * the loops inside P for a constant extent, else r_d the variable of a
- * loop from 0 with that same extent. Then each execution of P writes the
+ * loop from 0 with that same extent, or, for an extent T.min(c, shape_d -
+ * o_d) (the box runs to the end of X's dim: compute_at's region of a copy
+ * under splits with tails), within [0, c) over the ranges. Then each execution of P writes the
  * whole box [o_d, o_d + extent_d) before it reads anything of X, and
  * touches nothing outside it: X becomes a buffer of the box's shape (the
  * constant bound c of a clamped extent), indexed by r_d, allocated where X
@@ -247,14 +249,43 @@ typedef struct reader {
     int nloops;
 } reader;
 
+/* Do sums x and y have the same terms (products by constants
+ * distributed: i0 * 2 * 16 and i0 * 32 do)? */
+static bool same_sum(mt_texpr *x, mt_texpr *y) {
+    mt_arith_term tx[MAX_TERMS], ty[MAX_TERMS];
+    int nx = mt_arith_terms(x, NULL, NULL, tx, MAX_TERMS), ny = mt_arith_terms(y, NULL, NULL, ty, MAX_TERMS);
+    if (nx < 0 || nx != ny) return false;
+    bool used[MAX_TERMS] = {false};
+    for (int i = 0; i < nx; i++) {
+        int j = 0;
+        while (j < ny && (used[j] || ty[j].coef != tx[i].coef || !mt_texpr_equal(ty[j].e, tx[i].e))) j++;
+        if (j == ny) return false;
+        used[j] = true;
+    }
+    return true;
+}
+
+/* Is the box's extent in dim d T.min(e, shape_d - o_d): the box runs to
+ * the end of X's dim (a split's last tile cut there, compute_at's region
+ * of a copy)? Then every element of [o_d, o_d + e) within X is written. */
+static bool to_end(const compact *c, int d, int64_t *e) {
+    const mt_texpr *r;
+    if (!mt_arith_min_const(c->ext_expr[d], e, &r) || r->kind != TE_SUB || !c->outer[d] ||
+        !mt_texpr_equal(r->a, c->x->shape[d]))
+        return false;
+    return same_sum(r->b, c->outer[d]);
+}
+
 /* Does r stay below the box's extent in dim d? Over the ranges when the
- * extent is a constant; else r must be the variable of a loop from 0 with
- * the writer's extent itself (the same expression of variables outside P,
- * so the same value in one execution of P). */
+ * extent is a constant, or when it runs to the end of the dim (to_end: an
+ * index within X and below the bound is inside it); else r must be the
+ * variable of a loop from 0 with the writer's extent itself (the same
+ * expression of variables outside P, so the same value in one execution
+ * of P). */
 static bool inside(reader *r, int d, const mt_texpr *rest) {
     compact *c = r->c;
     int64_t e, m;
-    if (mt_te_is_const_int(c->ext_expr[d], &e)) {
+    if (mt_te_is_const_int(c->ext_expr[d], &e) || to_end(c, d, &e)) {
         mt_range rg = mt_bounds_of(&r->b, rest);
         return rg.lo >= 0 && rg.hi < e;
     }
