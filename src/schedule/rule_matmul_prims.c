@@ -5,19 +5,23 @@
  * When. A plain C = A @ B (2-D, no batch, no prologue: A and B loads of
  * two different parameters, one dtype), C a parameter or followed by one
  * short elementwise epilogue (epilogue_block), of constant M, N and K, N
- * and K divided by the rule's blocks and tiles: N by the column block NC
- * (N itself when narrower; whole tiles of NR = nv vectors of vl lanes), K
- * by the K block KC when K is blocked. M may leave a last tile of M % MR
- * rows: the split's clamped last iteration, which partition_tails peels
- * into a tile of its own, as the lowered form has one (1001 x 1024^2,
- * 2047 x 256 x 2048, 135 and 143 x 1024^2, relu(x @ w + b) at 1001 rows:
- * within 1 % of it, 2026-11-29). The rule has chosen its packed path
- * (rule_matmul.c: gen_packed; not the few-rows, GEMV or transposed
+ * divided by the rule's column block NC (N itself when narrower; whole
+ * tiles of NR = nv vectors of vl lanes). M may leave a last tile of M %
+ * MR rows: the split's clamped last iteration, which partition_tails
+ * peels into a tile of its own, as the lowered form has one (1001 x
+ * 1024^2, 2047 x 256 x 2048, 135 and 143 x 1024^2, relu(x @ w + b) at
+ * 1001 rows: within 1 % of it, 2026-11-29). K may leave a last K block
+ * shorter than KC: the copy of a block is its T.min(KC, K - k0 * KC)
+ * rows (the split's clamp), copied 8 at a time by a split of that
+ * extent, a pair that compact_buffers reads as one box, so the copy stays
+ * one KC x NC block (1024 x 1100 x 1024, 512 x 3000 x 512, 1001 x 1500 x
+ * 1024, 256 x 5000 x 256: within 1 %). The rule has chosen its packed
+ * path (rule_matmul.c: gen_packed; not the few-rows, GEMV or transposed
  * schedules) with the knob values already settled, for more than a few
  * rows (M > 128: with fewer the copy of B dominates, and the lowered
  * form's, 8 rows of B at a time along them, ran 1.4x faster than panel by
  * panel at 16 x 4096 by 4096^2 on one thread). Everything else (column
- * and K tails, long epilogues, batches, casts) is the lowered form of
+ * tails, long epilogues, batches, casts) is the lowered form of
  * rule_matmul.c, which is one `apply_rule` step when printed.
  *
  * What. The same algorithm as the lowered form (GotoBLAS / BLIS): per
@@ -115,7 +119,7 @@ static const mt_tstmt *epilogue_block(mm *c, const mm_nest *n, bool *ok) {
 static bool fits(mm *c, mm_nest *n, int64_t *nc, const mt_tstmt **epi) {
     mt_tvar *i = c->sv[0], *j = c->sv[1];
     int nr = c->nv * c->vl;
-    int64_t M, N;
+    int64_t M, N, K;
     bool ok;
     if (!mt_te_is_const_int(c->ext[1], &N)) return false;
     *nc = N < c->ncblk ? N : c->ncblk;
@@ -123,7 +127,7 @@ static bool fits(mm *c, mm_nest *n, int64_t *nc, const mt_tstmt **epi) {
            !mm_few_rows(c) &&
            plain_load(c, c->X, i, c->kv) && plain_load(c, c->Y, c->kv, j) && c->X->buf != c->Y->buf &&
            mt_te_is_const_int(c->ext[0], &M) && divides(*nc, c->ext[1]) && *nc % nr == 0 &&
-           (!c->split || divides(c->kcblk, c->K)) && matmul_nest(c->f->body, n) && ((*epi = epilogue_block(c, n, &ok)), ok);
+           mt_te_is_const_int(c->K, &K) && matmul_nest(c->f->body, n) && ((*epi = epilogue_block(c, n, &ok)), ok);
 }
 
 /* The loops around block `name` (outermost first), the last `want` of

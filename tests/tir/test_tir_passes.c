@@ -601,6 +601,39 @@ static void test_compact_to_end(void **state) {
     TIR_GUARD_END();
 }
 
+/* A K block of T.min(16, 40 - k0 * 16) rows copied 4 at a time: the
+ * rows r0 * 4 + r1, r0 < (R + 3) // 4, r1 < T.min(4, R - r0 * 4), cover
+ * [0, R) (a split of the clamped extent R): compacted to 16 rows. With
+ * r1 clamped by another extent (R2) the pair does not cover [0, R):
+ * left alone. */
+static mt_tstmt *block_rows(mt_tbuffer *p, mt_tbuffer *b, mt_tbuffer *o, int64_t inner_end) {
+    mt_tvar *k0 = ivar("k0"), *r0 = ivar("r0"), *r1 = ivar("r1"), *c = ivar("c"), *k = ivar("k"), *c2 = ivar("c2");
+    mt_texpr *R = bin(TE_MIN, I(16), sub(I(40), mul(V(k0), I(16))));
+    mt_texpr *R2 = bin(TE_MIN, I(16), sub(I(inner_end), mul(V(k0), I(16))));
+    mt_texpr *row = add(mul(V(k0), I(16)), add(mul(V(r0), I(4)), V(r1)));
+    mt_tstmt *copy = mt_ts_for(
+        A, r0, I(0), bin(TE_FLOORDIV, add(R, I(3)), I(4)), MT_FOR_SERIAL,
+        mt_ts_for(A, r1, I(0), bin(TE_MIN, I(4), sub(R2, mul(V(r0), I(4)))), MT_FOR_SERIAL,
+                  mt_ts_for(A, c, I(0), I(8), MT_FOR_SERIAL, st(p, ld(b, row, V(c)), row, V(c)))));
+    mt_texpr *row2 = add(mul(V(k0), I(16)), V(k));
+    mt_tstmt *use = mt_ts_for(A, k, I(0), R, MT_FOR_SERIAL,
+                              mt_ts_for(A, c2, I(0), I(8), MT_FOR_SERIAL, st(o, ld(p, row2, V(c2)), row2, V(c2))));
+    return mt_ts_for(A, k0, I(0), I(3), MT_FOR_SERIAL, seq2(copy, use));
+}
+
+static void test_compact_split_pair(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *b = buf2("b", 40, 8), *o = buf2("o", 40, 8), *p = buf2("p", 40, 8);
+    mt_tfunc *f = func3("rows", b, o, NULL);
+    f->body = mt_ts_alloc(A, p, block_rows(p, b, o, 40));
+    const char *t = mt_tfunc_print(A, mt_tir_compact_buffers(A, f));
+    if (!strstr(t, "p = T.alloc_buffer((16, 8), \"float32\")") || !strstr(t, "p[r0 * 4 + r1, c] = "))
+        fail_msg("not compacted:\n%s", t);
+    f->body = mt_ts_alloc(A, p, block_rows(p, b, o, 41));
+    assert_ptr_equal(mt_tir_compact_buffers(A, f), f);
+    TIR_GUARD_END();
+}
+
 /* ---- the passes in pipeline order ---------------------------------------- */
 
 static void test_pipeline_by_name(void **state) {
@@ -634,7 +667,7 @@ int main(void) {
         TIR_TEST(test_lower_general),         TIR_TEST(test_flatten_2d_3d),
         TIR_TEST(test_flatten_symbolic_rank0), TIR_TEST(test_flatten_rejects_blocks),
         TIR_TEST(test_remove_unit_loops),     TIR_TEST(test_partition_concat),
-        TIR_TEST(test_partition_tails),      TIR_TEST(test_compact_buffers), TIR_TEST(test_compact_to_end),
+        TIR_TEST(test_partition_tails),      TIR_TEST(test_compact_buffers), TIR_TEST(test_compact_to_end), TIR_TEST(test_compact_split_pair),
         TIR_TEST(test_pipeline_by_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

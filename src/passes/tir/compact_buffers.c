@@ -170,19 +170,60 @@ static int loop_index(const mt_texpr *v, const mt_tvar *const *vars, int nv, con
     return -1;
 }
 
+/* W's loops: variable, extent, its constant bound, and for the two
+ * loops of a split of a run-time extent R by c (split_pair) the outer
+ * one's index in `outer_of` of the inner one (-1: not such an inner). */
+typedef struct wloops {
+    const mt_tvar *vars[MAX_DIMS * 2];
+    const mt_texpr *extents[MAX_DIMS * 2];
+    int64_t exts[MAX_DIMS * 2];
+    int outer_of[MAX_DIMS * 2];
+    int n;
+} wloops;
+
+/* Is e (R + c - 1) // c, with c a positive constant? Sets *r, *c. */
+static bool ceil_div(const mt_texpr *e, const mt_texpr **r, int64_t *c) {
+    int64_t m;
+    if (e->kind != TE_FLOORDIV || !mt_te_is_const_int(e->b, c) || *c < 1 || e->a->kind != TE_ADD ||
+        !mt_te_is_const_int(e->a->b, &m) || m != *c - 1)
+        return false;
+    *r = e->a->a;
+    return true;
+}
+
+/* Loop k's extent is T.min(c, R - v * c), v an earlier loop of W whose
+ * extent is (R + c - 1) // c: the two split R into tiles of c, the last
+ * clamped, and v * c + (loop k) covers [0, R) exactly. Returns v's index,
+ * or -1. */
+static int split_pair(const compact *c, const wloops *w, int k) {
+    int64_t cc, c2;
+    const mt_texpr *r, *r2;
+    if (!mt_arith_min_const(w->extents[k], &cc, &r) || r->kind != TE_SUB || r->b->kind != TE_MUL ||
+        r->b->a->kind != TE_VAR || !mt_te_is_const_int(r->b->b, &c2) || c2 != cc || uses_inner(c, r->a))
+        return -1;
+    for (int v = 0; v < k; v++)
+        if (w->vars[v] == r->b->a->var && ceil_div(w->extents[v], &r2, &c2) && c2 == cc &&
+            mt_texpr_equal(r2, r->a))
+            return v;
+    return -1;
+}
+
 /* rest, W's part of index d: one of its loops, or the digits of a split
  * (v_1 * e_0 + v_0 for loops of constant extents e_1, e_0: in general the
  * coefficients, smallest first, 1 and each the one before times its
  * loop's extent), which cover [0, the product) with no gap: the box's
- * extent in d. Marks the loops used. */
-static bool digits(compact *c, int d, mt_texpr *rest, const mt_tvar *const *vars, const mt_texpr *const *extents,
-                   const int64_t *exts, int nv, bool *used) {
+ * extent in d; or v * c + u for a split_pair (v, u) of R: [0, R), R
+ * clamped (T.min(c', ..)) as a split's tail is. Marks the loops used. */
+static bool digits(compact *c, int d, mt_texpr *rest, const wloops *w, bool *used) {
+    const mt_tvar *const *vars = w->vars;
+    const mt_texpr *const *extents = w->extents;
+    int nv = w->n;
     int k = loop_index(rest, vars, nv, used);
     if (k >= 0) { /* one loop: its extent, clamped or not */
         used[k] = true;
-        c->ext[d] = exts[k];
+        c->ext[d] = w->exts[k];
         c->ext_expr[d] = extents[k];
-        return true;
+        return w->outer_of[k] < 0;
     }
     mt_arith_term t[MAX_TERMS];
     int n = mt_arith_terms(rest, NULL, NULL, t, MAX_TERMS);
@@ -193,6 +234,14 @@ static bool digits(compact *c, int d, mt_texpr *rest, const mt_tvar *const *vars
             t[j] = t[j - 1], t[j - 1] = x;
         }
     int64_t span = 1, e;
+    int u = loop_index(t[0].e, vars, nv, used), v = n == 2 ? loop_index(t[1].e, vars, nv, used) : -1;
+    const mt_texpr *r;
+    if (u >= 0 && v >= 0 && t[0].coef == 1 && w->outer_of[u] == v && ceil_div(extents[v], &r, &e) &&
+        t[1].coef == e && mt_arith_const_bound(r, &c->ext[d]) && c->ext[d] >= 1) {
+        used[u] = used[v] = true;
+        c->ext_expr[d] = r;
+        return true;
+    }
     for (int i = 0; i < n; i++) {
         k = loop_index(t[i].e, vars, nv, used);
         if (k < 0 || t[i].coef != span || !mt_te_is_const_int(extents[k], &e) || e > INT64_MAX / span) return false;
@@ -208,17 +257,25 @@ static bool digits(compact *c, int d, mt_texpr *rest, const mt_tvar *const *vars
  * around X[o_d + r_d] = value, r_d a loop of W or the digits of a split
  * of them (digits). */
 static bool writer(compact *c, const mt_tstmt *w) {
-    const mt_tvar *vars[MAX_DIMS * 2];
-    const mt_texpr *extents[MAX_DIMS * 2];
-    int64_t exts[MAX_DIMS * 2];
-    int nv = 0, ndim = c->x->ndim;
+    wloops l = {.n = 0};
+    int ndim = c->x->ndim;
     int64_t m, e;
     for (; w->kind == TS_FOR; w = w->body) {
-        if (nv == MAX_DIMS * 2 || (w->for_kind == MT_FOR_THREAD && !c->gpu) || !mt_te_is_const_int(w->min, &m) ||
-            m != 0 || !mt_arith_const_bound(w->extent, &e) || e < 1 || uses_inner(c, w->extent) ||
-            mt_texpr_reads_memory(w->extent))
+        if (l.n == MAX_DIMS * 2 || (w->for_kind == MT_FOR_THREAD && !c->gpu) || !mt_te_is_const_int(w->min, &m) ||
+            m != 0 || mt_texpr_reads_memory(w->extent))
             return false;
-        vars[nv] = w->var, extents[nv] = w->extent, exts[nv++] = e;
+        int k = l.n++;
+        l.vars[k] = w->var, l.extents[k] = w->extent, l.outer_of[k] = -1;
+        const mt_texpr *r;
+        if (!uses_inner(c, w->extent) && mt_arith_const_bound(w->extent, &e) && e >= 1) {
+            l.exts[k] = e;
+        } else if (!uses_inner(c, w->extent) && ceil_div(w->extent, &r, &m) && mt_arith_const_bound(r, &e) && e >= 1) {
+            l.exts[k] = (e + m - 1) / m; /* the outer loop of a split_pair */
+        } else if ((l.outer_of[k] = split_pair(c, &l, k)) >= 0) {
+            mt_arith_const_bound(w->extent, &l.exts[k]);
+        } else {
+            return false;
+        }
     }
     if (w->kind != TS_STORE || w->buf != c->x || w->nidx != ndim || touches(w, c->x).loads) return false;
     bool used[MAX_DIMS * 2] = {false};
@@ -233,9 +290,9 @@ static bool writer(compact *c, const mt_tstmt *w) {
             c->ext_expr[d] = mt_te_int(c->a, MT_INT64, 1);
             continue;
         }
-        if (!digits(c, d, rest, vars, extents, exts, nv, used)) return false;
+        if (!digits(c, d, rest, &l, used)) return false;
     }
-    for (int k = 0; k < nv; k++) /* a loop that indexes nothing could run 0 times */
+    for (int k = 0; k < l.n; k++) /* a loop that indexes nothing could run 0 times */
         if (!used[k]) return false;
     return true;
 }
