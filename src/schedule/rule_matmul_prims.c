@@ -3,26 +3,33 @@
  * schedule primitives, where primitives say it exactly.
  *
  * When. A plain C = A @ B (2-D, no batch, no prologue: A and B loads of
- * two different parameters, one dtype), C a parameter or followed by one
- * short elementwise epilogue (epilogue_block), of constant M, N and K, N
- * divided by the rule's column block NC (N itself when narrower; whole
- * tiles of NR = nv vectors of vl lanes). M may leave a last tile of M %
- * MR rows: the split's clamped last iteration, which partition_tails
- * peels into a tile of its own, as the lowered form has one (1001 x
- * 1024^2, 2047 x 256 x 2048, 135 and 143 x 1024^2, relu(x @ w + b) at
- * 1001 rows: within 1 % of it, 2026-11-29). K may leave a last K block
- * shorter than KC: the copy of a block is its T.min(KC, K - k0 * KC)
- * rows (the split's clamp), copied 8 at a time by a split of that
- * extent, a pair that compact_buffers reads as one box, so the copy stays
- * one KC x NC block (1024 x 1100 x 1024, 512 x 3000 x 512, 1001 x 1500 x
- * 1024, 256 x 5000 x 256: within 1 %). The rule has chosen its packed
- * path (rule_matmul.c: gen_packed; not the few-rows, GEMV or transposed
- * schedules) with the knob values already settled, for more than a few
- * rows (M > 128: with fewer the copy of B dominates, and the lowered
- * form's, 8 rows of B at a time along them, ran 1.4x faster than panel by
- * panel at 16 x 4096 by 4096^2 on one thread). Everything else (column
- * tails, long epilogues, batches, casts) is the lowered form of
- * rule_matmul.c, which is one `apply_rule` step when printed.
+ * two different parameters, one dtype; B read as b[k, j] or, x @ w.T, as
+ * b[j, k]), C a parameter or followed by one short elementwise epilogue
+ * (epilogue_block), of constant M, N and K, N whole tiles of NR = nv
+ * vectors of vl lanes in column blocks that divide it (N itself when
+ * narrower than the rule's block NC, else the widest such block of at most
+ * NC: even_blocks; 1024 x 768 x 768 to 2048 x 768 x 3072, blocks of 256
+ * and 384 where NC = 320 or 512 left a last block of 128 or 256 columns,
+ * within 1 % of the lowered form's blocks, or up to 1 % faster). A b read
+ * along k is copied in vl x vl squares (pack_transposed: 1024^3, 512 x
+ * 1024 x 4096, 2048^3, 300 x 3000 x 512, within 0.5 % of the lowered form;
+ * relu(x @ w.T + b) at 1024 x 768 -> 3072 2 % faster). M may leave a last
+ * tile of M % MR rows: the split's clamped last iteration, which
+ * partition_tails peels into a tile of its own, as the lowered form has
+ * one (1001 x 1024^2, 2047 x 256 x 2048, 135 and 143 x 1024^2, relu(x @ w
+ * + b) at 1001 rows: within 1 % of it, 2026-11-29). K may leave a last K
+ * block shorter than KC: the copy of a block is its T.min(KC, K - k0 * KC)
+ * rows (the split's clamp), copied 8 at a time by a split of that extent,
+ * a pair that compact_buffers reads as one box, so the copy stays one KC x
+ * NC block (1024 x 1100 x 1024, 512 x 3000 x 512, 1001 x 1500 x 1024, 256
+ * x 5000 x 256: within 1 %). The rule has chosen its packed path
+ * (rule_matmul.c: gen_packed; not the few-rows or GEMV schedules) with the
+ * knob values already settled, for more than a few rows (M > 128: with
+ * fewer the copy of B dominates, and the lowered form's, 8 rows of B at a
+ * time along them, ran 1.4x faster than panel by panel at 16 x 4096 by
+ * 4096^2 on one thread). Everything else (column tails, long epilogues,
+ * epilogues after K blocks, batches, casts, a transposed A) is the lowered
+ * form of rule_matmul.c, which is one `apply_rule` step when printed.
  *
  * What. The same algorithm as the lowered form (GotoBLAS / BLIS): per
  * column block j0 and K block k0, B's block copied into panels of NR
@@ -113,6 +120,20 @@ static const mt_tstmt *epilogue_block(mm *c, const mm_nest *n, bool *ok) {
     return e;
 }
 
+/* The column block: N itself when narrower than the rule's block nc,
+ * else, when N is whole tiles of nr, the widest block of whole tiles at
+ * most nc that divides N into at most twice the blocks nc would (768
+ * columns of 32, nc = 320: 3 blocks of 256, not 320 + 320 + 128), so
+ * that no block is a column tail; nc when there is none. */
+static int64_t even_blocks(int64_t N, int64_t nc, int nr) {
+    if (N <= nc) return N;
+    if (N % nr || nc < nr) return nc;
+    int64_t tiles = N / nr, nb = (N + nc - 1) / nc;
+    for (int64_t b = nb; b <= 2 * nb && b <= tiles; b++)
+        if (tiles % b == 0) return N / b;
+    return nc;
+}
+
 /* Does the function take the primitives (the top)? *nc: the column
  * block, N itself when N is narrower than the rule's block; *epi: the
  * epilogue's block, or NULL. */
@@ -122,10 +143,11 @@ static bool fits(mm *c, mm_nest *n, int64_t *nc, const mt_tstmt **epi) {
     int64_t M, N, K;
     bool ok;
     if (!mt_te_is_const_int(c->ext[1], &N)) return false;
-    *nc = N < c->ncblk ? N : c->ncblk;
+    *nc = even_blocks(N, c->ncblk, nr);
     return c->own && c->ns == 2 && !c->ap_all && !c->cols &&
            !mm_few_rows(c) &&
-           plain_load(c, c->X, i, c->kv) && plain_load(c, c->Y, c->kv, j) && c->X->buf != c->Y->buf &&
+           plain_load(c, c->X, i, c->kv) && (plain_load(c, c->Y, c->kv, j) || plain_load(c, c->Y, j, c->kv)) &&
+           c->X->buf != c->Y->buf &&
            mt_te_is_const_int(c->ext[0], &M) && divides(*nc, c->ext[1]) && *nc % nr == 0 &&
            mt_te_is_const_int(c->K, &K) && matmul_nest(c->f->body, n) && ((*epi = epilogue_block(c, n, &ok)), ok);
 }
@@ -167,26 +189,50 @@ static bool order(mt_sched *s, mt_tvar **cur, mt_tvar *const *want, int n) {
  *
  *     ax1_0, ax1_1, ax1_2 = split(ax1, [.., nv, vl]); ax0_0, ax0_1 = split(ax0, pack_rows)
  *     reorder -> ax0_0, ax1_0, ax0_1, ax1_1, ax1_2   (ax0_0 parallel, ax0_1 and ax1_1 unrolled) */
+/* B read along k (x @ w.T: b[j, k]): its block copied into the same
+ * panels, vl columns (rows of b) by vl rows at a time, the vl loads of a
+ * square along b's rows, unit-stride:
+ *
+ *     ax0_0, ax0_1, ax0_2 = split(ax0, [.., nv, vl]); ax1_0, ax1_1 = split(ax1, vl)
+ *     reorder -> ax0_0, ax1_0, ax0_1, ax1_1, ax0_2   (ax0_0 parallel, ax0_1 unrolled, ax0_2 vectorized)
+ *
+ * a loop of vl stores of vl lanes whose loads run down a column of b,
+ * which transpose_tiles turns into vl row loads and a transpose in
+ * registers, as the lowered form's squares (1024^3, 1 and 2 threads:
+ * within 1 %). */
+static bool pack_transposed(mt_sched *s, mm *c, const char *cache, mt_tvar *const *pl) {
+    mt_arena *a = s->arena;
+    mt_tvar *p0, *p1, *p2, *q0, *q1;
+    if (!mt_sched_split(s, pl[0], mt_te_i64(a, c->vl), &p0, &p2) ||
+        !mt_sched_split(s, p0, mt_te_i64(a, c->nv), &p0, &p1) || !mt_sched_split(s, pl[1], mt_te_i64(a, c->vl), &q0, &q1))
+        return false;
+    mt_tvar *cur[5], *want[5] = {p0, q0, p1, q1, p2};
+    if (!last_loops(s, cache, cur, 5) || !order(s, cur, want, 5)) return false;
+    if (!mt_sched_unroll(s, p1) || !mt_sched_vectorize(s, p2)) return false;
+    return !c->par || mt_sched_parallel(s, p0);
+}
+
 static bool pack(mt_sched *s, mm *c, const char *blk, mt_tvar *at, int nr) {
     mt_arena *a = s->arena;
     const char *cache;
+    bool tr = c->Y->args[0]->var != c->kv; /* b[j, k] */
     if (!mt_sched_cache_read(s, blk, c->Y->buf->name, MT_SCOPE_GLOBAL, &cache) || !mt_sched_compute_at(s, cache, at))
         return false;
     mt_index_map *m = MT_NEW(a, mt_index_map);
     m->nparams = 2, m->nouts = 3;
     m->params = MT_NEW_ARRAY(a, mt_tvar *, 2);
     m->outs = MT_NEW_ARRAY(a, mt_texpr *, 3);
-    m->params[0] = mt_tvar_new(a, "k", MT_INT64), m->params[1] = mt_tvar_new(a, "j", MT_INT64);
-    mt_texpr *k = mt_te_var(a, m->params[0]), *j = mt_te_var(a, m->params[1]), *w = mt_te_i64(a, nr);
+    m->params[tr] = mt_tvar_new(a, "k", MT_INT64), m->params[!tr] = mt_tvar_new(a, "j", MT_INT64);
+    mt_texpr *k = mt_te_var(a, m->params[tr]), *j = mt_te_var(a, m->params[!tr]), *w = mt_te_i64(a, nr);
     m->outs[0] = mt_te_bin(a, TE_FLOORDIV, j, w), m->outs[1] = k, m->outs[2] = mt_te_bin(a, TE_FLOORMOD, j, w);
     const mt_tbuffer *pb = NULL;
     mt_blk_stmts path;
     if (!mt_blk_find_block(s, "matmul rule", cache, &path)) return false;
     pb = path.data[path.len - 1]->body->buf;
     mt_tvar *pl[2], *p0, *p1, *pv = NULL, *r0 = NULL, *r1 = NULL;
-    if (!mt_sched_transform_layout(s, cache, pb->name, m) || !last_loops(s, cache, pl, 2) ||
-        !mt_sched_split(s, pl[1], mt_te_i64(a, nr), &p0, &p1))
-        return false;
+    if (!mt_sched_transform_layout(s, cache, pb->name, m) || !last_loops(s, cache, pl, 2)) return false;
+    if (tr) return pack_transposed(s, c, cache, pl);
+    if (!mt_sched_split(s, pl[1], mt_te_i64(a, nr), &p0, &p1)) return false;
     /* a panel's row as nv vectors, unrolled (left to vectorize, a loop of
      * nv: 1-2 % slower at K = 256) */
     if (c->nv > 1 && !mt_sched_split(s, p1, mt_te_i64(a, c->vl), &pv, &p1)) return false;

@@ -31,6 +31,14 @@ static const char *src_of(char *buf, size_t cap, const char *dt, int m, int k, i
     return buf;
 }
 
+static const char *src_tr(char *buf, size_t cap, const char *dt, int m, int k, int n) {
+    snprintf(buf, cap,
+             "def mm(a: Tensor((%d, %d), \"%s\"), bt: Tensor((%d, %d), \"%s\")):\n"
+             "    return a @ bt.T\n",
+             m, k, dt, n, k, dt);
+    return buf;
+}
+
 static double val(int64_t i, unsigned seed) { return (double)((i * 7919 + seed * 104729) % 1000) / 250.0 - 2.0; }
 
 static mt_tensor *input(mt_dtype dt, int64_t r, int64_t c, unsigned seed) {
@@ -44,9 +52,23 @@ static mt_tensor *input(mt_dtype dt, int64_t r, int64_t c, unsigned seed) {
     return t;
 }
 
-/* k computes a @ b (m x kk by kk x n), checked at every element. */
-static void check(mt_kernel *kn, mt_dtype dt, int m, int kk, int n, const char *what) {
-    mt_tensor *args[2] = {input(dt, m, kk, 1), input(dt, kk, n, 2)}, *out = NULL;
+/* b given as its transpose bt (n x kk), for a @ bt.T: the same values. */
+static mt_tensor *input_tr(mt_dtype dt, int64_t kk, int64_t n, unsigned seed) {
+    int64_t sh[2] = {n, kk};
+    mt_tensor *t = mt_tensor_create(dt, 2, sh);
+    assert_non_null(t);
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t q = 0; q < kk; q++) {
+            if (dt == MT_FLOAT64) ((double *)mt_tensor_data(t))[j * kk + q] = val(q * n + j, seed);
+            else ((float *)mt_tensor_data(t))[j * kk + q] = (float)val(q * n + j, seed);
+        }
+    return t;
+}
+
+/* k computes a @ b (m x kk by kk x n; tr: a @ bt.T, bt n x kk), checked
+ * at every element. */
+static void check_as(mt_kernel *kn, mt_dtype dt, int m, int kk, int n, bool tr, const char *what) {
+    mt_tensor *args[2] = {input(dt, m, kk, 1), tr ? input_tr(dt, kk, n, 2) : input(dt, kk, n, 2)}, *out = NULL;
     mt_diag d;
     if (test_kernel_run(kn, args, 2, &out, 1, &d) != MT_OK) fail_msg("%s: run failed:\n%s", what, d.text);
     double tol = dt == MT_FLOAT64 ? 1e-13 : 1e-5;
@@ -68,26 +90,38 @@ static void check(mt_kernel *kn, mt_dtype dt, int m, int kk, int n, const char *
     mt_tensor_release(out);
 }
 
+static void check(mt_kernel *kn, mt_dtype dt, int m, int kk, int n, const char *what) {
+    check_as(kn, dt, m, kk, n, false, what);
+}
+
 static bool primitives(mt_kernel *kn) { return strstr(mt_kernel_dump(kn, MT_STAGE_SCHEDULE), "sch.decompose_reduction(") != NULL; }
 
 /* Whole column blocks: the primitives, float32 and float64 (8 lanes a
  * vector: panels of 16), K whole or in blocks (K > 2 x 512; 1100 = 2 x
  * 512 and a last block of 76), the rows whole tiles or with a tail of 1
- * to 7 rows (the split's last tile, peeled). The copy of B is one K block
- * deep (compact_buffers), also when the last block is shorter. */
+ * to 7 rows (the split's last tile, peeled), N in column blocks of whole
+ * tiles that divide it. The copy of B is one K block deep
+ * (compact_buffers), also when the last block is shorter. */
 static void test_primitive_shapes(void **st) {
     (void)st;
     if (test_gpu_target()) skip();
-    static const struct { const char *dt; int m, k, n; bool kblocks; } c[] = {
-        {"float32", 144, 64, 96, false}, {"float32", 288, 256, 256, false}, {"float32", 144, 1536, 64, true},
-        {"float64", 144, 64, 48, false}, {"float64", 144, 1536, 32, true},
-        {"float32", 145, 64, 96, false}, {"float32", 151, 256, 256, false}, {"float32", 149, 1536, 64, true},
-        {"float64", 147, 64, 48, false}, {"float32", 144, 1100, 64, true}, {"float64", 149, 1100, 48, true},
+    static const struct { const char *dt; int m, k, n; bool kblocks, tr; } c[] = {
+        {"float32", 144, 64, 96, false, false}, {"float32", 288, 256, 256, false, false},
+        {"float32", 144, 1536, 64, true, false}, {"float64", 144, 64, 48, false, false},
+        {"float64", 144, 1536, 32, true, false}, {"float32", 145, 64, 96, false, false},
+        {"float32", 151, 256, 256, false, false}, {"float32", 149, 1536, 64, true, false},
+        {"float64", 147, 64, 48, false, false}, {"float32", 144, 1100, 64, true, false},
+        {"float64", 149, 1100, 48, true, false},
+        {"float32", 144, 2048, 768, true, false}, /* N = 768 > the block nc = 512: two blocks of 384 (even_blocks) */
+        /* a @ bt.T: bt's block copied in squares of vl x vl (transpose_tiles) */
+        {"float32", 144, 64, 96, false, true}, {"float32", 151, 1100, 64, true, true},
+        {"float64", 145, 64, 48, false, true}, {"float32", 144, 40, 64, false, true}, /* K = 40: a partial square */
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         char src[512], what[96];
-        snprintf(what, sizeof what, "%s %d x %d x %d", c[i].dt, c[i].m, c[i].k, c[i].n);
-        mt_kernel *kn = compile_ok(src_of(src, sizeof src, c[i].dt, c[i].m, c[i].k, c[i].n, ""));
+        snprintf(what, sizeof what, "%s %d x %d x %d%s", c[i].dt, c[i].m, c[i].k, c[i].n, c[i].tr ? " (b.T)" : "");
+        mt_kernel *kn = compile_ok(c[i].tr ? src_tr(src, sizeof src, c[i].dt, c[i].m, c[i].k, c[i].n)
+                                           : src_of(src, sizeof src, c[i].dt, c[i].m, c[i].k, c[i].n, ""));
         const char *sch = mt_kernel_dump(kn, MT_STAGE_SCHEDULE), *tir = mt_kernel_dump(kn, MT_STAGE_TIR_SCHED);
         if (!primitives(kn) || strstr(sch, "apply_rule") || !strstr(sch, "sch.transform_layout("))
             fail_msg("%s: expected the packed schedule as primitives:\n%s", what, sch);
@@ -96,7 +130,9 @@ static void test_primitive_shapes(void **st) {
         const char *pack = strstr(tir, "_global = T.alloc_buffer((");
         if (c[i].kblocks && (!pack || atol(strchr(pack, '(') + 2) > 512 * c[i].n))
             fail_msg("%s: the copy of B is not one K block:\n%s", what, tir);
-        check(kn, strcmp(c[i].dt, "float64") == 0 ? MT_FLOAT64 : MT_FLOAT32, c[i].m, c[i].k, c[i].n, what);
+        if (c[i].tr && c[i].k % 16 == 0 && !strstr(tir, "T.Shuffle("))
+            fail_msg("%s: the copy of bt is not transposed in registers:\n%s", what, tir);
+        check_as(kn, strcmp(c[i].dt, "float64") == 0 ? MT_FLOAT64 : MT_FLOAT32, c[i].m, c[i].k, c[i].n, c[i].tr, what);
         mt_kernel_release(kn);
     }
 }
@@ -132,6 +168,7 @@ typedef struct epi_case {
     const char *expr, *r, *dt;
     int m, k, n;
     bool prims;
+    bool tr; /* the source's b is bt (n x k), the expression reads bt.T */
 } epi_case;
 
 static double epi_ref(const epi_case *c, double s, int i, int j) {
@@ -145,7 +182,8 @@ static double epi_ref(const epi_case *c, double s, int i, int j) {
 static void check_epi(mt_kernel *kn, const epi_case *c, const char *what) {
     mt_dtype dt = c->dt[5] == '6' ? MT_FLOAT64 : MT_FLOAT32;
     bool row = c->r && strcmp(c->r, "row") == 0;
-    mt_tensor *args[3] = {input(dt, c->m, c->k, 1), input(dt, c->k, c->n, 2), NULL}, *out = NULL;
+    mt_tensor *args[3] = {input(dt, c->m, c->k, 1), c->tr ? input_tr(dt, c->k, c->n, 2) : input(dt, c->k, c->n, 2), NULL};
+    mt_tensor *out = NULL;
     if (c->r) args[2] = row ? input(dt, 1, c->n, 3) : input(dt, c->m, c->n, 3);
     if (row) { /* a vector of n */
         int64_t sh[1] = {c->n};
@@ -187,21 +225,25 @@ static void test_epilogues(void **st) {
         {"gelu(a @ b)", NULL, "float32", 144, 64, 96, false},    /* long math: one copy, in a loop */
         {"relu(a @ b + r)", "row", "float32", 145, 64, 96, true},    /* a row tail */
         {"(a @ b) * 2.0 + r", "full", "float32", 151, 256, 64, true}, /* a tail of 7 rows */
+        {"relu(a @ bt.T + r)", "row", "float32", 147, 128, 96, true, true}, /* a linear layer */
+        {"(a @ bt.T) * 2.0 + r", "full", "float64", 144, 64, 48, true, true},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         char src[1024], r[96] = "", what[128];
         if (c[i].r && strcmp(c[i].r, "full") == 0) snprintf(r, sizeof r, ", r: Tensor((%d, %d), \"%s\")", c[i].m, c[i].n, c[i].dt);
         else if (c[i].r) snprintf(r, sizeof r, ", r: Tensor((%d,), \"%s\")", c[i].n, c[i].dt);
-        snprintf(src, sizeof src, "def mm(a: Tensor((%d, %d), \"%s\"), b: Tensor((%d, %d), \"%s\")%s):\n    return %s\n",
-                 c[i].m, c[i].k, c[i].dt, c[i].k, c[i].n, c[i].dt, r, c[i].expr);
+        snprintf(src, sizeof src, "def mm(a: Tensor((%d, %d), \"%s\"), %s: Tensor((%d, %d), \"%s\")%s):\n    return %s\n",
+                 c[i].m, c[i].k, c[i].dt, c[i].tr ? "bt" : "b", c[i].tr ? c[i].n : c[i].k, c[i].tr ? c[i].k : c[i].n,
+                 c[i].dt, r, c[i].expr);
         snprintf(what, sizeof what, "%s %s %d x %d x %d", c[i].expr, c[i].dt, c[i].m, c[i].k, c[i].n);
         mt_kernel *kn = compile_ok(src);
         const char *sch = mt_kernel_dump(kn, MT_STAGE_SCHEDULE);
         if (primitives(kn) != c[i].prims || (c[i].prims && !strstr(sch, "sch.reverse_compute_at(")))
             fail_msg("%s: expected the %s form:\n%s", what, c[i].prims ? "primitive" : "lowered", sch);
         /* the tile of C a buffer of the tile's size (at most 16 x 64), not the matmul's */
-        const char *tile = strstr(mt_kernel_dump(kn, MT_STAGE_TIR_SCHED), "lv = T.alloc_buffer((");
-        if (c[i].prims && (!tile || atol(tile + strlen("lv = T.alloc_buffer((")) > 16 * 64))
+        const char *tile = strstr(mt_kernel_dump(kn, MT_STAGE_TIR_SCHED), c[i].tr ? "lv1 = T.alloc_buffer(("
+                                                                                   : "lv = T.alloc_buffer((");
+        if (c[i].prims && (!tile || atol(strchr(tile, '(') + 2) > 16 * 64))
             fail_msg("%s: no tile of C:\n%s", what, mt_kernel_dump(kn, MT_STAGE_TIR_SCHED));
         check_epi(kn, &c[i], what);
         if (c[i].prims) { /* the printed schedule replays */
