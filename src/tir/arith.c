@@ -552,3 +552,36 @@ bool mt_arith_const_bound(const mt_texpr *e, int64_t *c) {
     const mt_texpr *r;
     return mt_te_is_const_int(e, c) || mt_arith_min_const(e, c, &r);
 }
+
+/* e's terms: the constant ones added up into *k, the others into t (at
+ * most max); the count, or -1. */
+static int terms_and_const(mt_texpr *e, mt_arith_term *t, int max, int64_t *k) {
+    mt_arith_term all[16];
+    int n = e ? mt_arith_terms(e, NULL, NULL, all, 16) : 0, m = 0;
+    *k = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t v, p;
+        if (!mt_te_is_const_int(all[i].e, &v)) {
+            if (m == max) return -1;
+            t[m++] = all[i];
+        } else if (__builtin_mul_overflow(v, all[i].coef, &p) || __builtin_add_overflow(*k, p, k)) {
+            return -1;
+        }
+    }
+    return n < 0 ? -1 : m;
+}
+
+bool mt_arith_const_diff(mt_texpr *x, mt_texpr *y, int64_t *d) {
+    mt_arith_term tx[16], ty[16];
+    int64_t kx, ky;
+    int nx = terms_and_const(x, tx, 16, &kx), ny = terms_and_const(y, ty, 16, &ky);
+    if (nx < 0 || nx != ny || __builtin_sub_overflow(kx, ky, d)) return false;
+    bool used[16] = {false};
+    for (int i = 0; i < nx; i++) {
+        int j = 0;
+        while (j < ny && (used[j] || ty[j].coef != tx[i].coef || !mt_texpr_equal(ty[j].e, tx[i].e))) j++;
+        if (j == ny) return false;
+        used[j] = true;
+    }
+    return true;
+}

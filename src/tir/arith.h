@@ -153,6 +153,12 @@ bool mt_arith_has_divmod(const mt_texpr *e);
  * the first operand when both are)? Sets *c and *r. */
 bool mt_arith_min_const(const mt_texpr *e, int64_t *c, const mt_texpr **r);
 
+/* Is x - y the integer constant *d by their forms: sums (mt_arith_terms,
+ * every product by a constant distributed) of the same non-constant terms
+ * and different constants (i0 * 16 + j + 2 and (i0 * 4) * 4 + j: 2)? A
+ * NULL operand is 0. False when not, or past 16 terms. */
+bool mt_arith_const_diff(mt_texpr *x, mt_texpr *y, int64_t *d);
+
 /* A constant that e never exceeds by its form: e itself when it is an
  * integer constant, c of T.min(c, ..) or T.min(.., c) (the inner extent of
  * a split). False when there is none. */

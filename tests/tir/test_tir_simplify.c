@@ -403,6 +403,15 @@ static void test_arith_form(void **state) {
     assert_false(mt_arith_const_bound(bin(TE_MAX, V(i), I(8)), &c));
     assert_true(mt_arith_has_divmod(add(V(i), bin(TE_FLOORMOD, V(j), I(16)))));
     assert_false(mt_arith_has_divmod(add(V(i), mul(V(j), I(16)))));
+    /* constant differences: (j * 4) * 4 + k + 2 - (j * 16 + k) = 2; NULL is 0 */
+    int64_t d;
+    assert_true(mt_arith_const_diff(add(add(mul(mul(V(j), I(4)), I(4)), V(k)), I(2)), add(mul(V(j), I(16)), V(k)), &d));
+    assert_int_equal(d, 2);
+    assert_true(mt_arith_const_diff(I(5), NULL, &d)), assert_int_equal(d, 5);
+    assert_true(mt_arith_const_diff(add(V(i), I(1)), add(V(i), I(3)), &d)), assert_int_equal(d, -2);
+    assert_false(mt_arith_const_diff(add(V(i), I(1)), add(V(j), I(1)), &d));
+    assert_false(mt_arith_const_diff(mul(V(i), I(2)), mul(V(i), I(3)), &d));
+    assert_false(mt_arith_const_diff(add(V(i), V(j)), V(i), &d));
     TIR_GUARD_END();
 }
 

@@ -31,7 +31,9 @@
  * each loop's extent a constant or (a variable alone in its index) a
  * split's clamped T.min(c, ..) free of P's variables and of loads; and
  * every later item loads (or stores: a reduction's update after its
- * init, W) X only at indices o_d + r_d with the same parts o_d and r_d
+ * init, W) X only at indices o_d + r_d with the same parts o_d (or o_d
+ * plus a constant c, a stencil's X[i + 1]: then r_d + c stands for r_d)
+ * and r_d
  * (of variables bound inside P) within [0, extent_d): over the ranges of
  * the loops inside P for a constant extent, else r_d the variable of a
  * loop from 0 with that same extent, or, for an extent T.min(c, shape_d -
@@ -155,10 +157,6 @@ static bool split_index(compact *c, mt_texpr *idx, mt_texpr **outer, mt_texpr **
     }
     if (!*rest) *rest = mt_te_int(c->a, idx->dtype, 0);
     return true;
-}
-
-static bool same_outer(const mt_texpr *x, const mt_texpr *y) {
-    return (!x && !y) || (x && y && mt_texpr_equal(x, y));
 }
 
 /* ---- the writer W ------------------------------------------------------- */
@@ -306,22 +304,6 @@ typedef struct reader {
     int nloops;
 } reader;
 
-/* Do sums x and y have the same terms (products by constants
- * distributed: i0 * 2 * 16 and i0 * 32 do)? */
-static bool same_sum(mt_texpr *x, mt_texpr *y) {
-    mt_arith_term tx[MAX_TERMS], ty[MAX_TERMS];
-    int nx = mt_arith_terms(x, NULL, NULL, tx, MAX_TERMS), ny = mt_arith_terms(y, NULL, NULL, ty, MAX_TERMS);
-    if (nx < 0 || nx != ny) return false;
-    bool used[MAX_TERMS] = {false};
-    for (int i = 0; i < nx; i++) {
-        int j = 0;
-        while (j < ny && (used[j] || ty[j].coef != tx[i].coef || !mt_texpr_equal(ty[j].e, tx[i].e))) j++;
-        if (j == ny) return false;
-        used[j] = true;
-    }
-    return true;
-}
-
 /* Is the box's extent in dim d T.min(e, shape_d - o_d): the box runs to
  * the end of X's dim (a split's last tile cut there, compute_at's region
  * of a copy)? Then every element of [o_d, o_d + e) within X is written. */
@@ -330,23 +312,25 @@ static bool to_end(const compact *c, int d, int64_t *e) {
     if (!mt_arith_min_const(c->ext_expr[d], e, &r) || r->kind != TE_SUB || !c->outer[d] ||
         !mt_texpr_equal(r->a, c->x->shape[d]))
         return false;
-    return same_sum(r->b, c->outer[d]);
+    int64_t z;
+    return mt_arith_const_diff(r->b, c->outer[d], &z) && z == 0;
 }
 
-/* Does r stay below the box's extent in dim d? Over the ranges when the
- * extent is a constant, or when it runs to the end of the dim (to_end: an
- * index within X and below the bound is inside it); else r must be the
- * variable of a loop from 0 with the writer's extent itself (the same
- * expression of variables outside P, so the same value in one execution
- * of P). */
-static bool inside(reader *r, int d, const mt_texpr *rest) {
+/* Does r + off stay in the box's extent in dim d? Over the ranges when
+ * the extent is a constant, or when it runs to the end of the dim
+ * (to_end: an index within X and below the bound is inside it); else
+ * (off 0) r must be the variable of a loop from 0 with the writer's
+ * extent itself (the same expression of variables outside P, so the same
+ * value in one execution of P). */
+static bool inside(reader *r, int d, const mt_texpr *rest, int64_t off) {
     compact *c = r->c;
     int64_t e, m;
     if (mt_te_is_const_int(c->ext_expr[d], &e) || to_end(c, d, &e)) {
         mt_range rg = mt_bounds_of(&r->b, rest);
-        return rg.lo >= 0 && rg.hi < e;
+        return rg.lo > INT64_MIN + 1 && rg.hi < INT64_MAX - 1 && off > -e && off < e && rg.lo + off >= 0 &&
+               rg.hi + off < e;
     }
-    if (rest->kind != TE_VAR) return false;
+    if (rest->kind != TE_VAR || off != 0) return false;
     for (int i = r->nloops - 1; i >= 0; i--)
         if (r->loops[i]->var == rest->var)
             return mt_te_is_const_int(r->loops[i]->min, &m) && m == 0 &&
@@ -354,16 +338,18 @@ static bool inside(reader *r, int d, const mt_texpr *rest) {
     return false;
 }
 
-/* An access X[idx]: within the box, at the writer's outer parts. */
+/* An access X[idx]: within the box, at the writer's outer parts (plus a
+ * constant: a stencil's X[i + 1] beside the writer's X[i]). */
 static void in_box(reader *r, mt_texpr *const *idx) {
     compact *c = r->c;
     for (int d = 0; d < c->x->ndim && c->ok; d++) {
         mt_texpr *o, *rest;
-        if (!split_index(c, idx[d], &o, &rest) || !same_outer(o, c->outer[d])) {
+        int64_t off;
+        if (!split_index(c, idx[d], &o, &rest) || !mt_arith_const_diff(o, c->outer[d], &off)) {
             c->ok = false;
             break;
         }
-        c->ok = inside(r, d, rest);
+        c->ok = inside(r, d, rest, off);
     }
 }
 
@@ -418,7 +404,10 @@ static mt_texpr **new_idx(rewrite *w, mt_texpr *const *idx) {
     mt_texpr **out = MT_NEW_ARRAY(w->c->a, mt_texpr *, w->c->x->ndim);
     for (int d = 0; d < w->c->x->ndim; d++) {
         mt_texpr *o;
+        int64_t off = 0;
         split_index(w->c, idx[d], &o, &out[d]);
+        mt_arith_const_diff(o, w->c->outer[d], &off); /* held for every access (in_box) */
+        if (off) out[d] = mt_te_bin(w->c->a, TE_ADD, out[d], mt_te_int(w->c->a, out[d]->dtype, off));
     }
     return out;
 }
