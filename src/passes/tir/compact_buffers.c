@@ -27,7 +27,9 @@
  * free of the variables bound inside P and of loads, plus r_d, one of the
  * nest's variables or the digits of a split of them (v1 * e0 + v0 for
  * loops of constant extents e1, e0: coefficients 1, e0, e0 * e1, ..., a
- * box extent of their product), every nest variable in exactly one index,
+ * box extent of their product; or v * c + u for the two loops of a split
+ * of a run-time extent R, v over (R + c - 1) // c and u over T.min(c, R -
+ * v * c): a box extent R, split_pair), every nest variable in exactly one index,
  * each loop's extent a constant or (a variable alone in its index) a
  * split's clamped T.min(c, ..) free of P's variables and of loads; and
  * every later item loads (or stores: a reduction's update after its
