@@ -480,13 +480,60 @@ static bool ca_consumer(at *ca) {
     return true;
 }
 
-/* The region the consumer reads: one index, no predicate. */
+/* Merges the region of X at one more index (rmin, rext, rover of its own)
+ * into ca's: the same extent and a min a constant apart in each dim (a
+ * stencil's x[i], x[i + 1], x[i + 2]), the hull of the two; a superset
+ * (rover) where they leave a gap. *lo, *hi: the offsets so far from the
+ * first index's min. */
+static bool merge_region(at *ca, mt_texpr **rmin, mt_texpr **rext, const bool *rover, int64_t *lo, int64_t *hi,
+                         mt_texpr *const *first_min) {
+    for (int d = 0; d < ca->X->ndim; d++) {
+        int64_t off, e;
+        if (!mt_texpr_equal(rext[d], ca->rext[d]) || !mt_arith_const_diff(rmin[d], first_min[d], &off))
+            return mt_sched_refuse(ca->s, "%s: block '%s' reads '%s' at indices whose regions along dim %d "
+                                          "are not the same interval shifted by a constant ('%s' and '%s')",
+                                   ca->P, mt_blk_bname(ca->o), ca->X->name, d, mt_texpr_print(ca->a, first_min[d]),
+                                   mt_texpr_print(ca->a, rmin[d]));
+        int64_t nlo = off < lo[d] ? off : lo[d], nhi = off > hi[d] ? off : hi[d];
+        /* translates of one interval of e leave no gap when each is within e of the hull */
+        bool gap = !mt_te_is_const_int(rext[d], &e) || (off < lo[d] && lo[d] - off > e) || (off > hi[d] && off - hi[d] > e);
+        ca->rover[d] = ca->rover[d] || rover[d] || gap;
+        lo[d] = nlo, hi[d] = nhi;
+    }
+    return true;
+}
+
+/* The region the consumer reads, no predicate: at its one index of X, or
+ * the hull of the regions at several (merge_region). */
 static bool ca_region(at *ca) {
-    mt_texpr *const *idx;
-    if (ca->o->predicate)
+    const mt_tstmt *c = ca->o;
+    if (c->predicate)
         return mt_sched_refuse(ca->s, "%s: block '%s' has a T.where predicate: the region it reads "
-                                      "is not exact", ca->P, mt_blk_bname(ca->o));
-    return one_index(ca, ca->o, &idx) && at_region(ca, idx);
+                                      "is not exact", ca->P, mt_blk_bname(c));
+    mt_blk_exprs cl = mt_blk_loads_in(ca->a, c->body, NULL, ca->X), cl2 = mt_blk_loads_in(ca->a, c->init, NULL, ca->X);
+    for (int i = 0; i < cl2.len; i++) MT_VEC_PUSH(ca->a, &cl, cl2.data[i]);
+    if (cl.len == 0) /* its only access is a prefetch: an address, not a region it reads */
+        return mt_sched_refuse(ca->s, "%s: block '%s' only prefetches '%s', it does not read it", ca->P,
+                               mt_blk_bname(c), ca->X->name);
+    if (!at_region(ca, cl.data[0]->args)) return false;
+    int n = ca->X->ndim;
+    mt_texpr **first = ca->rmin, **rmin = ca->rmin, **rext = ca->rext;
+    bool *rover = ca->rover;
+    int64_t *lo = MT_NEW_ARRAY(ca->a, int64_t, n + 1), *hi = MT_NEW_ARRAY(ca->a, int64_t, n + 1);
+    for (int i = 1; i < cl.len; i++) {
+        if (mt_blk_same_index(cl.data[0]->args, cl.data[i]->args, n)) continue;
+        if (!at_region(ca, cl.data[i]->args)) return false; /* into fresh arrays */
+        mt_texpr **mi = ca->rmin, **ei = ca->rext;
+        bool *oi = ca->rover;
+        ca->rmin = rmin, ca->rext = rext, ca->rover = rover;
+        if (!merge_region(ca, mi, ei, oi, lo, hi, first)) return false;
+    }
+    for (int d = 0; d < n; d++)
+        if (lo[d] != hi[d]) {
+            ca->rmin[d] = mt_arith_add(ca->a, first[d], mt_te_i64(ca->a, lo[d]));
+            ca->rext[d] = mt_arith_add(ca->a, ca->rext[d], mt_te_i64(ca->a, hi[d] - lo[d]));
+        }
+    return true;
 }
 
 bool mt_sched_compute_at_do(mt_sched *s, const char *name, mt_tvar *loop) {
@@ -567,7 +614,7 @@ static bool rca_producer(at *ca) {
 /* The region the producer writes per iteration of L; b reads X at one
  * index. */
 static bool rca_region(at *ca) {
-    mt_texpr *const *idx;
+    mt_texpr *const *idx = NULL;
     if (!one_index(ca, ca->b, &idx)) return false;
     ca->bidx = idx;
     return at_region(ca, ca->o->body->idx);

@@ -458,12 +458,26 @@ static bool own_storage(const race *r, const mt_tbuffer *b) {
     return b->scope == MT_SCOPE_LOCAL || b->scope == MT_SCOPE_SHARED;
 }
 
+/* Do the loops between L and block w all have constant extents (w's box
+ * the whole of its ranges, no split's clamped tail)? */
+static bool whole_box(race *r, const mt_tstmt *w) {
+    mt_blk_stmts path = mt_blk_path_to(r->a, r->L->body, w);
+    int64_t e;
+    for (int i = 0; i < path.len; i++)
+        if (path.data[i]->kind == TS_FOR && !mt_te_is_const_int(path.data[i]->extent, &e)) return false;
+    return path.len > 0;
+}
+
 /* Is b a scratch buffer of each iteration (what compact_buffers then
  * allocates inside L, one per thread)? The function allocates it, in
  * storage each iteration has its own of, nothing outside L touches it,
  * and in each iteration one store writes it first, every later access a
  * load inside the box that store fills: per dimension the same c and o,
- * the load's g within the store's. */
+ * the load's g within the store's; or o plus a constant k (a stencil's
+ * taps, x[i + 1] beside x[i]) and g + k within, when the store's box is
+ * whole (whole_box: what compact_buffers then takes for certain; the
+ * halos of neighbouring iterations overlap, so without it they would
+ * race). */
 static bool iteration_scratch(race *r, mt_sched *s, const mt_tbuffer *b) {
     if (!mt_blk_is_alloc(s->func, (mt_tbuffer *)b) || !own_storage(r, b) ||
         accesses_of(r->a, s->func->body, b) != accesses_of(r->a, r->L, b))
@@ -481,8 +495,11 @@ static bool iteration_scratch(race *r, mt_sched *s, const mt_tbuffer *b) {
         for (int d = 0; d < b->ndim; d++) {
             int one = d * (b->ndim + 1) + d + 1;
             const dim_form *f = &x->runs[one].f, *g = &w->runs[one].f;
-            if (!f->ok || !g->ok || f->c != g->c || !(f->o ? g->o && mt_texpr_equal(f->o, g->o) : !g->o) ||
-                f->g.lo < g->g.lo || f->g.hi > g->g.hi)
+            int64_t k = 0, lo, hi;
+            bool same = f->o ? g->o && mt_texpr_equal(f->o, g->o) : !g->o;
+            if (!same && (!mt_arith_const_diff(f->o, g->o, &k) || !whole_box(r, w->block))) return false;
+            if (!f->ok || !g->ok || f->c != g->c || __builtin_add_overflow(f->g.lo, k, &lo) ||
+                __builtin_add_overflow(f->g.hi, k, &hi) || lo < g->g.lo || hi > g->g.hi)
                 return false;
         }
     }

@@ -263,6 +263,78 @@ static void test_compute_at_split_tails(void **state) {
     expect_error(rev, MT_ERR_INVALID_ARG, "10:9: error: reverse_compute_at: cannot derive the region of 'lv' that loop 'i2_0_0' writes");
 }
 
+/* A 3 x 3 box filter in two stages, Halide's blur: t = x * 2, then y =
+ * the sum of t over a 3 x 3 window. compute_at(t, j0) under tiles of 8
+ * rows x 16 columns of y: the consumer reads t at nine indices, whose
+ * regions are one 8 x 16 interval shifted by 0..2 in each dim, so the
+ * region is their hull, 10 x 18 (the last tiles cut to t's 34 x 50);
+ * compact_buffers makes t one tile per iteration. */
+static const char blur_src[] =
+    "@T.prim_func\n"
+    "def blur(x: T.Buffer((34, 50), \"float32\"), y: T.Buffer((32, 48), \"float32\")):\n"
+    "    t = T.alloc_buffer((34, 50), \"float32\")\n"
+    "    for i, j in T.grid(34, 50):\n"
+    "        with T.block(\"t\"):\n"
+    "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "            t[vi, vj] = x[vi, vj] * T.float32(2)\n"
+    "    for i, j in T.grid(32, 48):\n"
+    "        with T.block(\"y\"):\n"
+    "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "            y[vi, vj] = (t[vi, vj] + t[vi, vj + 1] + t[vi, vj + 2]\n"
+    "                         + t[vi + 1, vj] + t[vi + 1, vj + 1] + t[vi + 1, vj + 2]\n"
+    "                         + t[vi + 2, vj] + t[vi + 2, vj + 1] + t[vi + 2, vj + 2])\n"
+    "\n"
+    "@T.schedule(blur)\n"
+    "def s(sch):\n"
+    "    b = sch.get_block(\"y\")\n"
+    "    i, j = sch.get_loops(b)\n"
+    "    i0, i1 = sch.split(i, factors=[None, 8])\n"
+    "    j0, j1 = sch.split(j, factors=[None, 16])\n"
+    "    sch.reorder(i0, j0, i1, j1)\n"
+    "    sch.compute_at(sch.get_block(\"t\"), j0)\n"
+    "    sch.parallel(i0)\n"
+    "    sch.vectorize(j1)\n";
+
+static void test_compute_at_stencil(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    mt_kernel *k = compile_ok(blur_src);
+    const char *code = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+    if (!strstr(code, "t = T.alloc_buffer((180,), \"float32\")")) fail_msg("t is not one 10 x 18 tile:\n%s", code);
+    int64_t sh[2] = {34, 50};
+    mt_tensor *a = tensor_f32(2, sh, 5), *out = NULL;
+    mt_diag d;
+    if (test_kernel_run(k, &a, 1, &out, 1, &d) != MT_OK) fail_msg("run failed:\n%s", d.text);
+    for (int i = 0; i < 32; i++)
+        for (int j = 0; j < 48; j++) {
+            double want = 0, mag = 0;
+            for (int di = 0; di < 3; di++)
+                for (int dj = 0; dj < 3; dj++) {
+                    double v = (double)F(a)[(i + di) * 50 + j + dj] * 2.0;
+                    want += v, mag += fabs(v);
+                }
+            if (!(fabs(F(out)[i * 48 + j] - want) <= 1e-6 * mag))
+                fail_msg("y[%d, %d]: got %.9g, want %.9g", i, j, F(out)[i * 48 + j], want);
+        }
+    mt_tensor_release(a);
+    mt_tensor_release(out);
+    mt_kernel_release(k);
+    /* taps whose regions are not one interval shifted: refused */
+    char src[sizeof blur_src + 64];
+    snprintf(src, sizeof src, "%s", blur_src);
+    char *tap = strstr(src, "t[vi + 2, vj + 2]");
+    memcpy(tap, "t[vi + 2, 0]     ", strlen("t[vi + 2, vj + 2]"));
+    expect_error(src, MT_ERR_INVALID_ARG, "compute_at: block 'y' reads 't' at indices whose regions along dim 1 "
+                                          "are not the same interval shifted by a constant");
+    /* 33 rows of y: the last tile of rows is clamped, so the halos of
+     * neighbouring tiles need not become tiles of their own: parallel
+     * refuses (serial, the values are right: test_compute_at_split_tails) */
+    snprintf(src, sizeof src, "%s", blur_src);
+    for (char *p = src; (p = strstr(p, "34, 50")); p++) memcpy(p, "35, 50", 6);
+    for (char *p = src; (p = strstr(p, "32, 48")); p++) memcpy(p, "33, 48", 6);
+    expect_error(src, MT_ERR_INVALID_ARG, "parallel: iterations of loop 'i_0' may touch the same elements of 't'");
+}
+
 /* rfactor from a schedule, on a dot product. */
 static void test_rfactor(void **state) {
     (void)state;
@@ -1224,6 +1296,7 @@ int main(void) {
         cmocka_unit_test(test_rfactor),             cmocka_unit_test(test_split_tail_tiles),
         cmocka_unit_test(test_compute_at_split_columns),
         cmocka_unit_test(test_compute_at_split_tails),
+        cmocka_unit_test(test_compute_at_stencil),
         cmocka_unit_test(test_taken_names),             cmocka_unit_test(test_taken_buffer_names),
         cmocka_unit_test(test_get_block_func_name),     cmocka_unit_test(test_compute_inline_at),
         cmocka_unit_test(test_cache_and_reverse),   cmocka_unit_test(test_errors),
