@@ -53,6 +53,7 @@
  * necessary: an index this cannot read (a product of two loops, a load)
  * is refused, saying which buffer.
  */
+#include "passes/tir/tir_passes.h"
 #include "schedule/block_util.h"
 #include "schedule/primitives.h"
 #include "schedule/trace.h"
@@ -458,14 +459,44 @@ static bool own_storage(const race *r, const mt_tbuffer *b) {
     return b->scope == MT_SCOPE_LOCAL || b->scope == MT_SCOPE_SHARED;
 }
 
-/* Do the loops between L and block w all have constant extents (w's box
- * the whole of its ranges, no split's clamped tail)? */
-static bool whole_box(race *r, const mt_tstmt *w) {
-    mt_blk_stmts path = mt_blk_path_to(r->a, r->L->body, w);
-    int64_t e;
-    for (int i = 0; i < path.len; i++)
-        if (path.data[i]->kind == TS_FOR && !mt_te_is_const_int(path.data[i]->extent, &e)) return false;
-    return path.len > 0;
+/* Is there an allocation of a buffer named `name` inside statement s? */
+static bool allocates(const mt_tstmt *s, const char *name) {
+    if (!s) return false;
+    if (s->kind == TS_ALLOC && !strcmp(s->buf->name, name)) return true;
+    if (s->kind == TS_SEQ) {
+        for (int i = 0; i < s->nstmts; i++)
+            if (allocates(s->stmts[i], name)) return true;
+        return false;
+    }
+    return allocates(s->body, name) || (s->kind == TS_IF && allocates(s->else_s, name));
+}
+
+/* Does s hold a loop over var whose body allocates `name`? */
+static bool allocates_in(const mt_tstmt *s, const mt_tvar *var, const char *name) {
+    if (!s) return false;
+    if (s->kind == TS_FOR && s->var == var) return allocates(s->body, name);
+    if (s->kind == TS_SEQ) {
+        for (int i = 0; i < s->nstmts; i++)
+            if (allocates_in(s->stmts[i], var, name)) return true;
+        return false;
+    }
+    return allocates_in(s->body, var, name) || (s->kind == TS_IF && allocates_in(s->else_s, var, name));
+}
+
+/* Does compact_buffers, run on the function as it is now, give b a tile
+ * of its own per iteration of L (its allocation inside L)? The lowering
+ * that follows the schedule, done on a copy: the one answer that is
+ * exact. (A later step that changes it is checked again: still_disjoint.) */
+static bool compacted_inside(race *r, mt_sched *s, const mt_tbuffer *b) {
+    mt_tfunc *now = s->func;
+    if (r->L->for_kind == MT_FOR_SERIAL) { /* L as parallel is about to make it (a serial L keeps b outside) */
+        mt_tstmt *p = mt_ts_copy(r->a, r->L);
+        p->for_kind = MT_FOR_PARALLEL;
+        mt_sched_replace(s, r->L, p);
+    }
+    mt_tfunc *g = mt_tir_compact_buffers(r->a, mt_tir_lower_blocks(r->a, s->func));
+    s->func = now;
+    return allocates_in(g->body, r->L->var, b->name);
 }
 
 /* Is b a scratch buffer of each iteration (what compact_buffers then
@@ -474,15 +505,15 @@ static bool whole_box(race *r, const mt_tstmt *w) {
  * and in each iteration one store writes it first, every later access a
  * load inside the box that store fills: per dimension the same c and o,
  * the load's g within the store's; or o plus a constant k (a stencil's
- * taps, x[i + 1] beside x[i]) and g + k within, when the store's box is
- * whole (whole_box: what compact_buffers then takes for certain; the
- * halos of neighbouring iterations overlap, so without it they would
- * race). */
+ * taps, x[i + 1] beside x[i]) and g + k within, when compact_buffers does
+ * make b a tile per iteration (compacted_inside: the halos of
+ * neighbouring iterations overlap, so in one shared b they would race). */
 static bool iteration_scratch(race *r, mt_sched *s, const mt_tbuffer *b) {
     if (!mt_blk_is_alloc(s->func, (mt_tbuffer *)b) || !own_storage(r, b) ||
         accesses_of(r->a, s->func->body, b) != accesses_of(r->a, r->L, b))
         return false;
     const access *w = NULL;
+    bool shifted = false;
     for (int i = 0; i < r->acc.len; i++) {
         const access *x = &r->acc.data[i];
         if (x->buf != b) continue;
@@ -497,13 +528,14 @@ static bool iteration_scratch(race *r, mt_sched *s, const mt_tbuffer *b) {
             const dim_form *f = &x->runs[one].f, *g = &w->runs[one].f;
             int64_t k = 0, lo, hi;
             bool same = f->o ? g->o && mt_texpr_equal(f->o, g->o) : !g->o;
-            if (!same && (!mt_arith_const_diff(f->o, g->o, &k) || !whole_box(r, w->block))) return false;
+            if (!same && !mt_arith_const_diff(f->o, g->o, &k)) return false;
+            shifted = shifted || k != 0;
             if (!f->ok || !g->ok || f->c != g->c || __builtin_add_overflow(f->g.lo, k, &lo) ||
                 __builtin_add_overflow(f->g.hi, k, &hi) || lo < g->g.lo || hi > g->g.hi)
                 return false;
         }
     }
-    return w != NULL;
+    return w != NULL && (!shifted || compacted_inside(r, s, b));
 }
 
 static void scan_loop(race *r, mt_sched *s, const mt_tstmt *L, const char *tag) {

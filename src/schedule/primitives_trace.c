@@ -98,7 +98,7 @@ void mt_sched_trace_note(mt_sched *s, const char *what) {
 bool mt_sched_split(mt_sched *s, mt_tvar *loop, mt_texpr *factor, mt_tvar **outer, mt_tvar **inner) {
     const mt_tfunc *before = s->func;
     mt_tvar *o, *i;
-    if (!mt_sched_split_do(s, loop, factor, &o, &i)) return false;
+    if (!mt_sched_split_do(s, loop, factor, &o, &i) || !still_disjoint(s, "split", before)) return false;
     mt_sched_step *st = new_step(s, "split", before);
     st->loops[st->nloops++] = loop;
     st->factor = factor;
@@ -111,7 +111,7 @@ bool mt_sched_split(mt_sched *s, mt_tvar *loop, mt_texpr *factor, mt_tvar **oute
 bool mt_sched_fuse(mt_sched *s, mt_tvar *outer, mt_tvar *inner, mt_tvar **fused) {
     const mt_tfunc *before = s->func;
     mt_tvar *f;
-    if (!mt_sched_fuse_do(s, outer, inner, &f)) return false;
+    if (!mt_sched_fuse_do(s, outer, inner, &f) || !still_disjoint(s, "fuse", before)) return false;
     mt_sched_step *st = new_step(s, "fuse", before);
     st->loops[0] = outer, st->loops[1] = inner, st->nloops = 2;
     st->outs[0] = f, st->nouts = 1;

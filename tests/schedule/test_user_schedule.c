@@ -267,8 +267,8 @@ static void test_compute_at_split_tails(void **state) {
  * the sum of t over a 3 x 3 window. compute_at(t, j0) under tiles of 8
  * rows x 16 columns of y: the consumer reads t at nine indices, whose
  * regions are one 8 x 16 interval shifted by 0..2 in each dim, so the
- * region is their hull, 10 x 18 (the last tiles cut to t's 34 x 50);
- * compact_buffers makes t one tile per iteration. */
+ * region is their hull, 10 x 18; compact_buffers makes t one tile per
+ * iteration, so parallel takes the tiles although their halos overlap. */
 static const char blur_src[] =
     "@T.prim_func\n"
     "def blur(x: T.Buffer((34, 50), \"float32\"), y: T.Buffer((32, 48), \"float32\")):\n"
@@ -320,7 +320,7 @@ static void test_compute_at_stencil(void **state) {
     mt_tensor_release(out);
     mt_kernel_release(k);
     /* taps whose regions are not one interval shifted: refused */
-    char src[sizeof blur_src + 64];
+    char src[sizeof blur_src + 160];
     snprintf(src, sizeof src, "%s", blur_src);
     char *tap = strstr(src, "t[vi + 2, vj + 2]");
     memcpy(tap, "t[vi + 2, 0]     ", strlen("t[vi + 2, vj + 2]"));
@@ -333,6 +333,13 @@ static void test_compute_at_stencil(void **state) {
     for (char *p = src; (p = strstr(p, "34, 50")); p++) memcpy(p, "35, 50", 6);
     for (char *p = src; (p = strstr(p, "32, 48")); p++) memcpy(p, "33, 48", 6);
     expect_error(src, MT_ERR_INVALID_ARG, "parallel: iterations of loop 'i_0' may touch the same elements of 't'");
+    /* a later step that keeps compact_buffers from making t a tile per
+     * iteration (t's loops fused: its index through // and %) is refused
+     * there: the threads would share the halos */
+    snprintf(src, sizeof src, "%s    a0, a1, ti, tj = sch.get_loops(sch.get_block(\"t\"))\n    sch.fuse(ti, tj)\n",
+             blur_src);
+    expect_error(src, MT_ERR_INVALID_ARG,
+                 "26:9: error: fuse (loop 'i_0' is parallel): iterations of loop 'i_0' may touch the same elements of 't'");
 }
 
 /* rfactor from a schedule, on a dot product. */

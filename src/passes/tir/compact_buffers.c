@@ -201,10 +201,14 @@ static int split_pair(const compact *c, const wloops *w, int k) {
     if (!mt_arith_min_const(w->extents[k], &cc, &r) || r->kind != TE_SUB || r->b->kind != TE_MUL ||
         r->b->a->kind != TE_VAR || !mt_te_is_const_int(r->b->b, &c2) || c2 != cc || uses_inner(c, r->a))
         return -1;
-    for (int v = 0; v < k; v++)
-        if (w->vars[v] == r->b->a->var && ceil_div(w->extents[v], &r2, &c2) && c2 == cc &&
-            mt_texpr_equal(r2, r->a))
+    int64_t e, n;
+    for (int v = 0; v < k; v++) {
+        if (w->vars[v] != r->b->a->var) continue;
+        if (ceil_div(w->extents[v], &r2, &c2) && c2 == cc && mt_texpr_equal(r2, r->a)) return v;
+        /* R a constant: the outer extent folded to (R + c - 1) // c */
+        if (mt_te_is_const_int(r->a, &e) && mt_te_is_const_int(w->extents[v], &n) && e >= 1 && n == (e + cc - 1) / cc)
             return v;
+    }
     return -1;
 }
 
@@ -236,8 +240,12 @@ static bool digits(compact *c, int d, mt_texpr *rest, const wloops *w, bool *use
     int64_t span = 1, e;
     int u = loop_index(t[0].e, vars, nv, used), v = n == 2 ? loop_index(t[1].e, vars, nv, used) : -1;
     const mt_texpr *r;
-    if (u >= 0 && v >= 0 && t[0].coef == 1 && w->outer_of[u] == v && ceil_div(extents[v], &r, &e) &&
-        t[1].coef == e && mt_arith_const_bound(r, &c->ext[d]) && c->ext[d] >= 1) {
+    if (u >= 0 && v >= 0 && t[0].coef == 1 && w->outer_of[u] == v) {
+        int64_t cc;
+        const mt_texpr *tail = NULL;
+        mt_arith_min_const(extents[u], &cc, &tail); /* T.min(c, R - v * c): split_pair */
+        r = tail->a;
+        if (t[1].coef != cc || !mt_arith_const_bound(r, &c->ext[d]) || c->ext[d] < 1) return false;
         used[u] = used[v] = true;
         c->ext_expr[d] = r;
         return true;
