@@ -339,7 +339,27 @@ static void test_compute_at_stencil(void **state) {
     snprintf(src, sizeof src, "%s    a0, a1, ti, tj = sch.get_loops(sch.get_block(\"t\"))\n    sch.fuse(ti, tj)\n",
              blur_src);
     expect_error(src, MT_ERR_INVALID_ARG,
-                 "26:9: error: fuse (loop 'i_0' is parallel): iterations of loop 'i_0' may touch the same elements of 't'");
+                 "26:9: error: fuse (loop 'i_0' is parallel): iterations of loop 'i_0' may touch the same elements of 't'");    /* a producer compact_buffers leaves whole (a reduce loop that indexes
+     * nothing): its halos would be written by two threads, mid-reduction */
+    expect_error("@T.prim_func\n"
+                 "def f(x: T.Buffer((4098, 64), \"float32\"), y: T.Buffer((4096,), \"float32\")):\n"
+                 "    t = T.alloc_buffer((4098,), \"float32\")\n"
+                 "    for i, k in T.grid(4098, 64):\n"
+                 "        with T.block(\"t\"):\n"
+                 "            vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+                 "            t[vi] = x[vi, vk] * T.float32(2)\n"
+                 "    for i in range(4096):\n"
+                 "        with T.block(\"y\"):\n"
+                 "            vi = T.axis.remap(\"S\", [i])\n"
+                 "            y[vi] = t[vi] + t[vi + 1] + t[vi + 2]\n"
+                 "\n"
+                 "@T.schedule(f)\n"
+                 "def s(sch):\n"
+                 "    i, = sch.get_loops(sch.get_block(\"y\"))\n"
+                 "    i0, i1 = sch.split(i, factors=[None, 4])\n"
+                 "    sch.compute_at(sch.get_block(\"t\"), i0)\n"
+                 "    sch.parallel(i0)\n",
+                 MT_ERR_INVALID_ARG, "parallel: iterations of loop 'i_0' may touch the same elements of 't'");
 }
 
 /* rfactor from a schedule, on a dot product. */
