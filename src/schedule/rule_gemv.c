@@ -97,7 +97,14 @@ typedef struct gv_tune {
     int kb1;               /* the same when a group is one register tile of 4 rows or
                             * more: its w vectors are not read again from L1, and each
                             * sweep's sums (from L2 when the band is wide) are loaded
-                            * and stored once per kb1 rows of w instead of 4 */
+                            * and stored once per kb1 rows of w instead of 4; but kb
+                            * when w streams from memory on several cores (below) */
+    int stream_l2s;        /* w of at least this many times the cores' L2 in all streams
+                            * from memory: with several cores, kb rows a sweep (8 streams
+                            * on 2 cores, not 16) measured 4-15 % faster on 2 threads at 6-8
+                            * x 4096^2 and 8 x 8192^2, 1-5 % at 4 x 4096^2 and 8 x 4096 x
+                            * 11008, -3 to +2 % on one; at 8 x 2048^2 (16 MiB, in L3) 4 %
+                            * slower, so not there */
     int nv;                /* vector registers per tile: NR = nv * lanes */
     int mr;                /* rows of x per group (sharing one sweep of w), at most */
     int rt;                /* rows of a register tile, at most */
@@ -110,7 +117,7 @@ typedef struct gv_tune {
     int acc_l2_div;        /* else: sums within l2 / acc_l2_div */
 } gv_tune;
 
-static const gv_tune gvt = {4, 8, 2, 16, 8, 16, 65536, 4, 3, 4};
+static const gv_tune gvt = {4, 8, 16, 2, 16, 8, 16, 65536, 4, 3, 4};
 
 typedef struct gv {
     mm *c;
@@ -479,8 +486,6 @@ static mt_tstmt *gemv_body(mm *c) {
     int fit = (tg->vector_registers - gvt.nv - 1) / gvt.nv;
     g->rt = fit < 1 ? 1 : fit < gvt.rt ? fit : gvt.rt;
     bool one_tile = g->mr <= g->rt && g->mr >= 4; /* (1 or 2 rows: 4 measured as good) */
-    int KB = g->kb = (int)mt_knob_get(c->f, MM_RULE, "gemv_kb", one_tile ? gvt.kb1 : gvt.kb);
-    mt_knobs_set(&c->chosen, "gemv_kb", KB);
     bool heavy = mconst && g->mr >= gvt.heavy_m; /* (a symbolic M may be 1 at run time) */
     /* the prefetches only for a w that may not fit L2 (its lines come from
      * memory); in a small one they are code LLVM takes time over for nothing
@@ -488,7 +493,12 @@ static mt_tstmt *gemv_body(mm *c) {
     int64_t Kw, Nw;
     mt_texpr *y0 = mm_prefetchable(c, mm_operand(c, c->Y, NULL, mm_I(c, 0), mm_I(c, 0)), &g->line);
     int64_t wes = y0 ? (int64_t)mt_dtype_size(y0->buf->dtype) : es;
-    bool big_w = !mt_te_is_const_int(K, &Kw) || !mt_te_is_const_int(N, &Nw) || Kw * Nw * wes > tg->l2_bytes;
+    bool wconst = mt_te_is_const_int(K, &Kw) && mt_te_is_const_int(N, &Nw);
+    bool big_w = !wconst || Kw * Nw * wes > tg->l2_bytes;
+    int ncores = tg->cores > 0 ? tg->cores : 1;
+    bool streams = ncores > 1 && wconst && Kw * Nw * wes >= gvt.stream_l2s * tg->l2_bytes * ncores;
+    int KB = g->kb = (int)mt_knob_get(c->f, MM_RULE, "gemv_kb", one_tile && !streams ? gvt.kb1 : gvt.kb);
+    mt_knobs_set(&c->chosen, "gemv_kb", KB);
     g->pf = y0 ? (int)mt_knob_get(c->f, MM_RULE, "gemv_pf", heavy && big_w ? KB : 0) : 0; /* (w computed: none) */
     mt_knobs_set(&c->chosen, "gemv_pf", g->pf);
 
