@@ -133,6 +133,12 @@ static void test_primitive_shapes(void **st) {
         if (c[i].tr && c[i].k % 16 == 0 && !strstr(tir, "T.Shuffle("))
             fail_msg("%s: the copy of bt is not transposed in registers:\n%s", what, tir);
         check_as(kn, strcmp(c[i].dt, "float64") == 0 ? MT_FLOAT64 : MT_FLOAT32, c[i].m, c[i].k, c[i].n, c[i].tr, what);
+        /* the printed schedule, pasted back, gives the same code */
+        char again[16384];
+        snprintf(again, sizeof again, "%s\n%s", src, strchr(sch, '\n') + 1);
+        mt_kernel *k2 = compile_ok(again);
+        assert_string_equal(mt_kernel_dump(k2, MT_STAGE_TIR_SCHED), tir);
+        mt_kernel_release(k2);
         mt_kernel_release(kn);
     }
 }
