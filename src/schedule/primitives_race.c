@@ -459,28 +459,26 @@ static bool own_storage(const race *r, const mt_tbuffer *b) {
     return b->scope == MT_SCOPE_LOCAL || b->scope == MT_SCOPE_SHARED;
 }
 
-/* Is there an allocation of a buffer named `name` inside statement s? */
-static bool allocates(const mt_tstmt *s, const char *name) {
-    if (!s) return false;
-    if (s->kind == TS_ALLOC && !strcmp(s->buf->name, name)) return true;
-    if (s->kind == TS_SEQ) {
-        for (int i = 0; i < s->nstmts; i++)
-            if (allocates(s->stmts[i], name)) return true;
-        return false;
-    }
-    return allocates(s->body, name) || (s->kind == TS_IF && allocates(s->else_s, name));
+/* An allocation of a buffer named `name` inside a loop over `var`. */
+typedef struct alloc_in {
+    const mt_tvar *var;
+    const char *name;
+    int inside; /* loops over var around the visit */
+    bool found;
+} alloc_in;
+
+static void no_expr(mt_tvisitor *v, const mt_texpr *e) {
+    (void)v;
+    (void)e;
 }
 
-/* Does s hold a loop over var whose body allocates `name`? */
-static bool allocates_in(const mt_tstmt *s, const mt_tvar *var, const char *name) {
-    if (!s) return false;
-    if (s->kind == TS_FOR && s->var == var) return allocates(s->body, name);
-    if (s->kind == TS_SEQ) {
-        for (int i = 0; i < s->nstmts; i++)
-            if (allocates_in(s->stmts[i], var, name)) return true;
-        return false;
-    }
-    return allocates_in(s->body, var, name) || (s->kind == TS_IF && allocates_in(s->else_s, var, name));
+static void alloc_in_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    alloc_in *f = v->ctx;
+    int in = s->kind == TS_FOR && s->var == f->var;
+    if (f->inside && s->kind == TS_ALLOC && !strcmp(s->buf->name, f->name)) f->found = true;
+    f->inside += in;
+    mt_tvisit_stmt_children(v, s);
+    f->inside -= in;
 }
 
 /* Does compact_buffers, run on the function as it is now, give b a tile
@@ -496,7 +494,10 @@ static bool compacted_inside(race *r, mt_sched *s, const mt_tbuffer *b) {
     }
     mt_tfunc *g = mt_tir_compact_buffers(r->a, mt_tir_lower_blocks(r->a, s->func));
     s->func = now;
-    return allocates_in(g->body, r->L->var, b->name);
+    alloc_in f = {r->L->var, b->name, 0, false};
+    mt_tvisitor v = {no_expr, alloc_in_stmt, &f};
+    mt_tvisit_stmt(&v, g->body);
+    return f.found;
 }
 
 /* Is b a scratch buffer of each iteration (what compact_buffers then

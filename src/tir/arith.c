@@ -555,9 +555,11 @@ bool mt_arith_const_bound(const mt_texpr *e, int64_t *c) {
 
 /* e's terms: the constant ones added up into *k, the others into t (at
  * most max); the count, or -1. */
+enum { DIFF_TERMS = 16 };
+
 static int terms_and_const(mt_texpr *e, mt_arith_term *t, int max, int64_t *k) {
-    mt_arith_term all[16];
-    int n = e ? mt_arith_terms(e, NULL, NULL, all, 16) : 0, m = 0;
+    mt_arith_term all[DIFF_TERMS];
+    int n = e ? mt_arith_terms(e, NULL, NULL, all, DIFF_TERMS) : 0, m = 0;
     *k = 0;
     for (int i = 0; i < n; i++) {
         int64_t v, p;
@@ -572,11 +574,11 @@ static int terms_and_const(mt_texpr *e, mt_arith_term *t, int max, int64_t *k) {
 }
 
 bool mt_arith_const_diff(mt_texpr *x, mt_texpr *y, int64_t *d) {
-    mt_arith_term tx[16], ty[16];
+    mt_arith_term tx[DIFF_TERMS], ty[DIFF_TERMS];
     int64_t kx, ky;
-    int nx = terms_and_const(x, tx, 16, &kx), ny = terms_and_const(y, ty, 16, &ky);
+    int nx = terms_and_const(x, tx, DIFF_TERMS, &kx), ny = terms_and_const(y, ty, DIFF_TERMS, &ky);
     if (nx < 0 || nx != ny || __builtin_sub_overflow(kx, ky, d)) return false;
-    bool used[16] = {false};
+    bool used[DIFF_TERMS] = {false};
     for (int i = 0; i < nx; i++) {
         int j = 0;
         while (j < ny && (used[j] || ty[j].coef != tx[i].coef || !mt_texpr_equal(ty[j].e, tx[i].e))) j++;

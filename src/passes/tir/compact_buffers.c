@@ -29,18 +29,18 @@
  * loops of constant extents e1, e0: coefficients 1, e0, e0 * e1, ..., a
  * box extent of their product; or v * c + u for the two loops of a split
  * of a run-time extent R, v over (R + c - 1) // c and u over T.min(c, R -
- * v * c): a box extent R, split_pair), every nest variable in exactly one index,
- * each loop's extent a constant or (a variable alone in its index) a
- * split's clamped T.min(c, ..) free of P's variables and of loads; and
+ * v * c): a box extent R, split_pair), every nest variable in exactly one
+ * index, each loop's extent a constant or (a variable alone in its index)
+ * a split's clamped T.min(c, ..) free of P's variables and of loads; and
  * every later item loads (or stores: a reduction's update after its
  * init, W) X only at indices o_d + r_d with the same parts o_d (or o_d
  * plus a constant c, a stencil's X[i + 1]: then r_d + c stands for r_d)
- * and r_d
- * (of variables bound inside P) within [0, extent_d): over the ranges of
- * the loops inside P for a constant extent, else r_d the variable of a
- * loop from 0 with that same extent, or, for an extent T.min(c, shape_d -
- * o_d) (the box runs to the end of X's dim: compute_at's region of a copy
- * under splits with tails), within [0, c) over the ranges. Then each execution of P writes the
+ * and r_d (of variables bound inside P) within [0, extent_d): over the
+ * ranges of the loops inside P for a constant extent, else r_d the
+ * variable of a loop from 0 with that same extent, or, for an extent
+ * T.min(c, shape_d - o_d) (the box runs to the end of X's dim:
+ * compute_at's region of a copy under splits with tails), within [0, c)
+ * over the ranges. Then each execution of P writes the
  * whole box [o_d, o_d + extent_d) before it reads anything of X, and
  * touches nothing outside it: X becomes a buffer of the box's shape (the
  * constant bound c of a clamped extent), indexed by r_d, allocated where X
@@ -178,6 +178,8 @@ typedef struct wloops {
     const mt_texpr *extents[MAX_DIMS * 2];
     int64_t exts[MAX_DIMS * 2];
     int outer_of[MAX_DIMS * 2];
+    const mt_texpr *pair_r[MAX_DIMS * 2]; /* for such an inner loop: R ... */
+    int64_t pair_c[MAX_DIMS * 2];         /* ... and c */
     int n;
 } wloops;
 
@@ -192,22 +194,23 @@ static bool ceil_div(const mt_texpr *e, const mt_texpr **r, int64_t *c) {
 }
 
 /* Loop k's extent is T.min(c, R - v * c), v an earlier loop of W whose
- * extent is (R + c - 1) // c: the two split R into tiles of c, the last
- * clamped, and v * c + (loop k) covers [0, R) exactly. Returns v's index,
- * or -1. */
-static int split_pair(const compact *c, const wloops *w, int k) {
-    int64_t cc, c2;
+ * extent is (R + c - 1) // c (or that constant): the two split R into
+ * tiles of c, the last clamped, and v * c + (loop k) covers [0, R)
+ * exactly. Returns v's index and sets w's pair_r, pair_c of k; or -1. */
+static int split_pair(const compact *c, wloops *w, int k) {
+    int64_t cc, c2, e, n;
     const mt_texpr *r, *r2;
     if (!mt_arith_min_const(w->extents[k], &cc, &r) || r->kind != TE_SUB || r->b->kind != TE_MUL ||
         r->b->a->kind != TE_VAR || !mt_te_is_const_int(r->b->b, &c2) || c2 != cc || uses_inner(c, r->a))
         return -1;
-    int64_t e, n;
     for (int v = 0; v < k; v++) {
         if (w->vars[v] != r->b->a->var) continue;
-        if (ceil_div(w->extents[v], &r2, &c2) && c2 == cc && mt_texpr_equal(r2, r->a)) return v;
-        /* R a constant: the outer extent folded to (R + c - 1) // c */
-        if (mt_te_is_const_int(r->a, &e) && mt_te_is_const_int(w->extents[v], &n) && e >= 1 && n == (e + cc - 1) / cc)
-            return v;
+        bool pair = (ceil_div(w->extents[v], &r2, &c2) && c2 == cc && mt_texpr_equal(r2, r->a)) ||
+                    (mt_te_is_const_int(r->a, &e) && mt_te_is_const_int(w->extents[v], &n) && e >= 1 &&
+                     n == (e + cc - 1) / cc); /* R a constant: the outer extent folded */
+        if (!pair) continue;
+        w->pair_r[k] = r->a, w->pair_c[k] = cc;
+        return v;
     }
     return -1;
 }
@@ -239,15 +242,11 @@ static bool digits(compact *c, int d, mt_texpr *rest, const wloops *w, bool *use
         }
     int64_t span = 1, e;
     int u = loop_index(t[0].e, vars, nv, used), v = n == 2 ? loop_index(t[1].e, vars, nv, used) : -1;
-    const mt_texpr *r;
-    if (u >= 0 && v >= 0 && t[0].coef == 1 && w->outer_of[u] == v) {
-        int64_t cc;
-        const mt_texpr *tail = NULL;
-        mt_arith_min_const(extents[u], &cc, &tail); /* T.min(c, R - v * c): split_pair */
-        r = tail->a;
-        if (t[1].coef != cc || !mt_arith_const_bound(r, &c->ext[d]) || c->ext[d] < 1) return false;
+    if (u >= 0 && v >= 0 && t[0].coef == 1 && w->outer_of[u] == v) { /* split_pair */
+        if (t[1].coef != w->pair_c[u] || !mt_arith_const_bound(w->pair_r[u], &c->ext[d]) || c->ext[d] < 1)
+            return false;
         used[u] = used[v] = true;
-        c->ext_expr[d] = r;
+        c->ext_expr[d] = w->pair_r[u];
         return true;
     }
     for (int i = 0; i < n; i++) {
