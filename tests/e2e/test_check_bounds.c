@@ -186,6 +186,20 @@ static void test_hoist_keeps_scope(void **state) {
     assert_int_equal(d.status, MT_ERR_TYPE);
     assert_non_null(strstr(d.message, "the shape of 't' uses loop variable 'i'"));
     assert_int_equal(d.line, 4);
+    /* an index that loads a buffer allocated inside the loop: the check
+     * stays inside the allocation (tests/fuzz/regressions/check_bounds_local_index.py) */
+    k = compile_checked("@T.prim_func\n"
+                        "def f(X: T.Buffer((16,), \"float32\")):\n"
+                        "    for l in range(8):\n"
+                        "        t = T.alloc_buffer((1,), \"int64\")\n"
+                        "        with T.block(\"a\"):\n"
+                        "            vl = T.axis.spatial(8, l)\n"
+                        "            X[vl + t[0]] = T.float32(1)\n",
+                        1);
+    const char *tir = mt_kernel_dump(k, MT_STAGE_TIR);
+    const char *al = strstr(tir, "t = T.alloc_buffer"), *ck = strstr(tir, "T.check_bounds(");
+    if (!al || !ck || ck < al) fail_msg("the check left t's allocation:\n%s", tir);
+    mt_kernel_release(k); /* (not run: t is never written, its value undefined) */
 }
 
 /* ---- a check in front of a matmul ------------------------------------------ */

@@ -28,7 +28,8 @@
  * whose bounds load, or a loop whose extent depends on a loop already
  * passed (its iterations might be empty for some values), or a loop that
  * stores into a buffer the range loads (an index `x[i + k[0]]` is carried
- * out of loops that do not write k) ends the walk.
+ * out of loops that do not write k), or the allocation of a buffer the
+ * range loads (the check would read it out of its scope) ends the walk.
  *
  * Proof. Carried through the whole stack (ifs and T.where included: a range
  * over more iterations than run is still a bound), a range with
@@ -193,12 +194,12 @@ static int mono(const mt_tfunc *f, const mt_texpr *e, const mt_tvar *v) {
 
 /* ---- the context ------------------------------------------------------------- */
 
-typedef enum cx_kind { CX_LOOP, CX_LET, CX_BLOCK, CX_BARRIER } cx_kind;
+typedef enum cx_kind { CX_LOOP, CX_LET, CX_BLOCK, CX_BARRIER, CX_ALLOC } cx_kind;
 
 /* A statement around the current point. */
 typedef struct cx {
     cx_kind kind;
-    const mt_tstmt *s;             /* the loop, let or block (NULL for a barrier) */
+    const mt_tstmt *s;             /* the loop, let, block or allocation (NULL for a barrier) */
     bool barrier;                  /* a block with T.where: checks stay inside it */
     MT_VEC(mt_tstmt *) pending;    /* checks to put in front of s */
 } cx;
@@ -326,10 +327,23 @@ static bool pass_loop(ck *c, const mt_tstmt *s, range *r, bool prove) {
     return true;
 }
 
+/* Carries r out of the allocation e: not when its bounds load the buffer
+ * allocated there (`x[l + t[0]]` with t allocated in the loop over l: the
+ * check in front of the loop would read a t out of scope). */
+static bool pass_alloc(const cx *e, const range *r) {
+    const mt_tbuffer *b = e->s->buf;
+    for (int d = 0; d < r->n; d++)
+        if (mt_texpr_reads(r->lo[d], b) || mt_texpr_reads(r->hi[d], b)) return false;
+    for (int g = 0; g < r->nguards; g++)
+        if (mt_texpr_reads(r->guards[g], b)) return false;
+    return true;
+}
+
 /* Carries r out of context entry e (any kind); false when it cannot. */
 static bool pass_entry(ck *c, const cx *e, range *r, bool prove) {
     switch (e->kind) {
     case CX_BARRIER: return prove;
+    case CX_ALLOC: return pass_alloc(e, r);
     case CX_LET: return pass_binding(c, e, r);
     case CX_BLOCK: return (prove || !e->barrier) && pass_binding(c, e, r);
     case CX_LOOP: return pass_loop(c, e->s, r, prove);
@@ -385,7 +399,9 @@ static bool proven(ck *c, const range *r0, mt_texpr *const *dims) {
     range s = *r0; /* constant ranges: through lets and blocks, then over all loops */
     for (int j = c->stack.len - 1; j >= 0; j--) {
         const cx *e = &c->stack.data[j];
-        if (e->kind != CX_LOOP && e->kind != CX_BARRIER && !pass_binding(c, e, &s)) return false;
+        if (e->kind == CX_ALLOC ? !pass_alloc(e, &s)
+                                : e->kind != CX_LOOP && e->kind != CX_BARRIER && !pass_binding(c, e, &s))
+            return false;
     }
     for (int d = 0; d < s.n; d++)
         if (!proven_by_ranges(c, s.lo[d], dims[d]) || !proven_by_ranges(c, s.hi[d], dims[d])) return false;
@@ -540,7 +556,7 @@ static mt_tstmt *walk_children(ck *c, mt_tstmt *s, stmt_vec *front) {
     n = mt_ts_copy(c->a, s);
     if (s->kind == TS_FOR) n->body = walk_in(c, CX_LOOP, s, false, s->body, front);
     else if (s->kind == TS_LET) n->body = walk_in(c, CX_LET, s, false, s->body, front);
-    else if (s->kind == TS_ALLOC) n->body = walk(c, s->body);
+    else if (s->kind == TS_ALLOC) n->body = walk_in(c, CX_ALLOC, s, false, s->body, front);
     else if (s->kind == TS_IF) {
         n->then_s = walk_in(c, CX_BARRIER, NULL, true, s->then_s, NULL);
         n->else_s = walk_in(c, CX_BARRIER, NULL, true, s->else_s, NULL);
