@@ -72,6 +72,9 @@ static const mt_knob_def reduce_knobs[] = {
      "rows per block: each pass over all of a block's rows before the next pass (1: row by row; default 16 for rows "
      "of 16 to 512 bytes in more than one pass, fewer for a block over L1 / 4, down to 4; else 1; argmax / argmin: above 1, "
      "L rows in the lanes of a vector, the default for rows of a multiple of L up to 64 elements)"},
+    {"primitives", 0, 1, false, 2, {0, 1},
+     "1: one reduction over the row (sum, max, min, mean) as a trace of primitives (rfactor, compute_at, vectorize, ...) "
+     "where they say it exactly; 0: lowered form (default 1)"},
 };
 
 static const mt_knob_def default_knobs[] = {

@@ -35,6 +35,7 @@
 
 #include "support/common.h"
 #include "tir/arith.h"
+#include "tir/combiner.h"
 
 void mt_sched_init(mt_sched *s, mt_arena *a, mt_tfunc *f) {
     s->arena = a;
@@ -353,6 +354,32 @@ bool mt_sched_parallel_do(mt_sched *s, mt_tvar *loop) {
     return true;
 }
 
+/* Whether l folds a reduction across lanes (a vectorized reduce loop): its
+ * body one block, without init or predicate, whose variables bound to l
+ * are all reduce ones, updating one element B[idx] = F(B[idx], e) with F
+ * a combiner (tir/combiner.h), e not reading B, idx free of reduce
+ * variables. The vectorize pass folds e's lanes in a tree, reassociating F.
+ * *init: the block would be one but for its init. */
+static bool lane_reduction(mt_arena *a, const mt_tstmt *l, bool *init) {
+    const mt_tstmt *b = l->body, *st = b->body;
+    mt_tcombiner cb;
+    *init = false;
+    if (b->kind != TS_BLOCK || b->predicate || b->nallocs || st->kind != TS_STORE) return false;
+    bool red = false;
+    for (int i = 0; i < b->niters; i++) {
+        if (!mt_texpr_uses_var(b->iter_values[i], l->var)) continue;
+        if (b->iters[i].kind != MT_ITER_REDUCE) return false;
+        red = true;
+    }
+    mt_tvar **rv;
+    int nr = mt_blk_iter_vars(a, b, MT_ITER_REDUCE, &rv);
+    for (int d = 0; d < st->nidx; d++)
+        if (mt_blk_first_use(st->idx[d], rv, nr)) return false;
+    if (!red || !mt_tcombiner_match(a, st, &cb) || mt_texpr_reads(cb.e, st->buf)) return false;
+    *init = b->init != NULL;
+    return !b->init;
+}
+
 bool mt_sched_vectorize_do(mt_sched *s, mt_tvar *loop) {
     const mt_tstmt *l = mt_sched_get_loop(s, loop);
     if (!need_serial(s, "vectorize", l)) return false;
@@ -360,6 +387,14 @@ bool mt_sched_vectorize_do(mt_sched *s, mt_tvar *loop) {
     mt_tvisitor v = {skip_expr, loop_stmt, &h};
     mt_tvisit_stmt(&v, l->body);
     if (h.found) return mt_sched_refuse(s, "vectorize: loop '%s' is not innermost", loop->name);
+    bool init;
+    if (lane_reduction(s->arena, l, &init)) {
+        annotate(s, l, MT_FOR_VECTORIZED);
+        return true;
+    }
+    if (init)
+        return mt_sched_refuse(s, "vectorize: block '%s' reduces over loop '%s' with its init inside: "
+                                  "decompose_reduction first", mt_blk_bname(l->body), loop->name);
     if (!independent(s, "vectorize", l)) return false;
     annotate(s, l, MT_FOR_VECTORIZED);
     return true;

@@ -47,6 +47,9 @@ typedef struct at {
     mt_tbuffer *X;              /* the buffer b and o share */
     mt_texpr *const *bidx;      /* b's index of X (its store's, or its loads') */
     const mt_tstmt *o;          /* the other block */
+    const mt_tstmt **others;    /* compute_at: every block touching X but b (o the first) */
+    int nothers;
+    bool shared;                /* compute_at: X written there too, or several blocks: iterations must not overlap */
     mt_blk_stmts opath;         /* body .. o */
     int il;                     /* L's index in opath */
     int k;                      /* path[k .. len-2]: b's loop nest */
@@ -172,13 +175,16 @@ static bool derive_dim(mt_arena *a, mt_texpr *e, const mt_blk_stmts *inner, bool
 }
 
 /* The first access in seq's items [from, to] that writes one of bufs or
- * touches (reads or writes) one of touched. */
-static const mt_blk_access *between(mt_arena *a, const mt_tstmt *seq, int from, int to,
-                                    const mt_blk_bufs *bufs, const mt_blk_bufs *touched) {
+ * touches (reads or writes) one of touched, but for block o's of X (the
+ * producer of what a reverse_compute_at moves, which may update X in
+ * place: mean's X = X / N). */
+static const mt_blk_access *between(const at *ca, int from, int to, const mt_blk_bufs *bufs,
+                                    const mt_blk_bufs *touched) {
     for (int i = from; i <= to; i++) {
-        mt_blk_accesses acc = mt_blk_scan(a, seq->stmts[i], NULL, NULL);
+        mt_blk_accesses acc = mt_blk_scan(ca->a, ca->seq->stmts[i], NULL, NULL);
         for (int k = 0; k < acc.len; k++) {
             const mt_blk_access *x = &acc.data[k];
+            if (ca->reverse && x->block == ca->o && x->buf == ca->X) continue;
             if ((x->write && mt_blk_buf_in(bufs, x->buf)) || mt_blk_buf_in(touched, x->buf)) return x;
         }
     }
@@ -246,8 +252,8 @@ static bool at_movable(at *ca) {
     }
     mt_blk_bufs inputs = inputs_of(ca), outs = {0};
     if (ca->reverse) MT_VEC_PUSH(a, &outs, b->body->buf);
-    const mt_blk_access *w = ca->reverse ? between(a, ca->seq, ca->it, ca->in - 1, &inputs, &outs)
-                                         : between(a, ca->seq, ca->in + 1, ca->it, &inputs, &outs);
+    const mt_blk_access *w = ca->reverse ? between(ca, ca->it, ca->in - 1, &inputs, &outs)
+                                         : between(ca, ca->in + 1, ca->it, &inputs, &outs);
     if (w && !w->write)
         return mt_sched_refuse(s, "%s: block '%s' reads '%s', which block '%s' writes, between them",
                                ca->P, mt_blk_bname(w->block), w->buf->name, ca->name);
@@ -275,7 +281,7 @@ static bool at_region(at *ca, mt_texpr *const *idx) {
     for (int i = 0; i < o->niters; i++) ov[i] = o->iters[i].var;
     for (int d = 0; d < X->ndim; d++) {
         mt_texpr *e = mt_tsubst_expr(a, idx[d], ov, o->iter_values, o->niters);
-        if (!derive_dim(a, e, &inner, used, &ca->rmin[d], &ca->rext[d], ca->reverse ? NULL : &ca->rover[d]))
+        if (!derive_dim(a, e, &inner, used, &ca->rmin[d], &ca->rext[d], &ca->rover[d]))
             return mt_sched_refuse(ca->s, "%s: cannot derive the region of '%s' that loop '%s' %s "
                                           "from index '%s' of dim %d%s", ca->P, X->name, ca->loop->name,
                                    ca->reverse ? "writes" : "needs", mt_texpr_print(a, e), d,
@@ -320,7 +326,11 @@ static bool at_dims(at *ca) {
         for (int j = 0; v && v->kind == TE_VAR && j < ca->nl; j++)
             if (ca->nest[j]->var == v->var) ca->dl[d] = j;
         const mt_tstmt *l = ca->dl[d] >= 0 ? ca->nest[ca->dl[d]] : NULL;
-        bool ok = l && ca->iter_dim[u] < 0 && b->iters[u].kind == MT_ITER_SPATIAL &&
+        /* a reduce variable (reverse only): the region its whole range, the
+         * reduction then done in one iteration of L (rfactor's combination) */
+        bool whole = ca->reverse && u >= 0 && mt_arith_is_const(ca->rmin[d], 0) &&
+                     mt_texpr_equal(ca->rext[d], b->iters[u].extent);
+        bool ok = l && ca->iter_dim[u] < 0 && (b->iters[u].kind == MT_ITER_SPATIAL || whole) &&
                   mt_arith_is_const(l->min, 0) && mt_texpr_equal(l->extent, b->iters[u].extent);
         for (int i = 0; ok && i < b->niters; i++)
             ok = i == u || !mt_blk_first_use(b->iter_values[i], &l->var, 1);
@@ -451,33 +461,49 @@ static bool ca_producer(at *ca) {
     return true;
 }
 
-/* The consumer: the one block that reads X (nothing else writes it), with
- * L among its loops. */
+/* o, its path and L's place in it. */
+static bool set_other(at *ca, const mt_tstmt *o) {
+    ca->o = o;
+    ca->opath = mt_blk_path_to(ca->a, ca->f->body, o);
+    ca->il = mt_blk_index_in(&ca->opath, ca->L);
+    return true;
+}
+
+/* The consumers: the blocks that read X and, when b reads no X, any that
+ * also write it (rfactor's fill before the partial results' update and
+ * their combination), every one under L. With one reader and no other
+ * writer, b's region may be computed again in each iteration; else the
+ * regions of the iterations of L must not overlap (ca_disjoint). */
 static bool ca_consumer(at *ca) {
     mt_sched *s = ca->s;
     const char *X = ca->X->name;
     mt_blk_accesses acc = mt_blk_scan(ca->a, ca->f->body, ca->b, &ca->path);
-    const mt_tstmt *C = NULL;
+    bool self = mt_texpr_reads(ca->b->body->value, ca->X);
+    mt_blk_stmts blocks = {0};
     for (int i = 0; i < acc.len; i++) {
         const mt_blk_access *x = &acc.data[i];
         if (x->inside || x->buf != ca->X) continue;
-        if (x->write)
+        if (x->write && self)
             return mt_sched_refuse(s, "%s: '%s' has another writer, block '%s'", ca->P, X,
                                    mt_blk_bname(x->block));
-        if (!x->block) return mt_sched_refuse(s, "%s: '%s' is read outside a block", ca->P, X);
-        if (C && C != x->block)
-            return mt_sched_refuse(s, "%s: '%s' is read by blocks '%s' and '%s' (compute_at wants "
-                                      "one consumer)", ca->P, X, mt_blk_bname(C), mt_blk_bname(x->block));
-        C = x->block;
+        if (!x->block) return mt_sched_refuse(s, "%s: '%s' is %s outside a block", ca->P, X, x->write ? "written" : "read");
+        ca->shared = ca->shared || x->write;
+        bool seen = false;
+        for (int k = 0; k < blocks.len; k++) seen = seen || blocks.data[k] == x->block;
+        if (!seen) MT_VEC_PUSH(ca->a, &blocks, x->block);
     }
-    if (!C) return mt_sched_refuse(s, "%s: no block reads '%s'", ca->P, X);
-    ca->o = C;
-    ca->opath = mt_blk_path_to(ca->a, ca->f->body, C);
-    ca->il = mt_blk_index_in(&ca->opath, ca->L);
-    if (ca->il < 0)
-        return mt_sched_refuse(s, "%s: loop '%s' is not an ancestor of block '%s'", ca->P,
-                               ca->loop->name, mt_blk_bname(C));
-    return true;
+    if (!blocks.len) return mt_sched_refuse(s, "%s: no block reads '%s'", ca->P, X);
+    ca->shared = ca->shared || blocks.len > 1;
+    ca->others = (const mt_tstmt **)blocks.data;
+    ca->nothers = blocks.len;
+    for (int k = 0; k < blocks.len; k++) {
+        mt_blk_stmts p = mt_blk_path_to(ca->a, ca->f->body, blocks.data[k]);
+        if (mt_blk_index_in(&p, ca->L) < 0)
+            return mt_sched_refuse(s, "%s: loop '%s' is not an ancestor of block '%s'%s", ca->P, ca->loop->name,
+                                   mt_blk_bname(blocks.data[k]),
+                                   blocks.len > 1 ? mt_arena_printf(ca->a, ", which touches '%s' too", X) : "");
+    }
+    return set_other(ca, blocks.data[0]);
 }
 
 /* Merges the region of X at one more index (rmin, rext, rover of its own)
@@ -503,44 +529,91 @@ static bool merge_region(at *ca, mt_texpr **rmin, mt_texpr **rext, const bool *r
     return true;
 }
 
-/* The region the consumer reads, no predicate: at its one index of X, or
- * the hull of the regions at several (merge_region). */
-static bool ca_region(at *ca) {
-    const mt_tstmt *c = ca->o;
-    if (c->predicate)
-        return mt_sched_refuse(ca->s, "%s: block '%s' has a T.where predicate: the region it reads "
-                                      "is not exact", ca->P, mt_blk_bname(c));
+/* The regions of X that the iterations of L touch do not overlap: along
+ * some dim the region has a constant extent E and its start moves by a
+ * constant of at least E from one iteration to the next. (Then moving b
+ * to the start of each iteration writes each element just before its
+ * first access, as before; no later iteration writes it again.) */
+static bool disjoint_dim(at *ca, bool exact) {
+    mt_texpr *next = mt_arith_add(ca->a, mt_te_var(ca->a, ca->loop), mt_te_i64(ca->a, 1));
+    for (int d = 0; d < ca->X->ndim; d++) {
+        int64_t e, off;
+        mt_texpr *m1 = mt_tsubst_expr(ca->a, ca->rmin[d], &ca->loop, &next, 1);
+        if ((!exact || !ca->rover[d]) && mt_te_is_const_int(ca->rext[d], &e) &&
+            mt_arith_const_diff(m1, ca->rmin[d], &off) && off >= e && e > 0)
+            return true;
+    }
+    return false;
+}
+
+static bool ca_disjoint(at *ca) {
+    if (disjoint_dim(ca, false)) return true;
+    return mt_sched_refuse(ca->s, "%s: '%s' is %s, and the regions of it that the iterations of loop '%s' "
+                                  "touch may overlap", ca->P, ca->X->name,
+                           ca->nothers > 1 ? mt_arena_printf(ca->a, "touched by blocks '%s' and '%s'",
+                                                             mt_blk_bname(ca->others[0]), mt_blk_bname(ca->others[1]))
+                                           : mt_arena_printf(ca->a, "written by block '%s' too", mt_blk_bname(ca->others[0])),
+                           ca->loop->name);
+}
+
+/* The indices at which block c touches X: its loads (body and init) and,
+ * for a writer, its stores. */
+static mt_blk_exprs touches(at *ca, const mt_tstmt *c) {
     mt_blk_exprs cl = mt_blk_loads_in(ca->a, c->body, NULL, ca->X), cl2 = mt_blk_loads_in(ca->a, c->init, NULL, ca->X);
     for (int i = 0; i < cl2.len; i++) MT_VEC_PUSH(ca->a, &cl, cl2.data[i]);
-    if (cl.len == 0) /* its only access is a prefetch: an address, not a region it reads */
-        return mt_sched_refuse(ca->s, "%s: block '%s' only prefetches '%s', it does not read it", ca->P,
-                               mt_blk_bname(c), ca->X->name);
-    if (!at_region(ca, cl.data[0]->args)) return false;
+    const mt_tstmt *st[2] = {c->body, c->init};
+    for (int k = 0; k < 2; k++)
+        if (st[k] && st[k]->kind == TS_STORE && st[k]->buf == ca->X)
+            MT_VEC_PUSH(ca->a, &cl, mt_te_load(ca->a, ca->X, st[k]->idx, st[k]->nidx));
+    return cl;
+}
+
+/* The region the consumers touch, none with a predicate: at the one index
+ * of X, or the hull of the regions at several (merge_region). */
+static bool ca_region(at *ca) {
     int n = ca->X->ndim;
-    mt_texpr **first = ca->rmin, **rmin = ca->rmin, **rext = ca->rext;
-    bool *rover = ca->rover;
+    mt_texpr *const *first_idx = NULL;
+    mt_texpr **first = NULL, **rmin = NULL, **rext = NULL;
+    bool *rover = NULL;
     int64_t *lo = MT_NEW_ARRAY(ca->a, int64_t, n + 1), *hi = MT_NEW_ARRAY(ca->a, int64_t, n + 1);
-    for (int i = 1; i < cl.len; i++) {
-        if (mt_blk_same_index(cl.data[0]->args, cl.data[i]->args, n)) continue;
-        if (!at_region(ca, cl.data[i]->args)) return false; /* into fresh arrays */
-        mt_texpr **mi = ca->rmin, **ei = ca->rext;
-        bool *oi = ca->rover;
-        ca->rmin = rmin, ca->rext = rext, ca->rover = rover;
-        if (!merge_region(ca, mi, ei, oi, lo, hi, first)) return false;
+    for (int k = 0; k < ca->nothers; k++) {
+        const mt_tstmt *c = ca->others[k];
+        set_other(ca, c);
+        if (c->predicate)
+            return mt_sched_refuse(ca->s, "%s: block '%s' has a T.where predicate: the region it %s "
+                                          "is not exact", ca->P, mt_blk_bname(c), ca->shared ? "touches" : "reads");
+        mt_blk_exprs cl = touches(ca, c);
+        if (cl.len == 0) /* its only access is a prefetch: an address, not a region it reads */
+            return mt_sched_refuse(ca->s, "%s: block '%s' only prefetches '%s', it does not read it", ca->P,
+                                   mt_blk_bname(c), ca->X->name);
+        if (!no_inner_let(ca)) return false;
+        for (int i = 0; i < cl.len; i++) {
+            if (first_idx && mt_blk_same_index(first_idx, cl.data[i]->args, n) && k == 0) continue;
+            if (!at_region(ca, cl.data[i]->args)) return false; /* into fresh arrays */
+            if (!first_idx) {
+                first_idx = cl.data[i]->args;
+                first = rmin = ca->rmin, rext = ca->rext, rover = ca->rover;
+                continue;
+            }
+            mt_texpr **mi = ca->rmin, **ei = ca->rext;
+            bool *oi = ca->rover;
+            ca->rmin = rmin, ca->rext = rext, ca->rover = rover;
+            if (!merge_region(ca, mi, ei, oi, lo, hi, first)) return false;
+        }
     }
     for (int d = 0; d < n; d++)
         if (lo[d] != hi[d]) {
             ca->rmin[d] = mt_arith_add(ca->a, first[d], mt_te_i64(ca->a, lo[d]));
             ca->rext[d] = mt_arith_add(ca->a, ca->rext[d], mt_te_i64(ca->a, hi[d] - lo[d]));
         }
-    return true;
+    return !ca->shared || ca_disjoint(ca);
 }
 
 bool mt_sched_compute_at_do(mt_sched *s, const char *name, mt_tvar *loop) {
     at ca = {.s = s, .a = s->arena, .f = s->func, .P = "compute_at", .name = name, .loop = loop};
     ca.L = mt_sched_get_loop(s, loop);
-    if (!ca_producer(&ca) || !ca_consumer(&ca) || !at_place(&ca) || !at_movable(&ca) ||
-        !no_inner_let(&ca) || !ca_region(&ca) || !at_dims(&ca))
+    if (!ca_producer(&ca) || !ca_consumer(&ca) || !at_place(&ca) || !at_movable(&ca) || !ca_region(&ca) ||
+        !at_dims(&ca))
         return false;
     at_build(&ca);
     return true;
@@ -590,11 +663,6 @@ static bool rca_producer(at *ca) {
     mt_sched *s = ca->s;
     const char *X = ca->X->name;
     const mt_tstmt *o = ca->o;
-    mt_blk_accesses acc = mt_blk_scan(ca->a, ca->f->body, NULL, NULL);
-    for (int i = 0; i < acc.len; i++)
-        if (acc.data[i].write && acc.data[i].buf == ca->X && acc.data[i].block != o)
-            return mt_sched_refuse(s, "%s: '%s' has another writer than block '%s': block '%s'",
-                                   ca->P, X, mt_blk_bname(o), mt_blk_bname(acc.data[i].block));
     if (!o || !one_store(o) || o->body->buf != ca->X)
         return mt_sched_refuse(s, "%s: the producer of '%s', block '%s', does not write it with one "
                                   "store", ca->P, X, mt_blk_bname(o));
@@ -611,20 +679,60 @@ static bool rca_producer(at *ca) {
     return true;
 }
 
+/* b writes X where it reads it (mean's X = X / N): moved with its read. */
+static bool in_place(at *ca) {
+    const mt_tstmt *st = ca->b->body;
+    mt_blk_exprs cl = mt_blk_loads_in(ca->a, st, NULL, ca->X);
+    for (int i = 0; i < cl.len; i++)
+        if (!mt_blk_same_index(cl.data[i]->args, st->idx, st->nidx)) return false;
+    return cl.len > 0 && !ca->b->init;
+}
+
+/* X's other writers all come before L's loop, in the sequence that holds
+ * both (rfactor's fill of its partial results), or are b itself updating
+ * in place: b, at the end of an iteration of L, reads what they wrote and
+ * the producer then updated, as it did after the loop. */
+static bool rca_earlier_writers(at *ca) {
+    mt_blk_accesses acc = mt_blk_scan(ca->a, ca->f->body, NULL, NULL);
+    for (int i = 0; i < acc.len; i++) {
+        const mt_blk_access *x = &acc.data[i];
+        if (!x->write || x->buf != ca->X || x->block == ca->o || (x->block == ca->b && in_place(ca))) continue;
+        int item = -1;
+        if (x->block) {
+            mt_blk_stmts p = mt_blk_path_to(ca->a, ca->f->body, x->block);
+            int q = mt_blk_index_in(&p, ca->seq);
+            for (int k = 0; q >= 0 && k < ca->seq->nstmts; k++)
+                if (ca->seq->stmts[k] == p.data[q + 1]) item = k;
+        }
+        if (item < 0 || item >= ca->it)
+            return mt_sched_refuse(ca->s, "%s: '%s' has another writer than block '%s': block '%s'%s", ca->P,
+                                   ca->X->name, mt_blk_bname(ca->o), mt_blk_bname(x->block),
+                                   item < 0 ? "" : mt_arena_printf(ca->a, ", not before loop '%s'", ca->loop->name));
+    }
+    return true;
+}
+
 /* The region the producer writes per iteration of L; b reads X at one
  * index. */
 static bool rca_region(at *ca) {
     mt_texpr *const *idx = NULL;
     if (!one_index(ca, ca->b, &idx)) return false;
     ca->bidx = idx;
-    return at_region(ca, ca->o->body->idx);
+    if (!at_region(ca, ca->o->body->idx)) return false;
+    bool over = false;
+    for (int d = 0; d < ca->X->ndim; d++) over = over || ca->rover[d];
+    if (!over || disjoint_dim(ca, true)) return true;
+    return mt_sched_refuse(ca->s, "%s: the loops of block '%s' under loop '%s' have extents that depend on "
+                                  "each other (a split's clamped tail), and no dim of '%s' tells the "
+                                  "iterations of loop '%s' apart: the region it writes is not exact",
+                           ca->P, mt_blk_bname(ca->o), ca->loop->name, ca->X->name, ca->loop->name);
 }
 
 bool mt_sched_reverse_compute_at_do(mt_sched *s, const char *name, mt_tvar *loop) {
     at ca = {.s = s, .a = s->arena, .f = s->func, .P = "reverse_compute_at", .reverse = true,
              .name = name, .loop = loop};
     ca.L = mt_sched_get_loop(s, loop);
-    if (!rca_consumer(&ca) || !rca_producer(&ca) || !at_place(&ca) || !at_movable(&ca) ||
+    if (!rca_consumer(&ca) || !rca_producer(&ca) || !at_place(&ca) || !rca_earlier_writers(&ca) || !at_movable(&ca) ||
         !no_inner_let(&ca) || !rca_region(&ca) || !at_dims(&ca))
         return false;
     at_build(&ca);

@@ -50,62 +50,9 @@
  */
 #include "schedule/block_util.h"
 #include "schedule/trace.h"
+#include "tir/combiner.h"
 
 enum { RF_MAX_LOOPS = 64 };
-
-/* F of b's body: value == tmpl[A := B[idx], X := E]. */
-typedef struct combiner {
-    mt_tvar *A, *X;
-    mt_texpr *tmpl;
-    mt_texpr *e; /* E */
-    bool sum;    /* acc + e: I must be 0 */
-} combiner;
-
-static bool match_combiner(mt_arena *a, const mt_tstmt *st, combiner *c) {
-    const mt_texpr *v = st->value;
-    mt_texpr acc = {0};
-    acc.kind = TE_LOAD;
-    acc.dtype = st->buf->dtype;
-    acc.lanes = 1;
-    acc.buf = st->buf;
-    acc.args = st->idx;
-    acc.nargs = st->nidx;
-    if (v->dtype != st->buf->dtype || v->lanes != 1) return false;
-    c->A = mt_tvar_new(a, "acc", v->dtype);
-    c->X = mt_tvar_new(a, "e", v->dtype);
-    mt_texpr *A = mt_te_var(a, c->A), *X = mt_te_var(a, c->X);
-    c->sum = v->kind == TE_ADD;
-    if (v->kind == TE_ADD || v->kind == TE_MAX || v->kind == TE_MIN) {
-        if (mt_texpr_equal(v->a, &acc)) c->e = v->b, c->tmpl = mt_te_bin(a, v->kind, A, X);
-        else if (mt_texpr_equal(v->b, &acc)) c->e = v->a, c->tmpl = mt_te_bin(a, v->kind, X, A);
-        else return false;
-        return true;
-    }
-    /* T.Select(e > acc or e != e, e, acc), or without the NaN test, or with < */
-    if (v->kind != TE_SELECT || !mt_texpr_equal(v->b, &acc)) return false;
-    mt_texpr *e = v->a, *cond = v->cond, *cmp = cond;
-    bool nan = false;
-    if (cond->kind == TE_OR) {
-        const mt_texpr *ne = cond->b;
-        if (ne->kind != TE_NE || !mt_texpr_equal(ne->a, e) || !mt_texpr_equal(ne->b, e)) return false;
-        cmp = cond->a;
-        nan = true;
-    }
-    if ((cmp->kind != TE_GT && cmp->kind != TE_LT) || !mt_texpr_equal(cmp->a, e) ||
-        !mt_texpr_equal(cmp->b, &acc))
-        return false;
-    mt_texpr *t = mt_te_bin(a, cmp->kind, X, A);
-    if (nan) t = mt_te_bin(a, TE_OR, t, mt_te_bin(a, TE_NE, X, X));
-    c->tmpl = mt_te_select(a, t, X, A);
-    c->e = e;
-    return true;
-}
-
-static mt_texpr *combine(mt_arena *a, const combiner *c, mt_texpr *acc, mt_texpr *e) {
-    mt_tvar *vars[2] = {c->A, c->X};
-    mt_texpr *vals[2] = {acc, e};
-    return mt_tsubst_expr(a, c->tmpl, vars, vals, 2);
-}
 
 static bool is_zero(const mt_texpr *e) {
     return (e->kind == TE_INT && e->ival == 0) || (e->kind == TE_FLOAT && e->fval == 0.0);
@@ -179,8 +126,8 @@ bool mt_sched_rfactor_do(mt_sched *s, const char *name, mt_tvar *const *loops, i
             return mt_sched_refuse(s, "%s: the index of '%s' in block '%s' uses reduce variable "
                                       "'%s'", P, B->name, name, r->name);
     }
-    combiner cb;
-    if (!match_combiner(a, st, &cb) || mt_texpr_reads(cb.e, B))
+    mt_tcombiner cb;
+    if (!mt_tcombiner_match(a, st, &cb) || mt_texpr_reads(cb.e, B))
         return mt_sched_refuse(s, "%s: block '%s' is not B = F(B, e) with F +, T.max, T.min or a "
                                   "NaN-propagating max or min select, e not reading '%s'", P, name,
                                B->name);
@@ -290,7 +237,7 @@ bool mt_sched_rfactor_do(mt_sched *s, const char *name, mt_tvar *const *loops, i
     }
     for (int k = 0; k < nloops; k++) rf_idx[ns + k] = mt_te_var(a, rfv[k]);
     mt_texpr *e = mt_tsubst_expr(a, cb.e, rv, rvals, nr);
-    rb->body = mt_ts_store(a, Brf, rf_idx, nd, combine(a, &cb, mt_te_load(a, Brf, rf_idx, nd), e));
+    rb->body = mt_ts_store(a, Brf, rf_idx, nd, mt_tcombiner_apply(a, &cb, mt_te_load(a, Brf, rf_idx, nd), e));
     rb->reads = MT_NEW_ARRAY(a, mt_tregion, b->nreads + 2);
     for (int i = 0; i < b->nreads; i++) {
         mt_tregion r = b->reads[i];
@@ -349,7 +296,7 @@ bool mt_sched_rfactor_do(mt_sched *s, const char *name, mt_tvar *const *loops, i
     for (int d = 0; d < st->nidx; d++) widx[d] = mt_tsubst_expr(a, st->idx[d], sv, wve, ns);
     mt_texpr *wacc = mt_te_load(a, B, widx, st->nidx);
     wb->init = mt_ts_store(a, B, widx, st->nidx, mt_tsubst_expr(a, in->value, sv, wve, ns));
-    wb->body = mt_ts_store(a, B, widx, st->nidx, combine(a, &cb, wacc, mt_te_load(a, Brf, wve, nd)));
+    wb->body = mt_ts_store(a, B, widx, st->nidx, mt_tcombiner_apply(a, &cb, wacc, mt_te_load(a, Brf, wve, nd)));
     wb->reads = one_region(a, Brf, wve);
     wb->nreads = 1;
     wb->writes = one_region(a, B, widx);

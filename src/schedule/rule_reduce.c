@@ -422,32 +422,64 @@ static mt_tstmt *rows_of(rr *c, mt_tvar *ri, mt_texpr *first, mt_texpr *cnt, mt_
  * (rule_reduce.h). */
 mt_tstmt *mt_rr_rows(rr *c, mt_rr_row_fn fn, void *ctx) { return mt_rr_rows_blocked(c, fn, NULL, ctx); }
 
-mt_tstmt *mt_rr_rows_blocked(rr *c, mt_rr_row_fn fn, mt_rr_block_fn blk, void *ctx) {
+/* The rows (int64), the bytes of a chunk and the widest per-row value
+ * (es), the elements of a chunk (per), and whether the rows run as one
+ * plain loop: not parallel, or all of them within one chunk. */
+typedef struct chunking {
+    int64_t bytes, es, per;
+} chunking;
+
+static mt_texpr *all_rows(rr *c, chunking *ck, bool *plain) {
     mt_texpr *M = I(c, 1);
     for (int k = 0; k < c->ns; k++) M = mul(c, M, mt_te_cast(c->a, MT_INT64, c->O[k]));
-    mt_texpr *N = mt_te_cast(c->a, MT_INT64, c->N);
-    int64_t bytes = mt_knob_get(c->f, RULE, "chunk_kib", 64) * 1024;
-    int64_t es = 4, Mc, Nc; /* elements of a chunk: 64 KiB of the widest per-row value */
+    int64_t Mc, Nc;
+    ck->bytes = mt_knob_get(c->f, RULE, "chunk_kib", 64) * 1024;
+    ck->es = 4; /* elements of a chunk: 64 KiB of the widest per-row value */
     for (int i = 0; i < c->nrv; i++)
-        if ((int64_t)mt_dtype_size(c->rv[i].buf->dtype) > es) es = (int64_t)mt_dtype_size(c->rv[i].buf->dtype);
-    int64_t per = bytes / es > 0 ? bytes / es : 1;
+        if ((int64_t)mt_dtype_size(c->rv[i].buf->dtype) > ck->es) ck->es = (int64_t)mt_dtype_size(c->rv[i].buf->dtype);
+    ck->per = ck->bytes / ck->es > 0 ? ck->bytes / ck->es : 1;
+    bool known = mt_te_is_const_int(M, &Mc) && mt_te_is_const_int(c->N, &Nc);
+    if (known && Nc < 1) Nc = 1;
+    *plain = !mt_knob_get(c->f, RULE, "parallel", 1) || (known && Mc * Nc <= ck->per);
+    return M;
+}
+
+/* Rows per parallel chunk for constant M and N, spread evenly over the
+ * chunks, whole blocks of B rows. */
+static int64_t chunk_rows(rr *c, int64_t Mc, int64_t Nc, const chunking *ck, int64_t B) {
+    int64_t pc = mt_rr_chunk_elems(c, ck->bytes, ck->es, Mc * Nc);
+    int64_t r = pc > 0 && Nc < pc ? pc / Nc : 1, nch = (Mc + r - 1) / r;
+    int64_t want = (Mc + nch - 1) / nch;
+    return want >= B ? (want + B - 1) / B * B : want;
+}
+
+int64_t mt_rr_chunk_rows(rr *c) {
+    chunking ck;
+    int64_t Mc, Nc;
+    bool plain;
+    mt_texpr *M = all_rows(c, &ck, &plain);
+    if (plain) return 0;
+    if (!mt_te_is_const_int(M, &Mc) || !mt_te_is_const_int(c->N, &Nc)) return -1;
+    return chunk_rows(c, Mc, Nc < 1 ? 1 : Nc, &ck, 1);
+}
+
+mt_tstmt *mt_rr_rows_blocked(rr *c, mt_rr_row_fn fn, mt_rr_block_fn blk, void *ctx) {
+    chunking ck;
+    int64_t Mc, Nc, per;
+    bool plain;
+    mt_texpr *M = all_rows(c, &ck, &plain), *N = mt_te_cast(c->a, MT_INT64, c->N);
+    per = ck.per;
     mt_tvar *row = ivar(c, "row");
-    bool serial = !mt_knob_get(c->f, RULE, "parallel", 1);
     bool known = mt_te_is_const_int(M, &Mc) && mt_te_is_const_int(N, &Nc);
     if (known && Nc < 1) Nc = 1;
     c->M = M;
     c->rowvars[0] = row, c->rowvars[1] = NULL;
-    if (serial || (known && Mc * Nc <= per)) return rows_of(c, row, I(c, 0), M, fn, blk, ctx);
+    if (plain) return rows_of(c, row, I(c, 0), M, fn, blk, ctx);
     mt_texpr *rb;
-    if (known) { /* rows per chunk, spread evenly over the chunks (whole blocks) */
-        int64_t pc = mt_rr_chunk_elems(c, bytes, es, Mc * Nc);
-        int64_t r = pc > 0 && Nc < pc ? pc / Nc : 1, nch = (Mc + r - 1) / r;
-        int64_t want = (Mc + nch - 1) / nch, B = blk && c->block > 1 ? c->block : 1;
-        rb = I(c, want >= B ? (want + B - 1) / B * B : want);
-    } else {
+    if (known) rb = I(c, chunk_rows(c, Mc, Nc, &ck, blk && c->block > 1 ? c->block : 1));
+    else
         rb = mt_te_is_const_int(N, &Nc) ? I(c, Nc >= per ? 1 : per / (Nc > 0 ? Nc : 1))
                                         : bin(c, TE_MAX, I(c, 1), bin(c, TE_FLOORDIV, I(c, per), bin(c, TE_MAX, N, I(c, 1))));
-    }
     mt_tvar *ch = ivar(c, "chunk"), *ri = ivar(c, "ri");
     c->rowvars[0] = ch, c->rowvars[1] = ri;
     mt_texpr *first = mul(c, V(c, ch), rb);
@@ -476,6 +508,7 @@ static const mt_knobs *chosen(rr *c) {
     mt_knobs_set(k, "parallel", mt_knob_get(c->f, RULE, "parallel", 1));
     mt_knobs_set(k, "prefetch", mt_rr_prefetch(c));
     mt_knobs_set(k, "block_rows", c->block);
+    if (!mt_knob_get(c->f, RULE, "primitives", 1)) mt_knobs_set(k, "primitives", 0);
     if (mt_knob_given(c->f, RULE, "chunk_kib")) mt_knobs_set(k, "chunk_kib", mt_knob_get(c->f, RULE, "chunk_kib", 64));
     return k;
 }
@@ -501,11 +534,16 @@ mt_tfunc *mt_schedule_reduce_cpu(mt_arena *a, mt_tfunc *f, int *applied) {
         return g;
     }
     c->block = mt_rr_block(c);
+    mt_tfunc *g;
+    if (c->f == f && mt_knob_get(f, RULE, "primitives", 1) && (g = mt_rr_primitives(c))) { /* rule_reduce_prims.c */
+        if (applied) *applied = 1;
+        return mt_knobs_chose(a, mt_knobs_mark(a, g, f, RULE), chosen(c));
+    }
     for (int i = 0; i < c->nrv; i++) {
         rowval *v = &c->rv[i];
         v->local = local(c, v->buf->name, c->block, v->buf->dtype);
     }
-    mt_tfunc *g = mt_rr_function(c, mt_rr_rows_blocked(c, stages_row, stages_block, NULL), "reduce_rows");
+    g = mt_rr_function(c, mt_rr_rows_blocked(c, stages_row, stages_block, NULL), "reduce_rows");
     if (applied) *applied = 1;
     return mt_knobs_chose(a, mt_knobs_mark(a, g, f, RULE), chosen(c));
 }

@@ -131,6 +131,13 @@ int mt_rr_prefetch_stage(const rr *c);
  * and stores nothing, a quarter of L1 when it stores a row -- when the
  * whole input is larger than L2, and more than one pass). */
 bool mt_rr_prefetch(const rr *c);
+/* Rows per parallel chunk as mt_rr_rows makes them: 0 when the rows run
+ * as one plain loop, -1 when M or N is not a constant. */
+int64_t mt_rr_chunk_rows(rr *c);
+/* rule_reduce_prims.c: the schedule of one reduction (and ROW stages
+ * after it) as a trace of primitives, or NULL where the lowered form is
+ * used. */
+mt_tfunc *mt_rr_primitives(rr *c);
 /* Rows per block (knob block_rows; else rule_reduce_defaults.c): 1 is row
  * by row. */
 int mt_rr_block(const rr *c);

@@ -118,13 +118,25 @@ static mt_tstmt *fresh_stmt(mt_tmutator *m, mt_tstmt *s) {
     return r;
 }
 
+/* e's value when it is a constant, folded or not (T.min(4, 7 - 1 * 4) in
+ * a peeled copy, before simplify). */
+static bool const_value(const mt_texpr *e, int64_t *v) {
+    if (mt_te_is_const_int(e, v)) return true;
+    if (e->lanes != 1 || !mt_dtype_is_int(e->dtype)) return false;
+    mt_bounds b = {0};
+    mt_range r = mt_bounds_of(&b, e);
+    if (r.lo != r.hi || r.lo == INT64_MIN || r.lo == INT64_MAX) return false;
+    *v = r.lo;
+    return true;
+}
+
 /* Loop l with its last iteration peeled, or NULL when it has no such tail. */
 static mt_tstmt *peel(mt_arena *a, const mt_tstmt *l) {
     int64_t m, n;
     if (l->for_kind != MT_FOR_SERIAL && l->for_kind != MT_FOR_PARALLEL &&
         l->for_kind != MT_FOR_UNROLLED)
         return NULL;
-    if (!mt_te_is_const_int(l->min, &m) || !mt_te_is_const_int(l->extent, &n) || n < 2 ||
+    if (!const_value(l->min, &m) || !const_value(l->extent, &n) || n < 2 ||
         __builtin_add_overflow(m, n - 1, &n))
         return NULL;
     tails t = {a, l->var, m, n, 0, false};
@@ -147,7 +159,11 @@ static mt_tstmt *peel_stmt(mt_tmutator *m, mt_tstmt *s) {
     mt_tstmt *r = mt_tmutate_stmt_children(m, s);
     if (r->kind != TS_FOR) return r;
     mt_tstmt *p = peel(m->arena, r);
-    return p ? p : r;
+    if (!p) return r;
+    /* the peeled iteration's own tails (a tile's last column block in its
+     * last row block): its loops' extents are constants now */
+    p->stmts[1] = mt_tmutate_stmt(m, p->stmts[1]);
+    return p;
 }
 
 mt_tfunc *mt_tir_partition_tails(mt_arena *a, mt_tfunc *f) {

@@ -41,8 +41,9 @@
 
 #include "support/common.h"
 #include "tir/arith.h"
+#include "tir/combiner.h"
 
-enum { MAX_VLETS = 64, MIN_VECTOR_BYTES = 16 /* the narrowest SIMD register */ };
+enum { MAX_VLETS = 64, MIN_VECTOR_BYTES = 16 /* the narrowest SIMD register */, MAX_UNROLLED_VECTORS = 16 };
 
 /* The largest step |s| of an index b + s * i (a strided load reads lanes s
  * elements apart: a row of a transposed tile; larger ones are left alone,
@@ -303,10 +304,108 @@ static mt_tstmt *vectorize_loop(mt_arena *a, const mt_tstmt *l, const mt_target_
     return mt_ts_at(mt_ts_seq(a, parts, 2), l->loc);
 }
 
+/* ---- reductions -------------------------------------------------------------- */
+
+/* A loop whose body is one store B[j] = F(B[j], e) with j free of i, F a
+ * combiner (tir/combiner.h) and e not reading B folds e over its
+ * iterations (a vectorized reduce loop: mt_sched_vectorize). Vectorized,
+ * CPU only:
+ *
+ *     acc[T.Ramp(0, 1, L)] = e(lanes 0 .. L-1)          # nv = n // L vectors
+ *     for vo in range(1, nv): acc[R] = F(acc[R], e(lanes vo * L ..))
+ *     acc[0:L/2] = F(acc[0:L/2], acc[L/2:L]) .. down to 1 lane
+ *     B[j] = F(B[j], acc[0])
+ *     for t in range(n % L): B[j] = F(B[j], e(nv * L + t))
+ *
+ * acc a local buffer of L lanes (registers after SROA); the vector part
+ * under `if nv > 0` when n is not a constant. F is applied in another order
+ * than the loop's (a float sum rounds differently; max and min are exact). */
+static mt_tstmt *red_tree(vec *v, const mt_tcombiner *cb, mt_tbuffer *acc) {
+    mt_arena *a = v->a;
+    mt_tstmt **st = MT_NEW_ARRAY(a, mt_tstmt *, 8 * sizeof(int));
+    int n = 0;
+    for (int w = v->L / 2; w >= 1; w /= 2) {
+        mt_texpr *x = w == 1 ? mt_te_i64(a, 0) : mt_te_ramp(a, mt_te_i64(a, 0), mt_te_i64(a, 1), w);
+        mt_texpr *y = w == 1 ? mt_te_i64(a, 1) : mt_te_ramp(a, mt_te_i64(a, w), mt_te_i64(a, 1), w);
+        st[n++] = mt_ts_store(a, acc, &x, 1, mt_tcombiner_apply(a, cb, mt_te_load(a, acc, &x, 1), mt_te_load(a, acc, &y, 1)));
+    }
+    return mt_ts_seq(a, st, n);
+}
+
+/* e's vector at lanes base .. base + L - 1 of the loop (a broadcast when e
+ * does not use i). */
+static mt_texpr *red_vector(vec *v, mt_texpr *e, mt_texpr *base) {
+    v->base = base;
+    mt_tmutator m = {v->a, vec_expr, NULL, v};
+    mt_texpr *x = mt_tmutate_expr(&m, e);
+    return x->lanes == 1 ? mt_te_broadcast(v->a, x, v->L) : x;
+}
+
+static mt_tstmt *red_vectors(vec *v, const mt_tstmt *st, const mt_tcombiner *cb, mt_texpr *nv, const mt_tstmt *l) {
+    mt_arena *a = v->a;
+    mt_texpr *shape = mt_te_i64(a, v->L);
+    mt_tbuffer *acc = mt_tbuffer_new(a, mt_arena_printf(a, "%s_lanes", st->buf->name), st->buf->dtype, 1, &shape);
+    acc->scope = MT_SCOPE_LOCAL;
+    mt_texpr *R = mt_te_ramp(a, mt_te_i64(a, 0), mt_te_i64(a, 1), v->L), *zero = mt_te_i64(a, 0);
+    mt_tstmt *items[4];
+    items[0] = mt_ts_store(a, acc, &R, 1, red_vector(v, cb->e, mt_te_i64(a, 0)));
+    mt_tvar *vo = mt_tvar_new(a, l->var->name, MT_INT64);
+    mt_texpr *next = red_vector(v, cb->e, mt_te_bin(a, TE_MUL, mt_te_var(a, vo), mt_te_i64(a, v->L)));
+    mt_tstmt *step = mt_ts_store(a, acc, &R, 1, mt_tcombiner_apply(a, cb, mt_te_load(a, acc, &R, 1), next));
+    int64_t c;
+    /* a few vectors (partial results of an rfactor): unrolled, so that they stay registers */
+    mt_for_kind k = mt_te_is_const_int(nv, &c) && c <= MAX_UNROLLED_VECTORS ? MT_FOR_UNROLLED : MT_FOR_SERIAL;
+    items[1] = mt_ts_for(a, vo, mt_te_i64(a, 1), mt_te_bin(a, TE_SUB, nv, mt_te_i64(a, 1)), k, step);
+    items[2] = red_tree(v, cb, acc);
+    mt_texpr *B = mt_te_load(a, st->buf, st->idx, st->nidx);
+    items[3] = mt_ts_store(a, st->buf, st->idx, st->nidx, mt_tcombiner_apply(a, cb, B, mt_te_load(a, acc, &zero, 1)));
+    mt_tstmt *body = mt_ts_alloc(a, acc, mt_ts_seq(a, items, 4));
+    if (mt_te_is_const_int(nv, &c)) return body;
+    return mt_ts_if(a, mt_te_bin(a, TE_GT, nv, mt_te_i64(a, 0)), body, NULL);
+}
+
+/* The reduction loop vectorized, or NULL when it is not one (or not on a CPU). */
+static mt_tstmt *vectorize_reduction(mt_arena *a, const mt_tstmt *l, const mt_target_desc *target) {
+    const mt_tstmt *st = l->body;
+    mt_tcombiner cb;
+    int64_t min;
+    if (target->kind == MT_TARGET_CUDA || !mt_te_is_const_int(l->min, &min) || min != 0 || st->kind != TS_STORE ||
+        st->nidx != 1 || mt_texpr_uses_var(st->idx[0], l->var) || !mt_tcombiner_match(a, st, &cb) ||
+        mt_texpr_reads(cb.e, st->buf) || !mt_texpr_uses_var(cb.e, l->var))
+        return NULL;
+    vec v;
+    memset(&v, 0, sizeof v);
+    v.a = a;
+    v.i = l->var;
+    v.ok = true;
+    see_buffer(&v, st->buf);
+    mt_tvisitor t = {check_expr, NULL, &v};
+    mt_tvisit_expr(&t, cb.e);
+    if (!v.ok) return NULL;
+    v.L = mt_target_step_bytes(target) / v.widest;
+    mt_texpr *n = mt_te_cast(a, MT_INT64, l->extent);
+    int64_t cn;
+    bool cst = mt_te_is_const_int(n, &cn);
+    while (cst && v.L > cn && v.L * v.widest > MIN_VECTOR_BYTES) v.L /= 2; /* a short loop: narrower vectors */
+    if (cst && cn < v.L) return NULL; /* no whole vector: the loop as it is */
+    mt_texpr *L = mt_te_i64(a, v.L);
+    if (!cst) n = mt_te_bin(a, TE_MAX, n, mt_te_i64(a, 0));
+    mt_texpr *nv = cst ? mt_te_i64(a, cn / v.L) : mt_te_bin(a, TE_FLOORDIV, n, L);
+    mt_tstmt *parts[2];
+    parts[0] = mt_ts_at(red_vectors(&v, st, &cb, nv, l), l->loc);
+    mt_tvar *tv = mt_tvar_new(a, l->var->name, MT_INT64);
+    mt_texpr *i = mt_te_bin(a, TE_ADD, cst ? mt_te_i64(a, cn / v.L * v.L) : mt_te_bin(a, TE_MUL, nv, L), mt_te_var(a, tv));
+    mt_texpr *nt = cst ? mt_te_i64(a, cn % v.L) : mt_te_bin(a, TE_FLOORMOD, n, L);
+    parts[1] = mt_ts_at(mt_ts_for(a, tv, mt_te_i64(a, 0), nt, MT_FOR_SERIAL, mt_tsubst_stmt(a, l->body, &l->var, &i, 1)), l->loc);
+    if (cst && cn % v.L == 0) return parts[0];
+    return mt_ts_at(mt_ts_seq(a, parts, 2), l->loc);
+}
+
 static mt_tstmt *vec_loops(mt_tmutator *m, mt_tstmt *s) {
     mt_tstmt *r = mt_tmutate_stmt_children(m, s);
     if (r->kind != TS_FOR || r->for_kind != MT_FOR_VECTORIZED) return r;
     mt_tstmt *v = vectorize_loop(m->arena, r, m->ctx);
+    if (!v) v = vectorize_reduction(m->arena, r, m->ctx);
     return v ? v : r;
 }
 
