@@ -721,6 +721,11 @@ static bool rca_region(at *ca) {
     if (!at_region(ca, ca->o->body->idx)) return false;
     bool over = false;
     for (int d = 0; d < ca->X->ndim; d++) over = over || ca->rover[d];
+    /* an update in place must run once per element: the iterations' regions apart */
+    if (ca->b->body->buf == ca->X && !disjoint_dim(ca, false))
+        return mt_sched_refuse(ca->s, "%s: block '%s' updates '%s' in place, and the regions of it that the "
+                                      "iterations of loop '%s' write may overlap", ca->P, ca->name, ca->X->name,
+                               ca->loop->name);
     if (!over || disjoint_dim(ca, true)) return true;
     return mt_sched_refuse(ca->s, "%s: the loops of block '%s' under loop '%s' have extents that depend on "
                                   "each other (a split's clamped tail), and no dim of '%s' tells the "

@@ -558,10 +558,61 @@ static void test_not_applied(void **st) {
     }
 }
 
+/* One reduction over the row as a trace of primitives (rule_reduce_prims.c):
+ * the printed schedule is primitives (rfactor, compute_at, a vectorized
+ * reduce loop), never an apply_rule step, with row tails of whole vectors,
+ * a 4-lane vector and scalars; values against the double reference, as
+ * the lowered form's (knob primitives=0, checked too); max over rows with
+ * a NaN (in the main vectors or the tail) is NaN there. */
+static void test_primitives(void **st) {
+    (void)st;
+    if (test_gpu_target()) {
+        print_message("skipped under target cuda: the CPU rule's trace\n");
+        skip();
+    }
+    static const int64_t shapes[][2] = {{67, 300}, {9, 100}, {1000, 7}, {3, 4096}, {2048, 33}};
+    static const op_kind ops[] = {OP_SUM, OP_MEAN_KD, OP_MAX, OP_MIN_KD, OP_SUMEXPMUL};
+    static const char *const names[] = {"sum", "mean", "max", "min", "fused_exp_multiply_sum"};
+    for (size_t o = 0; o < sizeof ops / sizeof *ops; o++)
+        for (size_t q = 0; q < sizeof shapes / sizeof *shapes; q++)
+            for (int prims = 1; prims >= 0; prims--) {
+                rcase c = {ops[o], q % 2 ? MT_FLOAT64 : MT_FLOAT32, 1, {shapes[q][0], 0}, shapes[q][1], false};
+                char src[2048];
+                snprintf(src, sizeof src, "%s%s%s%s", source(&c),
+                         prims ? "" : "\n@T.schedule(\"", prims ? "" : names[o],
+                         prims ? "" : "\")\ndef s(sch):\n    sch.apply_rule(\"schedule_reduce\", primitives=0)\n");
+                mt_kernel *k = compile_ok(src);
+                const char *how = mt_kernel_dump(k, MT_STAGE_SCHEDULE), *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+                bool traced = strstr(how, "sch.rfactor(") && strstr(how, "sch.compute_at(") && !strstr(how, "apply_rule");
+                if (traced != (prims == 1) || (strstr(t, "reduce_rows") != NULL) == (prims == 1))
+                    fail_msg("primitives=%d:\n%s\n%s", prims, how, t);
+                if (prims && c.n == 100 && c.dt == MT_FLOAT64 && !strstr(t, ", 1, 4)]"))
+                    fail_msg("expected a 4-lane vector in the row's tail:\n%s", t);
+                run_check(k, &c);
+                mt_kernel_release(k);
+            }
+    mt_kernel *k = compile_ok("def f(x: Tensor((5, 100), \"float32\")):\n    return max(x, axis=-1)\n");
+    int64_t dims[2] = {5, 100};
+    mt_tensor *x = rand_tensor(MT_FLOAT32, 2, dims, 4.0), *res = NULL;
+    ((float *)mt_tensor_data(x))[1 * 100 + 37] = NAN;
+    ((float *)mt_tensor_data(x))[3 * 100 + 98] = NAN;
+    mt_diag dg;
+    if (mt_kernel_run(k, &x, 1, &res, 1, &dg) != MT_OK) fail_msg("run failed: %s", dg.text);
+    for (int64_t r = 0; r < 5; r++) {
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < 100; j++) mx = isnan(mx) || isnan(get(x, r * 100 + j)) ? NAN : fmax(mx, get(x, r * 100 + j));
+        if (r == 1 || r == 3) assert_true(isnan(get(res, r)));
+        else assert_true(get(res, r) == mx);
+    }
+    mt_tensor_release(x);
+    mt_tensor_release(res);
+    mt_kernel_release(k);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shapes),     cmocka_unit_test(test_float64_1d_3d), cmocka_unit_test(test_symbolic),
-        cmocka_unit_test(test_multi_output), cmocka_unit_test(test_mask_and_row_stage), cmocka_unit_test(test_structure), cmocka_unit_test(test_defaults_from_shape), cmocka_unit_test(test_prefetch), cmocka_unit_test(test_blocks), cmocka_unit_test(test_not_applied),
+        cmocka_unit_test(test_multi_output), cmocka_unit_test(test_mask_and_row_stage), cmocka_unit_test(test_structure), cmocka_unit_test(test_defaults_from_shape), cmocka_unit_test(test_prefetch), cmocka_unit_test(test_blocks), cmocka_unit_test(test_not_applied), cmocka_unit_test(test_primitives),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }

@@ -758,7 +758,7 @@ static void test_default_rule_traces(void **state) {
     }
     /* and kernels no golden has: transposes whose tiles' loops are fused
      * and cut into chunks (the race check reads the digits of the fused
-     * index), matmuls the rule schedules with primitives */
+     * index), matmuls and row reductions the rules schedule with primitives */
     static const char *const more[] = {
         "def f(a: Tensor((64, 96, 128), \"float32\")):\n    return transpose(a, (2, 0, 1))\n",
         "def f(a: Tensor((\"n\", 64, 96), \"float32\")):\n    return transpose(a, (2, 0, 1))\n",
@@ -766,6 +766,9 @@ static void test_default_rule_traces(void **state) {
         "def f(a: Tensor((1000, 257), \"float32\")):\n    return a.T\n",
         "def f(a: Tensor((2048, 2048), \"float32\"), b: Tensor((2048, 2048), \"float32\")):\n    return a @ b\n",
         "def f(a: Tensor((144, 64), \"float64\"), b: Tensor((64, 48), \"float64\")):\n    return a @ b\n",
+        "def f(a: Tensor((300, 1000), \"float32\")):\n    return sum(a, axis=-1)\n",
+        "def f(a: Tensor((8, 64, 100), \"float32\")):\n    return mean(a, axis=-1, keepdims=True)\n",
+        "def f(a: Tensor((1000, 7), \"float64\")):\n    return max(a, axis=-1)\n",
     };
     int extra = 0;
     for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) extra += replay_source(more[i], more[i]);
@@ -1115,6 +1118,126 @@ static void test_reversed_reduce_init(void **state) {
     expect_row_sums(k, 5, 1.0f);
 }
 
+/* Row sums of 37 x n (float32, seed 7) by k, against double loops: every
+ * row within 1e-5 of the sum of magnitudes (the lanes reassociate it). */
+static void expect_sums_of_rows(mt_kernel *k, int64_t n) {
+    int64_t sh[2] = {37, n};
+    mt_tensor *x = tensor_f32(2, sh, 7);
+    mt_tensor *out = run1(k, &x, 1);
+    for (int64_t r = 0; r < 37; r++) {
+        double s = 0, mag = 0;
+        for (int64_t j = 0; j < n; j++) s += F(x)[r * n + j], mag += fabs(F(x)[r * n + j]);
+        if (!(fabs(F(out)[r] - s) <= 1e-5 * mag + 1e-30))
+            fail_msg("n = %lld, row %lld: %.9g vs %.9g", (long long)n, (long long)r, F(out)[r], s);
+    }
+    mt_tensor_release(x);
+    mt_tensor_release(out);
+    mt_kernel_release(k);
+}
+
+static char *row_sum_src(int64_t n, const char *body) {
+    static char buf[4096];
+    snprintf(buf, sizeof buf,
+             "def main(x: Tensor((37, %lld), \"float32\")):\n"
+             "    return sum(x, axis=-1)\n"
+             "\n@T.schedule(\"sum\")\ndef s(sch):\n%s",
+             (long long)n, body);
+    return buf;
+}
+
+/* vectorize on a reduce loop folds the lanes (its init decomposed first);
+ * the per-row partial results of rfactor with their zeros and combination
+ * moved into the row (compute_at with several consumers, reverse_compute_at
+ * past the zeros), which the row-reduction rule's trace is made of; row
+ * lengths with tails of 0 to 15 and shorter than a vector. Refusals: an
+ * init inside the loop; zeros moved where the iterations share the partial
+ * results (they would be zeroed again); an update in place whose regions
+ * overlap. */
+static void test_reduce_lanes(void **state) {
+    (void)state;
+    skip_unless_cpu();
+    static const int64_t ns[] = {1, 7, 16, 17, 64, 100, 1000};
+    static const char folded[] = "    b = sch.get_block(\"sum\")\n"
+                                 "    i, j = sch.get_loops(b)\n"
+                                 "    sch.decompose_reduction(b, j)\n"
+                                 "    sch.vectorize(j)\n";
+    static const char per_row[] = "    b = sch.get_block(\"sum\")\n"
+                                  "    i, j = sch.get_loops(b)\n"
+                                  "    j0, j1, j2 = sch.split(j, factors=[None, 2, 8])\n"
+                                  "    sch.rfactor([j1, j2])\n"
+                                  "    sch.reverse_compute_at(b, i)\n"
+                                  "    sch.compute_at(sch.get_block(\"sum_rf_init\"), i)\n"
+                                  "    sch.parallel(i)\n"
+                                  "    sch.unroll(j1)\n"
+                                  "    sch.vectorize(j2)\n"
+                                  "    i_, c0, c1 = sch.get_loops(b)\n"
+                                  "    c = sch.fuse(c0, c1)\n"
+                                  "    sch.decompose_reduction(b, c)\n"
+                                  "    sch.vectorize(c)\n";
+    for (size_t q = 0; q < sizeof ns / sizeof *ns; q++) {
+        mt_kernel *k = compile_ok(row_sum_src(ns[q], folded));
+        if (ns[q] >= 16) assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "lv_lanes"));
+        expect_sums_of_rows(k, ns[q]);
+        if (ns[q] < 16) continue;
+        k = compile_ok(row_sum_src(ns[q], per_row));
+        const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+        /* the partial results a 16-float local per row, inside the parallel body */
+        if (!strstr(t, "lv_rf = T.alloc_buffer((16,), \"float32\")") || !strstr(t, "parallel_body"))
+            fail_msg("n = %lld:\n%s", (long long)ns[q], t);
+        expect_sums_of_rows(k, ns[q]);
+    }
+    expect_error(row_sum_src(64, "    b = sch.get_block(\"sum\")\n"
+                                 "    i, j = sch.get_loops(b)\n"
+                                 "    sch.vectorize(j)\n"),
+                 MT_ERR_INVALID_ARG, "8:9: error: vectorize: block 'sum' reduces over loop 'i1' with its init inside: "
+                                     "decompose_reduction first");
+    expect_error("def main(x: Tensor((1000,), \"float32\")):\n"
+                 "    return sum(x)\n"
+                 "\n@T.schedule(\"sum\")\ndef s(sch):\n"
+                 "    i, = sch.get_loops(sch.get_block(\"sum\"))\n"
+                 "    i0, i1 = sch.split(i, factors=[None, 16])\n"
+                 "    sch.rfactor(i1)\n"
+                 "    sch.reverse_compute_at(sch.get_block(\"sum\"), i0)\n",
+                 MT_ERR_INVALID_ARG, "reverse_compute_at: loop 'i0_0' binds a reduce variable of block 'sum_rf'");
+    /* the zeros of X moved into the loop that accumulates into X */
+    expect_error("@T.prim_func\n"
+                 "def f(A: T.Buffer((4, 8), \"float32\"), Y: T.Buffer((8,), \"float32\")):\n"
+                 "    X = T.alloc_buffer((8,), \"float32\")\n"
+                 "    for j in range(8):\n"
+                 "        with T.block(\"z\"):\n"
+                 "            vj = T.axis.spatial(8, j)\n"
+                 "            X[vj] = T.float32(0)\n"
+                 "    for i in range(4):\n"
+                 "        for j in range(8):\n"
+                 "            with T.block(\"acc\"):\n"
+                 "                vi = T.axis.reduce(4, i)\n"
+                 "                vj = T.axis.spatial(8, j)\n"
+                 "                X[vj] = X[vj] + A[vi, vj]\n"
+                 "        for j in range(8):\n"
+                 "            with T.block(\"y\"):\n"
+                 "                vj = T.axis.spatial(8, j)\n"
+                 "                Y[vj] = X[vj]\n"
+                 "\n@T.schedule(f)\ndef s(sch):\n"
+                 "    i, j = sch.get_loops(sch.get_block(\"acc\"))\n"
+                 "    sch.compute_at(sch.get_block(\"z\"), i)\n",
+                 MT_ERR_INVALID_ARG, "22:9: error: compute_at: 'X' is touched by blocks 'acc' and 'y', and the regions of "
+                                     "it that the iterations of loop 'i' touch may overlap");
+    expect_error("@T.prim_func\n"
+                 "def f(A: T.Buffer((8,), \"float32\"), X: T.Buffer((8,), \"float32\")):\n"
+                 "    for i, j in T.grid(4, 8):\n"
+                 "        with T.block(\"p\"):\n"
+                 "            vj = T.axis.spatial(8, j)\n"
+                 "            X[vj] = A[vj] * T.float32(2)\n"
+                 "    for j in range(8):\n"
+                 "        with T.block(\"q\"):\n"
+                 "            vj = T.axis.spatial(8, j)\n"
+                 "            X[vj] = X[vj] + T.float32(1)\n"
+                 "\n@T.schedule(f)\ndef s(sch):\n"
+                 "    i, j = sch.get_loops(sch.get_block(\"p\"))\n"
+                 "    sch.reverse_compute_at(sch.get_block(\"q\"), i)\n",
+                 MT_ERR_INVALID_ARG, "reverse_compute_at: block 'q' updates 'X' in place, and the regions of it");
+}
+
 /* Loop function src, scheduled by sched, for target cuda (the CUDA C
  * only: no GPU needed). */
 static mt_kernel *cuda_compile(const char *src, const char *sched, mt_diag *d) {
@@ -1336,6 +1459,7 @@ int main(void) {
         cmocka_unit_test(test_gpu_bind_nesting),   cmocka_unit_test(test_gpu_bind_race),
         cmocka_unit_test(test_parallel_let),
         cmocka_unit_test(test_reversed_reduce_init),
+        cmocka_unit_test(test_reduce_lanes),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }

@@ -524,6 +524,26 @@ static void test_partition_tails(void **state) {
     TIR_GUARD_END();
 }
 
+/* A tail inside the peeled iteration (1000 elements in blocks of 4 x 16:
+ * the last block has 2 whole vectors and 8 elements): the peeled copy's
+ * loops have constant extents, so its own last vector is peeled too. */
+static void test_partition_tails_nested(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *out = buf1("out", 1000);
+    mt_tvar *o = ivar("o"), *k = ivar("k"), *l = ivar("l");
+    mt_texpr *blk = add(mul(V(o), I(4)), V(k));
+    mt_tstmt *vec = mt_ts_for(A, l, I(0), bin(TE_MIN, I(16), sub(I(1000), mul(blk, I(16)))), MT_FOR_VECTORIZED,
+                              st(out, F(1), add(mul(blk, I(16)), V(l))));
+    mt_tstmt *un = mt_ts_for(A, k, I(0), bin(TE_MIN, I(4), sub(I(63), mul(V(o), I(4)))), MT_FOR_UNROLLED, vec);
+    mt_tfunc *f = func3("blocks", out, NULL, NULL);
+    f->body = mt_ts_for(A, o, I(0), I(16), MT_FOR_SERIAL, un);
+    const char *t = mt_tfunc_print(A, mt_tir_simplify(A, mt_tir_partition_tails(A, mt_tir_flatten_buffers(A, f))));
+    if (!strstr(t, "    for o in range(15):\n        for k in T.unroll(4):\n            for l in T.vectorized(16):\n") ||
+        !strstr(t, "T.unroll(2):\n        for l_1 in T.vectorized(16):\n") || !strstr(t, "    for l_2 in T.vectorized(8):\n"))
+        fail_msg("unexpected:\n%s", t);
+    TIR_GUARD_END();
+}
+
 /* ---- compact_buffers -------------------------------------------------------- */
 
 /* What cache_read + compute_at leave: for j in range(4): copy a 8 x 16
@@ -667,7 +687,7 @@ int main(void) {
         TIR_TEST(test_lower_general),         TIR_TEST(test_flatten_2d_3d),
         TIR_TEST(test_flatten_symbolic_rank0), TIR_TEST(test_flatten_rejects_blocks),
         TIR_TEST(test_remove_unit_loops),     TIR_TEST(test_partition_concat),
-        TIR_TEST(test_partition_tails),      TIR_TEST(test_compact_buffers), TIR_TEST(test_compact_to_end), TIR_TEST(test_compact_split_pair),
+        TIR_TEST(test_partition_tails), TIR_TEST(test_partition_tails_nested),      TIR_TEST(test_compact_buffers), TIR_TEST(test_compact_to_end), TIR_TEST(test_compact_split_pair),
         TIR_TEST(test_pipeline_by_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,7 @@
  */
 #include "tir/tir_test.h"
 #include "passes/tir/tir_passes.h"
+#include "target/target.h"
 
 static mt_tfunc *func_of(mt_tbuffer *const *params, int n, mt_tstmt *body) {
     mt_tfunc *f = mt_tfunc_new(A, "f");
@@ -254,6 +255,59 @@ static void test_short_loops(void **state) {
     TIR_GUARD_END();
 }
 
+/* A loop folding into one element (a vectorized reduce loop): a local of
+ * 16 lanes takes the first vector and F of the next ones (unrolled: a few
+ * of them), is folded in a tree of 8, 4, 2, 1 lanes into the element, and
+ * the tail is scalar; with a symbolic extent the vectors are under
+ * `if n // 16 > 0`. Not taken: e reading the element's buffer, e free of
+ * i, an F that is not a combiner, a GPU target. */
+static void test_reduction(void **state) {
+    TIR_GUARD();
+    mt_tbuffer *x = buf1("x", 256), *s = buf1("s", 4);
+    mt_tbuffer *ps[2] = {x, s};
+    mt_tvar *i = ivar("i");
+    mt_tstmt *body = st(s, add(ld(s, I(1)), ld(x, V(i))), I(1));
+    mt_tfunc *g = mt_tir_simplify(A, mt_tir_vectorize(A, func_of(ps, 2, vloop(i, 100, body))));
+    ASSERT_TEXT(mt_tfunc_print(A, g),
+                "@T.prim_func\n"
+                "def f(x: T.Buffer((256,), \"float32\"), s: T.Buffer((4,), \"float32\")):\n"
+                "    s_lanes = T.alloc_buffer((16,), \"float32\", scope=\"local\")\n"
+                "    s_lanes[T.Ramp(0, 1, 16)] = x[T.Ramp(0, 1, 16)]\n"
+                "    for i in T.unroll(1, 6):\n"
+                "        s_lanes[T.Ramp(0, 1, 16)] = s_lanes[T.Ramp(0, 1, 16)] + x[T.Ramp(i * 16, 1, 16)]\n"
+                "    s_lanes[T.Ramp(0, 1, 8)] = s_lanes[T.Ramp(0, 1, 8)] + s_lanes[T.Ramp(8, 1, 8)]\n"
+                "    s_lanes[T.Ramp(0, 1, 4)] = s_lanes[T.Ramp(0, 1, 4)] + s_lanes[T.Ramp(4, 1, 4)]\n"
+                "    s_lanes[T.Ramp(0, 1, 2)] = s_lanes[T.Ramp(0, 1, 2)] + s_lanes[T.Ramp(2, 1, 2)]\n"
+                "    s_lanes[0] = s_lanes[0] + s_lanes[1]\n"
+                "    s[1] = s[1] + s_lanes[0]\n"
+                "    for i_1 in range(4):\n"
+                "        s[1] = s[1] + x[96 + i_1]\n");
+    /* max over a symbolic extent */
+    mt_tvar *n = ivar("n");
+    mt_tstmt *mx = st(s, bin(TE_MAX, ld(x, V(i)), ld(s, I(0))), I(0));
+    g = mt_tir_vectorize(A, func_of(ps, 2, mt_ts_for(A, i, I(0), V(n), MT_FOR_VECTORIZED, mx)));
+    const char *t = mt_tfunc_print(A, g);
+    if (!strstr(t, "if T.max(n, 0) // 16 > 0:") || !strstr(t, "T.max(x[T.Ramp(i * 16, 1, 16)], s_lanes[T.Ramp(0, 1, 16)])") ||
+        !strstr(t, "for i in range(1, T.max(n, 0) // 16):") || !strstr(t, "for i_1 in range(T.max(n, 0) % 16):"))
+        fail_msg("unexpected:\n%s", t);
+    /* left alone */
+    mt_tstmt *cases[3] = {
+        st(s, add(ld(s, I(1)), mul(ld(s, I(1)), ld(x, V(i)))), I(1)), /* e reads s */
+        st(s, add(ld(s, I(1)), F(1.0)), I(1)),                         /* e free of i */
+        st(s, mul(ld(s, I(1)), ld(x, V(i))), I(1)),                    /* a product: not a combiner */
+    };
+    for (int c = 0; c < 3; c++) {
+        mt_tfunc *f = func_of(ps, 2, vloop(i, 64, cases[c]));
+        if (mt_tir_vectorize(A, f) != f) fail_msg("case %d was rewritten", c);
+    }
+    mt_tfunc *f = func_of(ps, 2, vloop(i, 64, body));
+    mt_target_desc gpu;
+    assert_true(mt_target_cuda(&gpu, "sm_90"));
+    f->target = &gpu;
+    assert_ptr_equal(mt_tir_vectorize(A, f), f);
+    TIR_GUARD_END();
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         TIR_TEST(test_float32_with_tail),
@@ -265,6 +319,7 @@ int main(void) {
         TIR_TEST(test_negative_extent),
         TIR_TEST(test_let_in_index),
         TIR_TEST(test_step_zero_uses_i),
+        TIR_TEST(test_reduction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
