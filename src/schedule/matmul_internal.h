@@ -153,6 +153,14 @@ mt_tfunc *mm_scheduled(mm *c, mt_tstmt *body, const char *schedule);
 bool mm_matvec_fits(mm *c);
 int mm_matvec_max_m(void);
 mt_tstmt *mm_gen_matvec(mm *c);
+/* Its columns per block (JB), and, for constant N and K, the blocks per
+ * parallel chunk (*nch: the chunks; es: the element's bytes). */
+int mm_matvec_jb(void);
+int64_t mm_matvec_chunk(int64_t N, int64_t K, int64_t es, int64_t *nch);
+/* rule_matmul_prims.c: that schedule as primitives on c->f (constant
+ * shapes, whole blocks of JB columns, K at least a vector, one short
+ * epilogue or none), or NULL. */
+mt_tfunc *mm_matvec_primitives(mm *c);
 
 /* rule_gemv.c: the skinny schedule for few rows times a row-major B
  * (x @ w); fits says whether the operands allow it. */

@@ -55,6 +55,8 @@ typedef struct at {
     int k;                      /* path[k .. len-2]: b's loop nest */
     const mt_tstmt *seq;        /* the sequence holding the nest and the target */
     int in, it;                 /* indices in seq of the nest and of the target's ancestor */
+    int iq;                     /* seq's index in opath: opath[iq + 1 .. il] are L's item down to L */
+    bool whole;                 /* reverse: a reduce variable of b reads a whole dim of X (at_dims) */
     int nl;                     /* loops in the nest ... */
     const mt_tstmt **nest;      /* ... outermost first */
     mt_texpr **rmin, **rext;    /* per dim of X: the region one iteration of L touches */
@@ -174,6 +176,16 @@ static bool derive_dim(mt_arena *a, mt_texpr *e, const mt_blk_stmts *inner, bool
     return true;
 }
 
+/* Block c reads X only at the element it stores (an update of its own
+ * element, or no read of X). */
+static bool reads_own(const at *ca, const mt_tstmt *c) {
+    const mt_tstmt *st = c->body;
+    mt_blk_exprs cl = mt_blk_loads_in(ca->a, st, NULL, ca->X);
+    for (int i = 0; i < cl.len; i++)
+        if (st->kind != TS_STORE || !mt_blk_same_index(cl.data[i]->args, st->idx, st->nidx)) return false;
+    return true;
+}
+
 /* The first access in seq's items [from, to] that writes one of bufs or
  * touches (reads or writes) one of touched, but for block o's of X (the
  * producer of what a reverse_compute_at moves, which may update X in
@@ -184,7 +196,7 @@ static const mt_blk_access *between(const at *ca, int from, int to, const mt_blk
         mt_blk_accesses acc = mt_blk_scan(ca->a, ca->seq->stmts[i], NULL, NULL);
         for (int k = 0; k < acc.len; k++) {
             const mt_blk_access *x = &acc.data[k];
-            if (ca->reverse && x->block == ca->o && x->buf == ca->X) continue;
+            if (ca->reverse && x->block == ca->o && x->buf == ca->X && reads_own(ca, ca->o)) continue;
             if ((x->write && mt_blk_buf_in(bufs, x->buf)) || mt_blk_buf_in(touched, x->buf)) return x;
         }
     }
@@ -200,6 +212,7 @@ static bool at_place(at *ca) {
     while (k > 0 && path->data[k - 1]->kind == TS_FOR && path->data[k - 1]->body == path->data[k]) k--;
     const mt_tstmt *seq = k > 0 ? path->data[k - 1] : NULL;
     int iq = seq ? mt_blk_index_in(&ca->opath, seq) : -1;
+    ca->iq = iq;
     ca->in = ca->it = -1;
     for (int i = 0; iq >= 0 && i < seq->nstmts; i++) {
         if (seq->stmts[i] == path->data[k]) ca->in = i;
@@ -332,6 +345,7 @@ static bool at_dims(at *ca) {
                      mt_texpr_equal(ca->rext[d], b->iters[u].extent);
         bool ok = l && ca->iter_dim[u] < 0 && (b->iters[u].kind == MT_ITER_SPATIAL || whole) &&
                   mt_arith_is_const(l->min, 0) && mt_texpr_equal(l->extent, b->iters[u].extent);
+        ca->whole = ca->whole || (ok && b->iters[u].kind == MT_ITER_REDUCE);
         for (int i = 0; ok && i < b->niters; i++)
             ok = i == u || !mt_blk_first_use(b->iter_values[i], &l->var, 1);
         if (!ok)
@@ -387,7 +401,7 @@ static void at_build(at *ca) {
         }
         nb->iter_values[u] = mt_arith_add(a, ca->rmin[d], mt_te_var(a, l->var));
         mt_texpr *ext = ca->rext[d];
-        if (ca->rover[d]) /* a superset: within b's own range [0, l->extent) */
+        if (ca->rover[d] || ca->shared) /* a superset, or several consumers': within b's own range [0, l->extent) */
             ext = mt_arith_bin(a, TE_MIN, ext, mt_arith_sub(a, l->extent, ca->rmin[d]));
         body = mt_ts_at(mt_ts_for(a, l->var, mt_te_i64(a, 0), ext, MT_FOR_SERIAL, body), l->loc);
     }
@@ -529,27 +543,43 @@ static bool merge_region(at *ca, mt_texpr **rmin, mt_texpr **rext, const bool *r
     return true;
 }
 
-/* The regions of X that the iterations of L touch do not overlap: along
- * some dim the region has a constant extent E and its start moves by a
- * constant of at least E from one iteration to the next. (Then moving b
- * to the start of each iteration writes each element just before its
- * first access, as before; no later iteration writes it again.) */
-static bool disjoint_dim(at *ca, bool exact) {
-    mt_texpr *next = mt_arith_add(ca->a, mt_te_var(ca->a, ca->loop), mt_te_i64(ca->a, 1));
-    for (int d = 0; d < ca->X->ndim; d++) {
-        int64_t e, off;
-        mt_texpr *m1 = mt_tsubst_expr(ca->a, ca->rmin[d], &ca->loop, &next, 1);
-        if ((!exact || !ca->rover[d]) && mt_te_is_const_int(ca->rext[d], &e) &&
-            mt_arith_const_diff(m1, ca->rmin[d], &off) && off >= e && e > 0)
-            return true;
+/* The regions of X that the iterations of L touch do not overlap, nor do
+ * those of the loops around L in its item of seq (each iteration of all
+ * of them runs the moved block once): each such loop V has a dim of its
+ * own whose region has a constant extent E, moves by a constant of at
+ * least E from one iteration of V to the next, and uses no other of these
+ * loops; exact: that dim's region not a superset. (Then moving b to the
+ * start of each iteration writes each element just before its first
+ * access, as before; no later iteration touches it again.) */
+static bool apart(at *ca, bool exact) {
+    mt_tvar *vars[MAX_TERMS];
+    int nv = 0;
+    for (int j = ca->iq + 1; j <= ca->il && j < ca->opath.len; j++)
+        if (ca->opath.data[j]->kind == TS_FOR) {
+            if (nv == MAX_TERMS) return false;
+            vars[nv++] = ca->opath.data[j]->var;
+        }
+    for (int q = 0; q < nv; q++) {
+        mt_texpr *next = mt_arith_add(ca->a, mt_te_var(ca->a, vars[q]), mt_te_i64(ca->a, 1));
+        bool found = false;
+        for (int d = 0; d < ca->X->ndim && !found; d++) {
+            int64_t e, off;
+            const mt_texpr *m = ca->rmin[d];
+            bool own = mt_texpr_uses_var(m, vars[q]);
+            for (int r = 0; r < nv && own; r++) own = r == q || !mt_texpr_uses_var(m, vars[r]);
+            if (!own || (exact && ca->rover[d]) || !mt_te_is_const_int(ca->rext[d], &e) || e <= 0) continue;
+            mt_texpr *m1 = mt_tsubst_expr(ca->a, ca->rmin[d], &vars[q], &next, 1);
+            found = mt_arith_const_diff(m1, ca->rmin[d], &off) && off >= e;
+        }
+        if (!found) return false;
     }
-    return false;
+    return true;
 }
 
 static bool ca_disjoint(at *ca) {
-    if (disjoint_dim(ca, false)) return true;
+    if (apart(ca, false)) return true;
     return mt_sched_refuse(ca->s, "%s: '%s' is %s, and the regions of it that the iterations of loop '%s' "
-                                  "touch may overlap", ca->P, ca->X->name,
+                                  "(or of the loops around it) touch may overlap", ca->P, ca->X->name,
                            ca->nothers > 1 ? mt_arena_printf(ca->a, "touched by blocks '%s' and '%s'",
                                                              mt_blk_bname(ca->others[0]), mt_blk_bname(ca->others[1]))
                                            : mt_arena_printf(ca->a, "written by block '%s' too", mt_blk_bname(ca->others[0])),
@@ -681,11 +711,25 @@ static bool rca_producer(at *ca) {
 
 /* b writes X where it reads it (mean's X = X / N): moved with its read. */
 static bool in_place(at *ca) {
-    const mt_tstmt *st = ca->b->body;
-    mt_blk_exprs cl = mt_blk_loads_in(ca->a, st, NULL, ca->X);
-    for (int i = 0; i < cl.len; i++)
-        if (!mt_blk_same_index(cl.data[i]->args, st->idx, st->nidx)) return false;
-    return cl.len > 0 && !ca->b->init;
+    mt_blk_exprs cl = mt_blk_loads_in(ca->a, ca->b->body, NULL, ca->X);
+    return cl.len > 0 && !ca->b->init && reads_own(ca, ca->b);
+}
+
+/* o writes every element of X: its store's index is its spatial
+ * variables, each over the whole of its dim (or 0 of a dim of 1). */
+static bool covers(at *ca) {
+    const mt_tstmt *o = ca->o, *st = o->body;
+    for (int d = 0; d < st->nidx; d++) {
+        int64_t c;
+        if (mt_te_is_const_int(st->idx[d], &c) && c == 0 && mt_arith_is_const(ca->X->shape[d], 1)) continue;
+        int u = -1;
+        for (int i = 0; st->idx[d]->kind == TE_VAR && i < o->niters; i++)
+            if (o->iters[i].var == st->idx[d]->var && o->iters[i].kind == MT_ITER_SPATIAL) u = i;
+        if (u < 0 || !mt_texpr_equal(o->iters[u].extent, ca->X->shape[d])) return false;
+        for (int e = 0; e < d; e++)
+            if (mt_texpr_equal(st->idx[e], st->idx[d])) return false;
+    }
+    return true;
 }
 
 /* X's other writers all come before L's loop, in the sequence that holds
@@ -694,9 +738,11 @@ static bool in_place(at *ca) {
  * the producer then updated, as it did after the loop. */
 static bool rca_earlier_writers(at *ca) {
     mt_blk_accesses acc = mt_blk_scan(ca->a, ca->f->body, NULL, NULL);
+    bool others = ca->b->body->buf == ca->X;
     for (int i = 0; i < acc.len; i++) {
         const mt_blk_access *x = &acc.data[i];
         if (!x->write || x->buf != ca->X || x->block == ca->o || (x->block == ca->b && in_place(ca))) continue;
+        others = true;
         int item = -1;
         if (x->block) {
             mt_blk_stmts p = mt_blk_path_to(ca->a, ca->f->body, x->block);
@@ -709,7 +755,13 @@ static bool rca_earlier_writers(at *ca) {
                                    ca->X->name, mt_blk_bname(ca->o), mt_blk_bname(x->block),
                                    item < 0 ? "" : mt_arena_printf(ca->a, ", not before loop '%s'", ca->loop->name));
     }
-    return true;
+    /* b runs only over what p writes: with X's elements defined otherwise,
+     * p must write all of them, or b would skip some it used to read */
+    if (!others || covers(ca)) return true;
+    return mt_sched_refuse(ca->s, "%s: block '%s' does not write every element of '%s', which %s", ca->P,
+                           mt_blk_bname(ca->o), ca->X->name,
+                           ca->b->body->buf == ca->X ? mt_arena_printf(ca->a, "block '%s' updates in place", ca->name)
+                                                      : "another block writes before it");
 }
 
 /* The region the producer writes per iteration of L; b reads X at one
@@ -722,14 +774,14 @@ static bool rca_region(at *ca) {
     bool over = false;
     for (int d = 0; d < ca->X->ndim; d++) over = over || ca->rover[d];
     /* an update in place must run once per element: the iterations' regions apart */
-    if (ca->b->body->buf == ca->X && !disjoint_dim(ca, false))
+    if (ca->b->body->buf == ca->X && !apart(ca, false))
         return mt_sched_refuse(ca->s, "%s: block '%s' updates '%s' in place, and the regions of it that the "
-                                      "iterations of loop '%s' write may overlap", ca->P, ca->name, ca->X->name,
-                               ca->loop->name);
-    if (!over || disjoint_dim(ca, true)) return true;
+                                      "iterations of loop '%s' (or of the loops around it) write may overlap", ca->P,
+                               ca->name, ca->X->name, ca->loop->name);
+    if (!over || apart(ca, true)) return true;
     return mt_sched_refuse(ca->s, "%s: the loops of block '%s' under loop '%s' have extents that depend on "
                                   "each other (a split's clamped tail), and no dim of '%s' tells the "
-                                  "iterations of loop '%s' apart: the region it writes is not exact",
+                                  "iterations of loop '%s' (and of the loops around it) apart: the region it writes is not exact",
                            ca->P, mt_blk_bname(ca->o), ca->loop->name, ca->X->name, ca->loop->name);
 }
 
@@ -740,6 +792,11 @@ bool mt_sched_reverse_compute_at_do(mt_sched *s, const char *name, mt_tvar *loop
     if (!rca_consumer(&ca) || !rca_producer(&ca) || !at_place(&ca) || !rca_earlier_writers(&ca) || !at_movable(&ca) ||
         !no_inner_let(&ca) || !rca_region(&ca) || !at_dims(&ca))
         return false;
+    /* a reduction over a whole dim, now per iteration: only once per element */
+    if (ca.whole && !apart(&ca, true))
+        return mt_sched_refuse(s, "%s: block '%s' reduces over all of '%s' in each iteration of loop '%s' "
+                                  "(or of the loops around it): the iterations' regions may overlap", ca.P, name,
+                               ca.X->name, loop->name);
     at_build(&ca);
     return true;
 }

@@ -1046,6 +1046,17 @@ static mt_tstmt *gen_packed(mm *c) {
 
 /* ---- entry ----------------------------------------------------------------------------- */
 
+/* The few-rows schedule of a constant M; the matrix-vector one as
+ * primitives where they say it (knob primitives; rule_matmul_prims.c),
+ * then NULL with c->prims set. */
+static mt_tstmt *gen_few_rows(mm *c, mt_tstmt *(*gen_few)(mm *)) {
+    if (gen_few == mm_gen_matvec) {
+        if (!mt_knob_get(c->f, MM_RULE, "primitives", 1)) mt_knobs_set(&c->chosen, "primitives", 0);
+        else if ((c->prims = mm_matvec_primitives(c))) return NULL;
+    }
+    return gen_few(c);
+}
+
 /* The schedule of a matched matmul (mm_match's, or the conv rule's view
  * of a pointwise convolution: rule_conv.c). */
 mt_tfunc *mm_schedule_cpu(mm *c) {
@@ -1090,7 +1101,7 @@ mt_tfunc *mm_schedule_cpu(mm *c) {
     few = (int)mt_knob_get(f, MM_RULE, "few_rows", few);
     if (wide_fits(c)) body = gen_wide(c);
     else if (!gen_few || few <= 0) body = gen_packed(c);
-    else if (mt_te_is_const_int(M, &Mc)) body = Mc < few ? gen_few(c) : gen_packed(c);
+    else if (mt_te_is_const_int(M, &Mc)) body = Mc < few ? gen_few_rows(c, gen_few) : gen_packed(c);
     else {
         c->m_below = few;
         mt_tstmt *small = gen_few(c);

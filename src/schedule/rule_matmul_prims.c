@@ -310,3 +310,80 @@ mt_tfunc *mm_packed_primitives(mm *c, int mr) {
     mt_sched_init(&s, c->a, c->f);
     return schedule(&s, c, mr, nc, &n, epi) ? s.func : NULL;
 }
+
+/* ---- the matrix-vector schedule (rule_matvec.c) ----------------------------------------- */
+
+/*
+ * x @ w.T for few rows (w (N, K) read along k), as rule_matvec.c's lowered
+ * form: per block of JB columns and row i, JB dot products in vl-lane
+ * partial sums over k, one vector of x shared by the JB rows of w, then
+ * each folded across its lanes; the blocks in parallel chunks:
+ *
+ *     k0, k1 = split(k, vl); rfactor(k1)           partial sums C_rf[i, j, vl]
+ *     j0, j1 = split(j, JB); reorder -> j0, i, k0, j1, k1
+ *     reverse_compute_at(C, i); compute_at(zeros, i); (epilogue at i)
+ *     use_fma; unroll(j1); vectorize(k1)
+ *     the combination: unroll its columns, vectorize its lanes (a fold)
+ *     c0, c1 = split(j0, blocks per chunk); parallel(c0)
+ *
+ * A last partial vector of K (K % vl) is partition_tails' peel of k0, its
+ * elements into lanes of the partial sums. Whole blocks only (N % JB ==
+ * 0: a last partial block would sit under the parallel loop, where the
+ * lowered form runs it after), K at least vl, constant shapes.
+ */
+static bool matvec_fits(mm *c, mm_nest *n, const mt_tstmt **epi) {
+    int64_t M, N, K;
+    bool ok;
+    return c->own && c->ns == 2 && plain_load(c, c->X, c->sv[0], c->kv) && plain_load(c, c->Y, c->sv[1], c->kv) &&
+           c->X->buf != c->Y->buf && mt_te_is_const_int(c->ext[0], &M) && mt_te_is_const_int(c->ext[1], &N) &&
+           mt_te_is_const_int(c->K, &K) && N % mm_matvec_jb() == 0 && K >= c->vl && !c->split &&
+           matmul_nest(c->f->body, n) && ((*epi = epilogue_block(c, n, &ok)), ok);
+}
+
+/* The combination, the zeros and the epilogue under row loop i. The
+ * combination's init first, a nest of its own (then C of a block is one
+ * box compact_buffers makes a JB-element local when an epilogue reads it). */
+static bool matvec_row_parts(mt_sched *s, const char *blk, const char *zeros, const mt_tstmt *epi) {
+    mt_tvar *l[2];
+    if (!last_loops(s, blk, l, 2) || !mt_sched_decompose_reduction(s, blk, l[0]) || !mt_sched_vectorize(s, l[1]) ||
+        !mt_sched_unroll(s, l[0]) || !last_loops(s, s->made, l, 1) || !mt_sched_unroll(s, l[0]))
+        return false;
+    if (!last_loops(s, zeros, l, 2) || !mt_sched_unroll(s, l[0]) || !mt_sched_vectorize(s, l[1])) return false;
+    return !epi || (last_loops(s, mt_blk_bname(epi), l, 1) && mt_sched_unroll(s, l[0]));
+}
+
+static bool matvec_schedule(mt_sched *s, mm *c, const mm_nest *n, const mt_tstmt *epi) {
+    mt_arena *a = s->arena;
+    const char *blk = n->blk->name;
+    int jb = mm_matvec_jb();
+    int64_t N, K, nch;
+    mt_te_is_const_int(c->ext[1], &N), mt_te_is_const_int(c->K, &K);
+    int64_t bpc = mm_matvec_chunk(N, K, (int64_t)mt_dtype_size(c->dt), &nch);
+    mt_tvar *li = loop_of(n->blk, c->sv[0]), *lj = loop_of(n->blk, c->sv[1]), *lk = loop_of(n->blk, c->kv);
+    mt_tvar *k0, *k1, *j0, *j1, *cur[5];
+    if (!mt_sched_split(s, lk, mt_te_i64(a, c->vl), &k0, &k1) || !mt_sched_rfactor(s, blk, &k1, 1)) return false;
+    const char *rf = s->made;
+    /* rfactor put the zeros of the partial sums first */
+    const char *zeros = mt_blk_bname(mt_blk_blocks_under(a, s->func->body).data[0]);
+    mt_tvar *want[5];
+    if (!mt_sched_split(s, lj, mt_te_i64(a, jb), &j0, &j1) || !last_loops(s, rf, cur, 5)) return false;
+    want[0] = j0, want[1] = li, want[2] = k0, want[3] = j1, want[4] = k1;
+    if (!order(s, cur, want, 5) || !mt_sched_reverse_compute_at(s, blk, li) || !mt_sched_compute_at(s, zeros, li) ||
+        (epi && !mt_sched_reverse_compute_at(s, mt_blk_bname(epi), li)))
+        return false;
+    if (!mt_sched_use_fma(s, rf) || !mt_sched_unroll(s, j1) || !mt_sched_vectorize(s, k1) ||
+        !matvec_row_parts(s, blk, zeros, epi))
+        return false;
+    mt_tvar *c0 = j0;
+    if (!c->par || nch < 2) return true;
+    return (bpc == 1 || mt_sched_split(s, j0, mt_te_i64(a, bpc), &c0, NULL)) && mt_sched_parallel(s, c0);
+}
+
+mt_tfunc *mm_matvec_primitives(mm *c) {
+    mm_nest n;
+    const mt_tstmt *epi = NULL;
+    if (!matvec_fits(c, &n, &epi)) return NULL;
+    mt_sched s;
+    mt_sched_init(&s, c->a, c->f);
+    return matvec_schedule(&s, c, &n, epi) ? s.func : NULL;
+}

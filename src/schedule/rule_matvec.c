@@ -110,6 +110,15 @@ static mt_tstmt *all_rows(mm *c, mt_texpr *j0, int w) {
     return mm_loop(c, i, c->ext[c->ns - 2], MT_FOR_SERIAL, block(c, mm_V(c, i), j0, w));
 }
 
+int mm_matvec_jb(void) { return mvt.jb; }
+
+int64_t mm_matvec_chunk(int64_t N, int64_t K, int64_t es, int64_t *nch) {
+    int64_t blk = (int64_t)mvt.jb * (K > 0 ? K : 1) * es;
+    int64_t b = (mvt.chunk_bytes + blk - 1) / blk;
+    *nch = (N / mvt.jb + b - 1) / b;
+    return b;
+}
+
 static mt_tstmt *matvec_body(mm *c) {
     int JB = mvt.jb;
     mt_texpr *N = c->ext[c->ns - 1], *K = c->K;
@@ -120,10 +129,9 @@ static mt_tstmt *matvec_body(mm *c) {
     /* blocks per chunk, chunks */
     mt_texpr *bpc, *nch;
     if (known) {
-        int64_t blk = (int64_t)JB * (Kc > 0 ? Kc : 1) * es;
-        int64_t b = (mvt.chunk_bytes + blk - 1) / blk;
-        bpc = mm_I(c, b);
-        nch = mm_I(c, (Nc / JB + b - 1) / b);
+        int64_t n;
+        bpc = mm_I(c, mm_matvec_chunk(Nc, Kc, es, &n));
+        nch = mm_I(c, n);
     } else {
         mt_texpr *blk = mt_lw_mul(&c->lw, mt_arith_bin(c->a, TE_MAX, K, mm_I(c, 1)), mm_I(c, (int64_t)JB * es));
         bpc = mt_arith_bin(c->a, TE_MAX, mm_I(c, 1), mt_arith_bin(c->a, TE_FLOORDIV, mm_I(c, mvt.chunk_bytes), blk));

@@ -93,7 +93,9 @@ static const char *xwt_src(char *buf, size_t n, mt_dtype dt, const char *m, cons
 
 /* Constant shapes: the schedule by M, numerics. */
 static void test_constant_shapes(void **st) {
-    static const int64_t shapes[][2] = {{17, 13}, {100, 33}, {5, 3}, {784, 10}, {16, 8}};
+    /* (K, N); whole blocks of 8 columns and K of a vector or more take the
+     * primitives (K tails of 4, 1, 8; float64: 4, 1, 0) */
+    static const int64_t shapes[][2] = {{17, 13}, {100, 33}, {5, 3}, {784, 10}, {16, 8}, {100, 32}, {33, 16}, {1000, 64}};
     static const int64_t ms[] = {1, 2, 7, 11, 12, 13, 31, 32, 40};
     static const mt_dtype dts[] = {MT_FLOAT32, MT_FLOAT64};
     char src[512], k[32], nn[32], m[32];
@@ -110,6 +112,10 @@ static void test_constant_shapes(void **st) {
                 if (ms[q] < 12 ? !mv || packed : mv || !packed)
                     fail_msg("m = %lld: expected the %s schedule:\n%s\n%s", (long long)ms[q],
                              ms[q] < 12 ? "matvec" : "packed", src, tir);
+                bool prims = ms[q] < 12 && shapes[s][1] % 8 == 0 && shapes[s][0] >= 16;
+                if (prims != (strstr(mt_kernel_dump(kn, MT_STAGE_SCHEDULE), "sch.rfactor(") != NULL))
+                    fail_msg("m = %lld: expected %s:\n%s\n%s", (long long)ms[q], prims ? "primitives" : "no rfactor",
+                             src, mt_kernel_dump(kn, MT_STAGE_SCHEDULE));
                 /* the transpose is fused: no kernel writes w.T */
                 if (strstr(mt_kernel_dump(kn, MT_STAGE_GRAPH_OPT), "cls.transpose"))
                     fail_msg("transpose not fused:\n%s", src);
@@ -178,15 +184,29 @@ static void test_batched(void **st) {
     }
 }
 
-/* A 400 KB layer runs in parallel chunks; a 5 KB one does not. */
+/* A 400 KB layer runs in parallel chunks; a 5 KB one does not. The
+ * first (whole blocks of 8 columns) as primitives (rule_matmul_prims.c):
+ * 8 partial sums of 16 lanes per block, x's vector shared by the 8 FMAs,
+ * C of a block an 8-element local under the epilogue; the same with
+ * primitives=0 is the lowered form. */
 static void test_structure(void **st) {
-    char src[512];
+    char src[1024];
     mt_kernel *kn = compile_ok(xwt_src(src, sizeof src, MT_FLOAT32, "1", "784", "128", true));
-    const char *t = mt_kernel_dump(kn, MT_STAGE_TIR_SCHED);
+    const char *t = mt_kernel_dump(kn, MT_STAGE_TIR_SCHED), *how = mt_kernel_dump(kn, MT_STAGE_SCHEDULE);
+    if (!strstr(t, "grid=(6,))") || !strstr(t, "\"parallel_body\"") || !strstr(t, "T.fma(x[T.Ramp(") ||
+        !strstr(t, "T.alloc_buffer((8,), \"float32\")") || !strstr(how, "sch.rfactor(") || strstr(how, "apply_rule"))
+        fail_msg("unexpected schedule:\n%s\n%s", how, t);
+    mt_kernel_release(kn);
+    size_t n = strlen(src);
+    snprintf(src + n, sizeof src - n, "\n@T.schedule(\"fused_transpose_matmul_add_relu\")\ndef s(sch):\n"
+                                      "    sch.apply_rule(\"schedule_matmul\", primitives=0)\n");
+    kn = compile_ok(src);
+    t = mt_kernel_dump(kn, MT_STAGE_TIR_SCHED);
     if (!strstr(t, "grid=(6,))") || !strstr(t, "for ch in range(begin, end):") ||
         !strstr(t, "T.fma(xv, w[T.Ramp("))
         fail_msg("unexpected schedule:\n%s", t);
     mt_kernel_release(kn);
+    src[n] = 0;
     kn = compile_ok(xwt_src(src, sizeof src, MT_FLOAT32, "1", "128", "10", true));
     t = mt_kernel_dump(kn, MT_STAGE_TIR_SCHED);
     if (strstr(t, "T.launch") || !strstr(t, "xv = ")) fail_msg("unexpected schedule:\n%s", t);

@@ -263,7 +263,7 @@ static void test_compute_at_split_tails(void **state) {
         "    sch.reverse_compute_at(sch.get_block(\"relu\"), j0)\n";
     expect_error(rev, MT_ERR_INVALID_ARG, "10:9: error: reverse_compute_at: the loops of block 'matmul' under loop 'i2_0_0' have extents that "
                                             "depend on each other (a split's clamped tail), and no dim of 'lv' tells the "
-                                            "iterations of loop 'i2_0_0' apart");
+                                            "iterations of loop 'i2_0_0' (and of the loops around it) apart");
 }
 
 /* A 3 x 3 box filter in two stages, Halide's blur: t = x * 2, then y =
@@ -1186,6 +1186,35 @@ static void test_reduce_lanes(void **state) {
             fail_msg("n = %lld:\n%s", (long long)ns[q], t);
         expect_sums_of_rows(k, ns[q]);
     }
+    /* a max written as the plain select (NaN skipped, not propagated): the
+     * lanes start from the element, not from a first vector with a NaN */
+    mt_kernel *k = compile_ok("@T.prim_func\n"
+                   "def rmax(x: T.Buffer((4, 64), \"float32\"), y: T.Buffer((4,), \"float32\")):\n"
+                   "    for i, k in T.grid(4, 64):\n"
+                   "        with T.block(\"m\"):\n"
+                   "            vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+                   "            with T.init():\n"
+                   "                y[vi] = T.float32(0)\n"
+                   "            y[vi] = T.Select(x[vi, vk] > y[vi], x[vi, vk], y[vi])\n"
+                   "\n@T.schedule(rmax)\ndef s(sch):\n"
+                   "    b = sch.get_block(\"m\")\n"
+                   "    i, k = sch.get_loops(b)\n"
+                   "    sch.decompose_reduction(b, k)\n"
+                   "    sch.vectorize(k)\n");
+    int64_t sh[2] = {4, 64};
+    mt_tensor *x = tensor_f32(2, sh, 3);
+    float *xs = mt_tensor_data(x);
+    xs[0] = NAN, xs[64 + 5] = NAN, xs[128 + 17] = NAN;
+    mt_tensor *y = run1(k, &x, 1);
+    for (int r = 0; r < 4; r++) {
+        float want = 0;
+        for (int j = 0; j < 64; j++)
+            if (F(x)[r * 64 + j] > want) want = F(x)[r * 64 + j];
+        if (F(y)[r] != want) fail_msg("row %d: %g vs %g", r, F(y)[r], want);
+    }
+    mt_tensor_release(x);
+    mt_tensor_release(y);
+    mt_kernel_release(k);
     expect_error(row_sum_src(64, "    b = sch.get_block(\"sum\")\n"
                                  "    i, j = sch.get_loops(b)\n"
                                  "    sch.vectorize(j)\n"),
@@ -1221,7 +1250,7 @@ static void test_reduce_lanes(void **state) {
                  "    i, j = sch.get_loops(sch.get_block(\"acc\"))\n"
                  "    sch.compute_at(sch.get_block(\"z\"), i)\n",
                  MT_ERR_INVALID_ARG, "22:9: error: compute_at: 'X' is touched by blocks 'acc' and 'y', and the regions of "
-                                     "it that the iterations of loop 'i' touch may overlap");
+                                     "it that the iterations of loop 'i' (or of the loops around it) touch may overlap");
     expect_error("@T.prim_func\n"
                  "def f(A: T.Buffer((8,), \"float32\"), X: T.Buffer((8,), \"float32\")):\n"
                  "    for i, j in T.grid(4, 8):\n"

@@ -313,6 +313,7 @@ static mt_tstmt *vectorize_loop(mt_arena *a, const mt_tstmt *l, const mt_target_
  *
  *     acc[T.Ramp(0, 1, L)] = e(lanes 0 .. L-1)          # nv = n // L vectors
  *     for vo in range(1, nv): acc[R] = F(acc[R], e(lanes vo * L ..))
+ *     (max, min, selects: acc starts as B[j] in every lane, vo from 0)
  *     acc[0:L/2] = F(acc[0:L/2], acc[L/2:L]) .. down to 1 lane
  *     B[j] = F(B[j], acc[0])
  *     for t in range(n % L): B[j] = F(B[j], e(nv * L + t))
@@ -348,14 +349,19 @@ static mt_tstmt *red_vectors(vec *v, const mt_tstmt *st, const mt_tcombiner *cb,
     acc->scope = MT_SCOPE_LOCAL;
     mt_texpr *R = mt_te_ramp(a, mt_te_i64(a, 0), mt_te_i64(a, 1), v->L), *zero = mt_te_i64(a, 0);
     mt_tstmt *items[4];
-    items[0] = mt_ts_store(a, acc, &R, 1, red_vector(v, cb->e, mt_te_i64(a, 0)));
+    /* a sum's lanes start from its first vector; the others' from the
+     * element itself (F idempotent: the plain select `e > acc ? e : acc`
+     * skips a NaN e, but a lane started from one would stay NaN) */
+    mt_texpr *B0 = mt_te_load(a, st->buf, st->idx, st->nidx);
+    int first = cb->sum ? 1 : 0;
+    items[0] = mt_ts_store(a, acc, &R, 1, cb->sum ? red_vector(v, cb->e, mt_te_i64(a, 0)) : mt_te_broadcast(a, B0, v->L));
     mt_tvar *vo = mt_tvar_new(a, l->var->name, MT_INT64);
     mt_texpr *next = red_vector(v, cb->e, mt_te_bin(a, TE_MUL, mt_te_var(a, vo), mt_te_i64(a, v->L)));
     mt_tstmt *step = mt_ts_store(a, acc, &R, 1, mt_tcombiner_apply(a, cb, mt_te_load(a, acc, &R, 1), next));
     int64_t c;
     /* a few vectors (partial results of an rfactor): unrolled, so that they stay registers */
     mt_for_kind k = mt_te_is_const_int(nv, &c) && c <= MAX_UNROLLED_VECTORS ? MT_FOR_UNROLLED : MT_FOR_SERIAL;
-    items[1] = mt_ts_for(a, vo, mt_te_i64(a, 1), mt_te_bin(a, TE_SUB, nv, mt_te_i64(a, 1)), k, step);
+    items[1] = mt_ts_for(a, vo, mt_te_i64(a, first), mt_arith_sub(a, nv, mt_te_i64(a, first)), k, step);
     items[2] = red_tree(v, cb, acc);
     mt_texpr *B = mt_te_load(a, st->buf, st->idx, st->nidx);
     items[3] = mt_ts_store(a, st->buf, st->idx, st->nidx, mt_tcombiner_apply(a, cb, B, mt_te_load(a, acc, &zero, 1)));

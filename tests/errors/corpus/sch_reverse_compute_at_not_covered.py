@@ -1,0 +1,25 @@
+# expect: MT_ERR_INVALID_ARG 22:9 reverse_compute_at: block 'o' does not write every element of 'X', which another block writes before it
+@T.prim_func
+def part(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    X = T.alloc_buffer((8,), "float32")
+    for j in range(8):
+        with T.block("w"):
+            vj = T.axis.remap("S", [j])
+            X[vj] = A[vj]
+    for j in range(4):
+        with T.block("o"):
+            vj = T.axis.remap("S", [j])
+            X[vj] = A[vj] + T.float32(100)
+    for j in range(8):
+        with T.block("b"):
+            vj = T.axis.remap("S", [j])
+            B[vj] = X[vj] * T.float32(2)
+
+@T.schedule(part)
+def s(sch):
+    o = sch.get_block("o")
+    (j,) = sch.get_loops(o)
+    sch.reverse_compute_at(sch.get_block("b"), j)
+
+def main(a: Tensor((8,), "float32")):
+    return part(a)
