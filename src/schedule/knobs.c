@@ -39,7 +39,7 @@ static const mt_knob_def matmul_knobs[] = {
      "few rows: columns of a band, rounded down to a multiple of the tile (default: a group's sums within a third of L1)"},
     {"gemv_pf", 0, 64, false, 3, {0, 4, 16}, "few rows: rows of w ahead that a sweep prefetches (default gemv_kb: the next sweep's; 0: none)"},
     {"primitives", 0, 1, false, 2, {0, 1},
-     "1: the packed schedule as a trace of primitives where they say it exactly (A @ B alone, more than 128 rows, whole tiles and blocks); 0: lowered form (default 1)"},
+     "1: the packed and matrix-vector schedules as traces of primitives where they say them exactly (A @ B alone, more than 128 rows, whole tiles and blocks; x @ w.T of few rows, whole blocks of 8 columns); 0: lowered form (default 1)"},
     {"gemv_parts", 1, 64, false, 3, {1, 2, 4}, "few rows: parts of K, each its chunks' partial sums, added after (default: the cores when the bands alone do not divide among them, else 1)"},
     {"pack_b", 0, 1, false, 2, {0, 1},
      "column blocks across threads, a row-major B: 0 reads B in place, without the copy into panels (default 0 for the conv rule's 1x1 layers when they prefetch, whose knob pack_b sets it; else 1)"},

@@ -1,6 +1,7 @@
 /*
- * rule_matmul_prims.c -- the matmul rule's packed schedule as a trace of
- * schedule primitives, where primitives say it exactly.
+ * rule_matmul_prims.c -- the matmul rule's packed schedule, and its
+ * matrix-vector schedule (rule_matvec.c; at the end of this file), as
+ * traces of schedule primitives, where primitives say them exactly.
  *
  * When. A plain C = A @ B (2-D, no batch, no prologue: A and B loads of
  * two different parameters, one dtype; B read as b[k, j] or, x @ w.T, as
