@@ -459,8 +459,10 @@ int64_t mt_rr_chunk_rows(rr *c) {
     bool plain;
     mt_texpr *M = all_rows(c, &ck, &plain);
     if (plain) return 0;
-    if (!mt_te_is_const_int(M, &Mc) || !mt_te_is_const_int(c->N, &Nc)) return -1;
-    return chunk_rows(c, Mc, Nc < 1 ? 1 : Nc, &ck, 1);
+    if (!mt_te_is_const_int(c->N, &Nc)) return -1;
+    if (Nc < 1) Nc = 1;
+    if (!mt_te_is_const_int(M, &Mc)) return Nc >= ck.per ? 1 : ck.per / Nc; /* as mt_rr_rows_blocked */
+    return chunk_rows(c, Mc, Nc, &ck, 1);
 }
 
 mt_tstmt *mt_rr_rows_blocked(rr *c, mt_rr_row_fn fn, mt_rr_block_fn blk, void *ctx) {

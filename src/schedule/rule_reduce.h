@@ -132,7 +132,7 @@ int mt_rr_prefetch_stage(const rr *c);
  * whole input is larger than L2, and more than one pass). */
 bool mt_rr_prefetch(const rr *c);
 /* Rows per parallel chunk as mt_rr_rows makes them: 0 when the rows run
- * as one plain loop, -1 when M or N is not a constant. */
+ * as one plain loop, -1 when N is not a constant. */
 int64_t mt_rr_chunk_rows(rr *c);
 /* rule_reduce_prims.c: the schedule of one reduction (and ROW stages
  * after it) as a trace of primitives, or NULL where the lowered form is

@@ -6,7 +6,8 @@
  * max, min (legalize's NaN-propagating form too) over the last axis,
  * keepdims or not, an elementwise producer fused in -- then only ROW
  * stages (mean's division), as legalized (not the swapped nest of
- * rule_reduce_inner.c), of constant rows M and row length N >= the lanes,
+ * rule_reduce_inner.c), of a constant row length N >= the lanes (the rows
+ * M may be symbolic: a batch; chunks of a constant count of rows then),
  * row by row (block_rows 1, which such a function gets: blocks need more
  * than one pass). Everything else (softmax's exps stored once, layer_norm,
  * several passes, symbolic shapes) is the lowered form of rule_reduce.c,
@@ -54,7 +55,7 @@ static bool loops_of(mt_sched *s, const char *name, mt_tvar **out, int want) {
 
 /* The function's blocks are exactly the stages, one RED then ROWs. */
 static bool fits(rr *c, const mt_tfunc *f, const char **names) {
-    int64_t n, m;
+    int64_t n;
     if (c->ns < 1 || c->nst < 1 || c->nst > RR_MAXST || c->st[0].kind != ST_RED || c->st[0].also || c->block != 1 ||
         mt_rr_prefetch(c) || !mt_te_is_const_int(c->N, &n) || mt_rr_chunk_rows(c) < 0)
         return false;
@@ -67,8 +68,6 @@ static bool fits(rr *c, const mt_tfunc *f, const char **names) {
         if (b->body->kind != TS_STORE || b->body->buf != c->st[i].buf || !b->name) return false;
         names[i] = b->name;
     }
-    for (int k = 0; k < c->ns; k++)
-        if (!mt_te_is_const_int(c->O[k], &m)) return false;
     return n >= mt_rr_lanes(c, c->st[0].buf->dtype);
 }
 

@@ -591,6 +591,24 @@ static void test_primitives(void **st) {
                 run_check(k, &c);
                 mt_kernel_release(k);
             }
+    /* a symbolic count of rows (a batch), constant rows: chunks of a constant count of rows */
+    static const op_kind sym_ops[] = {OP_SUM, OP_MEAN_KD, OP_MAX};
+    static const char *const sym_src[] = {
+        "def f(x: Tensor((\"r\", 100), \"float32\")):\n    return sum(x, axis=-1)\n",
+        "def f(x: Tensor((\"r\", 100), \"float32\")):\n    return mean(x, axis=-1, keepdims=True)\n",
+        "def f(x: Tensor((\"r\", 100), \"float32\")):\n    return max(x, axis=-1)\n"};
+    for (int o = 0; o < 3; o++) {
+        mt_kernel *k = compile_ok(sym_src[o]);
+        const char *t = mt_kernel_dump(k, MT_STAGE_TIR_SCHED);
+        if (!strstr(mt_kernel_dump(k, MT_STAGE_SCHEDULE), "sch.rfactor(") || !strstr(t, "_rf = T.alloc_buffer((64,)"))
+            fail_msg("expected the trace, partial results a local per row:\n%s", t);
+        static const int64_t rows[] = {0, 1, 5, 1000};
+        for (int q = 0; q < 4; q++) {
+            rcase c = {sym_ops[o], MT_FLOAT32, 1, {rows[q], 0}, 100, false};
+            run_check(k, &c);
+        }
+        mt_kernel_release(k);
+    }
     mt_kernel *k = compile_ok("def f(x: Tensor((5, 100), \"float32\")):\n    return max(x, axis=-1)\n");
     int64_t dims[2] = {5, 100};
     mt_tensor *x = rand_tensor(MT_FLOAT32, 2, dims, 4.0), *res = NULL;

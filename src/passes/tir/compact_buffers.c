@@ -17,7 +17,8 @@
  * own, and it is small enough for the stack and the caches. This is TVM's
  * CompactBufferAllocation for the case a schedule makes.
  *
- * When: for an allocation X of constant shape (on a GPU, below), the
+ * When: for an allocation X (of constant shape, or of a run-time size
+ * when the box is constant: per row of a symbolic batch; on a GPU, below), the
  * statement P holding every access to X (going down from the allocation
  * through loops, lets, other allocations and sequences with a single item
  * that touches X; a sequence's nested sequences count as its items) is a
@@ -499,12 +500,14 @@ static mt_tstmt *compact_at(mt_arena *a, const mt_tbuffer *x, mt_tstmt *p, const
     mt_tvisitor rv = {read_expr, read_stmt, &r};
     for (int i = k + 1; i < p->nstmts && c.ok; i++) mt_tvisit_stmt(&rv, p->stmts[i]);
     int64_t old = 1, now = 1;
+    bool sized = true; /* X of constant shape (else of a run-time size: the constant box is the gain) */
     for (int d = 0; d < x->ndim; d++) {
         int64_t e;
-        if (!mt_te_is_const_int(x->shape[d], &e)) return NULL;
-        old *= e, now *= c.ext[d];
+        if (!mt_te_is_const_int(x->shape[d], &e)) sized = false;
+        else if (old <= INT64_MAX / (e > 0 ? e : 1)) old *= e;
+        now *= c.ext[d];
     }
-    if (!c.ok || now > old || (now == old && !gpu)) return NULL; /* on a GPU, moving it into the block is the gain */
+    if (!c.ok || (sized && (now > old || (now == old && !gpu)))) return NULL; /* on a GPU, moving it into the block is the gain */
     if (gpu && now * (int64_t)mt_dtype_size(x->dtype) > STATIC_SHARED_BYTES) return NULL;
     mt_tbuffer *y = mt_tbuffer_new_const(a, x->name, x->dtype, x->ndim, c.ext);
     y->scope = x->scope;
