@@ -57,6 +57,7 @@ typedef struct at {
     int in, it;                 /* indices in seq of the nest and of the target's ancestor */
     int iq;                     /* seq's index in opath: opath[iq + 1 .. il] are L's item down to L */
     bool whole;                 /* reverse: a reduce variable of b reads a whole dim of X (at_dims) */
+    bool defined;               /* reverse: X is defined otherwise too (written before L, or by b in place) */
     int nl;                     /* loops in the nest ... */
     const mt_tstmt **nest;      /* ... outermost first */
     mt_texpr **rmin, **rext;    /* per dim of X: the region one iteration of L touches */
@@ -361,6 +362,40 @@ static bool at_dims(at *ca) {
     return true;
 }
 
+/* Is dim d's region, in every iteration of L and the loops around it,
+ * within b's own range [0, l->extent) of that dim? *from0: it never
+ * starts below 0. The region is a loop variable V over b's range (one
+ * element per iteration), V * c over c elements with V over extent / c
+ * iterations, or, by the ranges of the loops, within constant bounds. */
+static bool inside(at *ca, int d, const mt_tstmt *l, bool *from0) {
+    const mt_texpr *m = ca->rmin[d];
+    int64_t c, e, ev, r;
+    mt_bounds bd = {0};
+    for (int j = 0; j <= ca->il && j < ca->opath.len; j++) {
+        const mt_tstmt *v = ca->opath.data[j];
+        if (v->kind != TS_FOR) continue;
+        mt_bounds_push_loop(ca->a, &bd, v->var, v->min, v->extent);
+        lin t = {0};
+        mt_tvar *vv = v->var;
+        if (!mt_arith_is_const(v->min, 0) || !linearize(ca->a, (mt_texpr *)m, &vv, 1, &t) || t.base || t.n != 1 ||
+            !mt_te_is_const_int(ca->rext[d], &r) || r != t.coef[0])
+            continue;
+        if ((t.coef[0] == 1 && mt_texpr_equal(v->extent, l->extent)) ||
+            (mt_te_is_const_int(v->extent, &ev) && mt_te_is_const_int(l->extent, &e) && ev * t.coef[0] == e))
+            return *from0 = true;
+    }
+    mt_range rg = mt_bounds_of(&bd, m);
+    *from0 = rg.lo >= 0;
+    if (!*from0) return false;
+    /* clamped already: the extent T.min(x, E - m) (a split's tail, cut to the end) */
+    const mt_texpr *x = ca->rext[d];
+    int64_t dd;
+    for (int k = 0; x->kind == TE_MIN && k < 2; k++)
+        if (mt_arith_const_diff(k ? x->b : x->a, mt_arith_sub(ca->a, l->extent, (mt_texpr *)m), &dd) && dd <= 0)
+            return true;
+    return mt_te_is_const_int(l->extent, &e) && mt_arith_const_bound(ca->rext[d], &c) && rg.hi <= e - c;
+}
+
 /* L's body with x first (compute_at) or last (reverse). */
 static mt_tstmt *with_nest(at *ca, mt_tstmt *x) {
     mt_tstmt *y = ca->L->body;
@@ -395,14 +430,26 @@ static void at_build(at *ca) {
         }
         int u = 0;
         while (ca->iter_dim[u] != d) u++;
-        if (mt_arith_is_const(ca->rext[d], 1)) {
-            nb->iter_values[u] = ca->rmin[d];
+        /* b runs only its own instances, [0, l->extent) of this dim: a
+         * region beyond it (a consumer reading more than b writes, a
+         * producer writing more than the consumer reads) is cut, a point
+         * beyond it guarded */
+        bool from0, in = inside(ca, d, l, &from0);
+        mt_texpr *m = ca->rmin[d], *ext = ca->rext[d];
+        if (mt_arith_is_const(ext, 1)) {
+            nb->iter_values[u] = m;
+            if (in) continue;
+            mt_texpr *ok = mt_te_bin(a, TE_LT, m, l->extent);
+            if (!from0) ok = mt_te_bin(a, TE_AND, mt_te_bin(a, TE_GE, m, mt_te_i64(a, 0)), ok);
+            nb->predicate = nb->predicate ? mt_te_bin(a, TE_AND, nb->predicate, ok) : ok;
             continue;
         }
-        nb->iter_values[u] = mt_arith_add(a, ca->rmin[d], mt_te_var(a, l->var));
-        mt_texpr *ext = ca->rext[d];
-        if (ca->rover[d] || ca->shared) /* a superset, or several consumers': within b's own range [0, l->extent) */
-            ext = mt_arith_bin(a, TE_MIN, ext, mt_arith_sub(a, l->extent, ca->rmin[d]));
+        mt_texpr *lo = from0 ? m : mt_arith_bin(a, TE_MAX, m, mt_te_i64(a, 0));
+        nb->iter_values[u] = mt_arith_add(a, lo, mt_te_var(a, l->var));
+        if (!from0) /* [max(m, 0), min(m + ext, extent)) */
+            ext = mt_arith_sub(a, mt_arith_bin(a, TE_MIN, mt_arith_add(a, m, ext), l->extent), lo);
+        else if (!in || ca->rover[d] || ca->shared) /* a superset, or several consumers': within b's own range */
+            ext = mt_arith_bin(a, TE_MIN, ext, mt_arith_sub(a, l->extent, m));
         body = mt_ts_at(mt_ts_for(a, l->var, mt_te_i64(a, 0), ext, MT_FOR_SERIAL, body), l->loc);
     }
     mt_blk_set_func_body(ca->s, mt_blk_drop(a, ca->f->body, ca->path.data[ca->k]));
@@ -466,6 +513,14 @@ static bool ca_producer(at *ca) {
     if (!unpredicated(ca, b)) return false;
     ca->X = b->body->buf;
     ca->bidx = b->body->idx;
+    /* a reduction reads its own element, from its init: computed again, the
+     * same; any other read of X (a recurrence, an update without init) is not */
+    if (mt_texpr_reads(b->body->value, ca->X) && (!b->init || !reads_own(ca, b)))
+        return mt_sched_refuse(s, "%s: block '%s' reads '%s', the buffer it writes, %s", ca->P, ca->name,
+                               ca->X->name, !reads_own(ca, b) ? "at another element (a recurrence: the region would "
+                                                                "be computed in the consumer's order)"
+                                                              : "without an init (computed again, it would add up "
+                                                                "again)");
     if (!mt_blk_is_alloc(ca->f, ca->X))
         return mt_sched_refuse(s, "%s: block '%s' writes '%s', which the function does not "
                                   "allocate (a parameter or output)", ca->P, ca->name, ca->X->name);
@@ -483,23 +538,19 @@ static bool set_other(at *ca, const mt_tstmt *o) {
     return true;
 }
 
-/* The consumers: the blocks that read X and, when b reads no X, any that
- * also write it (rfactor's fill before the partial results' update and
- * their combination), every one under L. With one reader and no other
+/* The consumers: the blocks that read X and any that also write it
+ * (rfactor's fill before the partial results' update and their
+ * combination; b reads no X: ca_producer), every one under L. With one reader and no other
  * writer, b's region may be computed again in each iteration; else the
  * regions of the iterations of L must not overlap (ca_disjoint). */
 static bool ca_consumer(at *ca) {
     mt_sched *s = ca->s;
     const char *X = ca->X->name;
     mt_blk_accesses acc = mt_blk_scan(ca->a, ca->f->body, ca->b, &ca->path);
-    bool self = mt_texpr_reads(ca->b->body->value, ca->X);
     mt_blk_stmts blocks = {0};
     for (int i = 0; i < acc.len; i++) {
         const mt_blk_access *x = &acc.data[i];
         if (x->inside || x->buf != ca->X) continue;
-        if (x->write && self)
-            return mt_sched_refuse(s, "%s: '%s' has another writer, block '%s'", ca->P, X,
-                                   mt_blk_bname(x->block));
         if (!x->block) return mt_sched_refuse(s, "%s: '%s' is %s outside a block", ca->P, X, x->write ? "written" : "read");
         ca->shared = ca->shared || x->write;
         bool seen = false;
@@ -715,19 +766,31 @@ static bool in_place(at *ca) {
     return cl.len > 0 && !ca->b->init && reads_own(ca, ca->b);
 }
 
-/* o writes every element of X: its store's index is its spatial
- * variables, each over the whole of its dim (or 0 of a dim of 1). */
-static bool covers(at *ca) {
-    const mt_tstmt *o = ca->o, *st = o->body;
-    for (int d = 0; d < st->nidx; d++) {
-        int64_t c;
-        if (mt_te_is_const_int(st->idx[d], &c) && c == 0 && mt_arith_is_const(ca->X->shape[d], 1)) continue;
-        int u = -1;
-        for (int i = 0; st->idx[d]->kind == TE_VAR && i < o->niters; i++)
-            if (o->iters[i].var == st->idx[d]->var && o->iters[i].kind == MT_ITER_SPATIAL) u = i;
-        if (u < 0 || !mt_texpr_equal(o->iters[u].extent, ca->X->shape[d])) return false;
-        for (int e = 0; e < d; e++)
-            if (mt_texpr_equal(st->idx[e], st->idx[d])) return false;
+/* The regions of the iterations of L (and of the loops around it) cover
+ * b's whole range in each dim b walks: a dim's region is b's range itself
+ * (from 0, as long), or a loop V's tile, V * c over c elements with V
+ * over at least extent / c iterations. (b runs only over the regions: an
+ * element outside them would lose its consumer.) */
+static bool region_covers(at *ca) {
+    for (int d = 0; d < ca->X->ndim; d++) {
+        if (ca->dl[d] < 0) continue;
+        const mt_tstmt *l = ca->nest[ca->dl[d]];
+        int64_t e, r, ev;
+        bool ok = mt_arith_is_const(ca->rmin[d], 0) &&
+                  (mt_texpr_equal(ca->rext[d], l->extent) ||
+                   (mt_te_is_const_int(l->extent, &e) && mt_te_is_const_int(ca->rext[d], &r) && r >= e));
+        for (int j = ca->iq + 1; !ok && j <= ca->il && j < ca->opath.len; j++) {
+            const mt_tstmt *v = ca->opath.data[j];
+            lin t = {0};
+            mt_tvar *vv = v->var;
+            if (v->kind != TS_FOR || !mt_arith_is_const(v->min, 0) ||
+                !linearize(ca->a, ca->rmin[d], &vv, 1, &t) || t.base || t.n != 1 ||
+                !mt_te_is_const_int(ca->rext[d], &r) || r != t.coef[0])
+                continue;
+            ok = (r == 1 && mt_texpr_equal(v->extent, l->extent)) ||
+                 (mt_te_is_const_int(v->extent, &ev) && mt_te_is_const_int(l->extent, &e) && ev * r >= e);
+        }
+        if (!ok) return false;
     }
     return true;
 }
@@ -755,13 +818,8 @@ static bool rca_earlier_writers(at *ca) {
                                    ca->X->name, mt_blk_bname(ca->o), mt_blk_bname(x->block),
                                    item < 0 ? "" : mt_arena_printf(ca->a, ", not before loop '%s'", ca->loop->name));
     }
-    /* b runs only over what p writes: with X's elements defined otherwise,
-     * p must write all of them, or b would skip some it used to read */
-    if (!others || covers(ca)) return true;
-    return mt_sched_refuse(ca->s, "%s: block '%s' does not write every element of '%s', which %s", ca->P,
-                           mt_blk_bname(ca->o), ca->X->name,
-                           ca->b->body->buf == ca->X ? mt_arena_printf(ca->a, "block '%s' updates in place", ca->name)
-                                                      : "another block writes before it");
+    ca->defined = others;
+    return true;
 }
 
 /* The region the producer writes per iteration of L; b reads X at one
@@ -797,6 +855,20 @@ bool mt_sched_reverse_compute_at_do(mt_sched *s, const char *name, mt_tvar *loop
         return mt_sched_refuse(s, "%s: block '%s' reduces over all of '%s' in each iteration of loop '%s' "
                                   "(or of the loops around it): the iterations' regions may overlap", ca.P, name,
                                ca.X->name, loop->name);
+    /* b runs only over what p writes: with X's elements defined otherwise,
+     * p's regions must cover b's range, or b would skip some it used to read */
+    if (ca.defined && !region_covers(&ca))
+        return mt_sched_refuse(s, "%s: the regions of '%s' that block '%s' writes under loop '%s' do not cover "
+                                  "what block '%s' reads, and %s", ca.P, ca.X->name, mt_blk_bname(ca.o),
+                               loop->name, name,
+                               ca.b->body->buf == ca.X ? mt_arena_printf(ca.a, "block '%s' updates it in place", name)
+                                                       : "another block writes it before");
+    /* b updating its own output (B = B + ..., no init) must run once per element */
+    const mt_tstmt *st = ca.b->body;
+    if (st->buf != ca.X && !ca.b->init && mt_texpr_reads(st->value, st->buf) && !apart(&ca, false))
+        return mt_sched_refuse(s, "%s: block '%s' updates '%s', and the regions of '%s' that the iterations of "
+                                  "loop '%s' (or of the loops around it) write may overlap: it would run again",
+                               ca.P, name, st->buf->name, ca.X->name, loop->name);
     at_build(&ca);
     return true;
 }

@@ -1215,6 +1215,33 @@ static void test_reduce_lanes(void **state) {
     mt_tensor_release(x);
     mt_tensor_release(y);
     mt_kernel_release(k);
+    /* a producer writing more than the consumer reads (rows written in
+     * reverse order, 8 columns of which b reads 4): b runs only its own
+     * instances, the columns cut to 4 (it wrote B[r, 4..7], out of B, before) */
+    k = compile_ok("@T.prim_func\n"
+                   "def sub(A: T.Buffer((3, 8), \"float32\"), B: T.Buffer((3, 4), \"float32\")):\n"
+                   "    X = T.alloc_buffer((3, 8), \"float32\")\n"
+                   "    for r, j in T.grid(3, 8):\n"
+                   "        with T.block(\"o\"):\n"
+                   "            vr = T.axis.spatial(3, 2 - r)\n"
+                   "            vj = T.axis.spatial(8, j)\n"
+                   "            X[vr, vj] = A[vr, vj] * T.float32(2)\n"
+                   "    for r, j in T.grid(3, 4):\n"
+                   "        with T.block(\"b\"):\n"
+                   "            vr, vj = T.axis.remap(\"SS\", [r, j])\n"
+                   "            B[vr, vj] = X[vr, vj] + T.float32(1)\n"
+                   "\n@T.schedule(sub)\ndef s(sch):\n"
+                   "    r, j = sch.get_loops(sch.get_block(\"o\"))\n"
+                   "    sch.reverse_compute_at(sch.get_block(\"b\"), r)\n");
+    assert_non_null(strstr(mt_kernel_dump(k, MT_STAGE_TIR_SCHED), "range(4)"));
+    int64_t sa[2] = {3, 8};
+    x = tensor_f32(2, sa, 9);
+    y = run1(k, &x, 1);
+    for (int r = 0; r < 3; r++)
+        for (int j = 0; j < 4; j++) assert_true(F(y)[r * 4 + j] == F(x)[r * 8 + j] * 2.0f + 1.0f);
+    mt_tensor_release(x);
+    mt_tensor_release(y);
+    mt_kernel_release(k);
     expect_error(row_sum_src(64, "    b = sch.get_block(\"sum\")\n"
                                  "    i, j = sch.get_loops(b)\n"
                                  "    sch.vectorize(j)\n"),

@@ -1,4 +1,4 @@
-# expect: MT_ERR_INVALID_ARG 22:9 reverse_compute_at: block 'o' does not write every element of 'X', which another block writes before it
+# expect: MT_ERR_INVALID_ARG 22:9 reverse_compute_at: the regions of 'X' that block 'o' writes under loop 'j' do not cover what block 'b' reads, and another block writes it before
 @T.prim_func
 def part(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
     X = T.alloc_buffer((8,), "float32")
