@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "schedule/rule_reduce.h"
+#include "tir/combiner.h"
 
 static bool is_param(rr *c, const mt_tbuffer *b) {
     for (int i = 0; i < c->f->nparams; i++)
@@ -87,50 +88,19 @@ static bool add_rowval(rr *c, mt_tbuffer *b) {
     return true;
 }
 
-/* F(acc, E) of a RED body: fills s->value (E), fk, tmpl. */
+/* F(acc, E) of a RED body (tir/combiner.h; s->buf is the body's buffer):
+ * fills s->value (E), fk, tmpl. */
 static bool red_template(rr *c, stage *s, const mt_tstmt *body) {
-    mt_arena *a = c->a;
-    const mt_texpr *v = body->value;
-    mt_dtype dt = s->buf->dtype;
-    mt_texpr acc = {0};
-    acc.kind = TE_LOAD;
-    acc.dtype = dt;
-    acc.lanes = 1;
-    acc.buf = s->buf;
-    acc.args = body->idx;
-    acc.nargs = body->nidx;
-    if (v->dtype != dt || v->lanes != 1) return false;
-    s->accv = mt_tvar_new(a, "acc", dt);
-    s->ev = mt_tvar_new(a, "e", dt);
-    mt_texpr *A = mt_te_var(a, s->accv), *E = mt_te_var(a, s->ev);
-    if (v->kind == TE_ADD || v->kind == TE_MAX || v->kind == TE_MIN) {
-        s->fk = v->kind == TE_ADD ? F_ADD : v->kind == TE_MAX ? F_MAX : F_MIN;
-        if (mt_texpr_equal(v->a, &acc)) s->value = v->b, s->tmpl = mt_te_bin(a, v->kind, A, E);
-        else if (mt_texpr_equal(v->b, &acc)) s->value = v->a, s->tmpl = mt_te_bin(a, v->kind, E, A);
-        else return false;
-        return true;
-    }
-    /* T.Select(e > acc or e != e, e, acc), or without the NaN test */
-    if (v->kind != TE_SELECT || !mt_texpr_equal(v->b, &acc)) return false;
-    mt_texpr *e = v->a, *cond = v->cond, *cmp = cond;
-    bool nan = false;
-    if (cond->kind == TE_OR) {
-        const mt_texpr *ne = cond->b;
-        if (ne->kind != TE_NE || !mt_texpr_equal(ne->a, e) || !mt_texpr_equal(ne->b, e)) return false;
-        cmp = cond->a;
-        nan = true;
-    }
-    if ((cmp->kind != TE_GT && cmp->kind != TE_LT) || !mt_texpr_equal(cmp->a, e) || !mt_texpr_equal(cmp->b, &acc))
-        return false;
-    s->fk = cmp->kind == TE_GT ? F_MAX : F_MIN;
-    s->value = e;
-    mt_texpr *t = mt_te_bin(a, cmp->kind, E, A);
-    if (nan) t = mt_te_bin(a, TE_OR, t, mt_te_bin(a, TE_NE, E, E));
-    s->tmpl = mt_te_select(a, t, E, A);
+    mt_tcombiner cb;
+    if (body->buf != s->buf || !mt_tcombiner_match(c->a, body, &cb)) return false;
+    s->fk = cb.op == TE_ADD ? F_ADD : cb.op == TE_MAX ? F_MAX : F_MIN;
+    s->value = cb.e;
+    s->tmpl = cb.tmpl;
+    s->accv = cb.A;
+    s->ev = cb.X;
     return true;
 }
 
-/* Which kind of stage blk is, and its fields. */
 static bool classify(rr *c, stage *s, const mt_tstmt *blk) {
     const mt_tstmt *body = blk->body;
     memset(s, 0, sizeof *s);

@@ -17,6 +17,7 @@ bool mt_tcombiner_match(mt_arena *a, const mt_tstmt *st, mt_tcombiner *c) {
     c->X = mt_tvar_new(a, "e", v->dtype);
     mt_texpr *A = mt_te_var(a, c->A), *X = mt_te_var(a, c->X);
     c->sum = v->kind == TE_ADD;
+    c->op = v->kind;
     if (v->kind == TE_ADD || v->kind == TE_MAX || v->kind == TE_MIN) {
         if (mt_texpr_equal(v->a, &acc)) c->e = v->b, c->tmpl = mt_te_bin(a, v->kind, A, X);
         else if (mt_texpr_equal(v->b, &acc)) c->e = v->a, c->tmpl = mt_te_bin(a, v->kind, X, A);
@@ -36,6 +37,7 @@ bool mt_tcombiner_match(mt_arena *a, const mt_tstmt *st, mt_tcombiner *c) {
     if ((cmp->kind != TE_GT && cmp->kind != TE_LT) || !mt_texpr_equal(cmp->a, e) ||
         !mt_texpr_equal(cmp->b, &acc))
         return false;
+    c->op = cmp->kind == TE_GT ? TE_MAX : TE_MIN;
     mt_texpr *t = mt_te_bin(a, cmp->kind, X, A);
     if (nan) t = mt_te_bin(a, TE_OR, t, mt_te_bin(a, TE_NE, X, X));
     c->tmpl = mt_te_select(a, t, X, A);

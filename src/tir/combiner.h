@@ -20,6 +20,7 @@ typedef struct mt_tcombiner {
     mt_texpr *tmpl;  /* F(A, X) */
     mt_texpr *e;     /* e, as the store has it */
     bool sum;        /* F is acc + e (its identity 0) */
+    mt_texpr_kind op; /* what F computes: TE_ADD, TE_MAX or TE_MIN (a select by its comparison) */
 } mt_tcombiner;
 
 /* Whether st's value is F(st->buf[st->idx], e) for one of the F above (a
