@@ -177,15 +177,17 @@ static bool derive_dim(mt_arena *a, mt_texpr *e, const mt_blk_stmts *inner, bool
     return true;
 }
 
-/* Block c reads X only at the element it stores (an update of its own
- * element, or no read of X). */
-static bool reads_own(const at *ca, const mt_tstmt *c) {
+/* Block c reads buf only at the element it stores (an update of its own
+ * element, or no read of buf). */
+static bool reads_own_of(mt_arena *a, const mt_tstmt *c, const mt_tbuffer *buf) {
     const mt_tstmt *st = c->body;
-    mt_blk_exprs cl = mt_blk_loads_in(ca->a, st, NULL, ca->X);
+    mt_blk_exprs cl = mt_blk_loads_in(a, st, NULL, buf);
     for (int i = 0; i < cl.len; i++)
         if (st->kind != TS_STORE || !mt_blk_same_index(cl.data[i]->args, st->idx, st->nidx)) return false;
     return true;
 }
+
+static bool reads_own(const at *ca, const mt_tstmt *c) { return reads_own_of(ca->a, c, ca->X); }
 
 /* The first access in seq's items [from, to] that writes one of bufs or
  * touches (reads or writes) one of touched, but for block o's of X (the
@@ -279,8 +281,17 @@ static bool at_movable(at *ca) {
 }
 
 /* The region of X one iteration of L touches (rmin, rext) from o's index
- * idx of X: each dim a point or a loop between L and o plus an offset. */
+ * idx of X: each dim a point or a loop between L and o plus an offset;
+ * not through a let bound inside L (its value changes inside L: the
+ * region would read it as fixed). */
 static bool at_region(at *ca, mt_texpr *const *idx) {
+    for (int j = ca->il + 1; j < ca->opath.len; j++) {
+        const mt_tstmt *t = ca->opath.data[j];
+        for (int d = 0; t->kind == TS_LET && d < ca->X->ndim; d++)
+            if (mt_texpr_uses_var(idx[d], t->var))
+                return mt_sched_refuse(ca->s, "%s: block '%s' indexes '%s' through '%s', a let inside loop '%s'",
+                                       ca->P, mt_blk_bname(ca->o), ca->X->name, t->var->name, ca->loop->name);
+    }
     mt_arena *a = ca->a;
     const mt_tstmt *o = ca->o;
     mt_tbuffer *X = ca->X;
@@ -387,12 +398,23 @@ static bool inside(at *ca, int d, const mt_tstmt *l, bool *from0) {
     mt_range rg = mt_bounds_of(&bd, m);
     *from0 = rg.lo >= 0;
     if (!*from0) return false;
-    /* clamped already: the extent T.min(x, E - m) (a split's tail, cut to the end) */
+    /* clamped already: the extent T.min(x, E - m) (a split's tail, cut to
+     * the end); or a point m = rest + V with V's loop over T.min(x, E - rest) */
     const mt_texpr *x = ca->rext[d];
     int64_t dd;
     for (int k = 0; x->kind == TE_MIN && k < 2; k++)
         if (mt_arith_const_diff(k ? x->b : x->a, mt_arith_sub(ca->a, l->extent, (mt_texpr *)m), &dd) && dd <= 0)
             return true;
+    for (int j = 0; mt_arith_is_const(ca->rext[d], 1) && j <= ca->il && j < ca->opath.len; j++) {
+        const mt_tstmt *v = ca->opath.data[j];
+        if (v->kind != TS_FOR || v->extent->kind != TE_MIN || !mt_texpr_uses_var(m, v->var)) continue;
+        lin t = {0};
+        mt_tvar *vv = v->var;
+        if (!linearize(ca->a, (mt_texpr *)m, &vv, 1, &t) || t.n != 1 || t.coef[0] != 1) continue;
+        mt_texpr *left = mt_arith_sub(ca->a, l->extent, t.base ? t.base : mt_te_i64(ca->a, 0));
+        for (int k = 0; k < 2; k++)
+            if (mt_arith_const_diff(k ? v->extent->b : v->extent->a, left, &dd) && dd <= 0) return true;
+    }
     return mt_te_is_const_int(l->extent, &e) && mt_arith_const_bound(ca->rext[d], &c) && rg.hi <= e - c;
 }
 
@@ -772,6 +794,8 @@ static bool in_place(at *ca) {
  * over at least extent / c iterations. (b runs only over the regions: an
  * element outside them would lose its consumer.) */
 static bool region_covers(at *ca) {
+    const mt_tstmt *used[MT_MAX_RANK * 2 + 8] = {0}; /* each loop vouches for one dim */
+    int nused = 0;
     for (int d = 0; d < ca->X->ndim; d++) {
         if (ca->dl[d] < 0) continue;
         const mt_tstmt *l = ca->nest[ca->dl[d]];
@@ -787,8 +811,12 @@ static bool region_covers(at *ca) {
                 !linearize(ca->a, ca->rmin[d], &vv, 1, &t) || t.base || t.n != 1 ||
                 !mt_te_is_const_int(ca->rext[d], &r) || r != t.coef[0])
                 continue;
-            ok = (r == 1 && mt_texpr_equal(v->extent, l->extent)) ||
-                 (mt_te_is_const_int(v->extent, &ev) && mt_te_is_const_int(l->extent, &e) && ev * r >= e);
+            bool taken = false;
+            for (int q = 0; q < nused; q++) taken = taken || used[q] == v;
+            ok = !taken && ((r == 1 && mt_texpr_equal(v->extent, l->extent)) ||
+                            (mt_te_is_const_int(v->extent, &ev) && mt_te_is_const_int(l->extent, &e) && ev * r >= e));
+            if (ok && nused < (int)(sizeof used / sizeof *used)) used[nused++] = v;
+            else if (ok) return false;
         }
         if (!ok) return false;
     }
@@ -863,8 +891,12 @@ bool mt_sched_reverse_compute_at_do(mt_sched *s, const char *name, mt_tvar *loop
                                loop->name, name,
                                ca.b->body->buf == ca.X ? mt_arena_printf(ca.a, "block '%s' updates it in place", name)
                                                        : "another block writes it before");
-    /* b updating its own output (B = B + ..., no init) must run once per element */
+    /* b reading its own output elsewhere (a recurrence) would run in another order */
     const mt_tstmt *st = ca.b->body;
+    if (st->buf != ca.X && !reads_own_of(ca.a, ca.b, st->buf))
+        return mt_sched_refuse(s, "%s: block '%s' reads '%s', the buffer it writes, at another element (a "
+                                  "recurrence: it would run in the producer's order)", ca.P, name, st->buf->name);
+    /* b updating its own output (B = B + ..., no init) must run once per element */
     if (st->buf != ca.X && !ca.b->init && mt_texpr_reads(st->value, st->buf) && !apart(&ca, false))
         return mt_sched_refuse(s, "%s: block '%s' updates '%s', and the regions of '%s' that the iterations of "
                                   "loop '%s' (or of the loops around it) write may overlap: it would run again",
