@@ -618,34 +618,55 @@ static bool merge_region(at *ca, mt_texpr **rmin, mt_texpr **rext, const bool *r
 
 /* The regions of X that the iterations of L touch do not overlap, nor do
  * those of the loops around L in its item of seq (each iteration of all
- * of them runs the moved block once): each such loop V has a dim of its
- * own whose region has a constant extent E, moves by a constant of at
- * least E from one iteration of V to the next, and uses no other of these
- * loops; exact: that dim's region not a superset. (Then moving b to the
- * start of each iteration writes each element just before its first
- * access, as before; no later iteration touches it again.) */
+ * of them runs the moved block once): every such loop is among the loops
+ * of some dim's start, base + sum c_k * v_k, whose terms are a mixed radix
+ * -- |c| sorted, the first at least the region's extent E (its constant
+ * bound), each next at least the one before times that loop's extent
+ * bound -- so that two iterations differing in those loops start at least
+ * E apart (`i0 * 4 + i1` over a split, a tile `j0 * 16`, a row `r`);
+ * exact: not a superset along that dim. (Then moving b to the start of
+ * each iteration writes each element just before its first access, as
+ * before; no later iteration touches it again.) */
 static bool apart(at *ca, bool exact) {
     mt_tvar *vars[MAX_TERMS];
+    const mt_tstmt *loops[MAX_TERMS];
+    bool vouched[MAX_TERMS] = {false};
     int nv = 0;
     for (int j = ca->iq + 1; j <= ca->il && j < ca->opath.len; j++)
         if (ca->opath.data[j]->kind == TS_FOR) {
             if (nv == MAX_TERMS) return false;
+            loops[nv] = ca->opath.data[j];
             vars[nv++] = ca->opath.data[j]->var;
         }
-    for (int q = 0; q < nv; q++) {
-        mt_texpr *next = mt_arith_add(ca->a, mt_te_var(ca->a, vars[q]), mt_te_i64(ca->a, 1));
-        bool found = false;
-        for (int d = 0; d < ca->X->ndim && !found; d++) {
-            int64_t e, off;
-            const mt_texpr *m = ca->rmin[d];
-            bool own = mt_texpr_uses_var(m, vars[q]);
-            for (int r = 0; r < nv && own; r++) own = r == q || !mt_texpr_uses_var(m, vars[r]);
-            if (!own || (exact && ca->rover[d]) || !mt_te_is_const_int(ca->rext[d], &e) || e <= 0) continue;
-            mt_texpr *m1 = mt_tsubst_expr(ca->a, ca->rmin[d], &vars[q], &next, 1);
-            found = mt_arith_const_diff(m1, ca->rmin[d], &off) && off >= e;
+    for (int d = 0; d < ca->X->ndim; d++) {
+        int64_t e, step[MAX_TERMS], ext[MAX_TERMS];
+        int who[MAX_TERMS];
+        lin t = {0};
+        if ((exact && ca->rover[d]) || !mt_arith_const_bound(ca->rext[d], &e) || e <= 0 ||
+            !linearize(ca->a, ca->rmin[d], vars, nv, &t) || t.n == 0)
+            continue;
+        bool ok = true;
+        for (int k = 0; ok && k < t.n; k++) {
+            who[k] = 0;
+            while (vars[who[k]] != t.var[k]) who[k]++;
+            step[k] = t.coef[k] < 0 ? -t.coef[k] : t.coef[k];
+            ok = step[k] > 0;
+            if (!mt_arith_const_bound(loops[who[k]]->extent, &ext[k]) || ext[k] <= 0)
+                ext[k] = -1; /* no bound: only the largest step may go unbounded */
         }
-        if (!found) return false;
+        for (int k = 1; ok && k < t.n; k++) /* by step, smallest first (few terms) */
+            for (int q = k; q > 0 && step[q] < step[q - 1]; q--) {
+                int64_t s0 = step[q], x0 = ext[q];
+                int w0 = who[q];
+                step[q] = step[q - 1], ext[q] = ext[q - 1], who[q] = who[q - 1];
+                step[q - 1] = s0, ext[q - 1] = x0, who[q - 1] = w0;
+            }
+        ok = ok && step[0] >= e;
+        for (int k = 1; ok && k < t.n; k++) ok = ext[k - 1] > 0 && step[k] / ext[k - 1] >= step[k - 1];
+        for (int k = 0; ok && k < t.n; k++) vouched[who[k]] = true;
     }
+    for (int q = 0; q < nv; q++)
+        if (!vouched[q]) return false;
     return true;
 }
 

@@ -1242,6 +1242,37 @@ static void test_reduce_lanes(void **state) {
     mt_tensor_release(x);
     mt_tensor_release(y);
     mt_kernel_release(k);
+    /* (review) a reduction consumer moved under the inner loop of a split
+     * of a symbolic row loop: its rows i0 * 4 + i1 are apart (a mixed radix) */
+    k = compile_ok("@T.prim_func\n"
+                   "def k12(A: T.Buffer((\"n\", 8), \"float32\"), R: T.Buffer((\"n\",), \"float32\")):\n"
+                   "    X = T.alloc_buffer((n, 8), \"float32\")\n"
+                   "    for i, j in T.grid(n, 8):\n"
+                   "        with T.block(\"X\"):\n"
+                   "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+                   "            X[vi, vj] = A[vi, vj] * T.float32(2)\n"
+                   "    for i, k in T.grid(n, 8):\n"
+                   "        with T.block(\"R\"):\n"
+                   "            vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+                   "            with T.init():\n"
+                   "                R[vi] = T.float32(0)\n"
+                   "            R[vi] = R[vi] + X[vi, vk]\n"
+                   "\n@T.schedule(k12)\ndef s(sch):\n"
+                   "    i, j = sch.get_loops(sch.get_block(\"X\"))\n"
+                   "    i0, i1 = sch.split(i, factors=[None, 4])\n"
+                   "    sch.reverse_compute_at(sch.get_block(\"R\"), i1)\n"
+                   "    sch.parallel(i0)\n");
+    int64_t sn[2] = {13, 8};
+    x = tensor_f32(2, sn, 4);
+    y = run1(k, &x, 1);
+    for (int r = 0; r < 13; r++) {
+        double want = 0;
+        for (int j = 0; j < 8; j++) want += 2.0 * F(x)[r * 8 + j];
+        assert_true(fabs(F(y)[r] - want) <= 1e-5 * (1 + fabs(want)));
+    }
+    mt_tensor_release(x);
+    mt_tensor_release(y);
+    mt_kernel_release(k);
     expect_error(row_sum_src(64, "    b = sch.get_block(\"sum\")\n"
                                  "    i, j = sch.get_loops(b)\n"
                                  "    sch.vectorize(j)\n"),
@@ -1303,6 +1334,43 @@ static mt_kernel *cuda_compile(const char *src, const char *sched, mt_diag *d) {
     mt_compile_options_init(&o);
     o.target = MT_TARGET_CUDA;
     return mt_jit_compile(test_ctx, text, &o, d);
+}
+
+/* (review) one thread tag over phases of different extents: a copy into
+ * shared memory over 8 threads, the compute over 48: the launch takes the
+ * widest and guards the copy (it took the first, 8, and code generation
+ * failed with an internal error). CUDA C only: no GPU needed. */
+static void test_gpu_bind_widest_phase(void **state) {
+    (void)state;
+    static const char src[] =
+        "@T.prim_func\n"
+        "def f(A: T.Buffer((24, 48), \"float32\"), B: T.Buffer((48, 48), \"float32\"), C: T.Buffer((24, 48), \"float32\")):\n"
+        "    for i, j, k in T.grid(24, 48, 48):\n"
+        "        with T.block(\"C\"):\n"
+        "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+        "            with T.init():\n"
+        "                C[vi, vj] = T.float32(0)\n"
+        "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
+    mt_diag d;
+    mt_kernel *k = cuda_compile(src,
+                                "    c = sch.get_block(\"C\")\n"
+                                "    i, j, k = sch.get_loops(c)\n"
+                                "    i0, i1 = sch.split(i, factors=[None, 4])\n"
+                                "    k0, k1 = sch.split(k, factors=[None, 8])\n"
+                                "    sch.reorder(i0, k0, i1, j, k1)\n"
+                                "    sa = sch.cache_read(c, 0, \"shared\")\n"
+                                "    sch.compute_at(sa, k0)\n"
+                                "    _, _, a0, a1 = sch.get_loops(sa)\n"
+                                "    sch.bind(i0, \"blockIdx.x\")\n"
+                                "    sch.bind(i1, \"threadIdx.y\")\n"
+                                "    sch.bind(j, \"threadIdx.x\")\n"
+                                "    sch.bind(a0, \"threadIdx.y\")\n"
+                                "    sch.bind(a1, \"threadIdx.x\")\n",
+                                &d);
+    if (!k) fail_msg("%s", d.text);
+    const char *cu = mt_kernel_dump(k, MT_STAGE_CUDA);
+    if (!strstr(cu, "__launch_bounds__(192)") || !strstr(cu, "< 8)")) fail_msg("unexpected:\n%s", cu);
+    mt_kernel_release(k);
 }
 
 /* A loop function scheduled with bind(i, t0), bind(j, t1) for target cuda. */
@@ -1516,6 +1584,7 @@ int main(void) {
         cmocka_unit_test(test_parallel_let),
         cmocka_unit_test(test_reversed_reduce_init),
         cmocka_unit_test(test_reduce_lanes),
+        cmocka_unit_test(test_gpu_bind_widest_phase),
     };
     return cmocka_run_group_tests(tests, test_setup_ctx, test_teardown_ctx);
 }

@@ -180,7 +180,13 @@ static void dims_stmt(mt_tvisitor *v, const mt_tstmt *s) {
     block_dims *b = v->ctx;
     if (bound_to(s, "threadIdx.")) {
         int d = s->thread_tag[10] - 'x';
-        if (d >= 0 && d < 3 && !b->dim[d]) b->dim[d] = s->extent;
+        int64_t now, e;
+        /* the widest of the phases bound to the same tag (a copy into shared
+         * memory over 8 threads, the compute over 48): the narrower ones are
+         * guarded (codegen's thread_guard) */
+        if (d >= 0 && d < 3 &&
+            (!b->dim[d] || (mt_te_is_const_int(b->dim[d], &now) && mt_te_is_const_int(s->extent, &e) && e > now)))
+            b->dim[d] = s->extent;
     }
     mt_tvisit_stmt_children(v, s);
 }
