@@ -33,15 +33,12 @@
  * (vectorize.c); partition_tails peels a last partial block of U x VL and
  * its partial vector, as the lowered form's single vectors and tail.
  * Measured against the lowered form (in-process alternation, Zen 5, 2
- * threads, 2026-11-29): sum over rows of 100 to 4096 within 2 % or faster
+ * threads, 2026-11-29): sum, max, mean over rows of 7 to 4096 within 2 % or faster
  * (docs/schedule.md, "The row-reduction rule").
  */
 #include "schedule/block_util.h"
-#include "schedule/knobs.h"
 #include "schedule/primitives.h"
 #include "schedule/rule_reduce.h"
-
-#include <string.h>
 
 /* The innermost `want` loops around block name, outermost first. */
 static bool loops_of(mt_sched *s, const char *name, mt_tvar **out, int want) {
