@@ -479,6 +479,48 @@ static bool bind_nesting(mt_sched *s, const mt_tstmt *l, const char *tag, bool t
     return true;
 }
 
+/* Finds the top-level item of the function's body holding loop l, and in
+ * it the widest constant extent bound to each threadIdx tag (the launch's
+ * block: split_host_device.c). */
+typedef struct tag_extents {
+    const mt_tstmt *l;
+    bool found;
+    int64_t dim[3];
+} tag_extents;
+
+static void tag_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    tag_extents *t = v->ctx;
+    int64_t e;
+    if (s == t->l) t->found = true;
+    if (s->kind == TS_FOR && s->for_kind == MT_FOR_THREAD && s->thread_tag &&
+        strncmp(s->thread_tag, "threadIdx.", 10) == 0 && mt_te_is_const_int(s->extent, &e)) {
+        int d = s->thread_tag[10] - 'x';
+        if (d >= 0 && d < 3 && e > t->dim[d]) t->dim[d] = e;
+    }
+    mt_tvisit_stmt_children(v, s);
+}
+
+/* Binding l to threadIdx tag with `threads` keeps the kernel's block (the
+ * widest loop of each tag, multiplied) within the target's threads. */
+static bool block_fits(mt_sched *s, const mt_tstmt *l, const char *tag, int64_t threads) {
+    const mt_tstmt *body = s->func->body;
+    int n = body->kind == TS_SEQ ? body->nstmts : 1;
+    int64_t most = mt_tfunc_target(s->func)->max_threads_per_block;
+    for (int i = 0; i < n && most > 0; i++) {
+        tag_extents t = {l, false, {1, 1, 1}};
+        mt_tvisitor v = {skip_expr, tag_stmt, &t};
+        mt_tvisit_stmt(&v, body->kind == TS_SEQ ? body->stmts[i] : body);
+        if (!t.found) continue;
+        int d = tag[10] - 'x';
+        if (d >= 0 && d < 3 && threads > t.dim[d]) t.dim[d] = threads;
+        if (t.dim[0] * t.dim[1] * t.dim[2] <= most) return true;
+        return mt_sched_refuse(s, "bind: the kernel's blocks would have %lld x %lld x %lld threads (the widest "
+                                  "loop bound to each of threadIdx.x, y, z), more than the target's %lld",
+                               (long long)t.dim[0], (long long)t.dim[1], (long long)t.dim[2], (long long)most);
+    }
+    return true;
+}
+
 bool mt_sched_bind_do(mt_sched *s, mt_tvar *loop, const char *tag, int64_t threads) {
     mt_arena *a = s->arena;
     const mt_tstmt *l = mt_sched_get_loop(s, loop);
@@ -494,6 +536,8 @@ bool mt_sched_bind_do(mt_sched *s, mt_tvar *loop, const char *tag, int64_t threa
     if (!bind_nesting(s, l, tag, thread)) return false;
     int64_t ext;
     mt_tstmt *n;
+    if (thread && !block_fits(s, l, tag, mt_te_is_const_int(l->extent, &ext) && ext > threads ? ext : threads))
+        return false;
     if (!thread || (mt_te_is_const_int(l->extent, &ext) && ext == threads)) {
         n = mt_ts_copy(a, l);
     } else {

@@ -284,7 +284,27 @@ static bool at_movable(at *ca) {
  * idx of X: each dim a point or a loop between L and o plus an offset;
  * not through a let bound inside L (its value changes inside L: the
  * region would read it as fixed). */
+typedef struct lets_in {
+    mt_texpr *const *idx;
+    int n;
+    const mt_tvar *hit;
+} lets_in;
+
+static void let_stmt(mt_tvisitor *v, const mt_tstmt *s) {
+    lets_in *l = v->ctx;
+    for (int d = 0; s->kind == TS_LET && !l->hit && d < l->n; d++)
+        if (mt_texpr_uses_var(l->idx[d], s->var)) l->hit = s->var;
+    mt_tvisit_stmt_children(v, s);
+}
+
 static bool at_region(at *ca, mt_texpr *const *idx) {
+    lets_in li = {idx, ca->X->ndim, NULL}; /* a let inside the other block itself */
+    mt_tvisitor lv = {mt_tvisit_no_expr, let_stmt, &li};
+    mt_tvisit_stmt(&lv, ca->o->body);
+    if (ca->o->init) mt_tvisit_stmt(&lv, ca->o->init);
+    if (li.hit)
+        return mt_sched_refuse(ca->s, "%s: block '%s' indexes '%s' through '%s', a let inside it", ca->P,
+                               mt_blk_bname(ca->o), ca->X->name, li.hit->name);
     for (int j = ca->il + 1; j < ca->opath.len; j++) {
         const mt_tstmt *t = ca->opath.data[j];
         for (int d = 0; t->kind == TS_LET && d < ca->X->ndim; d++)
@@ -642,7 +662,12 @@ static bool apart(at *ca, bool exact) {
         int64_t e, step[MAX_TERMS], ext[MAX_TERMS];
         int who[MAX_TERMS];
         lin t = {0};
-        if ((exact && ca->rover[d]) || !mt_arith_const_bound(ca->rext[d], &e) || e <= 0 ||
+        /* a let bound between the item and L may change with those loops: its
+         * term is not the fixed base the radix reads it as */
+        bool let = false;
+        for (int j = ca->iq + 1; j <= ca->il && j < ca->opath.len; j++)
+            let = let || (ca->opath.data[j]->kind == TS_LET && mt_texpr_uses_var(ca->rmin[d], ca->opath.data[j]->var));
+        if (let || (exact && ca->rover[d]) || !mt_arith_const_bound(ca->rext[d], &e) || e <= 0 ||
             !linearize(ca->a, ca->rmin[d], vars, nv, &t) || t.n == 0)
             continue;
         bool ok = true;

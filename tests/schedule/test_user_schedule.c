@@ -1371,6 +1371,34 @@ static void test_gpu_bind_widest_phase(void **state) {
     const char *cu = mt_kernel_dump(k, MT_STAGE_CUDA);
     if (!strstr(cu, "__launch_bounds__(192)") || !strstr(cu, "< 8)")) fail_msg("unexpected:\n%s", cu);
     mt_kernel_release(k);
+    /* the widest of each tag multiplied past the target's 1024 threads
+     * (x: 256 and 4, y: 4 and 64): refused at the bind that makes it so */
+    static const char big[] =
+        "@T.prim_func\n"
+        "def f(A: T.Buffer((8, 128), \"float32\"), B: T.Buffer((128, 256), \"float32\"), C: T.Buffer((8, 256), \"float32\")):\n"
+        "    for i, j, k in T.grid(8, 256, 128):\n"
+        "        with T.block(\"C\"):\n"
+        "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+        "            with T.init():\n"
+        "                C[vi, vj] = T.float32(0)\n"
+        "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
+    assert_null(cuda_compile(big,
+                             "    c = sch.get_block(\"C\")\n"
+                             "    i, j, k = sch.get_loops(c)\n"
+                             "    i0, i1 = sch.split(i, factors=[None, 4])\n"
+                             "    k0, k1 = sch.split(k, factors=[None, 64])\n"
+                             "    sch.reorder(i0, k0, i1, j, k1)\n"
+                             "    sa = sch.cache_read(c, 0, \"shared\")\n"
+                             "    sch.compute_at(sa, k0)\n"
+                             "    _, _, a0, a1 = sch.get_loops(sa)\n"
+                             "    sch.bind(i0, \"blockIdx.x\")\n"
+                             "    sch.bind(i1, \"threadIdx.y\")\n"
+                             "    sch.bind(j, \"threadIdx.x\")\n"
+                             "    sch.bind(a0, \"threadIdx.x\")\n"
+                             "    sch.bind(a1, \"threadIdx.y\")\n",
+                             &d));
+    if (!strstr(d.text, "23:9: error: bind: the kernel's blocks would have 256 x 64 x 1 threads"))
+        fail_msg("unexpected:\n%s", d.text);
 }
 
 /* A loop function scheduled with bind(i, t0), bind(j, t1) for target cuda. */
