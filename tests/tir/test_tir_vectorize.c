@@ -291,6 +291,12 @@ static void test_reduction(void **state) {
         !strstr(t, "s_lanes[T.Ramp(0, 1, 16)] = T.Broadcast(s[0], 16)") || !strstr(t, "for i in range(T.max(n, 0) // 16):") ||
         !strstr(t, "for i_1 in range(T.max(n, 0) % 16):"))
         fail_msg("unexpected:\n%s", t);
+    /* a split's clamped extent T.min(8, 60 - o * 8): 8 lanes, as the loop's bound */
+    mt_tvar *o = ivar("o");
+    mt_tstmt *cl = mt_ts_for(A, i, I(0), bin(TE_MIN, I(8), sub(I(60), mul(V(o), I(8)))), MT_FOR_VECTORIZED,
+                             st(s, add(ld(s, I(1)), ld(x, add(mul(V(o), I(8)), V(i)))), I(1)));
+    t = mt_tfunc_print(A, mt_tir_vectorize(A, func_of(ps, 2, mt_ts_for(A, o, I(0), I(8), MT_FOR_SERIAL, cl))));
+    if (!strstr(t, "s_lanes = T.alloc_buffer((8,)") || !strstr(t, "x[T.Ramp(o * 8 + i * 8, 1, 8)]")) fail_msg("unexpected:\n%s", t);
     /* left alone */
     mt_tstmt *cases[3] = {
         st(s, add(ld(s, I(1)), mul(ld(s, I(1)), ld(x, V(i)))), I(1)), /* e reads s */

@@ -390,9 +390,11 @@ static mt_tstmt *vectorize_reduction(mt_arena *a, const mt_tstmt *l, const mt_ta
     if (!v.ok) return NULL;
     v.L = mt_target_step_bytes(target) / v.widest;
     mt_texpr *n = mt_te_cast(a, MT_INT64, l->extent);
-    int64_t cn;
+    int64_t cn, most;
     bool cst = mt_te_is_const_int(n, &cn);
-    while (cst && v.L > cn && v.L * v.widest > MIN_VECTOR_BYTES) v.L /= 2; /* a short loop: narrower vectors */
+    /* a short loop (a constant, or a split's clamp T.min(8, ..)): narrower vectors */
+    bool short_loop = mt_arith_const_bound(l->extent, &most) && most >= 0;
+    while (short_loop && v.L > most && v.L * v.widest > MIN_VECTOR_BYTES) v.L /= 2;
     if (cst && cn < v.L) return NULL; /* no whole vector: the loop as it is */
     mt_texpr *L = mt_te_i64(a, v.L);
     if (!cst) n = mt_te_bin(a, TE_MAX, n, mt_te_i64(a, 0));
