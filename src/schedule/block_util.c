@@ -69,6 +69,15 @@ bool mt_blk_find_block(mt_sched *s, const char *prim, const char *name, mt_blk_s
     return true;
 }
 
+bool mt_blk_last_loops(mt_sched *s, const char *prim, const char *name, mt_tvar **out, int want) {
+    mt_blk_stmts path;
+    if (!mt_blk_find_block(s, prim, name, &path)) return false;
+    int got = 0;
+    for (int i = path.len - 1; i >= 0 && got < want; i--)
+        if (path.data[i]->kind == TS_FOR) out[want - 1 - got++] = path.data[i]->var;
+    return got == want;
+}
+
 mt_blk_stmts mt_blk_path_to(mt_arena *a, const mt_tstmt *root, const mt_tstmt *want) {
     finder f = {a, NULL, want, {0}, {0}, 0};
     find_rec(&f, root);

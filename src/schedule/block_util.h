@@ -37,6 +37,11 @@ bool mt_blk_buf_in(const mt_blk_bufs *v, const mt_tbuffer *b);
  * .. / N blocks are named ..) unless exactly one block has the name. */
 bool mt_blk_find_block(mt_sched *s, const char *prim, const char *name, mt_blk_stmts *path);
 
+/* The innermost `want` loops around block `name`, outermost first, into
+ * out (for a rule's trace: the loops a primitive just made); false when
+ * the block has fewer (or does not exist: prim's refusal). */
+bool mt_blk_last_loops(mt_sched *s, const char *prim, const char *name, mt_tvar **out, int want);
+
 /* The first loop of path[from ..] (the block b last) that binds none of b's
  * variables, or NULL. Around a reduction such a loop repeats it: the init
  * (run where the reduce loops start) starts it over at each iteration, so

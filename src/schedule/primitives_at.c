@@ -393,6 +393,21 @@ static bool at_dims(at *ca) {
     return true;
 }
 
+/* Is dim d's region loop v's tile: start v * c, extent c (constants), v
+ * from 0? *span: the elements v's iterations cover, v's extent * c (-1:
+ * not a constant); *same: v runs over l's own range one element at a time. */
+static bool loop_tile(at *ca, int d, const mt_tstmt *v, const mt_tstmt *l, int64_t *span, bool *same) {
+    lin t = {0};
+    mt_tvar *vv = v->var;
+    int64_t r, ev;
+    if (v->kind != TS_FOR || !mt_arith_is_const(v->min, 0) || !linearize(ca->a, ca->rmin[d], &vv, 1, &t) || t.base ||
+        t.n != 1 || !mt_te_is_const_int(ca->rext[d], &r) || r != t.coef[0])
+        return false;
+    *same = r == 1 && mt_texpr_equal(v->extent, l->extent);
+    *span = mt_te_is_const_int(v->extent, &ev) && ev <= INT64_MAX / r ? ev * r : -1;
+    return true;
+}
+
 /* Is dim d's region, in every iteration of L and the loops around it,
  * within b's own range [0, l->extent) of that dim? *from0: it never
  * starts below 0. The region is a loop variable V over b's range (one
@@ -400,19 +415,14 @@ static bool at_dims(at *ca) {
  * iterations, or, by the ranges of the loops, within constant bounds. */
 static bool inside(at *ca, int d, const mt_tstmt *l, bool *from0) {
     const mt_texpr *m = ca->rmin[d];
-    int64_t c, e, ev, r;
+    int64_t c, e, span;
+    bool same;
     mt_bounds bd = {0};
     for (int j = 0; j <= ca->il && j < ca->opath.len; j++) {
         const mt_tstmt *v = ca->opath.data[j];
         if (v->kind != TS_FOR) continue;
         mt_bounds_push_loop(ca->a, &bd, v->var, v->min, v->extent);
-        lin t = {0};
-        mt_tvar *vv = v->var;
-        if (!mt_arith_is_const(v->min, 0) || !linearize(ca->a, (mt_texpr *)m, &vv, 1, &t) || t.base || t.n != 1 ||
-            !mt_te_is_const_int(ca->rext[d], &r) || r != t.coef[0])
-            continue;
-        if ((t.coef[0] == 1 && mt_texpr_equal(v->extent, l->extent)) ||
-            (mt_te_is_const_int(v->extent, &ev) && mt_te_is_const_int(l->extent, &e) && ev * t.coef[0] == e))
+        if (loop_tile(ca, d, v, l, &span, &same) && (same || (mt_te_is_const_int(l->extent, &e) && span == e)))
             return *from0 = true;
     }
     mt_range rg = mt_bounds_of(&bd, m);
@@ -840,29 +850,22 @@ static bool in_place(at *ca) {
  * over at least extent / c iterations. (b runs only over the regions: an
  * element outside them would lose its consumer.) */
 static bool region_covers(at *ca) {
-    const mt_tstmt *used[MT_MAX_RANK * 2 + 8] = {0}; /* each loop vouches for one dim */
+    const mt_tstmt *used[MT_MAX_RANK] = {0}; /* each loop vouches for one dim */
     int nused = 0;
     for (int d = 0; d < ca->X->ndim; d++) {
         if (ca->dl[d] < 0) continue;
         const mt_tstmt *l = ca->nest[ca->dl[d]];
-        int64_t e, r, ev;
-        bool ok = mt_arith_is_const(ca->rmin[d], 0) &&
-                  (mt_texpr_equal(ca->rext[d], l->extent) ||
-                   (mt_te_is_const_int(l->extent, &e) && mt_te_is_const_int(ca->rext[d], &r) && r >= e));
+        int64_t e, r, span;
+        bool same, ok = mt_arith_is_const(ca->rmin[d], 0) &&
+                        (mt_texpr_equal(ca->rext[d], l->extent) ||
+                         (mt_te_is_const_int(l->extent, &e) && mt_te_is_const_int(ca->rext[d], &r) && r >= e));
         for (int j = ca->iq + 1; !ok && j <= ca->il && j < ca->opath.len; j++) {
             const mt_tstmt *v = ca->opath.data[j];
-            lin t = {0};
-            mt_tvar *vv = v->var;
-            if (v->kind != TS_FOR || !mt_arith_is_const(v->min, 0) ||
-                !linearize(ca->a, ca->rmin[d], &vv, 1, &t) || t.base || t.n != 1 ||
-                !mt_te_is_const_int(ca->rext[d], &r) || r != t.coef[0])
-                continue;
             bool taken = false;
             for (int q = 0; q < nused; q++) taken = taken || used[q] == v;
-            ok = !taken && ((r == 1 && mt_texpr_equal(v->extent, l->extent)) ||
-                            (mt_te_is_const_int(v->extent, &ev) && mt_te_is_const_int(l->extent, &e) && ev * r >= e));
-            if (ok && nused < (int)(sizeof used / sizeof *used)) used[nused++] = v;
-            else if (ok) return false;
+            ok = !taken && nused < MT_MAX_RANK && loop_tile(ca, d, v, l, &span, &same) &&
+                 (same || (mt_te_is_const_int(l->extent, &e) && span >= e));
+            if (ok) used[nused++] = v;
         }
         if (!ok) return false;
     }

@@ -55,6 +55,11 @@
 #include "schedule/matmul_internal.h"
 #include "schedule/primitives.h"
 
+/* The innermost `want` loops around block `name` (block_util.h). */
+static bool last_loops(mt_sched *s, const char *name, mt_tvar **out, int want) {
+    return mt_blk_last_loops(s, "matmul rule", name, out, want);
+}
+
 /* The loop that binds iteration variable v of block b. */
 static mt_tvar *loop_of(const mt_tstmt *b, const mt_tvar *v) {
     for (int i = 0; i < b->niters; i++)
@@ -151,17 +156,6 @@ static bool fits(mm *c, mm_nest *n, int64_t *nc, const mt_tstmt **epi) {
            c->X->buf != c->Y->buf &&
            mt_te_is_const_int(c->ext[0], &M) && divides(*nc, c->ext[1]) && *nc % nr == 0 &&
            mt_te_is_const_int(c->K, &K) && matmul_nest(c->f->body, n) && ((*epi = epilogue_block(c, n, &ok)), ok);
-}
-
-/* The loops around block `name` (outermost first), the last `want` of
- * them into out. */
-static bool last_loops(mt_sched *s, const char *name, mt_tvar **out, int want) {
-    mt_blk_stmts path;
-    if (!mt_blk_find_block(s, "matmul rule", name, &path)) return false;
-    int got = 0;
-    for (int i = path.len - 1; i >= 0 && got < want; i--)
-        if (path.data[i]->kind == TS_FOR) out[want - 1 - got++] = path.data[i]->var;
-    return got == want;
 }
 
 /* Reorders the nest whose loops are cur[0..n) (outermost first) into the

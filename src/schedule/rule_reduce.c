@@ -453,35 +453,36 @@ static int64_t chunk_rows(rr *c, int64_t Mc, int64_t Nc, const chunking *ck, int
     return want >= B ? (want + B - 1) / B * B : want;
 }
 
+/* Rows per chunk for a constant N (Nc >= 1): spread evenly for a constant
+ * M, else a chunk's worth of elements. */
+static int64_t const_chunk(rr *c, mt_texpr *M, int64_t Nc, const chunking *ck, int64_t B) {
+    int64_t Mc;
+    if (mt_te_is_const_int(M, &Mc)) return chunk_rows(c, Mc, Nc, ck, B);
+    return Nc >= ck->per ? 1 : ck->per / Nc;
+}
+
 int64_t mt_rr_chunk_rows(rr *c) {
     chunking ck;
-    int64_t Mc, Nc;
+    int64_t Nc;
     bool plain;
     mt_texpr *M = all_rows(c, &ck, &plain);
     if (plain) return 0;
     if (!mt_te_is_const_int(c->N, &Nc)) return -1;
-    if (Nc < 1) Nc = 1;
-    if (!mt_te_is_const_int(M, &Mc)) return Nc >= ck.per ? 1 : ck.per / Nc; /* as mt_rr_rows_blocked */
-    return chunk_rows(c, Mc, Nc, &ck, 1);
+    return const_chunk(c, M, Nc < 1 ? 1 : Nc, &ck, 1);
 }
 
 mt_tstmt *mt_rr_rows_blocked(rr *c, mt_rr_row_fn fn, mt_rr_block_fn blk, void *ctx) {
     chunking ck;
-    int64_t Mc, Nc, per;
+    int64_t Mc, Nc;
     bool plain;
     mt_texpr *M = all_rows(c, &ck, &plain), *N = mt_te_cast(c->a, MT_INT64, c->N);
-    per = ck.per;
     mt_tvar *row = ivar(c, "row");
-    bool known = mt_te_is_const_int(M, &Mc) && mt_te_is_const_int(N, &Nc);
-    if (known && Nc < 1) Nc = 1;
     c->M = M;
     c->rowvars[0] = row, c->rowvars[1] = NULL;
     if (plain) return rows_of(c, row, I(c, 0), M, fn, blk, ctx);
-    mt_texpr *rb;
-    if (known) rb = I(c, chunk_rows(c, Mc, Nc, &ck, blk && c->block > 1 ? c->block : 1));
-    else
-        rb = mt_te_is_const_int(N, &Nc) ? I(c, Nc >= per ? 1 : per / (Nc > 0 ? Nc : 1))
-                                        : bin(c, TE_MAX, I(c, 1), bin(c, TE_FLOORDIV, I(c, per), bin(c, TE_MAX, N, I(c, 1))));
+    mt_texpr *rb = mt_te_is_const_int(N, &Nc)
+                       ? I(c, const_chunk(c, M, Nc < 1 ? 1 : Nc, &ck, blk && c->block > 1 ? c->block : 1))
+                       : bin(c, TE_MAX, I(c, 1), bin(c, TE_FLOORDIV, I(c, ck.per), bin(c, TE_MAX, N, I(c, 1))));
     mt_tvar *ch = ivar(c, "chunk"), *ri = ivar(c, "ri");
     c->rowvars[0] = ch, c->rowvars[1] = ri;
     mt_texpr *first = mul(c, V(c, ch), rb);

@@ -40,14 +40,9 @@
 #include "schedule/primitives.h"
 #include "schedule/rule_reduce.h"
 
-/* The innermost `want` loops around block name, outermost first. */
+/* The innermost `want` loops around block `name` (block_util.h). */
 static bool loops_of(mt_sched *s, const char *name, mt_tvar **out, int want) {
-    mt_blk_stmts path;
-    if (!mt_blk_find_block(s, "reduce rule", name, &path)) return false;
-    int got = 0;
-    for (int i = path.len - 1; i >= 0 && got < want; i--)
-        if (path.data[i]->kind == TS_FOR) out[want - 1 - got++] = path.data[i]->var;
-    return got == want;
+    return mt_blk_last_loops(s, "reduce rule", name, out, want);
 }
 
 /* The function's blocks are exactly the stages, one RED then ROWs. */

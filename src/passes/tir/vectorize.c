@@ -363,8 +363,7 @@ static mt_tstmt *red_vectors(vec *v, const mt_tstmt *st, const mt_tcombiner *cb,
     mt_for_kind k = mt_te_is_const_int(nv, &c) && c <= MAX_UNROLLED_VECTORS ? MT_FOR_UNROLLED : MT_FOR_SERIAL;
     items[1] = mt_ts_for(a, vo, mt_te_i64(a, first), mt_arith_sub(a, nv, mt_te_i64(a, first)), k, step);
     items[2] = red_tree(v, cb, acc);
-    mt_texpr *B = mt_te_load(a, st->buf, st->idx, st->nidx);
-    items[3] = mt_ts_store(a, st->buf, st->idx, st->nidx, mt_tcombiner_apply(a, cb, B, mt_te_load(a, acc, &zero, 1)));
+    items[3] = mt_ts_store(a, st->buf, st->idx, st->nidx, mt_tcombiner_apply(a, cb, B0, mt_te_load(a, acc, &zero, 1)));
     mt_tstmt *body = mt_ts_alloc(a, acc, mt_ts_seq(a, items, 4));
     if (mt_te_is_const_int(nv, &c)) return body;
     return mt_ts_if(a, mt_te_bin(a, TE_GT, nv, mt_te_i64(a, 0)), body, NULL);
